@@ -1,0 +1,35 @@
+"""`bot` command line. Each subcommand lives in its own module as `main(argv) -> int`,
+imported only when used so that `bot --help` stays instant."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS = {
+    "serve": ("bot.serve", "run the GitHub App service (webhooks on /webhook)"),
+    "run": ("bot.local", "run one request against a local repository and print the answer"),
+    "action": ("bot.action", "run as a GitHub Action step ($GITHUB_EVENT_PATH)"),
+    "doctor": ("bot.doctor", "show the readiness of every agent CLI and of the sandbox floor"),
+    "sandbox": ("sandbox.cli", "run one command under the sandbox floor an episode gets"),
+    "runs": ("bot.runs_cli", "show the recorded runs and their events"),
+}
+
+USAGE = "usage: bot <command> [options]\n\ncommands:\n" + "\n".join(
+    f"  {name:<9} {summary}" for name, (_, summary) in COMMANDS.items())
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"bot: unknown command {name!r}\n\n{USAGE}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    return int(module.main(rest) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""Tier 0: a process jail. Scrubbed environment, own session, own HOME and TMPDIR,
+rlimit backstops. No filesystem or network isolation: used only when the operator
+sets BOT_SANDBOX_TIER=0 (and by tests that exercise an adapter without bubblewrap).
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+import signal
+import time
+from typing import Sequence
+
+from sandbox.base import EgressDecision, Refused, SandboxConfig, base_env
+
+
+class Tier0Process:
+    tier = 0
+
+    def __init__(self, proc: asyncio.subprocess.Process, timeout_s: float):
+        self._proc = proc
+        self.pid = proc.pid
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.egress: list[EgressDecision] = []
+        self._timed_out = False
+        self._killed = False
+        self._deadline = time.monotonic() + timeout_s
+        self._watchdog = asyncio.get_running_loop().call_later(timeout_s, self._on_timeout)
+
+    def _on_timeout(self) -> None:
+        self._timed_out = True
+        self._killpg()
+
+    def _killpg(self) -> None:
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    async def wait(self) -> int:
+        rc = await self._proc.wait()
+        self._watchdog.cancel()
+        self._killpg()  # daemons left in the session die with the episode
+        return rc
+
+    async def kill(self) -> None:
+        self._killed = True
+        self._killpg()
+        await self._proc.wait()
+
+    def outcome(self) -> dict:
+        return {"tier": 0, "exit_code": self._proc.returncode, "timed_out": self._timed_out,
+                "killed": self._killed, "oom_killed": False, "pids_max_hit": False}
+
+
+class Tier0Spawner:
+    tier = 0
+
+    def preflight(self, config: SandboxConfig) -> list[tuple[str, bool, str]]:
+        return [("tier 0 process jail", True, "no filesystem or network isolation")]
+
+    def inside_bridge_url(self, config: SandboxConfig, path: str = "/mcp") -> str | None:
+        if config.bridge_upstream is None:
+            return None
+        host, port = config.bridge_upstream
+        return f"http://{host}:{port}{path}"
+
+    async def probe(self, argv: Sequence[str], env: dict[str, str] | None = None) -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(), 30)
+        except asyncio.TimeoutError:
+            os.killpg(proc.pid, signal.SIGKILL)
+            return 124, "probe timed out"
+        return proc.returncode or 0, out.decode("utf-8", "replace")
+
+    async def start(self, config: SandboxConfig, argv: Sequence[str], env: dict[str, str],
+                    stdin: bytes | None = None, cwd: str | None = None) -> Tier0Process:
+        if config.min_tier > 0:
+            raise Refused("tier 0 cannot meet a tier-1 floor.", "install bubblewrap or set BOT_SANDBOX_TIER=0")
+        tmpdir = config.tmpdir or config.home / ".tmp"
+        tmpdir.mkdir(parents=True, exist_ok=True)
+        full_env = base_env(config.home, tmpdir) | env
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=cwd or str(config.workdir), env=full_env,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True, preexec_fn=_backstops(config), limit=1 << 24)
+        if stdin is not None:
+            proc.stdin.write(stdin)
+            await proc.stdin.drain()
+            proc.stdin.close()
+        return Tier0Process(proc, config.limits.timeout_s)
+
+
+def _backstops(config: SandboxConfig):
+    nofile = config.limits.open_files
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    return apply

@@ -1,0 +1,31 @@
+"""Shared test set-up. Each test gets its own data dir; nothing reads the real environment's keys."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+_SCRUBBED = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+             "CLAUDE_CODE_OAUTH_TOKEN", "GITHUB_TOKEN", "GITHUB_APP_ID", "GITHUB_PRIVATE_KEY",
+             "GITHUB_PRIVATE_KEY_PATH", "GITHUB_WEBHOOK_SECRET")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path, monkeypatch):
+    for name in _SCRUBBED:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "data"))
+    yield
+
+
+def have(tool: str) -> bool:
+    return shutil.which(tool) is not None
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
