@@ -28,7 +28,7 @@ $(VENV)/.installed: pyproject.toml
 agents: $(AGENTS)/node_modules/.installed
 
 $(AGENTS)/node_modules/.installed: $(AGENTS)/package.json $(AGENTS)/package-lock.json
-	cd $(AGENTS) && npm ci --no-audit --no-fund --loglevel=error
+	cd $(AGENTS) && npm install --no-audit --no-fund --no-save --loglevel=error
 	touch $@
 
 serve: install
