@@ -1,0 +1,215 @@
+"""Encrypted secret store (DESIGN §8).
+
+Values are sealed with AES-256-GCM. The key lives outside the database: BOT_SECRET_KEY
+(base64) or $BOT_DATA_DIR/secret.key (0600, created on first use). Each row's scope and
+name are the associated data, so a ciphertext copied into another row fails to open.
+Rows are shown only as fingerprints; every set and delete leaves an audit row (no values).
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import re
+import sqlite3
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator
+
+import sqlite_utils
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from bot import config
+
+SCOPE_KINDS = ("user", "repo", "installation")
+_SCOPE = re.compile(r"^(user|repo|installation):[A-Za-z0-9_.\-/]+$")
+_NAME = re.compile(r"^[a-z0-9_.:\-]+$")
+_NONCE_BYTES = 12
+MAX_VALUE_BYTES = 64 * 1024
+
+
+class SecretError(RuntimeError):
+    """A secret could not be stored or read; the message never contains a value."""
+
+
+@dataclass(frozen=True)
+class SecretInfo:
+    scope: str
+    name: str
+    fingerprint: str
+    updated_at: str
+    updated_by: str
+
+
+def scope_for(kind: str, owner: str | int) -> str:
+    """`scope_for("repo", "Octo/App")` → "repo:octo/app" (logins and repos are case-insensitive)."""
+    if kind not in SCOPE_KINDS:
+        raise SecretError(f"unknown scope kind {kind!r}")
+    scope = f"{kind}:{str(owner).strip().lower()}"
+    _check_scope(scope)
+    return scope
+
+
+def fingerprint(value: str) -> str:
+    """Enough to recognise a key, never enough to use it: last 4 characters and a hash prefix."""
+    digest = hashlib.sha256(value.encode()).hexdigest()[:8]
+    tail = value.strip()[-4:]
+    if len(value.strip()) >= 16 and tail.isalnum():
+        return f"…{tail} · sha256:{digest}"
+    return f"sha256:{digest}"
+
+
+def put(scope: str, name: str, value: str, *, actor: str) -> str:
+    """Store (or replace) one secret; returns its fingerprint."""
+    _check_scope(scope)
+    _check_name(name)
+    raw = value.encode()
+    if not raw.strip():
+        raise SecretError("an empty value cannot be stored")
+    if len(raw) > MAX_VALUE_BYTES:
+        raise SecretError(f"a secret may be at most {MAX_VALUE_BYTES} bytes")
+    shown = fingerprint(value)
+    now = _now()
+    with _database() as db:
+        db["secrets"].upsert({
+            "scope": scope, "name": name, "sealed": seal(_context(scope, name), raw),
+            "fingerprint": shown, "updated_at": now, "updated_by": actor,
+        }, pk=("scope", "name"))
+        _audit(db, actor, "set", scope, name, shown)
+    return shown
+
+
+def get(scope: str, name: str) -> str | None:
+    """The plaintext of one secret, or None when the row does not exist."""
+    with _database() as db:
+        rows = list(db["secrets"].rows_where("scope = ? and name = ?", [scope, name]))
+    if not rows:
+        return None
+    return unseal(_context(scope, name), rows[0]["sealed"]).decode()
+
+
+def delete(scope: str, name: str, *, actor: str) -> bool:
+    """Remove one secret; returns whether there was one."""
+    with _database() as db:
+        rows = list(db["secrets"].rows_where("scope = ? and name = ?", [scope, name]))
+        if not rows:
+            return False
+        db["secrets"].delete((scope, name))
+        _audit(db, actor, "delete", scope, name, rows[0]["fingerprint"])
+    return True
+
+
+def listing(scope: str) -> list[SecretInfo]:
+    """The secrets of one scope, as fingerprints, sorted by name."""
+    with _database() as db:
+        rows = db["secrets"].rows_where("scope = ?", [scope], order_by="name")
+        return [SecretInfo(r["scope"], r["name"], r["fingerprint"], r["updated_at"], r["updated_by"])
+                for r in rows]
+
+
+def names(scope: str) -> set[str]:
+    return {info.name for info in listing(scope)}
+
+
+def audit_log(scope: str | None = None) -> list[dict]:
+    """Audit rows, oldest first (actor, action, scope, name, fingerprint; never a value)."""
+    with _database() as db:
+        where, args = ("scope = ?", [scope]) if scope else (None, None)
+        return list(db["secret_audit"].rows_where(where, args, order_by="id"))
+
+
+def seal(context: str, plaintext: bytes) -> bytes:
+    """AES-GCM with `context` as associated data; nonce prepended."""
+    nonce = os.urandom(_NONCE_BYTES)
+    return nonce + AESGCM(master_key()).encrypt(nonce, plaintext, context.encode())
+
+
+def unseal(context: str, sealed: bytes) -> bytes:
+    try:
+        return AESGCM(master_key()).decrypt(sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], context.encode())
+    except (InvalidTag, ValueError):
+        raise SecretError(
+            f"the stored secret for {context!r} cannot be decrypted: it was moved from another "
+            "row, altered, or sealed with another key (BOT_SECRET_KEY / secret.key)") from None
+
+
+def master_key() -> bytes:
+    """BOT_SECRET_KEY (base64 of 16, 24 or 32 bytes), else the data dir's secret.key."""
+    inline = config.env("BOT_SECRET_KEY")
+    if inline:
+        return _decode_key(inline, "BOT_SECRET_KEY")
+    path = config.data_dir() / "secret.key"
+    if not path.exists():
+        _create_key_file(path)
+    return _decode_key(path.read_text(), str(path))
+
+
+def _decode_key(text: str, origin: str) -> bytes:
+    try:
+        key = base64.b64decode(text.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        raise SecretError(f"{origin} is not valid base64") from None
+    if len(key) not in (16, 24, 32):
+        raise SecretError(f"{origin} must decode to 16, 24 or 32 bytes, not {len(key)}")
+    return key
+
+
+def _create_key_file(path: Path) -> None:
+    encoded = base64.b64encode(AESGCM.generate_key(bit_length=256)) + b"\n"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process won the race; use its key
+        return
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(encoded)
+
+
+def _context(scope: str, name: str) -> str:
+    return f"secret\x00{scope}\x00{name}"
+
+
+def _check_scope(scope: str) -> None:
+    if not _SCOPE.match(scope):
+        raise SecretError(f"invalid scope {scope!r}; expected e.g. user:octocat, repo:octo/app, installation:42")
+
+
+def _check_name(name: str) -> None:
+    if not _NAME.match(name):
+        raise SecretError(f"invalid secret name {name!r}")
+
+
+def _audit(db: sqlite_utils.Database, actor: str, action: str, scope: str, name: str, shown: str) -> None:
+    db["secret_audit"].insert({"at": _now(), "actor": actor, "action": action, "scope": scope,
+                               "name": name, "fingerprint": shown}, pk="id")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@contextmanager
+def _database() -> Iterator[sqlite_utils.Database]:
+    """One short-lived connection per operation: callers run on threads and event loops alike."""
+    conn = sqlite3.connect(config.data_dir() / "bot.db", timeout=30)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        db = sqlite_utils.Database(conn)
+        _ensure_tables(db)
+        with conn:
+            yield db
+    finally:
+        conn.close()
+
+
+def _ensure_tables(db: sqlite_utils.Database) -> None:
+    if not db["secrets"].exists():
+        db["secrets"].create({"scope": str, "name": str, "sealed": bytes, "fingerprint": str,
+                              "updated_at": str, "updated_by": str}, pk=("scope", "name"),
+                             if_not_exists=True)
+    if not db["secret_audit"].exists():
+        db["secret_audit"].create({"id": int, "at": str, "actor": str, "action": str, "scope": str,
+                                   "name": str, "fingerprint": str}, pk="id", if_not_exists=True)
