@@ -1,0 +1,118 @@
+"""`.github/bot.yml` parsing and validation (bot/repo_config.py)."""
+from __future__ import annotations
+
+import pytest
+
+from bot.repo_config import ConfigError, RepoConfig, parse, path_matches
+
+FULL = """\
+default_agent: codex
+allowed_agents: [codex, claude]
+trigger_permissions: maintain
+mode: native
+protected_paths: [".github/**", "secrets/"]
+limits:
+  memory: 1GiB
+  timeout: 5m
+  pids: 256
+egress_hosts: [example.com, .internal.example.org]
+package_registries: [pypi, npm]
+open_pull_requests: true
+allow_fork_push: true
+close_issue: false
+"""
+
+
+def test_empty_file_gives_defaults():
+    """An empty bot.yml is the defaults: strict mode, workflows protected, write+ may trigger."""
+    cfg = parse("")
+    assert (cfg.mode, cfg.protected_paths, cfg.trigger_permissions) == (
+        "strict", (".github/workflows/**",), ("write", "maintain", "admin"))
+
+
+def test_full_file_sets_every_key():
+    """Every documented key lands in the dataclass with units converted."""
+    cfg = parse(FULL)
+    assert cfg.default_agent == "codex" and cfg.allowed_agents == ("codex", "claude")
+    assert cfg.trigger_permissions == ("maintain", "admin") and cfg.mode == "native"
+    assert (cfg.limits.memory_bytes, cfg.limits.timeout_s, cfg.limits.pids) == (1 << 30, 300.0, 256)
+    assert cfg.egress_hosts == ("example.com", ".internal.example.org")
+    assert "files.pythonhosted.org" in cfg.registry_hosts()
+    assert cfg.open_pull_requests and cfg.allow_fork_push and not cfg.close_issue
+
+
+def test_permission_list_is_taken_exactly():
+    """A list of levels names exactly who may trigger (here admins only)."""
+    assert parse("trigger_permissions: [admin]").may_trigger("write") is False
+
+
+def test_unknown_key_names_key_and_line():
+    """A typo is an error pointing at its line, not silently ignored."""
+    with pytest.raises(ConfigError) as err:
+        parse("mode: strict\nallowed_agent: [codex]\n")
+    assert (err.value.key, err.value.line) == ("allowed_agent", 2)
+
+
+def test_bad_nested_limit_names_dotted_key():
+    """A bad value inside `limits` names `limits.<key>` and its own line."""
+    with pytest.raises(ConfigError) as err:
+        parse("limits:\n  memory: lots\n")
+    assert (err.value.key, err.value.line) == ("limits.memory", 2)
+
+
+def test_unknown_agent_is_refused():
+    """An agent the bot does not know is an error listing the known ones."""
+    with pytest.raises(ConfigError, match="one of: claude"):
+        parse("default_agent: copilot")
+
+
+def test_default_agent_outside_allowed_is_refused():
+    """A default agent that is not allowed is a contradiction, reported."""
+    with pytest.raises(ConfigError, match="not in allowed_agents"):
+        parse("default_agent: gemini\nallowed_agents: [codex]\n")
+
+
+def test_broken_yaml_reports_line():
+    """A YAML syntax error carries the line of the problem."""
+    with pytest.raises(ConfigError) as err:
+        parse("mode: strict\nprotected_paths: [a\n")
+    assert err.value.line is not None and "not valid YAML" in str(err.value)
+
+
+def test_non_boolean_flag_is_refused():
+    """`open_pull_requests: sometimes` is not a boolean."""
+    with pytest.raises(ConfigError, match="true or false"):
+        parse("open_pull_requests: sometimes")
+
+
+def test_wildcard_host_is_refused():
+    """Egress hosts use the leading-dot form, not shell wildcards."""
+    with pytest.raises(ConfigError, match="not a host name"):
+        parse("egress_hosts: ['*.example.com']")
+
+
+def test_error_comment_says_nothing_ran():
+    """The comment text names the file, the line and that the run did not happen."""
+    with pytest.raises(ConfigError) as err:
+        parse("mode: loose")
+    assert "did not run" in err.value.comment() and "line 1" in err.value.comment()
+
+
+@pytest.mark.parametrize("path,pattern,expected", [
+    (".github/workflows/ci.yml", ".github/workflows/**", True),
+    (".github/workflows", ".github/workflows/**", False),
+    ("a/b/c.lock", "**/*.lock", True),
+    ("c.lock", "**/*.lock", True),
+    ("src/c.lock", "*.lock", False),
+    ("secrets/deep/key.pem", "secrets/", True),
+    ("secretsx/key.pem", "secrets", False),
+])
+def test_protected_path_globs(path, pattern, expected):
+    """`**` spans directories, `*` does not, a bare directory covers what is below it."""
+    assert path_matches(path, pattern) is expected
+
+
+def test_default_protects_workflows_only():
+    """By default workflow files are protected and ordinary sources are not."""
+    cfg = RepoConfig()
+    assert cfg.protected(".github/workflows/x.yml") and cfg.protected("README.md") is None
