@@ -1,0 +1,198 @@
+"""Which credentials an episode gets (DESIGN §8).
+
+First match wins: the requester's own → the repository's → the installation's → the operator's
+environment → None, and the pipeline answers with `auth_required_message(...)`.
+Values reach the CLI only through its environment or a file in its episode HOME.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from adapters.base import Credentials
+from bot import config, secrets
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One way an agent CLI can authenticate, as a user connects it on the settings page."""
+
+    agent: str
+    kind: str
+    label: str
+    hint: str
+    env: tuple[str, ...] = ()  # the value is set in each of these variables
+    file: str | None = None  # or written to this HOME-relative path
+    json_file: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.agent}:{self.kind}"
+
+
+# Per agent, in order of preference when one scope holds several.
+KINDS: tuple[Kind, ...] = (
+    Kind("claude", "oauth_token", "Claude subscription token",
+         "Run `claude setup-token` and paste the token it prints.", env=("CLAUDE_CODE_OAUTH_TOKEN",)),
+    Kind("claude", "api_key", "Anthropic API key",
+         "Create one at console.anthropic.com → API keys.", env=("ANTHROPIC_API_KEY",)),
+    Kind("codex", "auth_json", "ChatGPT subscription (Codex auth.json)",
+         "Run `codex login` and paste the content of ~/.codex/auth.json.",
+         file=".codex/auth.json", json_file=True),
+    Kind("codex", "api_key", "OpenAI API key",
+         "Create one at platform.openai.com → API keys.", env=("OPENAI_API_KEY", "CODEX_API_KEY")),
+    Kind("opencode", "anthropic_api_key", "Anthropic API key for OpenCode",
+         "Used when OpenCode runs an Anthropic model.", env=("ANTHROPIC_API_KEY",)),
+    Kind("opencode", "openai_api_key", "OpenAI API key for OpenCode",
+         "Used when OpenCode runs an OpenAI model.", env=("OPENAI_API_KEY",)),
+    Kind("opencode", "auth_json", "OpenCode auth.json",
+         "Run `opencode auth login` and paste ~/.local/share/opencode/auth.json.",
+         env=("OPENCODE_AUTH_CONTENT",), json_file=True),
+    Kind("gemini", "api_key", "Gemini API key",
+         "Create one at aistudio.google.com → Get API key.", env=("GEMINI_API_KEY",)),
+)
+
+SOURCES = (("requester", "user"), ("repository", "repo"), ("installation", "installation"))
+# opencode model prefix → the provider key variable OpenCode itself reads
+OPENCODE_PROVIDER_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY",
+                         "google": "GOOGLE_GENERATIVE_AI_API_KEY", "openrouter": "OPENROUTER_API_KEY",
+                         "groq": "GROQ_API_KEY", "mistral": "MISTRAL_API_KEY", "xai": "XAI_API_KEY",
+                         "deepseek": "DEEPSEEK_API_KEY"}
+
+
+class InvalidCredential(ValueError):
+    """A pasted value cannot be what it claims to be; the message never repeats the value."""
+
+
+def kinds_for(agent: str) -> list[Kind]:
+    return [k for k in KINDS if k.agent == agent]
+
+
+def find_kind(name: str) -> Kind | None:
+    """The kind for a stored secret name such as "claude:api_key"."""
+    return next((k for k in KINDS if k.name == name), None)
+
+
+def normalise(kind: Kind, value: str) -> str:
+    """The value as it will be stored: trimmed, and for file kinds checked to be a JSON object."""
+    value = value.strip()
+    if not value:
+        raise InvalidCredential(f"{kind.label}: the value is empty")
+    if kind.json_file:
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            raise InvalidCredential(f"{kind.label}: expected the JSON content of the file") from None
+        if not isinstance(parsed, dict):
+            raise InvalidCredential(f"{kind.label}: expected a JSON object")
+    elif any(ch.isspace() for ch in value):
+        raise InvalidCredential(f"{kind.label}: a key or token has no spaces or line breaks")
+    return value
+
+
+def connect(scope: str, kind: Kind, value: str, *, actor: str) -> str:
+    """Store a credential for a scope; returns its fingerprint."""
+    return secrets.put(scope, kind.name, normalise(kind, value), actor=actor)
+
+
+def disconnect(scope: str, kind: Kind, *, actor: str) -> bool:
+    return secrets.delete(scope, kind.name, actor=actor)
+
+
+def as_credentials(kind: Kind, value: str, source: str) -> Credentials:
+    env = {var: value for var in kind.env}
+    files = {kind.file: value.encode()} if kind.file else {}
+    return Credentials(env=env, files=files, source=source)
+
+
+def resolve(agent: str, repo: str | None, requester: str | None,
+            installation_id: int | str | None) -> Credentials | None:
+    """The first credentials found for `agent`: requester → repository → installation → operator."""
+    owners = {"user": requester, "repo": repo, "installation": installation_id}
+    for source, scope_kind in SOURCES:
+        if owners[scope_kind] in (None, ""):
+            continue
+        found = _stored(agent, secrets.scope_for(scope_kind, owners[scope_kind]), source)
+        if found:
+            return found
+    return operator_credentials(agent)
+
+
+def _stored(agent: str, scope: str, source: str) -> Credentials | None:
+    present = secrets.names(scope)
+    for kind in kinds_for(agent):
+        if kind.name in present:
+            value = secrets.get(scope, kind.name)
+            if value:
+                return as_credentials(kind, value, source)
+    return None
+
+
+def operator_credentials(agent: str) -> Credentials | None:
+    """What the operator's environment provides for `agent`, or None."""
+    for var in operator_env_names(agent):
+        value = config.env(var)
+        if value:
+            return Credentials(env={var: value}, source="operator")
+    if agent == "codex":
+        auth = _codex_auth_file()
+        if auth is not None:
+            return Credentials(files={".codex/auth.json": auth}, source="operator")
+    return None
+
+
+def operator_env_names(agent: str) -> list[str]:
+    """The operator variables consulted for `agent`, in order."""
+    if agent == "claude":
+        return ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"]
+    if agent == "codex":
+        return ["OPENAI_API_KEY", "CODEX_API_KEY"]
+    if agent == "gemini":
+        return ["GEMINI_API_KEY"]
+    if agent == "opencode":
+        return _opencode_env_names()
+    return []
+
+
+def _opencode_env_names() -> list[str]:
+    explicit = config.env("BOT_OPENCODE_KEY_ENV")  # a custom provider's key variable
+    if explicit:
+        return [explicit]
+    provider = config.env("BOT_OPENCODE_PROVIDER") or (config.agent_model("opencode") or "").partition("/")[0]
+    if provider in OPENCODE_PROVIDER_ENV:
+        return [OPENCODE_PROVIDER_ENV[provider]]
+    return ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]
+
+
+def _codex_auth_file() -> bytes | None:
+    """BOT_CODEX_AUTH_FILE, else $CODEX_HOME/auth.json, else ~/.codex/auth.json of the operator."""
+    candidates = [config.env("BOT_CODEX_AUTH_FILE")]
+    codex_home = config.env("CODEX_HOME")
+    candidates.append(str(Path(codex_home) / "auth.json") if codex_home else None)
+    candidates.append(str(Path(os.path.expanduser("~")) / ".codex" / "auth.json"))
+    for candidate in filter(None, candidates):
+        path = Path(candidate)
+        if path.is_file():
+            return path.read_bytes()
+    return None
+
+
+def settings_url() -> str | None:
+    """The settings page's public address, when the service has one (BOT_PUBLIC_URL)."""
+    base = config.env("BOT_PUBLIC_URL")
+    return f"{base.rstrip('/')}/settings" if base else None
+
+
+def auth_required_message(agent: str, repo: str | None = None) -> str:
+    """The sentence the pipeline posts when `resolve` found nothing."""
+    what = " or ".join(k.label for k in kinds_for(agent)) or "a credential"
+    url = settings_url()
+    if url:
+        where = f" for {repo}" if repo else ""
+        return (f"I have no credentials to run {agent}{where}. Connect your own {what} at {url} "
+                f"(a repository admin or maintainer can connect one for the whole repository there).")
+    names = " or ".join(f"`{n}`" for n in operator_env_names(agent)) or "its API key"
+    return (f"I have no credentials to run {agent}. Set {names} in the bot's environment "
+            f"(in a workflow: a repository secret passed to this step's `env:`).")

@@ -1,0 +1,167 @@
+"""Credential resolution order and shapes, against the real secret store."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot import credentials, secrets
+from bot.credentials import find_kind
+
+ANTHROPIC = "sk-ant-api03-requesterrequesterrequester"
+REPO_KEY = "sk-ant-api03-repositoryrepositoryrepos"
+ORG_KEY = "sk-ant-api03-installationinstallation"
+
+
+@pytest.fixture(autouse=True)
+def empty_home(tmp_path, monkeypatch):
+    """The operator's own ~/.codex must not leak into these tests."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+
+
+def _connect(scope: str, name: str, value: str) -> None:
+    credentials.connect(scope, find_kind(name), value, actor="octocat")
+
+
+def test_requester_key_wins_over_everything():
+    """A user's own key is used even when the repo, the org and the operator have one."""
+    _connect("user:octocat", "claude:api_key", ANTHROPIC)
+    _connect("repo:octo/app", "claude:api_key", REPO_KEY)
+    _connect("installation:42", "claude:api_key", ORG_KEY)
+    found = credentials.resolve("claude", "octo/app", "octocat", 42)
+    assert found.env == {"ANTHROPIC_API_KEY": ANTHROPIC}
+    assert found.source == "requester"
+
+
+def test_repository_key_is_next(monkeypatch):
+    """Without a personal key the repository's key is used before the installation's."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-operator")
+    _connect("repo:octo/app", "claude:api_key", REPO_KEY)
+    _connect("installation:42", "claude:api_key", ORG_KEY)
+    found = credentials.resolve("claude", "Octo/App", "hubot", 42)
+    assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("repository", REPO_KEY)
+
+
+def test_installation_key_before_operator(monkeypatch):
+    """The installation's key beats the operator's environment."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-operator")
+    _connect("installation:42", "claude:api_key", ORG_KEY)
+    found = credentials.resolve("claude", "octo/app", "hubot", "42")
+    assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("installation", ORG_KEY)
+
+
+def test_operator_environment_is_the_fallback(monkeypatch):
+    """With nothing stored the operator's ANTHROPIC_API_KEY is used."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-operator")
+    found = credentials.resolve("claude", "octo/app", "hubot", None)
+    assert (found.source, found.env) == ("operator", {"ANTHROPIC_API_KEY": "sk-operator"})
+
+
+def test_operator_claude_oauth_token(monkeypatch):
+    """A subscription token in CLAUDE_CODE_OAUTH_TOKEN serves claude when there is no API key."""
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-operator")
+    found = credentials.resolve("claude", None, None, None)
+    assert found.env == {"CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-operator"}
+
+
+def test_nothing_found_is_none():
+    """No stored key and no operator variable: resolve gives None."""
+    assert credentials.resolve("gemini", "octo/app", "octocat", 42) is None
+
+
+def test_other_agents_key_does_not_count():
+    """A stored claude key is not offered to gemini."""
+    _connect("user:octocat", "claude:api_key", ANTHROPIC)
+    assert credentials.resolve("gemini", "octo/app", "octocat", None) is None
+
+
+def test_other_users_key_is_not_used():
+    """One user's key never serves another requester."""
+    _connect("user:octocat", "claude:api_key", ANTHROPIC)
+    assert credentials.resolve("claude", "octo/app", "mallory", None) is None
+
+
+def test_subscription_preferred_over_api_key_in_one_scope():
+    """When a user stored both, the subscription token is used."""
+    _connect("user:octocat", "claude:api_key", ANTHROPIC)
+    _connect("user:octocat", "claude:oauth_token", "sk-ant-oat01-subscriptionsubscription")
+    found = credentials.resolve("claude", None, "octocat", None)
+    assert list(found.env) == ["CLAUDE_CODE_OAUTH_TOKEN"]
+
+
+def test_codex_auth_json_becomes_a_home_file():
+    """A stored Codex auth.json is delivered as .codex/auth.json in the episode HOME, not env."""
+    auth = json.dumps({"auth_mode": "chatgpt", "tokens": {"access_token": "eyJ.abc.def"}})
+    _connect("user:octocat", "codex:auth_json", auth)
+    found = credentials.resolve("codex", None, "octocat", None)
+    assert found.env == {}
+    assert json.loads(found.files[".codex/auth.json"]) == json.loads(auth)
+
+
+def test_codex_api_key_sets_both_variables():
+    """An OpenAI key for codex is exported as OPENAI_API_KEY and CODEX_API_KEY."""
+    _connect("repo:octo/app", "codex:api_key", "sk-proj-abcdefabcdefabcdef")
+    found = credentials.resolve("codex", "octo/app", None, None)
+    assert found.env == {"OPENAI_API_KEY": "sk-proj-abcdefabcdefabcdef",
+                         "CODEX_API_KEY": "sk-proj-abcdefabcdefabcdef"}
+
+
+def test_operator_codex_auth_file(tmp_path, monkeypatch):
+    """The operator's own codex login (CODEX_HOME/auth.json) is the codex fallback."""
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    (home / "auth.json").write_text('{"auth_mode":"apikey","OPENAI_API_KEY":"sk-x"}')
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    found = credentials.resolve("codex", None, None, None)
+    assert found.files == {".codex/auth.json": b'{"auth_mode":"apikey","OPENAI_API_KEY":"sk-x"}'}
+
+
+def test_opencode_operator_key_follows_configured_provider(monkeypatch):
+    """OpenCode configured for an openai/ model takes the operator's OPENAI_API_KEY."""
+    monkeypatch.setenv("BOT_OPENCODE_MODEL", "openai/gpt-5.1")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+    assert credentials.resolve("opencode", None, None, None).env == {"OPENAI_API_KEY": "sk-openai"}
+
+
+def test_opencode_custom_provider_key_variable(monkeypatch):
+    """BOT_OPENCODE_KEY_ENV names the variable of a custom (gateway) provider."""
+    monkeypatch.setenv("BOT_OPENCODE_KEY_ENV", "MOCK_API_KEY")
+    monkeypatch.setenv("MOCK_API_KEY", "dummy")
+    assert credentials.resolve("opencode", None, None, None).env == {"MOCK_API_KEY": "dummy"}
+
+
+def test_json_kind_rejects_non_json():
+    """Pasting a bare key where auth.json is expected is refused without echoing the value."""
+    with pytest.raises(credentials.InvalidCredential) as caught:
+        credentials.normalise(find_kind("codex:auth_json"), "sk-proj-secretsecret")
+    assert "sk-proj" not in str(caught.value)
+
+
+def test_key_with_inner_whitespace_is_refused():
+    """A key pasted with a line break in the middle is refused."""
+    with pytest.raises(credentials.InvalidCredential):
+        credentials.normalise(find_kind("gemini:api_key"), "AIza abc\ndef")
+
+
+def test_disconnect_removes_the_credential():
+    """After disconnecting, resolution falls through to the next source."""
+    _connect("user:octocat", "gemini:api_key", "AIzaSyExampleExampleExample")
+    credentials.disconnect("user:octocat", find_kind("gemini:api_key"), actor="octocat")
+    assert credentials.resolve("gemini", None, "octocat", None) is None
+    assert secrets.listing("user:octocat") == []
+
+
+def test_auth_required_names_the_settings_page(monkeypatch):
+    """With a public URL the auth_required sentence links the settings page."""
+    monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.org/")
+    text = credentials.auth_required_message("codex", "octo/app")
+    assert "https://bot.example.org/settings" in text
+    assert "OpenAI API key" in text
+
+
+def test_auth_required_without_service_names_the_variables():
+    """Without a settings page (Action, terminal) the sentence names the variables to set."""
+    text = credentials.auth_required_message("gemini")
+    assert "`GEMINI_API_KEY`" in text
