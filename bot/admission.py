@@ -1,0 +1,131 @@
+"""Admission: what a bridged call may touch and how much it may spend (DESIGN §5).
+
+An `Admission` is built from plain values (the repository configuration maps onto
+it) and is consulted by the bridge before every effect:
+
+    policy = Admission(worktree, protected=(".github/workflows/**",), max_calls=200)
+    target = policy.admit_path("src/app.py")   # -> absolute host path, or raises Refusal
+    policy.charge_call()                        # the call budget
+    policy.charge_bytes(target, len(data))      # per-file and per-episode byte caps
+
+Every refusal is a `Refusal(code, message)`: `code` is a short stable word for the
+record ("outside", "git_dir", "protected", "budget", "too_large", "quota"...), and
+`message` is written for the model, saying what to do instead.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+DEFAULT_PROTECTED = (".github/workflows/**",)
+
+
+class Refusal(Exception):
+    """A call the policy does not admit; nothing was changed."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class Admission:
+    worktree: Path
+    mount_path: str = "/workspace"  # the worktree's path as the agent sees it
+    protected: tuple[str, ...] = DEFAULT_PROTECTED
+    allow_protected: bool = False  # the repository's configuration opted in
+    max_file_bytes: int = 1 << 20
+    max_episode_bytes: int = 16 << 20
+    max_calls: int = 200
+    run_timeout_s: float = 300.0
+    max_output_bytes: int = 32 << 10
+    run_allowed_hosts: tuple[str, ...] = ()  # package registries, when the repository allows
+    calls: int = field(default=0, init=False)
+    bytes_written: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.worktree = Path(self.worktree).resolve()
+
+    def charge_call(self) -> None:
+        """Count one bridged call against the budget."""
+        if self.calls >= self.max_calls:
+            raise Refusal("budget", f"call budget exhausted ({self.max_calls} calls per episode); "
+                                    "finish with what you have and summarise.")
+        self.calls += 1
+
+    def charge_bytes(self, target: Path, size: int) -> None:
+        """Admit `size` bytes for one file against the per-file and per-episode caps."""
+        if size > self.max_file_bytes:
+            raise Refusal("too_large", f"{self.relative(target)} would be {size} bytes; "
+                                       f"the per-file cap is {self.max_file_bytes} bytes.")
+        if self.bytes_written + size > self.max_episode_bytes:
+            raise Refusal("quota", f"this episode may write at most {self.max_episode_bytes} bytes "
+                                   f"in total; {self.bytes_written} are already written.")
+        self.bytes_written += size
+
+    def admit_path(self, requested: str) -> Path:
+        """The host path for `requested` if the policy admits writing it, else raise Refusal."""
+        relative = self._normalise(requested)
+        target = (self.worktree / relative).resolve()
+        if target == self.worktree or not target.is_relative_to(self.worktree):
+            raise Refusal("outside", f"{requested!r} resolves outside the repository; "
+                                     "use a path inside it, relative to its root.")
+        resolved_relative = target.relative_to(self.worktree).as_posix()
+        for candidate in {relative, resolved_relative}:
+            if ".git" in PurePosixPath(candidate).parts:
+                raise Refusal("git_dir", f"{requested!r} is inside .git/; git metadata is the bot's, "
+                                         "not yours to change.")
+            if not self.allow_protected and self._is_protected(candidate):
+                raise Refusal("protected", f"{requested!r} is a protected path in this repository "
+                                           f"({', '.join(self.protected)}); do not change it.")
+        return target
+
+    def relative(self, target: Path) -> str:
+        return target.relative_to(self.worktree).as_posix()
+
+    def _normalise(self, requested: str) -> str:
+        if not isinstance(requested, str) or not requested.strip():
+            raise Refusal("bad_path", "path must be a non-empty string relative to the repository root.")
+        if "\0" in requested:
+            raise Refusal("bad_path", "path must not contain NUL bytes.")
+        path = requested.strip()
+        mount = self.mount_path.rstrip("/")
+        if _under(path, mount):
+            path = path[len(mount):].lstrip("/") or "."
+        if os.path.isabs(path):
+            raise Refusal("outside", f"{requested!r} is an absolute path outside the repository ({mount}).")
+        if ".." in PurePosixPath(path).parts:
+            raise Refusal("outside", f"{requested!r} climbs out with '..'; use a path inside the repository.")
+        return PurePosixPath(path).as_posix()
+
+    def _is_protected(self, relative: str) -> bool:
+        return any(glob_to_regex(pattern).fullmatch(relative) for pattern in self.protected)
+
+
+def _under(path: str, mount: str) -> bool:
+    return path == mount or path.startswith(mount + "/")
+
+
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """gitignore-like globs: `**` crosses directories, `*` and `?` stay within one."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))

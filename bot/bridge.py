@@ -1,0 +1,284 @@
+"""The waist (DESIGN §5): one loopback MCP server per episode, through which every
+effect of the agent is admitted, contained, braked and recorded.
+
+Usage by the pipeline:
+
+    policy = Admission(worktree, protected=repo.protected_paths, max_calls=200, ...)
+    async with BridgeServer(worktree, policy, recorder, run_id, read_thread=fetch_thread,
+                            run_sandbox=run_sandbox_factory(worktree, policy),
+                            on_progress=update_checklist, on_halt=kill_cli) as bridge:
+        episode.bridge = bridge.bridge_for(spawner.inside_bridge_url(config))  # adapters.base.Bridge
+        env[bridge.token_env] = bridge.token       # the CLI reads the bearer from its env
+        ... run the CLI; `@bot stop` -> bridge.halt("stopped by @alice")
+
+- Streamable HTTP (the `mcp` SDK's low-level server, stateless) served by uvicorn
+  in-process on 127.0.0.1:<random port> (`.port`, `.url`); the server name the CLIs
+  see is "bot"; tools: `TOOL_NAMES`.
+- Every HTTP request needs `Authorization: Bearer <.token>` (random per episode),
+  else 401.
+- Every tools/call is checked against the schema, the policy (`Admission`) and the
+  call budget, executed, and recorded as one `enforced` event (tool, arguments
+  digest, outcome "ok" | "refused:<code>" | "error", duration). `.calls` is the
+  in-memory log of the same.
+- `halt(reason)`: from then on every call is refused ("refused:halted"), a running
+  `run` sandbox is killed, `on_halt(reason)` is called (the runner kills the CLI),
+  and a `halt` event is recorded. `wall_clock_s` halts by itself when it expires.
+- `.connected` is set once a client listed the tools: the runner's strict-mode check.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import inspect
+import json
+import secrets
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import mcp_types as types
+import uvicorn
+from mcp.server.lowlevel.server import Server
+
+from adapters.base import Bridge, Tier
+from bot import bridge_tools as tools
+from bot import config
+from bot.admission import Admission, Refusal
+from bot.bridge_tools import RunSandbox, ToolFailure
+from bot.record import Recorder, elapsed_ms
+
+SERVER_NAME = "bot"
+TOKEN_ENV = "BOT_BRIDGE_TOKEN"
+TOOL_NAMES = tuple(tools.TOOLS)
+THREAD_CAP = 256 << 10
+
+
+class BridgeServer:
+    def __init__(self, worktree: Path, policy: Admission, recorder: Recorder, run_id: str, *,
+                 read_thread: Callable[[], Awaitable[str]] | None = None,
+                 run_sandbox: RunSandbox | None = None,
+                 on_progress: Callable[[str], Any] | None = None,
+                 on_halt: Callable[[str], Any] | None = None,
+                 progress_interval_s: float = 2.0, wall_clock_s: float | None = None,
+                 scratch_root: Path | None = None):
+        self.worktree = Path(worktree)
+        self.policy = policy
+        self.recorder = recorder
+        self.run_id = run_id
+        self.token = secrets.token_urlsafe(32)
+        self.token_env = TOKEN_ENV
+        self.tool_names = TOOL_NAMES
+        self.calls: list[dict] = []
+        self.connected = asyncio.Event()
+        self.halted: str | None = None
+        self.rejected_requests = 0
+        self.port: int | None = None
+        self._read_thread = read_thread
+        self._run_sandbox = run_sandbox
+        self._on_halt = on_halt
+        self._progress = ProgressThrottle(on_progress, progress_interval_s)
+        self._wall_clock_s = wall_clock_s
+        self._scratch_root = scratch_root or config.data_dir() / "runs" / run_id
+        self._running: set[Any] = set()
+        self._uvicorn: uvicorn.Server | None = None
+        self._serve_task: asyncio.Task | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        recorder.add_secrets([self.token])
+
+    # lifecycle ---------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def bridge_for(self, url: str | None = None) -> Bridge:
+        """The adapters' view: URL as seen by the CLI (inside the sandbox), token and its env var."""
+        return Bridge(url=url or self.url, token=self.token, token_env=self.token_env,
+                      server_name=SERVER_NAME, tools=self.tool_names)
+
+    async def __aenter__(self) -> "BridgeServer":
+        app = _BearerGuard(self._mcp_app(), self)
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on",
+                                timeout_graceful_shutdown=1, access_log=False)
+        self._uvicorn = _QuietServer(config)
+        self._serve_task = asyncio.create_task(self._uvicorn.serve())
+        while not self._uvicorn.started:
+            if self._serve_task.done():
+                self._serve_task.result()
+                raise RuntimeError("the MCP bridge did not start")
+            await asyncio.sleep(0.01)
+        self.port = self._uvicorn.servers[0].sockets[0].getsockname()[1]
+        if self._wall_clock_s:
+            self._timer = asyncio.get_running_loop().call_later(
+                self._wall_clock_s, self.halt, f"wall-clock limit of {self._wall_clock_s:.0f} s reached")
+        return self
+
+    async def __aexit__(self, *exc_info) -> None:
+        if self._timer:
+            self._timer.cancel()
+        await self._progress.flush()
+        if self._uvicorn and self._serve_task:
+            self._uvicorn.should_exit = True
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._serve_task), 3)
+            if not self._serve_task.done():
+                self._uvicorn.force_exit = True
+                await self._serve_task
+
+    # the brake ---------------------------------------------------------------
+
+    def halt(self, reason: str) -> asyncio.Task | None:
+        """Refuse every later call, kill what runs, tell the runner; recorded once."""
+        if self.halted is not None:
+            return None
+        self.halted = reason
+        self.recorder.record(self.run_id, Tier.ENFORCED, "halt", outcome="halted", raw=reason)
+        return asyncio.get_running_loop().create_task(self._stop_everything(reason))
+
+    async def _stop_everything(self, reason: str) -> None:
+        for process in list(self._running):
+            with contextlib.suppress(Exception):
+                await process.kill()
+        if self._on_halt is not None:
+            result = self._on_halt(reason)
+            if inspect.isawaitable(result):
+                await result
+
+    # MCP ---------------------------------------------------------------------
+
+    def _mcp_app(self):
+        server = Server(SERVER_NAME, version="1", on_list_tools=self._list_tools,
+                        on_call_tool=self._call_tool_handler)
+        return server.streamable_http_app(stateless_http=True, host="127.0.0.1")
+
+    async def _list_tools(self, ctx, params) -> types.ListToolsResult:
+        self.connected.set()
+        return types.ListToolsResult(tools=[
+            types.Tool(name=name, description=description, input_schema=schema)
+            for name, (description, schema) in tools.TOOLS.items()])
+
+    async def _call_tool_handler(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        text, is_error = await self.call_tool(params.name, dict(params.arguments or {}))
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
+
+    async def call_tool(self, name: str, args: dict) -> tuple[str, bool]:
+        """Admit, execute and record one call; returns (text for the model, is_error)."""
+        started = time.perf_counter()
+        detail: dict = {}
+        try:
+            if self.halted is not None:
+                raise Refusal("halted", f"the episode was halted ({self.halted}); stop now.")
+            tools.check_arguments(name, args)
+            self.policy.charge_call()
+            text, detail = await self._execute(name, args)
+            outcome, is_error = "ok", False
+        except Refusal as refusal:
+            text, outcome, is_error = f"refused: {refusal.message}", f"refused:{refusal.code}", True
+            detail = {"reason": refusal.message}
+        except ToolFailure as failure:
+            text, outcome, is_error = f"error: {failure}", "error", True
+            detail = {"reason": str(failure)}
+        duration = elapsed_ms(started)
+        if "path" not in detail and isinstance(args.get("path"), str):
+            detail["path"] = args["path"]
+        seq = self.recorder.enforced(self.run_id, name, args, outcome=outcome,
+                                     duration_ms=duration, detail=detail)
+        self.calls.append({"seq": seq, "tool": name, "outcome": outcome, "duration_ms": duration,
+                           **{k: v for k, v in detail.items() if k in ("path", "exit_code")}})
+        return self.recorder.redact(text), is_error
+
+    async def _execute(self, name: str, args: dict) -> tuple[str, dict]:
+        if name == "write_file":
+            return tools.write_file(self.policy, args)
+        if name == "edit_file":
+            return tools.edit_file(self.policy, args)
+        if name == "delete_file":
+            return tools.delete_file(self.policy, args)
+        if name == "run":
+            return await tools.run_command(self.policy, args, self._run_sandbox, self._scratch_root,
+                                           self._track_run)
+        if name == "read_thread":
+            return await tools.read_thread(self._read_thread, THREAD_CAP)
+        shown = await self._progress.submit(args["markdown"])
+        return ("shown" if shown else "queued (progress updates are throttled)"), {
+            "chars": len(args["markdown"])}
+
+    def _track_run(self, process: Any | None) -> None:
+        if process is None:
+            self._running.clear()
+        else:
+            self._running.add(process)
+            if self.halted is not None:  # halted while it started
+                asyncio.get_running_loop().create_task(process.kill())
+
+
+class ProgressThrottle:
+    """Deliver at most one progress update per interval; the latest pending one wins."""
+
+    def __init__(self, deliver: Callable[[str], Any] | None, interval_s: float):
+        self._deliver = deliver
+        self._interval = interval_s
+        self._last = float("-inf")
+        self._pending: str | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    async def submit(self, markdown: str) -> bool:
+        wait = self._last + self._interval - time.monotonic()
+        if wait <= 0:
+            await self._send(markdown)
+            return True
+        self._pending = markdown
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(
+                wait, lambda: asyncio.get_running_loop().create_task(self.flush()))
+        return False
+
+    async def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            await self._send(pending)
+
+    async def _send(self, markdown: str) -> None:
+        self._last = time.monotonic()
+        if self._deliver is not None:
+            result = self._deliver(markdown)
+            if inspect.isawaitable(result):
+                await result
+
+
+class _BearerGuard:
+    """401 for any HTTP request without this episode's bearer token."""
+
+    def __init__(self, app, bridge: BridgeServer):
+        self._app = app
+        self._bridge = bridge
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and not self._authorized(scope):
+            self._bridge.rejected_requests += 1
+            body = json.dumps({"error": "unauthorized"}).encode()
+            await send({"type": "http.response.start", "status": 401, "headers": [
+                (b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
+                (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self._app(scope, receive, send)
+
+    def _authorized(self, scope) -> bool:
+        expected = f"Bearer {self._bridge.token}".encode()
+        for key, value in scope.get("headers", []):
+            if key == b"authorization":
+                return hmac.compare_digest(value, expected)
+        return False
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn in-process: it must not take over the host process's signal handlers."""
+
+    @contextlib.contextmanager
+    def capture_signals(self):
+        yield

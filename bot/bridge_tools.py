@@ -1,0 +1,190 @@
+"""The bridge's tools: their schemas as the model sees them, and what each one does.
+
+Each tool function takes the admitted policy and the call's arguments and returns
+`(text for the model, detail for the record)`, or raises `Refusal` (the policy said
+no) or `ToolFailure` (admitted, but it could not be done: no such file, no match).
+The server around them (auth, halt, budget, recording) is in bot/bridge.py.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Awaitable, Callable
+
+from bot.admission import Admission, Refusal
+from sandbox.base import Refused, SandboxConfig, Spawner
+
+RunSandbox = Callable[[Path], "tuple[Spawner, SandboxConfig]"]  # scratch home -> spawner, config
+
+
+class ToolFailure(Exception):
+    """Admitted, but not possible (missing file, no unique match); the message is for the model."""
+
+
+def _schema(properties: dict, required: list[str]) -> dict:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+_PATH = {"type": "string", "description": "file path relative to the repository root"}
+
+TOOLS: dict[str, tuple[str, dict]] = {
+    "read_thread": (
+        "Read the GitHub conversation you were called from: the issue or pull request, its comments, "
+        "and for a pull request its diff and review comments.", _schema({}, [])),
+    "write_file": (
+        "Create or overwrite a file in the repository with the given full content. This is the only "
+        "way to create files; your own write tools are disabled.",
+        _schema({"path": _PATH, "content": {"type": "string", "description": "the complete new file content"}},
+                ["path", "content"])),
+    "edit_file": (
+        "Replace one exact occurrence of old_string with new_string in a file. old_string must match "
+        "exactly once; include surrounding lines to make it unique.",
+        _schema({"path": _PATH, "old_string": {"type": "string", "description": "exact text to replace"},
+                 "new_string": {"type": "string", "description": "replacement text"}},
+                ["path", "old_string", "new_string"])),
+    "delete_file": ("Delete a file from the repository.", _schema({"path": _PATH}, ["path"])),
+    "run": (
+        "Run a shell command (for example the test suite) in a fresh sandbox over the repository, "
+        "from its root. Returns the exit code and the (possibly truncated) output. No network.",
+        _schema({"command": {"type": "string", "description": "a /bin/sh command line"},
+                 "timeout_s": {"type": "number", "description": "seconds before it is killed (optional)"}},
+                ["command"])),
+    "report_progress": (
+        "Show a short markdown checklist of your progress to the people in the thread.",
+        _schema({"markdown": {"type": "string", "description": "a short markdown checklist"}}, ["markdown"])),
+}
+
+_JSON_TYPES = {"string": str, "number": (int, float), "object": dict}
+
+
+def check_arguments(tool: str, args: dict) -> None:
+    """Refuse arguments that do not fit the tool's schema (the model sees what is wrong)."""
+    if tool not in TOOLS:
+        raise Refusal("unknown_tool", f"there is no tool {tool!r}; the tools are {', '.join(TOOLS)}.")
+    schema = TOOLS[tool][1]
+    if not isinstance(args, dict):
+        raise Refusal("bad_args", "arguments must be a JSON object.")
+    missing = [name for name in schema["required"] if name not in args]
+    extra = [name for name in args if name not in schema["properties"]]
+    if missing or extra:
+        raise Refusal("bad_args", f"{tool}: missing {missing or 'nothing'}, unexpected {extra or 'nothing'}.")
+    for name, value in args.items():
+        expected = _JSON_TYPES[schema["properties"][name]["type"]]
+        if not isinstance(value, expected) or isinstance(value, bool):
+            raise Refusal("bad_args", f"{tool}: {name} must be a {schema['properties'][name]['type']}.")
+
+
+def write_file(policy: Admission, args: dict) -> tuple[str, dict]:
+    target = policy.admit_path(args["path"])
+    data = args["content"].encode("utf-8")
+    if target.is_dir():
+        raise ToolFailure(f"{args['path']} is a directory.")
+    policy.charge_bytes(target, len(data))
+    existed = target.exists()
+    _write_no_follow(target, data)
+    rel = policy.relative(target)
+    verb = "overwrote" if existed else "created"
+    return f"{verb} {rel} ({len(data)} bytes)", {"path": rel, "bytes": len(data), "created": not existed}
+
+
+def edit_file(policy: Admission, args: dict) -> tuple[str, dict]:
+    target = policy.admit_path(args["path"])
+    if not target.is_file():
+        raise ToolFailure(f"{args['path']} does not exist; use write_file to create it.")
+    old, new = args["old_string"], args["new_string"]
+    if not old:
+        raise ToolFailure("old_string is empty; give the exact text to replace.")
+    text = target.read_text("utf-8")
+    matches = text.count(old)
+    if matches == 0:
+        raise ToolFailure(f"old_string was not found in {args['path']}; read the file and copy it exactly.")
+    if matches > 1:
+        raise Refusal("ambiguous", f"old_string matches {matches} places in {args['path']}; "
+                                   "include more surrounding lines so it matches exactly one.")
+    data = text.replace(old, new, 1).encode("utf-8")
+    policy.charge_bytes(target, len(data))
+    _write_no_follow(target, data)
+    rel = policy.relative(target)
+    return f"edited {rel} (1 replacement)", {"path": rel, "bytes": len(data)}
+
+
+def delete_file(policy: Admission, args: dict) -> tuple[str, dict]:
+    target = policy.admit_path(args["path"])
+    if not target.is_file():
+        raise ToolFailure(f"{args['path']} is not a file in the repository.")
+    target.unlink()
+    rel = policy.relative(target)
+    return f"deleted {rel}", {"path": rel}
+
+
+def _write_no_follow(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+async def run_command(policy: Admission, args: dict, run_sandbox: RunSandbox | None,
+                      scratch_root: Path, track: Callable[[object | None], None]) -> tuple[str, dict]:
+    """Run the command in a fresh sandbox over the worktree; its scratch home is removed after."""
+    if run_sandbox is None:
+        raise ToolFailure("the run tool is not available in this episode.")
+    timeout = min(float(args.get("timeout_s") or policy.run_timeout_s), policy.run_timeout_s)
+    scratch_root.mkdir(parents=True, exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix="run-", dir=scratch_root))
+    try:
+        spawner, sandbox_config = run_sandbox(home)
+        sandbox_config.limits.timeout_s = min(sandbox_config.limits.timeout_s, timeout)
+        try:
+            process = await spawner.start(sandbox_config, ["/bin/sh", "-c", args["command"]], {})
+        except Refused as exc:
+            raise ToolFailure(f"the sandbox refused to run this command: {exc}") from None
+        track(process)
+        try:
+            code, output = await _collect(process, timeout, policy.max_output_bytes)
+        finally:
+            track(None)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    detail = {"command": args["command"], "exit_code": code, "sandbox_tier": process.tier,
+              "output_bytes": len(output)}
+    return f"exit code {code}\n{output}", detail
+
+
+async def _collect(process, timeout: float, cap: int) -> tuple[int, str]:
+    chunks: list[bytes] = []
+
+    async def pump(stream) -> None:
+        while block := await stream.read(65536):
+            chunks.append(block)
+
+    readers = asyncio.gather(pump(process.stdout), pump(process.stderr))
+    try:
+        await asyncio.wait_for(asyncio.shield(readers), timeout + 5)
+        code = await asyncio.wait_for(process.wait(), 5)
+    except asyncio.TimeoutError:
+        await process.kill()
+        readers.cancel()
+        code = 124
+        chunks.append(f"\n[killed after {timeout:.0f} s]\n".encode())
+    return code, cap_output(b"".join(chunks), cap)
+
+
+def cap_output(data: bytes, cap: int) -> str:
+    """Keep the head and the tail (failures are usually at the end) within `cap` bytes."""
+    if len(data) <= cap:
+        return data.decode("utf-8", "replace")
+    half = cap // 2
+    omitted = len(data) - 2 * half
+    return (data[:half].decode("utf-8", "replace") + f"\n[… {omitted} bytes omitted …]\n"
+            + data[-half:].decode("utf-8", "replace"))
+
+
+async def read_thread(fetch: Callable[[], Awaitable[str]] | None, cap: int) -> tuple[str, dict]:
+    if fetch is None:
+        raise ToolFailure("the conversation is not available in this episode.")
+    text = await fetch()
+    return cap_output(text.encode("utf-8"), cap), {"chars": len(text)}

@@ -1,0 +1,188 @@
+"""The record of every run: `runs` and `run_events` in $BOT_DATA_DIR/bot.db (SQLite, WAL).
+
+One `Recorder` per process or per episode; it owns these two tables:
+
+    recorder = Recorder(secrets=credentials.secret_values())
+    run_id = recorder.start_run(agent="codex", conversation="octo/repo#12", job_id="42",
+                                sandbox_tier=1, limits={...}, base_commit="3f2a9c1...")
+    recorder.enforced(run_id, "write_file", args, outcome="ok", duration_ms=3.1)
+    recorder.attest(run_id, event)                 # every CLI event, raw line kept
+    recorder.declare_gap(run_id, "codex's model calls")
+    recorder.attach_egress(run_id, process.egress)  # per-host counts from the proxy
+    recorder.finish_run(run_id, "ok", summary={...})
+
+Tiers (DESIGN §4): `enforced` rows are bridged calls and the bot's own acts (a
+halt); `attested` rows are what the CLI said; `unobserved` rows are declared gaps.
+Every text stored passes through `redact()` first: no secret value reaches disk.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+import sqlite3
+
+import sqlite_utils
+
+from adapters.base import Event, Tier
+from bot import config
+from bot.redact import redact
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def args_digest(args: Any) -> str:
+    """A stable digest of a call's arguments: identifies them without storing them."""
+    canonical = json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class Recorder:
+    def __init__(self, db: sqlite_utils.Database | Path | str | None = None,
+                 secrets: Iterable[str] = ()):
+        if not isinstance(db, sqlite_utils.Database):
+            db = _connect(Path(db) if db else config.data_dir() / "bot.db")
+        self.db = db
+        self._secrets: set[str] = set()
+        self.add_secrets(secrets)
+        self._ensure_tables()
+
+    def add_secrets(self, values: Iterable[str]) -> None:
+        self._secrets.update(v for v in values if v)
+
+    def redact(self, text: str) -> str:
+        return redact(text, self._secrets)
+
+    def _ensure_tables(self) -> None:
+        if "runs" not in self.db.table_names():
+            self.db["runs"].create({
+                "id": str, "job_id": str, "conversation": str, "agent": str, "agent_version": str,
+                "session_id": str, "resumed": int, "mode": str, "started_at": str, "finished_at": str,
+                "status": str, "sandbox_tier": int, "limits": str, "base_commit": str,
+                "egress": str, "summary": str}, pk="id", if_not_exists=True)
+            self.db["runs"].create_index(["started_at"], if_not_exists=True)
+        if "run_events" not in self.db.table_names():
+            self.db["run_events"].create({
+                "run_id": str, "seq": int, "ts": str, "tier": str, "kind": str, "tool": str,
+                "args_digest": str, "outcome": str, "duration_ms": float, "raw": str},
+                pk=("run_id", "seq"), foreign_keys=[("run_id", "runs", "id")], if_not_exists=True)
+
+    # runs ------------------------------------------------------------------
+
+    def start_run(self, *, agent: str, run_id: str | None = None, job_id: str | None = None,
+                  conversation: str | None = None, mode: str = "strict",
+                  sandbox_tier: int | None = None, limits: dict | None = None,
+                  base_commit: str | None = None) -> str:
+        run_id = run_id or uuid.uuid4().hex
+        self.db["runs"].insert({
+            "id": run_id, "job_id": job_id, "conversation": conversation, "agent": agent,
+            "mode": mode, "started_at": now_iso(), "status": "running",
+            "sandbox_tier": sandbox_tier, "limits": self._json(limits or {}),
+            "base_commit": base_commit})
+        return run_id
+
+    def update_run(self, run_id: str, **fields: Any) -> None:
+        """Set run columns known only later: agent_version, session_id, resumed, sandbox_tier..."""
+        row = {k: self._json(v) if isinstance(v, (dict, list)) else v for k, v in fields.items()}
+        self.db["runs"].update(run_id, row)
+
+    def finish_run(self, run_id: str, status: str, summary: dict | None = None) -> None:
+        self.db["runs"].update(run_id, {"status": status, "finished_at": now_iso(),
+                                        "summary": self._json(summary or {})})
+
+    def attach_egress(self, run_id: str, decisions: Iterable[Any]) -> dict[str, dict]:
+        """Per-host counts of the egress proxy's decisions, stored on the run."""
+        counts: dict[str, dict] = {}
+        for decision in decisions:
+            d = decision if isinstance(decision, dict) else decision.as_dict()
+            host = counts.setdefault(d["host"], {"allowed": 0, "denied": 0, "bytes_up": 0, "bytes_down": 0})
+            host["allowed" if d.get("allowed") else "denied"] += 1
+            host["bytes_up"] += int(d.get("bytes_up") or 0)
+            host["bytes_down"] += int(d.get("bytes_down") or 0)
+        self.db["runs"].update(run_id, {"egress": self._json(counts)})
+        return counts
+
+    # events ----------------------------------------------------------------
+
+    def record(self, run_id: str, tier: Tier | str, kind: str, *, tool: str | None = None,
+               args: Any = None, outcome: str | None = None, duration_ms: float | None = None,
+               raw: str | bytes = "") -> int:
+        """Append one event to the run; returns its sequence number."""
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", "replace")
+        seq = self._next_seq(run_id)
+        self.db["run_events"].insert({
+            "run_id": run_id, "seq": seq, "ts": now_iso(), "tier": Tier(tier).value, "kind": kind,
+            "tool": tool, "args_digest": args_digest(args) if args is not None else None,
+            "outcome": self.redact(outcome) if outcome else outcome, "duration_ms": duration_ms,
+            "raw": self.redact(raw)})
+        return seq
+
+    def enforced(self, run_id: str, tool: str, args: Any, *, outcome: str,
+                 duration_ms: float, detail: Any = None) -> int:
+        """A bridged call: its tool, arguments digest, outcome and duration."""
+        raw = self._json(detail) if detail is not None else ""
+        return self.record(run_id, Tier.ENFORCED, "tool_call", tool=tool, args=args,
+                           outcome=outcome, duration_ms=duration_ms, raw=raw)
+
+    def attest(self, run_id: str, event: Event) -> int:
+        """A CLI event, kept as the CLI's own claim with its raw line."""
+        outcome = event.error if event.error else None
+        return self.record(run_id, Tier.ATTESTED, event.kind.value, tool=event.tool,
+                           outcome=outcome, raw=event.raw or event.text)
+
+    def declare_gap(self, run_id: str, what: str) -> int:
+        """Something the bot cannot see (the CLI's model calls...), named in the record."""
+        return self.record(run_id, Tier.UNOBSERVED, "gap", raw=what)
+
+    # reading ---------------------------------------------------------------
+
+    def run(self, run_id: str) -> dict | None:
+        """The run with this id, or with this unambiguous id prefix."""
+        rows = list(self.db.query("select * from runs where id = ?", [run_id])) or list(
+            self.db.query("select * from runs where id like ? limit 2", [f"{run_id}%"]))
+        if len(rows) != 1:
+            return None
+        row = rows[0]
+        for column in ("limits", "egress", "summary"):
+            row[column] = json.loads(row[column]) if row.get(column) else {}
+        return row
+
+    def events(self, run_id: str) -> list[dict]:
+        return list(self.db.query("select * from run_events where run_id = ? order by seq", [run_id]))
+
+    def recent(self, limit: int = 20) -> list[dict]:
+        return list(self.db.query(
+            "select r.*, (select count(*) from run_events e where e.run_id = r.id) as events "
+            "from runs r order by started_at desc limit ?", [limit]))
+
+    def tier_counts(self, run_id: str) -> Counter:
+        return Counter({row["tier"]: row["n"] for row in self.db.query(
+            "select tier, count(*) as n from run_events where run_id = ? group by tier", [run_id])})
+
+    def _next_seq(self, run_id: str) -> int:
+        row = next(self.db.query("select coalesce(max(seq), 0) + 1 as seq from run_events "
+                                 "where run_id = ?", [run_id]))
+        return row["seq"]
+
+    def _json(self, value: Any) -> str:
+        return self.redact(json.dumps(value, sort_keys=True, default=str))
+
+
+def _connect(path: Path) -> sqlite_utils.Database:
+    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    return sqlite_utils.Database(conn)
+
+
+def elapsed_ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
