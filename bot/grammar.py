@@ -1,0 +1,97 @@
+"""The comment grammar (DESIGN §7): `@bot [agent] [new] <request>`, `@bot help|status|stop`.
+
+A command is a line that starts with the whole-word mention. The rest of that line, plus every
+line after it, is the request. Quoted lines (`>`) and code (fenced or indented) never trigger.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+CONTROL_WORDS = ("help", "status", "stop")
+AGENT_ALIASES = {"claude-code": "claude", "claudecode": "claude", "gemini-cli": "gemini",
+                 "open-code": "opencode", "codex-cli": "codex"}
+# Names people may type that are not (yet) agents here: answered with the agent list, not run.
+OTHER_AGENT_NAMES = frozenset({"copilot", "cursor", "aider", "openhands", "devin", "sweep", "amp",
+                               "goose", "qwen", "kimi", "grok", "deepseek", "gpt", "chatgpt",
+                               "openai", "anthropic", "google", "mistral", "llama", "jules", "cline"})
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+@dataclass(frozen=True)
+class Command:
+    kind: str  # run | help | status | stop | unknown_agent
+    agent: str | None = None  # None: the repository's or operator's default
+    new_session: bool = False
+    request: str = ""
+    unknown_name: str | None = None
+
+
+def parse(body: str | None, handle: str, agents: tuple[str, ...] | list[str]) -> Command | None:
+    """The first command addressed to `@handle` in a comment body, or None."""
+    lines = (body or "").replace("\r\n", "\n").split("\n")
+    mention = re.compile(rf"^\s{{0,3}}@{re.escape(handle)}(?![\w-])(.*)$", re.IGNORECASE)
+    for index, line in _live_lines(lines):
+        match = mention.match(line)
+        if match:
+            rest = [match.group(1).strip()] + lines[index + 1:]
+            return _command("\n".join(rest).strip(), tuple(agents))
+    return None
+
+
+def _live_lines(lines: list[str]):
+    """(index, line) for every line outside code blocks and quotes."""
+    in_fence = False
+    for index, line in enumerate(lines):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence or line.lstrip().startswith(">") or line.startswith(("    ", "\t")):
+            continue
+        yield index, line
+
+
+def _command(text: str, agents: tuple[str, ...]) -> Command:
+    word, rest = _split_first(text)
+    lowered = word.lower()
+    if lowered in CONTROL_WORDS:
+        return Command(kind=lowered)
+    agent = AGENT_ALIASES.get(lowered, lowered) if lowered else None
+    if agent in agents:
+        text = rest
+    elif lowered and _looks_like_agent_name(lowered, agents):
+        return Command(kind="unknown_agent", unknown_name=word)
+    else:
+        agent = None
+    new_word, after_new = _split_first(text)
+    new_session = new_word.lower() == "new"
+    request = after_new if new_session else text
+    if not request:
+        return Command(kind="help")
+    return Command(kind="run", agent=agent, new_session=new_session, request=request)
+
+
+def _split_first(text: str) -> tuple[str, str]:
+    parts = text.split(None, 1)
+    if not parts:
+        return "", ""
+    word = parts[0].rstrip(":,")
+    return word, parts[1].strip() if len(parts) > 1 else ""
+
+
+def _looks_like_agent_name(word: str, agents: tuple[str, ...]) -> bool:
+    base = re.split(r"[-.\d]", word, maxsplit=1)[0]
+    if word in OTHER_AGENT_NAMES or base in OTHER_AGENT_NAMES:
+        return True
+    return bool(difflib.get_close_matches(word, agents, n=1, cutoff=0.75))
+
+
+def help_text(handle: str, agents: list[str] | tuple[str, ...], default_agent: str) -> str:
+    names = ", ".join(f"`{a}`" for a in agents)
+    return (f"**Usage** — on its own line: `@{handle} [agent] [new] <request>`\n\n"
+            f"- agents: {names} (default `{default_agent}`)\n"
+            f"- `new` starts a fresh session instead of resuming this thread's\n"
+            f"- `@{handle} status` shows this thread's sessions and queue, "
+            f"`@{handle} stop` stops the running job, `@{handle} help` shows this\n\n"
+            f"Only people with write access to the repository can start a run.")

@@ -1,0 +1,413 @@
+"""A fake GitHub REST API: a real HTTP server on 127.0.0.1 (random port, in a thread) that records
+every call. It serves what the bot uses and nothing else.
+
+Start and stop::
+
+    with FakeGitHub() as gh:          # or gh = FakeGitHub().start(); ...; gh.stop()
+        os.environ["GITHUB_API_URL"] = gh.url      # http://127.0.0.1:PORT
+
+Seed state (all return the stored JSON object, which later calls mutate)::
+
+    gh.add_repo("octo/repo", default_branch="main")
+    gh.set_permission("octo/repo", "alice", "write")   # admin|maintain|write|triage|read|none; unset -> 404
+    gh.add_issue("octo/repo", 1, title="Bug", body="...", user="alice")
+    gh.add_pull("octo/repo", 2, head_ref="feature", head_sha="abc", base_ref="main",
+                head_repo="fork/repo", maintainer_can_modify=False)   # a PR is also issue #2
+    gh.add_comment("octo/repo", 1, "@bot explain", user="alice")       # issue/PR conversation comment
+    gh.add_review_comment("octo/repo", 2, "@bot fix", user="alice", path="a.py", line=3)
+    gh.fail_next("POST", r"/issues/\\d+/comments$", status=403, headers={"retry-after": "1"})
+
+Read what happened::
+
+    gh.calls                         # [Call(method, path, body, headers)] in arrival order
+    gh.calls_to("PATCH", r"/issues/comments/\\d+$")
+    gh.comments("octo/repo", 1)      # the thread's comments as they are now (edits applied)
+    gh.reactions                     # [{"subject": "issue_comment"|"review_comment", "comment_id", "content"}]
+    gh.pulls("octo/repo")            # PRs, including those the bot created
+    gh.wait_for(lambda: ..., timeout=20)
+
+Routes: POST /app/installations/{id}/access_tokens (needs `Authorization: Bearer <jwt>`; when
+`app_id` is given the JWT's iss must match, when `public_key` is given its signature is checked);
+GET /repos/{o}/{r}, /repos/{o}/{r}/installation, /repos/{o}/{r}/collaborators/{u}/permission;
+GET /repos/{o}/{r}/issues/{n}, GET|POST /repos/{o}/{r}/issues/{n}/comments,
+GET|PATCH /repos/{o}/{r}/issues/comments/{id}, POST .../issues/comments/{id}/reactions;
+GET|PATCH /repos/{o}/{r}/pulls/comments/{id}, POST .../pulls/comments/{id}/reactions,
+GET /repos/{o}/{r}/pulls/{n}/comments, POST /repos/{o}/{r}/pulls/{n}/comments/{id}/replies;
+GET /repos/{o}/{r}/pulls/{n}, GET|POST /repos/{o}/{r}/pulls (list filters state, head, base);
+GET /rate_limit. Every route but access_tokens and rate_limit needs an installation token this
+server issued (`token X` or `Bearer X`), unless `require_auth=False`.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import jwt
+
+
+@dataclass
+class Call:
+    method: str
+    path: str
+    body: object
+    headers: dict = field(default_factory=dict)
+
+
+class FakeGitHub:
+    def __init__(self, app_id: str | None = None, public_key: str | None = None, require_auth: bool = True):
+        self.app_id, self.public_key, self.require_auth = app_id, public_key, require_auth
+        self.calls: list[Call] = []
+        self.reactions: list[dict] = []
+        self.tokens: dict[str, int] = {}  # token -> installation id
+        self._repos: dict[str, dict] = {}
+        self._lock = threading.RLock()
+        self._ids = itertools.count(1001)
+        self._failures: list[dict] = []
+        self._server: ThreadingHTTPServer | None = None
+        self._routes = _routes(self)
+
+    # ---- lifecycle
+    def start(self) -> "FakeGitHub":
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def __enter__(self) -> "FakeGitHub":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    # ---- seeding
+    def add_repo(self, full_name: str, default_branch: str = "main", private: bool = False) -> dict:
+        owner, name = full_name.split("/")
+        repo = {"id": next(self._ids), "name": name, "full_name": full_name, "private": private,
+                "owner": _user(owner, "Organization"), "default_branch": default_branch,
+                "html_url": f"https://github.com/{full_name}", "clone_url": f"https://github.com/{full_name}.git"}
+        self._repos[full_name] = {"repo": repo, "perms": {}, "issues": {}, "comments": {},
+                                  "review_comments": {}, "pulls": {}}
+        return repo
+
+    def set_permission(self, full_name: str, login: str, permission: str) -> None:
+        legacy = {"maintain": "write", "triage": "read"}.get(permission, permission)
+        self._state(full_name)["perms"][login] = {"permission": legacy, "role_name": permission,
+                                                  "user": _user(login)}
+
+    def add_issue(self, full_name: str, number: int, title: str = "An issue", body: str = "",
+                  user: str = "octocat") -> dict:
+        issue = {"id": next(self._ids), "number": number, "title": title, "body": body, "state": "open",
+                 "user": _user(user), "url": f"{self._api(full_name)}/issues/{number}",
+                 "html_url": f"https://github.com/{full_name}/issues/{number}", "comments": 0}
+        self._state(full_name)["issues"][number] = issue
+        return issue
+
+    def add_pull(self, full_name: str, number: int, head_ref: str = "feature", head_sha: str = "0" * 40,
+                 base_ref: str | None = None, head_repo: str | None = None, maintainer_can_modify: bool = False,
+                 title: str = "A pull request", body: str = "", user: str = "octocat") -> dict:
+        state = self._state(full_name)
+        issue = self.add_issue(full_name, number, title, body, user)
+        issue["pull_request"] = {"url": f"{self._api(full_name)}/pulls/{number}",
+                                 "html_url": f"https://github.com/{full_name}/pull/{number}"}
+        head_full = head_repo or full_name
+        pull = {"id": next(self._ids), "number": number, "title": title, "body": body, "state": "open",
+                "user": _user(user), "draft": False, "maintainer_can_modify": maintainer_can_modify,
+                "html_url": f"https://github.com/{full_name}/pull/{number}",
+                "url": f"{self._api(full_name)}/pulls/{number}",
+                "head": {"ref": head_ref, "sha": head_sha, "label": f"{head_full.split('/')[0]}:{head_ref}",
+                         "repo": {"full_name": head_full, "fork": head_full != full_name}},
+                "base": {"ref": base_ref or state["repo"]["default_branch"], "sha": "0" * 40,
+                         "repo": {"full_name": full_name}}}
+        state["pulls"][number] = pull
+        return pull
+
+    def add_comment(self, full_name: str, number: int, body: str, user: str = "octocat",
+                    user_type: str = "User", association: str = "OWNER") -> dict:
+        cid = next(self._ids)
+        comment = {"id": cid, "body": body, "user": _user(user, user_type), "author_association": association,
+                   "url": f"{self._api(full_name)}/issues/comments/{cid}",
+                   "html_url": f"https://github.com/{full_name}/issues/{number}#issuecomment-{cid}",
+                   "issue_url": f"{self._api(full_name)}/issues/{number}",
+                   "created_at": _now(), "updated_at": _now()}
+        self._state(full_name)["comments"][cid] = comment
+        return comment
+
+    def add_review_comment(self, full_name: str, number: int, body: str, user: str = "octocat",
+                           path: str = "README.md", line: int = 1, in_reply_to: int | None = None) -> dict:
+        cid = next(self._ids)
+        comment = {"id": cid, "body": body, "user": _user(user), "path": path, "line": line,
+                   "in_reply_to_id": in_reply_to, "pull_request_review_id": 1, "diff_hunk": "@@ -1 +1 @@",
+                   "url": f"{self._api(full_name)}/pulls/comments/{cid}",
+                   "html_url": f"https://github.com/{full_name}/pull/{number}#discussion_r{cid}",
+                   "pull_request_url": f"{self._api(full_name)}/pulls/{number}",
+                   "created_at": _now(), "updated_at": _now(), "_number": number}
+        self._state(full_name)["review_comments"][cid] = comment
+        return comment
+
+    def fail_next(self, method: str, path_pattern: str, status: int, headers: dict | None = None,
+                  body: dict | None = None, times: int = 1) -> None:
+        """The next `times` matching calls answer `status` (rate limits, outages) instead."""
+        self._failures.append({"method": method, "pattern": re.compile(path_pattern), "status": status,
+                               "headers": headers or {}, "body": body or {"message": "injected failure"},
+                               "times": times})
+
+    # ---- reading
+    def calls_to(self, method: str, path_pattern: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.method == method and re.search(path_pattern, c.path)]
+
+    def comments(self, full_name: str, number: int) -> list[dict]:
+        with self._lock:
+            state = self._state(full_name)
+            issue = [c for c in state["comments"].values() if c["issue_url"].endswith(f"/issues/{number}")]
+            review = [c for c in state["review_comments"].values() if c["_number"] == number]
+            return sorted(issue + review, key=lambda c: c["id"])
+
+    def pulls(self, full_name: str) -> list[dict]:
+        with self._lock:
+            return list(self._state(full_name)["pulls"].values())
+
+    def wait_for(self, predicate, timeout: float = 20.0, interval: float = 0.05):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(interval)
+        raise AssertionError(f"condition not met within {timeout} s; calls: "
+                             f"{[(c.method, c.path) for c in self.calls]}")
+
+    # ---- internals
+    def _state(self, full_name: str) -> dict:
+        return self._repos[full_name]
+
+    def _api(self, full_name: str) -> str:
+        port = self._server.server_address[1] if self._server else 0
+        return f"http://127.0.0.1:{port}/repos/{full_name}"
+
+    def _injected_failure(self, method: str, path: str) -> dict | None:
+        for failure in self._failures:
+            if failure["method"] == method and failure["pattern"].search(path) and failure["times"] > 0:
+                failure["times"] -= 1
+                return failure
+        return None
+
+    def _authorized(self, headers: dict, path: str) -> bool:
+        if not self.require_auth or path == "/rate_limit" or path.endswith("/access_tokens"):
+            return True
+        scheme, _, value = headers.get("authorization", "").partition(" ")
+        return scheme.lower() in ("token", "bearer") and value in self.tokens
+
+    def _dispatch(self, method: str, path: str, body, headers: dict) -> tuple[int, object, dict]:
+        with self._lock:
+            self.calls.append(Call(method, path, body, headers))
+            failure = self._injected_failure(method, path)
+            if failure:
+                return failure["status"], failure["body"], failure["headers"]
+            if not self._authorized(headers, path):
+                return 401, {"message": "Bad credentials"}, {}
+            for route_method, pattern, handler in self._routes:
+                match = pattern.fullmatch(path)
+                if match and route_method == method:
+                    try:
+                        return handler(body, headers, **match.groupdict())
+                    except KeyError:
+                        return 404, {"message": "Not Found"}, {}
+            return 404, {"message": f"fake GitHub has no route {method} {path}"}, {}
+
+    # ---- handlers
+    def _access_token(self, body, headers, installation):
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer":
+            return 401, {"message": "A JSON web token could not be decoded"}, {}
+        try:
+            claims = (jwt.decode(token, self.public_key, algorithms=["RS256"]) if self.public_key
+                      else jwt.decode(token, options={"verify_signature": False}))
+        except jwt.PyJWTError as exc:
+            return 401, {"message": f"invalid JWT: {exc}"}, {}
+        if self.app_id is not None and str(claims.get("iss")) != str(self.app_id):
+            return 401, {"message": "'Issuer' claim ('iss') must be an Integer"}, {}
+        token = f"ghs_fake{next(self._ids)}x{int(installation):d}"
+        self.tokens[token] = int(installation)
+        expires = datetime.now(timezone.utc) + timedelta(hours=1)
+        return 201, {"token": token, "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                     "permissions": {"issues": "write", "pull_requests": "write", "contents": "write"},
+                     "repository_selection": "all"}, {}
+
+    def _repo(self, body, headers, owner, repo):
+        return 200, self._state(f"{owner}/{repo}")["repo"], {}
+
+    def _installation(self, body, headers, owner, repo):
+        self._state(f"{owner}/{repo}")
+        return 200, {"id": 1, "account": _user(owner, "Organization"), "app_id": int(self.app_id or 1)}, {}
+
+    def _permission(self, body, headers, owner, repo, user):
+        return 200, self._state(f"{owner}/{repo}")["perms"][user], {}
+
+    def _issue(self, body, headers, owner, repo, number):
+        return 200, self._state(f"{owner}/{repo}")["issues"][int(number)], {}
+
+    def _list_comments(self, body, headers, owner, repo, number):
+        state = self._state(f"{owner}/{repo}")
+        return 200, [c for c in state["comments"].values() if c["issue_url"].endswith(f"/issues/{number}")], {}
+
+    def _create_comment(self, body, headers, owner, repo, number):
+        full = f"{owner}/{repo}"
+        self._state(full)["issues"][int(number)]  # 404 for an unknown issue
+        comment = self.add_comment(full, int(number), body["body"], user="bot[bot]", user_type="Bot",
+                                   association="NONE")
+        return 201, comment, {}
+
+    def _comment(self, body, headers, owner, repo, kind, cid):
+        return 200, self._state(f"{owner}/{repo}")[kind][int(cid)], {}
+
+    def _update_comment(self, body, headers, owner, repo, kind, cid):
+        comment = self._state(f"{owner}/{repo}")[kind][int(cid)]
+        comment.update(body=body["body"], updated_at=_now())
+        return 200, comment, {}
+
+    def _react(self, body, headers, owner, repo, kind, cid):
+        self._state(f"{owner}/{repo}")[kind][int(cid)]
+        subject = "issue_comment" if kind == "comments" else "review_comment"
+        reaction = {"subject": subject, "comment_id": int(cid), "content": body["content"]}
+        if reaction in self.reactions:
+            return 200, {"id": 1, "content": body["content"], "user": _user("bot[bot]", "Bot")}, {}
+        self.reactions.append(reaction)
+        return 201, {"id": len(self.reactions), "content": body["content"], "user": _user("bot[bot]", "Bot")}, {}
+
+    def _list_review_comments(self, body, headers, owner, repo, number):
+        state = self._state(f"{owner}/{repo}")
+        return 200, [c for c in state["review_comments"].values() if c["_number"] == int(number)], {}
+
+    def _reply(self, body, headers, owner, repo, number, cid):
+        full = f"{owner}/{repo}"
+        parent = self._state(full)["review_comments"][int(cid)]
+        if parent["in_reply_to_id"]:
+            return 422, {"message": "Replies to replies are not supported."}, {}
+        reply = self.add_review_comment(full, int(number), body["body"], user="bot[bot]",
+                                        path=parent["path"], line=parent["line"], in_reply_to=parent["id"])
+        return 201, reply, {}
+
+    def _pull(self, body, headers, owner, repo, number):
+        return 200, self._state(f"{owner}/{repo}")["pulls"][int(number)], {}
+
+    def _list_pulls(self, body, headers, owner, repo, query=""):
+        params = dict(p.split("=", 1) for p in (query or "").split("&") if "=" in p)
+        found = [p for p in self._state(f"{owner}/{repo}")["pulls"].values()
+                 if params.get("state", "open") in ("all", p["state"])
+                 and ("head" not in params or p["head"]["label"] == params["head"])
+                 and ("base" not in params or p["base"]["ref"] == params["base"])]
+        return 200, found, {}
+
+    def _create_pull(self, body, headers, owner, repo):
+        full = f"{owner}/{repo}"
+        state = self._state(full)
+        head = body["head"] if ":" in body["head"] else f"{owner}:{body['head']}"
+        if any(p["head"]["label"] == head and p["state"] == "open" for p in state["pulls"].values()):
+            return 422, {"message": "Validation Failed", "errors": [
+                {"resource": "PullRequest", "code": "custom",
+                 "message": f"A pull request already exists for {head}."}]}, {}
+        number = max([*state["issues"], 0]) + 1
+        pull = self.add_pull(full, number, head_ref=head.split(":", 1)[1], base_ref=body.get("base"),
+                             head_repo=f"{head.split(':')[0]}/{repo}", title=body.get("title", ""),
+                             body=body.get("body") or "", user="bot[bot]")
+        pull["draft"] = bool(body.get("draft", False))
+        return 201, pull, {}
+
+    def _rate_limit(self, body, headers):
+        reset = int(time.time()) + 3600
+        core = {"limit": 5000, "remaining": 4999, "reset": reset, "used": 1}
+        return 200, {"resources": {"core": core}, "rate": core}, {}
+
+
+def _routes(gh: FakeGitHub) -> list:
+    repo = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
+    kind = r"(?P<kind>comments)"
+    table = [
+        ("POST", r"/app/installations/(?P<installation>\d+)/access_tokens", gh._access_token),
+        ("GET", r"/rate_limit", gh._rate_limit),
+        ("GET", repo, gh._repo),
+        ("GET", repo + r"/installation", gh._installation),
+        ("GET", repo + r"/collaborators/(?P<user>[^/]+)/permission", gh._permission),
+        ("GET", repo + r"/issues/(?P<number>\d+)", gh._issue),
+        ("GET", repo + r"/issues/(?P<number>\d+)/comments", gh._list_comments),
+        ("POST", repo + r"/issues/(?P<number>\d+)/comments", gh._create_comment),
+        ("GET", repo + r"/issues/" + kind + r"/(?P<cid>\d+)", gh._comment),
+        ("PATCH", repo + r"/issues/" + kind + r"/(?P<cid>\d+)", gh._update_comment),
+        ("POST", repo + r"/issues/" + kind + r"/(?P<cid>\d+)/reactions", gh._react),
+        ("GET", repo + r"/pulls/(?P<kind>comments)/(?P<cid>\d+)", None),
+        ("PATCH", repo + r"/pulls/(?P<kind>comments)/(?P<cid>\d+)", None),
+        ("POST", repo + r"/pulls/(?P<kind>comments)/(?P<cid>\d+)/reactions", None),
+        ("GET", repo + r"/pulls/(?P<number>\d+)/comments", gh._list_review_comments),
+        ("POST", repo + r"/pulls/(?P<number>\d+)/comments/(?P<cid>\d+)/replies", gh._reply),
+        ("GET", repo + r"/pulls/(?P<number>\d+)", gh._pull),
+        ("GET", repo + r"/pulls(?:\?(?P<query>.*))?", gh._list_pulls),
+        ("POST", repo + r"/pulls", gh._create_pull),
+    ]
+    review = {"GET": gh._comment, "PATCH": gh._update_comment, "POST": gh._react}
+    routes = []
+    for method, pattern, handler in table:
+        if handler is None:  # review-comment routes share the issue-comment handlers, other table
+            handler = _review_kind(review[method])
+        routes.append((method, re.compile(pattern), handler))
+    return routes
+
+
+def _review_kind(handler):
+    def wrapped(body, headers, kind, **params):
+        return handler(body, headers, kind="review_comments", **params)
+    return wrapped
+
+
+def _handler_for(gh: FakeGitHub):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):  # keep test output clean
+            pass
+
+        def _serve(self):
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            body = json.loads(raw) if raw else None
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            path = self.path if "?" not in self.path or "/pulls?" in self.path else self.path.split("?")[0]
+            status, payload, extra = gh._dispatch(self.command, path, body, headers)
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            for name, value in {"content-type": "application/json; charset=utf-8",
+                                "x-ratelimit-limit": "5000", "x-ratelimit-remaining": "4999",
+                                "x-ratelimit-reset": str(int(time.time()) + 3600), **extra}.items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
+
+    return Handler
+
+
+def _user(login: str, kind: str = "User") -> dict:
+    return {"login": login, "id": zlib.crc32(login.encode()) % 10_000_000, "type": kind,
+            "html_url": f"https://github.com/{login}"}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

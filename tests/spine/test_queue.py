@@ -1,0 +1,79 @@
+"""The jobs table as a queue: leases, ordering, reclaim."""
+from __future__ import annotations
+
+import time
+
+from bot import queue, store
+
+
+def test_claim_takes_the_oldest_job():
+    """Jobs are claimed in arrival order."""
+    db = store.connect()
+    first = queue.enqueue(db, "episode", "o/r#1", {})
+    queue.enqueue(db, "episode", "o/r#2", {})
+    assert queue.claim(db, "w1").id == first
+
+
+def test_second_job_of_a_conversation_waits_for_the_first():
+    """One conversation runs one episode at a time."""
+    db = store.connect()
+    queue.enqueue(db, "episode", "o/r#1", {})
+    queue.enqueue(db, "episode", "o/r#1", {})
+    queue.claim(db, "w1")
+    assert queue.claim(db, "w2") is None
+
+
+def test_other_conversations_run_in_parallel():
+    """A busy conversation does not block another one."""
+    db = store.connect()
+    queue.enqueue(db, "episode", "o/r#1", {})
+    queue.enqueue(db, "episode", "o/r#1", {})
+    other = queue.enqueue(db, "episode", "o/r#2", {})
+    queue.claim(db, "w1")
+    assert queue.claim(db, "w2").id == other
+
+
+def test_reply_jobs_do_not_wait_behind_an_episode():
+    """A help reply in a busy thread is claimable at once."""
+    db = store.connect()
+    queue.enqueue(db, "episode", "o/r#1", {})
+    reply = queue.enqueue(db, "reply", "o/r#1", {})
+    queue.claim(db, "w1")
+    assert queue.claim(db, "w2").id == reply
+
+
+def test_a_claimed_job_is_not_claimed_twice():
+    """Two claimers never get the same job."""
+    db = store.connect()
+    queue.enqueue(db, "episode", "o/r#1", {})
+    assert queue.claim(db, "w1") is not None and queue.claim(db, "w2") is None
+
+
+def test_expired_lease_is_reclaimed():
+    """A job whose owner died (lease expired) is claimed again, attempts counted."""
+    db = store.connect()
+    job_id = queue.enqueue(db, "episode", "o/r#1", {})
+    queue.claim(db, "dead", lease_s=0.01)
+    time.sleep(0.05)
+    again = queue.claim(db, "w2")
+    assert (again.id, again.attempts) == (job_id, 2)
+
+
+def test_renew_fails_once_another_worker_owns_the_job():
+    """Renewal is refused after the job was reclaimed by someone else."""
+    db = store.connect()
+    job_id = queue.enqueue(db, "episode", "o/r#1", {})
+    queue.claim(db, "w1", lease_s=0.01)
+    time.sleep(0.05)
+    queue.claim(db, "w2")
+    assert queue.renew(db, job_id, "w1") is False and queue.renew(db, job_id, "w2") is True
+
+
+def test_finished_job_frees_the_conversation():
+    """After the first episode finishes, the next one of the thread is claimable."""
+    db = store.connect()
+    first = queue.enqueue(db, "episode", "o/r#1", {})
+    second = queue.enqueue(db, "episode", "o/r#1", {})
+    queue.claim(db, "w1")
+    queue.finish(db, first, "done")
+    assert queue.claim(db, "w1").id == second
