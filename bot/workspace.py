@@ -1,0 +1,231 @@
+"""Cached bare mirrors and one fresh worktree per job at the right commit (DESIGN §2 step 4).
+
+- mirrors/<owner>/<repo>.git: a bare clone, fetched before each job under a per-mirror lock
+  (an asyncio lock within the process, an flock across processes);
+- worktrees/<conversation-slug>: a detached worktree of the mirror at the default branch head
+  (issue) or at refs/pull/N/head (pull request, forks included); the same path every turn of a
+  conversation, created fresh for the job and removed after it;
+- the repository configuration comes from the mirror's default branch, never the PR head;
+- mirrors are garbage-collected least recently used first past BOT_MIRRORS_MAX_BYTES.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import hashlib
+import logging
+import os
+import re
+import shutil
+import time
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AsyncIterator
+
+from bot import config, repo_config
+from bot.gitops import git, run_git
+from bot.repo_config import RepoConfig
+
+log = logging.getLogger(__name__)
+
+LAST_USED = "bot-last-used"
+DEFAULT_MIRRORS_MAX_BYTES = 20 << 30
+_BRANCHES = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+_LOCKS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]]" = \
+    weakref.WeakKeyDictionary()
+
+
+@dataclass
+class Worktree:
+    path: Path  # host path; inside tier 1 it is mounted at /workspace
+    mirror: Path
+    full_name: str  # owner/repo of the base repository
+    conversation: str  # thread key, owner/repo#N
+    ref: str  # what it was made from: refs/heads/<default> or refs/pull/N/head
+    base_sha: str
+    default_branch: str
+    config: RepoConfig  # from the default branch
+    pull_number: int | None = None
+
+
+def conversation_slug(conversation: str) -> str:
+    """A stable, filesystem-safe name for a thread key (`octo/repo#12` → `octo-repo-12-<hash>`)."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", conversation).strip("-.")[:80]
+    return f"{readable}-{hashlib.sha256(conversation.encode()).hexdigest()[:8]}"
+
+
+def mirror_path(full_name: str) -> Path:
+    owner, _, repo = full_name.partition("/")
+    if not owner or not repo or "/" in repo or owner in (".", "..") or repo in (".", ".."):
+        raise ValueError(f"not an owner/repo name: {full_name!r}")
+    return config.data_dir() / "mirrors" / owner / f"{repo}.git"
+
+
+def worktree_path(conversation: str) -> Path:
+    return config.data_dir() / "worktrees" / conversation_slug(conversation)
+
+
+def mirrors_max_bytes() -> int:
+    return int(config.env("BOT_MIRRORS_MAX_BYTES", str(DEFAULT_MIRRORS_MAX_BYTES)))
+
+
+@contextlib.asynccontextmanager
+async def mirror_lock(mirror: Path, timeout_s: float = 900.0) -> AsyncIterator[None]:
+    """Exclusive use of one mirror: first among this loop's tasks, then among processes."""
+    locks = _LOCKS.setdefault(asyncio.get_running_loop(), {})
+    async with locks.setdefault(str(mirror), asyncio.Lock()):
+        mirror.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(f"{mirror}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            await _flock(fd, timeout_s, mirror)
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock
+
+
+async def _flock(fd: int, timeout_s: float, mirror: Path) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"mirror {mirror.name} stayed locked for {timeout_s:.0f} s")
+            await asyncio.sleep(0.05)
+
+
+async def update_mirror(full_name: str, token: str | None = None,
+                        pull_number: int | None = None) -> Path:
+    """Create or fetch the bare mirror (and the PR head ref when asked); the caller holds the lock."""
+    mirror = mirror_path(full_name)
+    url = config.clone_url(full_name)
+    if not (mirror / "HEAD").exists():
+        await _clone_bare(url, mirror, token)
+    else:
+        await git("fetch", "--quiet", "--prune", "--no-write-fetch-head", url, *_BRANCHES,
+                  cwd=mirror, token=token)
+    if pull_number is not None:
+        ref = f"refs/pull/{int(pull_number)}/head"
+        await git("fetch", "--quiet", "--no-write-fetch-head", url, f"+{ref}:{ref}",
+                  cwd=mirror, token=token)
+    (mirror / LAST_USED).touch()
+    return mirror
+
+
+async def _clone_bare(url: str, mirror: Path, token: str | None) -> None:
+    partial = mirror.with_name(mirror.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    await git("clone", "--bare", "--quiet", url, str(partial), cwd=mirror.parent, token=token)
+    # a bare clone stores the URL as `origin`; we always fetch by explicit URL instead
+    await git("remote", "remove", "origin", cwd=partial)
+    partial.rename(mirror)
+
+
+async def default_branch_of(mirror: Path) -> str:
+    head = await git("symbolic-ref", "--quiet", "HEAD", cwd=mirror)
+    return head.strip().removeprefix("refs/heads/")
+
+
+async def load_config(full_name: str, token: str | None = None,
+                      default_branch: str | None = None) -> RepoConfig:
+    """The repository's configuration from its default branch (fetching the mirror first)."""
+    mirror = mirror_path(full_name)
+    async with mirror_lock(mirror):
+        await update_mirror(full_name, token)
+        branch = default_branch or await default_branch_of(mirror)
+    return repo_config.load(mirror, branch)
+
+
+async def prepare(full_name: str, conversation: str, *, token: str | None = None,
+                  pull_number: int | None = None, default_branch: str | None = None) -> Worktree:
+    """A fresh worktree for one job. Raises ConfigError (nothing created) if bot.yml is invalid."""
+    mirror = mirror_path(full_name)
+    path = worktree_path(conversation)
+    async with mirror_lock(mirror):
+        await update_mirror(full_name, token, pull_number)
+        branch = default_branch or await default_branch_of(mirror)
+        cfg = repo_config.load(mirror, branch)
+        ref = f"refs/pull/{pull_number}/head" if pull_number is not None else f"refs/heads/{branch}"
+        sha = (await git("rev-parse", "--verify", f"{ref}^{{commit}}", cwd=mirror)).strip()
+        await _discard_worktree(mirror, path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        await git("worktree", "add", "--quiet", "--detach", "--force", str(path), sha, cwd=mirror)
+    log.info("worktree %s at %s %s", path.name, ref, sha[:12])
+    return Worktree(path, mirror, full_name, conversation, ref, sha, branch, cfg, pull_number)
+
+
+async def remove(worktree: Worktree) -> None:
+    """Remove the job's worktree (its files and the mirror's record of it)."""
+    async with mirror_lock(worktree.mirror):
+        await _discard_worktree(worktree.mirror, worktree.path)
+    (worktree.mirror / LAST_USED).touch()
+
+
+@contextlib.asynccontextmanager
+async def checkout(full_name: str, conversation: str, **kwargs) -> AsyncIterator[Worktree]:
+    """`prepare` … `remove`, then garbage-collect mirrors past the configured size."""
+    worktree = await prepare(full_name, conversation, **kwargs)
+    try:
+        yield worktree
+    finally:
+        await remove(worktree)
+        await collect_garbage()
+
+
+async def _discard_worktree(mirror: Path, path: Path) -> None:
+    if path.exists():
+        await run_git("worktree", "remove", "--force", "--force", str(path), cwd=mirror)
+        shutil.rmtree(path, ignore_errors=True)
+    await git("worktree", "prune", cwd=mirror)
+
+
+async def collect_garbage(max_bytes: int | None = None) -> list[str]:
+    """Delete least recently used mirrors until they fit; in-use mirrors are kept. Returns names."""
+    limit = mirrors_max_bytes() if max_bytes is None else max_bytes
+    mirrors = _mirrors_by_last_use()
+    total = sum(size for _, size in mirrors)
+    removed = []
+    for mirror, size in mirrors:
+        if total <= limit:
+            break
+        if await _delete_if_idle(mirror):
+            total -= size
+            removed.append(f"{mirror.parent.name}/{mirror.name.removesuffix('.git')}")
+    return removed
+
+
+def _mirrors_by_last_use() -> list[tuple[Path, int]]:
+    root = config.data_dir() / "mirrors"
+    found = [m for m in root.glob("*/*.git") if (m / "HEAD").exists()]
+    found.sort(key=_last_used)
+    return [(m, _tree_size(m)) for m in found]
+
+
+def _last_used(mirror: Path) -> float:
+    marker = mirror / LAST_USED
+    return marker.stat().st_mtime if marker.exists() else 0.0
+
+
+def _tree_size(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
+
+
+async def _delete_if_idle(mirror: Path) -> bool:
+    """Delete the mirror unless a worktree uses it or another process holds its lock."""
+    fd = os.open(f"{mirror}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        admin = mirror / "worktrees"
+        if admin.is_dir() and any(admin.iterdir()):
+            return False
+        shutil.rmtree(mirror)
+        log.info("mirror %s removed (least recently used)", mirror)
+        return True
+    finally:
+        os.close(fd)
