@@ -1,0 +1,484 @@
+"""A fake model provider: a real HTTP server on 127.0.0.1 that speaks the four wire APIs
+the agent CLIs use (reference agent-clis.md §8), scripted per test.
+
+APIs (the `api` name each recorded request carries):
+  anthropic  POST /v1/messages[?beta=true] (SSE or JSON), HEAD /, /v1/messages/count_tokens
+  responses  POST /v1/responses (SSE)                      -- Codex
+  chat       POST /v1/chat/completions (SSE or JSON)       -- OpenCode
+  gemini     POST /v1beta/models/M:streamGenerateContent?alt=sse and :generateContent
+
+Usage:
+    from tests.fakes.provider import FakeProvider, say, call, fail
+    with FakeProvider() as fake:                 # binds 127.0.0.1 on a random port
+        fake.script(call("write_file", {"path": "a.txt", "content": "hi"}), say("done"))
+        ... point the CLI at fake.url (BOT_<AGENT>_BASE_URL) ...
+        fake.requests            # every request, in order: Request objects (see below)
+        fake.main_requests()     # without auxiliary ones (OpenCode titles, Gemini router)
+
+Script: a FIFO of turns shared by all APIs; each main model request pops one turn.
+  say(text)              answer with text (end of turn)
+  call(tool, args)       answer with one tool call. `tool` is matched against the tools the
+                         CLI offered: the exact name (mcp__bot__write_file, bot_write_file,
+                         mcp_bot_write_file, Codex's "mcp__bot::write_file") or a bare suffix
+                         ("write_file") resolved to the one offered name ending in it. When no
+                         offered tool matches, the reply is the text
+                         "NO_TOOL_OFFERED <tool> tools=[...]" so the test sees why.
+  fail(status, message)  answer with an HTTP error in that API's own error format.
+When the queue is empty the provider echoes, as the recorded fixtures do:
+  "MOCK_ANSWER[<api>] prior_assistant_turns=<n> last_user=<text>" or, after a tool result,
+  "MOCK_ANSWER[<api>] prior_assistant_turns=<n> tool_result=<first 200 chars>".
+
+Request fields: api, method, path, headers, body (parsed JSON), auxiliary (bool), reply (the
+Turn answered), and helpers prior_assistant_turns, last_user_text, tool_result, offered_tools.
+Auxiliary requests (OpenCode's title generation, Gemini's JSON-schema router/next-speaker
+calls) are answered automatically and never consume a scripted turn.
+"""
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+USAGE_IN, USAGE_OUT = 10, 5
+_ids = itertools.count(1)
+
+
+@dataclass
+class Turn:
+    kind: str  # text | tool | fail
+    text: str = ""
+    tool: str = ""
+    args: dict = field(default_factory=dict)
+    status: int = 200
+
+
+def say(text: str) -> Turn:
+    return Turn("text", text=text)
+
+
+def call(tool: str, args: dict | None = None) -> Turn:
+    return Turn("tool", tool=tool, args=dict(args or {}))
+
+
+def fail(status: int = 400, message: str = "mock forced failure") -> Turn:
+    return Turn("fail", text=message, status=status)
+
+
+@dataclass
+class Request:
+    api: str
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    auxiliary: bool = False
+    reply: Turn | None = None
+
+    @property
+    def prior_assistant_turns(self) -> int:
+        return sum(1 for m in _messages(self) if m.get("role") in ("assistant", "model"))
+
+    @property
+    def offered_tools(self) -> list[str]:
+        return _offered_tools(self.api, self.body)
+
+    @property
+    def last_user_text(self) -> str:
+        return _last_user_text(self)
+
+    @property
+    def tool_result(self) -> str | None:
+        return _tool_result(self)
+
+
+# ---------------------------------------------------------------- reading requests
+
+def _messages(req: Request) -> list[dict]:
+    body = req.body if isinstance(req.body, dict) else {}
+    if req.api == "responses":
+        return [i for i in body.get("input", []) if i.get("type") == "message"]
+    if req.api == "gemini":
+        return body.get("contents", [])
+    return [m for m in body.get("messages", []) if m.get("role") != "system"]
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    out = []
+    for part in content or []:
+        if isinstance(part, dict) and isinstance(part.get("text"), str):
+            out.append(part["text"])
+    return out
+
+
+def _last_user_text(req: Request) -> str:
+    for message in reversed(_messages(req)):
+        if message.get("role") != "user":
+            continue
+        texts = _texts(message.get("parts") if req.api == "gemini" else message.get("content"))
+        texts = [t for t in texts if not t.lstrip().startswith(
+            ("<system-reminder>", "<environment_context>", "<session_context>"))]
+        if texts:
+            return texts[-1].strip()
+    return ""
+
+
+def _tool_result(req: Request) -> str | None:
+    body = req.body if isinstance(req.body, dict) else {}
+    if req.api == "responses":
+        last = (body.get("input") or [{}])[-1]
+        return str(last.get("output")) if last.get("type") == "function_call_output" else None
+    if req.api == "chat":
+        last = (body.get("messages") or [{}])[-1]
+        return str(last.get("content")) if last.get("role") == "tool" else None
+    if req.api == "gemini":
+        parts = ((body.get("contents") or [{}])[-1]).get("parts", [])
+        found = [p["functionResponse"].get("response") for p in parts if "functionResponse" in p]
+        return json.dumps(found[0]) if found else None
+    content = ((body.get("messages") or [{}])[-1]).get("content")
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            inner = block.get("content")
+            return inner if isinstance(inner, str) else json.dumps(inner)
+    return None
+
+
+def _offered_tools(api: str, body: Any) -> list[str]:
+    tools = body.get("tools") or [] if isinstance(body, dict) else []
+    names: list[str] = []
+    for tool in tools:
+        if api == "gemini":
+            names += [d["name"] for d in tool.get("functionDeclarations", [])]
+        elif api == "chat":
+            names.append(tool.get("function", {}).get("name", ""))
+        elif tool.get("type") == "namespace":
+            names += [f"{tool['name']}::{t['name']}" for t in tool.get("tools", [])]
+        elif tool.get("name"):
+            names.append(tool["name"])
+    return [n for n in names if n]
+
+
+def resolve_tool(wanted: str, offered: list[str]) -> str | None:
+    """The offered name for a scripted tool: exact, else the one name ending in it."""
+    if wanted in offered:
+        return wanted
+    matches = [n for n in offered if n.endswith(wanted) and n[: -len(wanted)][-1:] in ("_", ":")]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _is_auxiliary(req: Request) -> bool:
+    body = req.body if isinstance(req.body, dict) else {}
+    if req.api == "chat":
+        system = " ".join(t for m in body.get("messages", []) if m.get("role") == "system"
+                          for t in _texts(m.get("content")))
+        return "title generator" in system
+    if req.api == "gemini":
+        return (body.get("generationConfig") or {}).get("responseMimeType") == "application/json"
+    return False
+
+
+def _schema_value(schema: dict) -> Any:
+    kind = str(schema.get("type", "string")).lower()
+    if kind == "object":
+        return {k: ("user" if k == "next_speaker" else _schema_value(v))
+                for k, v in (schema.get("properties") or {}).items()}
+    if kind in ("integer", "number"):
+        return max(1, schema.get("minimum", 1))
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        return []
+    return "fake"
+
+
+def _auxiliary_reply(req: Request) -> Turn:
+    if req.api == "gemini":
+        schema = req.body["generationConfig"].get("responseJsonSchema") or \
+            req.body["generationConfig"].get("responseSchema") or {}
+        return say(json.dumps(_schema_value(schema)))
+    return say("Fake title")
+
+
+# ---------------------------------------------------------------- writing replies
+
+def _sse(events: list[tuple[str | None, dict | str]]) -> bytes:
+    out = []
+    for name, data in events:
+        payload = data if isinstance(data, str) else json.dumps(data)
+        out.append((f"event: {name}\n" if name else "") + f"data: {payload}\n\n")
+    return "".join(out).encode()
+
+
+def _anthropic(turn: Turn, model: str, stream: bool) -> tuple[str, bytes]:
+    n = next(_ids)
+    if turn.kind == "tool":
+        block = {"type": "tool_use", "id": f"toolu_fake_{n}", "name": turn.tool, "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(turn.args)}
+        stop, full = "tool_use", dict(block, input=turn.args)
+    else:
+        block = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": turn.text}
+        stop, full = "end_turn", {"type": "text", "text": turn.text}
+    message = {"id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": model,
+               "content": [], "stop_reason": None, "stop_sequence": None,
+               "usage": {"input_tokens": USAGE_IN, "output_tokens": 1}}
+    if not stream:
+        return "application/json", json.dumps(dict(message, content=[full], stop_reason=stop,
+                                                    usage={"input_tokens": USAGE_IN,
+                                                           "output_tokens": USAGE_OUT})).encode()
+    return "text/event-stream", _sse([
+        ("message_start", {"type": "message_start", "message": message}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+        ("ping", {"type": "ping"}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                           "usage": {"output_tokens": USAGE_OUT}}),
+        ("message_stop", {"type": "message_stop"})])
+
+
+def _responses(turn: Turn, model: str) -> tuple[str, bytes]:
+    n = next(_ids)
+    if turn.kind == "tool":
+        namespace, _, name = turn.tool.rpartition("::")
+        item = {"id": f"fc_fake_{n}", "type": "function_call", "status": "completed",
+                "call_id": f"call_fake_{n}", "name": name, "arguments": json.dumps(turn.args)}
+        if namespace:
+            item["namespace"] = namespace
+        middle = [("response.function_call_arguments.done",
+                   {"item_id": item["id"], "output_index": 0, "arguments": item["arguments"]})]
+    else:
+        part = {"type": "output_text", "text": turn.text, "annotations": []}
+        item = {"id": f"msg_fake_{n}", "type": "message", "role": "assistant",
+                "status": "completed", "content": [part]}
+        where = {"item_id": item["id"], "output_index": 0, "content_index": 0}
+        middle = [("response.content_part.added", dict(where, part=dict(part, text=""))),
+                  ("response.output_text.delta", dict(where, delta=turn.text)),
+                  ("response.output_text.done", dict(where, text=turn.text)),
+                  ("response.content_part.done", dict(where, part=part))]
+    response = {"id": f"resp_fake_{n}", "object": "response", "model": model,
+                "status": "in_progress", "output": []}
+    usage = {"input_tokens": USAGE_IN, "input_tokens_details": {"cached_tokens": 0},
+             "output_tokens": USAGE_OUT, "output_tokens_details": {"reasoning_tokens": 0},
+             "total_tokens": USAGE_IN + USAGE_OUT}
+    events = [("response.created", {"response": response}),
+              ("response.in_progress", {"response": response}),
+              ("response.output_item.added", {"output_index": 0, "item": dict(item, status="in_progress")}),
+              *middle,
+              ("response.output_item.done", {"output_index": 0, "item": item}),
+              ("response.completed", {"response": dict(response, status="completed", output=[item],
+                                                        usage=usage)})]
+    return "text/event-stream", _sse([(name, dict(data, type=name)) for name, data in events])
+
+
+def _chat(turn: Turn, model: str, stream: bool) -> tuple[str, bytes]:
+    n = next(_ids)
+    if turn.kind == "tool":
+        calls = [{"index": 0, "id": f"call_fake_{n}", "type": "function",
+                  "function": {"name": turn.tool, "arguments": json.dumps(turn.args)}}]
+        delta, finish = {"tool_calls": calls}, "tool_calls"
+    else:
+        delta, finish = {"content": turn.text}, "stop"
+    usage = {"prompt_tokens": USAGE_IN, "completion_tokens": USAGE_OUT,
+             "total_tokens": USAGE_IN + USAGE_OUT}
+    base = {"id": f"chatcmpl-fake-{n}", "created": 1_800_000_000, "model": model}
+    if not stream:
+        message = {"role": "assistant", "content": delta.get("content")}
+        if "tool_calls" in delta:
+            message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in calls]
+        return "application/json", json.dumps(dict(base, object="chat.completion", usage=usage, choices=[
+            {"index": 0, "message": message, "finish_reason": finish}])).encode()
+    chunk = dict(base, object="chat.completion.chunk")
+    return "text/event-stream", _sse([
+        (None, dict(chunk, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                     "finish_reason": None}])),
+        (None, dict(chunk, choices=[{"index": 0, "delta": delta, "finish_reason": None}])),
+        (None, dict(chunk, choices=[{"index": 0, "delta": {}, "finish_reason": finish}])),
+        (None, dict(chunk, choices=[], usage=usage)),
+        (None, "[DONE]")])
+
+
+def _gemini(turn: Turn, model: str, stream: bool) -> tuple[str, bytes]:
+    part = {"functionCall": {"name": turn.tool, "args": turn.args}} if turn.kind == "tool" \
+        else {"text": turn.text}
+    body = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP",
+                            "index": 0}],
+            "usageMetadata": {"promptTokenCount": USAGE_IN, "candidatesTokenCount": USAGE_OUT,
+                              "totalTokenCount": USAGE_IN + USAGE_OUT},
+            "modelVersion": model}
+    if stream:
+        return "text/event-stream", _sse([(None, body)])
+    return "application/json", json.dumps(body).encode()
+
+
+def _error_body(api: str, status: int, message: str) -> bytes:
+    if api == "anthropic":
+        body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    elif api == "gemini":
+        body = {"error": {"code": status, "message": message, "status": "INVALID_ARGUMENT"}}
+    else:
+        body = {"error": {"message": message, "type": "invalid_request_error", "code": "mock_fail"}}
+    return json.dumps(body).encode()
+
+
+def _api_of(path: str) -> str | None:
+    if path.startswith("/v1/messages"):
+        return "anthropic"
+    if path.startswith("/v1/responses"):
+        return "responses"
+    if path.startswith("/v1/chat/completions"):
+        return "chat"
+    if path.startswith("/v1beta/models/") or path.startswith("/v1/models/"):
+        return "gemini"
+    return None
+
+
+# ---------------------------------------------------------------- the server
+
+class FakeProvider:
+    """The scriptable provider; see the module docstring."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0):
+        self._queue: list[Turn] = []
+        self._lock = threading.Lock()
+        self.requests: list[Request] = []
+        self._server = ThreadingHTTPServer((host, port), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "FakeProvider":
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> "FakeProvider":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def script(self, *turns: Turn) -> "FakeProvider":
+        with self._lock:
+            self._queue.extend(turns)
+        return self
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    def main_requests(self, api: str | None = None) -> list[Request]:
+        with self._lock:
+            return [r for r in self.requests if not r.auxiliary and r.reply is not None
+                    and (api is None or r.api == api)]
+
+    def answer(self, req: Request) -> Turn:
+        """Decide the reply for one model request (records it)."""
+        with self._lock:
+            self.requests.append(req)
+            if _is_auxiliary(req):
+                req.auxiliary, req.reply = True, _auxiliary_reply(req)
+                return req.reply
+            turn = self._queue.pop(0) if self._queue else None
+        req.reply = self._realise(req, turn)
+        return req.reply
+
+    @staticmethod
+    def _realise(req: Request, turn: Turn | None) -> Turn:
+        if turn is None:
+            result = req.tool_result
+            tail = f"tool_result={result[:200]}" if result is not None else f"last_user={req.last_user_text}"
+            return say(f"MOCK_ANSWER[{req.api}] prior_assistant_turns={req.prior_assistant_turns} {tail}")
+        if turn.kind != "tool":
+            return turn
+        offered = req.offered_tools
+        name = resolve_tool(turn.tool, offered)
+        if name is None:
+            return say(f"NO_TOOL_OFFERED {turn.tool} tools=[{', '.join(offered)}]")
+        return call(name, turn.args)
+
+    def record_other(self, method: str, path: str, headers: dict) -> None:
+        with self._lock:
+            self.requests.append(Request("other", method, path, headers, None))
+
+
+def _handler_for(fake: FakeProvider):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args) -> None:  # keep test output clean
+            pass
+
+        def _send(self, status: int, ctype: str, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+            self.close_connection = True
+
+        def do_HEAD(self) -> None:
+            fake.record_other("HEAD", self.path, dict(self.headers))
+            self._send(200, "text/plain", b"")
+
+        def do_GET(self) -> None:
+            fake.record_other("GET", self.path, dict(self.headers))
+            self._send(200, "application/json", json.dumps({"object": "list", "data": [], "models": []}).encode())
+
+        def do_POST(self) -> None:
+            try:
+                self._post()
+            except Exception as exc:  # a fake bug must show as a 500, not a hung CLI
+                self._send(500, "application/json", json.dumps({"error": {"message": repr(exc)}}).encode())
+
+        def _post(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.headers.get("Content-Encoding", "").lower() == "gzip":
+                raw = gzip.decompress(raw)
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = None
+            api = _api_of(self.path)
+            if self.path.endswith("count_tokens") or self.path.endswith(":countTokens"):
+                fake.record_other("POST", self.path, dict(self.headers))
+                return self._send(200, "application/json", b'{"input_tokens":42,"totalTokens":42}')
+            if api is None or not isinstance(body, dict):
+                fake.record_other("POST", self.path, dict(self.headers))
+                return self._send(404, "application/json", b'{"error":{"message":"not found"}}')
+            req = Request(api, "POST", self.path, dict(self.headers), body)
+            turn = fake.answer(req)
+            if turn.kind == "fail":
+                return self._send(turn.status, "application/json", _error_body(api, turn.status, turn.text))
+            self._send(200, *_render(api, self.path, body, turn))
+
+    return Handler
+
+
+def _render(api: str, path: str, body: dict, turn: Turn) -> tuple[str, bytes]:
+    model = str(body.get("model") or path.split("/models/")[-1].split(":")[0] or "fake-model")
+    if api == "anthropic":
+        return _anthropic(turn, model, bool(body.get("stream")))
+    if api == "responses":
+        return _responses(turn, model)
+    if api == "chat":
+        return _chat(turn, model, bool(body.get("stream")))
+    return _gemini(turn, model, "streamGenerateContent" in path)
