@@ -50,7 +50,9 @@ class SandboxConfig:
     ro_binds: tuple[Path, ...] = ()  # extra read-only host paths (the agent CLI install folder)
     bridge_upstream: tuple[str, int] | None = None  # host address of the MCP bridge
     tmpdir: Path | None = None  # host TMPDIR for tier 0 (tier 1 uses its own tmpfs)
-    allow_unix_sockets: bool = False
+    allow_unix_sockets: bool = False  # tier 1: socket(AF_UNIX) allowed inside (seccomp knob)
+    egress_log: Path | None = None  # tier 1: one JSON line per egress decision
+    run_id: str | None = None  # names the run's cgroups; random when None
 
 
 @dataclass
@@ -62,6 +64,8 @@ class EgressDecision:
     address: str | None = None
     bytes_up: int = 0
     bytes_down: int = 0
+    sni: str | None = None
+    time: float = 0.0
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)

@@ -1,0 +1,136 @@
+"""Listener injection: create loopback listeners inside a sandbox's network namespace.
+
+bwrap reports the sandbox child's pid on --info-fd and waits on --block-fd. A
+forked single-threaded helper joins the owner user namespace of the child's netns
+(bwrap nests user namespaces; only the owner grants CAP_NET_BIND in that netns),
+then the netns, binds 127.0.0.1:PORT listeners there and sends their fds back over
+SCM_RIGHTS. The launcher accepts on them outside the sandbox and relays, so no
+socat, bind-mounted socket or AF_UNIX is needed inside.
+"""
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import fcntl
+import os
+import socket
+from typing import Awaitable, Callable
+
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+NS_GET_USERNS = 0xB701  # _IO(0xb7, 0x1)
+RELAY_CHUNK = 1 << 16
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class InjectionFailed(RuntimeError):
+    pass
+
+
+def _setns(fd: int, nstype: int) -> None:
+    if _libc.setns(fd, nstype) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def _enter_netns(child_pid: int) -> None:
+    net_fd = os.open(f"/proc/{child_pid}/ns/net", os.O_RDONLY)
+    try:
+        _setns(net_fd, CLONE_NEWNET)
+        return
+    except PermissionError:
+        pass  # not privileged over the netns here: join its owning userns first
+    owner_fd = fcntl.ioctl(net_fd, NS_GET_USERNS)
+    _setns(owner_fd, CLONE_NEWUSER)
+    _setns(net_fd, CLONE_NEWNET)
+
+
+def _bind_listeners(ports: list[int]) -> list[socket.socket]:
+    listeners = []
+    for port in ports:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", port))
+        sock.listen(128)
+        listeners.append(sock)
+    return listeners
+
+
+def inject_listeners(child_pid: int, ports: list[int]) -> list[socket.socket]:
+    """Listening sockets bound to 127.0.0.1:port inside child_pid's network namespace."""
+    if not ports:
+        return []
+    parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    pid = os.fork()
+    if pid == 0:  # helper: touch nothing but syscalls, then _exit
+        code = 0
+        try:
+            parent_end.close()
+            _enter_netns(child_pid)
+            listeners = _bind_listeners(ports)
+            socket.send_fds(child_end, [b"ok"], [s.fileno() for s in listeners])
+        except BaseException as exc:  # report, never return into the parent's code
+            try:
+                child_end.send(f"err:{exc}".encode()[:512])
+            finally:
+                code = 1
+        os._exit(code)
+    child_end.close()
+    try:
+        msg, fds, _, _ = socket.recv_fds(parent_end, 1024, len(ports))
+    finally:
+        parent_end.close()
+        os.waitpid(pid, 0)
+    if msg != b"ok" or len(fds) != len(ports):
+        for fd in fds:
+            os.close(fd)
+        raise InjectionFailed(msg.decode("utf-8", "replace").removeprefix("err:") or "no reply")
+    return [socket.socket(fileno=fd) for fd in fds]
+
+
+async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+               count: Callable[[int], None] | None = None) -> None:
+    try:
+        while chunk := await reader.read(RELAY_CHUNK):
+            writer.write(chunk)
+            await writer.drain()
+            if count:
+                count(len(chunk))
+    except (ConnectionError, OSError):
+        pass
+    finally:
+        try:
+            if writer.can_write_eof():
+                writer.write_eof()
+        except (OSError, RuntimeError):
+            writer.close()
+
+
+async def splice(a: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+                 b: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
+    """Copy both ways until both sides are done, then close both."""
+    try:
+        await asyncio.gather(pipe(a[0], b[1]), pipe(b[0], a[1]))
+    finally:
+        for writer in (a[1], b[1]):
+            writer.close()
+
+
+def tcp_relay(host: str, port: int) -> Callable[..., Awaitable[None]]:
+    """A connection handler that relays to host:port on the host's network."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            upstream = await asyncio.wait_for(asyncio.open_connection(host, port), 10)
+        except (OSError, asyncio.TimeoutError):
+            writer.close()
+            return
+        await splice((reader, writer), upstream)
+
+    return handle
+
+
+async def serve(listener: socket.socket, handler) -> asyncio.AbstractServer:
+    listener.setblocking(False)
+    return await asyncio.start_server(handler, sock=listener, limit=RELAY_CHUNK)

@@ -1,0 +1,228 @@
+"""Memory and process caps through cgroups, one cgroup set per sandbox run.
+
+cgroup v2 is used when its memory and pids controllers can be enabled for our
+subtree; otherwise v1 `memory` + `pids` (this kind of host: hybrid layout, v2 holds
+only hugetlb). A v2 leaf is still joined when possible for `cgroup.kill`.
+`BOT_CGROUP_ROOT` overrides the mount root (/sys/fs/cgroup); pointing it at an empty
+directory makes every start refuse, which is how the refusal is tested.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot import config
+
+GROUP_NAME = "bot-sandbox"
+
+
+class CgroupUnavailable(RuntimeError):
+    pass
+
+
+def cgroup_root() -> Path:
+    return Path(config.env("BOT_CGROUP_ROOT", "/sys/fs/cgroup"))
+
+
+def _own_path(controller: str) -> str:
+    """This process's cgroup path for a v1 controller ('' key = v2)."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, names, path = line.split(":", 2)
+        if controller in names.split(","):
+            return path
+    return "/"
+
+
+def _v1_parent(root: Path, controller: str) -> Path:
+    base = root / controller
+    own = base / _own_path(controller).lstrip("/")
+    return own if (own / "cgroup.procs").exists() else base
+
+
+def _v2_mount(root: Path) -> Path | None:
+    for candidate in (root, root / "unified"):
+        if (candidate / "cgroup.controllers").exists():
+            return candidate
+    return None
+
+
+def _v2_parent(root: Path) -> Path | None:
+    mount = _v2_mount(root)
+    if mount is None:
+        return None
+    own = mount / _own_path("").lstrip("/")
+    return own if (own / "cgroup.procs").exists() else mount
+
+
+def _v2_has_controllers(parent: Path) -> bool:
+    try:
+        available = (parent / "cgroup.controllers").read_text().split()
+    except OSError:
+        return False
+    return "memory" in available and "pids" in available
+
+
+@dataclass
+class CgroupSet:
+    """The cgroups one run joins: where to write its pid, where to read what happened."""
+
+    version: int
+    memory: Path
+    pids: Path
+    leaf_v2: Path | None = None
+    dirs: list[Path] = field(default_factory=list)
+
+    def join_paths(self) -> list[str]:
+        paths = {str(self.memory / "cgroup.procs"), str(self.pids / "cgroup.procs")}
+        if self.leaf_v2 is not None:
+            paths.add(str(self.leaf_v2 / "cgroup.procs"))
+        return sorted(paths)
+
+    def kill_all(self) -> None:
+        """Kill every process still in the run's cgroups (daemons included)."""
+        if self.leaf_v2 is not None and (self.leaf_v2 / "cgroup.kill").exists():
+            _write(self.leaf_v2 / "cgroup.kill", "1")
+        for group in {self.memory, self.pids}:
+            for pid in _read(group / "cgroup.procs").split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def oom_kills(self) -> int:
+        if self.version == 2:
+            return _field(_read(self.memory / "memory.events"), "oom_kill")
+        return _field(_read(self.memory / "memory.oom_control"), "oom_kill")
+
+    def pids_max_hits(self) -> int:
+        return _field(_read(self.pids / "pids.events"), "max")
+
+    def peak_memory(self) -> int:
+        name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
+        text = _read(self.memory / name).strip()
+        return int(text) if text.isdigit() else 0
+
+    def remove(self, wait_s: float = 1.0) -> None:
+        deadline = time.monotonic() + wait_s
+        for path in reversed(self.dirs):
+            while True:
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # still busy for a moment after the last task exits
+                    if time.monotonic() > deadline:
+                        break
+                    self.kill_all()
+                    time.sleep(0.005)
+
+
+def create(run_id: str, memory_bytes: int, pids_max: int) -> CgroupSet:
+    """Create and limit the cgroups for one run, or raise CgroupUnavailable."""
+    root = cgroup_root()
+    parent2 = _v2_parent(root)
+    if parent2 is not None and _v2_has_controllers(parent2) and _v2_enable(parent2):
+        leaf = _mkdirs(parent2 / GROUP_NAME, run_id)
+        cg = CgroupSet(2, leaf, leaf, leaf, [leaf])
+        _write(leaf / "memory.max", str(memory_bytes))
+        _try_write(leaf / "memory.swap.max", "0")
+        _write(leaf / "pids.max", str(pids_max))
+        return cg
+    return _create_v1(root, parent2, run_id, memory_bytes, pids_max)
+
+
+def _create_v1(root: Path, parent2: Path | None, run_id: str, memory_bytes: int,
+               pids_max: int) -> CgroupSet:
+    for controller in ("memory", "pids"):
+        if not (root / controller / "cgroup.procs").exists():
+            raise CgroupUnavailable(f"no cgroup v2 memory+pids controllers and no v1 {controller} "
+                                    f"hierarchy under {root}")
+    memory = _mkdirs(_v1_parent(root, "memory") / GROUP_NAME, run_id)
+    pids = _mkdirs(_v1_parent(root, "pids") / GROUP_NAME, run_id)
+    cg = CgroupSet(1, memory, pids, dirs=[memory, pids])
+    _write(memory / "memory.limit_in_bytes", str(memory_bytes))
+    _try_write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
+    _write(pids / "pids.max", str(pids_max))
+    if parent2 is not None:
+        try:
+            cg.leaf_v2 = _mkdirs(parent2 / GROUP_NAME, run_id)
+            cg.dirs.append(cg.leaf_v2)
+        except CgroupUnavailable:
+            pass  # tracking only; the caps above are the floor
+    return cg
+
+
+def _v2_enable(parent: Path) -> bool:
+    group = parent / GROUP_NAME
+    try:
+        group.mkdir(exist_ok=True)
+        enabled = (parent / "cgroup.subtree_control").read_text().split()
+        if not {"memory", "pids"} <= set(enabled):
+            _write(parent / "cgroup.subtree_control", "+memory +pids")
+        _write(group / "cgroup.subtree_control", "+memory +pids")
+        return True
+    except OSError:
+        return False
+
+
+def _mkdirs(group: Path, run_id: str) -> Path:
+    try:
+        group.mkdir(exist_ok=True)
+        leaf = group / run_id
+        leaf.mkdir()
+        return leaf
+    except OSError as exc:
+        raise CgroupUnavailable(f"cannot create cgroup {group}/{run_id}: {exc.strerror}") from exc
+
+
+def _write(path: Path, value: str) -> None:
+    try:
+        path.write_text(value)
+    except OSError as exc:
+        raise CgroupUnavailable(f"cannot write {path}: {exc.strerror}") from exc
+
+
+def _try_write(path: Path, value: str) -> None:
+    try:
+        path.write_text(value)
+    except OSError:
+        pass  # optional knob (swap accounting off): memory cap still holds
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _field(text: str, name: str) -> int:
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == name and value.strip().isdigit():
+            return int(value)
+    return 0
+
+
+def joiner(paths: list[str], nofile: int, data_bytes: int | None):
+    """A preexec_fn: join the cgroups and set rlimit backstops before exec (no race)."""
+    import resource
+
+    def join() -> None:
+        pid = str(os.getpid())
+        for path in paths:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, pid.encode())
+            finally:
+                os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if data_bytes:
+            resource.setrlimit(resource.RLIMIT_DATA, (data_bytes, data_bytes))
+
+    return join

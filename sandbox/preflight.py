@@ -1,0 +1,93 @@
+"""Floor checks with real probes (not `bwrap --version`): each one (name, ok, detail).
+
+A tier-1 start refuses on its own when any of these fails; this module lets an
+operator (`bot doctor`, `bot sandbox check`) see all verdicts at once.
+"""
+from __future__ import annotations
+
+import asyncio
+import platform
+import secrets
+import subprocess
+import tempfile
+from pathlib import Path
+
+from sandbox import limits, seccomp
+from sandbox.base import Refused
+
+Check = tuple[str, bool, str]
+
+
+def checks() -> list[Check]:
+    results = [_bwrap_check(), _seccomp_check(), _cgroup_check()]
+    if all(ok for _, ok, _ in results):
+        results += _live_checks()
+    else:
+        results.append(("tier-1 sandbox starts", False, "skipped: a floor check above failed"))
+    return results
+
+
+def _bwrap_check() -> Check:
+    from sandbox.tier1 import find_bwrap
+    try:
+        path = find_bwrap()
+    except Refused as exc:
+        return ("bubblewrap installed", False, str(exc))
+    out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
+    return ("bubblewrap installed", out.returncode == 0, f"{path}: {out.stdout.strip() or out.stderr.strip()}")
+
+
+def _seccomp_check() -> Check:
+    try:
+        size = len(seccomp.program()) // 8
+    except seccomp.UnsupportedArch as exc:
+        return ("seccomp filter", False, str(exc))
+    return ("seccomp filter", True, f"{size} BPF instructions for {platform.machine()}")
+
+
+def _cgroup_check() -> Check:
+    try:
+        groups = limits.create("preflight-" + secrets.token_hex(4), 64 << 20, 16)
+    except limits.CgroupUnavailable as exc:
+        from sandbox.tier1 import FIX_CGROUP
+        return ("cgroup memory+pids caps", False, f"{exc}. Fix: {FIX_CGROUP}")
+    detail = f"cgroup v{groups.version}: {groups.memory}"
+    groups.remove()
+    return ("cgroup memory+pids caps", True, detail)
+
+
+def _live_checks() -> list[Check]:
+    """Start a real sandbox: user namespaces, seccomp load, listener injection, proxy."""
+    try:
+        ok, detail = _run_coroutine(_probe_sandbox)
+    except Refused as exc:
+        return [("tier-1 sandbox starts", False, str(exc))]
+    return [("tier-1 sandbox starts", True, "bwrap + userns + netns + seccomp + listener injection"),
+            ("egress proxy answers inside", ok, detail)]
+
+
+async def _probe_sandbox() -> tuple[bool, str]:
+    from sandbox.base import Limits, SandboxConfig
+    from sandbox.tier1 import Tier1Spawner
+    script = ("import socket; s = socket.create_connection(('127.0.0.1', 3128), 5); "
+              "s.sendall(b'GET http://x/ HTTP/1.1\\r\\n\\r\\n'); print(s.recv(64).decode().split(chr(13))[0])")
+    with tempfile.TemporaryDirectory(prefix="bot-preflight-") as scratch:
+        cfg = SandboxConfig(workdir=Path(scratch), home=Path(scratch) / "home", limits=Limits(timeout_s=20))
+        proc = await Tier1Spawner().start(cfg, ["python3", "-c", script], {})
+        out, err = await asyncio.gather(proc.stdout.read(), proc.stderr.read())
+        rc = await proc.wait()
+    answer = out.decode().strip()
+    if rc == 0 and " 405 " in answer + " ":
+        return True, f"CONNECT-only proxy at 127.0.0.1:3128 ({answer})"
+    return False, f"exit {rc}: {answer or err.decode(errors='replace').strip()[-300:]}"
+
+
+def _run_coroutine(factory):
+    """asyncio.run, also when called from inside a running loop (then in a worker thread)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(factory())
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(factory())).result()

@@ -1,0 +1,83 @@
+"""A running tier-1 sandbox: streams, wall clock, kill-everything, and what the floor observed."""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+
+from sandbox.base import EgressDecision, Limits
+from sandbox.limits import CgroupSet
+
+
+class Tier1Process:
+    tier = 1
+
+    def __init__(self, proc: asyncio.subprocess.Process, groups: CgroupSet, limits: Limits):
+        self._proc = proc
+        self._groups = groups
+        self._limits = limits
+        self.pid = proc.pid
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.egress: list[EgressDecision] = []
+        self.servers: list[asyncio.AbstractServer] = []
+        self._timed_out = False
+        self._killed = False
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._started = time.monotonic()
+        self._stats: dict | None = None
+        self._finished: asyncio.Future | None = None
+
+    def start_watchdog(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._started = time.monotonic()
+        self._watchdog = loop.call_later(self._limits.timeout_s, self._on_timeout)
+
+    def _on_timeout(self) -> None:
+        self._timed_out = True
+        self._kill_now()
+
+    def _kill_now(self) -> None:
+        try:
+            os.killpg(self.pid, signal.SIGKILL)  # bwrap is PID-ns init's parent: all of it dies
+        except ProcessLookupError:
+            pass
+        self._groups.kill_all()
+
+    async def wait(self) -> int:
+        if self._finished is None:
+            self._finished = asyncio.ensure_future(self._reap())
+        return await asyncio.shield(self._finished)
+
+    async def _reap(self) -> int:
+        rc = await self._proc.wait()
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        self._groups.kill_all()  # anything that escaped the PID namespace teardown
+        self._stats = {"oom_killed": self._groups.oom_kills() > 0,
+                       "pids_max_hit": self._groups.pids_max_hits() > 0,
+                       "memory_peak_bytes": self._groups.peak_memory(),
+                       "cgroup_version": self._groups.version}
+        for server in self.servers:
+            server.close()
+        await asyncio.get_running_loop().run_in_executor(None, self._groups.remove)
+        return rc
+
+    async def kill(self) -> None:
+        """Kill everything the run started (daemons included) and reap it."""
+        self._killed = True
+        self._kill_now()
+        await self.wait()
+
+    def outcome(self) -> dict:
+        stats = self._stats or {"oom_killed": False, "pids_max_hit": False}
+        return {"tier": 1, "exit_code": self._proc.returncode, "timed_out": self._timed_out,
+                "killed": self._killed, **stats,
+                "duration_s": round(time.monotonic() - self._started, 3),
+                "limits": {"memory_bytes": self._limits.memory_bytes, "pids": self._limits.pids,
+                           "timeout_s": self._limits.timeout_s,
+                           "tmpfs_bytes": self._limits.tmpfs_bytes,
+                           "open_files": self._limits.open_files},
+                "egress": {"allowed": sum(d.allowed for d in self.egress),
+                           "denied": sum(not d.allowed for d in self.egress)}}

@@ -1,0 +1,233 @@
+"""Tier 1: bubblewrap over a skeleton of the host, an empty network namespace with
+injected loopback listeners (egress proxy, MCP bridge, loopback gateways), seccomp,
+cgroup memory/pids caps and a wall clock. Refuses (raises Refused) when any part of
+that floor cannot be had; never runs with less.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from sandbox import egress, inject, limits, seccomp
+from sandbox.base import (INSIDE_BRIDGE_PORT, INSIDE_PROXY_PORT, Limits, Refused, SandboxConfig,
+                          base_env)
+from sandbox.process import Tier1Process
+
+STREAM_LIMIT = 1 << 24  # CLIs emit long JSON lines
+SANDBOX_TMP = "/tmp"
+PROXY_URL = f"http://127.0.0.1:{INSIDE_PROXY_PORT}"
+NO_PROXY = "127.0.0.1,localhost,::1"
+ETC_ALLOWLIST = ("passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf",
+                 "ssl", "ca-certificates", "ca-certificates.conf", "alternatives", "localtime",
+                 "timezone", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "gitconfig", "os-release",
+                 "debian_version", "mime.types", "protocols", "services", "python3", "python3.11",
+                 "terminfo", "inputrc", "magic", "magic.mime")
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+FIX_BWRAP = "install bubblewrap (apt-get install bubblewrap) and make sure `bwrap` is on PATH"
+FIX_USERNS = ("enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0; on Ubuntu "
+              "24.04 an AppArmor profile granting `userns` to bwrap), or run the bot as root")
+FIX_CGROUP = ("run the bot as root, or delegate a cgroup subtree to its user (v1: chown a memory and a "
+              "pids subtree; v2: systemd Delegate=yes) and point BOT_CGROUP_ROOT at it")
+
+
+def find_bwrap() -> str:
+    path = shutil.which("bwrap", path=os.environ.get("PATH", ""))
+    if path is None:
+        raise Refused("bubblewrap (bwrap) was not found on PATH.", FIX_BWRAP)
+    return path
+
+
+def loopback_gateways(config: SandboxConfig) -> list[int]:
+    """Ports of operator gateways on the host's loopback: relayed inside at the same URL."""
+    ports = []
+    for entry in config.gateways:
+        host, port = egress.split_host_port(entry, default_port=None)
+        if egress.normalize_host(host) in LOOPBACK_NAMES and port is not None:
+            ports.append(port)
+    return ports
+
+
+def inside_env(config: SandboxConfig, env: dict[str, str]) -> dict[str, str]:
+    full = base_env(config.home, SANDBOX_TMP) | env
+    full.update(HTTPS_PROXY=PROXY_URL, HTTP_PROXY=PROXY_URL, https_proxy=PROXY_URL,
+                http_proxy=PROXY_URL, NO_PROXY=NO_PROXY, no_proxy=NO_PROXY, NODE_USE_ENV_PROXY="1")
+    full.pop("ALL_PROXY", None)
+    full.pop("all_proxy", None)
+    return full
+
+
+def _system_mounts() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        host = Path("/") / name
+        if host.is_symlink():
+            args += ["--symlink", os.readlink(host), f"/{name}"]
+        elif host.is_dir():
+            args += ["--ro-bind", str(host), f"/{name}"]
+    for name in ETC_ALLOWLIST:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    return args
+
+
+def bwrap_argv(bwrap: str, config: SandboxConfig, argv: Sequence[str], cwd: str | None,
+               fds: tuple[int, int, int]) -> list[str]:
+    """The whole bwrap command line: paths and fd numbers only, never an env value."""
+    seccomp_fd, info_fd, block_fd = fds
+    lim = config.limits
+    args = [bwrap, *_system_mounts(), "--dev", "/dev", "--proc", "/proc",
+            "--size", str(lim.tmpfs_bytes), "--tmpfs", SANDBOX_TMP,
+            "--size", str(lim.tmpfs_bytes), "--tmpfs", "/dev/shm", "--tmpfs", "/run",
+            "--dir", "/var", "--symlink", "/tmp", "/var/tmp"]
+    for path in config.ro_binds:
+        args += ["--ro-bind", str(path), str(path)]
+    args += ["--bind", str(config.home), str(config.home)]
+    args += ["--bind" if config.writable else "--ro-bind", str(config.workdir), config.mount_path]
+    args += ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+             "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",
+             "--seccomp", str(seccomp_fd), "--info-fd", str(info_fd), "--block-fd", str(block_fd),
+             "--chdir", cwd or config.mount_path, "--", *argv]
+    return args
+
+
+class Tier1Spawner:
+    tier = 1
+
+    def preflight(self, config: SandboxConfig) -> list[tuple[str, bool, str]]:
+        from sandbox import preflight
+        return preflight.checks()
+
+    def inside_bridge_url(self, config: SandboxConfig, path: str = "/mcp") -> str | None:
+        if config.bridge_upstream is None:
+            return None
+        return f"http://127.0.0.1:{INSIDE_BRIDGE_PORT}{path}"
+
+    async def probe(self, argv: Sequence[str], env: dict[str, str] | None = None) -> tuple[int, str]:
+        """Run a detection command (a CLI's --version) in a throwaway tier-1 sandbox."""
+        from bot import config as bot_config
+        with tempfile.TemporaryDirectory(prefix="bot-probe-") as scratch:
+            home = Path(scratch) / "home"
+            home.mkdir()
+            cfg = SandboxConfig(workdir=Path(scratch), home=home, ro_binds=_probe_binds(bot_config),
+                                limits=Limits(timeout_s=30))
+            try:
+                proc = await self.start(cfg, argv, env or {})
+            except Refused as exc:
+                return 70, f"refused: {exc}"
+            out, err = await asyncio.gather(proc.stdout.read(), proc.stderr.read())
+            rc = await proc.wait()
+            return (124 if proc.outcome()["timed_out"] else rc), (out + err).decode("utf-8", "replace")
+
+    async def start(self, config: SandboxConfig, argv: Sequence[str], env: dict[str, str],
+                    stdin: bytes | None = None, cwd: str | None = None) -> Tier1Process:
+        bwrap = find_bwrap()
+        try:
+            filter_fd = seccomp.program_fd(config.allow_unix_sockets)
+        except seccomp.UnsupportedArch as exc:
+            raise Refused(str(exc), "run the bot on an x86_64 host") from None
+        config.home.mkdir(parents=True, exist_ok=True)
+        run_id = config.run_id or secrets.token_hex(8)
+        try:
+            groups = limits.create(run_id, config.limits.memory_bytes, config.limits.pids)
+        except limits.CgroupUnavailable as exc:
+            os.close(filter_fd)
+            raise Refused(f"no usable cgroup for the memory and process caps: {exc}", FIX_CGROUP) from None
+        try:
+            return await self._launch(bwrap, config, argv, env, stdin, cwd, filter_fd, groups)
+        except BaseException:
+            groups.remove()
+            raise
+
+    async def _launch(self, bwrap, config, argv, env, stdin, cwd, filter_fd, groups) -> Tier1Process:
+        info_r, info_w = os.pipe()
+        block_r, block_w = os.pipe()
+        fds = (filter_fd, info_w, block_r)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *bwrap_argv(bwrap, config, argv, cwd, fds), env=inside_env(config, env),
+                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, pass_fds=fds,
+                start_new_session=True, limit=STREAM_LIMIT,
+                preexec_fn=limits.joiner(groups.join_paths(), config.limits.open_files, None))
+        finally:
+            for fd in fds:
+                os.close(fd)
+        process = Tier1Process(proc, groups, config.limits)
+        try:
+            child_pid = await _read_child_pid(info_r)
+            if child_pid is None:
+                detail = (await proc.stderr.read()).decode("utf-8", "replace").strip()
+                raise Refused(f"bubblewrap could not create the sandbox: {detail or 'no detail'}",
+                              FIX_USERNS)
+            await self._wire_network(process, config, child_pid)
+            os.write(block_w, b"1")
+        except BaseException:
+            await process.kill()
+            raise
+        finally:
+            os.close(info_r)
+            os.close(block_w)
+        process.start_watchdog()
+        if stdin is not None:
+            await _feed(proc, stdin)
+        return process
+
+    async def _wire_network(self, process: Tier1Process, config: SandboxConfig, child_pid: int) -> None:
+        routes = {INSIDE_PROXY_PORT: None}
+        if config.bridge_upstream is not None:
+            routes[INSIDE_BRIDGE_PORT] = config.bridge_upstream
+        for port in loopback_gateways(config):
+            if port in routes:
+                raise Refused(f"gateway port {port} collides with a sandbox listener",
+                              "move the gateway to another port")
+            routes[port] = ("127.0.0.1", port)
+        try:
+            listeners = inject.inject_listeners(child_pid, list(routes))
+        except (inject.InjectionFailed, OSError) as exc:
+            raise Refused(f"could not inject loopback listeners into the sandbox: {exc}", FIX_USERNS) from None
+        proxy = egress.EgressProxy(egress.Policy.build(config.allowed_hosts, config.gateways),
+                                   process.egress, config.egress_log)
+        for listener, (port, upstream) in zip(listeners, routes.items()):
+            handler = proxy.handle if upstream is None else inject.tcp_relay(*upstream)
+            process.servers.append(await inject.serve(listener, handler))
+
+
+async def _read_child_pid(fd: int) -> int | None:
+    """bwrap's {"child-pid": N} from --info-fd, or None when bwrap died first."""
+    loop = asyncio.get_running_loop()
+    os.set_blocking(fd, False)
+    data = b""
+    while True:
+        ready: asyncio.Future = loop.create_future()
+        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+        try:
+            await ready
+        finally:
+            loop.remove_reader(fd)
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return None
+        data += chunk
+        try:
+            return int(json.loads(data)["child-pid"])
+        except (ValueError, KeyError):
+            continue
+
+
+async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
+    try:
+        proc.stdin.write(data)
+        await proc.stdin.drain()
+        proc.stdin.close()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
+def _probe_binds(bot_config) -> tuple[Path, ...]:
+    agents = bot_config.agents_dir()
+    return (agents,) if agents.exists() else ()
