@@ -98,6 +98,9 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, argv: Sequence[str], cwd: str 
 class Tier1Spawner:
     tier = 1
 
+    def __init__(self, resolve: egress.Resolver = egress.system_resolve):
+        self.resolve = resolve  # the proxy's DNS lookup (tests give names private answers)
+
     def preflight(self, config: SandboxConfig) -> list[tuple[str, bool, str]]:
         from sandbox import preflight
         return preflight.checks()
@@ -191,7 +194,7 @@ class Tier1Spawner:
         except (inject.InjectionFailed, OSError) as exc:
             raise Refused(f"could not inject loopback listeners into the sandbox: {exc}", FIX_USERNS) from None
         proxy = egress.EgressProxy(egress.Policy.build(config.allowed_hosts, config.gateways),
-                                   process.egress, config.egress_log)
+                                   process.egress, config.egress_log, self.resolve)
         for listener, (port, upstream) in zip(listeners, routes.items()):
             handler = proxy.handle if upstream is None else inject.tcp_relay(*upstream)
             process.servers.append(await inject.serve(listener, handler))
