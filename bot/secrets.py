@@ -74,7 +74,7 @@ def put(scope: str, name: str, value: str, *, actor: str) -> str:
         raise SecretError(f"a secret may be at most {MAX_VALUE_BYTES} bytes")
     shown = fingerprint(value)
     now = _now()
-    with _database() as db:
+    with database() as db:
         db["secrets"].upsert({
             "scope": scope, "name": name, "sealed": seal(_context(scope, name), raw),
             "fingerprint": shown, "updated_at": now, "updated_by": actor,
@@ -85,7 +85,7 @@ def put(scope: str, name: str, value: str, *, actor: str) -> str:
 
 def get(scope: str, name: str) -> str | None:
     """The plaintext of one secret, or None when the row does not exist."""
-    with _database() as db:
+    with database() as db:
         rows = list(db["secrets"].rows_where("scope = ? and name = ?", [scope, name]))
     if not rows:
         return None
@@ -94,7 +94,7 @@ def get(scope: str, name: str) -> str | None:
 
 def delete(scope: str, name: str, *, actor: str) -> bool:
     """Remove one secret; returns whether there was one."""
-    with _database() as db:
+    with database() as db:
         rows = list(db["secrets"].rows_where("scope = ? and name = ?", [scope, name]))
         if not rows:
             return False
@@ -105,7 +105,7 @@ def delete(scope: str, name: str, *, actor: str) -> bool:
 
 def listing(scope: str) -> list[SecretInfo]:
     """The secrets of one scope, as fingerprints, sorted by name."""
-    with _database() as db:
+    with database() as db:
         rows = db["secrets"].rows_where("scope = ?", [scope], order_by="name")
         return [SecretInfo(r["scope"], r["name"], r["fingerprint"], r["updated_at"], r["updated_by"])
                 for r in rows]
@@ -117,7 +117,7 @@ def names(scope: str) -> set[str]:
 
 def audit_log(scope: str | None = None) -> list[dict]:
     """Audit rows, oldest first (actor, action, scope, name, fingerprint; never a value)."""
-    with _database() as db:
+    with database() as db:
         where, args = ("scope = ?", [scope]) if scope else (None, None)
         return list(db["secret_audit"].rows_where(where, args, order_by="id"))
 
@@ -192,8 +192,9 @@ def _now() -> str:
 
 
 @contextmanager
-def _database() -> Iterator[sqlite_utils.Database]:
-    """One short-lived connection per operation: callers run on threads and event loops alike."""
+def database() -> Iterator[sqlite_utils.Database]:
+    """bot.db (WAL), one short-lived connection per operation: callers run on threads and event
+    loops alike. Commits on a clean exit."""
     conn = sqlite3.connect(config.data_dir() / "bot.db", timeout=30)
     try:
         conn.execute("PRAGMA journal_mode=WAL")

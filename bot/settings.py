@@ -1,0 +1,254 @@
+"""The settings pages: Login with GitHub, then connect personal and repository credentials.
+
+`routes` is mounted by bot/app.py. Nothing here runs at import. OAuth web flow against
+BOT_GITHUB_OAUTH_URL (default https://github.com) and GITHUB_API_URL; the session cookie is
+signed with a key derived from the secret store's master key; the user's token stays server-side,
+sealed in the `settings_sessions` table. Every form carries the session's CSRF token.
+"""
+from __future__ import annotations
+
+import functools
+import hmac
+import re
+import secrets as random_tokens
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from bot import config, credentials, secrets
+from bot.settings_github import GitHubRefused, admin_repositories, can_administer, exchange_code, get_user
+from bot.settings_session import (SESSION_COOKIE, STATE_COOKIE, WebSession, end_session, load_session,
+                                  sign, start_session, unsign)
+from bot.templates import settings_pages as pages
+
+STATE_TTL = 600
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+                               "frame-ancestors 'none'; base-uri 'none'",
+    "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+class Refusal(Exception):
+    """Stop handling and answer with this page."""
+
+    def __init__(self, status: int, body: str):
+        super().__init__(status)
+        self.status, self.body = status, body
+
+
+def oauth_configured() -> bool:
+    return bool(config.env("GITHUB_CLIENT_ID") and config.env("GITHUB_CLIENT_SECRET"))
+
+
+def oauth_base() -> str:
+    return config.env("BOT_GITHUB_OAUTH_URL", "https://github.com").rstrip("/")
+
+
+def callback_url(request: Request) -> str:
+    public = config.env("BOT_PUBLIC_URL")
+    return f"{public.rstrip('/')}/settings/callback" if public else str(request.url_for("settings_callback"))
+
+
+def html(body: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(body, status_code=status, headers=SECURITY_HEADERS)
+
+
+def page_handler(func):
+    @functools.wraps(func)
+    async def handler(request: Request) -> Response:
+        try:
+            if not oauth_configured():
+                raise Refusal(503, pages.not_configured(callback_url(request)))
+            return await func(request)
+        except Refusal as refusal:
+            return html(refusal.body, refusal.status)
+        except GitHubRefused as exc:
+            if exc.status == 401:
+                end_session(request.cookies.get(SESSION_COOKIE))
+                return html(pages.login_page("GitHub no longer accepts your sign-in. Sign in again."), 401)
+            return html(pages.error_page("GitHub refused", str(exc)), 502 if exc.status >= 500 else 400)
+    return handler
+
+
+def _secure(request: Request) -> bool:
+    return request.url.scheme == "https" or (config.env("BOT_PUBLIC_URL") or "").startswith("https:")
+
+
+def _set_cookie(response: Response, request: Request, name: str, value: str, max_age: int) -> None:
+    response.set_cookie(name, value, max_age=max_age, path="/settings", httponly=True,
+                        samesite="lax", secure=_secure(request))
+
+
+# ---- sign in and out
+
+@page_handler
+async def login(request: Request) -> Response:
+    state = random_tokens.token_urlsafe(32)
+    query = urlencode({"client_id": config.env("GITHUB_CLIENT_ID"), "redirect_uri": callback_url(request),
+                       "state": state})
+    response = RedirectResponse(f"{oauth_base()}/login/oauth/authorize?{query}", status_code=302)
+    _set_cookie(response, request, STATE_COOKIE, sign({"state": state}, STATE_TTL), STATE_TTL)
+    return response
+
+
+@page_handler
+async def callback(request: Request) -> Response:
+    params = request.query_params
+    if params.get("error"):
+        raise Refusal(400, pages.login_page(f"GitHub did not sign you in: {params.get('error')}."))
+    expected = unsign(request.cookies.get(STATE_COOKIE)) or {}
+    if not hmac.compare_digest(str(expected.get("state", "")), params.get("state", "")):
+        raise Refusal(400, pages.login_page("This sign-in could not be verified (state mismatch). Start again."))
+    token = await exchange_code(oauth_base(), params.get("code", ""), callback_url(request))
+    user = await get_user(token)
+    cookie, ttl = start_session(user["login"], int(user["id"]), token)
+    response = RedirectResponse("/settings", status_code=303)
+    _set_cookie(response, request, SESSION_COOKIE, cookie, ttl)
+    response.delete_cookie(STATE_COOKIE, path="/settings")
+    return response
+
+
+@page_handler
+async def logout(request: Request) -> Response:
+    await _session_and_form(request)
+    end_session(request.cookies.get(SESSION_COOKIE))
+    response = RedirectResponse("/settings", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/settings")
+    return response
+
+
+# ---- personal credentials
+
+@page_handler
+async def home(request: Request) -> Response:
+    session = _session_or_login(request)
+    message, error = _flash(request)
+    personal = _rows(secrets.scope_for("user", session.login))
+    repos = await admin_repositories(session.token)
+    return html(pages.home(session.login, session.csrf, personal, list(credentials.KINDS), repos, message, error))
+
+
+@page_handler
+async def add_personal(request: Request) -> Response:
+    session, form = await _session_and_form(request)
+    return _save(secrets.scope_for("user", session.login), session, form, "/settings")
+
+
+@page_handler
+async def delete_personal(request: Request) -> Response:
+    session, form = await _session_and_form(request)
+    return _remove(secrets.scope_for("user", session.login), session, form, "/settings")
+
+
+# ---- repository credentials
+
+@page_handler
+async def repo_home(request: Request) -> Response:
+    session = _session_or_login(request)
+    repo = await _administered_repo(request, session)
+    message, error = _flash(request)
+    rows = _rows(secrets.scope_for("repo", repo))
+    return html(pages.repo_page(repo, session.login, session.csrf, rows, list(credentials.KINDS), message, error))
+
+
+@page_handler
+async def add_repo(request: Request) -> Response:
+    session, form = await _session_and_form(request)
+    repo = await _administered_repo(request, session)
+    return _save(secrets.scope_for("repo", repo), session, form, f"/settings/repos/{repo}")
+
+
+@page_handler
+async def delete_repo(request: Request) -> Response:
+    session, form = await _session_and_form(request)
+    repo = await _administered_repo(request, session)
+    return _remove(secrets.scope_for("repo", repo), session, form, f"/settings/repos/{repo}")
+
+
+# ---- helpers
+
+def _session_or_login(request: Request) -> WebSession:
+    session = load_session(request.cookies.get(SESSION_COOKIE))
+    if session is None:
+        raise Refusal(200 if request.url.path == "/settings" else 401, pages.login_page())
+    return session
+
+
+async def _session_and_form(request: Request):
+    session = load_session(request.cookies.get(SESSION_COOKIE))
+    if session is None:
+        raise Refusal(401, pages.login_page("Your session has ended. Sign in again."))
+    form = await request.form()
+    if not hmac.compare_digest(str(form.get("csrf", "")).encode(), session.csrf.encode()):
+        raise Refusal(403, pages.error_page("Form expired", "This form is stale or did not come from "
+                                            "this page. Reload the settings page and try again."))
+    return session, form
+
+
+async def _administered_repo(request: Request, session: WebSession) -> str:
+    owner, name = request.path_params["owner"], request.path_params["repo"]
+    if not (_NAME.match(owner) and _NAME.match(name)):
+        raise Refusal(404, pages.error_page("No such repository", "That is not a repository name."))
+    repo = f"{owner}/{name}"
+    if not await can_administer(session.token, session.login, repo):
+        raise Refusal(403, pages.error_page("Not allowed", f"Only admins and maintainers of {repo} can "
+                                            "manage its credentials."))
+    return repo
+
+
+def _save(scope: str, session: WebSession, form, back: str) -> Response:
+    kind = credentials.find_kind(str(form.get("kind", "")))
+    if kind is None:
+        raise Refusal(400, pages.error_page("Unknown credential", "Choose a credential from the list."))
+    try:
+        credentials.connect(scope, kind, str(form.get("value", "")), actor=session.login)
+    except (credentials.InvalidCredential, secrets.SecretError) as exc:
+        raise Refusal(400, pages.error_page("Not saved", str(exc), back)) from None
+    return RedirectResponse(f"{back}?{urlencode({'saved': kind.name})}", status_code=303)
+
+
+def _remove(scope: str, session: WebSession, form, back: str) -> Response:
+    kind = credentials.find_kind(str(form.get("kind", "")))
+    if kind is None or not credentials.disconnect(scope, kind, actor=session.login):
+        raise Refusal(404, pages.error_page("Nothing to delete", "That credential is not connected."))
+    return RedirectResponse(f"{back}?{urlencode({'deleted': kind.name})}", status_code=303)
+
+
+def _flash(request: Request) -> tuple[str | None, bool]:
+    """The one-line outcome of the last form, from the redirect's query (labels only, no values)."""
+    query = request.query_params
+    for key, verb in (("saved", "Saved"), ("deleted", "Deleted")):
+        kind = credentials.find_kind(query.get(key, ""))
+        if kind:
+            return f"{verb} {kind.agent}: {kind.label}.", False
+    return None, False
+
+
+def _rows(scope: str) -> list[dict]:
+    rows = []
+    for info in secrets.listing(scope):
+        kind = credentials.find_kind(info.name)
+        if kind:
+            rows.append({"agent": kind.agent, "label": kind.label, "name": kind.name,
+                         "fingerprint": info.fingerprint, "updated_at": info.updated_at,
+                         "updated_by": info.updated_by})
+    return rows
+
+
+routes = [
+    Route("/settings", home, methods=["GET"], name="settings"),
+    Route("/settings/login", login, methods=["GET"], name="settings_login"),
+    Route("/settings/callback", callback, methods=["GET"], name="settings_callback"),
+    Route("/settings/logout", logout, methods=["POST"], name="settings_logout"),
+    Route("/settings/keys", add_personal, methods=["POST"], name="settings_add_key"),
+    Route("/settings/keys/delete", delete_personal, methods=["POST"], name="settings_delete_key"),
+    Route("/settings/repos/{owner}/{repo}", repo_home, methods=["GET"], name="settings_repo"),
+    Route("/settings/repos/{owner}/{repo}/keys", add_repo, methods=["POST"], name="settings_repo_add"),
+    Route("/settings/repos/{owner}/{repo}/keys/delete", delete_repo, methods=["POST"],
+          name="settings_repo_delete"),
+]

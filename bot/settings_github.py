@@ -1,0 +1,91 @@
+"""The GitHub calls of the settings pages, made with the signed-in user's own token.
+
+OAuth web flow (reference/github.md §4): exchange the code at BOT_GITHUB_OAUTH_URL, identify the
+user with GET /user, list the repositories they administer through the app's installations, and
+confirm admin or maintain with the collaborator-permission endpoint before touching a repo's keys.
+"""
+from __future__ import annotations
+
+import httpx
+
+from bot import config
+
+API_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
+               "User-Agent": "github-agent-bot-settings"}
+PER_PAGE = 100
+MAX_PAGES = 10
+ADMIN_ROLES = ("admin", "maintain")
+
+
+class GitHubRefused(Exception):
+    """GitHub answered with an error (status) or could not be reached (status 502)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+async def exchange_code(oauth_base: str, code: str, redirect_uri: str) -> str:
+    """The user access token for an authorization code."""
+    form = {"client_id": config.env("GITHUB_CLIENT_ID"), "client_secret": config.env("GITHUB_CLIENT_SECRET"),
+            "code": code, "redirect_uri": redirect_uri}
+    async with httpx.AsyncClient(timeout=15, headers={"Accept": "application/json"}) as client:
+        try:
+            response = await client.post(f"{oauth_base}/login/oauth/access_token", data=form)
+        except httpx.HTTPError as exc:
+            raise GitHubRefused(502, f"GitHub could not be reached ({type(exc).__name__}).") from None
+    data = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
+    if response.status_code != 200 or not data.get("access_token"):
+        reason = data.get("error_description") or data.get("error") or f"HTTP {response.status_code}"
+        raise GitHubRefused(400, f"GitHub refused the sign-in: {reason}.")
+    return data["access_token"]
+
+
+async def get_user(token: str) -> dict:
+    return await _get(token, "/user")
+
+
+async def admin_repositories(token: str) -> list[str]:
+    """Full names of the repositories, reachable through the app, that the user administers."""
+    names = []
+    for installation in await _pages(token, "/user/installations", "installations"):
+        path = f"/user/installations/{installation['id']}/repositories"
+        for repo in await _pages(token, path, "repositories"):
+            permissions = repo.get("permissions") or {}
+            if any(permissions.get(role) for role in ADMIN_ROLES):
+                names.append(repo["full_name"])
+    return sorted(set(names), key=str.lower)
+
+
+async def can_administer(token: str, login: str, repo: str) -> bool:
+    """Whether `login` is an admin or maintainer of `repo` (role_name; `permission` maps maintain to write)."""
+    try:
+        data = await _get(token, f"/repos/{repo}/collaborators/{login}/permission")
+    except GitHubRefused as exc:
+        if exc.status in (403, 404):
+            return False
+        raise
+    return data.get("role_name") in ADMIN_ROLES or data.get("permission") == "admin"
+
+
+async def _pages(token: str, path: str, key: str) -> list[dict]:
+    items: list[dict] = []
+    for page in range(1, MAX_PAGES + 1):
+        data = await _get(token, path, {"per_page": PER_PAGE, "page": page})
+        batch = data.get(key) or []
+        items.extend(batch)
+        if len(batch) < PER_PAGE:
+            break
+    return items
+
+
+async def _get(token: str, path: str, params: dict | None = None) -> dict:
+    headers = dict(API_HEADERS, Authorization=f"Bearer {token}")
+    async with httpx.AsyncClient(base_url=config.github_api_url(), timeout=15, headers=headers) as client:
+        try:
+            response = await client.get(path, params=params)
+        except httpx.HTTPError as exc:
+            raise GitHubRefused(502, f"GitHub could not be reached ({type(exc).__name__}).") from None
+    if response.status_code != 200:
+        raise GitHubRefused(response.status_code, f"GitHub answered {response.status_code} for {path}.")
+    return response.json()

@@ -1,0 +1,116 @@
+"""Signed cookies and server-side sessions for the settings pages.
+
+The cookie holds only a random session id (signed, with an expiry); the GitHub user token stays in
+the `settings_sessions` table, sealed by the secret store. The signing key and the CSRF token are
+derived from the store's master key, so neither is ever written anywhere.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import secrets as random_tokens
+import time
+from dataclasses import dataclass
+
+from bot import secrets
+
+SESSION_COOKIE = "bot_session"
+STATE_COOKIE = "bot_oauth_state"
+SESSION_TTL = 8 * 3600  # GitHub's user access tokens expire after 8 hours
+
+
+@dataclass(frozen=True)
+class WebSession:
+    login: str
+    user_id: int
+    token: str
+    csrf: str
+
+
+def sign(payload: dict, ttl: int) -> str:
+    body = json.dumps(dict(payload, exp=int(time.time()) + ttl), separators=(",", ":")).encode()
+    data = base64.urlsafe_b64encode(body).rstrip(b"=").decode()
+    return f"{data}.{_mac(data)}"
+
+
+def unsign(value: str | None) -> dict | None:
+    """The payload of a cookie made by `sign`, or None if altered, malformed or expired."""
+    if not value or "." not in value:
+        return None
+    data, mac = value.rsplit(".", 1)
+    if not hmac.compare_digest(mac, _mac(data)):
+        return None
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)))
+    except (binascii.Error, ValueError):
+        return None
+    if not isinstance(payload, dict) or payload.get("exp", 0) < time.time():
+        return None
+    return payload
+
+
+def start_session(login: str, user_id: int, token: str) -> tuple[str, int]:
+    """Store a new session; returns the cookie value and its lifetime in seconds."""
+    sid = random_tokens.token_urlsafe(32)
+    key = _sid_hash(sid)
+    now = int(time.time())
+    with secrets.database() as db:
+        _ensure_table(db)
+        db.execute("delete from settings_sessions where expires_at < ?", [now])
+        db["settings_sessions"].insert({
+            "sid_hash": key, "login": login, "user_id": user_id,
+            "token_sealed": secrets.seal(_context(key), token.encode()),
+            "created_at": now, "expires_at": now + SESSION_TTL,
+        })
+    return sign({"sid": sid}, SESSION_TTL), SESSION_TTL
+
+
+def load_session(cookie: str | None) -> WebSession | None:
+    sid = (unsign(cookie) or {}).get("sid")
+    if not isinstance(sid, str):
+        return None
+    key = _sid_hash(sid)
+    with secrets.database() as db:
+        _ensure_table(db)
+        rows = list(db["settings_sessions"].rows_where("sid_hash = ? and expires_at >= ?", [key, int(time.time())]))
+    if not rows:
+        return None
+    row = rows[0]
+    token = secrets.unseal(_context(key), row["token_sealed"]).decode()
+    return WebSession(row["login"], row["user_id"], token, csrf_token(sid))
+
+
+def end_session(cookie: str | None) -> None:
+    sid = (unsign(cookie) or {}).get("sid")
+    if isinstance(sid, str):
+        with secrets.database() as db:
+            _ensure_table(db)
+            db.execute("delete from settings_sessions where sid_hash = ?", [_sid_hash(sid)])
+
+
+def csrf_token(sid: str) -> str:
+    return hmac.new(_signing_key(), b"csrf\x00" + sid.encode(), hashlib.sha256).hexdigest()
+
+
+def _mac(data: str) -> str:
+    return hmac.new(_signing_key(), b"cookie\x00" + data.encode(), hashlib.sha256).hexdigest()
+
+
+def _signing_key() -> bytes:
+    return hmac.new(secrets.master_key(), b"bot settings session v1", hashlib.sha256).digest()
+
+
+def _sid_hash(sid: str) -> str:
+    return hashlib.sha256(sid.encode()).hexdigest()
+
+
+def _context(sid_hash: str) -> str:
+    return f"websession\x00{sid_hash}"
+
+
+def _ensure_table(db) -> None:
+    db["settings_sessions"].create({"sid_hash": str, "login": str, "user_id": int, "token_sealed": bytes,
+                                    "created_at": int, "expires_at": int}, pk="sid_hash", if_not_exists=True)

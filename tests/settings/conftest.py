@@ -1,0 +1,44 @@
+"""Settings-page fixtures: a fake GitHub (OAuth + user API) and the settings routes on TestClient."""
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from bot import settings
+from tests.settings.fake_github_oauth import FakeGitHubOAuth
+
+
+@pytest.fixture
+def github(monkeypatch):
+    with FakeGitHubOAuth() as fake:
+        monkeypatch.setenv("GITHUB_API_URL", fake.url)
+        monkeypatch.setenv("BOT_GITHUB_OAUTH_URL", fake.url)
+        monkeypatch.setenv("GITHUB_CLIENT_ID", fake.client_id)
+        monkeypatch.setenv("GITHUB_CLIENT_SECRET", fake.client_secret)
+        yield fake
+
+
+@pytest.fixture
+def client(github):
+    with TestClient(Starlette(routes=settings.routes), follow_redirects=False) as test_client:
+        yield test_client
+
+
+def sign_in(client: TestClient, github: FakeGitHubOAuth, login: str = "octocat") -> None:
+    """The whole web flow: our /settings/login → GitHub authorize → our callback."""
+    github.sign_in_as(login)
+    to_github = client.get("/settings/login").headers["location"]
+    back = httpx.get(to_github, follow_redirects=False).headers["location"]
+    url = urlparse(back)
+    done = client.get(f"{url.path}?{url.query}")
+    assert done.status_code == 303, done.text
+
+
+def csrf_of(client: TestClient, path: str = "/settings") -> str:
+    page = client.get(path).text
+    marker = 'name="csrf" value="'
+    return page[page.index(marker) + len(marker):].split('"', 1)[0]

@@ -1,0 +1,137 @@
+"""A fake of GitHub's OAuth web flow and the user-token REST calls the settings pages make.
+
+A real HTTP server on 127.0.0.1 (random port, in a thread). `authorize` approves at once as the
+user chosen with `sign_in_as` and redirects back with a code, like GitHub after the user clicks
+"Authorize". Every call is recorded in `calls` (method, path, form or query).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlencode, urlparse
+
+ROLE_PERMISSION = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read"}
+ROLE_ORDER = ("read", "triage", "write", "maintain", "admin")
+
+
+class FakeGitHubOAuth:
+    def __init__(self, client_id: str = "Iv1.fakeclientid", client_secret: str = "fake-client-secret"):
+        self.client_id, self.client_secret = client_id, client_secret
+        self.calls: list[tuple[str, str, dict]] = []
+        self.users: dict[str, int] = {}
+        self.roles: dict[tuple[str, str], str] = {}  # (repo, login) -> role
+        self.installations: dict[int, list[str]] = {}  # id -> repos
+        self.tokens: dict[str, str] = {}  # token -> login
+        self._codes: dict[str, tuple[str, str]] = {}  # code -> (login, redirect_uri)
+        self._approving: str | None = None
+        self._ids = itertools.count(1)
+        self._server: ThreadingHTTPServer | None = None
+
+    def __enter__(self) -> "FakeGitHubOAuth":
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def sign_in_as(self, login: str) -> None:
+        self.users.setdefault(login, 1000 + len(self.users))
+        self._approving = login
+
+    def add_repo(self, full_name: str, installation_id: int = 1, **roles: str) -> None:
+        self.installations.setdefault(installation_id, []).append(full_name)
+        for login, role in roles.items():
+            self.roles[(full_name, login)] = role
+
+    def revoke_all_tokens(self) -> None:
+        self.tokens.clear()
+
+    # ---- routes
+    def authorize(self, query: dict) -> tuple[int, object, dict]:
+        if query.get("client_id") != self.client_id or not self._approving:
+            return 404, {"error": "unknown client"}, {}
+        code = f"code{next(self._ids)}"
+        self._codes[code] = (self._approving, query["redirect_uri"])
+        target = f"{query['redirect_uri']}?{urlencode({'code': code, 'state': query.get('state', '')})}"
+        return 302, None, {"Location": target}
+
+    def access_token(self, form: dict) -> tuple[int, object, dict]:
+        if (form.get("client_id"), form.get("client_secret")) != (self.client_id, self.client_secret):
+            return 200, {"error": "incorrect_client_credentials"}, {}
+        login, redirect_uri = self._codes.pop(form.get("code", ""), (None, None))
+        if login is None or redirect_uri != form.get("redirect_uri"):
+            return 200, {"error": "bad_verification_code"}, {}
+        token = f"ghu_fake{next(self._ids):036d}"
+        self.tokens[token] = login
+        return 200, {"access_token": token, "token_type": "bearer", "scope": "", "expires_in": 28800,
+                     "refresh_token": f"ghr_fake{next(self._ids)}", "refresh_token_expires_in": 15811200}, {}
+
+    def api(self, path: str, login: str) -> tuple[int, object, dict]:
+        parts = path.strip("/").split("/")
+        if parts == ["user"]:
+            return 200, {"login": login, "id": self.users[login], "type": "User"}, {}
+        if parts == ["user", "installations"]:
+            visible = [i for i, repos in self.installations.items() if any((r, login) in self.roles for r in repos)]
+            return 200, {"total_count": len(visible), "installations": [{"id": i} for i in visible]}, {}
+        if len(parts) == 4 and parts[:2] == ["user", "installations"] and parts[3] == "repositories":
+            repos = [self._repo(r, login) for r in self.installations.get(int(parts[2]), [])
+                     if (r, login) in self.roles]
+            return 200, {"total_count": len(repos), "repositories": repos}, {}
+        if len(parts) == 6 and parts[0] == "repos" and parts[3] == "collaborators" and parts[5] == "permission":
+            role = self.roles.get((f"{parts[1]}/{parts[2]}", parts[4]))
+            if role is None:
+                return 404, {"message": "Not Found"}, {}
+            return 200, {"permission": ROLE_PERMISSION[role], "role_name": role, "user": {"login": parts[4]}}, {}
+        return 404, {"message": "Not Found"}, {}
+
+    def _repo(self, full_name: str, login: str) -> dict:
+        rank = ROLE_ORDER.index(self.roles[(full_name, login)])
+        permissions = {"pull": True, "triage": rank >= 1, "push": rank >= 2, "maintain": rank >= 3,
+                       "admin": rank >= 4}
+        return {"full_name": full_name, "permissions": permissions}
+
+
+def _handler_for(fake: FakeGitHubOAuth):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            url = urlparse(self.path)
+            query = {k: v[0] for k, v in parse_qs(url.query).items()}
+            fake.calls.append(("GET", url.path, query))
+            if url.path == "/login/oauth/authorize":
+                return self._reply(*fake.authorize(query))
+            token = self.headers.get("Authorization", "").split(" ")[-1]
+            if token not in fake.tokens:
+                return self._reply(401, {"message": "Bad credentials"}, {})
+            return self._reply(*fake.api(url.path, fake.tokens[token]))
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
+            form = {k: v[0] for k, v in parse_qs(body).items()}
+            fake.calls.append(("POST", self.path, form))
+            if self.path == "/login/oauth/access_token":
+                return self._reply(*fake.access_token(form))
+            return self._reply(404, {"message": "Not Found"}, {})
+
+        def _reply(self, status: int, body: object, headers: dict) -> None:
+            payload = b"" if body is None else json.dumps(body).encode()
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    return Handler

@@ -1,0 +1,131 @@
+"""Login with GitHub: the OAuth web flow against a fake GitHub, sessions and sign-out."""
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from bot import config, settings
+from tests.settings.conftest import csrf_of, sign_in
+
+
+def test_unconfigured_oauth_page_says_what_to_set(monkeypatch):
+    """Without client id and secret the page names the variables and the callback URL."""
+    monkeypatch.delenv("GITHUB_CLIENT_ID", raising=False)
+    monkeypatch.delenv("GITHUB_CLIENT_SECRET", raising=False)
+    with TestClient(Starlette(routes=settings.routes)) as client:
+        page = client.get("/settings")
+    assert page.status_code == 503
+    for needed in ("GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "http://testserver/settings/callback"):
+        assert needed in page.text
+
+
+def test_anonymous_visitor_sees_login_button(client):
+    """A visitor without a session is offered Login with GitHub."""
+    page = client.get("/settings")
+    assert page.status_code == 200
+    assert 'href="/settings/login">Login with GitHub' in page.text
+
+
+def test_login_redirects_to_github_with_state(client, github):
+    """/settings/login sends the browser to GitHub's authorize URL with client id, callback and state."""
+    response = client.get("/settings/login")
+    target = urlparse(response.headers["location"])
+    query = parse_qs(target.query)
+    assert f"{target.scheme}://{target.netloc}{target.path}" == f"{github.url}/login/oauth/authorize"
+    assert query["client_id"] == [github.client_id]
+    assert query["redirect_uri"] == ["http://testserver/settings/callback"]
+    assert len(query["state"][0]) >= 32
+
+
+def test_public_url_sets_the_callback(client, monkeypatch):
+    """Behind a proxy BOT_PUBLIC_URL decides the redirect_uri, not the Host header."""
+    monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.org")
+    query = parse_qs(urlparse(client.get("/settings/login").headers["location"]).query)
+    assert query["redirect_uri"] == ["https://bot.example.org/settings/callback"]
+
+
+def test_full_flow_signs_the_user_in(client, github):
+    """After authorize and callback the settings page greets the GitHub user."""
+    sign_in(client, github, "octocat")
+    page = client.get("/settings")
+    assert "Signed in as <strong>octocat</strong>" in page.text
+
+
+def test_state_mismatch_is_refused_before_exchanging_the_code(client, github):
+    """A callback whose state does not match the cookie is refused and no code exchange happens."""
+    github.sign_in_as("octocat")
+    client.get("/settings/login")
+    response = client.get("/settings/callback?code=code1&state=forged")
+    assert response.status_code == 400
+    assert "state mismatch" in response.text
+    assert not [c for c in github.calls if c[1] == "/login/oauth/access_token"]
+
+
+def test_denied_authorization_is_explained(client):
+    """When the user cancels on GitHub the page says so."""
+    response = client.get("/settings/callback?error=access_denied&state=x")
+    assert response.status_code == 400
+    assert "access_denied" in response.text
+
+
+def test_bad_code_is_refused(client, github):
+    """A code GitHub does not accept ends in a clear error, not a session."""
+    client.get("/settings/login")
+    state = client.cookies.get("bot_oauth_state")
+    from bot.settings_session import unsign
+    response = client.get(f"/settings/callback?code=nope&state={unsign(state)['state']}")
+    assert response.status_code == 400
+    assert "bad_verification_code" in response.text
+
+
+def test_user_token_is_not_stored_in_cookie_or_database(client, github):
+    """The GitHub token stays server-side and encrypted: not in the cookie, not in bot.db."""
+    sign_in(client, github)
+    [token] = github.tokens
+    assert token not in client.cookies.get("bot_session")
+    db = b"".join(p.read_bytes() for p in config.data_dir().glob("bot.db*"))
+    assert token.encode() not in db
+
+
+def test_tampered_session_cookie_is_ignored(client, github):
+    """A session cookie whose signature does not match counts as signed out."""
+    sign_in(client, github)
+    cookie = client.cookies.get("bot_session")
+    client.cookies.clear()
+    client.cookies.set("bot_session", cookie[:-2] + ("00" if cookie[-2:] != "00" else "11"), path="/settings")
+    assert "Login with GitHub" in client.get("/settings").text
+
+
+def test_logout_needs_the_csrf_token(client, github):
+    """A cross-site POST to sign out without the form's token is refused."""
+    sign_in(client, github)
+    assert client.post("/settings/logout", data={}).status_code == 403
+    assert "Signed in as" in client.get("/settings").text
+
+
+def test_logout_ends_the_session(client, github):
+    """Signing out removes the session; the old cookie no longer works."""
+    sign_in(client, github)
+    old = client.cookies.get("bot_session")
+    assert client.post("/settings/logout", data={"csrf": csrf_of(client)}).status_code == 303
+    client.cookies.set("bot_session", old, path="/settings")
+    assert "Login with GitHub" in client.get("/settings").text
+
+
+def test_revoked_github_token_ends_the_session(client, github):
+    """If GitHub stops accepting the user's token, the page asks to sign in again."""
+    sign_in(client, github)
+    github.revoke_all_tokens()
+    response = client.get("/settings")
+    assert response.status_code == 401
+    assert "Sign in again" in response.text
+
+
+def test_pages_send_security_headers(client):
+    """Pages forbid framing and scripts through CSP and are not cached."""
+    headers = client.get("/settings").headers
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
+    assert "script-src" not in headers["content-security-policy"]  # default-src 'none' covers scripts
+    assert headers["cache-control"] == "no-store"
