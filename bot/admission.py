@@ -1,7 +1,7 @@
 """Admission: what a bridged call may touch and how much it may spend (DESIGN §5).
 
-An `Admission` is built from plain values (the repository configuration maps onto
-it) and is consulted by the bridge before every effect:
+An `Admission` is built from plain values (or `Admission.from_repo_config(worktree,
+repo_config)`) and is consulted by the bridge before every effect:
 
     policy = Admission(worktree, protected=(".github/workflows/**",), max_calls=200)
     target = policy.admit_path("src/app.py")   # -> absolute host path, or raises Refusal
@@ -15,9 +15,10 @@ record ("outside", "git_dir", "protected", "budget", "too_large", "quota"...), a
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+from bot.repo_config import path_matches
 
 DEFAULT_PROTECTED = (".github/workflows/**",)
 
@@ -35,8 +36,8 @@ class Refusal(Exception):
 class Admission:
     worktree: Path
     mount_path: str = "/workspace"  # the worktree's path as the agent sees it
-    protected: tuple[str, ...] = DEFAULT_PROTECTED
-    allow_protected: bool = False  # the repository's configuration opted in
+    protected: tuple[str, ...] = DEFAULT_PROTECTED  # globs; `**` spans directories
+    allow_protected: bool = False  # the operator lifted the protection for this episode
     max_file_bytes: int = 1 << 20
     max_episode_bytes: int = 16 << 20
     max_calls: int = 200
@@ -48,6 +49,14 @@ class Admission:
 
     def __post_init__(self) -> None:
         self.worktree = Path(self.worktree).resolve()
+
+    @classmethod
+    def from_repo_config(cls, worktree: Path, repo_config, **overrides) -> "Admission":
+        """The policy a repository's `.github/bot.yml` (bot.repo_config.RepoConfig) asks for."""
+        values = dict(protected=tuple(repo_config.protected_paths),
+                      run_timeout_s=min(repo_config.limits.timeout_s, cls.run_timeout_s),
+                      run_allowed_hosts=tuple(repo_config.registry_hosts()))
+        return cls(worktree, **(values | overrides))
 
     def charge_call(self) -> None:
         """Count one bridged call against the budget."""
@@ -102,30 +111,8 @@ class Admission:
         return PurePosixPath(path).as_posix()
 
     def _is_protected(self, relative: str) -> bool:
-        return any(glob_to_regex(pattern).fullmatch(relative) for pattern in self.protected)
+        return any(path_matches(relative, pattern) for pattern in self.protected)
 
 
 def _under(path: str, mount: str) -> bool:
     return path == mount or path.startswith(mount + "/")
-
-
-def glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """gitignore-like globs: `**` crosses directories, `*` and `?` stay within one."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out))

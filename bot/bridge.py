@@ -128,13 +128,17 @@ class BridgeServer:
 
     # the brake ---------------------------------------------------------------
 
-    def halt(self, reason: str) -> asyncio.Task | None:
-        """Refuse every later call, kill what runs, tell the runner; recorded once."""
+    def halt(self, reason: str) -> asyncio.Future:
+        """Refuse every later call, kill what runs, tell the runner; recorded once.
+        Returns a future that is done once the kills are through (await it or not)."""
+        loop = asyncio.get_running_loop()
         if self.halted is not None:
-            return None
+            done = loop.create_future()
+            done.set_result(None)
+            return done
         self.halted = reason
         self.recorder.record(self.run_id, Tier.ENFORCED, "halt", outcome="halted", raw=reason)
-        return asyncio.get_running_loop().create_task(self._stop_everything(reason))
+        return loop.create_task(self._stop_everything(reason))
 
     async def _stop_everything(self, reason: str) -> None:
         for process in list(self._running):

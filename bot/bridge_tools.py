@@ -14,14 +14,36 @@ import tempfile
 from pathlib import Path
 from typing import Awaitable, Callable
 
+from bot import config
 from bot.admission import Admission, Refusal
-from sandbox.base import Refused, SandboxConfig, Spawner
+from sandbox.base import Limits, Refused, SandboxConfig, Spawner
 
 RunSandbox = Callable[[Path], "tuple[Spawner, SandboxConfig]"]  # scratch home -> spawner, config
 
 
 class ToolFailure(Exception):
     """Admitted, but not possible (missing file, no unique match); the message is for the model."""
+
+
+def sandbox_for_run(worktree: Path, policy: Admission, tier: int | None = None,
+                    limits: Limits | None = None) -> RunSandbox:
+    """A fresh sandbox per `run` call over the worktree, writable, at the operator's floor
+    (BOT_SANDBOX_TIER, default 1; tier 0 only when the operator chose it). Network: only the
+    package registries the repository allows, through the egress proxy."""
+    floor = config.sandbox_tier() if tier is None else tier
+
+    def make(home: Path) -> tuple[Spawner, SandboxConfig]:
+        if floor >= 1:
+            from sandbox.tier1 import Tier1Spawner as spawner_class
+        else:
+            from sandbox.tier0 import Tier0Spawner as spawner_class
+        sandbox_config = SandboxConfig(
+            workdir=Path(worktree), home=home, mount_path=policy.mount_path, writable=True,
+            allowed_hosts=policy.run_allowed_hosts, min_tier=floor, tmpdir=home / ".tmp",
+            limits=Limits(**vars(limits)) if limits else Limits(timeout_s=policy.run_timeout_s))
+        return spawner_class(), sandbox_config
+
+    return make
 
 
 def _schema(properties: dict, required: list[str]) -> dict:

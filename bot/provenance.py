@@ -1,0 +1,205 @@
+"""The provenance block under every answer (DESIGN §7), built from the run's record.
+
+    prov = build(recorder, run_id, agent="codex", version="0.171.0", resumed=True,
+                 duration_s=42.0, usage=result.usage, files_changed=["a.py", "b.py"],
+                 pr_url="https://github.com/o/r/pull/13", session_id="...")
+    comment = prov.render(answer_text)   # answer + collapsed <details> block + hidden marker
+    prov.as_dict()                       # the same data for tools (JSON-serialisable)
+    parse_marker(comment_body)           # -> {"conversation", "backend", "session", "run"} | None
+
+Tier counts come from the recorded events themselves, so what the comment says and
+what `bot runs show` prints are the same numbers.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from adapters.base import Usage
+from bot.record import Recorder
+from sandbox.base import Limits
+
+MARKER_RE = re.compile(r"<!-- bot:run (\{.*?\}) -->")
+_ATTESTED_LABELS = {"text": "messages", "progress": "progress", "thinking": "thinking",
+                    "tool_use": "native tool calls", "tool_result": "native tool results",
+                    "session": "session", "usage": "usage reports", "error": "errors", "done": "end"}
+
+
+@dataclass
+class Provenance:
+    run_id: str
+    agent: str
+    version: str | None
+    session: str  # "new session" | "resumed session" | "fresh session (…)"
+    session_id: str | None
+    conversation: str | None
+    duration_s: float
+    tokens: int | None
+    cost_usd: float | None
+    files_changed: list[str]
+    mode: str
+    tiers: dict[str, dict]  # tier -> {"count": n, "what": str, "items": {...}}
+    declared_gaps: list[str]
+    sandbox_tier: int | None
+    limits: dict
+    egress: dict
+    base_commit: str | None
+    commit: str | None = None
+    pr_url: str | None = None
+    status: str | None = None  # shown when not ok: "stopped", "timed out", "failed"
+    extra: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def summary_line(self) -> str:
+        parts = [f"{self.agent} {self.version}" if self.version else self.agent, self.session,
+                 _duration(self.duration_s)]
+        if self.tokens:
+            parts.append(f"{_thousands(self.tokens)} tokens")
+        if self.cost_usd:
+            parts.append(f"${self.cost_usd:.2f}")
+        changed = f"{len(self.files_changed)} file{'s' if len(self.files_changed) != 1 else ''} changed"
+        parts.append(changed + (" (native mode, attested)" if self.mode == "native" else ""))
+        if self.pr_url:
+            number = self.pr_url.rstrip("/").rsplit("/", 1)[-1]
+            parts.append(f"PR #{number}" if number.isdigit() else self.pr_url)
+        elif self.commit:
+            parts.append(f"commit {self.commit[:7]}")
+        if self.status and self.status not in ("ok", "done"):
+            parts.append(self.status)
+        return " · ".join(parts)
+
+    def footer_line(self) -> str:
+        parts = [f"sandbox tier {self.sandbox_tier}" if self.sandbox_tier is not None else "sandbox tier ?"]
+        hosts = sorted(h for h, c in self.egress.items() if c.get("allowed"))
+        parts.append("egress: " + (", ".join(hosts) if hosts else "none"))
+        denied = sum(c.get("denied", 0) for c in self.egress.values())
+        if denied:
+            parts.append(f"{denied} egress denied")
+        if self.limits:
+            known = {k: v for k, v in self.limits.items() if k in Limits.__dataclass_fields__}
+            parts.append(Limits(**known).describe())
+        if self.base_commit:
+            parts.append(f"base {self.base_commit[:7]}")
+        parts.append(f"run {self.run_id[:8]}…")
+        return " · ".join(parts)
+
+    def details_block(self) -> str:
+        rows = ["| tier | count | what |", "|---|---|---|"]
+        for tier in ("enforced", "attested"):
+            rows.append(f"| {tier} | {self.tiers[tier]['count']} | {_cell(self.tiers[tier]['what'])} |")
+        rows.append(f"| unobserved | — | {_cell(self.tiers['unobserved']['what'])} |")
+        return (f"<details><summary>{_cell(self.summary_line())}</summary>\n\n" + "\n".join(rows)
+                + f"\n\n{self.footer_line()}\n</details>")
+
+    def marker(self) -> str:
+        payload = {"conversation": self.conversation, "backend": self.agent,
+                   "session": self.session_id, "run": self.run_id}
+        text = json.dumps(payload, separators=(",", ":")).replace(">", "\\u003e")
+        return f"<!-- bot:run {text} -->"
+
+    def render(self, answer: str) -> str:
+        return f"{answer.rstrip()}\n\n{self.details_block()}\n{self.marker()}"
+
+
+def build(recorder: Recorder, run_id: str, *, agent: str | None = None, version: str | None = None,
+          resumed: bool | None = None, fresh_reason: str | None = None, duration_s: float = 0.0,
+          usage: Usage | None = None, files_changed: list[str] | None = None,
+          session_id: str | None = None, commit: str | None = None, pr_url: str | None = None,
+          status: str | None = None) -> Provenance:
+    """Everything the block says, from the run row, its events and what the pipeline knows."""
+    run = recorder.run(run_id)
+    if run is None:
+        raise KeyError(f"no run {run_id!r}")
+    events = recorder.events(run_id)
+    gaps = [e["raw"] for e in events if e["tier"] == "unobserved"]
+    prov = Provenance(
+        run_id=run_id, agent=agent or run["agent"], version=version or run.get("agent_version"),
+        session=_session_label(resumed, fresh_reason), session_id=session_id or run.get("session_id"),
+        conversation=run.get("conversation"), duration_s=duration_s,
+        tokens=usage.total_tokens if usage else None, cost_usd=usage.cost_usd if usage else None,
+        files_changed=list(files_changed or []), mode=run.get("mode") or "strict",
+        tiers=tier_summary(events, run["egress"]), declared_gaps=gaps,
+        sandbox_tier=run.get("sandbox_tier"), limits=run["limits"], egress=run["egress"],
+        base_commit=run.get("base_commit"), commit=commit, pr_url=pr_url, status=status)
+    return _redacted(prov, recorder)
+
+
+def tier_summary(events: list[dict], egress: dict) -> dict[str, dict]:
+    """Per tier: the exact count of recorded events and a one-line account of them."""
+    by_tier: dict[str, list[dict]] = {"enforced": [], "attested": [], "unobserved": []}
+    for event in events:
+        by_tier[event["tier"]].append(event)
+    return {"enforced": _enforced(by_tier["enforced"]), "attested": _attested(by_tier["attested"]),
+            "unobserved": _unobserved(by_tier["unobserved"], egress)}
+
+
+def _enforced(events: list[dict]) -> dict:
+    calls = Counter(e["tool"] for e in events if e["kind"] == "tool_call")
+    refused = Counter(e["tool"] for e in events if e["kind"] == "tool_call"
+                      and (e["outcome"] or "").startswith("refused"))
+    acts = Counter(e["kind"] for e in events if e["kind"] != "tool_call")
+    parts = []
+    if calls:
+        parts.append("bridge: " + ", ".join(
+            f"{tool} ×{n}" + (f" ({refused[tool]} refused)" if refused[tool] else "")
+            for tool, n in calls.most_common()))
+    parts += [f"{kind} ×{n}" for kind, n in acts.most_common()]
+    return {"count": len(events), "what": "; ".join(parts) or "no bridged calls",
+            "items": {"calls": dict(calls), "refused": dict(refused), "acts": dict(acts)}}
+
+
+def _attested(events: list[dict]) -> dict:
+    kinds = Counter(e["kind"] for e in events)
+    listed = ", ".join(f"{_ATTESTED_LABELS.get(k, k)} ×{n}" for k, n in kinds.most_common())
+    what = f"what the CLI reported: {listed}" if listed else "nothing reported"
+    return {"count": len(events), "what": what, "items": dict(kinds)}
+
+
+def _unobserved(events: list[dict], egress: dict) -> dict:
+    parts = [e["raw"] for e in events]
+    for host, counts in sorted(egress.items()):
+        if counts.get("allowed"):
+            parts.append(f"its traffic to {host} ({counts['allowed']} connections, proxy-logged)")
+    return {"count": len(events), "what": "; ".join(parts) or "none declared", "items": parts}
+
+
+def parse_marker(body: str) -> dict | None:
+    """The hidden marker's data from a comment body, or None."""
+    match = MARKER_RE.search(body or "")
+    if not match:
+        return None
+    try:
+        return json.loads(match.group(1))
+    except json.JSONDecodeError:
+        return None
+
+
+def _session_label(resumed: bool | None, fresh_reason: str | None) -> str:
+    if resumed:
+        return "resumed session"
+    return f"new session ({fresh_reason})" if fresh_reason else "new session"
+
+
+def _redacted(prov: Provenance, recorder: Recorder) -> Provenance:
+    data = json.loads(recorder.redact(json.dumps(prov.as_dict())))
+    return Provenance(**data)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+
+
+def _thousands(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
