@@ -48,6 +48,11 @@ class Worktree:
     default_branch: str
     config: RepoConfig  # from the default branch
     pull_number: int | None = None
+    git_dir: Path | None = None  # the worktree's admin dir, recorded before the agent ran
+
+    def git_env(self) -> dict[str, str]:
+        """Pin git to this worktree: an agent-edited `.git` file cannot redirect the bot's git."""
+        return {"GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.path)}
 
 
 def conversation_slug(conversation: str) -> str:
@@ -153,8 +158,9 @@ async def prepare(full_name: str, conversation: str, *, token: str | None = None
         await _discard_worktree(mirror, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         await git("worktree", "add", "--quiet", "--detach", "--force", str(path), sha, cwd=mirror)
+        git_dir = Path((await git("rev-parse", "--absolute-git-dir", cwd=path)).strip())
     log.info("worktree %s at %s %s", path.name, ref, sha[:12])
-    return Worktree(path, mirror, full_name, conversation, ref, sha, branch, cfg, pull_number)
+    return Worktree(path, mirror, full_name, conversation, ref, sha, branch, cfg, pull_number, git_dir)
 
 
 async def remove(worktree: Worktree) -> None:

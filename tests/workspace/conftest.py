@@ -114,3 +114,35 @@ def widget(remote) -> str:
     remote.create("octo/widget", {"README.md": "# widget\n", "src/app.py": "print('hi')\n",
                                   ".github/workflows/ci.yml": "on: push\n"})
     return "octo/widget"
+
+
+@pytest.fixture
+def github():
+    """The spine's fake GitHub REST server with octo/widget and alice's fork registered."""
+    from tests.fakes.github import FakeGitHub
+
+    with FakeGitHub() as fake:
+        fake.add_repo("octo/widget")
+        fake.add_repo("alice/widget")
+        yield fake
+
+
+@pytest.fixture
+def token(github) -> str:
+    """An installation token minted by the fake (opaque, like GitHub's)."""
+    import httpx
+    import jwt
+
+    app_jwt = jwt.encode({"iss": "1"}, "a-test-signing-key-that-is-32-bytes-long", algorithm="HS256")
+    reply = httpx.post(f"{github.url}/app/installations/1/access_tokens",
+                       headers={"authorization": f"Bearer {app_jwt}"})
+    return reply.json()["token"]
+
+
+@pytest.fixture
+async def api(github, token):
+    import gidgethub.httpx
+    import httpx
+
+    async with httpx.AsyncClient() as client:
+        yield gidgethub.httpx.GitHubAPI(client, "bot-tests", oauth_token=token, base_url=github.url)

@@ -1,0 +1,260 @@
+"""The bot's own effects after an episode (DESIGN §5): commit, push, open the pull request.
+
+The agent never commits or pushes. After the episode the bot stages what changed in the job's
+worktree, refuses protected paths, commits as itself with `Co-authored-by:` the requester, and:
+
+- from an issue: pushes `bot/<agent>/<issue>-<slug>` and opens a PR that links the issue;
+- from a same-repository PR: pushes to its head branch (or, with `open_pull_requests`, opens a
+  PR against that head);
+- from a fork PR: pushes to the fork only if its author allowed maintainers to modify it AND the
+  repository allows it (`allow_fork_push`); otherwise the change comes back as a diff to post.
+
+A push rejected because the branch moved is fetched, rebased on top once and retried.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+
+import gidgethub
+
+from bot import config
+from bot.gitops import git, redact, run_git
+from bot.workspace import Worktree, mirror_lock
+
+log = logging.getLogger(__name__)
+
+MAX_DIFF_CHARS = 60_000
+_REJECTED = re.compile(r"Updates were rejected|\[rejected\]|non-fast-forward|fetch first|stale info")
+
+
+@dataclass
+class Request:
+    """Who asked for what, where. `pull` is the PR object (GET /pulls/N) when the thread is a PR."""
+
+    agent: str
+    text: str
+    requester_login: str
+    requester_id: int
+    number: int
+    title: str = ""
+    pull: dict | None = None
+
+
+@dataclass
+class Outcome:
+    kind: str  # none | refused | pushed | pull_request | diff | conflict | failed
+    message: str  # one or two sentences for the answer
+    base_sha: str
+    commit_sha: str | None = None
+    diffstat: str = ""  # "3 files changed, 10 insertions(+), 2 deletions(-)"
+    files: list[str] = field(default_factory=list)
+    repo: str | None = None  # where the branch was pushed (owner/repo)
+    branch: str | None = None
+    pr_number: int | None = None
+    pr_url: str | None = None
+    diff: str | None = None  # for `diff`, `conflict` and `failed`: the change to post instead
+
+    def summary(self) -> str:
+        """One provenance line: base → commit · diffstat · where it went."""
+        parts = [f"base {self.base_sha[:7]}" + (f" → {self.commit_sha[:7]}" if self.commit_sha else "")]
+        if self.diffstat:
+            parts.append(self.diffstat)
+        if self.pr_number:
+            parts.append(f"[PR #{self.pr_number}]({self.pr_url})" if self.pr_url else f"PR #{self.pr_number}")
+        elif self.branch and self.repo and self.kind == "pushed":
+            parts.append(f"[{self.repo}@{self.branch}](https://github.com/{self.repo}/tree/{self.branch})")
+        return " · ".join(parts)
+
+
+async def apply(worktree: Worktree, request: Request, api, token: str | None = None) -> Outcome:
+    """Turn the worktree's changes into a commit and put it where the request belongs."""
+    files = await _stage(worktree)
+    if not files:
+        return Outcome("none", "No files changed, so nothing was committed.", worktree.base_sha)
+    refused = [(path, worktree.config.protected(path)) for path in files]
+    refused = [(path, pattern) for path, pattern in refused if pattern]
+    if refused:
+        return _refusal(worktree, refused, files)
+    sha = await _commit(worktree, request)
+    stat = (await _git(worktree, "diff", "--shortstat", worktree.base_sha, sha)).strip()
+    done = Outcome("pushed", "", worktree.base_sha, sha, stat, files)
+    return await _deliver(worktree, request, api, token, done)
+
+
+async def _deliver(wt: Worktree, request: Request, api, token: str | None, done: Outcome) -> Outcome:
+    pull, cfg = request.pull, wt.config
+    if pull is None:
+        return await _push_and_open(wt, request, api, token, done, wt.full_name,
+                                    _branch_name(request, str(request.number)), wt.default_branch)
+    head_repo = (pull.get("head") or {}).get("repo") or {}
+    head_name, head_ref = head_repo.get("full_name"), pull["head"]["ref"]
+    if head_name == wt.full_name:
+        if cfg.open_pull_requests:
+            return await _push_and_open(wt, request, api, token, done, wt.full_name,
+                                        _branch_name(request, f"pr{request.number}"), head_ref)
+        return await _push(wt, token, done, wt.full_name, head_ref)
+    if head_name and pull.get("maintainer_can_modify") and cfg.allow_fork_push:
+        return await _push(wt, token, done, head_name, head_ref)
+    why = ("the fork is gone" if not head_name else
+           "the author did not allow edits by maintainers" if not pull.get("maintainer_can_modify")
+           else "this repository's .github/bot.yml does not set allow_fork_push")
+    return await _with_diff(wt, done, "diff", f"This pull request comes from a fork and {why}, "
+                            "so here is the change as a diff to apply.")
+
+
+async def _push_and_open(wt: Worktree, request: Request, api, token, done: Outcome,
+                         repo: str, branch: str, base: str) -> Outcome:
+    pushed = await _push(wt, token, done, repo, branch)
+    if pushed.kind != "pushed":
+        return pushed
+    try:
+        pr = await _open_pull(api, wt, request, pushed, branch, base)
+    except gidgethub.GitHubException as exc:
+        pushed.message += f" I could not open a pull request ({_api_error(exc)}); open one from the branch."
+        return pushed
+    pushed.kind, pushed.pr_number, pushed.pr_url = "pull_request", pr["number"], pr.get("html_url")
+    pushed.message = f"Opened pull request #{pr['number']} from `{branch}` ({pushed.diffstat})."
+    return pushed
+
+
+async def _push(wt: Worktree, token: str | None, done: Outcome, repo: str, branch: str) -> Outcome:
+    """Push HEAD to repo's branch; if the branch moved, rebase on it once and push again."""
+    done.repo, done.branch = repo, branch
+    url = config.clone_url(repo)
+    code, out, err = await _push_once(wt, token, url, branch)
+    if code != 0 and _REJECTED.search(out + err):
+        moved = await _rebase_on_remote(wt, token, url, branch)
+        if moved is not None:
+            return await _with_diff(wt, done, "conflict", f"`{branch}` on {repo} moved while I worked and "
+                                    f"my change does not apply on top of it ({moved}); here it is as a diff.")
+        done.commit_sha = (await _git(wt, "rev-parse", "HEAD")).strip()
+        code, out, err = await _push_once(wt, token, url, branch)
+    if code != 0:
+        log.warning("push to %s %s failed: %s", repo, branch, redact(err, token))
+        reason = _push_refusal(out) or _last_line(redact(err, token))
+        return await _with_diff(wt, done, "failed", f"Pushing to `{branch}` on {repo} failed: "
+                                f"{reason}. Here is the change as a diff.")
+    done.kind = "pushed"
+    done.message = f"Pushed {done.commit_sha[:7]} to `{branch}` on {repo} ({done.diffstat})."
+    return done
+
+
+async def _push_once(wt: Worktree, token: str | None, url: str, branch: str) -> tuple[int, str, str]:
+    return await run_git("push", "--porcelain", "--no-verify", url, f"HEAD:refs/heads/{branch}",
+                         cwd=wt.path, token=token, env=wt.git_env())
+
+
+async def _rebase_on_remote(wt: Worktree, token: str | None, url: str, branch: str) -> str | None:
+    """Fetch the branch's new tip and replay our commit on it; None on success, else why not."""
+    tracking = "refs/worktree/bot-remote"
+    async with mirror_lock(wt.mirror):  # the object store is shared with concurrent jobs
+        code, _, err = await run_git("fetch", "--quiet", "--no-write-fetch-head", url,
+                                     f"+refs/heads/{branch}:{tracking}", cwd=wt.path, token=token,
+                                     env=wt.git_env())
+    if code != 0:
+        return f"fetching it failed: {_last_line(err)}"
+    code, _, err = await run_git("rebase", "--quiet", "--onto", tracking, wt.base_sha,
+                                 cwd=wt.path, env=wt.git_env())
+    if code != 0:
+        await run_git("rebase", "--abort", cwd=wt.path, env=wt.git_env())
+        return "conflict"
+    return None
+
+
+async def _open_pull(api, wt: Worktree, request: Request, done: Outcome, branch: str, base: str) -> dict:
+    owner = done.repo.split("/")[0]
+    data = {"title": _title(request), "head": branch, "base": base,
+            "body": _pull_body(wt, request, done), "maintainer_can_modify": True}
+    try:
+        return await api.post(f"/repos/{done.repo}/pulls", data=data)
+    except gidgethub.BadRequest as exc:
+        if "already exists" not in _api_error(exc):
+            raise
+    existing = await api.getitem(f"/repos/{done.repo}/pulls?head={owner}:{branch}&state=open")
+    if not existing:
+        raise gidgethub.GitHubException("a pull request exists for the branch but could not be found")
+    return existing[0]
+
+
+def _pull_body(wt: Worktree, request: Request, done: Outcome) -> str:
+    if request.pull is None:
+        link = f"{'Fixes' if wt.config.close_issue else 'Refs'} #{request.number}"
+    else:
+        link = f"For #{request.number}"
+    return (f"{link}\n\nRequested by @{request.requester_login}:\n\n> "
+            + "\n> ".join(request.text.strip().splitlines() or [""])
+            + f"\n\nMade by {request.agent} · base {done.base_sha[:7]} · {done.diffstat}\n")
+
+
+async def _stage(wt: Worktree) -> list[str]:
+    await _git(wt, "add", "--all", "--", ".")
+    names = await _git(wt, "diff", "--cached", "--name-only", "--no-renames", "-z", wt.base_sha)
+    return [name for name in names.split("\0") if name]
+
+
+async def _commit(wt: Worktree, request: Request) -> str:
+    message = _commit_message(wt, request).encode()
+    await git("commit", "--quiet", "--no-verify", "--file=-", cwd=wt.path, stdin=message, env=wt.git_env())
+    return (await _git(wt, "rev-parse", "HEAD")).strip()
+
+
+def _commit_message(wt: Worktree, request: Request) -> str:
+    login, uid = request.requester_login, request.requester_id
+    asked = " ".join(request.text.split())
+    return (f"{_title(request)}\n\nRequested by @{login} in {wt.full_name}#{request.number} "
+            f"({request.agent}): {asked[:500]}\n\n"
+            f"Co-authored-by: {login} <{uid}+{login}@users.noreply.github.com>\n")
+
+
+def _title(request: Request) -> str:
+    first = next((line.strip() for line in request.text.splitlines() if line.strip()), "")
+    first = first or f"Changes requested by @{request.requester_login}"
+    first = first[0].upper() + first[1:]
+    return first if len(first) <= 72 else first[:71].rstrip() + "…"
+
+
+def _branch_name(request: Request, prefix: str) -> str:
+    words = re.sub(r"[^a-z0-9]+", "-", (request.title or request.text).lower()).strip("-")
+    slug = words[:40].rstrip("-") or "change"
+    return f"bot/{request.agent}/{prefix}-{slug}"
+
+
+def _refusal(wt: Worktree, refused: list[tuple[str, str]], files: list[str]) -> Outcome:
+    listed = ", ".join(f"`{path}` (matches `{pattern}`)" for path, pattern in refused[:10])
+    more = f" and {len(refused) - 10} more" if len(refused) > 10 else ""
+    message = (f"I did not commit anything: the change touches protected paths: {listed}{more}. "
+               f"They are protected by {wt.config.source}; a maintainer can change "
+               "`protected_paths` on the default branch, or make this change by hand.")
+    return Outcome("refused", message, wt.base_sha, files=files)
+
+
+async def _with_diff(wt: Worktree, done: Outcome, kind: str, message: str) -> Outcome:
+    diff = await _git(wt, "diff", "--no-color", "--no-ext-diff", wt.base_sha, done.commit_sha)
+    if len(diff) > MAX_DIFF_CHARS:
+        diff = diff[:MAX_DIFF_CHARS] + "\n… (diff truncated)\n"
+        message += f" The diff is longer than {MAX_DIFF_CHARS} characters and was truncated."
+    done.kind, done.message, done.diff = kind, message, diff
+    return done
+
+
+async def _git(wt: Worktree, *args: str) -> str:
+    return await git(*args, cwd=wt.path, env=wt.git_env())
+
+
+def _api_error(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None) or []
+    details = [e.get("message", "") for e in errors if isinstance(e, dict)]
+    return "; ".join([str(exc), *details]).strip("; ")
+
+
+def _push_refusal(porcelain: str) -> str:
+    """The reason on a `git push --porcelain` line for a refused ref (`!<TAB>ref<TAB>reason`)."""
+    refused = [line.split("\t")[-1] for line in porcelain.splitlines() if line.startswith("!")]
+    return refused[0] if refused else ""
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no message from git"
