@@ -88,6 +88,7 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, argv: Sequence[str], cwd: str 
         args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(config.home), str(config.home)]
     args += ["--bind" if config.writable else "--ro-bind", str(config.workdir), config.mount_path]
+    args += ["--remount-ro", "/"]  # bwrap's root tmpfs (mount points, /etc skeleton) stays read-only
     args += ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
              "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",
              "--seccomp", str(seccomp_fd), "--info-fd", str(info_fd), "--block-fd", str(block_fd),

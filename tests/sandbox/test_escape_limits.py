@@ -1,0 +1,122 @@
+"""Escape suite, processes and resources: caps hold and nothing outlives the episode."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sandbox.base import Limits
+
+pytestmark = pytest.mark.sandbox
+
+FORK_UNTIL_REFUSED = """
+import os, time
+n = 0
+while n < 1000:
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        print(f"fork refused after {n}: {exc.strerror}", flush=True)
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    n += 1
+"""
+
+
+async def test_fork_bomb_stopped_by_pids_cap(run, tmp_path):
+    """Forking without end stops at the pids cap, and the cap hit is recorded."""
+    ran = await run(f"python3 -c '{FORK_UNTIL_REFUSED}'", limits=Limits(pids=32, timeout_s=30))
+    assert "fork refused after" in ran.out and "Resource temporarily unavailable" in ran.out
+    assert int(ran.out.split("after ")[1].split(":")[0]) < 32
+    assert ran.outcome["pids_max_hit"] is True
+
+
+async def test_allocation_past_memory_cap_is_oom_killed(run):
+    """Touching more memory than the cap gets the process OOM-killed, recorded as such."""
+    ran = await run("python3 -c 'b = b\"x\" * (512 << 20); print(\"survived\")'",
+                    limits=Limits(memory_bytes=128 << 20, timeout_s=30))
+    assert "survived" not in ran.out
+    assert ran.rc != 0
+    assert ran.outcome["oom_killed"] is True
+
+
+async def test_sleep_past_time_limit_is_killed(run):
+    """A command running past the wall clock is killed and marked timed out."""
+    ran = await run("echo started; sleep 60; echo finished", limits=Limits(timeout_s=1))
+    assert ran.out == "started\n"
+    assert ran.outcome["timed_out"] is True
+    assert ran.rc == -9
+
+
+def _host_processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+async def test_setsid_daemon_does_not_outlive_episode(run):
+    """A double-forked setsid daemon dies with the episode: no such process left on the host."""
+    marker = f"31.{os.getpid()}"
+    ran = await run(f"setsid sh -c 'nohup sleep {marker} >/dev/null 2>&1 &' ; echo detached")
+    assert ran.out == "detached\n"
+    assert _host_processes_with(f"sleep\0{marker}") == []
+
+
+async def test_daemon_killed_on_timeout_too(run):
+    """When the wall clock fires, background processes die with the foreground one."""
+    marker = f"32.{os.getpid()}"
+    ran = await run(f"setsid sleep {marker} & sleep 60", limits=Limits(timeout_s=1))
+    assert ran.outcome["timed_out"] is True
+    assert _host_processes_with(f"sleep\0{marker}") == []
+
+
+async def test_ptrace_refused(run):
+    """ptrace is denied by seccomp (even PTRACE_TRACEME, which the kernel itself allows)."""
+    script = ("import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
+              "r = libc.ptrace(0, 0, 0, 0); print(r, os.strerror(ctypes.get_errno()))")
+    ran = await run(f"python3 -c '{script}'")
+    assert ran.out.strip() == "-1 Operation not permitted"
+
+
+async def test_new_user_namespace_refused(run):
+    """Creating a user namespace (the usual first step of an escape) is refused."""
+    ran = await run("unshare --user --map-root-user id 2>&1; exit 1")
+    assert "unshare failed: Operation not permitted" in ran.out
+
+
+async def test_kernel_keyring_refused(run):
+    """The kernel keyring syscalls are denied."""
+    script = ("import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
+              "r = libc.syscall(250, 0, -1, 0, 0, 0); print(r, os.strerror(ctypes.get_errno()))")
+    ran = await run(f"python3 -c '{script}'")
+    assert ran.out.strip() == "-1 Operation not permitted"
+
+
+async def test_no_capabilities_and_no_new_privileges(run):
+    """Inside, the process has no capabilities, no_new_privs and a seccomp filter."""
+    ran = await run("grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status")
+    fields = dict(line.split(":\t") for line in ran.out.strip().splitlines())
+    assert fields == {"CapEff": "0000000000000000", "CapBnd": "0000000000000000",
+                      "NoNewPrivs": "1", "Seccomp": "2"}
+
+
+async def test_tmp_is_size_capped(run):
+    """/tmp inside is a tmpfs with the configured size cap."""
+    ran = await run("dd if=/dev/zero of=/tmp/fill bs=1M count=64 2>&1; exit 1",
+                    limits=Limits(tmpfs_bytes=16 << 20, timeout_s=30))
+    assert "No space left on device" in ran.out
+
+
+async def test_open_files_backstop(run):
+    """The open-files rlimit is set inside."""
+    ran = await run("ulimit -n", limits=Limits(open_files=321, timeout_s=30))
+    assert ran.out.strip() == "321"
