@@ -157,6 +157,8 @@ async def run_command(policy: Admission, args: dict, run_sandbox: RunSandbox | N
     timeout = min(float(args.get("timeout_s") or policy.run_timeout_s), policy.run_timeout_s)
     scratch_root.mkdir(parents=True, exist_ok=True)
     home = Path(tempfile.mkdtemp(prefix="run-", dir=scratch_root))
+    dotgit = policy.worktree / ".git"
+    pointer = dotgit.read_bytes() if dotgit.is_file() and not dotgit.is_symlink() else None
     try:
         spawner, sandbox_config = run_sandbox(home)
         sandbox_config.limits.timeout_s = min(sandbox_config.limits.timeout_s, timeout)
@@ -169,11 +171,29 @@ async def run_command(policy: Admission, args: dict, run_sandbox: RunSandbox | N
             code, output = await _collect(process, timeout, policy.max_output_bytes)
         finally:
             track(None)
+            restored = _restore_git_pointer(policy.worktree, pointer)
     finally:
         shutil.rmtree(home, ignore_errors=True)
     detail = {"command": args["command"], "exit_code": code, "sandbox_tier": process.tier,
               "output_bytes": len(output)}
+    if restored:
+        detail["git_pointer_restored"] = True
+        output += "\n[the command changed .git; it was restored: git metadata is not yours to change]\n"
     return f"exit code {code}\n{output}", detail
+
+
+def _restore_git_pointer(worktree: Path, pointer: bytes | None) -> bool:
+    """A worktree's `.git` file names its git dir; a command that retargets it would make the
+    bot's own later git calls read a config the agent wrote. Put it back if it changed."""
+    dotgit = worktree / ".git"
+    if pointer is None or (dotgit.is_file() and not dotgit.is_symlink() and dotgit.read_bytes() == pointer):
+        return False
+    if dotgit.is_dir() and not dotgit.is_symlink():
+        shutil.rmtree(dotgit)
+    elif dotgit.exists() or dotgit.is_symlink():
+        dotgit.unlink()
+    dotgit.write_bytes(pointer)
+    return True
 
 
 async def _collect(process, timeout: float, cap: int) -> tuple[int, str]:

@@ -10,7 +10,7 @@ import pytest
 from bot.admission import Admission
 from bot.bridge import TOOL_NAMES, BridgeServer
 from bot.bridge_tools import sandbox_for_run
-from tests.bridge.conftest import call, mcp_session
+from tests.bridge.conftest import call, git, mcp_session
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -224,3 +224,15 @@ async def test_bearer_token_is_redacted_from_record(bridge, recorder, run_id):
     """The episode's own token never lands in the record, even if the agent echoes it."""
     await call(bridge, "write_file", path=bridge.token, content="x")
     assert bridge.token not in json.dumps(recorder.events(run_id))
+
+
+async def test_run_that_retargets_git_pointer_is_undone(worktree, recorder, run_id, tmp_path):
+    """A command rewriting a linked worktree's `.git` file finds it restored afterwards."""
+    linked = tmp_path / "linked"
+    git(worktree, "worktree", "add", "-q", "--detach", str(linked))
+    pointer = (linked / ".git").read_bytes()
+    policy = Admission(linked)
+    async with BridgeServer(linked, policy, recorder, run_id, scratch_root=tmp_path / "s",
+                            run_sandbox=sandbox_for_run(linked, policy, tier=0)) as bridge:
+        text, _ = await call(bridge, "run", command="echo 'gitdir: evil' > .git")
+    assert (linked / ".git").read_bytes() == pointer and "it was restored" in text
