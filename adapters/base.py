@@ -6,6 +6,8 @@ governance are shared, so a fifth CLI is a new module, not a new subsystem.
 from __future__ import annotations
 
 import enum
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
@@ -65,6 +67,7 @@ class Event:
     terminal: bool = False
     tool: str | None = None  # tool name for tool_use / tool_result
     raw: bytes = b""  # the CLI's own line, verbatim
+    data: dict | None = None  # CLI facts the runner checks (e.g. MCP server status at init)
 
 
 @dataclass
@@ -135,6 +138,13 @@ class Result:
     exit_code: int | None = None
     duration_s: float = 0.0
     resumed: bool = False
+    agent: str = ""
+    failure: str | None = None  # provider | bridge | auth | config | exit | timeout | cancelled | killed
+    outcome: dict = field(default_factory=dict)  # the sandbox floor's SandboxProcess.outcome()
+    egress: list = field(default_factory=list)  # sandbox EgressDecision, every proxy decision
+    stderr_tail: str = ""  # redacted
+    unobserved: tuple[str, ...] = ()  # the adapter's declared gaps, for the provenance
+    version: str | None = None
 
 
 ProbeFn = Callable[[Sequence[str]], "tuple[int, str]"]
@@ -145,12 +155,178 @@ class Adapter(Protocol):
     binary: str
     default_allowed_hosts: tuple[str, ...]
     supports_resume: bool
+    unobserved: tuple[str, ...]
 
     def detect(self, probe: ProbeFn) -> Readiness: ...
 
     def command(self, episode: Episode) -> Invocation: ...
 
     def parse(self, line: bytes) -> list[Event]: ...
+
+    def finish(self, episode: Episode, events: list[Event], exit_code: int | None, stderr: str,
+               last_message: str | None) -> Result:
+        """The Result of a finished process from its parsed events, exit code, stderr tail and
+        last-message file (None when the CLI has none or wrote none)."""
+
+
+STDERR_TAIL = 2000
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+
+
+def json_object(line: bytes) -> dict | None:
+    try:
+        obj = json.loads(line)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def unrecognised(line: bytes) -> list[Event]:
+    """A line no parser understood: kept as an attested progress event, never an error."""
+    return [Event(EventKind.PROGRESS, text=line.decode("utf-8", "replace")[:500], raw=line)]
+
+
+def version_of(output: str) -> str | None:
+    match = _VERSION.search(output or "")
+    return match.group(0) if match else None
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def gateway_root(url: str) -> str:
+    """BOT_<AGENT>_BASE_URL is the server root (like ANTHROPIC_BASE_URL); drop a trailing /v1."""
+    url = url.rstrip("/")
+    return url[:-3] if url.endswith("/v1") else url
+
+
+class CliAdapter:
+    """What the four adapters share: registry fields, binary lookup, the never-raising parse
+    wrapper, version/auth detection and building the Result. Subclasses provide `command`,
+    `_parse(obj, raw)`, `_login(probe)` and the hooks below."""
+
+    name = ""
+    executable = ""
+    default_allowed_hosts: tuple[str, ...] = ()
+    supports_resume = True
+    unobserved: tuple[str, ...] = ()
+    min_version = "0.0.0"
+    credential_env: tuple[str, ...] = ()  # variables that authenticate the CLI
+
+    @property
+    def binary(self) -> str:
+        from bot import config
+        return config.agent_bin(self.name, self.executable)
+
+    def model(self, episode: Episode) -> str | None:
+        from bot import config
+        return episode.model or config.agent_model(self.name)
+
+    def base_url(self, episode: Episode) -> str | None:
+        from bot import config
+        url = episode.base_url or config.agent_base_url(self.name)
+        return gateway_root(url) if url else None
+
+    # parsing -------------------------------------------------------------------
+
+    def parse(self, line: bytes) -> list[Event]:
+        """Typed events for one stdout line; never raises, never drops the line."""
+        line = bytes(line).rstrip(b"\r\n")
+        obj = json_object(line)
+        if obj is None:
+            return unrecognised(line)
+        try:
+            events = self._parse(obj, line)
+        except Exception:  # a schema drift must not end the episode
+            return unrecognised(line)
+        return events or unrecognised(line)
+
+    def _parse(self, obj: dict, raw: bytes) -> list[Event]:
+        raise NotImplementedError
+
+    # detection -----------------------------------------------------------------
+
+    def detect(self, probe: ProbeFn) -> Readiness:
+        fix = f"run `make agents`, or point BOT_{self.name.upper()}_BIN at the CLI"
+        try:
+            rc, out = probe([self.binary, "--version"])
+        except OSError as exc:
+            rc, out = 127, str(exc)
+        version = version_of(out) if rc == 0 else None
+        if version is None:
+            return Readiness(False, False, None, f"{self.binary} is not runnable "
+                             f"({out.strip()[:160] or f'exit {rc}'}); {fix}", refuse=True)
+        if version_tuple(version) < version_tuple(self.min_version):
+            return Readiness(True, False, version, f"{self.name} {version} is older than the minimum "
+                             f"{self.min_version} that can be locked down; {fix}", refuse=True)
+        logged_in, reason = self._login(probe)
+        return Readiness(True, logged_in, version, reason)
+
+    def _login(self, probe: ProbeFn) -> tuple[bool, str]:
+        return self._env_login()
+
+    def _env_login(self) -> tuple[bool, str]:
+        from bot import config
+        if config.agent_base_url(self.name):
+            return True, f"through the gateway BOT_{self.name.upper()}_BASE_URL"
+        present = [name for name in self.credential_env if config.env(name)]
+        if present:
+            return True, f"key from {present[0]}"
+        return False, (f"not logged in: set {' or '.join(self.credential_env)} in the bot's "
+                       "environment, or connect a key on the settings page")
+
+    # the result ----------------------------------------------------------------
+
+    def finish(self, episode: Episode, events: list[Event], exit_code: int | None, stderr: str,
+               last_message: str | None) -> Result:
+        from bot.redact import redact
+        secrets = episode.credentials.secret_values() + ([episode.bridge.token] if episode.bridge else [])
+        tail = redact(stderr[-STDERR_TAIL:], secrets)
+        session = next((e.session_id for e in reversed(events) if e.session_id), None)
+        text = self._final_text(events, last_message)
+        error, failure = self._failure(episode, events, exit_code, tail, text)
+        return Result(ok=error is None, text=text, session_id=session, usage=self._usage(events),
+                      events=events, error=redact(error, secrets) if error else None,
+                      exit_code=exit_code, agent=self.name, failure=failure, stderr_tail=tail,
+                      resumed=bool(episode.resume_session) and session == episode.resume_session,
+                      unobserved=self.unobserved)
+
+    def _failure(self, episode: Episode, events: list[Event], exit_code: int | None, stderr: str,
+                 text: str) -> tuple[str | None, str | None]:
+        bridge = self._bridge_problem(episode, events, exit_code, stderr)
+        if bridge and episode.bridge and episode.mode == "strict":
+            return bridge, "bridge"
+        terminal = [e for e in events if e.kind == EventKind.ERROR and e.terminal]
+        if terminal:
+            failure = (terminal[-1].data or {}).get("failure", "provider")
+            return terminal[-1].error or f"{self.name} reported a failure", failure
+        if exit_code not in (0, None):
+            return self._exit_error(exit_code, stderr, events)
+        if not text:
+            return f"{self.name} finished without an answer", "empty"
+        return None, None
+
+    def _exit_error(self, exit_code: int, stderr: str, events: list[Event]) -> tuple[str, str]:
+        last = stderr.strip().splitlines()[-1:] if stderr.strip() else []
+        nothing = "" if events else " before printing anything"
+        detail = f": {last[0][:300]}" if last else ""
+        return f"{self.name} exited with code {exit_code}{nothing}{detail}", "exit"
+
+    def _bridge_problem(self, episode: Episode, events: list[Event], exit_code: int | None,
+                        stderr: str) -> str | None:
+        return None
+
+    def _final_text(self, events: list[Event], last_message: str | None) -> str:
+        texts = [e.text for e in events if e.kind == EventKind.TEXT and e.text]
+        return texts[-1] if texts else (last_message or "").strip()
+
+    def _usage(self, events: list[Event]) -> Usage:
+        total = Usage()
+        for event in events:
+            if event.kind == EventKind.USAGE and event.usage:
+                total = total.add(event.usage)
+        return total
 
 
 _REGISTRY: dict[str, Callable[[], Adapter]] = {}

@@ -360,7 +360,7 @@ class FakeProvider:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> "FakeProvider":
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
         return self
 

@@ -1,0 +1,155 @@
+"""Claude Code (`claude -p --output-format stream-json`), reference agent-clis.md §3.
+
+Prompt on stdin (the variadic --tools/--allowedTools/--mcp-config would swallow a trailing
+prompt); bridge by --mcp-config file with the bearer expanded from env; strict lockdown by
+--tools (only Read) + dontAsk + an allow-list of the bridge server; project settings ignored
+(--setting-sources user) so a repository cannot add hooks; Claude's own sandbox off.
+"""
+from __future__ import annotations
+
+import json
+
+from adapters.base import (CliAdapter, Episode, Event, EventKind, Invocation, ProbeFn, Usage,
+                           register)
+
+QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+             "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1"}
+READ_TOOLS = ("Read",)  # 2.1.x searches through Bash/rg; Read is its only read-only built-in
+NATIVE_TOOLS = ("Edit", "Write", "Bash")
+DENIED_IN_STRICT = NATIVE_TOOLS + ("NotebookEdit", "WebFetch", "WebSearch")
+MCP_CONFIG = ".bot/claude-mcp.json"
+SETTINGS = ".claude/settings.json"
+
+
+class ClaudeCode(CliAdapter):
+    name = "claude"
+    executable = "claude"
+    default_allowed_hosts = ("api.anthropic.com",)
+    unobserved = ("claude's model calls", "its context compaction",
+                  "its direct channel to api.anthropic.com")
+    min_version = "2.1.0"
+    credential_env = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
+
+    def command(self, episode: Episode) -> Invocation:
+        native = episode.mode == "native"
+        builtins = READ_TOOLS + (NATIVE_TOOLS if native else ())
+        allowed = list(builtins)
+        argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose",
+                "--strict-mcp-config", "--setting-sources", "user", "--permission-mode", "dontAsk",
+                "--tools", ",".join(builtins)]
+        files = {SETTINGS: _settings(native)}
+        env = dict(QUIET_ENV) | episode.credentials.env
+        if episode.bridge:
+            files[MCP_CONFIG] = _mcp_config(episode)
+            argv += ["--mcp-config", str(episode.home / MCP_CONFIG)]
+            allowed.append(f"mcp__{episode.bridge.server_name}")
+            env[episode.bridge.token_env] = episode.bridge.token
+        argv += ["--allowedTools", ",".join(allowed)]
+        if episode.resume_session:
+            argv += ["--resume", episode.resume_session]
+        if model := self.model(episode):
+            argv += ["--model", model]
+        if episode.instruction:
+            argv += ["--append-system-prompt", episode.instruction]
+        if base := self.base_url(episode):
+            env["ANTHROPIC_BASE_URL"] = base
+        return Invocation(argv=argv, env=env, stdin=episode.prompt.encode(), files=files)
+
+    def _login(self, probe: ProbeFn) -> tuple[bool, str]:
+        rc, out = probe([self.binary, "auth", "status", "--json"])
+        start = out.find("{")
+        status = json.loads(out[start:]) if rc == 0 and start >= 0 else {}
+        if status.get("loggedIn"):
+            return True, f"logged in ({status.get('authMethod', 'unknown')})"
+        logged_in, reason = self._env_login()
+        return logged_in, reason if logged_in else \
+            "not logged in: set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token`"
+
+    # parsing -------------------------------------------------------------------
+
+    def _parse(self, obj: dict, raw: bytes) -> list[Event]:
+        kind, session = obj.get("type"), obj.get("session_id")
+        if kind == "system" and obj.get("subtype") == "init":
+            servers = {s.get("name"): s.get("status") for s in obj.get("mcp_servers") or []}
+            return [Event(EventKind.SESSION, session_id=session, raw=raw, text=str(obj.get("model", "")),
+                          data={"mcp_servers": servers, "tools": obj.get("tools") or [],
+                                "version": obj.get("claude_code_version")})]
+        if kind == "assistant":
+            return _assistant(obj, session, raw)
+        if kind == "user":
+            return _tool_results(obj, session, raw)
+        if kind == "result":
+            return _result(obj, session, raw)
+        return [Event(EventKind.PROGRESS, session_id=session, raw=raw, text=str(obj.get("subtype") or kind))]
+
+    def _final_text(self, events: list[Event], last_message: str | None) -> str:
+        done = [e.text for e in events if e.kind == EventKind.DONE and e.text]
+        return done[-1] if done else super()._final_text(events, last_message)
+
+    def _bridge_problem(self, episode, events, exit_code, stderr) -> str | None:
+        if not episode.bridge:
+            return None
+        for event in events:
+            if event.kind == EventKind.SESSION and event.data is not None:
+                status = event.data["mcp_servers"].get(episode.bridge.server_name)
+                if status != "connected":
+                    return f"the bot's tool bridge did not connect to claude (status: {status or 'absent'})"
+        return None
+
+
+def _settings(native: bool) -> bytes:
+    deny = [] if native else list(DENIED_IN_STRICT)
+    return json.dumps({"sandbox": {"enabled": False}, "permissions": {"deny": deny},
+                       "includeCoAuthoredBy": False, "autoUpdates": False}, indent=1).encode()
+
+
+def _mcp_config(episode: Episode) -> bytes:
+    bridge = episode.bridge
+    server = {"type": "http", "url": bridge.url,
+              "headers": {"Authorization": f"Bearer ${{{bridge.token_env}}}"}}
+    return json.dumps({"mcpServers": {bridge.server_name: server}}, indent=1).encode()
+
+
+def _assistant(obj: dict, session: str | None, raw: bytes) -> list[Event]:
+    events = []
+    for block in (obj.get("message") or {}).get("content") or []:
+        kind = block.get("type")
+        if kind == "text":
+            events.append(Event(EventKind.TEXT, text=block.get("text", ""), session_id=session, raw=raw))
+        elif kind == "thinking":
+            events.append(Event(EventKind.THINKING, text=block.get("thinking", ""), session_id=session, raw=raw))
+        elif kind == "tool_use":
+            events.append(Event(EventKind.TOOL_USE, tool=block.get("name"), session_id=session, raw=raw,
+                                text=json.dumps(block.get("input"))[:2000]))
+    return events
+
+
+def _tool_results(obj: dict, session: str | None, raw: bytes) -> list[Event]:
+    events = []
+    for block in (obj.get("message") or {}).get("content") or []:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            content = block.get("content")
+            text = content if isinstance(content, str) else json.dumps(content)
+            events.append(Event(EventKind.TOOL_RESULT, text=text[:2000], session_id=session, raw=raw,
+                                error=text[:500] if block.get("is_error") else None))
+    return events
+
+
+def _result(obj: dict, session: str | None, raw: bytes) -> list[Event]:
+    usage = obj.get("usage") or {}
+    spent = Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0),
+                  int(usage.get("cache_read_input_tokens") or 0), obj.get("total_cost_usd"))
+    events = [Event(EventKind.USAGE, usage=spent, session_id=session, raw=raw)]
+    denials = [d.get("tool_name") for d in obj.get("permission_denials") or []]
+    if obj.get("is_error"):
+        status = obj.get("api_error_status")
+        events.append(Event(EventKind.ERROR, terminal=True, session_id=session, raw=raw,
+                            error=str(obj.get("result") or f"claude failed ({obj.get('subtype')})"),
+                            data={"failure": "provider" if status else "agent", "status": status}))
+    else:
+        events.append(Event(EventKind.DONE, text=str(obj.get("result") or ""), session_id=session, raw=raw,
+                            data={"permission_denials": denials, "num_turns": obj.get("num_turns")}))
+    return events
+
+
+register("claude", ClaudeCode)

@@ -1,0 +1,159 @@
+"""Run one episode of an agent CLI: command → sandbox → parse every stdout line → Result.
+
+    result = await run_episode(adapter, episode, spawner, config, on_event=record, cancel=stop,
+                               bridge_connected=bridge.connected)
+
+Every stdout line becomes events (raw line kept) delivered to `on_event` as they arrive;
+`cancel` kills the whole sandbox; failures that would be silent become errors: the bridge
+never reached in strict mode, a non-zero exit with nothing parsed, exit codes with meaning,
+a timeout, the memory or process cap.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from adapters.base import Adapter, Episode, Event, Invocation, Result, Usage
+from sandbox.base import Refused, SandboxConfig, Spawner
+
+log = logging.getLogger(__name__)
+CHUNK = 1 << 16
+STDERR_KEEP = 64 << 10
+OnEvent = Callable[[Event], Any]
+
+
+async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, config: SandboxConfig, *,
+                      on_event: OnEvent | None = None, cancel: asyncio.Event | None = None,
+                      bridge_connected: asyncio.Event | None = None) -> Result:
+    invocation = adapter.command(episode)
+    write_home_files(episode.home, invocation)
+    started = time.monotonic()
+    try:
+        proc = await spawner.start(config, invocation.argv, invocation.env, invocation.stdin,
+                                   cwd=invocation.cwd)
+    except Refused as exc:
+        return Result(ok=False, text="", session_id=None, usage=Usage(), events=[], agent=adapter.name,
+                      error=f"the sandbox refused to start {adapter.name}: {exc}", failure="refused")
+    events: list[Event] = []
+    try:
+        cancelled = await _drive(proc, adapter, events, on_event, cancel)
+        stderr = await _collect_stderr(proc)
+        exit_code = await proc.wait()
+    except BaseException:  # our own task was cancelled: nothing may survive the episode
+        with contextlib.suppress(Exception):
+            await proc.kill()
+        raise
+    result = adapter.finish(episode, events, exit_code, stderr, _last_message(episode.home, invocation))
+    result.duration_s = time.monotonic() - started
+    result.outcome = dict(proc.outcome())
+    result.egress = list(proc.egress)
+    _apply_floor(result, cancelled, config, episode, bridge_connected)
+    return result
+
+
+def write_home_files(home: Path, invocation: Invocation) -> None:
+    """Write the CLI's settings and credentials into its HOME (owner-only), inside HOME only."""
+    home.mkdir(parents=True, exist_ok=True)
+    root = home.resolve()
+    for relative, content in invocation.files.items():
+        target = (root / relative).resolve()
+        if root not in target.parents:
+            raise ValueError(f"adapter file {relative!r} escapes the episode HOME")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+    if invocation.last_message_file:
+        last = root / invocation.last_message_file
+        last.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            last.unlink()  # never report the previous turn's answer
+
+
+async def _drive(proc, adapter: Adapter, events: list[Event], on_event: OnEvent | None,
+                 cancel: asyncio.Event | None) -> bool:
+    """Pump stdout until EOF; True when `cancel` fired first (the process is then killed)."""
+    pump = asyncio.create_task(_pump(proc.stdout, adapter, events, on_event))
+    if cancel is None:
+        await pump
+        return False
+    waiter = asyncio.create_task(cancel.wait())
+    try:
+        await asyncio.wait({pump, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+    cancelled = not pump.done()
+    if cancelled:
+        await proc.kill()
+    await pump
+    return cancelled
+
+
+async def _pump(stream: asyncio.StreamReader, adapter: Adapter, events: list[Event],
+                on_event: OnEvent | None) -> None:
+    """Split stdout into lines of any length (no StreamReader limit) and parse each one."""
+    buffer = b""
+    while chunk := await stream.read(CHUNK):
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            await _deliver(adapter.parse(line), events, on_event)
+    if buffer:
+        await _deliver(adapter.parse(buffer), events, on_event)
+
+
+async def _deliver(new: list[Event], events: list[Event], on_event: OnEvent | None) -> None:
+    for event in new:
+        events.append(event)
+        if on_event is None:
+            continue
+        try:
+            outcome = on_event(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception:  # a broken observer must not cost the episode its record
+            log.exception("on_event failed for a %s event", event.kind)
+
+
+async def _collect_stderr(proc) -> str:
+    kept = bytearray()
+    while chunk := await proc.stderr.read(CHUNK):
+        kept += chunk
+        del kept[:-STDERR_KEEP]
+    return kept.decode("utf-8", "replace")
+
+
+def _last_message(home: Path, invocation: Invocation) -> str | None:
+    if not invocation.last_message_file:
+        return None
+    try:
+        return (home / invocation.last_message_file).read_text("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _apply_floor(result: Result, cancelled: bool, config: SandboxConfig, episode: Episode,
+                 bridge_connected: asyncio.Event | None) -> None:
+    """What the sandbox or the bridge saw outranks what the CLI printed."""
+    outcome = result.outcome
+    reason = None
+    if cancelled or outcome.get("killed"):
+        reason = ("cancelled", "cancelled")
+    elif outcome.get("timed_out"):
+        reason = ("timeout", f"stopped after the {config.limits.timeout_s:.0f} s time limit")
+    elif outcome.get("oom_killed"):
+        reason = ("killed", "killed: the memory limit was reached")
+    elif outcome.get("pids_max_hit"):
+        reason = ("killed", "stopped: the process limit was reached")
+    elif (result.ok and episode.bridge and episode.mode == "strict" and bridge_connected is not None
+          and not bridge_connected.is_set()):
+        reason = ("bridge", f"{result.agent} never connected to the bot's tool bridge")
+    if reason:
+        result.ok = False
+        result.failure, result.error = reason
