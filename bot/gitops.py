@@ -31,6 +31,10 @@ _SAFE_CONFIG = (
     ("commit.gpgSign", "false"),
 )
 
+# how the operator's host reaches github.com (proxies, private CAs), never credentials
+_PASSED_THROUGH = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
+                   "GIT_SSL_CAINFO", "SSL_CERT_FILE", "SSL_CERT_DIR")
+
 
 class GitError(RuntimeError):
     """A git command failed; the message carries git's stderr, with the token redacted."""
@@ -60,6 +64,7 @@ def git_env(token: str | None = None, identity: Identity | None = None) -> dict[
            "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1",
            "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_ASKPASS": "", "SSH_ASKPASS": "",
            "GIT_SSH_COMMAND": "ssh -oBatchMode=yes"}
+    env.update({name: os.environ[name] for name in _PASSED_THROUGH if os.environ.get(name)})
     env["GIT_CONFIG_COUNT"] = str(len(_SAFE_CONFIG))
     for index, (key, value) in enumerate(_SAFE_CONFIG):
         env[f"GIT_CONFIG_KEY_{index}"], env[f"GIT_CONFIG_VALUE_{index}"] = key, value
