@@ -1,0 +1,68 @@
+"""The Starlette app: every route composed here, workers started and stopped with it."""
+from __future__ import annotations
+
+import contextlib
+import html
+import logging
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse
+from starlette.routing import Route
+
+from bot import config, intake, store
+
+log = logging.getLogger("bot.app")
+
+
+async def home(request: Request) -> HTMLResponse:
+    missing = request.app.state.missing_config
+    if missing:
+        items = "".join(f"<li>{html.escape(m)}</li>" for m in missing)
+        state = (f"<p><strong>Not configured yet</strong>: webhooks are answered 503 until these are set "
+                 f"(environment variables, then restart):</p><ul>{items}</ul>")
+    else:
+        counts = {row["status"]: row["n"] for row in request.app.state.db.query(
+            "SELECT status, COUNT(*) AS n FROM jobs GROUP BY status")}
+        state = (f"<p>Ready. Mention <code>@{html.escape(config.handle())}</code> on an issue or pull "
+                 f"request. Jobs: {counts.get('running', 0)} running, {counts.get('queued', 0)} queued, "
+                 f"{counts.get('done', 0)} done, {counts.get('failed', 0)} failed.</p>")
+    return HTMLResponse(f"<!doctype html><html lang=en><meta charset=utf-8><title>github-agent-bot</title>"
+                        f"<h1>github-agent-bot</h1>{state}<p>Webhook URL: <code>/webhook</code>. "
+                        f"Health: <code>/healthz</code>.</p></html>")
+
+
+async def healthz(request: Request) -> JSONResponse:
+    request.app.state.db.execute("SELECT 1")
+    pool = getattr(request.app.state, "pool", None)
+    return JSONResponse({"ok": True, "configured": not request.app.state.missing_config,
+                         "running_jobs": len(pool.running) if pool else 0})
+
+
+def _settings_routes() -> list:
+    try:
+        from bot import settings
+    except ImportError:
+        return []
+    return list(getattr(settings, "routes", []))
+
+
+def create_app(start_workers: bool = True) -> Starlette:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        app.state.db = store.connect()
+        app.state.missing_config = config.missing_app_config()
+        app.state.pool = None
+        for problem in app.state.missing_config:
+            log.warning("not configured: %s", problem)
+        if start_workers and not app.state.missing_config:
+            from bot.worker import WorkerPool
+            app.state.pool = WorkerPool(app.state.db)
+            await app.state.pool.start()
+        yield
+        if app.state.pool is not None:
+            await app.state.pool.stop(float(config.env("BOT_SHUTDOWN_GRACE", "20")))
+
+    routes = [Route("/", home), Route("/healthz", healthz),
+              Route("/webhook", intake.webhook, methods=["POST"]), *_settings_routes()]
+    return Starlette(routes=routes, lifespan=lifespan)

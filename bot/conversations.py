@@ -1,0 +1,99 @@
+"""Conversations (one per thread) and the session map (DESIGN §6).
+
+Thread key `owner/repo#number`; a review-comment thread shares its PR's conversation. Each
+(conversation, agent) has its own backend session id and its own persistent CLI home; the
+worktree of a conversation has one stable path, so the CLI's own resume finds its state.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot import config
+
+
+def thread_key(repo: str, number: int | str) -> str:
+    return f"{repo}#{number}"
+
+
+def slug(key: str) -> str:
+    """A filesystem-safe, stable, unique name for a conversation."""
+    readable = re.sub(r"[^A-Za-z0-9]+", "-", key).strip("-").lower()[:60]
+    return f"{readable}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+
+def home_dir(key: str, agent: str) -> Path:
+    path = config.data_dir() / "homes" / slug(key) / agent
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def worktree_dir(key: str) -> Path:
+    return config.data_dir() / "worktrees" / slug(key)
+
+
+@dataclass
+class Session:
+    conversation: str
+    agent: str
+    session_id: str | None
+    created_at: float | None
+    last_used_at: float | None
+    turns: int
+
+
+def ensure(db, key: str) -> None:
+    repo, _, number = key.rpartition("#")
+    now = time.time()
+    db.execute("INSERT OR IGNORE INTO conversations (key, slug, repo, number, created_at, last_active_at) "
+               "VALUES (?, ?, ?, ?, ?, ?)", [key, slug(key), repo, int(number) if number.isdigit() else None,
+                                             now, now])
+    db.execute("UPDATE conversations SET last_active_at = ? WHERE key = ?", [now, key])
+
+
+def session(db, key: str, agent: str) -> Session | None:
+    rows = list(db.query("SELECT * FROM sessions WHERE conversation = ? AND agent = ?", [key, agent]))
+    return Session(**rows[0]) if rows else None
+
+
+def sessions(db, key: str) -> list[Session]:
+    return [Session(**row) for row in db.query(
+        "SELECT * FROM sessions WHERE conversation = ? ORDER BY agent", [key])]
+
+
+def record_turn(db, key: str, agent: str, session_id: str | None, fresh: bool) -> None:
+    """After a turn: remember the backend session id; a fresh session restarts the count."""
+    now = time.time()
+    existing = session(db, key, agent)
+    if existing is None or fresh:
+        db.execute("INSERT OR REPLACE INTO sessions (conversation, agent, session_id, created_at, "
+                   "last_used_at, turns) VALUES (?, ?, ?, ?, ?, 1)", [key, agent, session_id, now, now])
+    else:
+        db.execute("UPDATE sessions SET session_id = COALESCE(?, session_id), last_used_at = ?, "
+                   "turns = turns + 1 WHERE conversation = ? AND agent = ?", [session_id, now, key, agent])
+
+
+def forget(db, key: str, agent: str) -> None:
+    """The CLI no longer knows the session: the next turn starts fresh."""
+    db.execute("DELETE FROM sessions WHERE conversation = ? AND agent = ?", [key, agent])
+
+
+def recap(comments: list[dict], handle: str, limit_chars: int = 6000) -> str:
+    """The thread so far, newest last, trimmed from the oldest end, for a fresh session."""
+    lines = []
+    for comment in comments:
+        login = (comment.get("user") or {}).get("login", "someone")
+        body = (comment.get("body") or "").strip()
+        if body and "<!-- bot:" not in body:
+            lines.append(f"@{login} wrote:\n{body}")
+        elif body:
+            lines.append(f"@{handle} (you, earlier) answered:\n{_strip_provenance(body)}")
+    text = "\n\n".join(lines)
+    return text[-limit_chars:] if len(text) > limit_chars else text
+
+
+def _strip_provenance(body: str) -> str:
+    return body.split("<details>", 1)[0].strip()

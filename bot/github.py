@@ -1,0 +1,181 @@
+"""The one GitHub client module: App JWT → installation token cache, reactions, comments,
+review-thread replies, a permission cache, rate-limit backoff.
+
+    tokens = TokenCache()                       # one per process
+    async with httpx.AsyncClient(timeout=30) as client:
+        gh = await installation_client(client, tokens, installation_id, "octo/repo")
+        await gh.react({"type": "issue_comment", "id": 123}, "eyes")
+        comment_id = await gh.create_comment(12, "working…")
+        await gh.update_comment(comment_id, "done")
+
+`Thread` (the object the pipeline uses) needs an authenticated `RetryingAPI`: an installation
+token (service) or `GITHUB_TOKEN` (action): `RetryingAPI(client, oauth_token=token)`.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from datetime import datetime
+
+import httpx
+from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded, apps
+from gidgethub.httpx import GitHubAPI
+
+from bot import config
+
+log = logging.getLogger("bot.github")
+USER_AGENT = "github-agent-bot/0.1"
+TOKEN_REFRESH_MARGIN_S = 300
+PERMISSION_TTL_S = 300
+WRITE_PERMISSIONS = ("admin", "maintain", "write")
+MAX_ATTEMPTS = 5
+LEVELS = ("admin", "maintain", "write", "triage", "read", "none")
+
+
+class RetryingAPI(GitHubAPI):
+    """gidgethub over httpx that honours Retry-After, primary and secondary limits, and 5xx."""
+
+    max_wait_s = 300.0
+
+    def __init__(self, client: httpx.AsyncClient, oauth_token: str | None = None, **kwargs):
+        super().__init__(client, USER_AGENT, oauth_token=oauth_token,
+                         base_url=config.github_api_url(), **kwargs)
+
+    async def handle_rate_limit_error(self, *, method, url, exception, attempt) -> bool:
+        delay = backoff_delay(exception, attempt)
+        if delay is None or attempt >= MAX_ATTEMPTS or delay > self.max_wait_s:
+            return False
+        log.warning("GitHub %s %s answered %s; retrying in %.1f s (attempt %d)",
+                    method, url, exception.status_code, delay, attempt)
+        await asyncio.sleep(delay)
+        return True
+
+
+def backoff_delay(exc: HTTPException, attempt: int) -> float | None:
+    """Seconds to wait before retrying, or None when the failure is not worth retrying."""
+    headers = {k.lower(): v for k, v in (getattr(exc, "headers", None) or {}).items()}
+    status = int(exc.status_code)
+    if headers.get("retry-after", "").isdigit():
+        return float(headers["retry-after"])
+    if isinstance(exc, RateLimitExceeded) or headers.get("x-ratelimit-remaining") == "0":
+        reset = float(headers.get("x-ratelimit-reset") or time.time() + 60)
+        return max(reset - time.time(), 1.0)
+    if status in (403, 429) and _is_secondary_limit(exc):
+        return 60.0 * 2 ** (attempt - 1)
+    if isinstance(exc, GitHubBroken) or status >= 500:
+        return float(2 ** (attempt - 1))
+    return None
+
+
+def _is_secondary_limit(exc: HTTPException) -> bool:
+    if int(exc.status_code) == 429:
+        return True
+    message = " ".join(str(a) for a in exc.args).lower()
+    return "secondary rate limit" in message or "abuse" in message
+
+
+class TokenCache:
+    """Installation tokens, minted from the App JWT, reused until shortly before they expire."""
+
+    def __init__(self):
+        self._tokens: dict[int, tuple[str, float]] = {}
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    async def token(self, client: httpx.AsyncClient, installation_id: int) -> str:
+        async with self._locks.setdefault(installation_id, asyncio.Lock()):
+            cached = self._tokens.get(installation_id)
+            if cached and cached[1] - TOKEN_REFRESH_MARGIN_S > time.time():
+                return cached[0]
+            api = RetryingAPI(client)
+            minted = await apps.get_installation_access_token(
+                api, installation_id=str(installation_id), app_id=config.app_id(),
+                private_key=config.private_key())
+            expires = datetime.fromisoformat(minted["expires_at"].replace("Z", "+00:00")).timestamp()
+            self._tokens[installation_id] = (minted["token"], expires)
+            return minted["token"]
+
+
+_permissions: dict[tuple[str, str], tuple[str, float]] = {}
+
+
+class Thread:
+    """One issue or pull request of one repository, as the pipeline talks to it."""
+
+    def __init__(self, api: RetryingAPI, repo: str, number: int):
+        self.api, self.repo, self.number = api, repo, number
+        self.prefix = f"/repos/{repo}"
+
+    async def react(self, target: dict, content: str = "eyes") -> None:
+        kind = target.get("type")
+        if kind == "issue_comment":
+            url = f"{self.prefix}/issues/comments/{target['id']}/reactions"
+        elif kind == "review_comment":
+            url = f"{self.prefix}/pulls/comments/{target['id']}/reactions"
+        elif kind == "issue":
+            url = f"{self.prefix}/issues/{self.number}/reactions"
+        else:
+            return  # a review body cannot be reacted to through REST
+        await self.api.post(url, data={"content": content})
+
+    async def create_comment(self, body: str, review_thread: int | None = None) -> int:
+        if review_thread:
+            url = f"{self.prefix}/pulls/{self.number}/comments/{review_thread}/replies"
+        else:
+            url = f"{self.prefix}/issues/{self.number}/comments"
+        return (await self.api.post(url, data={"body": body}))["id"]
+
+    async def update_comment(self, comment_id: int, body: str, review: bool = False) -> None:
+        kind = "pulls" if review else "issues"
+        await self.api.patch(f"{self.prefix}/{kind}/comments/{comment_id}", data={"body": body})
+
+    async def comments(self) -> list[dict]:
+        found = [c async for c in self.api.getiter(f"{self.prefix}/issues/{self.number}/comments")]
+        return found
+
+    async def issue(self) -> dict:
+        return await self.api.getitem(f"{self.prefix}/issues/{self.number}")
+
+    async def pull(self) -> dict:
+        return await self.api.getitem(f"{self.prefix}/pulls/{self.number}")
+
+    async def repository(self) -> dict:
+        return await self.api.getitem(self.prefix)
+
+    async def permission(self, login: str) -> str:
+        """The user's legacy permission (admin|write|read|none), cached a few minutes."""
+        key = (self.repo, login.lower())
+        cached = _permissions.get(key)
+        if cached and cached[1] > time.time():
+            return cached[0]
+        try:
+            reply = await self.api.getitem(f"{self.prefix}/collaborators/{login}/permission")
+            role = reply.get("role_name")
+            permission = role if role in LEVELS else (reply.get("permission") or "none")
+        except BadRequest as exc:
+            if int(exc.status_code) != 404:
+                raise
+            permission = "none"
+        _permissions[key] = (permission, time.time() + PERMISSION_TTL_S)
+        return permission
+
+    async def can_write(self, login: str, allowed: tuple[str, ...] = WRITE_PERMISSIONS) -> bool:
+        return await self.permission(login) in allowed
+
+
+async def installation_thread(client: httpx.AsyncClient, tokens: TokenCache, installation_id: int,
+                              repo: str, number: int) -> Thread:
+    token = await tokens.token(client, installation_id)
+    return Thread(RetryingAPI(client, oauth_token=token), repo, number)
+
+
+async def with_retries(call, attempts: int = 4, first_delay: float = 1.0):
+    """Retry a GitHub write on network errors so a post is delayed, not lost."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return await call()
+        except (httpx.TransportError, GitHubBroken) as exc:
+            if attempt == attempts:
+                raise
+            log.warning("GitHub call failed (%s); retry %d", type(exc).__name__, attempt)
+            await asyncio.sleep(first_delay * 2 ** (attempt - 1))

@@ -1,0 +1,168 @@
+"""`POST /webhook`: verify, parse, decide, enqueue, answer 202. No GitHub call, no agent work.
+
+Refusals: bad or missing signature 401; malformed JSON or missing headers 400; body over
+25 MB 413 (refused before reading it all); events we do not act on 202 with nothing stored.
+Every refusal is logged with the delivery id, never the body.
+"""
+from __future__ import annotations
+
+import logging
+
+from gidgethub import BadRequest, ValidationFailure, sansio
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from bot import config, grammar, queue, store
+from bot.conversations import thread_key
+
+log = logging.getLogger("bot.intake")
+MAX_BODY_BYTES = 25 * 1024 * 1024
+TRUSTED_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
+_REQUIRED_HEADERS = ("x-github-event", "x-github-delivery")
+
+
+async def webhook(request: Request) -> JSONResponse:
+    delivery = request.headers.get("x-github-delivery", "-")
+    missing = getattr(request.app.state, "missing_config", [])
+    if missing:
+        return _refuse(503, delivery, "GitHub App not configured: " + " ".join(missing))
+    body = await _read_capped(request)
+    if body is None:
+        return _refuse(413, delivery, f"body over {MAX_BODY_BYTES} bytes")
+    try:
+        event = _verified_event(request, body)
+    except ValidationFailure as exc:
+        return _refuse(401, delivery, f"signature rejected: {exc}")
+    except (BadRequest, KeyError, ValueError) as exc:
+        return _refuse(400, delivery, f"malformed delivery: {type(exc).__name__}")
+    if event.event == "ping":
+        return JSONResponse({"ok": True, "pong": True})
+    response = decide(request.app.state.db, event)
+    pool = getattr(request.app.state, "pool", None)
+    if pool is not None and response.status_code == 202:
+        pool.wake()
+    return response
+
+
+def _verified_event(request: Request, body: bytes) -> sansio.Event:
+    secret = config.webhook_secret()
+    signature = request.headers.get("x-hub-signature-256")
+    if not signature:
+        raise ValidationFailure("signature is missing")
+    sansio.validate_event(body, signature=signature, secret=secret)
+    for name in _REQUIRED_HEADERS:
+        if not request.headers.get(name):
+            raise KeyError(name)
+    headers = {k: v for k, v in request.headers.items() if k != "x-hub-signature"}
+    event = sansio.Event.from_http(headers, body, secret=secret)
+    if not isinstance(event.data, dict):
+        raise ValueError("payload is not a JSON object")
+    return event
+
+
+async def _read_capped(request: Request) -> bytes | None:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _refuse(status: int, delivery: str, reason: str) -> JSONResponse:
+    log.warning("webhook refused: status=%s delivery=%s reason=%s", status, delivery, reason)
+    return JSONResponse({"ok": False, "reason": reason}, status_code=status)
+
+
+def _ignored(delivery: str, reason: str) -> JSONResponse:
+    log.info("webhook ignored: delivery=%s reason=%s", delivery, reason)
+    return JSONResponse({"ok": True, "queued": False, "reason": reason}, status_code=202)
+
+
+def decide(db, event: sansio.Event) -> JSONResponse:
+    """Turn a verified event into at most one job."""
+    trigger = extract_trigger(event.event, event.data)
+    if trigger is None:
+        return _ignored(event.delivery_id, f"{event.event}.{event.data.get('action')} is not acted on")
+    if _is_bot(trigger["author"], trigger["author_type"]):
+        return _ignored(event.delivery_id, "author is a bot")
+    command = grammar.parse(trigger.pop("body"), config.handle(), config.AGENTS)
+    if command is None:
+        return _ignored(event.delivery_id, "no command for us")
+    if store.live_job_for_delivery(db, event.delivery_id):
+        log.info("duplicate delivery %s: job exists", event.delivery_id)
+        return JSONResponse({"ok": True, "queued": False, "reason": "duplicate delivery"})
+    return _enqueue(db, event, trigger, command)
+
+
+def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Command) -> JSONResponse:
+    conversation = thread_key(trigger["repo"], trigger["number"])
+    spec = {**trigger, "event": event.event, "delivery": event.delivery_id,
+            "command": {"kind": command.kind, "agent": command.agent, "new_session": command.new_session,
+                        "request": command.request, "unknown_name": command.unknown_name}}
+    if command.kind in ("run", "stop") and trigger["association"] not in TRUSTED_ASSOCIATIONS:
+        if not store.claim_notice(db, conversation, "not_allowed"):
+            return _ignored(event.delivery_id, "non-writer, already told in this thread")
+        kind, spec["reply"] = "reply", "not_allowed"
+    elif command.kind == "run":
+        kind = "episode"
+    else:
+        kind, spec["reply"] = "reply", command.kind
+        if command.kind == "stop":
+            spec["stopped_job"] = _request_stop(db, conversation)
+    job_id = queue.enqueue(db, kind, conversation, spec, delivery_id=event.delivery_id)
+    store.record_delivery(db, event.delivery_id, event.event, event.data.get("action"), kind)
+    log.info("queued job %s (%s) for %s from delivery %s", job_id, kind, conversation, event.delivery_id)
+    return JSONResponse({"ok": True, "queued": True, "job": job_id, "kind": kind}, status_code=202)
+
+
+def _request_stop(db, conversation: str) -> int | None:
+    running = queue.running_episode(db, conversation)
+    if running is None:
+        return None
+    store.update_job(db, running["id"], cancel_requested=1)
+    return running["id"]
+
+
+def _is_bot(login: str, user_type: str) -> bool:
+    own = {config.handle().lower(), f"{config.handle().lower()}[bot]"}
+    return user_type == "Bot" or login.lower().endswith("[bot]") or login.lower() in own
+
+
+def extract_trigger(event: str, data: dict) -> dict | None:
+    """Who said what where, for the events we act on; None for anything else."""
+    action, repo = data.get("action"), data.get("repository") or {}
+    base = {"repo": repo.get("full_name"), "installation_id": (data.get("installation") or {}).get("id")}
+    if event == "issue_comment" and action == "created":
+        issue, comment = data["issue"], data["comment"]
+        return {**base, **_who(comment), "number": issue["number"], "is_pr": "pull_request" in issue,
+                "title": issue.get("title", ""), "body": comment.get("body"),
+                "target": {"type": "issue_comment", "id": comment["id"]}}
+    if event == "pull_request_review_comment" and action == "created":
+        pull, comment = data["pull_request"], data["comment"]
+        top = comment.get("in_reply_to_id") or comment["id"]
+        return {**base, **_who(comment), "number": pull["number"], "is_pr": True,
+                "title": pull.get("title", ""), "body": comment.get("body"),
+                "target": {"type": "review_comment", "id": comment["id"], "thread": top,
+                           "path": comment.get("path"), "line": comment.get("line")}}
+    if event == "pull_request_review" and action == "submitted":
+        pull, review = data["pull_request"], data["review"]
+        return {**base, **_who(review), "number": pull["number"], "is_pr": True,
+                "title": pull.get("title", ""), "body": review.get("body"),
+                "target": {"type": "review", "id": review["id"]}}
+    if event in ("issues", "pull_request") and action == "opened":
+        item = data["issue" if event == "issues" else "pull_request"]
+        return {**base, **_who(item), "number": item["number"], "is_pr": event == "pull_request",
+                "title": item.get("title", ""), "body": item.get("body"),
+                "target": {"type": "issue", "id": item["number"]}}
+    return None
+
+
+def _who(item: dict) -> dict:
+    user = item.get("user") or {}
+    return {"author": user.get("login", ""), "author_id": user.get("id"), "author_type": user.get("type", "User"),
+            "association": item.get("author_association", "NONE")}

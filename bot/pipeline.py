@@ -1,0 +1,349 @@
+"""Where the pieces meet (DESIGN §2): one job from 👀 to the answer and the session map.
+
+    ctx = JobContext(...)                      # built by the worker (GitHub) or bot.local (terminal)
+    status = await run(db, ctx, cancel)       # "done" | "failed" | "cancelled"; always a terminal text
+
+Steps: acknowledge → tracking comment → permission → worktree (bot.workspace) → agent, credentials
+(bot.credentials) → episode in the sandbox behind the bridge (bot.runner, bot.bridge, sandbox) →
+effects (bot.effects) → answer with provenance (bot.provenance) → session map (bot.conversations).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from bot import config, conversations
+from bot.tracking import Surface, TrackingComment
+
+log = logging.getLogger("bot.pipeline")
+
+
+class Stop(Exception):
+    """End the job now with this terminal text."""
+
+    def __init__(self, text: str, status: str = "failed"):
+        super().__init__(text)
+        self.text, self.status = text, status
+
+
+@dataclass
+class JobContext:
+    conversation: str
+    repo: str
+    request: str
+    requester: str
+    surface: Surface
+    agent: str | None = None
+    new_session: bool = False
+    number: int | None = None
+    requester_id: int = 0
+    title: str = ""
+    is_pr: bool = False
+    thread: Any = None  # bot.github.Thread; None in local mode
+    token: str | None = None  # installation token for git and effects; never reaches the agent
+    installation_id: int | None = None
+    target: dict | None = None  # the triggering comment, for the 👀 reaction
+    tracking_handle: int | None = None
+    on_tracking_created: Callable[[int], Awaitable[None] | None] | None = None
+    local_repo: Path | None = None  # local mode: the repository to work in, no effects
+    job_id: int | None = None
+    progress_interval_s: float = 3.0
+    secrets: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Turn:
+    """What one episode produced, for the answer and the session map."""
+
+    result: Any
+    run_id: str
+    resumed: bool
+    fresh_reason: str | None
+    version: str | None
+
+
+async def run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
+    """Run one episode job to a terminal comment. Returns the job's final status."""
+    tracking = TrackingComment(ctx.surface, lambda: ctx.secrets, handle=ctx.tracking_handle,
+                               on_created=ctx.on_tracking_created, interval_s=ctx.progress_interval_s)
+    try:
+        await _acknowledge(ctx)
+        await tracking.start(f"**{ctx.agent or 'the agent'}** is on it for @{ctx.requester}.")
+    except Exception as exc:  # the acknowledgement failed: still try to answer below
+        log.warning("acknowledgement failed: %s", exc)
+    try:
+        text, status = await _execute(db, ctx, tracking, cancel)
+    except Stop as stop:
+        text, status = stop.text, stop.status
+    except asyncio.CancelledError:
+        text, status = "⏹️ Stopped: the service is shutting down; this request will run again.", "cancelled"
+        await _finish_quietly(tracking, text)
+        raise
+    except Exception as exc:
+        log.exception("job for %s failed", ctx.conversation)
+        text, status = f"❌ The run failed: {type(exc).__name__}: {exc}", "failed"
+    await tracking.finish(text)
+    return status
+
+
+async def _finish_quietly(tracking: TrackingComment, text: str) -> None:
+    with contextlib.suppress(Exception):
+        await asyncio.shield(tracking.finish(text))
+
+
+async def _acknowledge(ctx: JobContext) -> None:
+    if ctx.thread is not None and ctx.target:
+        from bot.github import with_retries
+        await with_retries(lambda: ctx.thread.react(ctx.target, "eyes"))
+
+
+async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: asyncio.Event) -> tuple[str, str]:
+    from bot import workspace
+    from bot.repo_config import ConfigError
+
+    permission = await _permission(ctx)
+    try:
+        worktree = await _worktree(ctx)
+    except ConfigError as exc:
+        raise Stop(exc.comment())
+    try:
+        if permission is not None and not worktree.config.may_trigger(permission):
+            raise Stop(not_allowed_text(worktree.config.trigger_permissions))
+        agent = _choose_agent(ctx, worktree.config)
+        await tracking.note(f"workspace ready at `{worktree.base_sha[:7]}`")
+        turn = await _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel)
+        if cancel.is_set():
+            raise Stop(f"⏹️ Stopped at @{ctx.requester}'s request" if ctx.thread else "⏹️ Stopped.", "cancelled")
+        outcome = await _effects(ctx, worktree, agent, turn)
+        conversations.record_turn(db, ctx.conversation, agent, turn.result.session_id,
+                                  fresh=not turn.resumed)
+        return _answer(ctx, agent, turn, outcome), "done" if turn.result.ok else "failed"
+    finally:
+        if ctx.local_repo is None:
+            await workspace.remove(worktree)
+
+
+async def _permission(ctx: JobContext) -> str | None:
+    if ctx.thread is None:
+        return None  # local mode and the action trust their caller
+    return await ctx.thread.permission(ctx.requester)
+
+
+def not_allowed_text(levels: tuple[str, ...] = ("write", "maintain", "admin")) -> str:
+    return (f"Sorry, only people with {' or '.join(levels)} permission on this repository can "
+            f"ask me to run an agent here.")
+
+
+async def _worktree(ctx: JobContext):
+    from bot import workspace
+    if ctx.local_repo is not None:
+        from bot.local import local_worktree
+        return await local_worktree(ctx.local_repo, ctx.conversation)
+    return await workspace.prepare(ctx.repo, ctx.conversation, token=ctx.token,
+                                   pull_number=ctx.number if ctx.is_pr else None)
+
+
+def _choose_agent(ctx: JobContext, cfg) -> str:
+    from adapters import base
+    agent = ctx.agent or cfg.agent()
+    if agent not in base.names():
+        raise Stop(f"The agent `{agent}` is not available here. Available: "
+                   + ", ".join(f"`{n}`" for n in base.names()))
+    if not cfg.allows_agent(agent):
+        raise Stop(f"This repository does not allow `{agent}` (`.github/bot.yml` allows "
+                   + ", ".join(f"`{n}`" for n in cfg.allowed_agents) + ").")
+    return agent
+
+
+async def _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel) -> Turn:
+    """Resume the thread's session; when the CLI no longer knows it, start fresh with a recap."""
+    previous = None if ctx.new_session else conversations.session(db, ctx.conversation, agent)
+    resume_id = previous.session_id if previous else None
+    reason = "`new` was asked" if ctx.new_session else None
+    turn = await run_turn(db, ctx, worktree, agent, tracking, cancel, resume_id=resume_id,
+                          fresh_reason=reason)
+    if turn.resumed and not turn.result.ok and not cancel.is_set() and not turn.result.text.strip():
+        log.info("session %s unknown to %s; starting fresh", resume_id, agent)
+        conversations.forget(db, ctx.conversation, agent)
+        await tracking.note("previous session not found; starting fresh with a recap", done=False)
+        turn = await run_turn(db, ctx, worktree, agent, tracking, cancel, resume_id=None,
+                              fresh_reason="the previous session was no longer known to the CLI")
+    return turn
+
+
+async def _effects(ctx: JobContext, worktree, agent: str, turn: Turn):
+    if ctx.local_repo is not None or not turn.result.ok or ctx.thread is None:
+        return None
+    from bot import effects
+    pull = await ctx.thread.pull() if ctx.is_pr else None
+    request = effects.Request(agent=agent, text=ctx.request, requester_login=ctx.requester,
+                              requester_id=ctx.requester_id, number=ctx.number or 0,
+                              title=ctx.title, pull=pull)
+    return await effects.apply(worktree, request, ctx.thread.api, token=ctx.token)
+
+
+def _answer(ctx: JobContext, agent: str, turn: Turn, outcome) -> str:
+    from bot import provenance
+    from bot.record import Recorder
+
+    result = turn.result
+    text = result.text.strip() if result.text else ""
+    if not result.ok:
+        text = f"❌ {agent} did not finish: {result.error or 'no answer'}" + (f"\n\n{text}" if text else "")
+    elif not text:
+        text = f"⚠️ {agent} finished without an answer."
+    if outcome is not None and outcome.kind != "none":
+        text += f"\n\n{outcome.message}"
+        if outcome.diff:
+            text += f"\n\n<details><summary>diff</summary>\n\n```diff\n{outcome.diff}\n```\n</details>"
+    prov = provenance.build(Recorder(secrets=ctx.secrets), turn.run_id, agent=agent, version=turn.version,
+                            resumed=turn.resumed, fresh_reason=turn.fresh_reason,
+                            duration_s=result.duration_s, usage=result.usage,
+                            files_changed=list(outcome.files) if outcome else [],
+                            session_id=result.session_id,
+                            commit=outcome.commit_sha if outcome else None,
+                            pr_url=outcome.pr_url if outcome else None,
+                            status="ok" if result.ok else "failed")
+    return prov.render(text)
+
+
+async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: TrackingComment,
+                   cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None) -> Turn:
+    """One episode: credentials, sandbox config, bridge, runner, record."""
+    import sandbox
+    from adapters import base
+    from bot import credentials
+    from bot.admission import Admission
+    from bot.bridge import BridgeServer
+    from bot.bridge_tools import sandbox_for_run
+    from bot.record import Recorder
+
+    adapter = base.get(agent)
+    creds = credentials.resolve(agent, ctx.repo, ctx.requester, ctx.installation_id)
+    if creds is None:
+        raise Stop(credentials.auth_required_message(agent, ctx.repo))
+    ctx.secrets.extend(creds.secret_values() + ([ctx.token] if ctx.token else []))
+    resumed = bool(resume_id) and adapter.supports_resume
+    spawner = sandbox.select_spawner()
+    sandbox_config = _sandbox_config(ctx, worktree, agent, adapter, spawner)
+    inside = sandbox_config.mount_path if spawner.tier >= 1 else str(worktree.path)
+    recorder = Recorder(db, secrets=ctx.secrets)
+    run_id = recorder.start_run(agent=agent, job_id=str(ctx.job_id), conversation=ctx.conversation,
+                                mode=worktree.config.mode, sandbox_tier=spawner.tier,
+                                limits=vars(sandbox_config.limits), base_commit=worktree.base_sha)
+    for gap in getattr(adapter, "unobserved", ()):
+        recorder.declare_gap(run_id, gap)
+    policy = Admission.from_repo_config(worktree.path, worktree.config, mount_path=inside)
+    kill = asyncio.Event()
+    async with BridgeServer(worktree.path, policy, recorder, run_id, read_thread=_thread_reader(ctx),
+                            run_sandbox=sandbox_for_run(worktree.path, policy),
+                            on_progress=tracking.note, on_halt=lambda reason: kill.set()) as bridge:
+        sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
+        prompt = await _prompt(ctx, resumed, fresh_reason)
+        episode = base.Episode(prompt=prompt, workdir=inside, home=sandbox_config.home,
+                               tmpdir=sandbox_config.tmpdir, instruction=standing_instruction(ctx),
+                               model=config.agent_model(agent), resume_session=resume_id if resumed else None,
+                               bridge=bridge.bridge_for(spawner.inside_bridge_url(sandbox_config)),
+                               credentials=creds, mode=worktree.config.mode,
+                               base_url=config.agent_base_url(agent))
+        result = await _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id,
+                                        tracking, cancel, kill)
+    version = await adapter_version(adapter, spawner)
+    recorder.attach_egress(run_id, getattr(result, "egress", None) or [])
+    recorder.update_run(run_id, agent_version=version, session_id=result.session_id, resumed=int(resumed))
+    recorder.finish_run(run_id, "cancelled" if cancel.is_set() else ("ok" if result.ok else "failed"),
+                        {"error": result.error, "exit_code": result.exit_code})
+    return Turn(result, run_id, resumed, None if resumed else fresh_reason, version)
+
+
+async def _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id, tracking,
+                           cancel: asyncio.Event, kill: asyncio.Event):
+    from bot import runner
+
+    async def forward_cancel():
+        await cancel.wait()
+        kill.set()
+
+    async def on_event(event) -> None:
+        recorder.attest(run_id, event)
+        await tracking.on_event(event)
+
+    watcher = asyncio.create_task(forward_cancel())
+    try:
+        return await runner.run_episode(adapter, episode, spawner, sandbox_config,
+                                        on_event=on_event, cancel=kill)
+    finally:
+        watcher.cancel()
+
+
+def _sandbox_config(ctx: JobContext, worktree, agent: str, adapter, spawner):
+    from sandbox.base import Limits, SandboxConfig
+
+    cfg = worktree.config
+    home = conversations.home_dir(ctx.conversation, agent)
+    limits = Limits(memory_bytes=cfg.limits.memory_bytes, timeout_s=cfg.limits.timeout_s, pids=cfg.limits.pids)
+    gateway = _host_port(config.agent_base_url(agent))
+    return SandboxConfig(workdir=worktree.path, home=home, writable=cfg.mode == "native",
+                         allowed_hosts=tuple(adapter.default_allowed_hosts) + tuple(cfg.egress_hosts),
+                         gateways=(gateway,) if gateway else (), limits=limits, min_tier=spawner.tier,
+                         ro_binds=(config.agents_dir(),), tmpdir=home / ".tmp")
+
+
+def _host_port(url: str | None) -> str | None:
+    from urllib.parse import urlsplit
+    if not url:
+        return None
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+
+
+_versions: dict[str, str | None] = {}
+
+
+async def adapter_version(adapter, spawner) -> str | None:
+    """The CLI's version for the provenance, probed once per process."""
+    if adapter.name not in _versions:
+        def probe(argv):
+            import subprocess
+            done = subprocess.run(list(argv), capture_output=True, text=True, timeout=30)
+            return done.returncode, done.stdout + done.stderr
+        try:
+            _versions[adapter.name] = (await asyncio.to_thread(adapter.detect, probe)).version
+        except Exception as exc:
+            log.warning("version probe of %s failed: %s", adapter.name, exc)
+            _versions[adapter.name] = None
+    return _versions[adapter.name]
+
+
+def standing_instruction(ctx: JobContext) -> str:
+    where = f"{ctx.repo}#{ctx.number}" if ctx.number else ctx.repo
+    return (f"You are a coding agent answering a request from @{ctx.requester} on {where}. "
+            f"The repository is checked out in your working directory. Make changes only through "
+            f"the `bot` MCP tools (write_file, edit_file, delete_file, run); the bot commits and "
+            f"pushes them for you. Your final message is posted as the answer, so make it complete.")
+
+
+async def _prompt(ctx: JobContext, resumed: bool, fresh_reason: str | None) -> str:
+    if resumed or ctx.thread is None:
+        return ctx.request
+    history = conversations.recap(await ctx.thread.comments(), config.handle())
+    if not history:
+        return ctx.request
+    lead = f"(Starting a fresh session: {fresh_reason}.)\n" if fresh_reason else ""
+    return (f"{lead}The thread so far, for context:\n\n{history}\n\n---\n\n"
+            f"The request to answer now:\n{ctx.request}")
+
+
+def _thread_reader(ctx: JobContext) -> Callable[[], Awaitable[str]]:
+    async def read_thread() -> str:
+        if ctx.thread is None:
+            return f"Local request: {ctx.request}"
+        issue = await ctx.thread.issue()
+        comments = await ctx.thread.comments()
+        head = f"# {issue.get('title', '')}\n\n{issue.get('body') or ''}"
+        return head + "\n\n" + conversations.recap(comments, config.handle(), limit_chars=200_000)
+    return read_thread

@@ -1,0 +1,27 @@
+"""`bot serve`: the webhook service on uvicorn. SIGTERM stops taking jobs, gives running ones a
+grace period (BOT_SHUTDOWN_GRACE seconds) and leaves the rest leased for the next start."""
+from __future__ import annotations
+
+import argparse
+import logging
+
+import uvicorn
+
+from bot import config
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bot serve", description=__doc__)
+    parser.add_argument("--host", default=config.env("BOT_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(config.env("BOT_PORT", "8000")))
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=config.env("BOT_LOG_LEVEL", "INFO"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from bot.app import create_app
+    server = uvicorn.Server(uvicorn.Config(create_app(), host=args.host, port=args.port,
+                                           log_level="warning", access_log=False,
+                                           timeout_graceful_shutdown=5))
+    logging.getLogger("bot.serve").info("listening on http://%s:%d (data dir %s)",
+                                        args.host, args.port, config.data_dir())
+    server.run()
+    return 0

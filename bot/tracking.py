@@ -1,0 +1,151 @@
+"""The tracking comment: posted once, edited in place (working → live checklist → answer).
+
+Edits are throttled so a long run edits at most every `interval_s`; the final edit always goes
+out. The comment id is handed to `on_created` so a retried job edits the same comment.
+Everything posted is redacted first.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Awaitable, Callable, Protocol
+
+from adapters.base import Event, EventKind
+from bot.redact import redact
+
+log = logging.getLogger("bot.tracking")
+MAX_CHECKLIST = 12
+MAX_COMMENT_CHARS = 60000  # GitHub refuses bodies over 65536 characters
+
+
+class Surface(Protocol):
+    """Where the tracking text goes: a GitHub comment or the terminal."""
+
+    async def post(self, body: str) -> int | None: ...
+
+    async def edit(self, handle: int | None, body: str) -> None: ...
+
+
+class Checklist:
+    """Progress lines from the event stream, newest last, bounded."""
+
+    def __init__(self):
+        self.items: list[tuple[bool, str]] = []
+
+    def add(self, text: str, done: bool = True) -> None:
+        self.items.append((done, text))
+        del self.items[:-MAX_CHECKLIST]
+
+    def from_event(self, event: Event) -> bool:
+        """Add a line for the events worth showing; True when something changed."""
+        if event.kind == EventKind.TOOL_USE:
+            self.add(f"`{event.tool or 'tool'}` {_short(event.text, 80)}".rstrip())
+        elif event.kind == EventKind.SESSION and event.session_id:
+            self.add(f"session `{event.session_id[:12]}`")
+        elif event.kind == EventKind.TEXT and event.text.strip():
+            self.add(_short(event.text.strip().splitlines()[0], 100))
+        elif event.kind == EventKind.ERROR and event.error:
+            self.add(f"error: {_short(event.error, 100)}", done=False)
+        else:
+            return False
+        return True
+
+    def render(self) -> str:
+        return "\n".join(f"- [{'x' if done else ' '}] {text}" for done, text in self.items)
+
+
+class TrackingComment:
+    def __init__(self, surface: Surface, secrets: Callable[[], list[str]], *, handle: int | None = None,
+                 on_created: Callable[[int], Awaitable[None] | None] | None = None,
+                 interval_s: float = 3.0, header: str = ""):
+        self.surface, self._secrets, self.handle = surface, secrets, handle
+        self._on_created, self.interval_s, self.header = on_created, interval_s, header
+        self.checklist = Checklist()
+        self._last_edit = 0.0
+        self._pending: asyncio.TimerHandle | None = None
+        self._started = time.monotonic()
+        self._lock = asyncio.Lock()
+
+    async def start(self, header: str) -> None:
+        """Post the working comment, or reset the one a previous attempt already posted."""
+        self.header = header
+        body = self._working_body()
+        if self.handle is None:
+            self.handle = await self.surface.post(self._clean(body))
+            if self._on_created and self.handle is not None:
+                outcome = self._on_created(self.handle)
+                if asyncio.iscoroutine(outcome):
+                    await outcome
+        else:
+            await self.surface.edit(self.handle, self._clean(body))
+        self._last_edit = time.monotonic()
+
+    async def note(self, text: str, done: bool = True) -> None:
+        self.checklist.add(text, done)
+        await self._maybe_edit()
+
+    async def on_event(self, event: Event) -> None:
+        if self.checklist.from_event(event):
+            await self._maybe_edit()
+
+    async def finish(self, body: str) -> None:
+        """The terminal edit: the answer, an error, or stopped. Always sent."""
+        if self._pending:
+            self._pending.cancel()
+        async with self._lock:
+            text = self._clean(body)
+            if self.handle is None:
+                self.handle = await self.surface.post(text)
+            else:
+                await self.surface.edit(self.handle, text)
+
+    async def _maybe_edit(self) -> None:
+        if self.handle is None:
+            return
+        wait = self.interval_s - (time.monotonic() - self._last_edit)
+        if wait <= 0:
+            await self._edit_now()
+        elif self._pending is None:
+            self._pending = asyncio.get_running_loop().call_later(
+                wait, lambda: asyncio.ensure_future(self._edit_now()))
+
+    async def _edit_now(self) -> None:
+        self._pending = None
+        async with self._lock:
+            self._last_edit = time.monotonic()
+            try:
+                await self.surface.edit(self.handle, self._clean(self._working_body()))
+            except Exception as exc:  # a missed progress edit must not end the episode
+                log.warning("progress edit failed: %s", exc)
+
+    def _working_body(self) -> str:
+        elapsed = int(time.monotonic() - self._started)
+        lines = [self.header, "", self.checklist.render()] if self.checklist.items else [self.header]
+        return "\n".join(lines + ["", f"<sub>working · {elapsed} s</sub>"])
+
+    def _clean(self, body: str) -> str:
+        text = redact(body, self._secrets())
+        if len(text) > MAX_COMMENT_CHARS:
+            text = text[:MAX_COMMENT_CHARS] + "\n\n… (truncated)"
+        return text
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class GitHubSurface:
+    """The tracking comment on GitHub: an issue comment, or a reply in a review thread."""
+
+    def __init__(self, thread, review_thread: int | None = None):
+        self.thread, self.review_thread = thread, review_thread
+
+    async def post(self, body: str) -> int:
+        from bot.github import with_retries
+        return await with_retries(lambda: self.thread.create_comment(body, review_thread=self.review_thread))
+
+    async def edit(self, handle: int | None, body: str) -> None:
+        from bot.github import with_retries
+        await with_retries(lambda: self.thread.update_comment(handle, body, review=self.review_thread is not None))

@@ -1,0 +1,182 @@
+"""Workers: claim jobs from the queue, keep their leases alive, run them, honour `@bot stop`.
+
+Up to BOT_WORKERS jobs run at once (different conversations; the queue serializes each one).
+On shutdown: stop claiming, give running jobs `grace_s`, then cancel the rest and leave them
+leased, so the next start reclaims them once the lease expires and edits the same comment.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+
+import httpx
+
+from bot import config, grammar, pipeline, queue, store
+from bot.github import Thread, TokenCache, installation_thread, with_retries
+from bot.tracking import GitHubSurface
+
+log = logging.getLogger("bot.worker")
+MAX_ATTEMPTS = 3
+POLL_S = 0.5
+
+
+def lease_seconds() -> float:
+    return float(config.env("BOT_LEASE_SECONDS", str(queue.DEFAULT_LEASE_S)))
+
+
+class WorkerPool:
+    def __init__(self, db, size: int | None = None):
+        self.db, self.size = db, size or config.workers()
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.tokens = TokenCache()
+        self.running: dict[int, asyncio.Task] = {}
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._loop_task: asyncio.Task | None = None
+        self._client: httpx.AsyncClient | None = None
+
+    def wake(self) -> None:
+        """A job was queued: look now instead of at the next poll."""
+        self._wake.set()
+
+    async def start(self) -> None:
+        self._client = httpx.AsyncClient(timeout=30)
+        self._loop_task = asyncio.create_task(self._claim_loop())
+
+    async def stop(self, grace_s: float = 20.0) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._loop_task:
+            await self._loop_task
+        if self.running:
+            log.info("waiting up to %.0f s for %d running job(s)", grace_s, len(self.running))
+            _, pending = await asyncio.wait(list(self.running.values()), timeout=grace_s)
+            for task in pending:  # left leased: the next start picks them up
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        if self._client:
+            await self._client.aclose()
+
+    async def _claim_loop(self) -> None:
+        while not self._stopping:
+            job = None
+            if len(self.running) < self.size:
+                job = queue.claim(self.db, self.owner, lease_seconds())
+            if job is None:
+                self._wake.clear()
+                try:
+                    await asyncio.wait_for(self._wake.wait(), POLL_S)
+                except asyncio.TimeoutError:
+                    pass
+                continue
+            task = asyncio.create_task(self._handle(job))
+            self.running[job.id] = task
+            task.add_done_callback(lambda _t, job_id=job.id: self._done(job_id))
+
+    def _done(self, job_id: int) -> None:
+        self.running.pop(job_id, None)
+        self._wake.set()
+
+    async def _handle(self, job: queue.Job) -> None:
+        cancel = asyncio.Event()
+        heartbeat = asyncio.create_task(self._heartbeat(job, cancel))
+        try:
+            status = await self._run(job, cancel)
+            queue.finish(self.db, job.id, status)
+        except asyncio.CancelledError:
+            log.info("job %s interrupted by shutdown; left leased", job.id)
+            raise
+        except Exception as exc:
+            log.exception("job %s failed outside the pipeline", job.id)
+            queue.finish(self.db, job.id, "failed", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            heartbeat.cancel()
+
+    async def _heartbeat(self, job: queue.Job, cancel: asyncio.Event) -> None:
+        """Renew the lease and watch for a stop request."""
+        ticks = 0
+        while True:
+            await asyncio.sleep(POLL_S)
+            ticks += 1
+            if ticks * POLL_S >= lease_seconds() / 3:
+                ticks = 0
+                if not queue.renew(self.db, job.id, self.owner, lease_seconds()):
+                    log.warning("lost the lease of job %s", job.id)
+            row = store.get_job(self.db, job.id)
+            if row and row["cancel_requested"] and not cancel.is_set():
+                log.info("job %s: stop requested", job.id)
+                cancel.set()
+
+    async def _run(self, job: queue.Job, cancel: asyncio.Event) -> str:
+        spec = job.spec
+        thread = await installation_thread(self._client, self.tokens, spec["installation_id"],
+                                           spec["repo"], spec["number"])
+        if job.kind == "reply":
+            await self._reply(job, thread)
+            return "done"
+        if job.attempts > MAX_ATTEMPTS:
+            ctx = self._context(job, thread)
+            await pipeline.TrackingComment(ctx.surface, lambda: [], handle=job.tracking_comment_id).finish(
+                f"❌ Gave up after {MAX_ATTEMPTS} attempts: the service stopped while running this request.")
+            return "failed"
+        return await pipeline.run(self.db, self._context(job, thread), cancel)
+
+    def _context(self, job: queue.Job, thread: Thread) -> pipeline.JobContext:
+        spec, command = job.spec, job.spec["command"]
+        target = spec.get("target") or {}
+        review_thread = target.get("thread") if target.get("type") == "review_comment" else None
+
+        def remember(comment_id: int) -> None:
+            store.update_job(self.db, job.id, tracking_comment_id=comment_id)
+
+        return pipeline.JobContext(
+            conversation=job.conversation, repo=spec["repo"], request=command["request"],
+            requester=spec["author"], requester_id=spec.get("author_id") or 0, agent=command["agent"],
+            new_session=command["new_session"], number=spec["number"], title=spec.get("title", ""),
+            is_pr=spec.get("is_pr", False), thread=thread, surface=GitHubSurface(thread, review_thread),
+            installation_id=spec["installation_id"], target=target, tracking_handle=job.tracking_comment_id,
+            on_tracking_created=remember, job_id=job.id,
+            token=thread.api.oauth_token,
+            progress_interval_s=float(config.env("BOT_PROGRESS_INTERVAL", "3")))
+
+    async def _reply(self, job: queue.Job, thread: Thread) -> None:
+        spec = job.spec
+        target = spec.get("target") or {}
+        review_thread = target.get("thread") if target.get("type") == "review_comment" else None
+        text = reply_text(self.db, job)
+        if spec["reply"] == "stop":
+            await with_retries(lambda: thread.react(target, "+1"))
+            if spec.get("stopped_job"):
+                return  # the stopped job's own tracking comment says so
+        await with_retries(lambda: thread.create_comment(text, review_thread=review_thread))
+
+
+def reply_text(db, job: queue.Job) -> str:
+    from adapters import base
+    spec, handle = job.spec, config.handle()
+    agents = base.names() or list(config.AGENTS)
+    kind = spec["reply"]
+    if kind == "not_allowed":
+        return pipeline.not_allowed_text() + f" (This note is shown once per thread.)"
+    if kind == "unknown_agent":
+        name = spec["command"].get("unknown_name")
+        return f"I don't know an agent called `{name}`. Available: " + ", ".join(f"`{a}`" for a in agents) + "."
+    if kind == "status":
+        return status_text(db, job.conversation)
+    if kind == "stop":
+        return "Nothing is running in this thread."
+    return grammar.help_text(handle, agents, config.default_agent())
+
+
+def status_text(db, conversation: str) -> str:
+    from bot import conversations
+    lines = [f"**Status of {conversation}**", ""]
+    for session in conversations.sessions(db, conversation):
+        lines.append(f"- `{session.agent}`: session `{(session.session_id or '?')[:12]}`, {session.turns} turn(s)")
+    open_jobs = [j for j in queue.open_jobs(db, conversation) if j["kind"] == "episode"]
+    running = sum(1 for j in open_jobs if j["status"] == "running")
+    lines.append(f"- jobs: {running} running, {len(open_jobs) - running} queued")
+    return "\n".join(lines)

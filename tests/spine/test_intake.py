@@ -1,0 +1,160 @@
+"""POST /webhook: every refusal answers the right status and stores no job."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from starlette.testclient import TestClient
+
+from bot import store
+from bot.app import create_app
+from tests.spine.helpers import SECRET, configure_app, payload, signed
+
+
+@pytest.fixture
+def client(monkeypatch):
+    configure_app(monkeypatch)
+    with TestClient(create_app(start_workers=False)) as test_client:
+        yield test_client
+
+
+def post(client, data, event="issue_comment", **kw):
+    body, headers = signed(data, event, **kw)
+    return client.post("/webhook", content=body, headers=headers)
+
+
+def jobs() -> list[dict]:
+    return store.jobs(store.connect())
+
+
+def test_command_from_an_owner_is_queued(client):
+    """A signed `@bot codex ...` from the repo owner stores one episode job and answers 202."""
+    reply = post(client, payload("issue_comment.created", "@bot codex explain this"))
+    assert reply.status_code == 202 and [j["kind"] for j in jobs()] == ["episode"]
+
+
+def test_bad_signature_is_401(client):
+    """A body signed with another secret is refused."""
+    reply = post(client, payload("issue_comment.created", "@bot hi"), secret="wrong")
+    assert reply.status_code == 401 and jobs() == []
+
+
+def test_missing_signature_is_401(client):
+    """No X-Hub-Signature-256 header at all is refused."""
+    body, headers = signed(payload("issue_comment.created", "@bot hi"), "issue_comment")
+    del headers["x-hub-signature-256"]
+    assert client.post("/webhook", content=body, headers=headers).status_code == 401 and jobs() == []
+
+
+def test_malformed_json_is_400(client):
+    """A correctly signed body that is not JSON is refused as malformed."""
+    body, headers = signed(b"{not json", "issue_comment")
+    assert client.post("/webhook", content=body, headers=headers).status_code == 400 and jobs() == []
+
+
+def test_missing_event_header_is_400(client):
+    """A signed delivery without X-GitHub-Event is refused as malformed."""
+    body, headers = signed(payload("issue_comment.created", "@bot hi"), "issue_comment")
+    del headers["x-github-event"]
+    assert client.post("/webhook", content=body, headers=headers).status_code == 400 and jobs() == []
+
+
+def test_oversized_body_is_413(client):
+    """A declared body over 25 MB is refused before it is read."""
+    body, headers = signed(b"{}", "issue_comment")
+    headers["content-length"] = str(26 * 1024 * 1024)
+    reply = client.post("/webhook", content=b"{}", headers=headers)
+    assert reply.status_code == 413 and jobs() == []
+
+
+def test_ping_is_200(client):
+    """GitHub's ping is answered 200 and stores nothing."""
+    assert post(client, payload("ping"), event="ping").status_code == 200 and jobs() == []
+
+
+def test_unknown_event_is_202_and_stores_nothing(client):
+    """An event we do not act on is acknowledged and dropped."""
+    reply = post(client, {"action": "completed", "check_run": {}}, event="check_run")
+    assert reply.status_code == 202 and jobs() == []
+
+
+def test_edited_comment_never_starts_a_job(client):
+    """Editing a comment to add a mention does not trigger."""
+    reply = post(client, payload("issue_comment.edited", "@bot codex fix it"))
+    assert reply.status_code == 202 and jobs() == []
+
+
+def test_duplicate_delivery_creates_one_job(client):
+    """A redelivery of a delivery whose job exists does not queue a second job."""
+    data = payload("issue_comment.created", "@bot codex explain")
+    first = post(client, data, delivery="d-1")
+    second = post(client, data, delivery="d-1")
+    assert (first.status_code, second.status_code, len(jobs())) == (202, 200, 1)
+
+
+def test_failed_job_can_be_redelivered(client):
+    """A redelivery of a delivery whose job failed queues it again."""
+    data = payload("issue_comment.created", "@bot codex explain")
+    post(client, data, delivery="d-2")
+    store.update_job(store.connect(), jobs()[0]["id"], status="failed")
+    assert post(client, data, delivery="d-2").status_code == 202 and len(jobs()) == 2
+
+
+def test_bot_author_is_ignored(client):
+    """A comment from a bot account never triggers."""
+    data = payload("issue_comment.created", "@bot codex go")
+    data["comment"]["user"].update(login="dependabot[bot]", type="Bot")
+    assert post(client, data).status_code == 202 and jobs() == []
+
+
+def test_own_comment_is_ignored(client):
+    """The bot's own comments (which quote the grammar) never trigger."""
+    data = payload("issue_comment.created", "@bot help")
+    data["comment"]["user"].update(login="bot[bot]", type="Bot")
+    assert post(client, data).status_code == 202 and jobs() == []
+
+
+def test_non_writer_gets_one_notice_per_thread_and_no_episode(client):
+    """An outsider's command stores a single notice reply for the thread, never an episode."""
+    for _ in range(2):
+        post(client, payload("issue_comment.created", "@bot codex do it", author_association="NONE"))
+    assert [(j["kind"], json.loads(j["spec"])["reply"]) for j in jobs()] == [("reply", "not_allowed")]
+
+
+def test_quoted_mention_is_ignored(client):
+    """A quoted command in a reply is not a command."""
+    reply = post(client, payload("issue_comment.created", "> @bot codex fix\nagreed"))
+    assert reply.status_code == 202 and jobs() == []
+
+
+def test_unknown_agent_queues_a_reply(client):
+    """`@bot copilot ...` queues a reply listing the agents, not an episode."""
+    post(client, payload("issue_comment.created", "@bot copilot fix"))
+    assert [(j["kind"], json.loads(j["spec"])["reply"]) for j in jobs()] == [("reply", "unknown_agent")]
+
+
+def test_stop_flags_the_running_job(client):
+    """`@bot stop` marks the thread's running episode for cancellation."""
+    db = store.connect()
+    post(client, payload("issue_comment.created", "@bot codex long task"))
+    store.update_job(db, jobs()[0]["id"], status="running")
+    post(client, payload("issue_comment.created", "@bot stop"))
+    assert store.get_job(db, jobs()[0]["id"])["cancel_requested"] == 1
+
+
+def test_review_comment_replies_in_its_thread(client):
+    """A review-comment trigger records the review thread to reply in."""
+    post(client, payload("pull_request_review_comment.created", "@bot claude fix this"),
+         event="pull_request_review_comment")
+    spec = json.loads(jobs()[0]["spec"])
+    assert spec["target"]["type"] == "review_comment" and spec["target"]["thread"] == spec["target"]["id"]
+
+
+def test_unconfigured_service_answers_503(monkeypatch):
+    """Without a GitHub App configured, /webhook says what is missing with 503."""
+    with TestClient(create_app(start_workers=False)) as unconfigured:
+        body, headers = signed(payload("issue_comment.created", "@bot hi"), "issue_comment")
+        reply = unconfigured.post("/webhook", content=body, headers=headers)
+        page = unconfigured.get("/")
+    assert reply.status_code == 503 and "GITHUB_WEBHOOK_SECRET" in reply.json()["reason"]
+    assert "GITHUB_APP_ID" in page.text
