@@ -180,6 +180,7 @@ class Recorder:
 def _connect(path: Path) -> sqlite_utils.Database:
     conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a crash loses at most the last events
     conn.execute("PRAGMA busy_timeout=30000")
     return sqlite_utils.Database(conn)
 

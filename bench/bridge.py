@@ -1,0 +1,103 @@
+"""Bridge benchmark: a bridged `write_file` round trip seen from inside a tier-1 sandbox
+(p50/p99), against a direct local file write in the same sandbox (ratio of p50s).
+
+The client inside is plain python3 + urllib speaking MCP streamable HTTP to the bridge at
+127.0.0.1:8765 (relayed into the sandbox's empty network namespace), with the bearer token
+from its environment, exactly as an agent CLI reaches it.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+
+from bot.admission import Admission
+from bot.bridge import BridgeServer
+from bot.record import Recorder
+from sandbox.base import INSIDE_BRIDGE_PORT, Limits, SandboxConfig
+
+CALLS = 300
+WARMUP = 20
+
+CLIENT = r"""
+import json, os, sys, time, urllib.request
+url, token, n, warmup = sys.argv[1], os.environ["BOT_BRIDGE_TOKEN"], int(sys.argv[2]), int(sys.argv[3])
+headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json",
+           "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+
+def rpc(method, params, ident):
+    body = json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params}).encode()
+    with urllib.request.urlopen(urllib.request.Request(url, body, headers), timeout=30) as resp:
+        text = resp.read().decode()
+    data = [l[5:] for l in text.splitlines() if l.startswith("data:")]
+    return json.loads(data[-1] if data else text)
+
+rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "0"}}, 0)
+content = "x = 1\n" * 64
+bridged, direct = [], []
+for i in range(n + warmup):
+    started = time.perf_counter()
+    reply = rpc("tools/call", {"name": "write_file",
+                               "arguments": {"path": "bench/f%d.py" % (i % 10), "content": content}}, i + 1)
+    elapsed = time.perf_counter() - started
+    assert not reply["result"].get("isError"), reply
+    if i >= warmup:
+        bridged.append(elapsed)
+for i in range(n + warmup):
+    started = time.perf_counter()
+    with open(os.path.join(os.environ["HOME"], "f%d.py" % (i % 10)), "w") as handle:
+        handle.write(content)
+    elapsed = time.perf_counter() - started
+    if i >= warmup:
+        direct.append(elapsed)
+print(json.dumps({"bridged": bridged, "direct": direct}))
+"""
+
+
+def run() -> list[str]:
+    return asyncio.run(_measure())
+
+
+async def _measure() -> list[str]:
+    from sandbox.tier1 import Tier1Spawner
+
+    with tempfile.TemporaryDirectory(prefix="bench-bridge-") as scratch:
+        root = Path(scratch)
+        worktree = root / "worktree"
+        worktree.mkdir()
+        subprocess.run(["git", "init", "-q", str(worktree)], check=True)
+        recorder = Recorder(root / "bot.db")
+        run_id = recorder.start_run(agent="bench")
+        policy = Admission(worktree, max_calls=10 * CALLS)
+        async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=root / "s") as bridge:
+            spawner = Tier1Spawner()
+            config = SandboxConfig(workdir=worktree, home=root / "home", limits=Limits(timeout_s=120),
+                                   bridge_upstream=("127.0.0.1", bridge.port))
+            url = spawner.inside_bridge_url(config)
+            process = await spawner.start(config, ["python3", "-c", CLIENT, url, str(CALLS), str(WARMUP)],
+                                          {bridge.token_env: bridge.token})
+            out, err = await asyncio.gather(process.stdout.read(), process.stderr.read())
+            code = await process.wait()
+        if code != 0:
+            raise RuntimeError(f"sandboxed client failed ({code}): {err.decode()[-2000:]}")
+        data = json.loads(out)
+        recorded = recorder.tier_counts(run_id)["enforced"]
+    bridged, direct = _percentiles(data["bridged"]), _percentiles(data["direct"])
+    return [f"bridged write_file from inside tier 1: p50 {bridged[0]:.2f} ms · p99 {bridged[1]:.2f} ms "
+            f"({CALLS} calls, {recorded} recorded enforced incl. warm-up)",
+            f"direct local file write in the sandbox:  p50 {direct[0] * 1000:.1f} µs · p99 {direct[1] * 1000:.1f} µs",
+            f"ratio (p50 bridged / p50 direct): {bridged[0] / direct[0]:.0f}×"]
+
+
+def _percentiles(samples: list[float]) -> tuple[float, float]:
+    ms = sorted(s * 1000 for s in samples)
+    cuts = statistics.quantiles(ms, n=100, method="inclusive")
+    return statistics.median(ms), cuts[98]
+
+
+if __name__ == "__main__":
+    print("\n".join(run()))
