@@ -1,0 +1,84 @@
+"""Refuse rather than downgrade: a missing floor raises Refused with reason and fix, nothing runs."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sandbox import select_spawner
+from sandbox.base import REFUSED_EXIT_CODE, Refused
+from sandbox.tier0 import Tier0Spawner
+from sandbox.tier1 import Tier1Spawner
+
+pytestmark = pytest.mark.sandbox
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def test_refuses_without_bwrap_on_path(config, monkeypatch, tmp_path):
+    """With no bwrap on PATH, start() refuses and the command never runs."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    with pytest.raises(Refused) as refused:
+        await Tier1Spawner().start(config, ["/usr/bin/touch", "/workspace/ran"], {})
+    assert "bwrap" in refused.value.reason and "apt-get install bubblewrap" in refused.value.fix
+    assert not (config.workdir / "ran").exists()
+
+
+async def test_refuses_with_empty_cgroup_root(config, monkeypatch, tmp_path):
+    """With no usable cgroup (an empty cgroup root), start() refuses: no run without caps."""
+    (tmp_path / "no-cgroups").mkdir()
+    monkeypatch.setenv("BOT_CGROUP_ROOT", str(tmp_path / "no-cgroups"))
+    config.writable = True
+    with pytest.raises(Refused) as refused:
+        await Tier1Spawner().start(config, ["/usr/bin/touch", "/workspace/ran"], {})
+    assert "no usable cgroup" in refused.value.reason and "Delegate" in refused.value.fix
+    assert not (config.workdir / "ran").exists()
+
+
+def test_refuses_when_user_namespaces_disabled(tmp_path):
+    """In a user namespace whose max_user_namespaces is 0, bwrap fails and exec exits 70."""
+    (tmp_path / "wt").mkdir()
+    script = ("echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" -m bot.cli sandbox exec "
+              f"--writable --workdir {tmp_path / 'wt'} -- touch /workspace/ran")
+    done = subprocess.run(["unshare", "--user", "--map-root-user", "sh", "-c", script, sys.executable],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == REFUSED_EXIT_CODE
+    assert "bubblewrap could not create the sandbox" in done.stderr
+    assert "max_user_namespaces" in done.stderr
+    assert not (tmp_path / "wt" / "ran").exists()
+
+
+def test_doctor_reports_failed_floor_check(monkeypatch, tmp_path):
+    """doctor_checks() names the failing floor check and skips the live start."""
+    from sandbox import doctor_checks
+    (tmp_path / "no-cgroups").mkdir()
+    monkeypatch.setenv("BOT_CGROUP_ROOT", str(tmp_path / "no-cgroups"))
+    verdicts = {name: ok for name, ok, _ in doctor_checks()}
+    assert verdicts["cgroup memory+pids caps"] is False
+    assert verdicts["tier-1 sandbox starts"] is False
+    assert verdicts["bubblewrap installed"] is True
+
+
+def test_doctor_all_green_on_this_host():
+    """On a host that meets the floor every check passes, including the live proxy probe."""
+    from sandbox import doctor_checks
+    checks = doctor_checks()
+    assert [name for name, ok, _ in checks if not ok] == []
+    assert "egress proxy answers inside" in [name for name, _, _ in checks]
+
+
+async def test_tier0_spawner_refuses_a_tier1_floor(config):
+    """Tier 0 never stands in for tier 1: a min_tier=1 config is refused."""
+    with pytest.raises(Refused):
+        await Tier0Spawner().start(config, ["true"], {})
+
+
+def test_select_spawner_follows_configured_tier(monkeypatch):
+    """BOT_SANDBOX_TIER picks the spawner; tier 1 is the default."""
+    assert isinstance(select_spawner(), Tier1Spawner)
+    monkeypatch.setenv("BOT_SANDBOX_TIER", "0")
+    assert isinstance(select_spawner(), Tier0Spawner)
+    assert isinstance(select_spawner(1), Tier1Spawner)
+    with pytest.raises(ValueError):
+        select_spawner(2)
