@@ -251,7 +251,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
                                credentials=creds, mode=worktree.config.mode,
                                base_url=config.agent_base_url(agent))
         result = await _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id,
-                                        tracking, cancel, kill)
+                                        tracking, cancel, kill, bridge.connected)
     version = await adapter_version(adapter, spawner)
     recorder.attach_egress(run_id, getattr(result, "egress", None) or [])
     recorder.update_run(run_id, agent_version=version, session_id=result.session_id, resumed=int(resumed))
@@ -261,7 +261,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
 
 
 async def _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id, tracking,
-                           cancel: asyncio.Event, kill: asyncio.Event):
+                           cancel: asyncio.Event, kill: asyncio.Event, connected: asyncio.Event):
     from bot import runner
 
     async def forward_cancel():
@@ -275,7 +275,7 @@ async def _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, 
     watcher = asyncio.create_task(forward_cancel())
     try:
         return await runner.run_episode(adapter, episode, spawner, sandbox_config,
-                                        on_event=on_event, cancel=kill)
+                                        on_event=on_event, cancel=kill, bridge_connected=connected)
     finally:
         watcher.cancel()
 

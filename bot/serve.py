@@ -17,6 +17,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=config.env("BOT_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("httpx", "mcp", "uvicorn.error"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     from bot.app import create_app
     server = uvicorn.Server(uvicorn.Config(create_app(), host=args.host, port=args.port,
                                            log_level="warning", access_log=False,

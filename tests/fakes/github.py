@@ -14,6 +14,7 @@ Seed state (all return the stored JSON object, which later calls mutate)::
     gh.add_pull("octo/repo", 2, head_ref="feature", head_sha="abc", base_ref="main",
                 head_repo="fork/repo", maintainer_can_modify=False)   # a PR is also issue #2
     gh.add_comment("octo/repo", 1, "@bot explain", user="alice")       # issue/PR conversation comment
+                                        # (comment_id=N to match a recorded webhook payload)
     gh.add_review_comment("octo/repo", 2, "@bot fix", user="alice", path="a.py", line=3)
     gh.fail_next("POST", r"/issues/\\d+/comments$", status=403, headers={"retry-after": "1"})
 
@@ -22,14 +23,14 @@ Read what happened::
     gh.calls                         # [Call(method, path, body, headers)] in arrival order
     gh.calls_to("PATCH", r"/issues/comments/\\d+$")
     gh.comments("octo/repo", 1)      # the thread's comments as they are now (edits applied)
-    gh.reactions                     # [{"subject": "issue_comment"|"review_comment", "comment_id", "content"}]
+    gh.reactions                     # [{"subject": "issue_comment"|"review_comment"|"issue", "comment_id", "content"}]
     gh.pulls("octo/repo")            # PRs, including those the bot created
     gh.wait_for(lambda: ..., timeout=20)
 
 Routes: POST /app/installations/{id}/access_tokens (needs `Authorization: Bearer <jwt>`; when
 `app_id` is given the JWT's iss must match, when `public_key` is given its signature is checked);
 GET /repos/{o}/{r}, /repos/{o}/{r}/installation, /repos/{o}/{r}/collaborators/{u}/permission;
-GET /repos/{o}/{r}/issues/{n}, GET|POST /repos/{o}/{r}/issues/{n}/comments,
+GET /repos/{o}/{r}/issues/{n}, GET|POST /repos/{o}/{r}/issues/{n}/comments, POST .../issues/{n}/reactions,
 GET|PATCH /repos/{o}/{r}/issues/comments/{id}, POST .../issues/comments/{id}/reactions;
 GET|PATCH /repos/{o}/{r}/pulls/comments/{id}, POST .../pulls/comments/{id}/reactions,
 GET /repos/{o}/{r}/pulls/{n}/comments, POST /repos/{o}/{r}/pulls/{n}/comments/{id}/replies;
@@ -138,8 +139,8 @@ class FakeGitHub:
         return pull
 
     def add_comment(self, full_name: str, number: int, body: str, user: str = "octocat",
-                    user_type: str = "User", association: str = "OWNER") -> dict:
-        cid = next(self._ids)
+                    user_type: str = "User", association: str = "OWNER", comment_id: int | None = None) -> dict:
+        cid = comment_id or next(self._ids)
         comment = {"id": cid, "body": body, "user": _user(user, user_type), "author_association": association,
                    "url": f"{self._api(full_name)}/issues/comments/{cid}",
                    "html_url": f"https://github.com/{full_name}/issues/{number}#issuecomment-{cid}",
@@ -291,6 +292,14 @@ class FakeGitHub:
         self.reactions.append(reaction)
         return 201, {"id": len(self.reactions), "content": body["content"], "user": _user("bot[bot]", "Bot")}, {}
 
+    def _react_issue(self, body, headers, owner, repo, number):
+        self._state(f"{owner}/{repo}")["issues"][int(number)]
+        reaction = {"subject": "issue", "comment_id": int(number), "content": body["content"]}
+        fresh = reaction not in self.reactions
+        if fresh:
+            self.reactions.append(reaction)
+        return (201 if fresh else 200), {"id": len(self.reactions), "content": body["content"]}, {}
+
     def _list_review_comments(self, body, headers, owner, repo, number):
         state = self._state(f"{owner}/{repo}")
         return 200, [c for c in state["review_comments"].values() if c["_number"] == int(number)], {}
@@ -347,6 +356,7 @@ def _routes(gh: FakeGitHub) -> list:
         ("GET", repo + r"/collaborators/(?P<user>[^/]+)/permission", gh._permission),
         ("GET", repo + r"/issues/(?P<number>\d+)", gh._issue),
         ("GET", repo + r"/issues/(?P<number>\d+)/comments", gh._list_comments),
+        ("POST", repo + r"/issues/(?P<number>\d+)/reactions", gh._react_issue),
         ("POST", repo + r"/issues/(?P<number>\d+)/comments", gh._create_comment),
         ("GET", repo + r"/issues/" + kind + r"/(?P<cid>\d+)", gh._comment),
         ("PATCH", repo + r"/issues/" + kind + r"/(?P<cid>\d+)", gh._update_comment),

@@ -1,0 +1,101 @@
+"""A running `bot serve` subprocess wired to the fake GitHub, a file:// git remote and the fake
+model provider, for the end-to-end and crash tests."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.fakes.github import FakeGitHub
+from tests.spine.helpers import SECRET, app_key, signed
+
+ROOT = Path(__file__).resolve().parents[2]
+REPO = "Codertocat/Hello-World"  # the repository of the recorded payloads
+
+
+def make_remote(base: Path, full_name: str = REPO) -> Path:
+    """A bare repository at base/<owner>/<repo>.git with one commit on main."""
+    work = base / "seed"
+    work.mkdir(parents=True)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    (work / "README.md").write_text("# Hello-World\n\nA greeting program.\n")
+    subprocess.run(git + ["-C", str(work), "add", "."], check=True)
+    subprocess.run(git + ["-C", str(work), "commit", "-qm", "initial"], check=True)
+    bare = base / "remotes" / f"{full_name}.git"
+    bare.parent.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
+    return base / "remotes"
+
+
+def seeded_github() -> FakeGitHub:
+    gh = FakeGitHub(app_id="4242", public_key=app_key()[1]).start()
+    gh.add_repo(REPO)
+    gh.add_issue(REPO, 1, title="Spelling error in the README file", user="Codertocat")
+    gh.set_permission(REPO, "Codertocat", "admin")
+    return gh
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Service:
+    """`bot serve` in its own process group; `kill()` is a kill -9."""
+
+    def __init__(self, env: dict[str, str], log_path: Path):
+        self.env, self.log_path = env, log_path
+        self.port = int(env["BOT_PORT"])
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "Service":
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve"], cwd=ROOT, env=self.env,
+                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise AssertionError("bot serve did not start:\n" + self.log_path.read_text()[-3000:])
+
+    def deliver(self, data: dict, event: str = "issue_comment", delivery: str | None = None) -> httpx.Response:
+        body, headers = signed(data, event, delivery)
+        return httpx.post(f"{self.url}/webhook", content=body, headers=headers, timeout=10)
+
+    def kill(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def service_env(tmp: Path, gh: FakeGitHub, remotes: Path, provider_url: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OPENAI", "ANTHROPIC"))}
+    env.update(BOT_DATA_DIR=str(tmp / "data"), BOT_PORT=str(free_port()), GITHUB_API_URL=gh.url,
+               GITHUB_APP_ID="4242", GITHUB_PRIVATE_KEY=app_key()[0], GITHUB_WEBHOOK_SECRET=SECRET,
+               BOT_GIT_BASE_URL=f"file://{remotes}", BOT_CODEX_BASE_URL=provider_url,
+               OPENAI_API_KEY="sk-test-operator-key-0123456789", BOT_DEFAULT_AGENT="codex",
+               BOT_PROGRESS_INTERVAL="0.5", PYTHONPATH=str(ROOT))
+    env.update(extra)
+    return env

@@ -1,0 +1,67 @@
+"""End to end: `bot serve` on real uvicorn, a signed delivery, the real Codex CLI against the fake
+provider in the sandbox, and the fake GitHub seeing 👀, the tracking comment and the answer."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from bot import store
+from tests.fakes.provider import FakeProvider
+from tests.spine.helpers import payload
+from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
+
+pytestmark = pytest.mark.e2e
+MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
+
+
+@pytest.fixture
+def world(tmp_path):
+    gh = seeded_github()
+    remotes = make_remote(tmp_path)
+    with FakeProvider() as provider:
+        service = Service(service_env(tmp_path, gh, remotes, provider.url), tmp_path / "serve.log").start()
+        try:
+            yield gh, provider, service
+        finally:
+            service.stop()
+            gh.stop()
+
+
+def comment(gh, body: str, comment_id: int) -> dict:
+    """The recorded issue_comment.created payload with only the body (and id) changed."""
+    gh.add_comment(REPO, 1, body, user="Codertocat", comment_id=comment_id)
+    data = payload("issue_comment.created", body)
+    data["comment"]["id"] = comment_id
+    return data
+
+
+def answers(gh) -> list[dict]:
+    return [c for c in gh.comments(REPO, 1) if MARKER.search(c["body"] or "")]
+
+
+def test_mention_gets_eyes_tracking_comment_then_answer(world, tmp_path):
+    """👀 on the comment, one tracking comment, edited into the answer with its provenance."""
+    gh, provider, service = world
+    assert service.deliver(comment(gh, "@bot codex explain this repository", 1)).status_code == 202
+    gh.wait_for(lambda: answers(gh), timeout=120)
+    assert {"subject": "issue_comment", "comment_id": 1, "content": "eyes"} in gh.reactions
+    assert len(gh.calls_to("POST", r"/issues/1/comments$")) == 1
+    answer = answers(gh)[0]["body"]
+    assert "MOCK_ANSWER[responses]" in answer and "<details><summary>codex" in answer
+    assert len(gh.calls_to("PATCH", rf"/issues/comments/{answers(gh)[0]['id']}$")) >= 1
+
+
+def test_second_comment_resumes_the_same_session(world, tmp_path):
+    """The next mention in the thread resumes the session the first turn produced."""
+    gh, provider, service = world
+    service.deliver(comment(gh, "@bot codex Say hello", 1))
+    gh.wait_for(lambda: len(answers(gh)) == 1, timeout=120)
+    first = json.loads(MARKER.search(answers(gh)[0]["body"]).group(1))
+    service.deliver(comment(gh, "@bot codex Second turn please", 2))
+    gh.wait_for(lambda: len(answers(gh)) == 2, timeout=120)
+    second = json.loads(MARKER.search(answers(gh)[1]["body"]).group(1))
+    assert first["session"] and second["session"] == first["session"]
+    assert "prior_assistant_turns=1" in answers(gh)[1]["body"]
+    assert "resumed session" in answers(gh)[1]["body"]
