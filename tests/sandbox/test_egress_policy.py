@@ -1,0 +1,108 @@
+"""The proxy's decisions without a sandbox: name policy, address vetting, SNI parsing."""
+from __future__ import annotations
+
+import asyncio
+import ssl
+
+import pytest
+from hypothesis import given, strategies as st
+
+from sandbox.egress import Policy, is_public, normalize_host, read_client_hello, server_name
+
+
+@pytest.mark.parametrize("address", [
+    "127.0.0.1", "10.0.0.1", "172.16.5.4", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
+    "224.0.0.1", "203.0.113.80", "::1", "fe80::1", "fc00::1", "::ffff:10.0.0.1", "::ffff:8.8.8.8",
+    "2002:0a00:0001::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "64:ff9b::a00:1", "not-an-ip"])
+def test_non_public_addresses_refused(address):
+    """Loopback, private, link-local, CGNAT, multicast, TEST-NET and IPv6 wrappers are not public."""
+    assert is_public(address) is False
+
+
+@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"])
+def test_public_addresses_accepted(address):
+    """Globally routable addresses pass."""
+    assert is_public(address) is True
+
+
+@given(st.ip_addresses(v=4, network="10.0.0.0/8") | st.ip_addresses(v=4, network="127.0.0.0/8")
+       | st.ip_addresses(v=4, network="169.254.0.0/16") | st.ip_addresses(v=6, network="fc00::/7"))
+def test_any_private_range_address_refused(address):
+    """Every address of the private, loopback and link-local ranges is refused."""
+    assert is_public(str(address)) is False
+
+
+def test_suffix_entry_matches_subdomains_only():
+    """'.anthropic.com' matches api.anthropic.com, not anthropic.com nor evilanthropic.com."""
+    policy = Policy.build([".anthropic.com"])
+    assert policy.check("api.anthropic.com", 443)[0] is True
+    assert policy.check("anthropic.com", 443)[1] == "blocked-by-allowlist"
+    assert policy.check("evilanthropic.com", 443)[1] == "blocked-by-allowlist"
+
+
+def test_wildcard_entry_is_a_suffix():
+    """'*.googleapis.com' is treated as '.googleapis.com'."""
+    policy = Policy.build(["*.googleapis.com"])
+    assert policy.check("generativelanguage.googleapis.com", 443)[0] is True
+    assert policy.check("googleapis.com", 443)[0] is False
+
+
+def test_exact_entry_defaults_to_port_443():
+    """An entry without a port allows 443 only; an explicit port allows that port."""
+    policy = Policy.build(["api.openai.com", "mirror.example.com:8443"])
+    assert policy.check("api.openai.com", 443)[0] is True
+    assert policy.check("api.openai.com", 80)[1] == "port-not-allowed"
+    assert policy.check("mirror.example.com", 8443)[0] is True
+    assert policy.check("mirror.example.com", 443)[1] == "port-not-allowed"
+
+
+def test_ip_literal_needs_verbatim_listing():
+    """An IP literal is refused unless that exact literal is listed."""
+    policy = Policy.build(["8.8.8.8", ".example.com"])
+    assert policy.check("8.8.8.8", 443)[0] is True
+    assert policy.check("8.8.4.4", 443)[1] == "ip-literal-not-allowed"
+
+
+def test_gateway_allows_private_by_exact_host_and_port():
+    """An operator gateway is allowed at its exact port and marked private-ok; other ports are not."""
+    policy = Policy.build([], gateways=["llm.internal:8443"])
+    assert policy.check("llm.internal", 8443) == (True, "operator-gateway", True)
+    assert policy.check("llm.internal", 443)[0] is False
+
+
+@pytest.mark.parametrize("raw,expected", [("API.OpenAI.com.", "api.openai.com"),
+                                          ("bücher.example", "xn--bcher-kva.example"),
+                                          ("[::1]", "::1")])
+def test_names_normalized(raw, expected):
+    """Names are lower-cased, trailing dot stripped, IDNA-encoded; brackets dropped from IPv6."""
+    assert normalize_host(raw) == expected
+
+
+@pytest.mark.parametrize("raw", ["evil.com/x", "a@b.com", "a b.com", "x%2e.com", "a\\b"])
+def test_names_with_smuggling_characters_rejected(raw):
+    """'/ \\ @ % space' in a host name are rejected."""
+    with pytest.raises(ValueError):
+        normalize_host(raw)
+
+
+def _client_hello(hostname: str) -> bytes:
+    context = ssl.create_default_context()
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = context.wrap_bio(incoming, outgoing, server_hostname=hostname)
+    with pytest.raises(ssl.SSLWantReadError):
+        tls.do_handshake()
+    return outgoing.read()
+
+
+async def test_sni_read_from_real_client_hello():
+    """The SNI host name is parsed out of a ClientHello produced by a real TLS stack."""
+    reader = asyncio.StreamReader()
+    reader.feed_data(_client_hello("api.anthropic.com"))
+    assert server_name(await read_client_hello(reader)) == "api.anthropic.com"
+
+
+async def test_non_tls_stream_yields_no_hello():
+    """A cleartext request after CONNECT is recognised as not TLS."""
+    reader = asyncio.StreamReader()
+    reader.feed_data(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert await read_client_hello(reader) == b""
