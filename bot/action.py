@@ -1,0 +1,211 @@
+"""`bot action`: the pipeline as one GitHub Actions step (DESIGN §1, reference/github.md §8).
+
+Reads the event from $GITHUB_EVENT_PATH / $GITHUB_EVENT_NAME, parses it with the same intake and
+grammar as the service, talks to GitHub with the workflow's GITHUB_TOKEN, runs the same pipeline
+and posts the answer in the thread. Writes `status`, `answer` and `comment-id` to $GITHUB_OUTPUT
+and a short step summary. The comment text is never echoed to the log: it is attacker-controlled.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from gidgethub import actions as workflow
+
+from bot import config, grammar
+
+MAX_SUMMARY_BYTES = 900_000  # GitHub refuses step summaries over 1 MiB
+EXIT_OK, EXIT_FAILED, EXIT_MISCONFIGURED = 0, 1, 2
+TRUSTED_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
+
+
+class Misconfigured(RuntimeError):
+    """The step cannot run; the message says what to set."""
+
+
+@dataclass
+class Outcome:
+    status: str  # ignored | replied | not_allowed | done | failed | cancelled
+    answer: str = ""
+    comment_id: int | None = None
+    reason: str = ""
+
+
+class RecordingSurface:
+    """A GitHubSurface that remembers the last text it posted, for the step's outputs."""
+
+    def __init__(self, inner):
+        self.inner, self.last_body, self.handle = inner, "", None
+
+    async def post(self, body: str) -> int:
+        self.handle, self.last_body = await self.inner.post(body), body
+        return self.handle
+
+    async def edit(self, handle: int | None, body: str) -> None:
+        await self.inner.edit(handle, body)
+        self.handle, self.last_body = handle, body
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bot action", description=__doc__.split("\n\n")[0])
+    parser.parse_args(argv or [])
+    _defaults_from_runner()
+    try:
+        name, payload, token = read_event(), load_payload(), github_token()
+    except Misconfigured as exc:
+        workflow.command("error", str(exc))
+        return EXIT_MISCONFIGURED
+    outcome = asyncio.run(handle(name, payload, token))
+    report(outcome)
+    return EXIT_FAILED if outcome.status == "failed" else EXIT_OK
+
+
+def _defaults_from_runner() -> None:
+    """Where the runner tells us more than the service defaults: git host and a data dir."""
+    server = config.env("GITHUB_SERVER_URL")
+    if server:
+        os.environ.setdefault("BOT_GIT_BASE_URL", server)
+    temp = config.env("RUNNER_TEMP")
+    if temp and not config.env("BOT_DATA_DIR"):
+        os.environ["BOT_DATA_DIR"] = str(Path(temp) / "bot-data")
+
+
+def read_event() -> str:
+    name = config.env("GITHUB_EVENT_NAME")
+    if not name:
+        raise Misconfigured("GITHUB_EVENT_NAME is not set: `bot action` runs as a step of a GitHub workflow.")
+    return name
+
+
+def load_payload() -> dict:
+    path = config.env("GITHUB_EVENT_PATH")
+    if not path or not Path(path).is_file():
+        raise Misconfigured("GITHUB_EVENT_PATH does not name the event file: `bot action` runs as a "
+                            "step of a GitHub workflow.")
+    data = json.loads(Path(path).read_text())
+    if not isinstance(data, dict):
+        raise Misconfigured(f"{path} does not hold a webhook payload object.")
+    return data
+
+
+def github_token() -> str:
+    token = config.env("BOT_GITHUB_TOKEN") or config.env("GITHUB_TOKEN")
+    if not token:
+        raise Misconfigured("No GitHub token: pass `github-token` (default `${{ github.token }}`) to the "
+                            "action, and grant the job `issues: write`, `pull-requests: write` and "
+                            "`contents: write` permissions.")
+    return token
+
+
+async def handle(event_name: str, payload: dict, token: str) -> Outcome:
+    """Decide like the webhook intake, then answer in the thread."""
+    from bot.intake import extract_trigger
+
+    trigger = extract_trigger(event_name, payload)
+    if trigger is None:
+        return Outcome("ignored", reason=f"{event_name}.{payload.get('action')} is not acted on")
+    if _is_bot(trigger["author"], trigger["author_type"]):
+        return Outcome("ignored", reason="the author is a bot")
+    command = grammar.parse(trigger["body"], config.handle(), config.AGENTS)
+    if command is None:
+        return Outcome("ignored", reason=f"no @{config.handle()} command")
+    import httpx
+    async with httpx.AsyncClient(timeout=30) as client:
+        return await _answer(client, trigger, command, token)
+
+
+async def _answer(client, trigger: dict, command: grammar.Command, token: str) -> Outcome:
+    from bot.github import RetryingAPI, Thread
+    from bot.tracking import GitHubSurface
+
+    thread = Thread(RetryingAPI(client, oauth_token=token), trigger["repo"], trigger["number"])
+    target = trigger.get("target") or {}
+    review_thread = target.get("thread") if target.get("type") == "review_comment" else None
+    surface = RecordingSurface(GitHubSurface(thread, review_thread))
+    if command.kind in ("run", "stop") and trigger["association"] not in TRUSTED_ASSOCIATIONS:
+        from bot.pipeline import not_allowed_text
+        return await _reply(surface, not_allowed_text(), "not_allowed")
+    if command.kind == "run":
+        return await _run(trigger, command, thread, surface, token)
+    return await _reply(surface, reply_text(trigger, command), "replied")
+
+
+async def _reply(surface: RecordingSurface, text: str, status: str) -> Outcome:
+    comment_id = await surface.post(text)
+    return Outcome(status, answer=text, comment_id=comment_id)
+
+
+def reply_text(trigger: dict, command: grammar.Command) -> str:
+    """help, status, stop and unknown-agent answers, as the service words them."""
+    from adapters import base
+    agents = base.names() or list(config.AGENTS)
+    if command.kind == "unknown_agent":
+        return (f"I don't know an agent called `{command.unknown_name}`. Available: "
+                + ", ".join(f"`{a}`" for a in agents) + ".")
+    if command.kind == "stop":
+        return ("In GitHub Actions mode each request is its own workflow run: cancel the running "
+                "run from the repository's Actions tab to stop it.")
+    if command.kind == "status":
+        from bot import store
+        from bot.worker import status_text
+        return status_text(store.connect(), f"{trigger['repo']}#{trigger['number']}")
+    return grammar.help_text(config.handle(), agents, config.default_agent())
+
+
+async def _run(trigger: dict, command: grammar.Command, thread, surface: RecordingSurface,
+               token: str) -> Outcome:
+    from bot import pipeline, store
+    from bot.conversations import thread_key
+
+    ctx = pipeline.JobContext(
+        conversation=thread_key(trigger["repo"], trigger["number"]), repo=trigger["repo"],
+        request=command.request, requester=trigger["author"], requester_id=trigger.get("author_id") or 0,
+        surface=surface, agent=command.agent, new_session=command.new_session, number=trigger["number"],
+        title=trigger.get("title", ""), is_pr=trigger.get("is_pr", False), thread=thread, token=token,
+        installation_id=None, target=trigger.get("target"),
+        progress_interval_s=float(config.env("BOT_PROGRESS_INTERVAL", "5")))
+    status = await pipeline.run(store.connect(), ctx, asyncio.Event())
+    return Outcome(status, answer=surface.last_body, comment_id=surface.handle)
+
+
+def _is_bot(login: str, user_type: str) -> bool:
+    own = {config.handle().lower(), f"{config.handle().lower()}[bot]", "github-actions[bot]"}
+    return user_type == "Bot" or login.lower().endswith("[bot]") or login.lower() in own
+
+
+def report(outcome: Outcome) -> None:
+    """Step outputs, the step summary and one log line (never the comment's text)."""
+    set_output("status", outcome.status)
+    set_output("answer", outcome.answer)
+    set_output("comment-id", "" if outcome.comment_id is None else str(outcome.comment_id))
+    if outcome.status == "ignored":
+        print(f"bot: nothing to do ({outcome.reason}).")
+        return
+    print(f"bot: {outcome.status}; answer in comment {outcome.comment_id}.")
+    add_summary(f"### @{config.handle()}: {outcome.status}\n\n{outcome.answer}\n")
+
+
+def set_output(name: str, value: str) -> None:
+    """Append to $GITHUB_OUTPUT with a random delimiter, safe for model-written text."""
+    path = config.env("GITHUB_OUTPUT")
+    if not path:
+        return
+    delimiter = f"ghadelimiter_{uuid.uuid4()}"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+
+
+def add_summary(markdown: str) -> None:
+    path = config.env("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    data = markdown.encode()
+    if len(data) > MAX_SUMMARY_BYTES:
+        markdown = data[:MAX_SUMMARY_BYTES].decode("utf-8", "ignore") + "\n\n… (truncated)\n"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(markdown)

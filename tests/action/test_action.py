@@ -1,0 +1,127 @@
+"""`bot action` against recorded event payloads and a fake GitHub (no agent run here)."""
+from __future__ import annotations
+
+from bot import cli
+from tests.action.conftest import REPO, WORKFLOW_TOKEN, payload
+
+
+def test_comment_without_mention_does_nothing(github, runner, capsys):
+    """The recorded comment has no @bot line: no GitHub call, status ignored, exit 0."""
+    runner.event("issue_comment", payload("issue_comment.created"))
+    assert cli.main(["action"]) == 0
+    assert github.calls == []
+    assert runner.outputs()["status"] == "ignored"
+    assert "nothing to do" in capsys.readouterr().out
+
+
+def test_help_is_answered_in_the_thread(github, runner):
+    """`@bot help` posts the help text on the issue with the workflow token."""
+    runner.event("issue_comment", payload("issue_comment.created", "@bot help"))
+    assert cli.main(["action"]) == 0
+    [post] = github.calls_to("POST", rf"/repos/{REPO}/issues/1/comments$")
+    assert post.headers["authorization"].endswith(WORKFLOW_TOKEN)
+    assert "@bot" in post.body["body"]
+    assert runner.outputs()["status"] == "replied"
+
+
+def test_outputs_hold_a_multiline_answer(github, runner):
+    """The answer output survives line breaks and carries the posted comment's id."""
+    runner.event("issue_comment", payload("issue_comment.created", "@bot help"))
+    cli.main(["action"])
+    outputs = runner.outputs()
+    [comment] = github.comments(REPO, 1)
+    assert outputs["answer"] == comment["body"]
+    assert "\n" in outputs["answer"]
+    assert outputs["comment-id"] == str(comment["id"])
+
+
+def test_step_summary_has_the_answer(github, runner):
+    """The step summary shows the status and the answer."""
+    runner.event("issue_comment", payload("issue_comment.created", "@bot help"))
+    cli.main(["action"])
+    assert runner.summary.read_text().startswith("### @bot: replied")
+
+
+def test_unknown_agent_gets_the_agent_list(github, runner):
+    """`@bot copilot …` is answered with the agents that exist, not silence."""
+    runner.event("issue_comment", payload("issue_comment.created", "@bot copilot fix the typo"))
+    assert cli.main(["action"]) == 0
+    [comment] = github.comments(REPO, 1)
+    assert "`copilot`" in comment["body"] and "`claude`" in comment["body"]
+
+
+def test_untrusted_author_is_told_once_and_nothing_runs(github, runner):
+    """A run request from an author without repository association is refused in the thread."""
+    runner.event("issue_comment", payload("issue_comment.created", "@bot fix the typo",
+                                          author_association="NONE"))
+    assert cli.main(["action"]) == 0
+    [comment] = github.comments(REPO, 1)
+    assert comment["body"].startswith("Sorry, only people with")
+    assert github.reactions == []
+    assert runner.outputs()["status"] == "not_allowed"
+
+
+def test_bot_author_is_ignored(github, runner):
+    """Comments by bots (including github-actions[bot]) never trigger, so the bot cannot loop."""
+    data = payload("issue_comment.created", "@bot help")
+    data["comment"]["user"].update(login="github-actions[bot]", type="Bot")
+    runner.event("issue_comment", data)
+    assert cli.main(["action"]) == 0
+    assert github.calls == []
+
+
+def test_other_actions_of_the_event_are_ignored(github, runner):
+    """A deleted comment is not a command, whatever its text."""
+    runner.event("issue_comment", payload("issue_comment.deleted", "@bot help"))
+    assert cli.main(["action"]) == 0
+    assert github.calls == []
+
+
+def test_review_comment_is_answered_in_its_review_thread(github, runner):
+    """A command on a diff line is answered as a reply in that review thread."""
+    data = payload("pull_request_review_comment.created", "@bot help")
+    data["comment"]["id"] = github.add_review_comment(REPO, 2, "@bot help", user="Codertocat")["id"]
+    runner.event("pull_request_review_comment", data)
+    assert cli.main(["action"]) == 0
+    replies = github.calls_to("POST", rf"/pulls/2/comments/{data['comment']['id']}/replies$")
+    assert len(replies) == 1
+
+
+def test_stop_explains_how_to_cancel_in_actions(github, runner):
+    """`@bot stop` says how to stop a run in Actions mode instead of pretending."""
+    runner.event("issue_comment", payload("issue_comment.created", "@bot stop"))
+    cli.main(["action"])
+    [comment] = github.comments(REPO, 1)
+    assert "Actions tab" in comment["body"]
+
+
+def test_missing_event_file_is_a_clear_error(runner, monkeypatch, capsys):
+    """Outside a workflow the step fails with an error annotation naming the variable."""
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "issue_comment")
+    monkeypatch.delenv("GITHUB_EVENT_PATH", raising=False)
+    assert cli.main(["action"]) == 2
+    assert capsys.readouterr().out.startswith("::error::GITHUB_EVENT_PATH")
+
+
+def test_missing_token_is_a_clear_error(runner, monkeypatch, capsys):
+    """Without a token the step fails and says which permissions to grant."""
+    runner.event("issue_comment", payload("issue_comment.created", "@bot help"))
+    monkeypatch.delenv("GITHUB_TOKEN")
+    assert cli.main(["action"]) == 2
+    assert "issues: write" in capsys.readouterr().out
+
+
+def test_comment_text_is_not_echoed_to_the_log(github, runner, capsys):
+    """Untrusted comment text never reaches the log, so it cannot inject workflow commands."""
+    runner.event("issue_comment", payload("issue_comment.created", "@bot help\n::add-mask::x\n::error::pwned"))
+    cli.main(["action"])
+    assert "pwned" not in capsys.readouterr().out
+
+
+def test_runner_temp_is_the_default_data_dir(github, runner, monkeypatch, tmp_path):
+    """On a runner the data dir defaults to $RUNNER_TEMP/bot-data (what the Actions cache saves)."""
+    monkeypatch.delenv("BOT_DATA_DIR")
+    monkeypatch.setenv("RUNNER_TEMP", str(tmp_path / "temp"))
+    runner.event("issue_comment", payload("issue_comment.created", "@bot status"))
+    assert cli.main(["action"]) == 0
+    assert (tmp_path / "temp" / "bot-data" / "bot.db").exists()
