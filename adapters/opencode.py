@@ -1,0 +1,117 @@
+"""OpenCode (`opencode run --format json`), reference agent-clis.md §5.
+
+Prompt on stdin (argv parts with spaces reach the model wrapped in quotes); the whole config
+inline in OPENCODE_CONFIG_CONTENT (the highest-precedence source) with the repository's own
+config, Claude-Code compatibility files and external skills switched off, so a repository
+cannot loosen the permissions; strict mode denies edit, bash and webfetch (the tools then
+vanish from the request); the bridge as a remote MCP server with the bearer from env.
+OpenCode has no end-of-turn event: the answer is the last text part, success is exit 0.
+"""
+from __future__ import annotations
+
+import json
+
+from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Usage, register
+
+QUIET_ENV = {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
+             "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+             "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_PROJECT_CONFIG": "1",
+             "OPENCODE_DISABLE_CLAUDE_CODE": "1", "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1"}
+STRICT = {"edit": "deny", "bash": "deny", "webfetch": "deny"}
+NATIVE = {"edit": "allow", "bash": "allow", "webfetch": "deny"}
+GATEWAY = "bot_gateway"
+GATEWAY_KEY_ENV = "OPENAI_API_KEY"
+INSTRUCTIONS = ".bot/opencode-instructions.md"
+
+
+class OpenCode(CliAdapter):
+    name = "opencode"
+    executable = "opencode"
+    default_allowed_hosts = ("api.anthropic.com", "api.openai.com")
+    unobserved = ("opencode's model calls (including its title-generation call)",
+                  "its context compaction", "its direct channel to the model provider")
+    min_version = "1.18.0"
+    credential_env = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY")
+
+    def command(self, episode: Episode) -> Invocation:
+        permission = NATIVE if episode.mode == "native" else STRICT
+        config: dict = {"autoupdate": False, "share": "disabled", "permission": permission}
+        env = QUIET_ENV | episode.credentials.env
+        files = dict(episode.credentials.files)
+        argv = [self.binary, "run", "--format", "json"]
+        model = self.model(episode)
+        if base := self.base_url(episode):
+            model = _gateway(config, base, model)
+            env.setdefault(GATEWAY_KEY_ENV, "gateway-holds-the-key")
+        if model:
+            config["model"] = config["small_model"] = model
+        if episode.bridge:
+            bridge = episode.bridge
+            config["mcp"] = {bridge.server_name: {
+                "type": "remote", "url": bridge.url, "enabled": True, "oauth": False,
+                "headers": {"Authorization": f"Bearer {{env:{bridge.token_env}}}"}}}
+            env[bridge.token_env] = bridge.token
+        if episode.instruction:
+            files[INSTRUCTIONS] = episode.instruction.encode()
+            config["instructions"] = [str(episode.home / INSTRUCTIONS)]
+        if episode.resume_session:
+            argv += ["--session", episode.resume_session]
+        env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
+        env["OPENCODE_PERMISSION"] = json.dumps(permission)
+        return Invocation(argv=argv, env=env, stdin=episode.prompt.encode(), files=files)
+
+    # parsing -------------------------------------------------------------------
+
+    def _parse(self, obj: dict, raw: bytes) -> list[Event]:
+        kind, session, part = obj.get("type"), obj.get("sessionID"), obj.get("part") or {}
+        if kind == "text":
+            return [Event(EventKind.TEXT, text=part.get("text", ""), session_id=session, raw=raw)]
+        if kind == "reasoning":
+            return [Event(EventKind.THINKING, text=part.get("text", ""), session_id=session, raw=raw)]
+        if kind == "tool_use":
+            return _tool(part, session, raw)
+        if kind == "step_finish":
+            tokens = part.get("tokens") or {}
+            spent = Usage(int(tokens.get("input") or 0), int(tokens.get("output") or 0),
+                          int((tokens.get("cache") or {}).get("read") or 0), part.get("cost"))
+            return [Event(EventKind.USAGE, usage=spent, session_id=session, raw=raw)]
+        if kind == "error":
+            return [_error(obj.get("error") or {}, session, raw)]
+        if kind == "step_start":
+            return [Event(EventKind.SESSION, session_id=session, raw=raw)]
+        return [Event(EventKind.PROGRESS, text=str(kind), session_id=session, raw=raw)]
+
+
+def _gateway(config: dict, base: str, model: str | None) -> str:
+    """An OpenAI-compatible provider at the operator's gateway; returns provider/model."""
+    model_id = (model or "default").split("/", 1)[-1]
+    config["provider"] = {GATEWAY: {
+        "npm": "@ai-sdk/openai-compatible", "name": "bot gateway",
+        "options": {"baseURL": f"{base}/v1", "apiKey": f"{{env:{GATEWAY_KEY_ENV}}}"},
+        "models": {model_id: {"name": model_id, "tool_call": True,
+                              "limit": {"context": 200000, "output": 32000}}}}}
+    return f"{GATEWAY}/{model_id}"
+
+
+def _tool(part: dict, session: str | None, raw: bytes) -> list[Event]:
+    state, tool = part.get("state") or {}, part.get("tool")
+    use = Event(EventKind.TOOL_USE, tool=tool, session_id=session, raw=raw,
+                text=json.dumps(state.get("input"))[:2000])
+    if state.get("status") not in ("completed", "error"):
+        return [use]
+    error = state.get("error") if state.get("status") == "error" else None
+    return [use, Event(EventKind.TOOL_RESULT, tool=tool, session_id=session, raw=raw, error=error,
+                       text=str(state.get("output") or "")[:2000])]
+
+
+def _error(error: dict, session: str | None, raw: bytes) -> Event:
+    data = error.get("data") or {}
+    message = data.get("message") or error.get("name") or "opencode failed"
+    status = data.get("statusCode")
+    return Event(EventKind.ERROR, terminal=True, session_id=session, raw=raw,
+                 error=f"{message} (HTTP {status})" if status else str(message),
+                 data={"failure": "provider" if error.get("name") == "APIError" else "agent",
+                       "status": status})
+
+
+register("opencode", OpenCode)
