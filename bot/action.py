@@ -60,7 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     except Misconfigured as exc:
         workflow.command("error", str(exc))
         return EXIT_MISCONFIGURED
-    outcome = asyncio.run(handle(name, payload, token))
+    try:
+        outcome = asyncio.run(handle(name, payload, token))
+    finally:
+        scrub_credential_files()
     report(outcome)
     return EXIT_FAILED if outcome.status == "failed" else EXIT_OK
 
@@ -171,6 +174,19 @@ async def _run(trigger: dict, command: grammar.Command, thread, surface: Recordi
         progress_interval_s=float(config.env("BOT_PROGRESS_INTERVAL", "5")))
     status = await pipeline.run(store.connect(), ctx, asyncio.Event())
     return Outcome(status, answer=surface.last_body, comment_id=surface.handle)
+
+
+def scrub_credential_files() -> int:
+    """Remove credential files from the CLI homes: the data dir is saved to the Actions cache,
+    which other workflow runs of the repository can restore."""
+    from bot.credentials import CREDENTIAL_FILES
+    homes = config.data_dir() / "homes"
+    removed = 0
+    for relative in CREDENTIAL_FILES:
+        for path in homes.glob(f"*/*/{relative}"):
+            path.unlink()
+            removed += 1
+    return removed
 
 
 def _is_bot(login: str, user_type: str) -> bool:

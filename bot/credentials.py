@@ -54,6 +54,10 @@ KINDS: tuple[Kind, ...] = (
          "Create one at aistudio.google.com → Get API key.", env=("GEMINI_API_KEY",)),
 )
 
+# Where the CLIs keep a credential, relative to their HOME: never left in a cache or an artifact.
+CREDENTIAL_FILES = (".codex/auth.json", ".claude/.credentials.json", ".local/share/opencode/auth.json",
+                    ".gemini/oauth_creds.json")
+
 SOURCES = (("requester", "user"), ("repository", "repo"), ("installation", "installation"))
 # opencode model prefix → the provider key variable OpenCode itself reads
 OPENCODE_PROVIDER_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY",

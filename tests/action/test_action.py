@@ -125,3 +125,16 @@ def test_runner_temp_is_the_default_data_dir(github, runner, monkeypatch, tmp_pa
     runner.event("issue_comment", payload("issue_comment.created", "@bot status"))
     assert cli.main(["action"]) == 0
     assert (tmp_path / "temp" / "bot-data" / "bot.db").exists()
+
+
+def test_credential_files_are_scrubbed_before_the_cache_is_saved(github, runner):
+    """CLI credential files in the per-conversation homes are removed when the step ends."""
+    from bot import config
+    home = config.data_dir() / "homes" / "codertocat-hello-world-1-abcd1234" / "codex"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "auth.json").write_text('{"OPENAI_API_KEY":"sk-x"}')
+    (home / ".codex" / "history.jsonl").write_text("{}")
+    runner.event("issue_comment", payload("issue_comment.created", "@bot help"))
+    cli.main(["action"])
+    assert not (home / ".codex" / "auth.json").exists()
+    assert (home / ".codex" / "history.jsonl").exists()
