@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncIterator
 
-from bot import config, repo_config
+from bot import config, repo_config, worktree_pool
 from bot.gitops import git, run_git
 from bot.repo_config import RepoConfig
 
@@ -157,16 +157,22 @@ async def prepare(full_name: str, conversation: str, *, token: str | None = None
         sha = (await git("rev-parse", "--verify", f"{ref}^{{commit}}", cwd=mirror)).strip()
         await _discard_worktree(mirror, path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        await git("worktree", "add", "--quiet", "--detach", "--force", str(path), sha, cwd=mirror)
-        git_dir = Path((await git("rev-parse", "--absolute-git-dir", cwd=path)).strip())
+        git_dir = await worktree_pool.take(mirror, path, sha) or await _add_worktree(mirror, path, sha)
     log.info("worktree %s at %s %s", path.name, ref, sha[:12])
     return Worktree(path, mirror, full_name, conversation, ref, sha, branch, cfg, pull_number, git_dir)
 
 
+async def _add_worktree(mirror: Path, path: Path, sha: str) -> Path:
+    await git("worktree", "add", "--quiet", "--detach", "--force", str(path), sha, cwd=mirror)
+    return Path((await git("rev-parse", "--absolute-git-dir", cwd=path)).strip())
+
+
 async def remove(worktree: Worktree) -> None:
-    """Remove the job's worktree (its files and the mirror's record of it)."""
+    """Take the job's worktree away from its conversation path: scrubbed into the spare pool, or
+    deleted with the mirror's record of it."""
     async with mirror_lock(worktree.mirror):
-        await _discard_worktree(worktree.mirror, worktree.path)
+        if not await worktree_pool.give_back(worktree.mirror, worktree.path, worktree.git_dir):
+            await _discard_worktree(worktree.mirror, worktree.path)
     (worktree.mirror / LAST_USED).touch()
 
 
@@ -207,7 +213,7 @@ def _mirrors_by_last_use() -> list[tuple[Path, int]]:
     root = config.data_dir() / "mirrors"
     found = [m for m in root.glob("*/*.git") if (m / "HEAD").exists()]
     found.sort(key=_last_used)
-    return [(m, _tree_size(m)) for m in found]
+    return [(m, _tree_size(m) + _tree_size(worktree_pool.spare_root(m))) for m in found]
 
 
 def _last_used(mirror: Path) -> float:
@@ -228,8 +234,10 @@ async def _delete_if_idle(mirror: Path) -> bool:
         except BlockingIOError:
             return False
         admin = mirror / "worktrees"
-        if admin.is_dir() and any(admin.iterdir()):
+        registered = len(list(admin.iterdir())) if admin.is_dir() else 0
+        if registered > len(worktree_pool.spares(mirror)):
             return False
+        await worktree_pool.discard_all(mirror)
         shutil.rmtree(mirror)
         log.info("mirror %s removed (least recently used)", mirror)
         return True

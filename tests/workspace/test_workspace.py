@@ -116,7 +116,7 @@ async def test_gc_removes_least_recently_used_mirror(remote, widget):
     await workspace.remove(await workspace.prepare("octo/other", "octo/other#1"))
     await workspace.remove(await workspace.prepare(widget, "octo/widget#1"))
     os.utime(workspace.mirror_path("octo/other") / workspace.LAST_USED, (1, 1))
-    keep = workspace._tree_size(workspace.mirror_path(widget))
+    keep = dict(workspace._mirrors_by_last_use())[workspace.mirror_path(widget)]
     removed = await workspace.collect_garbage(max_bytes=keep)
     assert removed == ["octo/other"] and workspace.mirror_path(widget).exists()
 

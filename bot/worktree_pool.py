@@ -1,0 +1,100 @@
+"""Spare checkouts per mirror, so a job's worktree does not rewrite every file of the repository.
+
+Writing out a checkout of a large repository is most of the time to a ready worktree (a
+`git clone --depth 1` pays it too). After a job its worktree is scrubbed back to pristine —
+`reset --hard`, `clean -ffdx`, verified empty `status --ignored` — and parked under
+worktrees/.spare/<owner>/<repo>/; the next job on that mirror moves it to its conversation's path
+and checks out its commit, which touches only the files that differ. A worktree that cannot be
+scrubbed or moved (tampered `.git`, unreadable files) is deleted instead. All calls here are made
+under the mirror's lock.
+"""
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+from bot import config
+from bot.gitops import run_git
+
+SPARE_DIR = ".spare"
+
+
+def spares_max() -> int:
+    return int(config.env("BOT_SPARE_WORKTREES", "2"))
+
+
+def spare_root(mirror: Path) -> Path:
+    return config.data_dir() / "worktrees" / SPARE_DIR / mirror.parent.name / mirror.name
+
+
+def spares(mirror: Path) -> list[Path]:
+    root = spare_root(mirror)
+    return sorted(root.iterdir()) if root.is_dir() else []
+
+
+async def take(mirror: Path, dest: Path, sha: str) -> Path | None:
+    """Move a spare checkout to `dest` at `sha`; its git dir, or None when no spare is usable."""
+    for spare in spares(mirror):
+        code, _, _ = await run_git("worktree", "move", str(spare), str(dest), cwd=mirror)
+        if code != 0:
+            await discard(mirror, spare)
+            continue
+        git_dir = await _git_dir(mirror, dest)
+        if git_dir and await _scrub(dest, git_dir, sha):
+            return git_dir
+        await discard(mirror, dest)
+    return None
+
+
+async def give_back(mirror: Path, path: Path, git_dir: Path | None) -> bool:
+    """Scrub a finished job's worktree and park it as a spare; False if it was not kept."""
+    if git_dir is None or len(spares(mirror)) >= spares_max() or not path.exists():
+        return False
+    if not await _scrub(path, git_dir, "HEAD"):
+        return False
+    slot = spare_root(mirror) / uuid.uuid4().hex[:12]
+    slot.parent.mkdir(parents=True, exist_ok=True)
+    code, _, _ = await run_git("worktree", "move", str(path), str(slot), cwd=mirror)
+    return code == 0
+
+
+async def discard(mirror: Path, path: Path) -> None:
+    if path.exists():
+        await run_git("worktree", "remove", "--force", "--force", str(path), cwd=mirror)
+        shutil.rmtree(path, ignore_errors=True)
+    await run_git("worktree", "prune", cwd=mirror)
+
+
+async def discard_all(mirror: Path) -> None:
+    for spare in spares(mirror):
+        await discard(mirror, spare)
+    shutil.rmtree(spare_root(mirror), ignore_errors=True)
+
+
+async def _git_dir(mirror: Path, path: Path) -> Path | None:
+    """The admin dir the mirror records for `path` (trusted: read from the mirror, not the tree)."""
+    admin = mirror / "worktrees"
+    for entry in admin.iterdir() if admin.is_dir() else ():
+        gitdir_file = entry / "gitdir"
+        if gitdir_file.exists() and Path(gitdir_file.read_text().strip()).parent == path:
+            return entry
+    return None
+
+
+async def _scrub(path: Path, git_dir: Path, sha: str) -> bool:
+    """Tracked files exactly at `sha`, nothing untracked or ignored; False if that fails."""
+    env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(path)}
+    dot_git = path / ".git"
+    if dot_git.is_dir() and not dot_git.is_symlink():
+        return False
+    dot_git.unlink(missing_ok=True)
+    dot_git.write_text(f"gitdir: {git_dir}\n")
+    for args in (("checkout", "--quiet", "--detach", "--force", sha),
+                 ("clean", "-ffdxq"), ("reset", "--quiet", "--hard")):
+        code, _, _ = await run_git(*args, cwd=path, env=env)
+        if code != 0:
+            return False
+    code, out, _ = await run_git("status", "--porcelain", "--ignored", "--untracked-files=all",
+                                 cwd=path, env=env)
+    return code == 0 and out.strip() == ""
