@@ -1,0 +1,206 @@
+"""End to end: each real agent CLI, in a tier-1 sandbox, driven by the fake provider to call the
+bridge's tools through bot/runner.py; the record and the provenance are checked afterwards.
+
+One scripted episode per CLI (module-scoped, it costs a few seconds) feeds several tests.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from adapters import base as adapters
+from bot import provenance
+from bot.admission import Admission
+from bot.bridge import BridgeServer
+from bot.bridge_tools import sandbox_for_run
+from bot.record import Recorder
+from bot.runner import run_episode
+from sandbox.base import Limits, SandboxConfig
+from sandbox.tier1 import Tier1Spawner
+from tests.bridge.conftest import git
+from tests.fakes.provider import FakeProvider, call, say
+
+pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
+
+AGENTS = ("claude", "codex", "opencode")  # gemini joins when adapters/gemini.py lands
+AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents-cli"
+FAKE_KEY = "sk-fake-e2e-key-0123456789"
+# Codex's default model slug switches it to "code mode" (tools nested in a JS `exec` tool);
+# an unknown slug keeps the classic MCP namespace tools, as recorded in reference §12.
+MODELS = {"codex": "mock-model"}
+APP = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+TESTS = ("import unittest\nfrom app import add\n\n\nclass T(unittest.TestCase):\n"
+         "    def test_add(self):\n        self.assertEqual(add(2, 2), 4)\n")
+SCRIPT = (call("write_file", {"path": "hello.txt", "content": "hi from the agent\n"}),
+          call("edit_file", {"path": "app.py", "old_string": "return a - b", "new_string": "return a + b"}),
+          call("write_file", {"path": "../outside", "content": "escaped"}),
+          call("write_file", {"path": ".git/config", "content": "[core]\n"}),
+          call("write_file", {"path": ".github/workflows/x.yml", "content": "on: push\n"}),
+          call("run", {"command": "python3 -m unittest -v 2>&1"}),
+          say("All done."))
+EXPECTED_OUTCOMES = [("write_file", "ok"), ("edit_file", "refused:ambiguous"),
+                     ("write_file", "refused:outside"), ("write_file", "refused:git_dir"),
+                     ("write_file", "refused:protected"), ("run", "ok")]
+
+
+@dataclass
+class Episode:
+    result: object
+    recorder: Recorder
+    run_id: str
+    worktree: Path
+    fake: FakeProvider
+    bridge: BridgeServer
+
+
+def make_worktree(root: Path) -> Path:
+    worktree = root / "worktree"
+    worktree.mkdir(parents=True)
+    git(worktree, "init", "-q", "-b", "main")
+    (worktree / "app.py").write_text(APP)
+    (worktree / "test_app.py").write_text(TESTS)
+    git(worktree, "add", ".")
+    git(worktree, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init")
+    return worktree
+
+
+async def run_scripted(agent: str, root: Path, script, *, bridge_hook=None, dead_bridge: bool = False):
+    """One strict-mode episode of `agent` against the fake provider, recorded like the pipeline does."""
+    adapter = adapters.get(agent)
+    worktree = make_worktree(root)
+    recorder = Recorder(root / "bot.db", secrets=[FAKE_KEY])
+    run_id = recorder.start_run(agent=agent, conversation="octo/repo#12", sandbox_tier=1)
+    for gap in adapter.unobserved:
+        recorder.declare_gap(run_id, gap)
+    policy = Admission(worktree)
+    kill = asyncio.Event()
+    with FakeProvider() as fake:
+        fake.script(*script)
+        async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=root / "scratch",
+                                run_sandbox=sandbox_for_run(worktree, policy, tier=1),
+                                on_progress=lambda md: bridge_hook(bridge) if bridge_hook else None,
+                                on_halt=lambda reason: kill.set(), progress_interval_s=0) as bridge:
+            spawner = Tier1Spawner()
+            upstream = ("127.0.0.1", free_port()) if dead_bridge else ("127.0.0.1", bridge.port)
+            config = SandboxConfig(workdir=worktree, home=root / "home", ro_binds=(AGENTS_DIR,),
+                                   gateways=(f"127.0.0.1:{fake.port}",), bridge_upstream=upstream,
+                                   allowed_hosts=adapter.default_allowed_hosts,
+                                   limits=Limits(timeout_s=120), tmpdir=root / "home" / ".tmp")
+            episode = adapters.Episode(
+                prompt="Fix the adder.", workdir=config.mount_path, home=config.home, model=MODELS.get(agent),
+                bridge=bridge.bridge_for(spawner.inside_bridge_url(config)), base_url=fake.url,
+                credentials=adapters.Credentials(env={adapter.credential_env[0]: FAKE_KEY}))
+            result = await run_episode(adapter, episode, spawner, config, cancel=kill,
+                                       on_event=lambda event: recorder.attest(run_id, event),
+                                       bridge_connected=bridge.connected)
+    recorder.attach_egress(run_id, result.egress)
+    recorder.finish_run(run_id, "ok" if result.ok else "failed")
+    return Episode(result, recorder, run_id, worktree, fake, bridge)
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module", params=AGENTS)
+def episode(request, tmp_path_factory) -> Episode:
+    root = tmp_path_factory.mktemp(f"e2e-{request.param}")
+    return asyncio.run(run_scripted(request.param, root, SCRIPT))
+
+
+def bridged(episode: Episode) -> list[tuple[str, str]]:
+    return [(e["tool"], e["outcome"]) for e in episode.recorder.events(episode.run_id) if e["kind"] == "tool_call"]
+
+
+def test_episode_finishes_ok(episode):
+    """The CLI finished its turn and answered with the scripted text."""
+    assert episode.result.ok, (episode.result.error, episode.result.stderr_tail[-2000:])
+    assert "All done." in episode.result.text
+
+
+def test_every_scripted_call_went_through_the_bridge_in_order(episode):
+    """Each tool call the model made is one enforced event, with the expected outcome."""
+    assert bridged(episode) == EXPECTED_OUTCOMES
+
+
+def test_write_file_landed_in_the_worktree(episode):
+    """The admitted write_file created the file in the worktree."""
+    assert (episode.worktree / "hello.txt").read_text() == "hi from the agent\n"
+
+
+def test_refused_writes_changed_nothing(episode):
+    """The ambiguous edit and the three forbidden writes left no trace."""
+    assert (episode.worktree / "app.py").read_text() == APP
+    assert not (episode.worktree.parent / "outside").exists()
+    assert not (episode.worktree / ".github").exists()
+    assert "escaped" not in (episode.worktree / ".git" / "config").read_text()
+
+
+def test_model_saw_the_refusal_reasons(episode):
+    """The refusals reached the model as tool results it can act on."""
+    results = " ".join(r.tool_result or "" for r in episode.fake.main_requests())
+    assert "matches 2 places" in results and "inside .git/" in results and "protected path" in results
+
+
+def test_run_executed_the_repository_tests_in_the_sandbox(episode):
+    """`run` ran the repo's unittest suite in tier 1 and its output went back to the model."""
+    run_event = [e for e in episode.recorder.events(episode.run_id) if e["tool"] == "run"][0]
+    detail = json.loads(run_event["raw"])
+    assert (detail["sandbox_tier"], detail["exit_code"]) == (1, 1)
+    results = " ".join(r.tool_result or "" for r in episode.fake.main_requests())
+    assert "Ran 1 test" in results and "FAILED" in results
+
+
+def test_every_cli_event_is_recorded_attested_with_raw_line(episode):
+    """Each event the runner parsed is one attested row carrying the CLI's own line."""
+    attested = [e for e in episode.recorder.events(episode.run_id) if e["tier"] == "attested"]
+    assert len(attested) == len(episode.result.events)
+    assert [e["raw"] for e in attested] == [ev.raw.decode("utf-8", "replace") or ev.text
+                                            for ev in episode.result.events]
+
+
+def test_provenance_counts_equal_recorded_events(episode):
+    """The comment's tier counts are exactly the recorded events."""
+    prov = provenance.build(episode.recorder, episode.run_id, usage=episode.result.usage)
+    counts = episode.recorder.tier_counts(episode.run_id)
+    block = prov.details_block()
+    assert f"| enforced | {counts['enforced']} |" in block and f"| attested | {counts['attested']} |" in block
+    assert prov.tiers["unobserved"]["count"] == counts["unobserved"] == len(adapters.get(prov.agent).unobserved)
+    assert "write_file ×4 (3 refused)" in block
+
+
+def test_no_secret_reached_the_record(episode):
+    """Neither the provider key nor the bridge token is stored anywhere in the run."""
+    dump = json.dumps([episode.recorder.run(episode.run_id), episode.recorder.events(episode.run_id)])
+    assert FAKE_KEY not in dump and episode.bridge.token not in dump
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_unreachable_bridge_fails_the_strict_episode(agent, tmp_path):
+    """Strict mode with nothing listening behind the bridge port: a clear failure, no tool ran."""
+    ran = asyncio.run(run_scripted(agent, tmp_path, (call("write_file", {"path": "x", "content": "1"}),
+                                                     say("I wrote it.")), dead_bridge=True))
+    assert not ran.result.ok and ran.result.failure == "bridge", ran.result.error
+    assert "bridge" in ran.result.error and not (ran.worktree / "x").exists()
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_halt_mid_episode_kills_cli_and_is_recorded(agent, tmp_path):
+    """A halt while the CLI works: the CLI is killed, the later write never happens, the record shows it."""
+    script = (call("report_progress", {"markdown": "- [ ] fixing"}),
+              call("write_file", {"path": "late.txt", "content": "too late"}), say("done"))
+    ran = asyncio.run(run_scripted(agent, tmp_path, script,
+                                   bridge_hook=lambda bridge: bridge.halt("stopped by @alice")))
+    kinds = [(e["kind"], e["tool"], e["outcome"]) for e in ran.recorder.events(ran.run_id)
+             if e["tier"] == "enforced"]
+    assert kinds[:2] == [("halt", None, "halted"), ("tool_call", "report_progress", "ok")]
+    assert all(outcome != "ok" for _, tool, outcome in kinds[2:])
+    assert not ran.result.ok and ran.result.failure == "cancelled"
+    assert not (ran.worktree / "late.txt").exists()
