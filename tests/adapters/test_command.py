@@ -1,0 +1,260 @@
+"""command(): argv, env names and HOME files per CLI and mode; never a secret in argv."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from adapters import base
+from adapters.base import Credentials
+from tests.adapters.helpers import bridge, episode
+
+SECRET = "sk-test-secret-value-0123456789"
+AGENTS = ("claude", "codex", "opencode", "gemini")
+
+
+def _argv_text(inv) -> str:
+    return "\0".join(inv.argv)
+
+
+def _command(agent, tmp_path, **overrides):
+    return base.get(agent).command(episode(tmp_path, **overrides))
+
+
+def _value_after(argv, flag):
+    return argv[argv.index(flag) + 1]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_registry_knows_every_agent(agent):
+    """get(name) returns the adapter of that name."""
+    assert base.get(agent).name == agent and agent in base.names()
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_no_secret_reaches_argv(agent, tmp_path):
+    """Credentials and the bridge token travel in env or HOME files, never argv."""
+    creds = Credentials(env={"ANTHROPIC_API_KEY": SECRET, "OPENAI_API_KEY": SECRET, "GEMINI_API_KEY": SECRET})
+    inv = _command(agent, tmp_path, credentials=creds, bridge=bridge(), base_url="http://127.0.0.1:9")
+    assert SECRET not in _argv_text(inv) and bridge().token not in _argv_text(inv)
+    assert inv.env["BOT_BRIDGE_TOKEN"] == bridge().token
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_prompt_goes_on_stdin(agent, tmp_path):
+    """Every CLI gets the prompt on stdin (variadic flags, codex's stdin read, opencode quoting)."""
+    inv = _command(agent, tmp_path, prompt="fix the bug please")
+    assert inv.stdin == b"fix the bug please" and "fix the bug please" not in inv.argv
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_binary_override_by_env(agent, tmp_path, monkeypatch):
+    """BOT_<AGENT>_BIN replaces the CLI path."""
+    monkeypatch.setenv(f"BOT_{agent.upper()}_BIN", "/opt/x/cli")
+    assert _command(agent, tmp_path).argv[0] == "/opt/x/cli"
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_model_from_env(agent, tmp_path, monkeypatch):
+    """BOT_<AGENT>_MODEL selects the model."""
+    monkeypatch.setenv(f"BOT_{agent.upper()}_MODEL", "some-model")
+    inv = _command(agent, tmp_path)
+    assert "some-model" in _argv_text(inv) + inv.env.get("OPENCODE_CONFIG_CONTENT", "")
+
+
+# --- Claude Code ------------------------------------------------------------------------------
+
+def test_claude_strict_offers_only_read_and_the_bridge(tmp_path):
+    """Strict mode: --tools Read, dontAsk, allow-list Read + mcp__bot, native tools denied in settings."""
+    inv = _command("claude", tmp_path, bridge=bridge())
+    assert _value_after(inv.argv, "--tools") == "Read"
+    assert _value_after(inv.argv, "--permission-mode") == "dontAsk"
+    assert _value_after(inv.argv, "--allowedTools") == "Read,mcp__bot"
+    settings = json.loads(inv.files[".claude/settings.json"])
+    assert settings["sandbox"]["enabled"] is False and "Bash" in settings["permissions"]["deny"]
+
+
+def test_claude_native_allows_edit_and_bash(tmp_path):
+    """Native mode adds Edit, Write and Bash."""
+    inv = _command("claude", tmp_path, mode="native")
+    assert _value_after(inv.argv, "--tools") == "Read,Edit,Write,Bash"
+
+
+def test_claude_mcp_config_file_expands_token_from_env(tmp_path):
+    """The bridge config is a HOME file whose Authorization header names the env var."""
+    inv = _command("claude", tmp_path, bridge=bridge())
+    assert _value_after(inv.argv, "--mcp-config") == str(tmp_path / "home" / ".bot/claude-mcp.json")
+    server = json.loads(inv.files[".bot/claude-mcp.json"])["mcpServers"]["bot"]
+    assert server == {"type": "http", "url": "http://127.0.0.1:8765/mcp",
+                      "headers": {"Authorization": "Bearer ${BOT_BRIDGE_TOKEN}"}}
+
+
+def test_claude_ignores_project_settings(tmp_path):
+    """Only user settings load, so a repository's .claude/settings.json cannot add hooks."""
+    inv = _command("claude", tmp_path)
+    assert _value_after(inv.argv, "--setting-sources") == "user" and "--strict-mcp-config" in inv.argv
+
+
+def test_claude_resume(tmp_path):
+    """A backend session id becomes --resume ID."""
+    assert _value_after(_command("claude", tmp_path, resume_session="abc").argv, "--resume") == "abc"
+
+
+def test_claude_gateway_and_quiet_env(tmp_path):
+    """A gateway sets ANTHROPIC_BASE_URL (root, no /v1); telemetry and updates are off."""
+    inv = _command("claude", tmp_path, base_url="http://127.0.0.1:9/v1")
+    assert inv.env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
+    assert inv.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1" and inv.env["DISABLE_AUTOUPDATER"] == "1"
+
+
+def test_claude_oauth_token_travels_in_env(tmp_path):
+    """An OAuth token from `claude setup-token` is passed as CLAUDE_CODE_OAUTH_TOKEN."""
+    inv = _command("claude", tmp_path, credentials=Credentials(env={"CLAUDE_CODE_OAUTH_TOKEN": SECRET}))
+    assert inv.env["CLAUDE_CODE_OAUTH_TOKEN"] == SECRET
+
+
+def test_claude_instruction_is_appended_to_the_system_prompt(tmp_path):
+    """The standing instruction ranks below Claude's own system prompt."""
+    inv = _command("claude", tmp_path, instruction="Be brief.")
+    assert _value_after(inv.argv, "--append-system-prompt") == "Be brief."
+
+
+# --- Codex -----------------------------------------------------------------------------------
+
+def _codex_config(inv) -> dict[str, str]:
+    pairs = [inv.argv[i + 1] for i, arg in enumerate(inv.argv) if arg == "-c"]
+    return dict(pair.split("=", 1) for pair in pairs)
+
+
+def test_codex_fresh_reads_prompt_from_stdin_and_writes_last_message(tmp_path):
+    """exec --json ... -o FILE -: prompt on stdin, answer file in HOME, analytics off."""
+    inv = _command("codex", tmp_path)
+    assert inv.argv[1:3] == ["exec", "--json"] and inv.argv[-1] == "-"
+    assert _value_after(inv.argv, "-o") == str(tmp_path / "home" / inv.last_message_file)
+    assert _codex_config(inv)["analytics.enabled"] == "false"
+
+
+def test_codex_resume_has_no_sandbox_flag(tmp_path):
+    """exec resume ID - with the sandbox mode given by -c (resume rejects --sandbox)."""
+    inv = _command("codex", tmp_path, resume_session="0199-thread")
+    assert inv.argv[1:3] == ["exec", "resume"] and inv.argv[-2:] == ["0199-thread", "-"]
+    assert "--sandbox" not in inv.argv and _codex_config(inv)["sandbox_mode"] == '"read-only"'
+
+
+def test_codex_strict_removes_shell_tools(tmp_path):
+    """Strict mode switches off the shell and unified exec tools."""
+    config = _codex_config(_command("codex", tmp_path))
+    assert config["features.shell_tool"] == "false" and config["features.unified_exec"] == "false"
+
+
+def test_codex_native_turns_its_own_sandbox_off(tmp_path):
+    """Native mode: Codex's sandbox cannot nest in ours, so it is danger-full-access with shell on."""
+    config = _codex_config(_command("codex", tmp_path, mode="native"))
+    assert config["sandbox_mode"] == '"danger-full-access"' and "features.shell_tool" not in config
+
+
+def test_codex_bridge_is_required_and_preapproved(tmp_path):
+    """The bot's MCP server: url, bearer env var, approve, required."""
+    config = _codex_config(_command("codex", tmp_path, bridge=bridge()))
+    assert config["mcp_servers.bot.url"] == '"http://127.0.0.1:8765/mcp"'
+    assert config["mcp_servers.bot.bearer_token_env_var"] == '"BOT_BRIDGE_TOKEN"'
+    assert config["mcp_servers.bot.default_tools_approval_mode"] == '"approve"'
+    assert config["mcp_servers.bot.required"] == "true"
+
+
+def test_codex_gateway_is_a_custom_provider(tmp_path):
+    """A gateway becomes a custom Responses provider at <root>/v1 keyed by the credential var."""
+    inv = _command("codex", tmp_path, base_url="http://127.0.0.1:9",
+                   credentials=Credentials(env={"OPENAI_API_KEY": SECRET}))
+    config = _codex_config(inv)
+    assert config["model_provider"] == '"bot_gateway"'
+    assert config["model_providers.bot_gateway.base_url"] == '"http://127.0.0.1:9/v1"'
+    assert config["model_providers.bot_gateway.env_key"] == '"OPENAI_API_KEY"'
+
+
+def test_codex_home_outside_tmp_with_auth_json(tmp_path):
+    """CODEX_HOME is in the episode HOME and a ChatGPT auth.json credential is a file there."""
+    inv = _command("codex", tmp_path, credentials=Credentials(files={".codex/auth.json": b'{"x":1}'}))
+    assert inv.env["CODEX_HOME"] == str(tmp_path / "home" / ".codex")
+    assert inv.files[".codex/auth.json"] == b'{"x":1}'
+
+
+def test_codex_api_key_is_offered_as_codex_api_key(tmp_path):
+    """OPENAI_API_KEY is mirrored to CODEX_API_KEY, which `codex exec` reads."""
+    inv = _command("codex", tmp_path, credentials=Credentials(env={"OPENAI_API_KEY": SECRET}))
+    assert inv.env["CODEX_API_KEY"] == SECRET
+
+
+# --- OpenCode --------------------------------------------------------------------------------
+
+def _opencode_config(inv) -> dict:
+    return json.loads(inv.env["OPENCODE_CONFIG_CONTENT"])
+
+
+def test_opencode_strict_denies_edit_bash_webfetch(tmp_path):
+    """Strict permissions in the inline config and OPENCODE_PERMISSION; project config off."""
+    inv = _command("opencode", tmp_path)
+    assert _opencode_config(inv)["permission"] == {"edit": "deny", "bash": "deny", "webfetch": "deny"}
+    assert json.loads(inv.env["OPENCODE_PERMISSION"])["bash"] == "deny"
+    assert inv.env["OPENCODE_DISABLE_PROJECT_CONFIG"] == "1" and inv.env["OPENCODE_DISABLE_AUTOUPDATE"] == "1"
+
+
+def test_opencode_bridge_header_uses_env_placeholder(tmp_path):
+    """The remote MCP server's header takes the token from {env:BOT_BRIDGE_TOKEN}."""
+    server = _opencode_config(_command("opencode", tmp_path, bridge=bridge()))["mcp"]["bot"]
+    assert server["headers"] == {"Authorization": "Bearer {env:BOT_BRIDGE_TOKEN}"} and server["type"] == "remote"
+
+
+def test_opencode_resume_by_session(tmp_path):
+    """--session ses_… resumes."""
+    assert _value_after(_command("opencode", tmp_path, resume_session="ses_1").argv, "--session") == "ses_1"
+
+
+def test_opencode_gateway_provider(tmp_path):
+    """A gateway is an openai-compatible provider at <root>/v1, selected as the model."""
+    config = _opencode_config(_command("opencode", tmp_path, base_url="http://127.0.0.1:9", model="m1"))
+    assert config["provider"]["bot_gateway"]["options"]["baseURL"] == "http://127.0.0.1:9/v1"
+    assert config["model"] == "bot_gateway/m1"
+
+
+# --- Gemini ----------------------------------------------------------------------------------
+
+def test_gemini_settings_select_auth_and_silence_telemetry(tmp_path):
+    """settings.json selects gemini-api-key auth (else exit 41) and turns telemetry/updates off."""
+    settings = json.loads(_command("gemini", tmp_path).files[".gemini/settings.json"])
+    assert settings["security"]["auth"]["selectedType"] == "gemini-api-key"
+    assert settings["telemetry"]["enabled"] is False and settings["general"]["enableAutoUpdate"] is False
+
+
+def test_gemini_trusts_the_bridge_only(tmp_path):
+    """The bot's server is trusted with a ${VAR} bearer and is the only MCP server allowed."""
+    inv = _command("gemini", tmp_path, bridge=bridge())
+    server = json.loads(inv.files[".gemini/settings.json"])["mcpServers"]["bot"]
+    assert server["trust"] is True and server["headers"]["Authorization"] == "Bearer ${BOT_BRIDGE_TOKEN}"
+    assert _value_after(inv.argv, "--allowed-mcp-server-names") == "bot"
+
+
+def test_gemini_strict_policy_denies_shell_and_writes(tmp_path):
+    """Strict mode adds a policy file denying run_shell_command, write_file and replace."""
+    inv = _command("gemini", tmp_path, bridge=bridge())
+    policy = inv.files[".bot/gemini-policy.toml"].decode()
+    assert _value_after(inv.argv, "--policy") == str(tmp_path / "home" / ".bot/gemini-policy.toml")
+    assert '"run_shell_command"' in policy and 'decision = "deny"' in policy
+
+
+def test_gemini_trusts_the_workspace_and_uses_the_gateway(tmp_path):
+    """GEMINI_CLI_TRUST_WORKSPACE (else exit 55) and GOOGLE_GEMINI_BASE_URL for a gateway."""
+    inv = _command("gemini", tmp_path, base_url="http://127.0.0.1:9")
+    assert inv.env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"
+    assert inv.env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:9"
+
+
+def test_gemini_vertex_credentials_select_vertex_auth(tmp_path):
+    """GOOGLE_GENAI_USE_VERTEXAI credentials select vertex-ai auth."""
+    inv = _command("gemini", tmp_path, credentials=Credentials(env={"GOOGLE_GENAI_USE_VERTEXAI": "true"}))
+    assert json.loads(inv.files[".gemini/settings.json"])["security"]["auth"]["selectedType"] == "vertex-ai"
+
+
+def test_gemini_resume(tmp_path):
+    """--resume <uuid> resumes."""
+    assert _value_after(_command("gemini", tmp_path, resume_session="u-1").argv, "--resume") == "u-1"
