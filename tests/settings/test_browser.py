@@ -1,0 +1,103 @@
+"""The settings pages in a real browser: Debian's chromium, headless, driven by Playwright, against
+the real uvicorn server and the fake GitHub. Found by their labels and roles, as a screen reader would."""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+
+from bot import credentials, secrets, settings
+
+pytestmark = pytest.mark.e2e
+CHROMIUM = "/usr/bin/chromium"
+KEY = "sk-ant-api03-BrowserBrowserBrowser7Xy"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def site(github):
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(Starlette(routes=settings.routes), host="127.0.0.1", port=port,
+                                           log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    yield context.new_page()
+    context.close()
+
+
+def _sign_in(page, site, github, login="octocat"):
+    github.sign_in_as(login)
+    page.goto(f"{site}/settings")
+    page.get_by_role("link", name="Login with GitHub").click()
+    page.wait_for_url(f"{site}/settings")
+
+
+def test_login_with_github_in_a_browser(page, site, github):
+    """Clicking Login with GitHub goes through GitHub's authorize step and lands signed in."""
+    _sign_in(page, site, github)
+    assert "Signed in as octocat" in page.get_by_role("banner").inner_text()
+    assert page.get_by_role("heading", level=1).inner_text() == "Your settings"
+
+
+def test_connect_and_delete_a_personal_key(page, site, github):
+    """A key typed into the labelled field is saved, shown by fingerprint only, then deleted."""
+    _sign_in(page, site, github)
+    page.get_by_label("Credential").select_option("claude:api_key")
+    page.get_by_label("Key, token or file content").fill(KEY)
+    page.get_by_role("button", name="Save").click()
+    assert page.get_by_role("status").inner_text() == "Saved claude: Anthropic API key."
+    table = page.get_by_role("table", name="Your credentials")
+    assert secrets.fingerprint(KEY) in table.inner_text()
+    assert KEY not in page.content()
+    assert credentials.resolve("claude", None, "octocat", None).env["ANTHROPIC_API_KEY"] == KEY
+    page.get_by_role("button", name="Delete Anthropic API key for claude").click()
+    assert page.get_by_role("status").inner_text() == "Deleted claude: Anthropic API key."
+    assert secrets.listing("user:octocat") == []
+
+
+def test_maintainer_sets_a_repository_key(page, site, github):
+    """From the list of administered repositories to a saved repository key."""
+    github.add_repo("octo/app", octocat="maintain")
+    _sign_in(page, site, github)
+    page.get_by_role("link", name="octo/app").click()
+    page.get_by_label("Credential").select_option("gemini:api_key")
+    page.get_by_label("Key, token or file content").fill("AIzaSyBrowserBrowserBrowser")
+    page.get_by_role("button", name="Save").click()
+    assert "gemini" in page.get_by_role("table", name="Credentials of octo/app").inner_text()
+    assert credentials.resolve("gemini", "octo/app", "anyone", None).source == "repository"
+
+
+def test_sign_out_in_a_browser(page, site, github):
+    """The Sign out button ends the session and shows the login page again."""
+    _sign_in(page, site, github)
+    page.get_by_role("button", name="Sign out").click()
+    assert page.get_by_role("link", name="Login with GitHub").is_visible()
