@@ -92,6 +92,17 @@ class Admission:
                                            f"({', '.join(self.protected)}); do not change it.")
         return target
 
+    def admit_changes(self, paths: list[str]) -> list[tuple[str, Refusal]]:
+        """Native mode, at commit time: each changed path the policy would not have admitted
+        as a bridged write (outside through a symlink, under .git/, protected)."""
+        refused = []
+        for path in paths:
+            try:
+                self.admit_path(path)
+            except Refusal as refusal:
+                refused.append((path, refusal))
+        return refused
+
     def relative(self, target: Path) -> str:
         return target.relative_to(self.worktree).as_posix()
 

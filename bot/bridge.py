@@ -22,7 +22,8 @@ Usage by the pipeline:
   in-memory log of the same.
 - `halt(reason)`: from then on every call is refused ("refused:halted"), a running
   `run` sandbox is killed, `on_halt(reason)` is called (the runner kills the CLI),
-  and a `halt` event is recorded. `wall_clock_s` halts by itself when it expires.
+  and a `halt` event is recorded. `wall_clock_s` halts by itself when it expires; so does
+  setting the `stop` event (pass the job's cancel event: `@bot stop`, shutdown).
 - `.connected` is set once a client listed the tools: the runner's strict-mode check.
 """
 from __future__ import annotations
@@ -61,7 +62,7 @@ class BridgeServer:
                  on_progress: Callable[[str], Any] | None = None,
                  on_halt: Callable[[str], Any] | None = None,
                  progress_interval_s: float = 2.0, wall_clock_s: float | None = None,
-                 scratch_root: Path | None = None):
+                 stop: asyncio.Event | None = None, scratch_root: Path | None = None):
         self.worktree = Path(worktree)
         self.policy = policy
         self.recorder = recorder
@@ -84,6 +85,8 @@ class BridgeServer:
         self._uvicorn: uvicorn.Server | None = None
         self._serve_task: asyncio.Task | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._stop = stop
+        self._stop_watch: asyncio.Task | None = None
         recorder.add_secrets([self.token])
 
     # lifecycle ---------------------------------------------------------------
@@ -112,11 +115,19 @@ class BridgeServer:
         if self._wall_clock_s:
             self._timer = asyncio.get_running_loop().call_later(
                 self._wall_clock_s, self.halt, f"wall-clock limit of {self._wall_clock_s:.0f} s reached")
+        if self._stop is not None:
+            self._stop_watch = asyncio.create_task(self._halt_when_stopped(self._stop))
         return self
+
+    async def _halt_when_stopped(self, stop: asyncio.Event) -> None:
+        await stop.wait()
+        await self.halt("stopped (@bot stop or shutdown)")
 
     async def __aexit__(self, *exc_info) -> None:
         if self._timer:
             self._timer.cancel()
+        if self._stop_watch:
+            self._stop_watch.cancel()
         await self._progress.flush()
         if self._uvicorn and self._serve_task:
             self._uvicorn.should_exit = True

@@ -147,3 +147,11 @@ def test_any_admitted_path_is_inside_and_not_git(tmp_path_factory, parts):
     relative = target.relative_to(root.resolve())
     assert relative.parts and ".git" not in relative.parts
     assert not relative.as_posix().startswith(".github/workflows/")
+
+
+def test_native_changes_are_judged_by_the_same_policy(policy, tmp_path):
+    """A native-mode diff: ordinary files pass; a protected file and an escaping symlink do not."""
+    os.symlink(tmp_path, policy.worktree / "link")
+    refused = policy.admit_changes(["src/a.py", ".github/workflows/ci.yml", "link/x"])
+    assert [(path, refusal.code) for path, refusal in refused] == [
+        (".github/workflows/ci.yml", "protected"), ("link/x", "outside")]

@@ -236,3 +236,15 @@ async def test_run_that_retargets_git_pointer_is_undone(worktree, recorder, run_
                             run_sandbox=sandbox_for_run(linked, policy, tier=0)) as bridge:
         text, _ = await call(bridge, "run", command="echo 'gitdir: evil' > .git")
     assert (linked / ".git").read_bytes() == pointer and "it was restored" in text
+
+
+async def test_stop_event_halts_the_bridge(worktree, recorder, run_id, tmp_path):
+    """Setting the job's stop event (`@bot stop`) halts the bridge and records why."""
+    stop, halted = asyncio.Event(), asyncio.Event()
+    async with BridgeServer(worktree, Admission(worktree), recorder, run_id, stop=stop,
+                            on_halt=lambda reason: halted.set(), scratch_root=tmp_path / "s") as bridge:
+        stop.set()
+        await asyncio.wait_for(halted.wait(), 10)
+        text, is_error = await call(bridge, "delete_file", path="README.md")
+    assert is_error and (worktree / "README.md").exists()
+    assert recorder.events(run_id)[0]["raw"] == "stopped (@bot stop or shutdown)"
