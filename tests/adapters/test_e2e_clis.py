@@ -1,0 +1,148 @@
+"""End to end with each REAL agent CLI through its adapter and bot/runner.py, in a tier-1 sandbox
+(its own network namespace: only loopback, the fake provider and MCP server relayed in by port).
+
+Per CLI: a first turn answered; a second turn resumed with the same session id and the history
+re-sent; a bridged tool call reaching a bearer-protected MCP server; a provider error ending as
+a clear failure; a native shell and a native write attempt denied.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from adapters import base
+from adapters.base import Bridge, Credentials, Episode, Result
+from bot.runner import run_episode
+from sandbox.base import Limits, SandboxConfig
+from sandbox.tier1 import Tier1Spawner
+from tests.adapters.mcp_echo import EchoMCP
+from tests.fakes.provider import FakeProvider, call, fail
+
+pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
+
+AGENTS = ("claude", "codex", "opencode", "gemini")
+AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents-cli"
+FAKE_KEY = "sk-fake-e2e-key-0123456789"
+NATIVE_SHELL = {"claude": "Bash", "codex": "exec_command", "opencode": "bash", "gemini": "run_shell_command"}
+NATIVE_WRITE = {"claude": "Write", "codex": "apply_patch", "opencode": "write", "gemini": "write_file"}
+PATCH = "*** Begin Patch\n*** Add File: PWNED\n+pwned\n*** End Patch\n"
+WRITE_ARGS = {"claude": {"file_path": "/workspace/PWNED", "content": "pwned"},
+              "codex": {"input": PATCH}, "opencode": {"filePath": "/workspace/PWNED", "content": "pwned"},
+              "gemini": {"file_path": "/workspace/PWNED", "content": "pwned"}}
+
+
+@dataclass
+class Sandboxed:
+    root: Path
+    fake: FakeProvider
+    bridge: Bridge | None = None
+    bridge_port: int | None = None
+
+    @property
+    def worktree(self) -> Path:
+        path = self.root / "worktree"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    async def turn(self, agent: str, prompt: str, resume: str | None = None) -> Result:
+        adapter = base.get(agent)
+        spawner = Tier1Spawner()
+        config = SandboxConfig(workdir=self.worktree, home=self.root / "home" / agent, ro_binds=(AGENTS_DIR,),
+                               gateways=(f"127.0.0.1:{self.fake.port}",), limits=Limits(timeout_s=120),
+                               bridge_upstream=("127.0.0.1", self.bridge_port) if self.bridge_port else None)
+        bridge = None
+        if self.bridge:
+            bridge = Bridge(url=spawner.inside_bridge_url(config), token=self.bridge.token, tools=("echo",))
+        episode = Episode(prompt=prompt, workdir=config.mount_path, home=config.home, resume_session=resume,
+                          bridge=bridge, base_url=self.fake.url,
+                          credentials=Credentials(env={adapter.credential_env[0]: FAKE_KEY}))
+        return await run_episode(adapter, episode, spawner, config)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.fixture(scope="module", params=AGENTS)
+def two_turns(request, tmp_path_factory):
+    """One conversation of two turns with each CLI; the second resumes the first's session."""
+    agent = request.param
+    with FakeProvider() as fake:
+        box = Sandboxed(tmp_path_factory.mktemp(f"turns-{agent}"), fake)
+        first = run(box.turn(agent, "Say hello"))
+        second = run(box.turn(agent, "Second turn please", resume=first.session_id))
+        yield agent, first, second, fake.main_requests()
+
+
+def test_first_turn_is_answered(two_turns):
+    """The first turn ends ok with the provider's answer and a session id."""
+    agent, first, _, _ = two_turns
+    assert first.ok, (first.error, first.stderr_tail)
+    assert first.text.endswith("prior_assistant_turns=0 last_user=Say hello") and first.session_id
+
+
+def test_second_turn_resumes_the_same_session(two_turns):
+    """The resumed turn reports the same session id and is marked resumed."""
+    _, first, second, _ = two_turns
+    assert second.ok, (second.error, second.stderr_tail)
+    assert (second.session_id, second.resumed) == (first.session_id, True)
+
+
+def test_resume_resends_the_earlier_turn(two_turns):
+    """The provider sees the first turn's answer in the second turn's history."""
+    _, _, second, requests = two_turns
+    assert requests[-1].prior_assistant_turns == 1 and "prior_assistant_turns=1" in second.text
+
+
+def test_usage_is_reported(two_turns):
+    """Token usage reaches the Result."""
+    _, first, _, _ = two_turns
+    assert first.usage.input_tokens > 0 and first.usage.output_tokens > 0
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_bridged_tool_call_reaches_bearer_protected_mcp(agent, tmp_path):
+    """A scripted call of the bridge's tool reaches the MCP server with the right bearer."""
+    with FakeProvider() as fake, EchoMCP(token="bridge-token-e2e-0123456789") as server:
+        fake.script(call("echo", {"text": "ping"}))
+        box = Sandboxed(tmp_path, fake, bridge=Bridge(url=server.url, token=server.token), bridge_port=server.port)
+        result = run(box.turn(agent, "Call the echo tool"))
+    assert result.ok, (result.error, result.stderr_tail)
+    assert server.calls == [{"tool": "echo", "args": {"text": "ping"}}] and server.unauthorized == 0
+    assert "echo says: ping (auth ok)" in result.text
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_provider_error_is_a_clear_failure(agent, tmp_path):
+    """HTTP 400 from the provider ends as a failed Result naming the provider's message."""
+    with FakeProvider() as fake:
+        fake.script(*[fail(400, "mock forced failure (FAIL_400)")] * 3)
+        result = run(Sandboxed(tmp_path, fake).turn(agent, "Say hello"))
+    assert not result.ok and result.failure == "provider", (result.error, result.stderr_tail)
+    assert "FAIL_400" in result.error or "HTTP 400" in result.error
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_native_shell_is_denied(agent, tmp_path):
+    """The CLI's own shell tool is not offered in strict mode, and nothing ran."""
+    with FakeProvider() as fake:
+        fake.script(call(NATIVE_SHELL[agent], {"command": "touch /workspace/PWNED", "cmd": "touch /workspace/PWNED"}))
+        box = Sandboxed(tmp_path, fake)
+        result = run(box.turn(agent, "Run a shell command"))
+        offered = fake.main_requests()[0].offered_tools
+    assert NATIVE_SHELL[agent] not in offered and not (box.worktree / "PWNED").exists()
+    assert result.ok and result.text.startswith(f"NO_TOOL_OFFERED {NATIVE_SHELL[agent]}")
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_native_write_is_denied(agent, tmp_path):
+    """A native file write never lands in the worktree, whether the tool is hidden or refused."""
+    with FakeProvider() as fake:
+        fake.script(call(NATIVE_WRITE[agent], WRITE_ARGS[agent]))
+        box = Sandboxed(tmp_path, fake)
+        result = run(box.turn(agent, "Write a file"))
+    assert not (box.worktree / "PWNED").exists(), result.text
+    assert result.events, result.stderr_tail
