@@ -14,6 +14,7 @@ import ctypes
 import fcntl
 import os
 import socket
+import threading
 from typing import Awaitable, Callable
 
 CLONE_NEWUSER = 0x10000000
@@ -61,6 +62,46 @@ def inject_listeners(child_pid: int, ports: list[int]) -> list[socket.socket]:
     """Listening sockets bound to 127.0.0.1:port inside child_pid's network namespace."""
     if not ports:
         return []
+    try:
+        return _inject_from_thread(child_pid, ports)
+    except PermissionError:
+        return _inject_from_fork(child_pid, ports)
+
+
+def _inject_from_thread(child_pid: int, ports: list[int]) -> list[socket.socket]:
+    """Fast path when we already hold CAP_SYS_ADMIN over the netns (the bot runs as root).
+
+    setns(CLONE_NEWNET) switches only the calling thread, so a throwaway thread enters the
+    netns, binds, and is discarded; the rest of the process never changes namespace.
+    """
+    result: dict = {}
+
+    def work() -> None:
+        try:
+            own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+            net = os.open(f"/proc/{child_pid}/ns/net", os.O_RDONLY)
+            try:
+                _setns(net, CLONE_NEWNET)
+                try:
+                    result["sockets"] = _bind_listeners(ports)
+                finally:
+                    _setns(own, CLONE_NEWNET)
+            finally:
+                os.close(own)
+                os.close(net)
+        except BaseException as exc:
+            result["error"] = exc
+
+    thread = threading.Thread(target=work, name="sandbox-inject", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["sockets"]
+
+
+def _inject_from_fork(child_pid: int, ports: list[int]) -> list[socket.socket]:
+    """Unprivileged path: joining the owner user namespace needs a single-threaded process."""
     parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
     pid = os.fork()
     if pid == 0:  # helper: touch nothing but syscalls, then _exit

@@ -105,7 +105,7 @@ class CgroupSet:
         text = _read(self.memory / name).strip()
         return int(text) if text.isdigit() else 0
 
-    def remove(self, wait_s: float = 1.0) -> None:
+    def remove(self, wait_s: float = 2.0) -> None:
         deadline = time.monotonic() + wait_s
         for path in reversed(self.dirs):
             while True:
@@ -118,7 +118,7 @@ class CgroupSet:
                     if time.monotonic() > deadline:
                         break
                     self.kill_all()
-                    time.sleep(0.005)
+                    time.sleep(0.001)
 
 
 def create(run_id: str, memory_bytes: int, pids_max: int) -> CgroupSet:
@@ -208,21 +208,16 @@ def _field(text: str, name: str) -> int:
     return 0
 
 
-def joiner(paths: list[str], nofile: int, data_bytes: int | None):
-    """A preexec_fn: join the cgroups and set rlimit backstops before exec (no race)."""
-    import resource
+JOIN_FAILED_EXIT = 71
+JOIN_SCRIPT = ('ulimit -n "$1" && ulimit -c 0 || exit 71; shift; '
+               'while [ "$1" != -- ]; do echo $$ > "$1" || '
+               '{ echo "bot-sandbox: cannot join cgroup $1" >&2; exit 71; }; shift; done; shift; exec "$@"')
 
-    def join() -> None:
-        pid = str(os.getpid())
-        for path in paths:
-            fd = os.open(path, os.O_WRONLY)
-            try:
-                os.write(fd, pid.encode())
-            finally:
-                os.close(fd)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if data_bytes:
-            resource.setrlimit(resource.RLIMIT_DATA, (data_bytes, data_bytes))
 
-    return join
+def join_prefix(paths: list[str], nofile: int) -> list[str]:
+    """argv prefix: a shell that joins the cgroups and sets rlimit backstops, then execs the rest.
+
+    Joining before exec leaves no window for an unlimited child; doing it in /bin/sh rather
+    than a Python preexec_fn keeps the bot's own spawn on the fast vfork path.
+    """
+    return ["/bin/sh", "-c", JOIN_SCRIPT, "bot-sandbox-join", str(nofile), *paths, "--"]

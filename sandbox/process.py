@@ -28,6 +28,7 @@ class Tier1Process:
         self._started = time.monotonic()
         self._stats: dict | None = None
         self._finished: asyncio.Future | None = None
+        self._cleanup: asyncio.Future | None = None
 
     def start_watchdog(self) -> None:
         loop = asyncio.get_running_loop()
@@ -61,7 +62,9 @@ class Tier1Process:
                        "cgroup_version": self._groups.version}
         for server in self.servers:
             server.close()
-        await asyncio.get_running_loop().run_in_executor(None, self._groups.remove)
+        # A v1 cgroup stays busy for a few ms after its last task exits: remove it off the
+        # caller's path (the run's outcome is already read).
+        self._cleanup = asyncio.get_running_loop().run_in_executor(None, self._groups.remove)
         return rc
 
     async def kill(self) -> None:

@@ -23,11 +23,9 @@ STREAM_LIMIT = 1 << 24  # CLIs emit long JSON lines
 SANDBOX_TMP = "/tmp"
 PROXY_URL = f"http://127.0.0.1:{INSIDE_PROXY_PORT}"
 NO_PROXY = "127.0.0.1,localhost,::1"
-ETC_ALLOWLIST = ("passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf",
-                 "ssl", "ca-certificates", "ca-certificates.conf", "alternatives", "localtime",
-                 "timezone", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "gitconfig", "os-release",
-                 "debian_version", "mime.types", "protocols", "services", "python3", "python3.11",
-                 "terminfo", "inputrc", "magic", "magic.mime")
+# Each bind costs ~0.15 ms per start: only what node, git, python and TLS clients read.
+ETC_ALLOWLIST = ("passwd", "group", "hosts", "nsswitch.conf", "ssl", "ca-certificates",
+                 "alternatives", "localtime", "ld.so.cache", "gitconfig")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 FIX_BWRAP = "install bubblewrap (apt-get install bubblewrap) and make sure `bwrap` is on PATH"
 FIX_USERNS = ("enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0; on Ubuntu "
@@ -153,11 +151,11 @@ class Tier1Spawner:
         fds = (filter_fd, info_w, block_r)
         try:
             proc = await asyncio.create_subprocess_exec(
+                *limits.join_prefix(groups.join_paths(), config.limits.open_files),
                 *bwrap_argv(bwrap, config, argv, cwd, fds), env=inside_env(config, env),
                 stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, pass_fds=fds,
-                start_new_session=True, limit=STREAM_LIMIT,
-                preexec_fn=limits.joiner(groups.join_paths(), config.limits.open_files, None))
+                start_new_session=True, limit=STREAM_LIMIT)
         finally:
             for fd in fds:
                 os.close(fd)
@@ -166,6 +164,8 @@ class Tier1Spawner:
             child_pid = await _read_child_pid(info_r)
             if child_pid is None:
                 detail = (await proc.stderr.read()).decode("utf-8", "replace").strip()
+                if await proc.wait() == limits.JOIN_FAILED_EXIT:
+                    raise Refused(f"no usable cgroup for the memory and process caps: {detail}", FIX_CGROUP)
                 raise Refused(f"bubblewrap could not create the sandbox: {detail or 'no detail'}",
                               FIX_USERNS)
             await self._wire_network(process, config, child_pid)

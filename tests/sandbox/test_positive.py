@@ -85,3 +85,16 @@ async def test_node_git_python_work_inside(run):
     ran = await run("node -e 'console.log(1+1)' && git --version && python3 -c 'print(3)' && echo sh")
     lines = ran.out.splitlines()
     assert lines[0] == "2" and lines[1].startswith("git version") and lines[2:] == ["3", "sh"]
+
+
+async def test_listener_injection_through_owner_userns_fork(run, http_server, monkeypatch):
+    """The unprivileged path (fork, join the netns's owner userns, pass fds back) also wires the bridge."""
+    from sandbox import inject
+
+    def no_privilege(child_pid, ports):
+        raise PermissionError("forced: take the unprivileged path")
+
+    monkeypatch.setattr(inject, "_inject_from_thread", no_privilege)
+    port = await http_server(b"bridge-via-fork")
+    ran = await run("curl -sS --max-time 10 http://127.0.0.1:8765/mcp", bridge_upstream=("127.0.0.1", port))
+    assert ran.out == "bridge-via-fork"
