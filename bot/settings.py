@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hmac
+from dataclasses import dataclass
 import re
 import secrets as random_tokens
 from urllib.parse import urlencode
@@ -18,7 +19,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from bot import config, credentials, secrets
-from bot.settings_github import GitHubRefused, admin_repositories, can_administer, exchange_code, get_user
+from bot.settings_github import (GitHubRefused, admin_installations, admin_repositories, administered_installation,
+                                 can_administer, exchange_code, get_user)
 from bot.settings_session import (SESSION_COOKIE, STATE_COOKIE, WebSession, end_session, load_session,
                                   sign, start_session, unsign)
 from bot.templates import settings_pages as pages
@@ -130,7 +132,9 @@ async def home(request: Request) -> Response:
     message, error = _flash(request)
     personal = _rows(secrets.scope_for("user", session.login))
     repos = await admin_repositories(session.token)
-    return html(pages.home(session.login, session.csrf, personal, list(credentials.KINDS), repos, message, error))
+    installations = await admin_installations(session.token, session.login)
+    return html(pages.home(session.login, session.csrf, personal, list(credentials.KINDS), repos,
+                           installations, message, error))
 
 
 @page_handler
@@ -145,29 +149,37 @@ async def delete_personal(request: Request) -> Response:
     return _remove(secrets.scope_for("user", session.login), session, form, "/settings")
 
 
-# ---- repository credentials
+# ---- shared credentials: a repository's or an installation's
+
+@dataclass(frozen=True)
+class Shared:
+    scope: str
+    title: str
+    base: str  # the page's path
+    blurb: str
+
 
 @page_handler
-async def repo_home(request: Request) -> Response:
+async def shared_home(request: Request) -> Response:
     session = _session_or_login(request)
-    repo = await _administered_repo(request, session)
+    shared = await _shared_scope(request, session)
     message, error = _flash(request)
-    rows = _rows(secrets.scope_for("repo", repo))
-    return html(pages.repo_page(repo, session.login, session.csrf, rows, list(credentials.KINDS), message, error))
+    return html(pages.shared_page(shared.title, shared.blurb, shared.base, session.login, session.csrf,
+                                  _rows(shared.scope), list(credentials.KINDS), message, error))
 
 
 @page_handler
-async def add_repo(request: Request) -> Response:
+async def add_shared(request: Request) -> Response:
     session, form = await _session_and_form(request)
-    repo = await _administered_repo(request, session)
-    return _save(secrets.scope_for("repo", repo), session, form, f"/settings/repos/{repo}")
+    shared = await _shared_scope(request, session)
+    return _save(shared.scope, session, form, shared.base)
 
 
 @page_handler
-async def delete_repo(request: Request) -> Response:
+async def delete_shared(request: Request) -> Response:
     session, form = await _session_and_form(request)
-    repo = await _administered_repo(request, session)
-    return _remove(secrets.scope_for("repo", repo), session, form, f"/settings/repos/{repo}")
+    shared = await _shared_scope(request, session)
+    return _remove(shared.scope, session, form, shared.base)
 
 
 # ---- helpers
@@ -190,7 +202,10 @@ async def _session_and_form(request: Request):
     return session, form
 
 
-async def _administered_repo(request: Request, session: WebSession) -> str:
+async def _shared_scope(request: Request, session: WebSession) -> Shared:
+    """The repository or installation of the path, once GitHub confirms the user administers it."""
+    if "installation" in request.path_params:
+        return await _administered_installation(request.path_params["installation"], session)
     owner, name = request.path_params["owner"], request.path_params["repo"]
     if not (_NAME.match(owner) and _NAME.match(name)):
         raise Refusal(404, pages.error_page("No such repository", "That is not a repository name."))
@@ -198,7 +213,20 @@ async def _administered_repo(request: Request, session: WebSession) -> str:
     if not await can_administer(session.token, session.login, repo):
         raise Refusal(403, pages.error_page("Not allowed", f"Only admins and maintainers of {repo} can "
                                             "manage its credentials."))
-    return repo
+    return Shared(secrets.scope_for("repo", repo), repo, f"/settings/repos/{repo}",
+                  f"Keys for {repo} serve every permitted requester there without a key of their own.")
+
+
+async def _administered_installation(installation_id: int, session: WebSession) -> Shared:
+    installation = await administered_installation(session.token, session.login, installation_id)
+    if installation is None:
+        raise Refusal(403, pages.error_page("Not allowed", "Only the account's owner (or an organization "
+                                            "owner) can manage the credentials of this installation."))
+    account = installation["account"]
+    return Shared(secrets.scope_for("installation", installation_id), f"{account} (all repositories)",
+                  f"/settings/installations/{installation_id}",
+                  f"Keys for {account} serve every repository of this installation that has no "
+                  "repository key, for requesters without a key of their own.")
 
 
 def _save(scope: str, session: WebSession, form, back: str) -> Response:
@@ -247,8 +275,14 @@ routes = [
     Route("/settings/logout", logout, methods=["POST"], name="settings_logout"),
     Route("/settings/keys", add_personal, methods=["POST"], name="settings_add_key"),
     Route("/settings/keys/delete", delete_personal, methods=["POST"], name="settings_delete_key"),
-    Route("/settings/repos/{owner}/{repo}", repo_home, methods=["GET"], name="settings_repo"),
-    Route("/settings/repos/{owner}/{repo}/keys", add_repo, methods=["POST"], name="settings_repo_add"),
-    Route("/settings/repos/{owner}/{repo}/keys/delete", delete_repo, methods=["POST"],
+    Route("/settings/repos/{owner}/{repo}", shared_home, methods=["GET"], name="settings_repo"),
+    Route("/settings/repos/{owner}/{repo}/keys", add_shared, methods=["POST"], name="settings_repo_add"),
+    Route("/settings/repos/{owner}/{repo}/keys/delete", delete_shared, methods=["POST"],
           name="settings_repo_delete"),
+    Route("/settings/installations/{installation:int}", shared_home, methods=["GET"],
+          name="settings_installation"),
+    Route("/settings/installations/{installation:int}/keys", add_shared, methods=["POST"],
+          name="settings_installation_add"),
+    Route("/settings/installations/{installation:int}/keys/delete", delete_shared, methods=["POST"],
+          name="settings_installation_delete"),
 ]

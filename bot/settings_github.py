@@ -57,6 +57,34 @@ async def admin_repositories(token: str) -> list[str]:
     return sorted(set(names), key=str.lower)
 
 
+async def admin_installations(token: str, login: str) -> list[dict]:
+    """The app's installations on accounts the user administers: their own, or orgs they own."""
+    found = []
+    for installation in await _pages(token, "/user/installations", "installations"):
+        account = installation.get("account") or {}
+        if await _administers_account(token, login, account):
+            found.append({"id": int(installation["id"]), "account": account.get("login", ""),
+                          "type": account.get("type", "")})
+    return found
+
+
+async def administered_installation(token: str, login: str, installation_id: int) -> dict | None:
+    """The installation, if the user administers its account; else None."""
+    return next((i for i in await admin_installations(token, login) if i["id"] == installation_id), None)
+
+
+async def _administers_account(token: str, login: str, account: dict) -> bool:
+    if account.get("type") != "Organization":
+        return account.get("login", "").lower() == login.lower()
+    try:  # needs the app's Organization "Members: read" permission; without it nobody qualifies
+        membership = await _get(token, f"/user/memberships/orgs/{account.get('login', '')}")
+    except GitHubRefused as exc:
+        if exc.status in (403, 404):
+            return False
+        raise
+    return membership.get("role") == "admin" and membership.get("state") == "active"
+
+
 async def can_administer(token: str, login: str, repo: str) -> bool:
     """Whether `login` is an admin or maintainer of `repo` (role_name; `permission` maps maintain to write)."""
     try:

@@ -99,25 +99,27 @@ def add_form(action: str, kinds: Iterable, csrf: str, legend: str) -> str:
 
 
 def home(login: str, csrf: str, personal: list[dict], kinds: list, repos: list[str],
-         message: str | None = None, error: bool = False) -> str:
+         installations: list[dict], message: str | None = None, error: bool = False) -> str:
     repo_links = "".join(f'<li><a href="/settings/repos/{esc(r)}">{esc(r)}</a></li>' for r in repos)
     repos_html = (f"<ul>{repo_links}</ul>" if repos else
                   "<p>You are not an admin or maintainer of any repository this bot is installed on.</p>")
+    install_links = "".join(f'<li><a href="/settings/installations/{esc(i["id"])}">{esc(i["account"])}</a> '
+                            f'({esc(i["type"].lower() or "account")})</li>' for i in installations)
     body = (notice(message, error) +
             "<h2>Your keys and subscriptions</h2><p>Used when <em>you</em> ask the bot, on any repository.</p>" +
             credential_table("Your credentials", personal, "/settings/keys/delete", csrf) +
             add_form("/settings/keys", kinds, csrf, "Connect a personal credential") +
             "<h2>Repositories you administer</h2><p>A repository key is used for anyone with write "
-            "access who has not connected their own.</p>" + repos_html)
+            "access who has not connected their own.</p>" + repos_html +
+            ("<h2>Accounts you administer</h2><p>A key for a whole installation serves its repositories "
+             f"that have no key of their own.</p><ul>{install_links}</ul>" if installations else ""))
     return page("Your settings", body, login=login, csrf=csrf)
 
 
-def repo_page(repo: str, login: str, csrf: str, rows: list[dict], kinds: list,
-              message: str | None = None, error: bool = False) -> str:
-    base = f"/settings/repos/{repo}"
-    body = (notice(message, error) +
-            f"<p>Keys for <strong>{esc(repo)}</strong> serve every permitted requester without a key of "
-            "their own.</p>" +
-            credential_table(f"Credentials of {repo}", rows, f"{base}/keys/delete", csrf) +
-            add_form(f"{base}/keys", kinds, csrf, f"Connect a credential for {repo}"))
-    return page(repo, body, login=login, csrf=csrf)
+def shared_page(title: str, blurb: str, base: str, login: str, csrf: str, rows: list[dict], kinds: list,
+                message: str | None = None, error: bool = False) -> str:
+    """A repository's or an installation's credentials."""
+    body = (notice(message, error) + f"<p>{esc(blurb)}</p>" +
+            credential_table(f"Credentials of {title}", rows, f"{base}/keys/delete", csrf) +
+            add_form(f"{base}/keys", kinds, csrf, f"Connect a credential for {title}"))
+    return page(title, body, login=login, csrf=csrf)

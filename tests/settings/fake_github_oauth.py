@@ -23,6 +23,8 @@ class FakeGitHubOAuth:
         self.users: dict[str, int] = {}
         self.roles: dict[tuple[str, str], str] = {}  # (repo, login) -> role
         self.installations: dict[int, list[str]] = {}  # id -> repos
+        self.accounts: dict[int, dict] = {}  # id -> {"login", "type"}
+        self.org_roles: dict[tuple[str, str], str] = {}  # (org, login) -> admin | member
         self.tokens: dict[str, str] = {}  # token -> login
         self._codes: dict[str, tuple[str, str]] = {}  # code -> (login, redirect_uri)
         self._approving: str | None = None
@@ -49,8 +51,17 @@ class FakeGitHubOAuth:
 
     def add_repo(self, full_name: str, installation_id: int = 1, **roles: str) -> None:
         self.installations.setdefault(installation_id, []).append(full_name)
+        self.accounts.setdefault(installation_id, {"login": full_name.split("/")[0], "type": "Organization"})
         for login, role in roles.items():
             self.roles[(full_name, login)] = role
+
+    def add_installation(self, installation_id: int, account: str, kind: str = "Organization",
+                         **org_roles: str) -> None:
+        """An installation on `account`; org_roles: login=admin|member."""
+        self.installations.setdefault(installation_id, [])
+        self.accounts[installation_id] = {"login": account, "type": kind}
+        for login, role in org_roles.items():
+            self.org_roles[(account, login)] = role
 
     def revoke_all_tokens(self) -> None:
         self.tokens.clear()
@@ -80,8 +91,14 @@ class FakeGitHubOAuth:
         if parts == ["user"]:
             return 200, {"login": login, "id": self.users[login], "type": "User"}, {}
         if parts == ["user", "installations"]:
-            visible = [i for i, repos in self.installations.items() if any((r, login) in self.roles for r in repos)]
-            return 200, {"total_count": len(visible), "installations": [{"id": i} for i in visible]}, {}
+            visible = [i for i in self.installations if self._can_see(i, login)]
+            return 200, {"total_count": len(visible),
+                         "installations": [{"id": i, "account": self.accounts[i]} for i in visible]}, {}
+        if len(parts) == 4 and parts[:3] == ["user", "memberships", "orgs"]:
+            role = self.org_roles.get((parts[3], login))
+            if role is None:
+                return 404, {"message": "Not Found"}, {}
+            return 200, {"state": "active", "role": role, "organization": {"login": parts[3]}}, {}
         if len(parts) == 4 and parts[:2] == ["user", "installations"] and parts[3] == "repositories":
             repos = [self._repo(r, login) for r in self.installations.get(int(parts[2]), [])
                      if (r, login) in self.roles]
@@ -92,6 +109,11 @@ class FakeGitHubOAuth:
                 return 404, {"message": "Not Found"}, {}
             return 200, {"permission": ROLE_PERMISSION[role], "role_name": role, "user": {"login": parts[4]}}, {}
         return 404, {"message": "Not Found"}, {}
+
+    def _can_see(self, installation_id: int, login: str) -> bool:
+        account = self.accounts[installation_id]
+        return (account["login"] == login or (account["login"], login) in self.org_roles
+                or any((r, login) in self.roles for r in self.installations[installation_id]))
 
     def _repo(self, full_name: str, login: str) -> dict:
         rank = ROLE_ORDER.index(self.roles[(full_name, login)])

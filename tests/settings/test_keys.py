@@ -146,3 +146,39 @@ def test_malformed_repository_path_is_not_found(client, github):
     """Names outside GitHub's character set never reach the permission check."""
     sign_in(client, github)
     assert client.get("/settings/repos/octo/%3Cscript%3E").status_code == 404
+
+
+def test_org_owner_sees_the_installation(client, github):
+    """An organization owner is offered the installation's page; a member is not."""
+    github.add_installation(42, "octo-org", octocat="admin", hubot="member")
+    sign_in(client, github, "octocat")
+    assert 'href="/settings/installations/42">octo-org</a>' in client.get("/settings").text
+    client.cookies.clear()
+    sign_in(client, github, "hubot")
+    assert "/settings/installations/42" not in client.get("/settings").text
+
+
+def test_org_owner_connects_an_installation_key(client, github):
+    """An installation key serves repositories of that installation with no key of their own."""
+    github.add_installation(42, "octo-org", octocat="admin")
+    sign_in(client, github)
+    assert _add(client, path="/settings/installations/42").status_code == 303
+    found = credentials.resolve("claude", "octo-org/any", "someone", 42)
+    assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("installation", KEY)
+
+
+def test_personal_account_owner_administers_own_installation(client, github):
+    """An installation on a user account is administered by that user."""
+    github.add_installation(7, "octocat", kind="User")
+    sign_in(client, github)
+    assert client.get("/settings/installations/7").status_code == 200
+
+
+def test_org_member_cannot_post_an_installation_key(client, github):
+    """A forged post by a plain member of the organization stores nothing."""
+    github.add_installation(42, "octo-org", hubot="member")
+    sign_in(client, github, "hubot")
+    response = client.post("/settings/installations/42/keys",
+                           data={"csrf": csrf_of(client), "kind": "claude:api_key", "value": KEY})
+    assert response.status_code == 403
+    assert secrets.listing("installation:42") == []
