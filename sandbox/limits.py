@@ -5,6 +5,8 @@ subtree; otherwise v1 `memory` + `pids` (this kind of host: hybrid layout, v2 ho
 only hugetlb). A v2 leaf is still joined when possible for `cgroup.kill`.
 `BOT_CGROUP_ROOT` overrides the mount root (/sys/fs/cgroup); pointing it at an empty
 directory makes every start refuse, which is how the refusal is tested.
+`BOT_CGROUP_PARENT` names a subtree root delegated to an unprivileged bot user
+(default: the bot's own cgroup in each hierarchy).
 """
 from __future__ import annotations
 
@@ -36,9 +38,14 @@ def _own_path(controller: str) -> str:
     return "/"
 
 
+def _delegated() -> str | None:
+    """BOT_CGROUP_PARENT: a subtree (relative to each controller's root) delegated to the bot."""
+    return config.env("BOT_CGROUP_PARENT")
+
+
 def _v1_parent(root: Path, controller: str) -> Path:
     base = root / controller
-    own = base / _own_path(controller).lstrip("/")
+    own = base / (_delegated() or _own_path(controller)).strip("/")
     return own if (own / "cgroup.procs").exists() else base
 
 
@@ -53,7 +60,7 @@ def _v2_parent(root: Path) -> Path | None:
     mount = _v2_mount(root)
     if mount is None:
         return None
-    own = mount / _own_path("").lstrip("/")
+    own = mount / (_delegated() or _own_path("")).strip("/")
     return own if (own / "cgroup.procs").exists() else mount
 
 
@@ -76,10 +83,11 @@ class CgroupSet:
     dirs: list[Path] = field(default_factory=list)
 
     def join_paths(self) -> list[str]:
-        paths = {str(self.memory / "cgroup.procs"), str(self.pids / "cgroup.procs")}
-        if self.leaf_v2 is not None:
-            paths.add(str(self.leaf_v2 / "cgroup.procs"))
-        return sorted(paths)
+        """cgroup.procs files to join; '?'-prefixed ones are best effort (tracking only)."""
+        paths = sorted({str(self.memory / "cgroup.procs"), str(self.pids / "cgroup.procs")})
+        if self.leaf_v2 is not None and self.leaf_v2 not in (self.memory, self.pids):
+            paths.append("?" + str(self.leaf_v2 / "cgroup.procs"))
+        return paths
 
     def kill_all(self) -> None:
         """Kill every process still in the run's cgroups (daemons included)."""
@@ -210,8 +218,10 @@ def _field(text: str, name: str) -> int:
 
 JOIN_FAILED_EXIT = 71
 JOIN_SCRIPT = ('ulimit -n "$1" && ulimit -c 0 || exit 71; shift; '
-               'while [ "$1" != -- ]; do echo $$ > "$1" || '
-               '{ echo "bot-sandbox: cannot join cgroup $1" >&2; exit 71; }; shift; done; shift; exec "$@"')
+               'while [ "$1" != -- ]; do case "$1" in '
+               '"?"*) (echo $$ > "${1#?}") 2>/dev/null;; '  # optional: the v2 tracking leaf
+               '*) echo $$ > "$1" || { echo "bot-sandbox: cannot join cgroup $1" >&2; exit 71; };; '
+               'esac; shift; done; shift; exec "$@"')
 
 
 def join_prefix(paths: list[str], nofile: int) -> list[str]:

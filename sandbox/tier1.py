@@ -31,7 +31,7 @@ FIX_BWRAP = "install bubblewrap (apt-get install bubblewrap) and make sure `bwra
 FIX_USERNS = ("enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0; on Ubuntu "
               "24.04 an AppArmor profile granting `userns` to bwrap), or run the bot as root")
 FIX_CGROUP = ("run the bot as root, or delegate a cgroup subtree to its user (v1: chown a memory and a "
-              "pids subtree; v2: systemd Delegate=yes) and point BOT_CGROUP_ROOT at it")
+              "pids subtree; v2: systemd Delegate=yes) and name it in BOT_CGROUP_PARENT")
 
 
 def find_bwrap() -> str:
