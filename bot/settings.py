@@ -108,6 +108,7 @@ async def callback(request: Request) -> Response:
         raise Refusal(400, pages.login_page("This sign-in could not be verified (state mismatch). Start again."))
     token = await exchange_code(oauth_base(), params.get("code", ""), callback_url(request))
     user = await get_user(token)
+    end_session(request.cookies.get(SESSION_COOKIE))  # a fresh id on every sign-in
     cookie, ttl = start_session(user["login"], int(user["id"]), token)
     response = RedirectResponse("/settings", status_code=303)
     _set_cookie(response, request, SESSION_COOKIE, cookie, ttl)

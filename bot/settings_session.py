@@ -79,7 +79,11 @@ def load_session(cookie: str | None) -> WebSession | None:
     if not rows:
         return None
     row = rows[0]
-    token = secrets.unseal(_context(key), row["token_sealed"]).decode()
+    try:
+        token = secrets.unseal(_context(key), row["token_sealed"]).decode()
+    except secrets.SecretError:  # the master key changed: the session is unusable, sign in again
+        end_session(cookie)
+        return None
     return WebSession(row["login"], row["user_id"], token, csrf_token(sid))
 
 

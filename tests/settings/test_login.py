@@ -110,6 +110,7 @@ def test_logout_ends_the_session(client, github):
     sign_in(client, github)
     old = client.cookies.get("bot_session")
     assert client.post("/settings/logout", data={"csrf": csrf_of(client)}).status_code == 303
+    client.cookies.clear()
     client.cookies.set("bot_session", old, path="/settings")
     assert "Login with GitHub" in client.get("/settings").text
 
@@ -129,3 +130,34 @@ def test_pages_send_security_headers(client):
     assert "frame-ancestors 'none'" in headers["content-security-policy"]
     assert "script-src" not in headers["content-security-policy"]  # default-src 'none' covers scripts
     assert headers["cache-control"] == "no-store"
+
+
+def test_signing_in_again_retires_the_previous_session(client, github):
+    """A new sign-in gets a new session id; the previous cookie stops working."""
+    sign_in(client, github)
+    first = client.cookies.get("bot_session")
+    sign_in(client, github)
+    assert client.cookies.get("bot_session") != first
+    client.cookies.clear()
+    client.cookies.set("bot_session", first, path="/settings")
+    assert "Login with GitHub" in client.get("/settings").text
+
+
+def test_changed_master_key_signs_everyone_out(client, github, monkeypatch):
+    """After the operator replaces the master key, old cookies read as signed out, not as errors."""
+    import base64
+    import os
+    sign_in(client, github)
+    monkeypatch.setenv("BOT_SECRET_KEY", base64.b64encode(os.urandom(32)).decode())
+    assert "Login with GitHub" in client.get("/settings").text
+
+
+def test_unreadable_session_row_reads_as_signed_out(client, github):
+    """A session whose sealed token no longer opens (altered row) is ended, not a server error."""
+    import sqlite3
+    sign_in(client, github)
+    conn = sqlite3.connect(config.data_dir() / "bot.db")
+    with conn:
+        conn.execute("update settings_sessions set token_sealed = zeroblob(40)")
+    conn.close()
+    assert "Login with GitHub" in client.get("/settings").text
