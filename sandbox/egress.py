@@ -269,3 +269,14 @@ def server_name(records: bytes) -> str | None:
     except (IndexError, UnicodeDecodeError):
         return None
     return None
+
+
+def summarize(decisions: Iterable[EgressDecision]) -> dict[str, dict[str, int]]:
+    """Per host:port, how many connections were allowed and denied (for the provenance block)."""
+    counts: dict[str, dict[str, int]] = {}
+    for decision in decisions:
+        key = f"{decision.host}:{decision.port}" if decision.port else decision.host
+        entry = counts.setdefault(key, {"allowed": 0, "denied": 0, "bytes": 0})
+        entry["allowed" if decision.allowed else "denied"] += 1
+        entry["bytes"] += decision.bytes_up + decision.bytes_down
+    return counts

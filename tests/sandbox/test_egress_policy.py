@@ -106,3 +106,14 @@ async def test_non_tls_stream_yields_no_hello():
     reader = asyncio.StreamReader()
     reader.feed_data(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
     assert await read_client_hello(reader) == b""
+
+
+def test_summary_counts_per_host():
+    """Decisions are counted per host:port, allowed and denied apart, with bytes."""
+    from sandbox.base import EgressDecision
+    from sandbox.egress import summarize
+    decisions = [EgressDecision("api.openai.com", 443, True, "allowed", bytes_up=10, bytes_down=90),
+                 EgressDecision("api.openai.com", 443, True, "allowed", bytes_up=5, bytes_down=5),
+                 EgressDecision("chatgpt.com", 443, False, "blocked-by-allowlist")]
+    assert summarize(decisions) == {"api.openai.com:443": {"allowed": 2, "denied": 0, "bytes": 110},
+                                    "chatgpt.com:443": {"allowed": 0, "denied": 1, "bytes": 0}}
