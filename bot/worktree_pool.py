@@ -41,7 +41,7 @@ async def take(mirror: Path, dest: Path, sha: str) -> Path | None:
             await discard(mirror, spare)
             continue
         git_dir = await _git_dir(mirror, dest)
-        if git_dir and await _scrub(dest, git_dir, sha):
+        if git_dir and await _scrub(dest, git_dir, sha, verify=False):
             return git_dir
         await discard(mirror, dest)
     return None
@@ -82,19 +82,21 @@ async def _git_dir(mirror: Path, path: Path) -> Path | None:
     return None
 
 
-async def _scrub(path: Path, git_dir: Path, sha: str) -> bool:
-    """Tracked files exactly at `sha`, nothing untracked or ignored; False if that fails."""
+async def _scrub(path: Path, git_dir: Path, sha: str, verify: bool = True) -> bool:
+    """Tracked files exactly at `sha`, nothing untracked or ignored; False if that fails.
+    A spare was verified pristine when parked, so taking it skips the full `status` pass."""
     env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(path)}
     dot_git = path / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
         return False
     dot_git.unlink(missing_ok=True)
     dot_git.write_text(f"gitdir: {git_dir}\n")
-    for args in (("checkout", "--quiet", "--detach", "--force", sha),
-                 ("clean", "-ffdxq"), ("reset", "--quiet", "--hard")):
+    for args in (("checkout", "--quiet", "--detach", "--force", sha), ("clean", "-ffdxq")):
         code, _, _ = await run_git(*args, cwd=path, env=env)
         if code != 0:
             return False
+    if not verify:
+        return True
     code, out, _ = await run_git("status", "--porcelain", "--ignored", "--untracked-files=all",
                                  cwd=path, env=env)
     return code == 0 and out.strip() == ""
