@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from sandbox.base import Limits, SandboxConfig
-from sandbox.tier1 import Tier1Spawner
+from sandbox.tier1 import Tier1Spawner, bwrap_argv, find_bwrap
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ROOT / "agents-cli" / "node_modules"
@@ -42,6 +42,13 @@ async def _tier1(spawner: Tier1Spawner, config: SandboxConfig, argv: list[str]) 
     await asyncio.gather(proc.stdout.read(), proc.stderr.read())
     if await proc.wait() != 0:
         raise RuntimeError(f"{argv} failed in tier 1: {proc.outcome()}")
+
+
+def _bwrap_only(config: SandboxConfig, argv: list[str]) -> list[str]:
+    """Tier 1's bwrap command line without seccomp, listener injection, cgroups or proxy."""
+    full = bwrap_argv(find_bwrap(), config, argv, None, (0, 0, 0))
+    at = full.index("--seccomp")
+    return full[:at] + full[at + 6:]
 
 
 async def _measure(factory, runs: int) -> list[float]:
@@ -87,10 +94,12 @@ async def _run_async(runs: int, srt_runs: int) -> list[str]:
         for label, argv in COMMANDS.items():
             bare = _summary(await _measure(lambda: _bare(argv), runs))
             tier1 = _summary(await _measure(lambda: _tier1(spawner, config, argv), runs))
+            plain_bwrap = _summary(await _measure(lambda: _bare(_bwrap_only(config, argv)), runs))
             srt = await asyncio.to_thread(_srt_samples, argv, work, srt_runs)
             lines.append(f"{label}: bare {bare[0]:.1f} ms (median {bare[1]:.1f}) · tier 1 "
                          f"{tier1[0]:.1f} ms (median {tier1[1]:.1f}, p90 {tier1[2]:.1f}) · "
-                         f"added {tier1[1] - bare[1]:.1f} ms (median)")
+                         f"added {tier1[1] - bare[1]:.1f} ms (median); same bwrap mounts alone "
+                         f"{plain_bwrap[1]:.1f} ms (median)")
             if isinstance(srt, str):
                 lines.append(f"{label}: srt: {srt}")
             else:
