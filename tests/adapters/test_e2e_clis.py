@@ -29,6 +29,10 @@ FAKE_KEY = "sk-fake-e2e-key-0123456789"
 NATIVE_SHELL = {"claude": "Bash", "codex": "exec_command", "opencode": "bash", "gemini": "run_shell_command"}
 NATIVE_WRITE = {"claude": "Write", "codex": "apply_patch", "opencode": "write", "gemini": "write_file"}
 PATCH = "*** Begin Patch\n*** Add File: PWNED\n+pwned\n*** End Patch\n"
+# Codex's default model (gpt-6.2-sol in 0.171) runs "code mode": every tool, the bridge's too,
+# is nested in a JavaScript `exec` tool the fake provider cannot drive; an unknown slug keeps
+# plain tools (the MCP server as a `namespace` tool), as in the recorded fixtures.
+MODELS = {"codex": "mock-model"}
 WRITE_ARGS = {"claude": {"file_path": "/workspace/PWNED", "content": "pwned"},
               "codex": {"input": PATCH}, "opencode": {"filePath": "/workspace/PWNED", "content": "pwned"},
               "gemini": {"file_path": "/workspace/PWNED", "content": "pwned"}}
@@ -57,6 +61,7 @@ class Sandboxed:
         if self.bridge:
             bridge = Bridge(url=spawner.inside_bridge_url(config), token=self.bridge.token, tools=("echo",))
         episode = Episode(prompt=prompt, workdir=config.mount_path, home=config.home, resume_session=resume,
+                          model=MODELS.get(agent),
                           bridge=bridge, base_url=self.fake.url,
                           credentials=Credentials(env={adapter.credential_env[0]: FAKE_KEY}))
         return await run_episode(adapter, episode, spawner, config)

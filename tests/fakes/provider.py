@@ -149,7 +149,12 @@ def _tool_result(req: Request) -> str | None:
 
 
 def _offered_tools(api: str, body: Any) -> list[str]:
-    tools = body.get("tools") or [] if isinstance(body, dict) else []
+    if not isinstance(body, dict):
+        return []
+    tools = list(body.get("tools") or [])
+    if api == "responses":  # newer Codex models announce tools in an input item instead
+        tools += [t for item in body.get("input") or [] if item.get("type") == "additional_tools"
+                  for t in item.get("tools") or []]
     names: list[str] = []
     for tool in tools:
         if api == "gemini":
