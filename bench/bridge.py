@@ -1,4 +1,4 @@
-"""Bridge benchmark: a bridged `write_file` round trip seen from inside a tier-1 sandbox
+"""Bridge benchmark: a bridged `save_file` round trip seen from inside a tier-1 sandbox
 (p50/p99), against a direct local file write in the same sandbox (ratio of p50s).
 
 The client inside is plain python3 + urllib speaking MCP streamable HTTP to the bridge at
@@ -41,7 +41,7 @@ content = "x = 1\n" * 64
 bridged, direct = [], []
 for i in range(n + warmup):
     started = time.perf_counter()
-    reply = rpc("tools/call", {"name": "write_file",
+    reply = rpc("tools/call", {"name": "save_file",
                                "arguments": {"path": "bench/f%d.py" % (i % 10), "content": content}}, i + 1)
     elapsed = time.perf_counter() - started
     assert not reply["result"].get("isError"), reply
@@ -87,7 +87,7 @@ async def _measure() -> list[str]:
         data = json.loads(out)
         recorded = recorder.tier_counts(run_id)["enforced"]
     bridged, direct = _percentiles(data["bridged"]), _percentiles(data["direct"])
-    return [f"bridged write_file from inside tier 1: p50 {bridged[0]:.2f} ms · p99 {bridged[1]:.2f} ms "
+    return [f"bridged save_file from inside tier 1: p50 {bridged[0]:.2f} ms · p99 {bridged[1]:.2f} ms "
             f"({CALLS} calls, {recorded} recorded enforced incl. warm-up)",
             f"direct local file write in the sandbox:  p50 {direct[0] * 1000:.1f} µs · p99 {direct[1] * 1000:.1f} µs",
             f"ratio (p50 bridged / p50 direct): {bridged[0] / direct[0]:.0f}×"]

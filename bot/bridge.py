@@ -204,8 +204,8 @@ class BridgeServer:
         return self.recorder.redact(text), is_error
 
     async def _execute(self, name: str, args: dict) -> tuple[str, dict]:
-        if name == "write_file":
-            return tools.write_file(self.policy, args)
+        if name == "save_file":
+            return tools.save_file(self.policy, args)
         if name == "edit_file":
             return tools.edit_file(self.policy, args)
         if name == "delete_file":

@@ -56,7 +56,9 @@ TOOLS: dict[str, tuple[str, dict]] = {
     "read_thread": (
         "Read the GitHub conversation you were called from: the issue or pull request, its comments, "
         "and for a pull request its diff and review comments.", _schema({}, [])),
-    "write_file": (
+    # Not "write_file": Gemini CLI hides an MCP tool whose bare name is one of its own
+    # excluded built-ins (write_file, replace, run_shell_command) in strict headless mode.
+    "save_file": (
         "Create or overwrite a file in the repository with the given full content. This is the only "
         "way to create files; your own write tools are disabled.",
         _schema({"path": _PATH, "content": {"type": "string", "description": "the complete new file content"}},
@@ -99,7 +101,7 @@ def check_arguments(tool: str, args: dict) -> None:
             raise Refusal("bad_args", f"{tool}: {name} must be a {schema['properties'][name]['type']}.")
 
 
-def write_file(policy: Admission, args: dict) -> tuple[str, dict]:
+def save_file(policy: Admission, args: dict) -> tuple[str, dict]:
     target = policy.admit_path(args["path"])
     data = args["content"].encode("utf-8")
     if target.is_dir():
@@ -115,7 +117,7 @@ def write_file(policy: Admission, args: dict) -> tuple[str, dict]:
 def edit_file(policy: Admission, args: dict) -> tuple[str, dict]:
     target = policy.admit_path(args["path"])
     if not target.is_file():
-        raise ToolFailure(f"{args['path']} does not exist; use write_file to create it.")
+        raise ToolFailure(f"{args['path']} does not exist; use save_file to create it.")
     old, new = args["old_string"], args["new_string"]
     if not old:
         raise ToolFailure("old_string is empty; give the exact text to replace.")

@@ -5,7 +5,7 @@ One `Recorder` per process or per episode; it owns these two tables:
     recorder = Recorder(secrets=credentials.secret_values())
     run_id = recorder.start_run(agent="codex", conversation="octo/repo#12", job_id="42",
                                 sandbox_tier=1, limits={...}, base_commit="3f2a9c1...")
-    recorder.enforced(run_id, "write_file", args, outcome="ok", duration_ms=3.1)
+    recorder.enforced(run_id, "save_file", args, outcome="ok", duration_ms=3.1)
     recorder.attest(run_id, event)                 # every CLI event, raw line kept
     recorder.declare_gap(run_id, "codex's model calls")
     recorder.attach_egress(run_id, process.egress)  # per-host counts from the proxy

@@ -61,12 +61,12 @@ async def test_request_with_token_is_served(bridge):
     assert response.status_code == 200
 
 
-async def test_write_file_lands_and_is_recorded_enforced(bridge, worktree, recorder, run_id):
-    """write_file creates the file in the worktree and records one enforced ok call."""
-    text, is_error = await call(bridge, "write_file", path="pkg/new.py", content="X = 1\n")
+async def test_save_file_lands_and_is_recorded_enforced(bridge, worktree, recorder, run_id):
+    """save_file creates the file in the worktree and records one enforced ok call."""
+    text, is_error = await call(bridge, "save_file", path="pkg/new.py", content="X = 1\n")
     assert not is_error and (worktree / "pkg" / "new.py").read_text() == "X = 1\n"
     [event] = recorder.events(run_id)
-    assert (event["tier"], event["tool"], event["outcome"]) == ("enforced", "write_file", "ok")
+    assert (event["tier"], event["tool"], event["outcome"]) == ("enforced", "save_file", "ok")
     assert json.loads(event["raw"])["path"] == "pkg/new.py"
 
 
@@ -105,7 +105,7 @@ async def test_delete_file_removes_it(bridge, worktree):
                                        (".github/workflows/x.yml", "protected")])
 async def test_forbidden_write_is_refused_and_recorded(bridge, worktree, recorder, run_id, path, code):
     """Writes outside, into .git/ or to a protected path are refused, not written, and recorded."""
-    text, is_error = await call(bridge, "write_file", path=path, content="pwned")
+    text, is_error = await call(bridge, "save_file", path=path, content="pwned")
     assert is_error and text.startswith("refused:")
     assert not (worktree / ".github").exists() and "pwned" not in (worktree / ".git" / "config").read_text()
     assert not (worktree.parent / "outside").exists()
@@ -114,7 +114,7 @@ async def test_forbidden_write_is_refused_and_recorded(bridge, worktree, recorde
 
 async def test_schema_violation_is_refused_and_recorded(bridge, recorder, run_id):
     """Missing arguments are refused by the bridge itself, and recorded like any call."""
-    text, is_error = await call(bridge, "write_file", path="a.txt")
+    text, is_error = await call(bridge, "save_file", path="a.txt")
     assert is_error and "missing ['content']" in text
     assert recorder.events(run_id)[0]["outcome"] == "refused:bad_args"
 
@@ -123,8 +123,8 @@ async def test_call_budget_exhaustion_is_refused(worktree, recorder, run_id, tmp
     """Past the call budget every call is refused with a budget outcome."""
     policy = Admission(worktree, max_calls=1)
     async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=tmp_path / "s") as bridge:
-        await call(bridge, "write_file", path="a.txt", content="1")
-        text, is_error = await call(bridge, "write_file", path="b.txt", content="2")
+        await call(bridge, "save_file", path="a.txt", content="1")
+        text, is_error = await call(bridge, "save_file", path="b.txt", content="2")
     assert is_error and [e["outcome"] for e in recorder.events(run_id)] == ["ok", "refused:budget"]
 
 
@@ -134,7 +134,7 @@ async def test_halt_refuses_next_call_and_is_recorded(worktree, recorder, run_id
     async with BridgeServer(worktree, Admission(worktree), recorder, run_id, on_halt=halted_with.append,
                             scratch_root=tmp_path / "s") as bridge:
         await bridge.halt("stopped by @alice")
-        text, is_error = await call(bridge, "write_file", path="late.txt", content="x")
+        text, is_error = await call(bridge, "save_file", path="late.txt", content="x")
     assert is_error and "halted" in text and not (worktree / "late.txt").exists()
     assert halted_with == ["stopped by @alice"]
     assert [(e["kind"], e["outcome"]) for e in recorder.events(run_id)] == [
@@ -222,7 +222,7 @@ async def test_halt_kills_a_running_command(worktree, recorder, run_id, tmp_path
 
 async def test_bearer_token_is_redacted_from_record(bridge, recorder, run_id):
     """The episode's own token never lands in the record, even if the agent echoes it."""
-    await call(bridge, "write_file", path=bridge.token, content="x")
+    await call(bridge, "save_file", path=bridge.token, content="x")
     assert bridge.token not in json.dumps(recorder.events(run_id))
 
 

@@ -26,7 +26,7 @@ from tests.fakes.provider import FakeProvider, call, say
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 
-AGENTS = ("claude", "codex", "opencode")  # gemini joins when adapters/gemini.py lands
+AGENTS = ("claude", "codex", "opencode", "gemini")
 AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents-cli"
 FAKE_KEY = "sk-fake-e2e-key-0123456789"
 # Codex's default model slug switches it to "code mode" (tools nested in a JS `exec` tool);
@@ -35,16 +35,16 @@ MODELS = {"codex": "mock-model"}
 APP = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 TESTS = ("import unittest\nfrom app import add\n\n\nclass T(unittest.TestCase):\n"
          "    def test_add(self):\n        self.assertEqual(add(2, 2), 4)\n")
-SCRIPT = (call("write_file", {"path": "hello.txt", "content": "hi from the agent\n"}),
+SCRIPT = (call("save_file", {"path": "hello.txt", "content": "hi from the agent\n"}),
           call("edit_file", {"path": "app.py", "old_string": "return a - b", "new_string": "return a + b"}),
-          call("write_file", {"path": "../outside", "content": "escaped"}),
-          call("write_file", {"path": ".git/config", "content": "[core]\n"}),
-          call("write_file", {"path": ".github/workflows/x.yml", "content": "on: push\n"}),
+          call("save_file", {"path": "../outside", "content": "escaped"}),
+          call("save_file", {"path": ".git/config", "content": "[core]\n"}),
+          call("save_file", {"path": ".github/workflows/x.yml", "content": "on: push\n"}),
           call("run", {"command": "python3 -m unittest -v 2>&1"}),
           say("All done."))
-EXPECTED_OUTCOMES = [("write_file", "ok"), ("edit_file", "refused:ambiguous"),
-                     ("write_file", "refused:outside"), ("write_file", "refused:git_dir"),
-                     ("write_file", "refused:protected"), ("run", "ok")]
+EXPECTED_OUTCOMES = [("save_file", "ok"), ("edit_file", "refused:ambiguous"),
+                     ("save_file", "refused:outside"), ("save_file", "refused:git_dir"),
+                     ("save_file", "refused:protected"), ("run", "ok")]
 
 
 @dataclass
@@ -130,8 +130,8 @@ def test_every_scripted_call_went_through_the_bridge_in_order(episode):
     assert bridged(episode) == EXPECTED_OUTCOMES
 
 
-def test_write_file_landed_in_the_worktree(episode):
-    """The admitted write_file created the file in the worktree."""
+def test_save_file_landed_in_the_worktree(episode):
+    """The admitted save_file created the file in the worktree."""
     assert (episode.worktree / "hello.txt").read_text() == "hi from the agent\n"
 
 
@@ -173,7 +173,7 @@ def test_provenance_counts_equal_recorded_events(episode):
     block = prov.details_block()
     assert f"| enforced | {counts['enforced']} |" in block and f"| attested | {counts['attested']} |" in block
     assert prov.tiers["unobserved"]["count"] == counts["unobserved"] == len(adapters.get(prov.agent).unobserved)
-    assert "write_file ×4 (3 refused)" in block
+    assert "save_file ×4 (3 refused)" in block
 
 
 def test_no_secret_reached_the_record(episode):
@@ -185,7 +185,7 @@ def test_no_secret_reached_the_record(episode):
 @pytest.mark.parametrize("agent", AGENTS)
 def test_unreachable_bridge_fails_the_strict_episode(agent, tmp_path):
     """Strict mode with nothing listening behind the bridge port: a clear failure, no tool ran."""
-    ran = asyncio.run(run_scripted(agent, tmp_path, (call("write_file", {"path": "x", "content": "1"}),
+    ran = asyncio.run(run_scripted(agent, tmp_path, (call("save_file", {"path": "x", "content": "1"}),
                                                      say("I wrote it.")), dead_bridge=True))
     assert not ran.result.ok and ran.result.failure == "bridge", ran.result.error
     assert "bridge" in ran.result.error and not (ran.worktree / "x").exists()
@@ -195,7 +195,7 @@ def test_unreachable_bridge_fails_the_strict_episode(agent, tmp_path):
 def test_halt_mid_episode_kills_cli_and_is_recorded(agent, tmp_path):
     """A halt while the CLI works: the CLI is killed, the later write never happens, the record shows it."""
     script = (call("report_progress", {"markdown": "- [ ] fixing"}),
-              call("write_file", {"path": "late.txt", "content": "too late"}), say("done"))
+              call("save_file", {"path": "late.txt", "content": "too late"}), say("done"))
     ran = asyncio.run(run_scripted(agent, tmp_path, script,
                                    bridge_hook=lambda bridge: bridge.halt("stopped by @alice")))
     kinds = [(e["kind"], e["tool"], e["outcome"]) for e in ran.recorder.events(ran.run_id)

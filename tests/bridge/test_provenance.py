@@ -11,8 +11,8 @@ from sandbox.base import EgressDecision
 def record_episode(recorder, run_id) -> None:
     """A small episode: 3 bridged calls (1 refused), 4 CLI events, 1 gap, egress to one host."""
     recorder.update_run(run_id, limits={"memory_bytes": 2 << 30, "timeout_s": 300, "pids": 512})
-    recorder.enforced(run_id, "write_file", {"path": "a.py"}, outcome="ok", duration_ms=1)
-    recorder.enforced(run_id, "write_file", {"path": ".git/config"}, outcome="refused:git_dir", duration_ms=1)
+    recorder.enforced(run_id, "save_file", {"path": "a.py"}, outcome="ok", duration_ms=1)
+    recorder.enforced(run_id, "save_file", {"path": ".git/config"}, outcome="refused:git_dir", duration_ms=1)
     recorder.enforced(run_id, "run", {"command": "pytest"}, outcome="ok", duration_ms=900)
     for kind in (EventKind.SESSION, EventKind.TEXT, EventKind.TEXT, EventKind.DONE):
         recorder.attest(run_id, Event(kind=kind, raw=b"{}"))
@@ -34,7 +34,7 @@ def test_enforced_row_names_tools_and_refusals(recorder, run_id):
     """The enforced row says which bridge tools ran and how many were refused."""
     record_episode(recorder, run_id)
     what = provenance.build(recorder, run_id).tiers["enforced"]["what"]
-    assert what == "bridge: write_file ×2 (1 refused), run ×1"
+    assert what == "bridge: save_file ×2 (1 refused), run ×1"
 
 
 def test_unobserved_row_names_gaps_and_proxy_logged_hosts(recorder, run_id):

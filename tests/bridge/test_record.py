@@ -26,9 +26,9 @@ def test_database_is_in_wal_mode(recorder):
 def test_enforced_call_stores_digest_not_arguments(recorder, run_id):
     """A bridged call keeps the arguments' digest, never the file content itself."""
     args = {"path": "a.py", "content": "print('hello there')"}
-    recorder.enforced(run_id, "write_file", args, outcome="ok", duration_ms=1.5, detail={"path": "a.py"})
+    recorder.enforced(run_id, "save_file", args, outcome="ok", duration_ms=1.5, detail={"path": "a.py"})
     [event] = recorder.events(run_id)
-    assert (event["tier"], event["tool"], event["args_digest"]) == ("enforced", "write_file", args_digest(args))
+    assert (event["tier"], event["tool"], event["args_digest"]) == ("enforced", "save_file", args_digest(args))
     assert "hello there" not in json.dumps(event)
 
 

@@ -10,7 +10,7 @@ from bot.record import Recorder
 def seeded_run() -> str:
     recorder = Recorder()  # $BOT_DATA_DIR/bot.db, set per test by the shared conftest
     run_id = recorder.start_run(agent="gemini", conversation="octo/repo#7")
-    recorder.enforced(run_id, "write_file", {"path": "a"}, outcome="ok", duration_ms=2.5,
+    recorder.enforced(run_id, "save_file", {"path": "a"}, outcome="ok", duration_ms=2.5,
                       detail={"path": "a"})
     recorder.declare_gap(run_id, "gemini's model calls")
     return run_id
@@ -29,7 +29,7 @@ def test_show_prints_events_and_tier_counts(capsys):
     run_id = seeded_run()
     assert cli.main(["runs", "show", run_id[:10]]) == 0
     out = capsys.readouterr().out
-    assert "write_file" in out and "gemini's model calls" in out
+    assert "save_file" in out and "gemini's model calls" in out
     assert out.rstrip().endswith("enforced 1 · attested 0 · unobserved 1")
 
 
