@@ -84,14 +84,16 @@ async def _git_dir(mirror: Path, path: Path) -> Path | None:
 
 async def _scrub(path: Path, git_dir: Path, sha: str, verify: bool = True) -> bool:
     """Tracked files exactly at `sha`, nothing untracked or ignored; False if that fails.
-    A spare was verified pristine when parked, so taking it skips the full `status` pass."""
+    A spare was verified pristine when parked, so taking it only checks out `sha`."""
     env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(path)}
     dot_git = path / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
         return False
     dot_git.unlink(missing_ok=True)
     dot_git.write_text(f"gitdir: {git_dir}\n")
-    for args in (("checkout", "--quiet", "--detach", "--force", sha), ("clean", "-ffdxq")):
+    steps = [("checkout", "--quiet", "--detach", "--force", sha)]
+    steps += [("clean", "-ffdxq")] if verify else []
+    for args in steps:
         code, _, _ = await run_git(*args, cwd=path, env=env)
         if code != 0:
             return False
