@@ -126,6 +126,8 @@ class EgressProxy:
         self.decisions = decisions
         self.log_path = log_path
         self.resolve = resolve
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
 
     def record(self, decision: EgressDecision) -> EgressDecision:
         self.decisions.append(decision)

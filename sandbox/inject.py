@@ -172,6 +172,7 @@ def tcp_relay(host: str, port: int) -> Callable[..., Awaitable[None]]:
     return handle
 
 
-async def serve(listener: socket.socket, handler) -> asyncio.AbstractServer:
+async def serve(listener: socket.socket, handler, limit: int = RELAY_CHUNK) -> asyncio.AbstractServer:
+    """Accept on an injected listener; `limit` caps readline/readuntil (the proxy's header cap)."""
     listener.setblocking(False)
-    return await asyncio.start_server(handler, sock=listener, limit=RELAY_CHUNK)
+    return await asyncio.start_server(handler, sock=listener, limit=limit)

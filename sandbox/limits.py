@@ -177,9 +177,32 @@ def _v2_enable(parent: Path) -> bool:
         return False
 
 
+STALE_AFTER_S = 600.0
+_swept: set[Path] = set()
+
+
+def _sweep_stale(group: Path) -> None:
+    """Once per process and group: remove run cgroups a crashed bot left behind.
+
+    Only old ones, and rmdir fails on any cgroup that still has a task, so a live run is
+    never touched.
+    """
+    if group in _swept:
+        return
+    _swept.add(group)
+    cutoff = time.time() - STALE_AFTER_S
+    for child in group.iterdir():
+        try:
+            if child.is_dir() and child.stat().st_mtime < cutoff:
+                child.rmdir()
+        except OSError:
+            pass
+
+
 def _mkdirs(group: Path, run_id: str) -> Path:
     try:
         group.mkdir(exist_ok=True)
+        _sweep_stale(group)
         leaf = group / run_id
         leaf.mkdir()
         return leaf

@@ -34,6 +34,12 @@ FIX_CGROUP = ("run the bot as root, or delegate a cgroup subtree to its user (v1
               "pids subtree; v2: systemd Delegate=yes) and name it in BOT_CGROUP_PARENT")
 
 
+def _fix_for(bwrap_error: str) -> str:
+    if any(word in bwrap_error for word in ("namespace", "uid map", "RTM_NEWADDR", "setting up")):
+        return FIX_USERNS
+    return "see the bwrap error; run `bot sandbox check` on this host"
+
+
 def find_bwrap() -> str:
     path = shutil.which("bwrap", path=os.environ.get("PATH", ""))
     if path is None:
@@ -128,6 +134,9 @@ class Tier1Spawner:
     async def start(self, config: SandboxConfig, argv: Sequence[str], env: dict[str, str],
                     stdin: bytes | None = None, cwd: str | None = None) -> Tier1Process:
         bwrap = find_bwrap()
+        for path in (config.workdir, *config.ro_binds):
+            if not Path(path).exists():
+                raise FileNotFoundError(f"sandbox mount source does not exist: {path}")
         try:
             filter_fd = seccomp.program_fd(config.allow_unix_sockets)
         except seccomp.UnsupportedArch as exc:
@@ -167,7 +176,7 @@ class Tier1Spawner:
                 if await proc.wait() == limits.JOIN_FAILED_EXIT:
                     raise Refused(f"no usable cgroup for the memory and process caps: {detail}", FIX_CGROUP)
                 raise Refused(f"bubblewrap could not create the sandbox: {detail or 'no detail'}",
-                              FIX_USERNS)
+                              _fix_for(detail))
             await self._wire_network(process, config, child_pid)
             os.write(block_w, b"1")
         except BaseException:
@@ -197,8 +206,11 @@ class Tier1Spawner:
         proxy = egress.EgressProxy(egress.Policy.build(config.allowed_hosts, config.gateways),
                                    process.egress, config.egress_log, self.resolve)
         for listener, (port, upstream) in zip(listeners, routes.items()):
-            handler = proxy.handle if upstream is None else inject.tcp_relay(*upstream)
-            process.servers.append(await inject.serve(listener, handler))
+            if upstream is None:
+                server = await inject.serve(listener, proxy.handle, limit=egress.HEAD_LIMIT)
+            else:
+                server = await inject.serve(listener, inject.tcp_relay(*upstream))
+            process.servers.append(server)
 
 
 async def _read_child_pid(fd: int) -> int | None:
