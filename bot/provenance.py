@@ -24,7 +24,7 @@ from sandbox.base import Limits
 
 MARKER_RE = re.compile(r"<!-- bot:run (\{.*?\}) -->")
 _ATTESTED_LABELS = {"text": "messages", "progress": "progress", "thinking": "thinking",
-                    "tool_use": "native tool calls", "tool_result": "native tool results",
+                    "tool_use": "tool calls", "tool_result": "tool results",
                     "session": "session", "usage": "usage reports", "error": "errors", "done": "end"}
 
 
@@ -61,7 +61,7 @@ class Provenance:
         if self.tokens:
             parts.append(f"{_thousands(self.tokens)} tokens")
         if self.cost_usd:
-            parts.append(f"${self.cost_usd:.2f}")
+            parts.append(f"${self.cost_usd:.2f}" if self.cost_usd >= 0.01 else "<$0.01")
         changed = f"{len(self.files_changed)} file{'s' if len(self.files_changed) != 1 else ''} changed"
         parts.append(changed + (" (native mode, attested)" if self.mode == "native" else ""))
         if self.pr_url:

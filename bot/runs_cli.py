@@ -58,12 +58,12 @@ def show_run(recorder: Recorder, run_id: str, as_json: bool) -> int:
         print(f"{key:<14} {run.get(key) if run.get(key) is not None else '—'}")
     for key in ("limits", "egress", "summary"):
         print(f"{key:<14} {json.dumps(run[key], sort_keys=True) if run[key] else '—'}")
-    print(f"\n{'seq':>4} {'time':<12} {'tier':<10} {'kind':<11} {'tool':<15} {'outcome':<18} {'ms':>8}  raw")
+    print(f"\n{'seq':>4} {'time':<12} {'tier':<10} {'kind':<11} {'tool':<15} {'outcome':<24} {'ms':>8}  raw")
     for e in events:
         duration = f"{e['duration_ms']:.1f}" if e["duration_ms"] is not None else ""
         raw = (e["raw"] or "").replace("\n", "\\n")
         print(f"{e['seq']:>4} {e['ts'][11:23]:<12} {e['tier']:<10} {e['kind']:<11} {e['tool'] or '':<15} "
-              f"{e['outcome'] or '':<18} {duration:>8}  {raw[:200]}")
+              f"{(e['outcome'] or '')[:24]:<24} {duration:>8}  {raw[:200]}")
     counts = recorder.tier_counts(run["id"])
     print("\n" + " · ".join(f"{tier} {counts.get(tier, 0)}" for tier in ("enforced", "attested", "unobserved")))
     return 0

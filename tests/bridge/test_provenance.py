@@ -100,3 +100,9 @@ def test_json_form_is_serialisable_with_the_same_counts(recorder, run_id):
     record_episode(recorder, run_id)
     data = json.loads(json.dumps(provenance.build(recorder, run_id).as_dict()))
     assert [data["tiers"][t]["count"] for t in ("enforced", "attested", "unobserved")] == [3, 4, 1]
+
+
+def test_tiny_cost_is_shown_as_under_a_cent(recorder, run_id):
+    """A reported cost below one cent is not rounded to a misleading $0.00."""
+    prov = provenance.build(recorder, run_id, usage=Usage(input_tokens=10, output_tokens=5, cost_usd=0.0004))
+    assert "<$0.01" in prov.summary_line() and "$0.00" not in prov.summary_line()
