@@ -290,7 +290,8 @@ class CliAdapter:
                       events=events, error=redact(error, secrets) if error else None,
                       exit_code=exit_code, agent=self.name, failure=failure, stderr_tail=tail,
                       resumed=bool(episode.resume_session) and session == episode.resume_session,
-                      unobserved=self.unobserved)
+                      unobserved=self.unobserved,
+                      version=next((e.data["version"] for e in events if e.data and e.data.get("version")), None))
 
     def _failure(self, episode: Episode, events: list[Event], exit_code: int | None, stderr: str,
                  text: str) -> tuple[str | None, str | None]:
