@@ -6,8 +6,6 @@ worktree of a conversation has one stable path, so the CLI's own resume finds it
 """
 from __future__ import annotations
 
-import hashlib
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +18,9 @@ def thread_key(repo: str, number: int | str) -> str:
 
 
 def slug(key: str) -> str:
-    """A filesystem-safe, stable, unique name for a conversation."""
-    readable = re.sub(r"[^A-Za-z0-9]+", "-", key).strip("-").lower()[:60]
-    return f"{readable}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+    """A filesystem-safe, stable, unique name for a conversation (the same one the worktree uses)."""
+    from bot.workspace import conversation_slug
+    return conversation_slug(key)
 
 
 def home_dir(key: str, agent: str) -> Path:
@@ -32,7 +30,8 @@ def home_dir(key: str, agent: str) -> Path:
 
 
 def worktree_dir(key: str) -> Path:
-    return config.data_dir() / "worktrees" / slug(key)
+    from bot.workspace import worktree_path
+    return worktree_path(key)
 
 
 @dataclass

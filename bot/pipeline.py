@@ -72,7 +72,7 @@ async def run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
                                on_created=ctx.on_tracking_created, interval_s=ctx.progress_interval_s)
     try:
         await _acknowledge(ctx)
-        await tracking.start(f"**{ctx.agent or 'the agent'}** is on it for @{ctx.requester}.")
+        await tracking.start(f"**{ctx.agent or config.default_agent()}** is on it for @{ctx.requester}.")
     except Exception as exc:  # the acknowledgement failed: still try to answer below
         log.warning("acknowledgement failed: %s", exc)
     try:
@@ -114,6 +114,7 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
         if permission is not None and not worktree.config.may_trigger(permission):
             raise Stop(not_allowed_text(worktree.config.trigger_permissions))
         agent = _choose_agent(ctx, worktree.config)
+        tracking.header = f"**{agent}** is on it for @{ctx.requester}."
         await tracking.note(f"workspace ready at `{worktree.base_sha[:7]}`")
         turn = await _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel)
         if cancel.is_set():

@@ -1,0 +1,78 @@
+"""Crash recovery and `@bot stop`, through a real `bot serve` and the real Codex CLI.
+
+The long-running step is a bridged `run` tool call the fake provider scripts: the command
+touches a marker file in the worktree (so the test knows the job is mid-run) and then sleeps.
+"""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from bot import conversations, store
+from tests.fakes.provider import FakeProvider, call
+from tests.spine.helpers import payload
+from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
+
+pytestmark = pytest.mark.e2e
+MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
+SLOW = "touch .started && sleep 20"
+
+
+def mention(gh, body: str, comment_id: int) -> dict:
+    gh.add_comment(REPO, 1, body, user="Codertocat", comment_id=comment_id)
+    data = payload("issue_comment.created", body)
+    data["comment"]["id"] = comment_id
+    return data
+
+
+def started_marker(tmp_path):
+    return conversations.worktree_dir(f"{REPO}#1").joinpath(".started")
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    gh = seeded_github()
+    remotes = make_remote(tmp_path)
+    monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "data"))
+    with FakeProvider() as provider:
+        env = service_env(tmp_path, gh, remotes, provider.url, BOT_LEASE_SECONDS="2")
+        services: list[Service] = []
+        try:
+            yield gh, provider, env, services
+        finally:
+            for service in services:
+                service.stop()
+            gh.stop()
+
+
+def test_killed_server_finishes_the_job_once_after_restart(world, tmp_path):
+    """kill -9 mid-run, start again: the same tracking comment ends as the one answer."""
+    gh, provider, env, services = world
+    provider.script(call("run", {"command": SLOW}))
+    services.append(Service(env, tmp_path / "serve1.log").start())
+    services[0].deliver(mention(gh, "@bot codex run the slow check", 1))
+    gh.wait_for(lambda: started_marker(tmp_path).exists(), timeout=120)
+    services[0].kill()
+    services.append(Service(env, tmp_path / "serve2.log").start())
+    gh.wait_for(lambda: any(MARKER.search(c["body"]) for c in gh.comments(REPO, 1)), timeout=120)
+    time.sleep(1)  # let a duplicate, if there were one, show up
+    bot_comments = [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]"]
+    assert len(bot_comments) == 1 and MARKER.search(bot_comments[0]["body"])
+    assert len(gh.calls_to("POST", r"/issues/1/comments$")) == 1
+    assert [j["attempts"] for j in store.jobs(store.connect())] == [2]
+
+
+def test_stop_kills_the_run_and_says_stopped(world, tmp_path):
+    """`@bot stop` while the agent works: the tracking comment says stopped, the job is cancelled."""
+    gh, provider, env, services = world
+    provider.script(call("run", {"command": SLOW}))
+    services.append(Service(env, tmp_path / "serve.log").start())
+    services[0].deliver(mention(gh, "@bot codex run the slow check", 1))
+    gh.wait_for(lambda: started_marker(tmp_path).exists(), timeout=120)
+    services[0].deliver(mention(gh, "@bot stop", 2))
+    gh.wait_for(lambda: any("Stopped" in (c["body"] or "") for c in gh.comments(REPO, 1)), timeout=60)
+    statuses = [(j["kind"], j["status"]) for j in store.jobs(store.connect())]
+    assert ("episode", "cancelled") in statuses
+    assert {"subject": "issue_comment", "comment_id": 2, "content": "+1"} in gh.reactions
