@@ -58,8 +58,38 @@ print(json.dumps({"bridged": bridged, "direct": direct}))
 """
 
 
+HALT_RUNS = 5
+
+
 def run() -> list[str]:
-    return asyncio.run(_measure())
+    return asyncio.run(_measure()) + _halt_latency()
+
+
+def _halt_latency() -> list[str]:
+    """`halt()` from inside a real Claude Code episode until the episode is over (CLI killed,
+    sandbox gone, bridge closed): an upper bound for "the process is gone"."""
+    import time
+
+    from tests.bridge.test_e2e_clis import run_scripted
+    from tests.fakes.provider import call, say
+
+    script = (call("report_progress", {"markdown": "- [ ] working"}),
+              call("save_file", {"path": "late.txt", "content": "x"}), say("done"))
+    samples = []
+    for _ in range(HALT_RUNS):
+        halted_at: list[float] = []
+
+        def halt(bridge) -> None:
+            halted_at.append(time.perf_counter())
+            bridge.halt("bench stop")
+
+        with tempfile.TemporaryDirectory(prefix="bench-halt-") as scratch:
+            ran = asyncio.run(run_scripted("claude", Path(scratch), script, bridge_hook=halt))
+            samples.append((time.perf_counter() - halted_at[0]) * 1000)
+            if ran.result.failure != "cancelled":
+                raise RuntimeError(f"halt did not cancel the episode: {ran.result.failure}")
+    return [f"halt → claude episode over (killed, sandbox and bridge closed): median {statistics.median(samples):.0f} ms"
+            f" · max {max(samples):.0f} ms ({HALT_RUNS} runs)"]
 
 
 async def _measure() -> list[str]:
