@@ -32,6 +32,7 @@ def run() -> list[str]:
         cold_s = _job_time("bench/big#cold")
         recycled = [_job_time(f"bench/big#{n}") for n in range(ROUNDS)]
         os.environ["BOT_SPARE_WORKTREES"] = "0"
+        _drop_spares()
         added = [_job_time(f"bench/big#{n}") for n in range(ROUNDS)]
         del os.environ["BOT_SPARE_WORKTREES"]
         clone = [_time(lambda: _shallow_clone(origin_root, Path(scratch) / f"clone{n}"))
@@ -49,6 +50,12 @@ def run() -> list[str]:
             f"clone / worktree add: {statistics.median(clone) / statistics.median(added):.1f}x",
             f"mirror update after one new upstream commit: {_ms(update)}",
             f"first job on the repository (bare clone + worktree): {cold_s * 1000:.0f} ms"]
+
+
+def _drop_spares() -> None:
+    from bot import workspace, worktree_pool
+
+    asyncio.run(worktree_pool.discard_all(workspace.mirror_path(REPO)))
 
 
 def _job_time(conversation: str) -> float:

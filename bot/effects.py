@@ -231,7 +231,8 @@ def _refusal(wt: Worktree, refused: list[tuple[str, str]], files: list[str]) -> 
 
 
 async def _with_diff(wt: Worktree, done: Outcome, kind: str, message: str) -> Outcome:
-    diff = await _git(wt, "diff", "--no-color", "--no-ext-diff", wt.base_sha, done.commit_sha)
+    # the bot makes exactly one commit, so its parent..itself is the change even after a rebase
+    diff = await _git(wt, "diff", "--no-color", "--no-ext-diff", f"{done.commit_sha}^", done.commit_sha)
     if len(diff) > MAX_DIFF_CHARS:
         diff = diff[:MAX_DIFF_CHARS] + "\n… (diff truncated)\n"
         message += f" The diff is longer than {MAX_DIFF_CHARS} characters and was truncated."

@@ -173,6 +173,8 @@ async def remove(worktree: Worktree) -> None:
     async with mirror_lock(worktree.mirror):
         if not await worktree_pool.give_back(worktree.mirror, worktree.path, worktree.git_dir):
             await _discard_worktree(worktree.mirror, worktree.path)
+        # fetches never gc (gc.auto=0) so a job never waits on it; packs are tidied here instead
+        await run_git("-c", "gc.auto=6700", "gc", "--auto", "--quiet", cwd=worktree.mirror)
     (worktree.mirror / LAST_USED).touch()
 
 
