@@ -33,6 +33,7 @@ import contextlib
 import hmac
 import inspect
 import json
+import logging
 import secrets
 import time
 from pathlib import Path
@@ -46,9 +47,10 @@ from adapters.base import Bridge, Tier
 from bot import bridge_tools as tools
 from bot import config
 from bot.admission import Admission, Refusal
-from bot.bridge_tools import RunSandbox, ToolFailure
+from bot.bridge_tools import ProgressThrottle, RunSandbox, ToolFailure
 from bot.record import Recorder, elapsed_ms
 
+log = logging.getLogger(__name__)
 SERVER_NAME = "bot"
 TOKEN_ENV = "BOT_BRIDGE_TOKEN"
 TOOL_NAMES = tuple(tools.TOOLS)
@@ -194,6 +196,10 @@ class BridgeServer:
         except ToolFailure as failure:
             text, outcome, is_error = f"error: {failure}", "error", True
             detail = {"reason": str(failure)}
+        except Exception as exc:  # an unexpected failure is still a recorded call, never a dropped one
+            log.exception("bridged %s failed", name)
+            text, outcome, is_error = f"error: {name} failed ({type(exc).__name__}: {exc})", "error", True
+            detail = {"reason": f"{type(exc).__name__}: {exc}"}
         duration = elapsed_ms(started)
         if "path" not in detail and isinstance(args.get("path"), str):
             detail["path"] = args["path"]
@@ -226,43 +232,6 @@ class BridgeServer:
             self._running.add(process)
             if self.halted is not None:  # halted while it started
                 asyncio.get_running_loop().create_task(process.kill())
-
-
-class ProgressThrottle:
-    """Deliver at most one progress update per interval; the latest pending one wins."""
-
-    def __init__(self, deliver: Callable[[str], Any] | None, interval_s: float):
-        self._deliver = deliver
-        self._interval = interval_s
-        self._last = float("-inf")
-        self._pending: str | None = None
-        self._timer: asyncio.TimerHandle | None = None
-
-    async def submit(self, markdown: str) -> bool:
-        wait = self._last + self._interval - time.monotonic()
-        if wait <= 0:
-            await self._send(markdown)
-            return True
-        self._pending = markdown
-        if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(
-                wait, lambda: asyncio.get_running_loop().create_task(self.flush()))
-        return False
-
-    async def flush(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            await self._send(pending)
-
-    async def _send(self, markdown: str) -> None:
-        self._last = time.monotonic()
-        if self._deliver is not None:
-            result = self._deliver(markdown)
-            if inspect.isawaitable(result):
-                await result
 
 
 class _BearerGuard:

@@ -8,9 +8,11 @@ The server around them (auth, halt, budget, recording) is in bot/bridge.py.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Awaitable, Callable
 
@@ -232,3 +234,40 @@ async def read_thread(fetch: Callable[[], Awaitable[str]] | None, cap: int) -> t
         raise ToolFailure("the conversation is not available in this episode.")
     text = await fetch()
     return cap_output(text.encode("utf-8"), cap), {"chars": len(text)}
+
+
+class ProgressThrottle:
+    """Deliver at most one progress update per interval; the latest pending one wins."""
+
+    def __init__(self, deliver: Callable[[str], Any] | None, interval_s: float):
+        self._deliver = deliver
+        self._interval = interval_s
+        self._last = float("-inf")
+        self._pending: str | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    async def submit(self, markdown: str) -> bool:
+        wait = self._last + self._interval - time.monotonic()
+        if wait <= 0:
+            await self._send(markdown)
+            return True
+        self._pending = markdown
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(
+                wait, lambda: asyncio.get_running_loop().create_task(self.flush()))
+        return False
+
+    async def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            await self._send(pending)
+
+    async def _send(self, markdown: str) -> None:
+        self._last = time.monotonic()
+        if self._deliver is not None:
+            result = self._deliver(markdown)
+            if inspect.isawaitable(result):
+                await result

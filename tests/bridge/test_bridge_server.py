@@ -248,3 +248,11 @@ async def test_stop_event_halts_the_bridge(worktree, recorder, run_id, tmp_path)
         text, is_error = await call(bridge, "delete_file", path="README.md")
     assert is_error and (worktree / "README.md").exists()
     assert recorder.events(run_id)[0]["raw"] == "stopped (@bot stop or shutdown)"
+
+
+async def test_unexpected_failure_is_recorded_as_error(bridge, worktree, recorder, run_id):
+    """Editing a binary file fails inside the tool; the call is still answered and recorded."""
+    (worktree / "blob.bin").write_bytes(b"\xff\xfe\x00binary")
+    text, is_error = await call(bridge, "edit_file", path="blob.bin", old_string="a", new_string="b")
+    assert is_error and "UnicodeDecodeError" in text
+    assert recorder.events(run_id)[0]["outcome"] == "error"
