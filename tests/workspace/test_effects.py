@@ -180,3 +180,13 @@ def test_summary_names_base_commit_diffstat_and_pull():
                           pr_number=13, pr_url="https://github.com/octo/widget/pull/13")
     assert out.summary() == ("base 3f2a9c1 → 8c1e2d4 · 1 file changed · "
                              "[PR #13](https://github.com/octo/widget/pull/13)")
+
+
+async def test_pull_request_api_failure_keeps_pushed_branch(remote, widget, github, api, token):
+    """If GitHub refuses to open the PR, the branch is still pushed and the answer says so."""
+    github.fail_next("POST", r"/pulls$", status=403, body={"message": "Resource not accessible"})
+    wt = await edit(widget, 1, {"src/app.py": "print('hello')\n"}, token)
+    out = await effects.apply(wt, ask(1), api, token)
+    assert out.kind == "pushed" and out.pr_number is None
+    assert "could not open a pull request" in out.message
+    assert remote.exists(widget, f"refs/heads/{out.branch}")

@@ -62,3 +62,15 @@ async def test_token_is_nowhere_after_a_job(remote, widget, http_remote, api, to
 def _files_holding(root, secret: str) -> list[str]:
     needle = secret.encode()
     return [str(p) for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+async def test_push_refused_by_server_is_reported_with_diff(remote, widget, http_remote, api, token):
+    """A push the server's hook declines is not retried blindly: reported, with the diff."""
+    hook = remote.path(widget) / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'branch is protected' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    wt = await workspace.prepare(widget, "octo/widget#1", token=token)
+    (wt.path / "src/app.py").write_text("print('hello')\n")
+    out = await effects.apply(wt, ask(1), api, token)
+    assert out.kind == "failed" and "+print('hello')" in out.diff
+    assert "declined" in out.message and token not in out.message

@@ -1,0 +1,49 @@
+"""The per-mirror lock holds across processes (flock), not only across asyncio tasks."""
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+
+from bot import workspace
+
+CHILD = textwrap.dedent("""
+    import asyncio, sys
+    from pathlib import Path
+    from bot import workspace
+
+    async def main():
+        async with workspace.mirror_lock(Path(sys.argv[1])):
+            with open(sys.argv[2], "a") as log:
+                log.write("child\\n")
+
+    asyncio.run(main())
+""")
+
+
+async def test_second_process_waits_for_the_mirror_lock(tmp_path):
+    """Another process asking for a held mirror lock gets it only after it is released."""
+    mirror, order = tmp_path / "m.git", tmp_path / "order.txt"
+    async with workspace.mirror_lock(mirror):
+        child = subprocess.Popen([sys.executable, "-c", CHILD, str(mirror), str(order)],
+                                 cwd=str(workspace.config.PROJECT_ROOT))
+        await asyncio.sleep(1.0)  # ample time for a child that (wrongly) got the lock to write
+        with open(order, "a") as log:
+            log.write("parent releases\n")
+    assert child.wait(timeout=30) == 0
+    assert order.read_text().splitlines() == ["parent releases", "child"]
+
+
+async def test_tasks_in_one_process_take_turns(tmp_path):
+    """Two tasks of one event loop never hold the same mirror's lock at once."""
+    mirror, inside = tmp_path / "m.git", []
+
+    async def hold(name: str):
+        async with workspace.mirror_lock(mirror):
+            inside.append(name)
+            assert len(inside) == 1, inside
+            await asyncio.sleep(0.05)
+            inside.remove(name)
+
+    await asyncio.gather(*(hold(f"t{n}") for n in range(5)))
