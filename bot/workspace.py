@@ -112,6 +112,7 @@ async def update_mirror(full_name: str, token: str | None = None,
     else:
         await git("fetch", "--quiet", "--prune", "--no-write-fetch-head", url, *_BRANCHES,
                   cwd=mirror, token=token)
+        await _follow_renamed_default_branch(mirror, url, token)
     if pull_number is not None:
         ref = f"refs/pull/{int(pull_number)}/head"
         await git("fetch", "--quiet", "--no-write-fetch-head", url, f"+{ref}:{ref}",
@@ -127,6 +128,17 @@ async def _clone_bare(url: str, mirror: Path, token: str | None) -> None:
     # a bare clone stores the URL as `origin`; we always fetch by explicit URL instead
     await git("remote", "remove", "origin", cwd=partial)
     partial.rename(mirror)
+
+
+async def _follow_renamed_default_branch(mirror: Path, url: str, token: str | None) -> None:
+    """HEAD of a bare clone is set once; if upstream renamed its default branch, ask it again."""
+    code, _, _ = await run_git("rev-parse", "--verify", "--quiet", "HEAD", cwd=mirror)
+    if code == 0:
+        return
+    listing = await git("ls-remote", "--symref", url, "HEAD", cwd=mirror, token=token)
+    match = re.search(r"^ref: (refs/heads/\S+)\tHEAD$", listing, re.MULTILINE)
+    if match:
+        await git("symbolic-ref", "HEAD", match.group(1), cwd=mirror)
 
 
 async def default_branch_of(mirror: Path) -> str:

@@ -133,3 +133,12 @@ async def test_checkout_context_removes_worktree(remote, widget):
     async with workspace.checkout(widget, "octo/widget#5") as wt:
         assert (wt.path / "README.md").exists()
     assert not wt.path.exists()
+
+
+async def test_renamed_default_branch_is_followed(remote, widget):
+    """After upstream renames main to trunk, the next job starts from trunk's head."""
+    await workspace.remove(await workspace.prepare(widget, "octo/widget#1"))
+    sh_git("branch", "-m", "main", "trunk", cwd=remote.path(widget))
+    head = remote.commit(widget, "trunk", {"t.txt": "t\n"})
+    wt = await workspace.prepare(widget, "octo/widget#1")
+    assert (wt.default_branch, wt.base_sha) == ("trunk", head)
