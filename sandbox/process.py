@@ -40,10 +40,11 @@ class Tier1Process:
         self._kill_now()
 
     def _kill_now(self) -> None:
-        try:
-            os.killpg(self.pid, signal.SIGKILL)  # bwrap is PID-ns init's parent: all of it dies
-        except ProcessLookupError:
-            pass
+        if self._proc.returncode is None:  # once reaped, the pid may belong to someone else
+            try:
+                os.killpg(self.pid, signal.SIGKILL)  # bwrap dies, so its PID namespace dies
+            except ProcessLookupError:
+                pass
         self._groups.kill_all()
 
     async def wait(self) -> int:

@@ -120,3 +120,14 @@ async def test_open_files_backstop(run):
     """The open-files rlimit is set inside."""
     ran = await run("ulimit -n", limits=Limits(open_files=321, timeout_s=30))
     assert ran.out.strip() == "321"
+
+
+async def test_kill_stops_everything_mid_run(config):
+    """Cancelling a run (kill()) takes the foreground command and its daemons down at once."""
+    from sandbox.tier1 import Tier1Spawner
+    marker = f"33.{os.getpid()}"
+    proc = await Tier1Spawner().start(config, ["sh", "-c", f"setsid sleep {marker} & echo up; sleep 60"], {})
+    assert await proc.stdout.readline() == b"up\n"
+    await proc.kill()
+    assert proc.outcome()["killed"] is True
+    assert _host_processes_with(f"sleep\0{marker}") == []
