@@ -1,6 +1,7 @@
 """Escape suite, processes and resources: caps hold and nothing outlives the episode."""
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -66,7 +67,8 @@ def _host_processes_with(marker: str) -> list[int]:
 async def test_setsid_daemon_does_not_outlive_episode(run):
     """A double-forked setsid daemon dies with the episode: no such process left on the host."""
     marker = f"31.{os.getpid()}"
-    ran = await run(f"setsid sh -c 'nohup sleep {marker} >/dev/null 2>&1 &' ; echo detached")
+    ran = await run(f"setsid sh -c 'nohup sleep {marker} >/dev/null 2>&1 &'; "
+                    "until pgrep -x sleep >/dev/null; do sleep 0.01; done; echo detached")
     assert ran.out == "detached\n"
     assert _host_processes_with(f"sleep\0{marker}") == []
 
@@ -128,6 +130,11 @@ async def test_kill_stops_everything_mid_run(config):
     marker = f"33.{os.getpid()}"
     proc = await Tier1Spawner().start(config, ["sh", "-c", f"setsid sleep {marker} & echo up; sleep 60"], {})
     assert await proc.stdout.readline() == b"up\n"
+    for _ in range(500):  # the daemon is really running before the cancel
+        if _host_processes_with(f"sleep\0{marker}"):
+            break
+        await asyncio.sleep(0.01)
+    assert _host_processes_with(f"sleep\0{marker}") != []
     await proc.kill()
     assert proc.outcome()["killed"] is True
     assert _host_processes_with(f"sleep\0{marker}") == []
