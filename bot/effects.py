@@ -63,9 +63,17 @@ class Outcome:
             parts.append(self.diffstat)
         if self.pr_number:
             parts.append(f"[PR #{self.pr_number}]({self.pr_url})" if self.pr_url else f"PR #{self.pr_number}")
-        elif self.branch and self.repo and self.kind == "pushed":
-            parts.append(f"[{self.repo}@{self.branch}](https://github.com/{self.repo}/tree/{self.branch})")
+        elif self.kind == "pushed":
+            parts.append(self.branch_link())
         return " · ".join(parts)
+
+    def branch_link(self) -> str:
+        """Markdown for the branch, linked when the git host is a web host (github.com, GHES)."""
+        label = f"`{self.branch}`" + (f" on {self.repo}" if self.repo else "")
+        base = config.git_base_url()
+        if not self.branch or not self.repo or not base.startswith(("https://", "http://")):
+            return label
+        return f"[{label}]({base}/{self.repo}/tree/{self.branch})"
 
 
 async def apply(worktree: Worktree, request: Request, api, token: str | None = None) -> Outcome:
@@ -77,6 +85,11 @@ async def apply(worktree: Worktree, request: Request, api, token: str | None = N
     refused = [(path, pattern) for path, pattern in refused if pattern]
     if refused:
         return _refusal(worktree, refused, files)
+    nested = await _nested_repositories(worktree, files)
+    if nested:
+        return Outcome("refused", "I did not commit anything: the change adds nested git "
+                       f"repositories ({', '.join(f'`{p}`' for p in nested[:10])}), which the bot "
+                       "never commits.", worktree.base_sha, files=files)
     sha = await _commit(worktree, request)
     stat = (await _git(worktree, "diff", "--shortstat", worktree.base_sha, sha)).strip()
     done = Outcome("pushed", "", worktree.base_sha, sha, stat, files)
@@ -115,7 +128,9 @@ async def _push_and_open(wt: Worktree, request: Request, api, token, done: Outco
         pushed.message += f" I could not open a pull request ({_api_error(exc)}); open one from the branch."
         return pushed
     pushed.kind, pushed.pr_number, pushed.pr_url = "pull_request", pr["number"], pr.get("html_url")
-    pushed.message = f"Opened pull request #{pr['number']} from `{branch}` ({pushed.diffstat})."
+    link = f"[pull request #{pr['number']}]({pr['html_url']})" if pr.get("html_url") else \
+        f"pull request #{pr['number']}"
+    pushed.message = f"Opened {link} from {pushed.branch_link()} ({pushed.diffstat})."
     return pushed
 
 
@@ -137,7 +152,7 @@ async def _push(wt: Worktree, token: str | None, done: Outcome, repo: str, branc
         return await _with_diff(wt, done, "failed", f"Pushing to `{branch}` on {repo} failed: "
                                 f"{reason}. Here is the change as a diff.")
     done.kind = "pushed"
-    done.message = f"Pushed {done.commit_sha[:7]} to `{branch}` on {repo} ({done.diffstat})."
+    done.message = f"Pushed {done.commit_sha[:7]} to {done.branch_link()} ({done.diffstat})."
     return done
 
 
@@ -192,6 +207,13 @@ async def _stage(wt: Worktree) -> list[str]:
     await _git(wt, "add", "--all", "--", ".")
     names = await _git(wt, "diff", "--cached", "--name-only", "--no-renames", "-z", wt.base_sha)
     return [name for name in names.split("\0") if name]
+
+
+async def _nested_repositories(wt: Worktree, files: list[str]) -> list[str]:
+    """Changed paths staged as gitlinks (mode 160000): a repository the agent made inside."""
+    staged = await _git(wt, "ls-files", "--stage", "-z", "--", *files)
+    entries = (entry.split("\t", 1) for entry in staged.split("\0") if "\t" in entry)
+    return [path for meta, path in entries if meta.startswith("160000 ")]
 
 
 async def _commit(wt: Worktree, request: Request) -> str:

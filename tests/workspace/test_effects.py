@@ -190,3 +190,22 @@ async def test_pull_request_api_failure_keeps_pushed_branch(remote, widget, gith
     assert out.kind == "pushed" and out.pr_number is None
     assert "could not open a pull request" in out.message
     assert remote.exists(widget, f"refs/heads/{out.branch}")
+
+
+def test_summary_links_pushed_branch_on_web_host(monkeypatch):
+    """A push to a branch is linked on the git host's web UI (github.com or GHES)."""
+    monkeypatch.setenv("BOT_GIT_BASE_URL", "https://ghe.example.com")
+    out = effects.Outcome("pushed", "", "3f2a9c1aaaa", "8c1e2d4bbbb", "1 file changed",
+                          repo="octo/widget", branch="feature")
+    assert out.summary().endswith("(https://ghe.example.com/octo/widget/tree/feature)")
+
+
+async def test_nested_repository_is_refused(remote, widget, github, api, token):
+    """A git repository the agent created inside the worktree is never committed as a gitlink."""
+    wt = await edit(widget, 1, {"vendor/lib/x.txt": "x\n"}, token)
+    sh_git("init", "--quiet", str(wt.path / "vendor/lib"))
+    sh_git("add", "x.txt", cwd=wt.path / "vendor/lib")
+    sh_git("commit", "--quiet", "-m", "inner", cwd=wt.path / "vendor/lib")
+    out = await effects.apply(wt, ask(1), api, token)
+    assert out.kind == "refused" and "`vendor/lib`" in out.message
+    assert sh_git("branch", "--list", "bot/*", cwd=remote.path(widget)) == ""
