@@ -79,6 +79,24 @@ def _system_mounts() -> list[str]:
     return args
 
 
+def git_mounts(workdir: Path, mount_path: str) -> list[str]:
+    """The worktree's git data, read-only: the agent can read history but never plant hooks
+    or config that the bot's own host-side git would run. A linked worktree's admin dir (and
+    the repository it belongs to) is bound at its host path so `.git`'s pointer resolves."""
+    dotgit = workdir / ".git"
+    if dotgit.is_dir():
+        return ["--ro-bind", str(dotgit), f"{mount_path}/.git"]
+    if not dotgit.is_file():
+        return []
+    text = dotgit.read_text(errors="replace").strip()
+    if not text.startswith("gitdir:"):
+        return []
+    gitdir = (workdir / text[len("gitdir:"):].strip()).resolve()
+    common_file = gitdir / "commondir"
+    common = (gitdir / common_file.read_text().strip()).resolve() if common_file.is_file() else gitdir
+    return ["--ro-bind", str(common), str(common)] if common.is_dir() else []
+
+
 def bwrap_argv(bwrap: str, config: SandboxConfig, argv: Sequence[str], cwd: str | None,
                fds: tuple[int, int, int]) -> list[str]:
     """The whole bwrap command line: paths and fd numbers only, never an env value."""
@@ -92,6 +110,7 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, argv: Sequence[str], cwd: str 
         args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(config.home), str(config.home)]
     args += ["--bind" if config.writable else "--ro-bind", str(config.workdir), config.mount_path]
+    args += git_mounts(Path(config.workdir), config.mount_path)
     args += ["--remount-ro", "/"]  # bwrap's root tmpfs (mount points, /etc skeleton) stays read-only
     args += ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
              "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",

@@ -103,3 +103,39 @@ async def test_worktree_files_written_are_owned_by_the_bot_user(run, config):
     assert (config.workdir / "new.txt").stat().st_uid == os.geteuid()
     assert (config.workdir / "d" / "e").stat().st_uid == os.geteuid()
     (config.workdir / "new.txt").write_text("host can still edit it\n")
+
+
+def _git(cwd, *args):
+    import subprocess
+    return subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=cwd,
+                          check=True, capture_output=True, text=True).stdout
+
+
+async def test_git_dir_read_only_in_native_mode(run, config):
+    """Even with a writable worktree, .git (hooks, config) cannot be written; history is readable."""
+    _git(config.workdir, "init", "-q")
+    _git(config.workdir, "add", "README.md")
+    _git(config.workdir, "commit", "-qm", "first")
+    ran = await run("echo 'curl evil' > .git/hooks/pre-commit 2>&1; git config core.pager evil 2>&1; "
+                    "git log --format=%s", writable=True)
+    assert "cannot create .git/hooks/pre-commit: Read-only file system" in ran.err
+    assert "could not lock config file .git/config: Read-only file system" in ran.out
+    assert ran.out.strip().endswith("first")
+    assert not (config.workdir / ".git" / "hooks" / "pre-commit").exists()
+
+
+async def test_linked_worktree_history_readable_rest_of_data_dir_hidden(run, data_dir, tmp_path):
+    """A worktree of a mirror under the data dir can read its history; the data dir stays hidden."""
+    mirror = data_dir / "mirrors" / "octo" / "repo.git"
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "f.txt").write_text("x\n")
+    _git(source, "init", "-q")
+    _git(source, "add", "f.txt")
+    _git(source, "commit", "-qm", "from the mirror")
+    _git(tmp_path, "clone", "-q", "--bare", str(source), str(mirror))
+    worktree = data_dir / "worktrees" / "conv-c"
+    _git(mirror, "worktree", "add", "-q", "--detach", str(worktree), "HEAD")
+    ran = await run(f"git log --format=%s; cat '{data_dir}/secret.key' 2>&1; exit 0", workdir=worktree)
+    assert ran.out.splitlines()[0] == "from the mirror"
+    assert "No such file or directory" in ran.out and "master-key" not in ran.out
