@@ -181,24 +181,24 @@ async def _add_worktree(mirror: Path, path: Path, sha: str) -> Path:
 
 async def remove(worktree: Worktree) -> None:
     """Take the job's worktree away from its conversation path: scrubbed into the spare pool, or
-    deleted with the mirror's record of it."""
+    deleted with the mirror's record of it. Then mirrors past BOT_MIRRORS_MAX_BYTES are collected."""
     async with mirror_lock(worktree.mirror):
         if not await worktree_pool.give_back(worktree.mirror, worktree.path, worktree.git_dir):
             await _discard_worktree(worktree.mirror, worktree.path)
         # fetches never gc (gc.auto=0) so a job never waits on it; packs are tidied here instead
         await run_git("-c", "gc.auto=6700", "gc", "--auto", "--quiet", cwd=worktree.mirror)
     (worktree.mirror / LAST_USED).touch()
+    await collect_garbage()
 
 
 @contextlib.asynccontextmanager
 async def checkout(full_name: str, conversation: str, **kwargs) -> AsyncIterator[Worktree]:
-    """`prepare` … `remove`, then garbage-collect mirrors past the configured size."""
+    """`prepare` … `remove` (which also garbage-collects mirrors past the configured size)."""
     worktree = await prepare(full_name, conversation, **kwargs)
     try:
         yield worktree
     finally:
         await remove(worktree)
-        await collect_garbage()
 
 
 async def _discard_worktree(mirror: Path, path: Path) -> None:

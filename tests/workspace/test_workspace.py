@@ -142,3 +142,14 @@ async def test_renamed_default_branch_is_followed(remote, widget):
     head = remote.commit(widget, "trunk", {"t.txt": "t\n"})
     wt = await workspace.prepare(widget, "octo/widget#1")
     assert (wt.default_branch, wt.base_sha) == ("trunk", head)
+
+
+async def test_removing_a_worktree_collects_mirrors_past_the_limit(remote, widget, monkeypatch):
+    """The end of a job enforces BOT_MIRRORS_MAX_BYTES: an idle old mirror goes."""
+    remote.create("octo/other", {"a.txt": "a\n"})
+    await workspace.remove(await workspace.prepare("octo/other", "octo/other#1"))
+    os.utime(workspace.mirror_path("octo/other") / workspace.LAST_USED, (1, 1))
+    wt = await workspace.prepare(widget, "octo/widget#1")
+    monkeypatch.setenv("BOT_MIRRORS_MAX_BYTES", "1")
+    await workspace.remove(wt)
+    assert not workspace.mirror_path("octo/other").exists()
