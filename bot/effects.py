@@ -231,7 +231,10 @@ def _commit_message(wt: Worktree, request: Request) -> str:
 
 
 def _title(request: Request) -> str:
+    """The request's first line; a terse one ("fix this") gets the thread's title after it."""
     first = next((line.strip() for line in request.text.splitlines() if line.strip()), "")
+    if len(first.split()) < 4 and request.title:
+        first = f"{first.rstrip('.!')}: {request.title}" if first else request.title
     first = first or f"Changes requested by @{request.requester_login}"
     first = first[0].upper() + first[1:]
     return first if len(first) <= 72 else first[:71].rstrip() + "…"

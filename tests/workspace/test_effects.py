@@ -44,7 +44,7 @@ async def test_commit_is_by_bot_and_co_authored_by_requester(remote, widget, git
     log = sh_git("log", "-1", "--format=%an <%ae>|%cn <%ce>|%s|%B", out.commit_sha, cwd=remote.path(widget))
     author, committer, subject, body = log.split("|", 3)
     assert author == committer == "widgetbot <widgetbot@example.com>"
-    assert subject == "Fix the greeting"
+    assert subject == "Fix the greeting: Greeting is wrong"
     assert "Co-authored-by: alice <4242+alice@users.noreply.github.com>" in body
 
 
@@ -209,3 +209,9 @@ async def test_nested_repository_is_refused(remote, widget, github, api, token):
     out = await effects.apply(wt, ask(1), api, token)
     assert out.kind == "refused" and "`vendor/lib`" in out.message
     assert sh_git("branch", "--list", "bot/*", cwd=remote.path(widget)) == ""
+
+
+def test_descriptive_request_is_the_title_as_is():
+    """A request of several words is its own commit subject, without the thread title."""
+    request = ask(1, text="rename the greeting helper and update callers")
+    assert effects._title(request) == "Rename the greeting helper and update callers"

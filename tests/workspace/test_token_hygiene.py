@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -56,6 +57,8 @@ async def test_token_is_nowhere_after_a_job(remote, widget, http_remote, api, to
     assert worktree_files == []
     assert _files_holding(config.data_dir(), token) == []
     assert _files_holding(remote.root, token) == []
+    assert all(token not in p.read_text() for p in (Path.home() / ".gitconfig",
+                                                   Path.home() / ".git-credentials") if p.exists())
     assert token not in caplog.text and token not in out.message + out.summary()
 
 
