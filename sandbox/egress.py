@@ -21,6 +21,7 @@ from sandbox.inject import pipe
 HEAD_LIMIT = 8192
 HEAD_TIMEOUT_S = 10.0
 CONNECT_TIMEOUT_S = 10.0
+IDLE_TIMEOUT_S = 300.0  # a tunnel silent in both directions this long is closed
 DEFAULT_PORT = 443
 BAD_NAME_CHARS = set("/\\@% \t\r\n")
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -126,6 +127,7 @@ class EgressProxy:
         self.decisions = decisions
         self.log_path = log_path
         self.resolve = resolve
+        self.idle_timeout_s = IDLE_TIMEOUT_S
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -204,18 +206,27 @@ class EgressProxy:
         decision = self.record(EgressDecision(host, port, True, "allowed", address=address, sni=sni,
                                               time=time.time()))
         up_writer.write(hello)
+        decision.bytes_up += len(hello)
+        last_activity = [time.monotonic()]
 
         def count_up(n: int) -> None:
             decision.bytes_up += n
+            last_activity[0] = time.monotonic()
 
         def count_down(n: int) -> None:
             decision.bytes_down += n
+            last_activity[0] = time.monotonic()
 
-        decision.bytes_up += len(hello)
+        relay = asyncio.gather(pipe(reader, up_writer, count_up), pipe(up_reader, writer, count_down))
         try:
-            await asyncio.gather(pipe(reader, up_writer, count_up), pipe(up_reader, writer, count_down))
+            while not relay.done():
+                idle = time.monotonic() - last_activity[0]
+                await asyncio.wait([relay], timeout=max(self.idle_timeout_s - idle, 0.01))
+                if not relay.done() and time.monotonic() - last_activity[0] >= self.idle_timeout_s:
+                    relay.cancel()  # silent both ways for too long: drop the tunnel
         finally:
             up_writer.close()
+            relay.cancel()
 
 
 def _sni_matches(host: str, sni: str | None) -> bool:

@@ -117,3 +117,26 @@ def test_summary_counts_per_host():
                  EgressDecision("chatgpt.com", 443, False, "blocked-by-allowlist")]
     assert summarize(decisions) == {"api.openai.com:443": {"allowed": 2, "denied": 0, "bytes": 110},
                                     "chatgpt.com:443": {"allowed": 0, "denied": 1, "bytes": 0}}
+
+
+async def test_silent_tunnel_closed_after_idle_timeout():
+    """A tunnel with no bytes either way for the idle timeout is closed by the proxy."""
+    from sandbox.egress import EgressProxy
+
+    async def silent(reader, writer):
+        await reader.read()  # never answers; returns when the proxy hangs up
+
+    upstream = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = upstream.sockets[0].getsockname()[1]
+    decisions = []
+    proxy = EgressProxy(Policy.build([], gateways=[f"localhost:{port}"]), decisions)
+    proxy.idle_timeout_s = 0.2
+    server = await asyncio.start_server(proxy.handle, "127.0.0.1", 0)
+    reader, writer = await asyncio.open_connection(*server.sockets[0].getsockname()[:2])
+    writer.write(f"CONNECT localhost:{port} HTTP/1.1\r\n\r\n".encode() + _client_hello("localhost"))
+    assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 200")
+    assert await asyncio.wait_for(reader.read(), 30) == b""  # EOF: the proxy hung up
+    assert decisions[0].allowed and decisions[0].bytes_up > 0
+    writer.close()
+    server.close()
+    upstream.close()

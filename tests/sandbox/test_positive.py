@@ -98,3 +98,13 @@ async def test_listener_injection_through_owner_userns_fork(run, http_server, mo
     port = await http_server(b"bridge-via-fork")
     ran = await run("curl -sS --max-time 10 http://127.0.0.1:8765/mcp", bridge_upstream=("127.0.0.1", port))
     assert ran.out == "bridge-via-fork"
+
+
+async def test_concurrent_sandboxes_each_reach_their_own_bridge(run, http_server):
+    """Runs side by side each get their own 127.0.0.1:8765, wired to their own bridge."""
+    import asyncio
+    ports = [await http_server(f"bridge-{i}".encode()) for i in range(3)]
+    results = await asyncio.gather(*(
+        run("curl -sS --max-time 10 http://127.0.0.1:8765/mcp", bridge_upstream=("127.0.0.1", port))
+        for port in ports))
+    assert [r.out for r in results] == ["bridge-0", "bridge-1", "bridge-2"]
