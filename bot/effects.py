@@ -140,10 +140,13 @@ async def _push(wt: Worktree, token: str | None, done: Outcome, repo: str, branc
     url = config.clone_url(repo)
     code, out, err = await _push_once(wt, token, url, branch)
     if code != 0 and _REJECTED.search(out + err):
-        moved = await _rebase_on_remote(wt, token, url, branch)
-        if moved is not None:
+        problem = await _rebase_on_remote(wt, token, url, branch)
+        if problem == "conflict":
             return await _with_diff(wt, done, "conflict", f"`{branch}` on {repo} moved while I worked and "
-                                    f"my change does not apply on top of it ({moved}); here it is as a diff.")
+                                    "my change conflicts with the new commits; here it is as a diff.")
+        if problem:
+            return await _with_diff(wt, done, "failed", f"`{branch}` on {repo} moved while I worked and "
+                                    f"{problem}; here is the change as a diff.")
         done.commit_sha = (await _git(wt, "rev-parse", "HEAD")).strip()
         code, out, err = await _push_once(wt, token, url, branch)
     if code != 0:
@@ -169,7 +172,7 @@ async def _rebase_on_remote(wt: Worktree, token: str | None, url: str, branch: s
                                      f"+refs/heads/{branch}:{tracking}", cwd=wt.path, token=token,
                                      env=wt.git_env())
     if code != 0:
-        return f"fetching it failed: {_last_line(err)}"
+        return f"fetching it failed ({_last_line(redact(err, token))})"
     code, _, err = await run_git("rebase", "--quiet", "--onto", tracking, wt.base_sha,
                                  cwd=wt.path, env=wt.git_env())
     if code != 0:
