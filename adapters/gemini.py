@@ -19,6 +19,7 @@ SYSTEM_SETTINGS = ".bot/gemini-system-settings.json"
 POLICY = ".bot/gemini-policy.toml"
 MEMORY = ".gemini/GEMINI.md"  # global context: a lower-authority standing instruction
 NATIVE_WRITE_TOOLS = ("run_shell_command", "write_file", "replace")
+DENIED_IN_STRICT = NATIVE_WRITE_TOOLS + ("web_fetch", "google_web_search")
 EXIT_MEANING = {41: ("auth", "gemini rejected its credentials (exit 41): check GEMINI_API_KEY or the settings page"),
                 42: ("agent", "gemini rejected its input (exit 42)"),
                 52: ("config", "gemini found its configuration invalid (exit 52)"),
@@ -128,7 +129,7 @@ def _strict_policy(server: str | None) -> bytes:
     rules = []
     if server:
         rules.append(f'[[rule]]\nmcpName = "{server}"\ndecision = "allow"\npriority = 200\n')
-    names = ", ".join(f'"{name}"' for name in NATIVE_WRITE_TOOLS)
+    names = ", ".join(f'"{name}"' for name in DENIED_IN_STRICT)
     rules.append(f"[[rule]]\ntoolName = [{names}]\ndecision = \"deny\"\npriority = 900\n")
     return "\n".join(rules).encode()
 

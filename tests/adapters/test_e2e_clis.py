@@ -8,6 +8,7 @@ a clear failure; a native shell and a native write attempt denied.
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,7 @@ PATCH = "*** Begin Patch\n*** Add File: PWNED\n+pwned\n*** End Patch\n"
 # is nested in a JavaScript `exec` tool the fake provider cannot drive; an unknown slug keeps
 # plain tools (the MCP server as a `namespace` tool), as in the recorded fixtures.
 MODELS = {"codex": "mock-model"}
+INSTRUCTION = "Standing instruction: answer in English (e2e-marker-7731)."
 WRITE_ARGS = {"claude": {"file_path": "/workspace/PWNED", "content": "pwned"},
               "codex": {"input": PATCH}, "opencode": {"filePath": "/workspace/PWNED", "content": "pwned"},
               "gemini": {"file_path": "/workspace/PWNED", "content": "pwned"}}
@@ -51,7 +53,7 @@ class Sandboxed:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    async def turn(self, agent: str, prompt: str, resume: str | None = None) -> Result:
+    async def turn(self, agent: str, prompt: str, resume: str | None = None, instruction: str = "") -> Result:
         adapter = base.get(agent)
         spawner = Tier1Spawner()
         config = SandboxConfig(workdir=self.worktree, home=self.root / "home" / agent, ro_binds=(AGENTS_DIR,),
@@ -61,7 +63,7 @@ class Sandboxed:
         if self.bridge:
             bridge = Bridge(url=spawner.inside_bridge_url(config), token=self.bridge.token, tools=("echo",))
         episode = Episode(prompt=prompt, workdir=config.mount_path, home=config.home, resume_session=resume,
-                          model=MODELS.get(agent),
+                          model=MODELS.get(agent), instruction=instruction,
                           bridge=bridge, base_url=self.fake.url,
                           credentials=Credentials(env={adapter.credential_env[0]: FAKE_KEY}))
         return await run_episode(adapter, episode, spawner, config)
@@ -77,7 +79,7 @@ def two_turns(request, tmp_path_factory):
     agent = request.param
     with FakeProvider() as fake:
         box = Sandboxed(tmp_path_factory.mktemp(f"turns-{agent}"), fake)
-        first = run(box.turn(agent, "Say hello"))
+        first = run(box.turn(agent, "Say hello", instruction=INSTRUCTION))
         second = run(box.turn(agent, "Second turn please", resume=first.session_id))
         yield agent, first, second, fake.main_requests()
 
@@ -100,6 +102,13 @@ def test_resume_resends_the_earlier_turn(two_turns):
     """The provider sees the first turn's answer in the second turn's history."""
     _, _, second, requests = two_turns
     assert requests[-1].prior_assistant_turns == 1 and "prior_assistant_turns=1" in second.text
+
+
+def test_standing_instruction_reaches_the_model(two_turns):
+    """The episode's standing instruction is in what the CLI sent, apart from the user's prompt."""
+    _, _, _, requests = two_turns
+    assert "e2e-marker-7731" in json.dumps(requests[0].body)
+    assert "e2e-marker-7731" not in requests[0].last_user_text
 
 
 def test_usage_is_reported(two_turns):
