@@ -22,7 +22,7 @@ UPDATE jobs SET status = 'running', lease_owner = :owner, lease_expires = :expir
 WHERE id = (
   SELECT j.id FROM jobs j
   WHERE (j.status = 'queued' OR (j.status = 'running' AND j.lease_expires < :now))
-    AND j.conversation NOT IN (SELECT value FROM json_each(:busy))
+    AND j.id NOT IN (SELECT value FROM json_each(:busy))
     AND (j.kind != 'episode' OR NOT EXISTS (
           SELECT 1 FROM jobs k WHERE k.kind = 'episode' AND k.conversation = j.conversation
             AND k.id < j.id AND k.status IN ('queued', 'running')))
@@ -56,8 +56,9 @@ def enqueue(db: sqlite_utils.Database, kind: str, conversation: str, spec: dict,
 
 
 def claim(db: sqlite_utils.Database, owner: str, lease_s: float = DEFAULT_LEASE_S,
-          busy: tuple[str, ...] = ()) -> Job | None:
-    """Atomically take the next runnable job (skipping conversations in `busy`), or None."""
+          busy: tuple[int, ...] = ()) -> Job | None:
+    """Atomically take the next runnable job, or None. `busy`: ids this process is running,
+    never reclaimed by it even if their lease lapsed while the event loop was blocked."""
     now = time.time()
     cursor = db.execute(_CLAIM, {"owner": owner, "expires": now + lease_s, "now": now,
                                  "busy": json.dumps(list(busy))})

@@ -64,7 +64,7 @@ class WorkerPool:
         while not self._stopping:
             job = None
             if len(self.running) < self.size:
-                job = queue.claim(self.db, self.owner, lease_seconds())
+                job = queue.claim(self.db, self.owner, lease_seconds(), busy=tuple(self.running))
             if job is None:
                 self._wake.clear()
                 try:
@@ -101,10 +101,11 @@ class WorkerPool:
         while True:
             await asyncio.sleep(POLL_S)
             ticks += 1
-            if ticks * POLL_S >= lease_seconds() / 3:
+            if ticks * POLL_S >= lease_seconds() / 4:
                 ticks = 0
                 if not queue.renew(self.db, job.id, self.owner, lease_seconds()):
-                    log.warning("lost the lease of job %s", job.id)
+                    log.warning("lost the lease of job %s to another worker; stopping it here", job.id)
+                    cancel.set()
             row = store.get_job(self.db, job.id)
             if row and row["cancel_requested"] and not cancel.is_set():
                 log.info("job %s: stop requested", job.id)

@@ -73,6 +73,5 @@ def test_stop_kills_the_run_and_says_stopped(world, tmp_path):
     gh.wait_for(lambda: started_marker(tmp_path).exists(), timeout=120)
     services[0].deliver(mention(gh, "@bot stop", 2))
     gh.wait_for(lambda: any("Stopped" in (c["body"] or "") for c in gh.comments(REPO, 1)), timeout=60)
-    statuses = [(j["kind"], j["status"]) for j in store.jobs(store.connect())]
-    assert ("episode", "cancelled") in statuses
+    gh.wait_for(lambda: ("episode", "cancelled") in [(j["kind"], j["status"]) for j in store.jobs(store.connect())])
     assert {"subject": "issue_comment", "comment_id": 2, "content": "+1"} in gh.reactions

@@ -77,3 +77,12 @@ def test_finished_job_frees_the_conversation():
     queue.claim(db, "w1")
     queue.finish(db, first, "done")
     assert queue.claim(db, "w1").id == second
+
+
+def test_busy_job_is_not_reclaimed_by_its_own_worker():
+    """A worker never reclaims a job it is still running, even after its lease lapsed."""
+    db = store.connect()
+    job_id = queue.enqueue(db, "episode", "o/r#1", {})
+    queue.claim(db, "w1", lease_s=0.01)
+    time.sleep(0.05)
+    assert queue.claim(db, "w1", busy=(job_id,)) is None
