@@ -124,6 +124,7 @@ async def update_mirror(full_name: str, token: str | None = None,
 async def _clone_bare(url: str, mirror: Path, token: str | None) -> None:
     partial = mirror.with_name(mirror.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
+    shutil.rmtree(mirror, ignore_errors=True)  # a mirror without HEAD is a wreck, not a cache
     await git("clone", "--bare", "--quiet", url, str(partial), cwd=mirror.parent, token=token)
     # a bare clone stores the URL as `origin`; we always fetch by explicit URL instead
     await git("remote", "remove", "origin", cwd=partial)
@@ -187,7 +188,7 @@ async def remove(worktree: Worktree) -> None:
             await _discard_worktree(worktree.mirror, worktree.path)
         # fetches never gc (gc.auto=0) so a job never waits on it; packs are tidied here instead
         await run_git("-c", "gc.auto=6700", "gc", "--auto", "--quiet", cwd=worktree.mirror)
-    (worktree.mirror / LAST_USED).touch()
+        (worktree.mirror / LAST_USED).touch()
     await collect_garbage()
 
 
