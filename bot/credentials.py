@@ -164,6 +164,8 @@ def _opencode_env_names() -> list[str]:
     explicit = config.env("BOT_OPENCODE_KEY_ENV")  # a custom provider's key variable
     if explicit:
         return [explicit]
+    if config.agent_base_url("opencode"):  # the adapter's gateway provider reads OPENAI_API_KEY
+        return ["OPENAI_API_KEY"]
     provider = config.env("BOT_OPENCODE_PROVIDER") or (config.agent_model("opencode") or "").partition("/")[0]
     if provider in OPENCODE_PROVIDER_ENV:
         return [OPENCODE_PROVIDER_ENV[provider]]

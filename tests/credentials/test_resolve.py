@@ -125,6 +125,14 @@ def test_opencode_operator_key_follows_configured_provider(monkeypatch):
     assert credentials.resolve("opencode", None, None, None).env == {"OPENAI_API_KEY": "sk-openai"}
 
 
+def test_opencode_gateway_takes_the_openai_variable(monkeypatch):
+    """Behind the operator's gateway OpenCode speaks the OpenAI wire, keyed by OPENAI_API_KEY."""
+    monkeypatch.setenv("BOT_OPENCODE_BASE_URL", "http://127.0.0.1:9/gateway")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-gateway")
+    assert credentials.resolve("opencode", None, None, None).env == {"OPENAI_API_KEY": "sk-gateway"}
+
+
 def test_opencode_custom_provider_key_variable(monkeypatch):
     """BOT_OPENCODE_KEY_ENV names the variable of a custom (gateway) provider."""
     monkeypatch.setenv("BOT_OPENCODE_KEY_ENV", "MOCK_API_KEY")
