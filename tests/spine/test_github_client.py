@@ -1,0 +1,96 @@
+"""bot.github against the fake GitHub: token cache, permission cache, rate-limit retries."""
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from bot import github
+from tests.fakes.github import FakeGitHub
+from tests.spine.helpers import app_key, configure_app
+
+REPO = "octo/repo"
+
+
+@pytest.fixture
+def gh(monkeypatch):
+    with FakeGitHub(app_id="4242", public_key=app_key()[1]) as fake:
+        fake.add_repo(REPO)
+        fake.add_issue(REPO, 1)
+        configure_app(monkeypatch, api_url=fake.url)
+        github._permissions.clear()
+        yield fake
+
+
+async def thread(tokens: github.TokenCache, client: httpx.AsyncClient) -> github.Thread:
+    return await github.installation_thread(client, tokens, 7, REPO, 1)
+
+
+async def test_installation_token_is_minted_once_and_reused(gh):
+    """Two threads of one installation share one minted token (JWT verified by the fake)."""
+    tokens = github.TokenCache()
+    async with httpx.AsyncClient() as client:
+        await thread(tokens, client)
+        await thread(tokens, client)
+    assert len(gh.calls_to("POST", r"/app/installations/7/access_tokens$")) == 1
+
+
+async def test_permission_is_cached(gh):
+    """The collaborator permission is asked once and then served from the cache."""
+    gh.set_permission(REPO, "alice", "maintain")
+    async with httpx.AsyncClient() as client:
+        t = await thread(github.TokenCache(), client)
+        assert await t.can_write("alice") and await t.can_write("alice")
+    assert len(gh.calls_to("GET", r"/collaborators/alice/permission$")) == 1
+
+
+async def test_unknown_user_has_no_permission(gh):
+    """A 404 from the permission endpoint means no access, not an error."""
+    async with httpx.AsyncClient() as client:
+        t = await thread(github.TokenCache(), client)
+        assert await t.permission("stranger") == "none"
+
+
+async def test_read_permission_cannot_trigger(gh):
+    """`read` (every user of a public repository) is never enough."""
+    gh.set_permission(REPO, "reader", "read")
+    async with httpx.AsyncClient() as client:
+        t = await thread(github.TokenCache(), client)
+        assert not await t.can_write("reader")
+
+
+async def test_secondary_limit_with_retry_after_is_retried(gh):
+    """A 403 secondary limit with Retry-After is waited out and the comment is posted."""
+    gh.fail_next("POST", r"/issues/1/comments$", 403, headers={"retry-after": "1"},
+                 body={"message": "You have exceeded a secondary rate limit."})
+    async with httpx.AsyncClient() as client:
+        t = await thread(github.TokenCache(), client)
+        await t.create_comment("hello")
+    assert [c["body"] for c in gh.comments(REPO, 1)] == ["hello"]
+
+
+async def test_server_error_is_retried(gh):
+    """A 502 from GitHub is retried with backoff instead of losing the post."""
+    gh.fail_next("POST", r"/issues/1/comments$", 502)
+    async with httpx.AsyncClient() as client:
+        t = await thread(github.TokenCache(), client)
+        await t.create_comment("after a hiccup")
+    assert len(gh.comments(REPO, 1)) == 1
+
+
+async def test_plain_404_is_not_retried(gh):
+    """A client error that is not a rate limit surfaces at once."""
+    async with httpx.AsyncClient() as client:
+        t = github.Thread((await thread(github.TokenCache(), client)).api, REPO, 99)
+        with pytest.raises(Exception):
+            await t.create_comment("nowhere")
+    assert len(gh.calls_to("POST", r"/issues/99/comments$")) == 1
+
+
+async def test_review_reply_goes_to_the_review_thread(gh):
+    """A tracking comment for a review comment is a reply in its thread."""
+    gh.add_pull(REPO, 2)
+    parent = gh.add_review_comment(REPO, 2, "@bot fix")
+    async with httpx.AsyncClient() as client:
+        t = github.Thread((await thread(github.TokenCache(), client)).api, REPO, 2)
+        await t.create_comment("on it", review_thread=parent["id"])
+    assert [c["in_reply_to_id"] for c in gh.comments(REPO, 2) if c["body"] == "on it"] == [parent["id"]]

@@ -1,0 +1,65 @@
+"""The tracking comment: throttled live edits, an always-sent final edit, redaction."""
+from __future__ import annotations
+
+import asyncio
+
+from adapters.base import Event, EventKind
+from bot.tracking import TrackingComment
+
+
+class RecordingSurface:
+    def __init__(self):
+        self.posts, self.edits = [], []
+
+    async def post(self, body):
+        self.posts.append(body)
+        return 7
+
+    async def edit(self, handle, body):
+        self.edits.append((handle, body))
+
+
+async def test_burst_of_events_is_one_throttled_edit():
+    """Many events within the interval produce at most one scheduled edit."""
+    surface = RecordingSurface()
+    tracking = TrackingComment(surface, lambda: [], interval_s=0.3)
+    await tracking.start("**codex** is on it")
+    for n in range(20):
+        await tracking.on_event(Event(EventKind.TOOL_USE, tool="read", text=f"file{n}"))
+    await asyncio.sleep(0.5)
+    assert len(surface.edits) == 1 and "file19" in surface.edits[0][1]
+
+
+async def test_final_edit_is_sent_even_inside_the_interval():
+    """The answer replaces the working text at once."""
+    surface = RecordingSurface()
+    tracking = TrackingComment(surface, lambda: [], interval_s=60)
+    await tracking.start("working")
+    await tracking.finish("the answer")
+    assert surface.edits[-1] == (7, "the answer")
+
+
+async def test_retry_edits_the_stored_comment_instead_of_posting():
+    """A retried job with a stored tracking id never posts a second comment."""
+    surface = RecordingSurface()
+    tracking = TrackingComment(surface, lambda: [], handle=41)
+    await tracking.start("working again")
+    await tracking.finish("done")
+    assert surface.posts == [] and {h for h, _ in surface.edits} == {41}
+
+
+async def test_secrets_are_redacted_before_posting():
+    """A key in the answer never reaches the surface."""
+    surface = RecordingSurface()
+    tracking = TrackingComment(surface, lambda: ["sk-secret-value-123"])
+    await tracking.start("working")
+    await tracking.finish("the key is sk-secret-value-123")
+    assert "sk-secret-value-123" not in surface.edits[-1][1]
+
+
+async def test_created_comment_id_is_handed_back():
+    """on_created receives the new comment id so the job can store it."""
+    seen = []
+    tracking = TrackingComment(RecordingSurface(), lambda: [], on_created=seen.append)
+    await tracking.start("working")
+    assert seen == [7]
