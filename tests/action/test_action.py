@@ -138,3 +138,11 @@ def test_credential_files_are_scrubbed_before_the_cache_is_saved(github, runner)
     cli.main(["action"])
     assert not (home / ".codex" / "auth.json").exists()
     assert (home / ".codex" / "history.jsonl").exists()
+
+
+def test_command_in_a_new_issue_body_is_answered(github, runner):
+    """`@bot help` in the body of a newly opened issue is answered on that issue."""
+    runner.event("issues", payload("issues.opened", "Something is off.\n\n@bot help"))
+    assert cli.main(["action"]) == 0
+    [comment] = github.comments(REPO, 1)
+    assert runner.outputs()["comment-id"] == str(comment["id"])
