@@ -36,7 +36,7 @@ class Request:
     agent: str
     text: str
     requester_login: str
-    requester_id: int
+    requester_id: int | None
     number: int
     title: str = ""
     pull: dict | None = None
@@ -227,10 +227,12 @@ async def _commit(wt: Worktree, request: Request) -> str:
 
 def _commit_message(wt: Worktree, request: Request) -> str:
     login, uid = request.requester_login, request.requester_id
+    # GitHub attributes <id>+<login>@users.noreply.github.com; without an id, the older form
+    noreply = f"{uid}+{login}@users.noreply.github.com" if uid else f"{login}@users.noreply.github.com"
     asked = " ".join(request.text.split())
     return (f"{_title(request)}\n\nRequested by @{login} in {wt.full_name}#{request.number} "
             f"({request.agent}): {asked[:500]}\n\n"
-            f"Co-authored-by: {login} <{uid}+{login}@users.noreply.github.com>\n")
+            f"Co-authored-by: {login} <{noreply}>\n")
 
 
 def _title(request: Request) -> str:

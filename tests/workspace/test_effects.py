@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from bot import effects, workspace
 from bot.effects import Request
+from bot.repo_config import RepoConfig
 
 from .conftest import sh_git
 
@@ -215,3 +216,11 @@ def test_descriptive_request_is_the_title_as_is():
     """A request of several words is its own commit subject, without the thread title."""
     request = ask(1, text="rename the greeting helper and update callers")
     assert effects._title(request) == "Rename the greeting helper and update callers"
+
+
+def test_co_author_without_user_id_uses_login_noreply(tmp_path):
+    """When the requester's numeric id is unknown, the trailer uses login@users.noreply."""
+    request = Request(agent="codex", text="fix it", requester_login="bob", requester_id=None, number=3)
+    wt = workspace.Worktree(tmp_path, tmp_path, "octo/widget", "octo/widget#3", "refs/heads/main",
+                            "0" * 40, "main", RepoConfig())
+    assert "Co-authored-by: bob <bob@users.noreply.github.com>" in effects._commit_message(wt, request)
