@@ -161,3 +161,10 @@ def test_unreadable_session_row_reads_as_signed_out(client, github):
         conn.execute("update settings_sessions set token_sealed = zeroblob(40)")
     conn.close()
     assert "Login with GitHub" in client.get("/settings").text
+
+
+def test_settings_are_mounted_in_the_service_app(github):
+    """`bot serve`'s app serves the settings pages next to /webhook."""
+    from bot.app import create_app
+    with TestClient(create_app(start_workers=False)) as client:
+        assert "Login with GitHub" in client.get("/settings").text
