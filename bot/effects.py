@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 import gidgethub
+import httpx
 
 from bot import config
 from bot.gitops import git, redact, run_git
@@ -124,7 +125,7 @@ async def _push_and_open(wt: Worktree, request: Request, api, token, done: Outco
         return pushed
     try:
         pr = await _open_pull(api, wt, request, pushed, branch, base)
-    except gidgethub.GitHubException as exc:
+    except (gidgethub.GitHubException, httpx.HTTPError) as exc:
         pushed.message += f" I could not open a pull request ({_api_error(exc)}); open one from the branch."
         return pushed
     pushed.kind, pushed.pr_number, pushed.pr_url = "pull_request", pr["number"], pr.get("html_url")
