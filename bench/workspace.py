@@ -26,6 +26,18 @@ GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexisten
 
 def run() -> list[str]:
     origin_root = _generated_repo()
+    bare = origin_root / f"{REPO}.git"
+    files = _git("ls-tree", "-r", "--name-only", "HEAD", cwd=bare).count("\n")
+    commits = _git("rev-list", "--count", "HEAD", cwd=bare).strip()
+    saved = {name: os.environ.get(name) for name in ("BOT_DATA_DIR", "BOT_GIT_BASE_URL")}
+    try:
+        return _measure(origin_root, files, commits)
+    finally:
+        for name, value in saved.items():
+            os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
+
+
+def _measure(origin_root: Path, files: int, commits: str) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="bench-workspace-") as scratch:
         os.environ["BOT_DATA_DIR"] = str(Path(scratch) / "data")
         os.environ["BOT_GIT_BASE_URL"] = f"file://{origin_root}"
@@ -38,11 +50,8 @@ def run() -> list[str]:
         clone = [_time(lambda: _shallow_clone(origin_root, Path(scratch) / f"clone{n}"))
                  for n in range(ROUNDS)]
         update = [_time_update(origin_root, n) for n in range(ROUNDS)]
-    bare = origin_root / f"{REPO}.git"
-    files = _git("ls-tree", "-r", "--name-only", "HEAD", cwd=bare).count("\n")
-    commits = _git("rev-list", "--count", "HEAD", cwd=bare).strip()
     ratio = statistics.median(clone) / statistics.median(recycled)
-    return [f"repository: {files:,} files, {commits} commits after the runs (file:// remote, {ROUNDS} rounds, median)",
+    return [f"repository: {files:,} files, {commits} commits (file:// remote, {ROUNDS} rounds, median)",
             f"ready worktree, warm mirror + recycled checkout: {_ms(recycled)}",
             f"ready worktree, warm mirror + new worktree add:  {_ms(added)}",
             f"git clone --depth 1 of the same repository:     {_ms(clone)}",
