@@ -34,7 +34,10 @@ def run() -> list[str]:
         return _measure(origin_root, files, commits)
     finally:
         for name, value in saved.items():
-            os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _measure(origin_root: Path, files: int, commits: str) -> list[str]:
