@@ -228,7 +228,21 @@ def _mirrors_by_last_use() -> list[tuple[Path, int]]:
     root = config.data_dir() / "mirrors"
     found = [m for m in root.glob("*/*.git") if (m / "HEAD").exists()]
     found.sort(key=_last_used)
-    return [(m, _tree_size(m) + _tree_size(worktree_pool.spare_root(m))) for m in found]
+    return [(m, _disk_size(m)) for m in found]
+
+
+def _disk_size(mirror: Path) -> int:
+    """Bytes of the mirror and its spares; re-measured only when the mirror was used since."""
+    cache, used = Path(f"{mirror}.size"), _last_used(mirror)
+    try:
+        stamp, size = cache.read_text().split()
+        if float(stamp) == used:
+            return int(size)
+    except (OSError, ValueError):
+        pass
+    size = _tree_size(mirror) + _tree_size(worktree_pool.spare_root(mirror))
+    cache.write_text(f"{used} {size}\n")
+    return size
 
 
 def _last_used(mirror: Path) -> float:
@@ -254,6 +268,7 @@ async def _delete_if_idle(mirror: Path) -> bool:
             return False
         await worktree_pool.discard_all(mirror)
         shutil.rmtree(mirror)
+        Path(f"{mirror}.size").unlink(missing_ok=True)
         log.info("mirror %s removed (least recently used)", mirror)
         return True
     finally:

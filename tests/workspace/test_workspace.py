@@ -153,3 +153,12 @@ async def test_removing_a_worktree_collects_mirrors_past_the_limit(remote, widge
     monkeypatch.setenv("BOT_MIRRORS_MAX_BYTES", "1")
     await workspace.remove(wt)
     assert not workspace.mirror_path("octo/other").exists()
+
+
+async def test_mirror_size_is_remeasured_after_use(remote, widget):
+    """The cached size of a mirror is refreshed once a job has used it again."""
+    await workspace.remove(await workspace.prepare(widget, "octo/widget#1"))
+    before = workspace._disk_size(workspace.mirror_path(widget))
+    remote.commit(widget, "main", {"big.bin": "y" * 300_000})
+    await workspace.remove(await workspace.prepare(widget, "octo/widget#1"))
+    assert workspace._disk_size(workspace.mirror_path(widget)) > before
