@@ -224,3 +224,14 @@ def test_co_author_without_user_id_uses_login_noreply(tmp_path):
     wt = workspace.Worktree(tmp_path, tmp_path, "octo/widget", "octo/widget#3", "refs/heads/main",
                             "0" * 40, "main", RepoConfig())
     assert "Co-authored-by: bob <bob@users.noreply.github.com>" in effects._commit_message(wt, request)
+
+
+async def test_pull_cannot_unprotect_workflows_for_itself(remote, widget, github, api, token):
+    """A PR whose bot.yml sets protected_paths: [] still gets its workflow edit refused."""
+    head = remote.open_pull(widget, 11, "sneaky", {".github/bot.yml": "protected_paths: []\n"})
+    github.add_pull(widget, 11, head_ref="sneaky", head_sha=head)
+    wt = await edit(widget, 11, {".github/workflows/ci.yml": "on: pull_request_target\n"}, token,
+                    pull_number=11)
+    out = await effects.apply(wt, ask(11, pull=await api.getitem(f"/repos/{widget}/pulls/11")), api,
+                              token)
+    assert out.kind == "refused" and remote.rev(widget, "refs/heads/sneaky") == head
