@@ -185,6 +185,11 @@ def _codex_auth_file() -> bytes | None:
     return None
 
 
+def operator_agents() -> list[str]:
+    """The agents the operator's environment can run without anyone's own key."""
+    return [agent for agent in config.AGENTS if operator_credentials(agent) is not None]
+
+
 def settings_url() -> str | None:
     """The settings page's public address, when the service has one (BOT_PUBLIC_URL)."""
     base = config.env("BOT_PUBLIC_URL")
@@ -196,9 +201,10 @@ def auth_required_message(agent: str, repo: str | None = None) -> str:
     what = " or ".join(k.label for k in kinds_for(agent)) or "a credential"
     url = settings_url()
     if url:
-        where = f" for {repo}" if repo else ""
-        return (f"I have no credentials to run {agent}{where}. Connect your own {what} at {url} "
-                f"(a repository admin or maintainer can connect one for the whole repository there).")
+        if not repo:
+            return f"I have no credentials to run {agent}. Connect your own {what} at {url}."
+        return (f"I have no credentials to run {agent} for {repo}. Connect your own {what} at {url}, "
+                f"or a repository admin or maintainer can connect one for everyone at {url}/repos/{repo}.")
     names = " or ".join(f"`{n}`" for n in operator_env_names(agent)) or "its API key"
     return (f"I have no credentials to run {agent}. Set {names} in the bot's environment "
             f"(in a workflow: a repository secret passed to this step's `env:`).")

@@ -135,7 +135,7 @@ async def home(request: Request) -> Response:
     repos = await admin_repositories(session.token)
     installations = await admin_installations(session.token, session.login)
     return html(pages.home(session.login, session.csrf, personal, list(credentials.KINDS), repos,
-                           installations, message, error))
+                           installations, credentials.operator_agents(), message, error))
 
 
 @page_handler

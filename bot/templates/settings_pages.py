@@ -99,7 +99,8 @@ def add_form(action: str, kinds: Iterable, csrf: str, legend: str) -> str:
 
 
 def home(login: str, csrf: str, personal: list[dict], kinds: list, repos: list[str],
-         installations: list[dict], message: str | None = None, error: bool = False) -> str:
+         installations: list[dict], operator_agents: list[str], message: str | None = None,
+         error: bool = False) -> str:
     repo_links = "".join(f'<li><a href="/settings/repos/{esc(r)}">{esc(r)}</a></li>' for r in repos)
     repos_html = (f"<ul>{repo_links}</ul>" if repos else
                   "<p>You are not an admin or maintainer of any repository this bot is installed on.</p>")
@@ -107,6 +108,7 @@ def home(login: str, csrf: str, personal: list[dict], kinds: list, repos: list[s
                             f'({esc(i["type"].lower() or "account")})</li>' for i in installations)
     body = (notice(message, error) +
             "<h2>Your keys and subscriptions</h2><p>Used when <em>you</em> ask the bot, on any repository.</p>" +
+            fallback_note(operator_agents) +
             credential_table("Your credentials", personal, "/settings/keys/delete", csrf) +
             add_form("/settings/keys", kinds, csrf, "Connect a personal credential") +
             "<h2>Repositories you administer</h2><p>A repository key is used for anyone with write "
@@ -114,6 +116,13 @@ def home(login: str, csrf: str, personal: list[dict], kinds: list, repos: list[s
             ("<h2>Accounts you administer</h2><p>A key for a whole installation serves its repositories "
              f"that have no key of their own.</p><ul>{install_links}</ul>" if installations else ""))
     return page("Your settings", body, login=login, csrf=csrf)
+
+
+def fallback_note(operator_agents: list[str]) -> str:
+    if not operator_agents:
+        return "<p>This bot has no key of its own: an agent runs only with a connected credential.</p>"
+    return (f"<p>Without a connected credential, {esc(', '.join(operator_agents))} run on the operator's "
+            "own key.</p>")
 
 
 def shared_page(title: str, blurb: str, base: str, login: str, csrf: str, rows: list[dict], kinds: list,

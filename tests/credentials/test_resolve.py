@@ -165,7 +165,8 @@ def test_auth_required_names_the_settings_page(monkeypatch):
     """With a public URL the auth_required sentence links the settings page."""
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.org/")
     text = credentials.auth_required_message("codex", "octo/app")
-    assert "https://bot.example.org/settings" in text
+    assert "at https://bot.example.org/settings," in text
+    assert "https://bot.example.org/settings/repos/octo/app" in text
     assert "OpenAI API key" in text
 
 
@@ -173,3 +174,9 @@ def test_auth_required_without_service_names_the_variables():
     """Without a settings page (Action, terminal) the sentence names the variables to set."""
     text = credentials.auth_required_message("gemini")
     assert "`GEMINI_API_KEY`" in text
+
+
+def test_operator_agents_lists_only_those_with_a_key(monkeypatch):
+    """The settings page can say which agents run on the operator's key, without showing it."""
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza-operator")
+    assert credentials.operator_agents() == ["gemini"]

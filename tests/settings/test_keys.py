@@ -182,3 +182,13 @@ def test_org_member_cannot_post_an_installation_key(client, github):
                            data={"csrf": csrf_of(client), "kind": "claude:api_key", "value": KEY})
     assert response.status_code == 403
     assert secrets.listing("installation:42") == []
+
+
+def test_home_says_which_agents_run_on_the_operators_key(client, github, monkeypatch, tmp_path):
+    """Users learn whether they need a key at all; the operator's key itself is never shown."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza-operator-secret-value")
+    sign_in(client, github)
+    page = client.get("/settings").text
+    assert "gemini run on the operator&#x27;s own key" in page
+    assert "AIza-operator-secret-value" not in page
