@@ -121,8 +121,8 @@ def home(login: str, csrf: str, personal: list[dict], kinds: list, repos: list[s
 def fallback_note(operator_agents: list[str]) -> str:
     if not operator_agents:
         return "<p>This bot has no key of its own: an agent runs only with a connected credential.</p>"
-    return (f"<p>Without a connected credential, {esc(', '.join(operator_agents))} run on the operator's "
-            "own key.</p>")
+    return ("<p>Without a connected credential these agents run on the operator's own key: "
+            f"{esc(', '.join(operator_agents))}.</p>")
 
 
 def shared_page(title: str, blurb: str, base: str, login: str, csrf: str, rows: list[dict], kinds: list,

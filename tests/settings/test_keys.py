@@ -190,5 +190,5 @@ def test_home_says_which_agents_run_on_the_operators_key(client, github, monkeyp
     monkeypatch.setenv("GEMINI_API_KEY", "AIza-operator-secret-value")
     sign_in(client, github)
     page = client.get("/settings").text
-    assert "gemini run on the operator&#x27;s own key" in page
+    assert "these agents run on the operator's own key: gemini." in page
     assert "AIza-operator-secret-value" not in page
