@@ -89,7 +89,12 @@ def get(scope: str, name: str) -> str | None:
         rows = list(db["secrets"].rows_where("scope = ? and name = ?", [scope, name]))
     if not rows:
         return None
-    return unseal(_context(scope, name), rows[0]["sealed"]).decode()
+    try:
+        return unseal(_context(scope, name), rows[0]["sealed"]).decode()
+    except SecretError:
+        raise SecretError(f"the stored {name} of {scope} cannot be decrypted: it was moved from another "
+                          "row, altered, or sealed with another key (BOT_SECRET_KEY / secret.key). "
+                          "Connect it again.") from None
 
 
 def delete(scope: str, name: str, *, actor: str) -> bool:
@@ -132,9 +137,7 @@ def unseal(context: str, sealed: bytes) -> bytes:
     try:
         return AESGCM(master_key()).decrypt(sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], context.encode())
     except (InvalidTag, ValueError):
-        raise SecretError(
-            f"the stored secret for {context!r} cannot be decrypted: it was moved from another "
-            "row, altered, or sealed with another key (BOT_SECRET_KEY / secret.key)") from None
+        raise SecretError("a sealed value cannot be decrypted with this key and context") from None
 
 
 def master_key() -> bytes:
