@@ -27,14 +27,17 @@ def provider():
         yield fake
 
 
-def run_step(runner: Runner, github, provider, remotes: Path) -> subprocess.CompletedProcess:
+def run_step(runner: Runner, github, provider, remotes: Path, operator_key: str | None = OPERATOR_KEY
+             ) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OPENAI", "ANTHROPIC"))}
     env.update(GITHUB_ACTIONS="true", GITHUB_EVENT_NAME=os.environ["GITHUB_EVENT_NAME"],
                GITHUB_EVENT_PATH=os.environ["GITHUB_EVENT_PATH"], GITHUB_TOKEN=WORKFLOW_TOKEN,
                GITHUB_API_URL=github.url, GITHUB_OUTPUT=str(runner.output),
                GITHUB_STEP_SUMMARY=str(runner.summary), BOT_GIT_BASE_URL=f"file://{remotes}",
-               BOT_CODEX_BASE_URL=provider.url, OPENAI_API_KEY=OPERATOR_KEY, BOT_DEFAULT_AGENT="codex",
-               BOT_DATA_DIR=str(config.data_dir()), PYTHONPATH=str(ROOT))
+               BOT_CODEX_BASE_URL=provider.url, BOT_DEFAULT_AGENT="codex",
+               BOT_DATA_DIR=str(config.data_dir()), PYTHONPATH=str(ROOT), HOME=str(runner.root))
+    if operator_key:
+        env["OPENAI_API_KEY"] = operator_key
     return subprocess.run([sys.executable, "-m", "bot.cli", "action"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=240)
 
@@ -66,3 +69,16 @@ def test_requesters_own_key_is_used_and_never_shown(github, runner, provider, tm
     assert sent == {f"Bearer {REQUESTER_KEY}"}
     posted = " ".join(c.body.get("body", "") for c in github.calls if isinstance(c.body, dict))
     assert REQUESTER_KEY not in posted and REQUESTER_KEY not in runner.output.read_text()
+
+
+def test_no_credentials_ends_with_the_auth_required_answer(github, runner, provider, tmp_path):
+    """With no key anywhere the thread is told what to set, the model is never called, the step fails."""
+    github.set_permission(REPO, "Codertocat", "admin")
+    runner.event("issue_comment", payload("issue_comment.created", "@bot codex hello",
+                                          id=github.add_comment(REPO, 1, "@bot codex", user="Codertocat")["id"]))
+    done = run_step(runner, github, provider, make_remote(tmp_path), operator_key=None)
+    assert done.returncode == 1, done.stdout + done.stderr
+    [answer] = github.comments(REPO, 1)[1:]
+    assert answer["body"].startswith("I have no credentials to run codex")
+    assert "`OPENAI_API_KEY`" in answer["body"]
+    assert provider.requests == []
