@@ -6,7 +6,10 @@ Every refusal is logged with the delivery id, never the body.
 """
 from __future__ import annotations
 
+import http
+import json
 import logging
+from urllib.parse import parse_qs
 
 from gidgethub import BadRequest, ValidationFailure, sansio
 from starlette.requests import Request
@@ -45,19 +48,25 @@ async def webhook(request: Request) -> JSONResponse:
 
 
 def _verified_event(request: Request, body: bytes) -> sansio.Event:
-    secret = config.webhook_secret()
-    signature = request.headers.get("x-hub-signature-256")
+    """HMAC over the raw bytes first (gidgethub's constant-time check), then headers and JSON."""
+    headers = request.headers
+    signature = headers.get("x-hub-signature-256")
     if not signature:
         raise ValidationFailure("signature is missing")
-    sansio.validate_event(body, signature=signature, secret=secret)
+    sansio.validate_event(body, signature=signature, secret=config.webhook_secret())
     for name in _REQUIRED_HEADERS:
-        if not request.headers.get(name):
+        if not headers.get(name):
             raise KeyError(name)
-    headers = {k: v for k, v in request.headers.items() if k != "x-hub-signature"}
-    event = sansio.Event.from_http(headers, body, secret=secret)
-    if not isinstance(event.data, dict):
+    content_type = headers.get("content-type", "application/json").split(";")[0].strip()
+    if content_type == "application/x-www-form-urlencoded":
+        data = json.loads(parse_qs(body.decode())["payload"][0])
+    elif content_type == "application/json":
+        data = json.loads(body)
+    else:
+        raise BadRequest(http.HTTPStatus.UNSUPPORTED_MEDIA_TYPE)
+    if not isinstance(data, dict):
         raise ValueError("payload is not a JSON object")
-    return event
+    return sansio.Event(data, event=headers["x-github-event"], delivery_id=headers["x-github-delivery"])
 
 
 async def _read_capped(request: Request) -> bytes | None:
@@ -93,9 +102,6 @@ def decide(db, event: sansio.Event) -> JSONResponse:
     command = grammar.parse(trigger.pop("body"), config.handle(), config.AGENTS)
     if command is None:
         return _ignored(event.delivery_id, "no command for us")
-    if store.live_job_for_delivery(db, event.delivery_id):
-        log.info("duplicate delivery %s: job exists", event.delivery_id)
-        return JSONResponse({"ok": True, "queued": False, "reason": "duplicate delivery"})
     return _enqueue(db, event, trigger, command)
 
 
@@ -104,18 +110,21 @@ def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Command) -
     spec = {**trigger, "event": event.event, "delivery": event.delivery_id,
             "command": {"kind": command.kind, "agent": command.agent, "new_session": command.new_session,
                         "request": command.request, "unknown_name": command.unknown_name}}
+    notice = None
     if command.kind in ("run", "stop") and trigger["association"] not in TRUSTED_ASSOCIATIONS:
-        if not store.claim_notice(db, conversation, "not_allowed"):
-            return _ignored(event.delivery_id, "non-writer, already told in this thread")
-        kind, spec["reply"] = "reply", "not_allowed"
+        kind, spec["reply"], notice = "reply", "not_allowed", "not_allowed"
     elif command.kind == "run":
         kind = "episode"
     else:
         kind, spec["reply"] = "reply", command.kind
         if command.kind == "stop":
             spec["stopped_job"] = _request_stop(db, conversation)
-    job_id = queue.enqueue(db, kind, conversation, spec, delivery_id=event.delivery_id)
-    store.record_delivery(db, event.delivery_id, event.event, event.data.get("action"), kind)
+    job_id = store.enqueue_delivery(db, delivery_id=event.delivery_id, event=event.event,
+                                    action=event.data.get("action"), kind=kind,
+                                    conversation=conversation, spec=spec, notice=notice)
+    if job_id is None:
+        log.info("delivery %s: duplicate, or the thread was already told", event.delivery_id)
+        return JSONResponse({"ok": True, "queued": False, "reason": "duplicate delivery or notice already sent"})
     log.info("queued job %s (%s) for %s from delivery %s", job_id, kind, conversation, event.delivery_id)
     return JSONResponse({"ok": True, "queued": True, "job": job_id, "kind": kind}, status_code=202)
 

@@ -58,6 +58,33 @@ def record_delivery(db: sqlite_utils.Database, delivery_id: str, event: str, act
                "VALUES (?, ?, ?, ?, ?)", [delivery_id, event, action, time.time(), decision])
 
 
+def enqueue_delivery(db: sqlite_utils.Database, *, delivery_id: str, event: str, action: str | None,
+                     kind: str, conversation: str, spec: dict, notice: str | None = None) -> int | None:
+    """In one transaction: refuse a duplicate delivery, claim the once-per-thread notice if any,
+    insert the job and the delivery. Returns the job id, or None when nothing was stored."""
+    conn, now = db.conn, time.time()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        duplicate = conn.execute("SELECT 1 FROM jobs WHERE delivery_id = ? AND status != 'failed' LIMIT 1",
+                                 [delivery_id]).fetchone()
+        if duplicate is None and notice is not None:
+            duplicate = conn.execute("INSERT OR IGNORE INTO notices (conversation, kind, created_at) "
+                                     "VALUES (?, ?, ?)", [conversation, notice, now]).rowcount == 0
+        if duplicate:
+            conn.execute("ROLLBACK")
+            return None
+        job_id = conn.execute("INSERT INTO jobs (delivery_id, kind, conversation, spec, created_at) "
+                              "VALUES (?, ?, ?, ?, ?)",
+                              [delivery_id, kind, conversation, json.dumps(spec), now]).lastrowid
+        conn.execute("INSERT OR REPLACE INTO deliveries (id, event, action, received_at, decision) "
+                     "VALUES (?, ?, ?, ?, ?)", [delivery_id, event, action, now, kind])
+        conn.execute("COMMIT")
+        return job_id
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
 def live_job_for_delivery(db: sqlite_utils.Database, delivery_id: str) -> dict | None:
     """The delivery's job unless it failed (a failed job may be retried by redelivering)."""
     rows = db.query("SELECT * FROM jobs WHERE delivery_id = ? AND status != 'failed' LIMIT 1",

@@ -20,7 +20,7 @@ Seed state (all return the stored JSON object, which later calls mutate)::
 
 Read what happened::
 
-    gh.calls                         # [Call(method, path, body, headers)] in arrival order
+    gh.calls                         # [Call(method, path, body, headers, at)] in arrival order
     gh.calls_to("PATCH", r"/issues/comments/\\d+$")
     gh.comments("octo/repo", 1)      # the thread's comments as they are now (edits applied)
     gh.reactions                     # [{"subject": "issue_comment"|"review_comment"|"issue", "comment_id", "content"}]
@@ -59,6 +59,7 @@ class Call:
     path: str
     body: object
     headers: dict = field(default_factory=dict)
+    at: float = field(default_factory=time.time)  # arrival, epoch seconds
 
 
 class FakeGitHub:
