@@ -56,7 +56,8 @@ class Codex(CliAdapter):
         config = [("approval_policy", toml("never")),
                   ("sandbox_mode", toml("read-only" if strict else "danger-full-access")),
                   ("analytics.enabled", "false"), ("check_for_update_on_startup", "false"),
-                  ("history.persistence", toml("none"))]
+                  ("history.persistence", toml("none")),
+                  ("features.plugins", "false")]  # else it syncs plugins from github.com and chatgpt.com
         if strict:
             config += [(f"features.{feature}", "false") for feature in STRICT_FEATURES_OFF]
         if episode.instruction:

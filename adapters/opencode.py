@@ -16,7 +16,9 @@ from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Usa
 QUIET_ENV = {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
              "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
              "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_PROJECT_CONFIG": "1",
-             "OPENCODE_DISABLE_CLAUDE_CODE": "1", "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1"}
+             "OPENCODE_DISABLE_CLAUDE_CODE": "1", "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
+             # it npm-installs @opencode-ai/plugin into every config dir at start (registry.npmjs.org)
+             "npm_config_offline": "true"}
 STRICT = {"edit": "deny", "bash": "deny", "webfetch": "deny"}
 NATIVE = {"edit": "allow", "bash": "allow", "webfetch": "deny"}
 GATEWAY = "bot_gateway"

@@ -147,6 +147,11 @@ def test_codex_strict_removes_shell_tools(tmp_path):
     assert config["features.shell_tool"] == "false" and config["features.unified_exec"] == "false"
 
 
+def test_codex_plugin_sync_is_off(tmp_path):
+    """Plugins off: otherwise Codex contacts github.com and chatgpt.com at every start."""
+    assert _codex_config(_command("codex", tmp_path))["features.plugins"] == "false"
+
+
 def test_codex_native_turns_its_own_sandbox_off(tmp_path):
     """Native mode: Codex's sandbox cannot nest in ours, so it is danger-full-access with shell on."""
     config = _codex_config(_command("codex", tmp_path, mode="native"))
@@ -197,6 +202,11 @@ def test_opencode_strict_denies_edit_bash_webfetch(tmp_path):
     assert _opencode_config(inv)["permission"] == {"edit": "deny", "bash": "deny", "webfetch": "deny"}
     assert json.loads(inv.env["OPENCODE_PERMISSION"])["bash"] == "deny"
     assert inv.env["OPENCODE_DISABLE_PROJECT_CONFIG"] == "1" and inv.env["OPENCODE_DISABLE_AUTOUPDATE"] == "1"
+
+
+def test_opencode_npm_is_offline(tmp_path):
+    """npm offline: otherwise OpenCode installs its plugin package from registry.npmjs.org at start."""
+    assert _command("opencode", tmp_path).env["npm_config_offline"] == "true"
 
 
 def test_opencode_bridge_header_uses_env_placeholder(tmp_path):

@@ -111,6 +111,13 @@ def test_standing_instruction_reaches_the_model(two_turns):
     assert "e2e-marker-7731" not in requests[0].last_user_text
 
 
+def test_no_traffic_beyond_the_provider(two_turns):
+    """Telemetry, update checks and other non-essential traffic are off: the egress proxy saw nothing."""
+    _, first, second, _ = two_turns
+    hosts = [(d.host, d.port) for d in first.egress + second.egress]
+    assert hosts == [], repr(hosts)
+
+
 def test_usage_is_reported(two_turns):
     """Token usage reaches the Result."""
     _, first, _, _ = two_turns
