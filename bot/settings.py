@@ -264,7 +264,8 @@ def _rows(scope: str) -> list[dict]:
         kind = credentials.find_kind(info.name)
         if kind:
             rows.append({"agent": kind.agent, "label": kind.label, "name": kind.name,
-                         "fingerprint": info.fingerprint, "updated_at": info.updated_at,
+                         "fingerprint": info.fingerprint,
+                         "updated_at": info.updated_at.replace("T", " ")[:16] + " UTC",
                          "updated_by": info.updated_by})
     return rows
 

@@ -12,7 +12,7 @@ label{display:block;margin:.6rem 0 .2rem;font-weight:600}input,select{font:inher
 button,.button{font:inherit;padding:.4rem .9rem;border:1px solid #1f883d;background:#1f883d;color:#fff;border-radius:6px;text-decoration:none;cursor:pointer}
 button.secondary{background:#f6f8fa;color:#1f2328;border-color:#d0d7de}
 .notice{padding:.6rem 1rem;border-radius:6px;background:#ddf4ff}.error{background:#ffebe9}
-code{background:#f6f8fa;padding:0 .2rem}
+code{background:#f6f8fa;padding:0 .2rem}td code{white-space:nowrap}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 """
 
