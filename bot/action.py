@@ -62,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_MISCONFIGURED
     try:
         outcome = asyncio.run(handle(name, payload, token))
+    except Exception as exc:  # GitHub refused our own comment: nothing could be posted
+        workflow.command("error", f"bot could not answer in the thread: {type(exc).__name__}: {exc}. "
+                         "Does the job grant `issues: write` and `pull-requests: write`?")
+        outcome = Outcome("failed", reason=type(exc).__name__)
     finally:
         scrub_credential_files()
     report(outcome)

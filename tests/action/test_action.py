@@ -146,3 +146,12 @@ def test_command_in_a_new_issue_body_is_answered(github, runner):
     assert cli.main(["action"]) == 0
     [comment] = github.comments(REPO, 1)
     assert runner.outputs()["comment-id"] == str(comment["id"])
+
+
+def test_github_refusing_the_reply_fails_the_step_visibly(github, runner, capsys):
+    """When GitHub refuses the bot's comment, the step fails with an error annotation."""
+    github.fail_next("POST", r"/issues/1/comments$", status=403, body={"message": "Resource not accessible by integration"})
+    runner.event("issue_comment", payload("issue_comment.created", "@bot help"))
+    assert cli.main(["action"]) == 1
+    assert "::error::bot could not answer in the thread: BadRequest" in capsys.readouterr().out
+    assert runner.outputs()["status"] == "failed"
