@@ -53,17 +53,19 @@ class Sandboxed:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    async def turn(self, agent: str, prompt: str, resume: str | None = None, instruction: str = "") -> Result:
+    async def turn(self, agent: str, prompt: str, resume: str | None = None, instruction: str = "",
+                   mode: str = "strict") -> Result:
         adapter = base.get(agent)
         spawner = Tier1Spawner()
         config = SandboxConfig(workdir=self.worktree, home=self.root / "home" / agent, ro_binds=(AGENTS_DIR,),
                                gateways=(f"127.0.0.1:{self.fake.port}",), limits=Limits(timeout_s=120),
+                               writable=mode == "native",
                                bridge_upstream=("127.0.0.1", self.bridge_port) if self.bridge_port else None)
         bridge = None
         if self.bridge:
             bridge = Bridge(url=spawner.inside_bridge_url(config), token=self.bridge.token, tools=("echo",))
         episode = Episode(prompt=prompt, workdir=config.mount_path, home=config.home, resume_session=resume,
-                          model=MODELS.get(agent), instruction=instruction,
+                          model=MODELS.get(agent), instruction=instruction, mode=mode,
                           bridge=bridge, base_url=self.fake.url,
                           credentials=Credentials(env={adapter.credential_env[0]: FAKE_KEY}))
         return await run_episode(adapter, episode, spawner, config)
@@ -167,3 +169,16 @@ def test_native_write_is_denied(agent, tmp_path):
         result = run(box.turn(agent, "Write a file"))
     assert not (box.worktree / "PWNED").exists(), result.text
     assert result.events, result.stderr_tail
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_native_mode_lets_the_cli_run_its_shell(agent, tmp_path):
+    """Opt-in native mode: the CLI's own shell runs inside our sandbox over a writable worktree."""
+    command = "echo native-ok > NATIVE.txt"
+    with FakeProvider() as fake:
+        args = {"cmd": command} if agent == "codex" else {"command": command, "description": "write a file"}
+        fake.script(call(NATIVE_SHELL[agent], args))
+        box = Sandboxed(tmp_path, fake)
+        result = run(box.turn(agent, "Run a shell command", mode="native"))
+    assert result.ok, (result.error, result.text, result.stderr_tail)
+    assert (box.worktree / "NATIVE.txt").read_text() == "native-ok\n"
