@@ -68,6 +68,7 @@ class Turn:
 
 async def run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
     """Run one episode job to a terminal comment. Returns the job's final status."""
+    conversations.ensure(db, ctx.conversation)
     tracking = TrackingComment(ctx.surface, lambda: ctx.secrets, handle=ctx.tracking_handle,
                                on_created=ctx.on_tracking_created, interval_s=ctx.progress_interval_s)
     try:

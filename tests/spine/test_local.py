@@ -1,0 +1,69 @@
+"""`bot run`: the same pipeline on a local repository, answer and provenance in the terminal."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.fakes.provider import FakeProvider
+from tests.spine.service import ROOT
+
+pytestmark = pytest.mark.e2e
+MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
+
+
+@pytest.fixture
+def local(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    (repo / "hello.py").write_text("print('hello')\n")
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "i"],
+                   check=True)
+    with FakeProvider() as provider:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC", "GITHUB_"))}
+        env.update(BOT_DATA_DIR=str(tmp_path / "data"), BOT_CODEX_BASE_URL=provider.url,
+                   BOT_CODEX_MODEL="mock-model", OPENAI_API_KEY="sk-local-test-0123456789", PYTHONPATH=str(ROOT))
+
+        def bot_run(request: str, *extra: str) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-m", "bot.cli", "run", request, "--agent", "codex",
+                                   "--repo", str(repo), *extra], env=env, capture_output=True, text=True,
+                                  timeout=180, cwd=ROOT)
+        yield bot_run, tmp_path
+
+
+def test_prints_answer_with_provenance_and_progress(local):
+    """The answer and its provenance go to stdout, the live checklist to stderr."""
+    bot_run, _ = local
+    done = bot_run("Say hello")
+    assert done.returncode == 0, done.stderr
+    assert "MOCK_ANSWER[responses]" in done.stdout and MARKER.search(done.stdout)
+    assert "- [x] workspace ready" in done.stderr
+
+
+def test_second_run_resumes_and_new_starts_fresh(local):
+    """A second `bot run` in the repository resumes; `--new` starts a fresh session."""
+    bot_run, _ = local
+    bot_run("Say hello")
+    resumed = bot_run("Second turn please")
+    fresh = bot_run("Start over", "--new")
+    assert "prior_assistant_turns=1" in resumed.stdout and "resumed session" in resumed.stdout
+    assert "prior_assistant_turns=0" in fresh.stdout and "new session (`new` was asked)" in fresh.stdout
+
+
+def test_session_unknown_to_the_cli_starts_fresh_and_says_why(local):
+    """When the CLI lost the session, the run starts fresh and the provenance explains it."""
+    bot_run, tmp_path = local
+    bot_run("Say hello")
+    for home in (tmp_path / "data" / "homes").glob("*/codex/.codex"):
+        shutil.rmtree(home / "sessions", ignore_errors=True)
+        for state in home.glob("state_*.sqlite*"):
+            state.unlink()
+    again = bot_run("Are you there")
+    assert again.returncode == 0, again.stderr
+    assert "no longer known to the CLI" in again.stdout and "prior_assistant_turns=0" in again.stdout

@@ -1,0 +1,105 @@
+"""The worker pool in-process against the fake GitHub: replies, the permission gate, ordering."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bot import queue, store
+from bot.worker import WorkerPool
+from tests.spine.helpers import configure_app
+from tests.spine.service import REPO, make_remote, seeded_github
+
+
+@pytest.fixture
+def gh(monkeypatch, tmp_path):
+    fake = seeded_github()
+    configure_app(monkeypatch, api_url=fake.url)
+    monkeypatch.setenv("BOT_GIT_BASE_URL", f"file://{make_remote(tmp_path)}")
+    from bot import github
+    github._permissions.clear()
+    yield fake
+    fake.stop()
+
+
+def spec(reply: str | None = None, request: str = "explain", author: str = "Codertocat", **command) -> dict:
+    body = {"repo": REPO, "number": 1, "installation_id": 1, "author": author, "author_id": 1,
+            "association": "MEMBER", "is_pr": False, "title": "t",
+            "target": {"type": "issue_comment", "id": 77},
+            "command": {"kind": "run", "agent": "codex", "new_session": False, "request": request,
+                        "unknown_name": None, **command}}
+    if reply:
+        body["reply"] = reply
+    return body
+
+
+async def drain(db, jobs: int, timeout: float = 60) -> list[dict]:
+    pool = WorkerPool(db, size=2)
+    await pool.start()
+    try:
+        for _ in range(int(timeout / 0.05)):
+            rows = store.jobs(db)
+            if len([r for r in rows if r["status"] in ("done", "failed", "cancelled")]) >= jobs:
+                return rows
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"jobs did not finish: {store.jobs(db)}")
+    finally:
+        await pool.stop(grace_s=5)
+
+
+async def test_help_reply_lists_the_agents(gh):
+    """A help job posts the usage with every agent name."""
+    db = store.connect()
+    queue.enqueue(db, "reply", f"{REPO}#1", spec("help"))
+    await drain(db, 1)
+    body = gh.comments(REPO, 1)[-1]["body"]
+    assert all(agent in body for agent in ("claude", "codex", "opencode", "gemini"))
+
+
+async def test_unknown_agent_reply_names_it(gh):
+    """`@bot copilot …` is answered with the name and the agent list."""
+    db = store.connect()
+    queue.enqueue(db, "reply", f"{REPO}#1", spec("unknown_agent", unknown_name="copilot"))
+    await drain(db, 1)
+    assert "`copilot`" in gh.comments(REPO, 1)[-1]["body"]
+
+
+async def test_not_allowed_notice_says_who_can_use_the_bot(gh):
+    """The once-per-thread notice explains the write-permission rule."""
+    db = store.connect()
+    queue.enqueue(db, "reply", f"{REPO}#1", spec("not_allowed"))
+    await drain(db, 1)
+    assert "write" in gh.comments(REPO, 1)[-1]["body"]
+
+
+async def test_stop_with_nothing_running_says_so(gh):
+    """`@bot stop` in an idle thread gets 👍 and a short reply."""
+    db = store.connect()
+    gh.add_comment(REPO, 1, "@bot stop", comment_id=77)
+    queue.enqueue(db, "reply", f"{REPO}#1", spec("stop"))
+    await drain(db, 1)
+    assert "Nothing is running" in gh.comments(REPO, 1)[-1]["body"]
+    assert {"subject": "issue_comment", "comment_id": 77, "content": "+1"} in gh.reactions
+
+
+async def test_member_without_write_permission_is_refused_by_the_worker(gh):
+    """An org member who passed the pre-filter but only has read access gets a refusal, no run."""
+    db = store.connect()
+    gh.add_comment(REPO, 1, "@bot codex explain", user="reader", comment_id=77)
+    gh.set_permission(REPO, "reader", "read")
+    queue.enqueue(db, "episode", f"{REPO}#1", spec(author="reader"))
+    rows = await drain(db, 1)
+    answer = [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]"][-1]["body"]
+    assert "only people with" in answer and rows[0]["status"] == "failed"
+    assert "runs" not in db.table_names() or db["runs"].count == 0
+
+
+async def test_status_reports_sessions_and_jobs(gh):
+    """`@bot status` lists the thread's sessions."""
+    from bot import conversations
+    db = store.connect()
+    conversations.record_turn(db, f"{REPO}#1", "codex", "sess-123456789", fresh=True)
+    queue.enqueue(db, "reply", f"{REPO}#1", spec("status"))
+    await drain(db, 1)
+    body = gh.comments(REPO, 1)[-1]["body"]
+    assert "codex" in body and "sess-1234567" in body and "1 turn" in body
