@@ -1,7 +1,7 @@
 """`bot action` against recorded event payloads and a fake GitHub (no agent run here)."""
 from __future__ import annotations
 
-from bot import cli
+from bot import cli, config
 from tests.action.conftest import REPO, WORKFLOW_TOKEN, payload
 
 
@@ -129,7 +129,6 @@ def test_runner_temp_is_the_default_data_dir(github, runner, monkeypatch, tmp_pa
 
 def test_credential_files_are_scrubbed_before_the_cache_is_saved(github, runner):
     """CLI credential files in the per-conversation homes are removed when the step ends."""
-    from bot import config
     home = config.data_dir() / "homes" / "codertocat-hello-world-1-abcd1234" / "codex"
     (home / ".codex").mkdir(parents=True)
     (home / ".codex" / "auth.json").write_text('{"OPENAI_API_KEY":"sk-x"}')

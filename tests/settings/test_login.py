@@ -1,12 +1,17 @@
 """Login with GitHub: the OAuth web flow against a fake GitHub, sessions and sign-out."""
 from __future__ import annotations
 
+import base64
+import os
+import sqlite3
 from urllib.parse import parse_qs, urlparse
 
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from bot import config, settings
+from bot.app import create_app
+from bot.settings_session import unsign
 from tests.settings.conftest import csrf_of, sign_in
 
 
@@ -74,7 +79,6 @@ def test_bad_code_is_refused(client, github):
     """A code GitHub does not accept ends in a clear error, not a session."""
     client.get("/settings/login")
     state = client.cookies.get("bot_oauth_state")
-    from bot.settings_session import unsign
     response = client.get(f"/settings/callback?code=nope&state={unsign(state)['state']}")
     assert response.status_code == 400
     assert "bad_verification_code" in response.text
@@ -145,8 +149,6 @@ def test_signing_in_again_retires_the_previous_session(client, github):
 
 def test_changed_master_key_signs_everyone_out(client, github, monkeypatch):
     """After the operator replaces the master key, old cookies read as signed out, not as errors."""
-    import base64
-    import os
     sign_in(client, github)
     monkeypatch.setenv("BOT_SECRET_KEY", base64.b64encode(os.urandom(32)).decode())
     assert "Login with GitHub" in client.get("/settings").text
@@ -154,7 +156,6 @@ def test_changed_master_key_signs_everyone_out(client, github, monkeypatch):
 
 def test_unreadable_session_row_reads_as_signed_out(client, github):
     """A session whose sealed token no longer opens (altered row) is ended, not a server error."""
-    import sqlite3
     sign_in(client, github)
     conn = sqlite3.connect(config.data_dir() / "bot.db")
     with conn:
@@ -165,6 +166,5 @@ def test_unreadable_session_row_reads_as_signed_out(client, github):
 
 def test_settings_are_mounted_in_the_service_app(github):
     """`bot serve`'s app serves the settings pages next to /webhook."""
-    from bot.app import create_app
     with TestClient(create_app(start_workers=False)) as client:
         assert "Login with GitHub" in client.get("/settings").text
