@@ -116,6 +116,7 @@ class Invocation:
     files: dict[str, bytes] = field(default_factory=dict)  # HOME-relative path -> content
     last_message_file: str | None = None  # HOME-relative path the CLI writes its answer to
     cwd: str | None = None
+    ephemeral: tuple[str, ...] = ()  # HOME-relative files removed after the run (credentials)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from adapters.base import (CliAdapter, Episode, Event, EventKind, Invocation, ProbeFn, Usage,
-                           register)
+                           json_object, register)
 
 QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
              "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1"}
@@ -37,7 +37,7 @@ class ClaudeCode(CliAdapter):
         argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose",
                 "--strict-mcp-config", "--setting-sources", "user", "--permission-mode", "dontAsk",
                 "--tools", ",".join(builtins)]
-        files = {SETTINGS: _settings(native)}
+        files = {SETTINGS: _settings(native)} | episode.credentials.files
         env = dict(QUIET_ENV) | episode.credentials.env
         if episode.bridge:
             files[MCP_CONFIG] = _mcp_config(episode)
@@ -53,13 +53,13 @@ class ClaudeCode(CliAdapter):
             argv += ["--append-system-prompt", episode.instruction]
         if base := self.base_url(episode):
             env["ANTHROPIC_BASE_URL"] = base
-        return Invocation(argv=argv, env=env, stdin=episode.prompt.encode(), files=files)
+        return Invocation(argv=argv, env=env, stdin=episode.prompt.encode(), files=files,
+                          ephemeral=tuple(episode.credentials.files))
 
     def _login(self, probe: ProbeFn) -> tuple[bool, str]:
         rc, out = probe([self.binary, "auth", "status", "--json"])
-        start = out.find("{")
-        status = json.loads(out[start:]) if rc == 0 and start >= 0 else {}
-        if status.get("loggedIn"):
+        status = json_object(out[out.find("{"):].encode()) if rc == 0 and "{" in out else None
+        if status and status.get("loggedIn"):
             return True, f"logged in ({status.get('authMethod', 'unknown')})"
         logged_in, reason = self._env_login()
         return logged_in, reason if logged_in else \

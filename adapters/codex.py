@@ -49,7 +49,7 @@ class Codex(CliAdapter):
         argv.append("-")
         return Invocation(argv=argv, env=self._env(episode), stdin=episode.prompt.encode(),
                           files={CODEX_HOME + "/config.toml": CONFIG_NOTE} | episode.credentials.files,
-                          last_message_file=LAST_MESSAGE)
+                          last_message_file=LAST_MESSAGE, ephemeral=tuple(episode.credentials.files))
 
     def _config(self, episode: Episode) -> list[tuple[str, str]]:
         strict = episode.mode != "native"

@@ -60,7 +60,8 @@ class Gemini(CliAdapter):
             argv += ["-m", model]
         if episode.resume_session:
             argv += ["--resume", episode.resume_session]
-        return Invocation(argv=argv, env=env, stdin=episode.prompt.encode(), files=files)
+        return Invocation(argv=argv, env=env, stdin=episode.prompt.encode(), files=files,
+                          ephemeral=tuple(episode.credentials.files))
 
     # parsing -------------------------------------------------------------------
 

@@ -60,7 +60,8 @@ class OpenCode(CliAdapter):
             argv += ["--session", episode.resume_session]
         env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
         env["OPENCODE_PERMISSION"] = json.dumps(permission)
-        return Invocation(argv=argv, env=env, stdin=episode.prompt.encode(), files=files)
+        return Invocation(argv=argv, env=env, stdin=episode.prompt.encode(), files=files,
+                          ephemeral=tuple(episode.credentials.files))
 
     # parsing -------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
         proc = await spawner.start(config, invocation.argv, invocation.env, invocation.stdin,
                                    cwd=invocation.cwd)
     except Refused as exc:
+        remove_ephemeral(episode.home, invocation)
         return Result(ok=False, text="", session_id=None, usage=Usage(), events=[], agent=adapter.name,
                       error=f"the sandbox refused to start {adapter.name}: {exc}", failure="refused")
     events: list[Event] = []
@@ -49,6 +50,8 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
         with contextlib.suppress(Exception):
             await proc.kill()
         raise
+    finally:
+        remove_ephemeral(episode.home, invocation)
     result = adapter.finish(episode, events, exit_code, stderr, _last_message(episode.home, invocation))
     result.duration_s = time.monotonic() - started
     result.outcome = dict(proc.outcome())
@@ -74,6 +77,13 @@ def write_home_files(home: Path, invocation: Invocation) -> None:
         last.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             last.unlink()  # never report the previous turn's answer
+
+
+def remove_ephemeral(home: Path, invocation: Invocation) -> None:
+    """Credential files live in the persistent HOME only while the CLI runs."""
+    for relative in invocation.ephemeral:
+        with contextlib.suppress(FileNotFoundError):
+            (home / relative).unlink()
 
 
 async def _drive(proc, adapter: Adapter, events: list[Event], on_event: OnEvent | None,

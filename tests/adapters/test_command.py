@@ -181,7 +181,7 @@ def test_codex_home_outside_tmp_with_auth_json(tmp_path):
     """CODEX_HOME is in the episode HOME and a ChatGPT auth.json credential is a file there."""
     inv = _command("codex", tmp_path, credentials=Credentials(files={".codex/auth.json": b'{"x":1}'}))
     assert inv.env["CODEX_HOME"] == str(tmp_path / "home" / ".codex")
-    assert inv.files[".codex/auth.json"] == b'{"x":1}'
+    assert inv.files[".codex/auth.json"] == b'{"x":1}' and inv.ephemeral == (".codex/auth.json",)
 
 
 def test_codex_api_key_is_offered_as_codex_api_key(tmp_path):
@@ -268,3 +268,9 @@ def test_gemini_vertex_credentials_select_vertex_auth(tmp_path):
 def test_gemini_resume(tmp_path):
     """--resume <uuid> resumes."""
     assert _value_after(_command("gemini", tmp_path, resume_session="u-1").argv, "--resume") == "u-1"
+
+
+def test_claude_login_probe_garbage_is_not_logged_in(tmp_path):
+    """An auth probe printing garbage reads as logged out, with the variables to set."""
+    logged_in, reason = base.get("claude")._login(lambda argv: (0, "{not json"))
+    assert not logged_in and "ANTHROPIC_API_KEY" in reason

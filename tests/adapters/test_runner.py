@@ -150,3 +150,18 @@ def test_home_files_cannot_escape_home(tmp_path):
     """A relative path climbing out of HOME is rejected."""
     with pytest.raises(ValueError):
         write_home_files(tmp_path / "home", Invocation(argv=[], files={"../evil": b"x"}))
+
+
+async def test_credential_files_are_removed_after_the_run(tmp_path):
+    """Files marked ephemeral (credentials) exist while the CLI runs and are gone afterwards."""
+    class CredentialAdapter(ScriptAdapter):
+        def command(self, episode):
+            invocation = super().command(episode)
+            invocation.ephemeral = (".codex/auth.json",)
+            return invocation
+
+    episode, config = _setup(tmp_path)
+    script = "import json, pathlib; print(json.dumps({'text': pathlib.Path('../home/.codex/auth.json').read_text()}))"
+    adapter = CredentialAdapter(script, files={".codex/auth.json": b"token-inside"})
+    result = await run_episode(adapter, episode, Tier0Spawner(), config)
+    assert result.text == "token-inside" and not (tmp_path / "home" / ".codex" / "auth.json").exists()
