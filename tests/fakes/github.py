@@ -151,8 +151,9 @@ class FakeGitHub:
         return comment
 
     def add_review_comment(self, full_name: str, number: int, body: str, user: str = "octocat",
-                           path: str = "README.md", line: int = 1, in_reply_to: int | None = None) -> dict:
-        cid = next(self._ids)
+                           path: str = "README.md", line: int = 1, in_reply_to: int | None = None,
+                           comment_id: int | None = None) -> dict:
+        cid = comment_id or next(self._ids)
         comment = {"id": cid, "body": body, "user": _user(user), "path": path, "line": line,
                    "in_reply_to_id": in_reply_to, "pull_request_review_id": 1, "diff_hunk": "@@ -1 +1 @@",
                    "url": f"{self._api(full_name)}/pulls/comments/{cid}",

@@ -31,6 +31,12 @@ def make_remote(base: Path, full_name: str = REPO) -> Path:
     bare = base / "remotes" / f"{full_name}.git"
     bare.parent.mkdir(parents=True)
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
+    # pull request #2 of the recorded payloads: head branch `changes`, one commit ahead
+    (work / "CHANGES.md").write_text("- a change under review\n")
+    subprocess.run(git + ["-C", str(work), "add", "."], check=True)
+    subprocess.run(git + ["-C", str(work), "commit", "-qm", "a change"], check=True)
+    subprocess.run(["git", "-C", str(work), "push", "-q", str(bare), "HEAD:refs/heads/changes",
+                    "HEAD:refs/pull/2/head"], check=True)
     return base / "remotes"
 
 
@@ -39,6 +45,8 @@ def seeded_github() -> FakeGitHub:
     gh.add_repo(REPO)
     gh.add_issue(REPO, 1, title="Spelling error in the README file", user="Codertocat")
     gh.set_permission(REPO, "Codertocat", "admin")
+    gh.add_pull(REPO, 2, head_ref="changes", title="Update the README with new information.",
+                user="Codertocat")
     return gh
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 import pytest
 
 from bot import store
-from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import FakeProvider, call, say
 from tests.spine.helpers import payload
 from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
 
@@ -65,3 +66,30 @@ def test_second_comment_resumes_the_same_session(world, tmp_path):
     assert first["session"] and second["session"] == first["session"]
     assert "prior_assistant_turns=1" in answers(gh)[1]["body"]
     assert "resumed session" in answers(gh)[1]["body"]
+
+
+def test_review_comment_is_answered_in_its_review_thread(world):
+    """A mention in a PR review comment gets 👀 there and the answer as a reply in that thread."""
+    gh, provider, service = world
+    data = payload("pull_request_review_comment.created", "@bot codex what does this change do?")
+    gh.add_review_comment(REPO, 2, data["comment"]["body"], user="Codertocat", comment_id=data["comment"]["id"])
+    assert service.deliver(data, event="pull_request_review_comment").status_code == 202
+    gh.wait_for(lambda: [c for c in gh.comments(REPO, 2) if MARKER.search(c["body"] or "")], timeout=120)
+    reply = [c for c in gh.comments(REPO, 2) if MARKER.search(c["body"] or "")][0]
+    assert reply["in_reply_to_id"] == data["comment"]["id"]
+    assert {"subject": "review_comment", "comment_id": data["comment"]["id"], "content": "eyes"} in gh.reactions
+
+
+def test_agent_change_becomes_a_pull_request(world, tmp_path):
+    """A file the agent saves through the bridge is committed and pushed by the bot, and a PR opened."""
+    gh, provider, service = world
+    provider.script(call("save_file", {"path": "NOTES.md", "content": "Spelling fixed.\n"}), say("Fixed it."))
+    service.deliver(comment(gh, "@bot codex fix the spelling", 1))
+    gh.wait_for(lambda: answers(gh), timeout=120)
+    pulls = [p for p in gh.pulls(REPO) if p["number"] != 2]
+    assert len(pulls) == 1 and pulls[0]["head"]["ref"].startswith("bot/codex/1-")
+    remote = tmp_path / "remotes" / f"{REPO}.git"
+    shown = subprocess.run(["git", "-C", str(remote), "show", f"{pulls[0]['head']['ref']}:NOTES.md"],
+                           capture_output=True, text=True)
+    assert shown.stdout == "Spelling fixed.\n"
+    assert f"PR #{pulls[0]['number']}" in answers(gh)[0]["body"]
