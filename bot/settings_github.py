@@ -6,6 +6,9 @@ confirm admin or maintain with the collaborator-permission endpoint before touch
 """
 from __future__ import annotations
 
+import functools
+import ssl
+
 import httpx
 
 from bot import config
@@ -15,6 +18,16 @@ API_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": 
 PER_PAGE = 100
 MAX_PAGES = 10
 ADMIN_ROLES = ("admin", "maintain")
+
+
+@functools.lru_cache(maxsize=1)
+def _tls() -> ssl.SSLContext:
+    """One TLS context per process: building it is most of the cost of a new client."""
+    return httpx.create_ssl_context()
+
+
+def _client(**kwargs) -> httpx.AsyncClient:
+    return httpx.AsyncClient(timeout=15, verify=_tls(), **kwargs)
 
 
 class GitHubRefused(Exception):
@@ -29,7 +42,7 @@ async def exchange_code(oauth_base: str, code: str, redirect_uri: str) -> str:
     """The user access token for an authorization code."""
     form = {"client_id": config.env("GITHUB_CLIENT_ID"), "client_secret": config.env("GITHUB_CLIENT_SECRET"),
             "code": code, "redirect_uri": redirect_uri}
-    async with httpx.AsyncClient(timeout=15, headers={"Accept": "application/json"}) as client:
+    async with _client(headers={"Accept": "application/json"}) as client:
         try:
             response = await client.post(f"{oauth_base}/login/oauth/access_token", data=form)
         except httpx.HTTPError as exc:
@@ -109,7 +122,7 @@ async def _pages(token: str, path: str, key: str) -> list[dict]:
 
 async def _get(token: str, path: str, params: dict | None = None) -> dict:
     headers = dict(API_HEADERS, Authorization=f"Bearer {token}")
-    async with httpx.AsyncClient(base_url=config.github_api_url(), timeout=15, headers=headers) as client:
+    async with _client(base_url=config.github_api_url(), headers=headers) as client:
         try:
             response = await client.get(path, params=params)
         except httpx.HTTPError as exc:
