@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import functools
 import hmac
-from dataclasses import dataclass
 import re
 import secrets as random_tokens
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -27,6 +27,7 @@ from bot.templates import settings_pages as pages
 
 STATE_TTL = 600
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_OAUTH_ERROR = re.compile(r"^[a-z_]{1,40}$")  # GitHub's codes, e.g. access_denied
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
                                "frame-ancestors 'none'; base-uri 'none'",
@@ -102,9 +103,10 @@ async def login(request: Request) -> Response:
 async def callback(request: Request) -> Response:
     params = request.query_params
     if params.get("error"):
-        raise Refusal(400, pages.login_page(f"GitHub did not sign you in: {params.get('error')}."))
-    expected = unsign(request.cookies.get(STATE_COOKIE)) or {}
-    if not hmac.compare_digest(str(expected.get("state", "")), params.get("state", "")):
+        reason = params["error"] if _OAUTH_ERROR.match(params["error"]) else "unknown error"
+        raise Refusal(400, pages.login_page(f"GitHub did not sign you in: {reason}."))
+    expected = str((unsign(request.cookies.get(STATE_COOKIE)) or {}).get("state", ""))
+    if not expected or not hmac.compare_digest(expected.encode(), params.get("state", "").encode()):
         raise Refusal(400, pages.login_page("This sign-in could not be verified (state mismatch). Start again."))
     token = await exchange_code(oauth_base(), params.get("code", ""), callback_url(request))
     user = await get_user(token)

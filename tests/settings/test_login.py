@@ -168,3 +168,19 @@ def test_settings_are_mounted_in_the_service_app(github):
     """`bot serve`'s app serves the settings pages next to /webhook."""
     with TestClient(create_app(start_workers=False)) as client:
         assert "Login with GitHub" in client.get("/settings").text
+
+
+def test_callback_without_any_state_is_refused(client, github):
+    """No state cookie and no state parameter is a forged callback (login CSRF), not a match."""
+    github.sign_in_as("mallory")
+    code = github.authorize({"client_id": github.client_id, "redirect_uri": "http://testserver/settings/callback"})
+    attacker_code = parse_qs(urlparse(code[2]["Location"]).query)["code"][0]
+    response = client.get(f"/settings/callback?code={attacker_code}")
+    assert response.status_code == 400
+    assert "bot_session" not in client.cookies
+
+
+def test_oauth_error_text_is_not_echoed_verbatim(client):
+    """Only GitHub's error codes are shown, not arbitrary text from the link."""
+    response = client.get("/settings/callback?error=Call+555-0100+to+recover+your+account")
+    assert "555-0100" not in response.text
