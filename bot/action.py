@@ -94,7 +94,10 @@ def load_payload() -> dict:
     if not path or not Path(path).is_file():
         raise Misconfigured("GITHUB_EVENT_PATH does not name the event file: `bot action` runs as a "
                             "step of a GitHub workflow.")
-    data = json.loads(Path(path).read_text())
+    try:
+        data = json.loads(Path(path).read_text())
+    except json.JSONDecodeError:
+        data = None
     if not isinstance(data, dict):
         raise Misconfigured(f"{path} does not hold a webhook payload object.")
     return data

@@ -154,3 +154,13 @@ def test_github_refusing_the_reply_fails_the_step_visibly(github, runner, capsys
     assert cli.main(["action"]) == 1
     assert "::error::bot could not answer in the thread: BadRequest" in capsys.readouterr().out
     assert runner.outputs()["status"] == "failed"
+
+
+def test_malformed_event_file_is_a_clear_error(runner, monkeypatch, capsys, tmp_path):
+    """A truncated event file is reported as such, not as a Python traceback."""
+    broken = tmp_path / "event.json"
+    broken.write_text('{"action": "created", "comment": {')
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "issue_comment")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(broken))
+    assert cli.main(["action"]) == 2
+    assert "does not hold a webhook payload object" in capsys.readouterr().out
