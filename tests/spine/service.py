@@ -90,8 +90,9 @@ class Service:
         self.proc.wait()
 
     def stop(self) -> None:
+        """SIGTERM to the server process, as a supervisor sends it; kill -9 if it hangs."""
         if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
+            os.kill(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(30)
             except subprocess.TimeoutExpired:

@@ -6,6 +6,7 @@ touches a marker file in the worktree (so the test knows the job is mid-run) and
 from __future__ import annotations
 
 import re
+import signal
 import time
 
 import pytest
@@ -75,3 +76,21 @@ def test_stop_kills_the_run_and_says_stopped(world, tmp_path):
     gh.wait_for(lambda: any("Stopped" in (c["body"] or "") for c in gh.comments(REPO, 1)), timeout=60)
     gh.wait_for(lambda: ("episode", "cancelled") in [(j["kind"], j["status"]) for j in store.jobs(store.connect())])
     assert {"subject": "issue_comment", "comment_id": 2, "content": "+1"} in gh.reactions
+
+
+def test_sigterm_then_restart_ends_with_one_answer(world, tmp_path):
+    """SIGTERM mid-run: the server exits after its grace period; after the next start the thread
+    holds exactly one terminal answer in the one tracking comment."""
+    gh, provider, env, services = world
+    provider.script(call("run", {"command": SLOW}))
+    env = dict(env, BOT_SHUTDOWN_GRACE="1")
+    services.append(Service(env, tmp_path / "serve1.log").start())
+    services[0].deliver(mention(gh, "@bot codex run the slow check", 1))
+    gh.wait_for(lambda: started_marker(tmp_path).exists(), timeout=120)
+    services[0].stop()
+    assert services[0].proc.returncode in (0, -signal.SIGTERM)  # uvicorn re-raises the signal it handled
+    services.append(Service(env, tmp_path / "serve2.log").start())
+    gh.wait_for(lambda: store.jobs(store.connect())[0]["status"] in ("done", "failed"), timeout=120)
+    bot_comments = [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]"]
+    assert len(bot_comments) == 1 and MARKER.search(bot_comments[0]["body"])
+    assert len(gh.calls_to("POST", r"/issues/1/comments$")) == 1
