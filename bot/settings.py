@@ -168,7 +168,8 @@ async def shared_home(request: Request) -> Response:
     shared = await _shared_scope(request, session)
     message, error = _flash(request)
     return html(pages.shared_page(shared.title, shared.blurb, shared.base, session.login, session.csrf,
-                                  _rows(shared.scope), list(credentials.KINDS), message, error))
+                                  _rows(shared.scope), list(credentials.KINDS), _history(shared.scope),
+                                  message, error))
 
 
 @page_handler
@@ -260,6 +261,17 @@ def _flash(request: Request) -> tuple[str | None, bool]:
     return None, False
 
 
+def _history(scope: str, limit: int = 20) -> list[dict]:
+    """The latest set/delete audit rows of a scope, newest first."""
+    rows = secrets.audit_log(scope)[-limit:][::-1]
+    return [{"at": _when(r["at"]), "actor": r["actor"], "action": r["action"], "fingerprint": r["fingerprint"],
+             "label": getattr(credentials.find_kind(r["name"]), "label", r["name"])} for r in rows]
+
+
+def _when(timestamp: str) -> str:
+    return timestamp.replace("T", " ")[:16] + " UTC"
+
+
 def _rows(scope: str) -> list[dict]:
     rows = []
     for info in secrets.listing(scope):
@@ -267,7 +279,7 @@ def _rows(scope: str) -> list[dict]:
         if kind:
             rows.append({"agent": kind.agent, "label": kind.label, "name": kind.name,
                          "fingerprint": info.fingerprint,
-                         "updated_at": info.updated_at.replace("T", " ")[:16] + " UTC",
+                         "updated_at": _when(info.updated_at),
                          "updated_by": info.updated_by})
     return rows
 

@@ -126,9 +126,21 @@ def fallback_note(operator_agents: list[str]) -> str:
 
 
 def shared_page(title: str, blurb: str, base: str, login: str, csrf: str, rows: list[dict], kinds: list,
-                message: str | None = None, error: bool = False) -> str:
-    """A repository's or an installation's credentials."""
+                history: list[dict], message: str | None = None, error: bool = False) -> str:
+    """A repository's or an installation's credentials, and who changed them."""
     body = (notice(message, error) + f"<p>{esc(blurb)}</p>" +
             credential_table(f"Credentials of {title}", rows, f"{base}/keys/delete", csrf) +
-            add_form(f"{base}/keys", kinds, csrf, f"Connect a credential for {title}"))
+            add_form(f"{base}/keys", kinds, csrf, f"Connect a credential for {title}") +
+            history_table(history))
     return page(title, body, login=login, csrf=csrf)
+
+
+def history_table(history: list[dict]) -> str:
+    if not history:
+        return ""
+    cells = "".join(f"<tr><td>{esc(h['at'])}</td><td>{esc(h['actor'])}</td><td>{esc(h['action'])}</td>"
+                    f"<td>{esc(h['label'])}</td><td><code>{esc(h['fingerprint'])}</code></td></tr>"
+                    for h in history)
+    return ("<h2>History</h2><table><caption>Recent changes</caption><thead><tr><th scope=col>When</th>"
+            "<th scope=col>Who</th><th scope=col>Change</th><th scope=col>Credential</th>"
+            f"<th scope=col>Fingerprint</th></tr></thead><tbody>{cells}</tbody></table>")

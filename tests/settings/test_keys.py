@@ -192,3 +192,18 @@ def test_home_says_which_agents_run_on_the_operators_key(client, github, monkeyp
     page = client.get("/settings").text
     assert "these agents run on the operator's own key: gemini." in page
     assert "AIza-operator-secret-value" not in page
+
+
+def test_repository_page_shows_who_changed_its_keys(client, github):
+    """Maintainers see the audit trail of the shared key: who set and who deleted it, no values."""
+    github.add_repo("octo/app", octocat="admin", hubot="maintain")
+    sign_in(client, github, "octocat")
+    _add(client, path="/settings/repos/octo/app")
+    client.cookies.clear()
+    sign_in(client, github, "hubot")
+    client.post("/settings/repos/octo/app/keys/delete", data={"csrf": csrf_of(client, "/settings/repos/octo/app"),
+                                                              "kind": "claude:api_key"})
+    page = client.get("/settings/repos/octo/app").text
+    history = page[page.index("<h2>History</h2>"):]
+    assert history.index("<td>hubot</td><td>delete</td>") < history.index("<td>octocat</td><td>set</td>")
+    assert KEY not in page
