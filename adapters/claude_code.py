@@ -2,7 +2,7 @@
 
 Prompt on stdin (the variadic --tools/--allowedTools/--mcp-config would swallow a trailing
 prompt); bridge by --mcp-config file with the bearer expanded from env; strict lockdown by
---tools (only Read) + dontAsk + an allow-list of the bridge server; project settings ignored
+--tools (only Read, Grep, Glob) + dontAsk + an allow-list of the bridge server; project settings ignored
 (--setting-sources user) so a repository cannot add hooks; Claude's own sandbox off.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from adapters.base import (CliAdapter, Episode, Event, EventKind, Invocation, Pr
 
 QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
              "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1"}
-READ_TOOLS = ("Read",)  # 2.1.x searches through Bash/rg; Read is its only read-only built-in
+READ_TOOLS = ("Read", "Grep", "Glob")  # not in the default set of 2.1.x, offered when named
 NATIVE_TOOLS = ("Edit", "Write", "Bash")
 DENIED_IN_STRICT = NATIVE_TOOLS + ("NotebookEdit", "WebFetch", "WebSearch")
 MCP_CONFIG = ".bot/claude-mcp.json"

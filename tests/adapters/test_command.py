@@ -65,11 +65,11 @@ def test_model_from_env(agent, tmp_path, monkeypatch):
 # --- Claude Code ------------------------------------------------------------------------------
 
 def test_claude_strict_offers_only_read_and_the_bridge(tmp_path):
-    """Strict mode: --tools Read, dontAsk, allow-list Read + mcp__bot, native tools denied in settings."""
+    """Strict mode: read-only built-ins, dontAsk, allow-list of those + mcp__bot, native tools denied."""
     inv = _command("claude", tmp_path, bridge=bridge())
-    assert _value_after(inv.argv, "--tools") == "Read"
+    assert _value_after(inv.argv, "--tools") == "Read,Grep,Glob"
     assert _value_after(inv.argv, "--permission-mode") == "dontAsk"
-    assert _value_after(inv.argv, "--allowedTools") == "Read,mcp__bot"
+    assert _value_after(inv.argv, "--allowedTools") == "Read,Grep,Glob,mcp__bot"
     settings = json.loads(inv.files[".claude/settings.json"])
     assert settings["sandbox"]["enabled"] is False and "Bash" in settings["permissions"]["deny"]
 
@@ -77,7 +77,7 @@ def test_claude_strict_offers_only_read_and_the_bridge(tmp_path):
 def test_claude_native_allows_edit_and_bash(tmp_path):
     """Native mode adds Edit, Write and Bash."""
     inv = _command("claude", tmp_path, mode="native")
-    assert _value_after(inv.argv, "--tools") == "Read,Edit,Write,Bash"
+    assert _value_after(inv.argv, "--tools") == "Read,Grep,Glob,Edit,Write,Bash"
 
 
 def test_claude_mcp_config_file_expands_token_from_env(tmp_path):
