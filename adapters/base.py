@@ -140,7 +140,7 @@ class Result:
     duration_s: float = 0.0
     resumed: bool = False
     agent: str = ""
-    failure: str | None = None  # provider | bridge | auth | config | exit | timeout | cancelled | killed
+    failure: str | None = None  # provider|bridge|auth|config|agent|exit|empty|timeout|killed|cancelled|refused|missing
     outcome: dict = field(default_factory=dict)  # the sandbox floor's SandboxProcess.outcome()
     egress: list = field(default_factory=list)  # sandbox EgressDecision, every proxy decision
     stderr_tail: str = ""  # redacted

@@ -39,8 +39,11 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
                                    cwd=invocation.cwd)
     except Refused as exc:
         remove_ephemeral(episode.home, invocation)
-        return Result(ok=False, text="", session_id=None, usage=Usage(), events=[], agent=adapter.name,
-                      error=f"the sandbox refused to start {adapter.name}: {exc}", failure="refused")
+        return _not_started(adapter, f"the sandbox refused to start {adapter.name}: {exc}", "refused")
+    except OSError as exc:  # e.g. the binary vanished since `bot doctor`
+        remove_ephemeral(episode.home, invocation)
+        return _not_started(adapter, f"{adapter.name} could not be started: {exc.strerror or exc} "
+                            f"({invocation.argv[0]})", "missing")
     events: list[Event] = []
     try:
         cancelled = await _drive(proc, adapter, events, on_event, cancel)
@@ -58,6 +61,11 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
     result.egress = list(proc.egress)
     _apply_floor(result, cancelled, config, episode, bridge_connected)
     return result
+
+
+def _not_started(adapter: Adapter, error: str, failure: str) -> Result:
+    return Result(ok=False, text="", session_id=None, usage=Usage(), events=[], agent=adapter.name,
+                  error=error, failure=failure, unobserved=adapter.unobserved)
 
 
 def write_home_files(home: Path, invocation: Invocation) -> None:

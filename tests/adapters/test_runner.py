@@ -165,3 +165,12 @@ async def test_credential_files_are_removed_after_the_run(tmp_path):
     adapter = CredentialAdapter(script, files={".codex/auth.json": b"token-inside"})
     result = await run_episode(adapter, episode, Tier0Spawner(), config)
     assert result.text == "token-inside" and not (tmp_path / "home" / ".codex" / "auth.json").exists()
+
+
+async def test_missing_binary_is_a_failed_result(tmp_path, monkeypatch):
+    """A CLI binary that does not exist yields a 'missing' Result naming it, not an exception."""
+    from adapters import base
+    monkeypatch.setenv("BOT_CLAUDE_BIN", str(tmp_path / "no-claude"))
+    episode, config = _setup(tmp_path)
+    result = await run_episode(base.get("claude"), episode, Tier0Spawner(), config)
+    assert (result.ok, result.failure) == (False, "missing") and "no-claude" in result.error
