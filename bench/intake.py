@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import statistics
 import subprocess

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Awaitable, Callable
 
 from bot import config
 
@@ -96,3 +97,35 @@ def recap(comments: list[dict], handle: str, limit_chars: int = 6000) -> str:
 
 def _strip_provenance(body: str) -> str:
     return body.split("<details>", 1)[0].strip()
+
+
+def standing_instruction(ctx) -> str:
+    where = f"{ctx.repo}#{ctx.number}" if ctx.number else ctx.repo
+    return (f"You are a coding agent answering a request from @{ctx.requester} on {where}. "
+            f"The repository is checked out in your working directory. Make changes only through "
+            f"the `bot` MCP tools (write_file, edit_file, delete_file, run); the bot commits and "
+            f"pushes them for you. Your final message is posted as the answer, so make it complete.")
+
+
+async def prompt(ctx, resumed: bool, fresh_reason: str | None) -> str:
+    """The request, with a recap of the thread when the session is not resumed."""
+    if resumed or ctx.thread is None:
+        return ctx.request
+    history = recap(await ctx.thread.comments(), config.handle())
+    if not history:
+        return ctx.request
+    lead = f"(Starting a fresh session: {fresh_reason}.)\n" if fresh_reason else ""
+    return (f"{lead}The thread so far, for context:\n\n{history}\n\n---\n\n"
+            f"The request to answer now:\n{ctx.request}")
+
+
+def thread_reader(ctx) -> Callable[[], Awaitable[str]]:
+    """The bridge's read_thread tool: the issue and its comments."""
+    async def read_thread() -> str:
+        if ctx.thread is None:
+            return f"Local request: {ctx.request}"
+        issue = await ctx.thread.issue()
+        comments = await ctx.thread.comments()
+        head = f"# {issue.get('title', '')}\n\n{issue.get('body') or ''}"
+        return head + "\n\n" + recap(comments, config.handle(), limit_chars=200_000)
+    return read_thread

@@ -241,13 +241,13 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
         recorder.declare_gap(run_id, gap)
     policy = Admission.from_repo_config(worktree.path, worktree.config, mount_path=inside)
     kill = asyncio.Event()
-    async with BridgeServer(worktree.path, policy, recorder, run_id, read_thread=_thread_reader(ctx),
+    async with BridgeServer(worktree.path, policy, recorder, run_id, read_thread=conversations.thread_reader(ctx),
                             run_sandbox=sandbox_for_run(worktree.path, policy),
                             on_progress=tracking.note, on_halt=lambda reason: kill.set()) as bridge:
         sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
-        prompt = await _prompt(ctx, resumed, fresh_reason)
+        prompt = await conversations.prompt(ctx, resumed, fresh_reason)
         episode = base.Episode(prompt=prompt, workdir=inside, home=sandbox_config.home,
-                               tmpdir=sandbox_config.tmpdir, instruction=standing_instruction(ctx),
+                               tmpdir=sandbox_config.tmpdir, instruction=conversations.standing_instruction(ctx),
                                model=config.agent_model(agent), resume_session=resume_id if resumed else None,
                                bridge=bridge.bridge_for(spawner.inside_bridge_url(sandbox_config)),
                                credentials=creds, mode=worktree.config.mode,
@@ -319,33 +319,3 @@ async def adapter_version(adapter, spawner) -> str | None:
             log.warning("version probe of %s failed: %s", adapter.name, exc)
             _versions[adapter.name] = None
     return _versions[adapter.name]
-
-
-def standing_instruction(ctx: JobContext) -> str:
-    where = f"{ctx.repo}#{ctx.number}" if ctx.number else ctx.repo
-    return (f"You are a coding agent answering a request from @{ctx.requester} on {where}. "
-            f"The repository is checked out in your working directory. Make changes only through "
-            f"the `bot` MCP tools (write_file, edit_file, delete_file, run); the bot commits and "
-            f"pushes them for you. Your final message is posted as the answer, so make it complete.")
-
-
-async def _prompt(ctx: JobContext, resumed: bool, fresh_reason: str | None) -> str:
-    if resumed or ctx.thread is None:
-        return ctx.request
-    history = conversations.recap(await ctx.thread.comments(), config.handle())
-    if not history:
-        return ctx.request
-    lead = f"(Starting a fresh session: {fresh_reason}.)\n" if fresh_reason else ""
-    return (f"{lead}The thread so far, for context:\n\n{history}\n\n---\n\n"
-            f"The request to answer now:\n{ctx.request}")
-
-
-def _thread_reader(ctx: JobContext) -> Callable[[], Awaitable[str]]:
-    async def read_thread() -> str:
-        if ctx.thread is None:
-            return f"Local request: {ctx.request}"
-        issue = await ctx.thread.issue()
-        comments = await ctx.thread.comments()
-        head = f"# {issue.get('title', '')}\n\n{issue.get('body') or ''}"
-        return head + "\n\n" + conversations.recap(comments, config.handle(), limit_chars=200_000)
-    return read_thread

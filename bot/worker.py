@@ -161,7 +161,7 @@ def reply_text(db, job: queue.Job) -> str:
     agents = base.names() or list(config.AGENTS)
     kind = spec["reply"]
     if kind == "not_allowed":
-        return pipeline.not_allowed_text() + f" (This note is shown once per thread.)"
+        return pipeline.not_allowed_text() + " (This note is shown once per thread.)"
     if kind == "unknown_agent":
         name = spec["command"].get("unknown_name")
         return f"I don't know an agent called `{name}`. Available: " + ", ".join(f"`{a}`" for a in agents) + "."

@@ -8,7 +8,7 @@ from starlette.testclient import TestClient
 
 from bot import store
 from bot.app import create_app
-from tests.spine.helpers import SECRET, configure_app, payload, signed
+from tests.spine.helpers import configure_app, payload, signed
 
 
 @pytest.fixture

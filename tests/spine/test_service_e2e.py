@@ -8,7 +8,6 @@ import subprocess
 
 import pytest
 
-from bot import store
 from tests.fakes.provider import FakeProvider, call, say
 from tests.spine.helpers import payload
 from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
