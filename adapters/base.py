@@ -140,7 +140,7 @@ class Result:
     duration_s: float = 0.0
     resumed: bool = False
     agent: str = ""
-    failure: str | None = None  # provider|bridge|auth|config|agent|exit|empty|timeout|killed|cancelled|refused|missing
+    failure: str | None = None  # see docs/agents.md: provider, bridge, session_unknown, exit, empty, ...
     outcome: dict = field(default_factory=dict)  # the sandbox floor's SandboxProcess.outcome()
     egress: list = field(default_factory=list)  # sandbox EgressDecision, every proxy decision
     stderr_tail: str = ""  # redacted
@@ -172,6 +172,7 @@ class Adapter(Protocol):
 
 STDERR_TAIL = 2000
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def json_object(line: bytes) -> dict | None:
@@ -214,6 +215,7 @@ class CliAdapter:
     unobserved: tuple[str, ...] = ()
     min_version = "0.0.0"
     credential_env: tuple[str, ...] = ()  # variables that authenticate the CLI
+    unknown_session_markers: tuple[str, ...] = ()  # stderr text when --resume names a lost session
 
     @property
     def binary(self) -> str:
@@ -283,7 +285,7 @@ class CliAdapter:
                last_message: str | None) -> Result:
         from bot.redact import redact
         secrets = episode.credentials.secret_values() + ([episode.bridge.token] if episode.bridge else [])
-        tail = redact(stderr[-STDERR_TAIL:], secrets)
+        tail = redact(_ANSI.sub("", stderr[-STDERR_TAIL:]), secrets)
         session = next((e.session_id for e in reversed(events) if e.session_id), None)
         text = self._final_text(events, last_message)
         error, failure = self._failure(episode, events, exit_code, tail, text)
@@ -296,6 +298,9 @@ class CliAdapter:
 
     def _failure(self, episode: Episode, events: list[Event], exit_code: int | None, stderr: str,
                  text: str) -> tuple[str | None, str | None]:
+        if episode.resume_session and any(marker in stderr for marker in self.unknown_session_markers):
+            return (f"{self.name} no longer knows session {episode.resume_session}; "
+                    "start a fresh session with a recap of the thread"), "session_unknown"
         bridge = self._bridge_problem(episode, events, exit_code, stderr)
         if bridge and episode.bridge and episode.mode == "strict":
             return bridge, "bridge"

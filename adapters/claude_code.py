@@ -29,6 +29,7 @@ class ClaudeCode(CliAdapter):
                   "its direct channel to api.anthropic.com")
     min_version = "2.1.0"
     credential_env = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
+    unknown_session_markers = ("No conversation found with session ID",)
 
     def command(self, episode: Episode) -> Invocation:
         native = episode.mode == "native"

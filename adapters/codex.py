@@ -34,6 +34,7 @@ class Codex(CliAdapter):
                   "its direct channel to api.openai.com")
     min_version = "0.171.0"
     credential_env = ("CODEX_API_KEY", "OPENAI_API_KEY")
+    unknown_session_markers = ("no rollout found for thread id",)
 
     def command(self, episode: Episode) -> Invocation:
         home = episode.home

@@ -36,6 +36,7 @@ class Gemini(CliAdapter):
                   "its direct channel to generativelanguage.googleapis.com")
     min_version = "0.61.0"
     credential_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA")
+    unknown_session_markers = ("Error resuming session",)
 
     def command(self, episode: Episode) -> Invocation:
         home, native = episode.home, episode.mode == "native"

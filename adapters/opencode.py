@@ -34,6 +34,7 @@ class OpenCode(CliAdapter):
                   "its context compaction", "its direct channel to the model provider")
     min_version = "1.18.0"
     credential_env = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY")
+    unknown_session_markers = ("Session not found",)
 
     def command(self, episode: Episode) -> Invocation:
         permission = NATIVE if episode.mode == "native" else STRICT

@@ -182,3 +182,13 @@ def test_native_mode_lets_the_cli_run_its_shell(agent, tmp_path):
         result = run(box.turn(agent, "Run a shell command", mode="native"))
     assert result.ok, (result.error, result.text, result.stderr_tail)
     assert (box.worktree / "NATIVE.txt").read_text() == "native-ok\n"
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_resuming_a_lost_session_says_so(agent, tmp_path):
+    """--resume of a session the CLI's HOME does not hold is 'session_unknown', so the bot starts fresh."""
+    lost = "ses_0000000000000000000000000" if agent == "opencode" else "00000000-0000-4000-8000-000000000000"
+    with FakeProvider() as fake:
+        result = run(Sandboxed(tmp_path, fake).turn(agent, "Continue", resume=lost))
+    assert (result.ok, result.failure) == (False, "session_unknown"), (result.error, result.stderr_tail)
+    assert "\x1b[" not in result.stderr_tail
