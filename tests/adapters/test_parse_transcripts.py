@@ -211,3 +211,14 @@ def test_secrets_are_redacted_from_stderr_and_errors(tmp_path):
     ep = episode(tmp_path, credentials=Credentials(env={"ANTHROPIC_API_KEY": "sk-secret-value-123"}))
     result = base.get("claude").finish(ep, [], 1, "bad key sk-secret-value-123\n", None)
     assert "sk-secret-value-123" not in result.stderr_tail + result.error
+
+
+@pytest.mark.parametrize("agent,stderr", [
+    ("claude", "No conversation found with session ID: 0000\n"),
+    ("codex", "Error: thread/resume: thread/resume failed: no rollout found for thread id 0000 (code -32600)\n"),
+    ("opencode", "\x1b[91m\x1b[1mError: \x1b[0mSession not found\n"),
+    ("gemini", "Error resuming session: No previous sessions found for this project.\n")])
+def test_lost_session_on_resume_is_session_unknown(agent, stderr, tmp_path):
+    """Each CLI's 'no such session' on --resume is classified so the bot can start fresh."""
+    result = base.get(agent).finish(episode(tmp_path, resume_session="0000"), [], 1, stderr, None)
+    assert (result.ok, result.failure) == (False, "session_unknown")
