@@ -245,6 +245,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
                             run_sandbox=sandbox_for_run(worktree.path, policy),
                             on_progress=tracking.note, on_halt=lambda reason: kill.set()) as bridge:
         sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
+        ctx.secrets.append(bridge.token)
         prompt = await conversations.prompt(ctx, resumed, fresh_reason)
         episode = base.Episode(prompt=prompt, workdir=inside, home=sandbox_config.home,
                                tmpdir=sandbox_config.tmpdir, instruction=conversations.standing_instruction(ctx),
