@@ -47,9 +47,24 @@ def _settings_routes() -> list:
     return list(getattr(settings, "routes", []))
 
 
+def _hold_bridge_streams(hold: bool) -> None:
+    """sse_starlette (under the MCP SDK) drains every SSE stream of the event loop as soon as the
+    process's uvicorn starts shutting down, which would cut the in-process bridges' tool calls at
+    SIGTERM. Running jobs get their grace period first; the streams close after it."""
+    try:
+        from sse_starlette.sse import AppStatus
+    except ImportError:
+        return
+    if hold:
+        AppStatus.disable_automatic_graceful_drain()
+    else:
+        AppStatus.should_exit = True
+
+
 def create_app(start_workers: bool = True) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
+        _hold_bridge_streams(True)
         app.state.db = store.connect()
         app.state.missing_config = config.missing_app_config()
         app.state.pool = None
@@ -62,6 +77,7 @@ def create_app(start_workers: bool = True) -> Starlette:
         yield
         if app.state.pool is not None:
             await app.state.pool.stop(float(config.env("BOT_SHUTDOWN_GRACE", "20")))
+        _hold_bridge_streams(False)
 
     routes = [Route("/", home), Route("/healthz", healthz),
               Route("/webhook", intake.webhook, methods=["POST"]), *_settings_routes()]
