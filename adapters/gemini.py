@@ -119,6 +119,7 @@ def _settings(episode: Episode) -> bytes:
     settings: dict = {"security": {"auth": {"selectedType": _auth_type(episode.credentials.env)}},
                       "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
                       "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+                      "hooksConfig": {"enabled": False},  # a repository's hooks would be a native shell
                       "mcpServers": {}}
     if bridge := episode.bridge:
         settings["mcpServers"][bridge.server_name] = {

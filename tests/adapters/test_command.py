@@ -244,6 +244,12 @@ def test_gemini_trusts_the_bridge_only(tmp_path):
     assert _value_after(inv.argv, "--allowed-mcp-server-names") == "bot"
 
 
+def test_gemini_hooks_are_off(tmp_path):
+    """Hooks off: a repository's .gemini/settings.json hooks would run commands natively."""
+    settings = json.loads(_command("gemini", tmp_path).files[".gemini/settings.json"])
+    assert settings["hooksConfig"] == {"enabled": False}
+
+
 def test_gemini_strict_policy_denies_shell_and_writes(tmp_path):
     """Strict mode adds a policy file denying run_shell_command, write_file and replace."""
     inv = _command("gemini", tmp_path, bridge=bridge())
