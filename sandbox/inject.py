@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import errno
 import fcntl
 import os
 import socket
 import threading
+import time
 from typing import Awaitable, Callable
 
 CLONE_NEWUSER = 0x10000000
@@ -47,15 +49,27 @@ def _enter_netns(child_pid: int) -> None:
     _setns(net_fd, CLONE_NEWNET)
 
 
-def _bind_listeners(ports: list[int]) -> list[socket.socket]:
+def _bind_listeners(ports: list[int], wait_s: float = 5.0) -> list[socket.socket]:
     listeners = []
     for port in ports:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", port))
+        _bind_when_loopback_up(sock, port, time.monotonic() + wait_s)
         sock.listen(128)
         listeners.append(sock)
     return listeners
+
+
+def _bind_when_loopback_up(sock: socket.socket, port: int, deadline: float) -> None:
+    """bwrap reports the child pid while the child may still be bringing `lo` up."""
+    while True:
+        try:
+            sock.bind(("127.0.0.1", port))
+            return
+        except OSError as exc:
+            if exc.errno != errno.EADDRNOTAVAIL or time.monotonic() > deadline:
+                raise
+            time.sleep(0.0002)
 
 
 def inject_listeners(child_pid: int, ports: list[int]) -> list[socket.socket]:
