@@ -99,6 +99,8 @@ def decide(db, event: sansio.Event) -> JSONResponse:
         return _ignored(event.delivery_id, f"{event.event}.{event.data.get('action')} is not acted on")
     if _is_bot(trigger["author"], trigger["author_type"]):
         return _ignored(event.delivery_id, "author is a bot")
+    if not trigger["installation_id"]:
+        return _ignored(event.delivery_id, "not delivered to an installed GitHub App")
     command = grammar.parse(trigger.pop("body"), config.handle(), config.AGENTS)
     if command is None:
         return _ignored(event.delivery_id, "no command for us")

@@ -20,6 +20,7 @@ from bot import config, conversations
 from bot.tracking import Surface, TrackingComment
 
 log = logging.getLogger("bot.pipeline")
+MAX_ANSWER_CHARS = 50_000
 
 
 class Stop(Exception):
@@ -194,6 +195,8 @@ def _answer(ctx: JobContext, agent: str, turn: Turn, outcome) -> str:
 
     result = turn.result
     text = result.text.strip() if result.text else ""
+    if len(text) > MAX_ANSWER_CHARS:  # keep room for the provenance under GitHub's 65536 limit
+        text = text[:MAX_ANSWER_CHARS] + "\n\n… (answer truncated)"
     if not result.ok:
         text = f"❌ {agent} did not finish: {result.error or 'no answer'}" + (f"\n\n{text}" if text else "")
     elif not text:

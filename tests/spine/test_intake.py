@@ -158,3 +158,27 @@ def test_unconfigured_service_answers_503(monkeypatch):
         page = unconfigured.get("/")
     assert reply.status_code == 503 and "GITHUB_WEBHOOK_SECRET" in reply.json()["reason"]
     assert "GITHUB_APP_ID" in page.text
+
+
+def test_issue_opened_with_a_command_is_queued(client):
+    """A command in a new issue's body starts a job reacting on the issue itself."""
+    data = payload("issues.opened", "Crash on start.\n\n@bot claude find the cause")
+    data["installation"] = {"id": 1}
+    post(client, data, event="issues")
+    spec = json.loads(jobs()[0]["spec"])
+    assert spec["target"] == {"type": "issue", "id": data["issue"]["number"]} and spec["command"]["agent"] == "claude"
+
+
+def test_review_body_command_is_queued(client):
+    """A submitted review whose body holds a command starts a job on the PR."""
+    post(client, payload("pull_request_review.submitted", "Looks off.\n@bot codex tighten the checks"),
+         event="pull_request_review")
+    spec = json.loads(jobs()[0]["spec"])
+    assert spec["is_pr"] and spec["command"]["request"] == "tighten the checks"
+
+
+def test_delivery_without_installation_is_ignored(client):
+    """A payload not addressed to an installed App (no installation id) stores nothing."""
+    data = payload("issue_comment.created", "@bot codex hi")
+    del data["installation"]
+    assert post(client, data).status_code == 202 and jobs() == []
