@@ -1,7 +1,6 @@
 """Secrets travel only in the child's environment: never in any process's argv."""
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
