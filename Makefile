@@ -3,7 +3,7 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 AGENTS  := agents-cli
-APT_PKGS := git bubblewrap socat iproute2 hyperfine util-linux chromium
+APT_PKGS := git bubblewrap socat iproute2 hyperfine util-linux chromium curl openssl procps
 PYTEST_ARGS ?=
 
 .PHONY: serve test bench install system agents clean
@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 install: system $(VENV)/.installed agents
 
 system:
-	@missing=""; for c in git bwrap socat ip hyperfine unshare chromium; do command -v $$c >/dev/null 2>&1 || missing=1; done; \
+	@missing=""; for c in git bwrap socat ip hyperfine unshare chromium curl openssl pgrep; do command -v $$c >/dev/null 2>&1 || missing=1; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing system packages: $(APT_PKGS)"; \
