@@ -29,7 +29,7 @@ async def home(request: Request) -> HTMLResponse:
                  f"{counts.get('done', 0)} done, {counts.get('failed', 0)} failed.</p>")
     return HTMLResponse(f"<!doctype html><html lang=en><meta charset=utf-8><title>github-agent-bot</title>"
                         f"<h1>github-agent-bot</h1>{state}<p>Webhook URL: <code>/webhook</code>. "
-                        f"Health: <code>/healthz</code>.</p></html>")
+                        f"Health: <code>/healthz</code>. Keys and subscriptions: <a href=/settings>settings</a>.</p></html>")
 
 
 async def healthz(request: Request) -> JSONResponse:

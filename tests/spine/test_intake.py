@@ -67,6 +67,14 @@ def test_oversized_body_is_413(client):
     assert reply.status_code == 413 and jobs() == []
 
 
+def test_oversized_chunked_body_is_413(client):
+    """A body without Content-Length is cut off once it passes 25 MB."""
+    body, headers = signed(b"{}", "issue_comment")
+    chunks = (b"x" * (1 << 20) for _ in range(26))
+    reply = client.post("/webhook", content=chunks, headers=headers)
+    assert reply.status_code == 413 and jobs() == []
+
+
 def test_ping_is_200(client):
     """GitHub's ping is answered 200 and stores nothing."""
     assert post(client, payload("ping"), event="ping").status_code == 200 and jobs() == []
@@ -116,8 +124,9 @@ def test_own_comment_is_ignored(client):
 
 def test_non_writer_gets_one_notice_per_thread_and_no_episode(client):
     """An outsider's command stores a single notice reply for the thread, never an episode."""
-    for _ in range(2):
-        post(client, payload("issue_comment.created", "@bot codex do it", author_association="NONE"))
+    replies = [post(client, payload("issue_comment.created", "@bot codex do it", author_association="NONE"))
+               for _ in range(2)]
+    assert [r.status_code for r in replies] == [202, 200]
     assert [(j["kind"], json.loads(j["spec"])["reply"]) for j in jobs()] == [("reply", "not_allowed")]
 
 
