@@ -124,7 +124,7 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
         outcome = await _effects(ctx, worktree, agent, turn)
         conversations.record_turn(db, ctx.conversation, agent, turn.result.session_id,
                                   fresh=not turn.resumed)
-        return _answer(ctx, agent, turn, outcome), "done" if turn.result.ok else "failed"
+        return _answer(db, ctx, agent, turn, outcome), "done" if turn.result.ok else "failed"
     finally:
         if ctx.local_repo is None:
             await workspace.remove(worktree)
@@ -189,7 +189,7 @@ async def _effects(ctx: JobContext, worktree, agent: str, turn: Turn):
     return await effects.apply(worktree, request, ctx.thread.api, token=ctx.token)
 
 
-def _answer(ctx: JobContext, agent: str, turn: Turn, outcome) -> str:
+def _answer(db, ctx: JobContext, agent: str, turn: Turn, outcome) -> str:
     from bot import provenance
     from bot.record import Recorder
 
@@ -205,7 +205,7 @@ def _answer(ctx: JobContext, agent: str, turn: Turn, outcome) -> str:
         text += f"\n\n{outcome.message}"
         if outcome.diff:
             text += f"\n\n<details><summary>diff</summary>\n\n```diff\n{outcome.diff}\n```\n</details>"
-    prov = provenance.build(Recorder(secrets=ctx.secrets), turn.run_id, agent=agent, version=turn.version,
+    prov = provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=agent, version=turn.version,
                             resumed=turn.resumed, fresh_reason=turn.fresh_reason,
                             duration_s=result.duration_s, usage=result.usage,
                             files_changed=list(outcome.files) if outcome else [],

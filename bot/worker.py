@@ -62,11 +62,11 @@ class WorkerPool:
 
     async def _claim_loop(self) -> None:
         while not self._stopping:
+            self._wake.clear()  # before claiming, so a job queued meanwhile is not missed
             job = None
             if len(self.running) < self.size:
                 job = queue.claim(self.db, self.owner, lease_seconds(), busy=tuple(self.running))
             if job is None:
-                self._wake.clear()
                 try:
                     await asyncio.wait_for(self._wake.wait(), POLL_S)
                 except asyncio.TimeoutError:
