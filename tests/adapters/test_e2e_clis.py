@@ -1,9 +1,11 @@
 """End to end with each REAL agent CLI through its adapter and bot/runner.py, in a tier-1 sandbox
 (its own network namespace: only loopback, the fake provider and MCP server relayed in by port).
 
-Per CLI: a first turn answered; a second turn resumed with the same session id and the history
-re-sent; a bridged tool call reaching a bearer-protected MCP server; a provider error ending as
-a clear failure; a native shell and a native write attempt denied.
+Per CLI: a first turn answered (standing instruction delivered, no traffic but the provider's);
+a second turn resumed with the same session id and the history re-sent; a bridged tool call
+reaching a bearer-protected MCP server; a provider error ending as a clear failure; a native shell
+and a native write attempt denied; a hostile repository config changing nothing; a lost session
+reported as such; native mode running the CLI's own shell.
 """
 from __future__ import annotations
 
