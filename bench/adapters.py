@@ -24,7 +24,7 @@ TRANSCRIPTS = ROOT / "tests" / "fixtures" / "cli"
 AGENTS = ("claude", "codex", "opencode", "gemini")
 MODELS = {"codex": "mock-model"}  # see tests/adapters/test_e2e_clis.py
 NOT_STREAMS = ("gemini-json.jsonl",)  # `-o json` pretty-printed, not the stream the adapter reads
-TURNS = 3
+TURNS = 5
 PARSE_TARGET_S = 0.3
 
 
