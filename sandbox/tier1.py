@@ -140,7 +140,7 @@ class Tier1Spawner:
         with tempfile.TemporaryDirectory(prefix="bot-probe-") as scratch:
             home = Path(scratch) / "home"
             home.mkdir()
-            cfg = SandboxConfig(workdir=Path(scratch), home=home, ro_binds=_probe_binds(bot_config),
+            cfg = SandboxConfig(workdir=Path(scratch), home=home, ro_binds=_probe_binds(bot_config, argv),
                                 limits=Limits(timeout_s=30))
             try:
                 proc = await self.start(cfg, argv, env or {})
@@ -263,6 +263,11 @@ async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
         pass
 
 
-def _probe_binds(bot_config) -> tuple[Path, ...]:
-    agents = bot_config.agents_dir()
-    return (agents,) if agents.exists() else ()
+def _probe_binds(bot_config, argv: Sequence[str]) -> tuple[Path, ...]:
+    """The agent install folder, plus the folder of a binary installed elsewhere (BOT_<AGENT>_BIN)."""
+    binds = [bot_config.agents_dir()]
+    if argv and os.path.isabs(argv[0]):
+        real = Path(argv[0]).resolve().parent
+        if not any(real.is_relative_to(p) for p in (Path("/usr"), *binds)):
+            binds.append(real)
+    return tuple(p for p in binds if p.exists())

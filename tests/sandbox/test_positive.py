@@ -108,3 +108,13 @@ async def test_concurrent_sandboxes_each_reach_their_own_bridge(run, http_server
         run("curl -sS --max-time 10 http://127.0.0.1:8765/mcp", bridge_upstream=("127.0.0.1", port))
         for port in ports))
     assert [r.out for r in results] == ["bridge-0", "bridge-1", "bridge-2"]
+
+
+async def test_probe_binds_a_binary_installed_outside_usr(tmp_path):
+    """probe() of a CLI installed in its own folder (BOT_<AGENT>_BIN) can run it."""
+    tool = tmp_path / "opt-cli" / "mycli"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho mycli 1.2.3\n")
+    tool.chmod(0o755)
+    rc, output = await Tier1Spawner().probe([str(tool), "--version"])
+    assert (rc, output) == (0, "mycli 1.2.3\n")
