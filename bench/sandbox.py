@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from sandbox.base import Limits, SandboxConfig
-from sandbox.tier1 import Tier1Spawner, bwrap_argv, find_bwrap
+from sandbox.tier1 import Tier1Spawner, bwrap_argv, find_bwrap, inside_env
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ROOT / "agents-cli" / "node_modules"
@@ -31,9 +31,9 @@ def _summary(samples_s: list[float]) -> tuple[float, float, float]:
     return statistics.mean(ms), statistics.median(ms), ms[int(len(ms) * 0.9) - 1]
 
 
-async def _bare(argv: list[str]) -> None:
+async def _bare(argv: list[str], env: dict[str, str]) -> None:
     proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.DEVNULL,
-                                                stderr=asyncio.subprocess.DEVNULL)
+                                                stderr=asyncio.subprocess.DEVNULL, env=env)
     await proc.wait()
 
 
@@ -92,9 +92,10 @@ async def _run_async(runs: int, srt_runs: int) -> list[str]:
         config = SandboxConfig(workdir=work, home=work / "home", limits=Limits(timeout_s=60))
         spawner = Tier1Spawner()
         for label, argv in COMMANDS.items():
-            bare = _summary(await _measure(lambda: _bare(argv), runs))
+            env = inside_env(config, {})  # same scrubbed env both ways (host NODE_* vars slow node)
+            bare = _summary(await _measure(lambda: _bare(argv, env), runs))
             tier1 = _summary(await _measure(lambda: _tier1(spawner, config, argv), runs))
-            plain_bwrap = _summary(await _measure(lambda: _bare(_bwrap_only(config, argv)), runs))
+            plain_bwrap = _summary(await _measure(lambda: _bare(_bwrap_only(config, argv), env), runs))
             srt = await asyncio.to_thread(_srt_samples, argv, work, srt_runs)
             lines.append(f"{label}: bare {bare[0]:.1f} ms (median {bare[1]:.1f}) · tier 1 "
                          f"{tier1[0]:.1f} ms (median {tier1[1]:.1f}, p90 {tier1[2]:.1f}) · "
