@@ -177,7 +177,7 @@ def _v2_enable(parent: Path) -> bool:
         return False
 
 
-STALE_AFTER_S = 600.0
+STALE_AFTER_S = 60.0  # a live run's cgroup holds tasks, so rmdir cannot touch it
 _swept: set[Path] = set()
 
 

@@ -64,3 +64,19 @@ def test_host_cgroups_created_limited_and_removed():
     finally:
         groups.remove()
     assert not groups.memory.exists() and not groups.pids.exists()
+
+
+def test_stale_run_cgroups_swept_on_create(fake_root):
+    """Run cgroups a crashed bot left behind (old, empty) are removed when the next run starts."""
+    import os
+    import time
+    (fake_root / "cgroup.controllers").write_text("memory pids\n")
+    (fake_root / "cgroup.subtree_control").write_text("")
+    (fake_root / "cgroup.procs").write_text("")
+    stale, recent = fake_root / "bot-sandbox" / "old-run", fake_root / "bot-sandbox" / "recent-run"
+    stale.mkdir(parents=True)
+    recent.mkdir()
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    limits.create("next-run", 64 << 20, 16)
+    assert not stale.exists() and recent.exists()
