@@ -150,11 +150,16 @@ def _create_v1(root: Path, parent2: Path | None, run_id: str, memory_bytes: int,
             raise CgroupUnavailable(f"no cgroup v2 memory+pids controllers and no v1 {controller} "
                                     f"hierarchy under {root}")
     memory = _mkdirs(_v1_parent(root, "memory") / GROUP_NAME, run_id)
-    pids = _mkdirs(_v1_parent(root, "pids") / GROUP_NAME, run_id)
-    cg = CgroupSet(1, memory, pids, dirs=[memory, pids])
-    _write(memory / "memory.limit_in_bytes", str(memory_bytes))
-    _try_write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
-    _write(pids / "pids.max", str(pids_max))
+    cg = CgroupSet(1, memory, memory, dirs=[memory])
+    try:
+        cg.pids = _mkdirs(_v1_parent(root, "pids") / GROUP_NAME, run_id)
+        cg.dirs.append(cg.pids)
+        _write(memory / "memory.limit_in_bytes", str(memory_bytes))
+        _try_write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
+        _write(cg.pids / "pids.max", str(pids_max))
+    except CgroupUnavailable:
+        cg.remove(wait_s=0)  # nothing half-made is left behind
+        raise
     if parent2 is not None:
         try:
             cg.leaf_v2 = _mkdirs(parent2 / GROUP_NAME, run_id)
