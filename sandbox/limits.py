@@ -136,9 +136,13 @@ def create(run_id: str, memory_bytes: int, pids_max: int) -> CgroupSet:
     if parent2 is not None and _v2_has_controllers(parent2) and _v2_enable(parent2):
         leaf = _mkdirs(parent2 / GROUP_NAME, run_id)
         cg = CgroupSet(2, leaf, leaf, leaf, [leaf])
-        _write(leaf / "memory.max", str(memory_bytes))
-        _try_write(leaf / "memory.swap.max", "0")
-        _write(leaf / "pids.max", str(pids_max))
+        try:
+            _write(leaf / "memory.max", str(memory_bytes))
+            _try_write(leaf / "memory.swap.max", "0")
+            _write(leaf / "pids.max", str(pids_max))
+        except CgroupUnavailable:
+            cg.remove(wait_s=0)
+            raise
         return cg
     return _create_v1(root, parent2, run_id, memory_bytes, pids_max)
 
