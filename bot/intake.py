@@ -7,15 +7,15 @@ Every refusal is logged with the delivery id, never the body.
 from __future__ import annotations
 
 import http
-import json
 import logging
 from urllib.parse import parse_qs
 
+import orjson
 from gidgethub import BadRequest, ValidationFailure, sansio
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from bot import config, grammar, queue, store
+from bot import config, grammar, store
 from bot.conversations import thread_key
 
 log = logging.getLogger("bot.intake")
@@ -25,18 +25,20 @@ _REQUIRED_HEADERS = ("x-github-event", "x-github-delivery")
 
 
 async def webhook(request: Request) -> JSONResponse:
-    delivery = request.headers.get("x-github-delivery", "-")
+    # one pass over the raw ASGI headers (already lower-case); Starlette's Headers scans per lookup
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in request.scope["headers"]}
+    delivery = headers.get("x-github-delivery", "-")
     missing = getattr(request.app.state, "missing_config", [])
     if missing:
         return _refuse(503, delivery, "GitHub App not configured: " + " ".join(missing))
-    body = await _read_capped(request)
+    body = await _read_capped(request, headers)
     if body is None:
         return _refuse(413, delivery, f"body over {MAX_BODY_BYTES} bytes")
     try:
-        event = _verified_event(request, body)
+        event = _verified_event(headers, body)
     except ValidationFailure as exc:
         return _refuse(401, delivery, f"signature rejected: {exc}")
-    except (BadRequest, KeyError, ValueError) as exc:
+    except (BadRequest, KeyError, ValueError, orjson.JSONDecodeError) as exc:
         return _refuse(400, delivery, f"malformed delivery: {type(exc).__name__}")
     if event.event == "ping":
         return JSONResponse({"ok": True, "pong": True})
@@ -47,9 +49,8 @@ async def webhook(request: Request) -> JSONResponse:
     return response
 
 
-def _verified_event(request: Request, body: bytes) -> sansio.Event:
+def _verified_event(headers: dict[str, str], body: bytes) -> sansio.Event:
     """HMAC over the raw bytes first (gidgethub's constant-time check), then headers and JSON."""
-    headers = request.headers
     signature = headers.get("x-hub-signature-256")
     if not signature:
         raise ValidationFailure("signature is missing")
@@ -59,9 +60,9 @@ def _verified_event(request: Request, body: bytes) -> sansio.Event:
             raise KeyError(name)
     content_type = headers.get("content-type", "application/json").split(";")[0].strip()
     if content_type == "application/x-www-form-urlencoded":
-        data = json.loads(parse_qs(body.decode())["payload"][0])
+        data = orjson.loads(parse_qs(body.decode())["payload"][0])
     elif content_type == "application/json":
-        data = json.loads(body)
+        data = orjson.loads(body)
     else:
         raise BadRequest(http.HTTPStatus.UNSUPPORTED_MEDIA_TYPE)
     if not isinstance(data, dict):
@@ -69,8 +70,8 @@ def _verified_event(request: Request, body: bytes) -> sansio.Event:
     return sansio.Event(data, event=headers["x-github-event"], delivery_id=headers["x-github-delivery"])
 
 
-async def _read_capped(request: Request) -> bytes | None:
-    declared = request.headers.get("content-length")
+async def _read_capped(request: Request, headers: dict[str, str]) -> bytes | None:
+    declared = headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         return None
     chunks, size = [], 0
@@ -120,10 +121,10 @@ def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Command) -
     else:
         kind, spec["reply"] = "reply", command.kind
         if command.kind == "stop":
-            spec["stopped_job"] = _request_stop(db, conversation)
-    job_id = store.enqueue_delivery(db, delivery_id=event.delivery_id, event=event.event,
-                                    action=event.data.get("action"), kind=kind,
-                                    conversation=conversation, spec=spec, notice=notice)
+            spec["stopped_job"] = store.write(db, lambda conn: _request_stop(conn, conversation))
+    job_id = store.write(db, lambda conn: store.enqueue_delivery(
+        conn, delivery_id=event.delivery_id, event=event.event, action=event.data.get("action"),
+        kind=kind, conversation=conversation, spec=spec, notice=notice))
     if job_id is None:
         log.info("delivery %s: duplicate, or the thread was already told", event.delivery_id)
         return JSONResponse({"ok": True, "queued": False, "reason": "duplicate delivery or notice already sent"})
@@ -131,12 +132,14 @@ def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Command) -
     return JSONResponse({"ok": True, "queued": True, "job": job_id, "kind": kind}, status_code=202)
 
 
-def _request_stop(db, conversation: str) -> int | None:
-    running = queue.running_episode(db, conversation)
-    if running is None:
+def _request_stop(conn, conversation: str) -> int | None:
+    """Flag the thread's running episode for cancellation; its worker notices within a second."""
+    row = conn.execute("SELECT id FROM jobs WHERE conversation = ? AND kind = 'episode' "
+                       "AND status = 'running' ORDER BY id LIMIT 1", [conversation]).fetchone()
+    if row is None:
         return None
-    store.update_job(db, running["id"], cancel_requested=1)
-    return running["id"]
+    conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", [row[0]])
+    return row[0]
 
 
 def _is_bot(login: str, user_type: str) -> bool:

@@ -10,6 +10,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+import orjson
 import sqlite_utils
 
 from bot import config
@@ -58,31 +59,52 @@ def record_delivery(db: sqlite_utils.Database, delivery_id: str, event: str, act
                "VALUES (?, ?, ?, ?, ?)", [delivery_id, event, action, time.time(), decision])
 
 
-def enqueue_delivery(db: sqlite_utils.Database, *, delivery_id: str, event: str, action: str | None,
-                     kind: str, conversation: str, spec: dict, notice: str | None = None) -> int | None:
-    """In one transaction: refuse a duplicate delivery, claim the once-per-thread notice if any,
-    insert the job and the delivery. Returns the job id, or None when nothing was stored."""
-    conn, now = db.conn, time.time()
+def write(db: sqlite_utils.Database, statements):
+    """Run `statements(conn)` in one transaction, committed before returning (no await in
+    between, so no other code of this process can write on the connection meanwhile).
+    A None result rolls the writes back."""
+    conn = db.conn
+    if conn.in_transaction:  # inside someone's open transaction: a savepoint of it
+        conn.execute("SAVEPOINT spine_write")
+        try:
+            result = statements(conn)
+        except BaseException:
+            conn.execute("ROLLBACK TO spine_write")
+            conn.execute("RELEASE spine_write")
+            raise
+        if result is None:
+            conn.execute("ROLLBACK TO spine_write")
+        conn.execute("RELEASE spine_write")
+        return result
     conn.execute("BEGIN IMMEDIATE")
     try:
-        duplicate = conn.execute("SELECT 1 FROM jobs WHERE delivery_id = ? AND status != 'failed' LIMIT 1",
-                                 [delivery_id]).fetchone()
-        if duplicate is None and notice is not None:
-            duplicate = conn.execute("INSERT OR IGNORE INTO notices (conversation, kind, created_at) "
-                                     "VALUES (?, ?, ?)", [conversation, notice, now]).rowcount == 0
-        if duplicate:
-            conn.execute("ROLLBACK")
-            return None
-        job_id = conn.execute("INSERT INTO jobs (delivery_id, kind, conversation, spec, created_at) "
-                              "VALUES (?, ?, ?, ?, ?)",
-                              [delivery_id, kind, conversation, json.dumps(spec), now]).lastrowid
-        conn.execute("INSERT OR REPLACE INTO deliveries (id, event, action, received_at, decision) "
-                     "VALUES (?, ?, ?, ?, ?)", [delivery_id, event, action, now, kind])
-        conn.execute("COMMIT")
-        return job_id
+        result = statements(conn)
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    conn.execute("COMMIT" if result is not None else "ROLLBACK")
+    return result
+
+
+def enqueue_delivery(conn, *, delivery_id: str, event: str, action: str | None, kind: str,
+                     conversation: str, spec: dict, notice: str | None = None) -> int | None:
+    """Insert the job unless the delivery already has a live one (a failed job may be retried),
+    claiming the once-per-thread notice if any, and record the delivery. Returns the job id, or
+    None when nothing may be stored (run it in `write`, which then rolls back)."""
+    now = time.time()
+    if notice is not None and conn.execute(
+            "INSERT OR IGNORE INTO notices (conversation, kind, created_at) VALUES (?, ?, ?)",
+            [conversation, notice, now]).rowcount == 0:
+        return None
+    cursor = conn.execute(
+        "INSERT INTO jobs (delivery_id, kind, conversation, spec, created_at) SELECT ?, ?, ?, ?, ? "
+        "WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE delivery_id = ? AND status != 'failed')",
+        [delivery_id, kind, conversation, orjson.dumps(spec).decode(), now, delivery_id])
+    if cursor.rowcount == 0:
+        return None
+    conn.execute("INSERT OR REPLACE INTO deliveries (id, event, action, received_at, decision) "
+                 "VALUES (?, ?, ?, ?, ?)", [delivery_id, event, action, now, kind])
+    return cursor.lastrowid
 
 
 def live_job_for_delivery(db: sqlite_utils.Database, delivery_id: str) -> dict | None:
