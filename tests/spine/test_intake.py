@@ -191,3 +191,19 @@ def test_delivery_without_installation_is_ignored(client):
     data = payload("issue_comment.created", "@bot codex hi")
     del data["installation"]
     assert post(client, data).status_code == 202 and jobs() == []
+
+
+def test_form_encoded_delivery_is_accepted(client):
+    """A webhook configured as application/x-www-form-urlencoded is parsed like JSON."""
+    from urllib.parse import urlencode
+    form = urlencode({"payload": json.dumps(payload("issue_comment.created", "@bot codex hi"))}).encode()
+    body, headers = signed(form, "issue_comment")
+    headers["content-type"] = "application/x-www-form-urlencoded"
+    assert client.post("/webhook", content=body, headers=headers).status_code == 202 and len(jobs()) == 1
+
+
+def test_other_content_type_is_400(client):
+    """A signed body of another media type is refused as malformed."""
+    body, headers = signed(b"<xml/>", "issue_comment")
+    headers["content-type"] = "application/xml"
+    assert client.post("/webhook", content=body, headers=headers).status_code == 400 and jobs() == []
