@@ -14,6 +14,9 @@ from typing import Awaitable, Callable
 from bot import config
 
 
+LIMIT_OPENING = 8000
+
+
 def thread_key(repo: str, number: int | str) -> str:
     return f"{repo}#{number}"
 
@@ -108,15 +111,17 @@ def standing_instruction(ctx) -> str:
 
 
 async def prompt(ctx, resumed: bool, fresh_reason: str | None) -> str:
-    """The request, with a recap of the thread when the session is not resumed."""
+    """The request; a fresh session also gets the issue or PR and a recap of its comments."""
     if resumed or ctx.thread is None:
         return ctx.request
+    issue = await ctx.thread.issue()
+    kind = "pull request" if ctx.is_pr else "issue"
+    opening = f"{kind} #{ctx.number}: {issue.get('title', '')}\n\n{(issue.get('body') or '').strip()}"
     history = recap(await ctx.thread.comments(), config.handle())
-    if not history:
-        return ctx.request
     lead = f"(Starting a fresh session: {fresh_reason}.)\n" if fresh_reason else ""
-    return (f"{lead}The thread so far, for context:\n\n{history}\n\n---\n\n"
-            f"The request to answer now:\n{ctx.request}")
+    return (f"{lead}You are in {ctx.repo}, {opening[:LIMIT_OPENING]}\n\n"
+            + (f"The comments so far:\n\n{history}\n\n" if history else "")
+            + f"---\n\nThe request to answer now, from @{ctx.requester}:\n{ctx.request}")
 
 
 def thread_reader(ctx) -> Callable[[], Awaitable[str]]:
