@@ -197,6 +197,11 @@ def version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
+def http_failure(status: int | None) -> str:
+    """The failure kind of a provider HTTP error: a rejected key is actionable ("auth")."""
+    return "auth" if status in (401, 403) else "provider"
+
+
 def gateway_root(url: str) -> str:
     """BOT_<AGENT>_BASE_URL is the server root (like ANTHROPIC_BASE_URL); drop a trailing /v1."""
     url = url.rstrip("/")

@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 
 from adapters.base import (CliAdapter, Episode, Event, EventKind, Invocation, ProbeFn, Usage,
-                           json_object, register)
+                           http_failure, json_object, register)
 
 QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-             "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1"}
+             "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1",
+             # its default retries a rejected key (401) with backoff for minutes; 3 still rides out a 529
+             "CLAUDE_CODE_MAX_RETRIES": "3"}
 READ_TOOLS = ("Read", "Grep", "Glob")  # not in the default set of 2.1.x, offered when named
 NATIVE_TOOLS = ("Edit", "Write", "Bash")
 DENIED_IN_STRICT = NATIVE_TOOLS + ("NotebookEdit", "WebFetch", "WebSearch")
@@ -81,6 +83,10 @@ class ClaudeCode(CliAdapter):
             return _tool_results(obj, session, raw)
         if kind == "result":
             return _result(obj, session, raw)
+        if kind == "system" and obj.get("subtype") == "api_retry":
+            return [Event(EventKind.ERROR, session_id=session, raw=raw, data={"status": obj.get("error_status")},
+                          error=f"the provider answered {obj.get('error_status')} ({obj.get('error')}); "
+                                f"retry {obj.get('attempt')} of {obj.get('max_retries')}")]
         return [Event(EventKind.PROGRESS, session_id=session, raw=raw, text=str(obj.get("subtype") or kind))]
 
     def _final_text(self, events: list[Event], last_message: str | None) -> str:
@@ -143,10 +149,11 @@ def _result(obj: dict, session: str | None, raw: bytes) -> list[Event]:
     events = [Event(EventKind.USAGE, usage=spent, session_id=session, raw=raw)]
     denials = [d.get("tool_name") for d in obj.get("permission_denials") or []]
     if obj.get("is_error"):
-        status = obj.get("api_error_status")
+        status, text = obj.get("api_error_status"), str(obj.get("result") or "")
+        failure = http_failure(status) if status else ("provider" if text.startswith("API Error") else "agent")
         events.append(Event(EventKind.ERROR, terminal=True, session_id=session, raw=raw,
-                            error=str(obj.get("result") or f"claude failed ({obj.get('subtype')})"),
-                            data={"failure": "provider" if status else "agent", "status": status}))
+                            error=text or f"claude failed ({obj.get('subtype')})",
+                            data={"failure": failure, "status": status}))
     else:
         events.append(Event(EventKind.DONE, text=str(obj.get("result") or ""), session_id=session, raw=raw,
                             data={"permission_denials": denials, "num_turns": obj.get("num_turns")}))

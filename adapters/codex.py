@@ -10,14 +10,16 @@ it never starts one); native mode turns Codex's sandbox off: ours is the boundar
 from __future__ import annotations
 
 import json
+import re
 
 from adapters.base import (CliAdapter, Episode, Event, EventKind, Invocation, ProbeFn, Usage,
-                           register)
+                           http_failure, register)
 
 LAST_MESSAGE = ".bot/codex-last-message.txt"
 CODEX_HOME = ".codex"
 REQUIRED_MCP_FAILED = "required MCP servers failed to initialize"
 CONFIG_NOTE = b"# Managed by the bot (CODEX_HOME must exist); settings are passed with -c.\n"
+HTTP_STATUS = re.compile(r"unexpected status (\d{3})")
 STRICT_FEATURES_OFF = ("shell_tool", "unified_exec")
 
 
@@ -108,7 +110,9 @@ class Codex(CliAdapter):
             return [Event(EventKind.USAGE, usage=spent, raw=raw), Event(EventKind.DONE, raw=raw)]
         if kind == "turn.failed":
             message = _readable((obj.get("error") or {}).get("message", ""))
-            return [Event(EventKind.ERROR, terminal=True, error=message or "codex turn failed", raw=raw)]
+            status = HTTP_STATUS.search(message)
+            return [Event(EventKind.ERROR, terminal=True, error=message or "codex turn failed", raw=raw,
+                          data={"failure": http_failure(int(status.group(1)) if status else None)})]
         if kind == "error":
             return [Event(EventKind.ERROR, error=_readable(obj.get("message", "")), raw=raw)]
         if kind and kind.startswith("item."):

@@ -11,8 +11,9 @@ meaning (41 auth, 42 input, 52 config, 53 turn limit, 55 trust, else HTTP status
 from __future__ import annotations
 
 import json
+import re
 
-from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Usage, register
+from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Usage, http_failure, register
 
 SETTINGS = ".gemini/settings.json"
 SYSTEM_SETTINGS = ".bot/gemini-system-settings.json"
@@ -25,6 +26,7 @@ EXIT_MEANING = {41: ("auth", "gemini rejected its credentials (exit 41): check G
                 52: ("config", "gemini found its configuration invalid (exit 52)"),
                 53: ("agent", "gemini reached its turn limit (exit 53)"),
                 55: ("config", "gemini refused an untrusted workspace (exit 55)")}
+ERROR_CODE = re.compile(r'"code"\s*:\s*(\d{3})')
 HTTP_STATUSES = (400, 401, 403, 404, 408, 429, 500, 502, 503, 504)
 
 
@@ -103,7 +105,7 @@ class Gemini(CliAdapter):
             return message, failure
         statuses = [s for s in HTTP_STATUSES if s & 0xFF == exit_code]
         if statuses:
-            return f"the model provider answered HTTP {statuses[0]} (gemini exit {exit_code})", "provider"
+            return f"the model provider answered HTTP {statuses[0]} (gemini exit {exit_code})", http_failure(statuses[0])
         return super()._exit_error(exit_code, stderr, events)
 
 
@@ -143,9 +145,10 @@ def _result(obj: dict, raw: bytes) -> list[Event]:
                   int(stats.get("cached") or 0))
     events = [Event(EventKind.USAGE, usage=spent, raw=raw)]
     if obj.get("status") == "error":
-        error = obj.get("error") or {}
-        events.append(Event(EventKind.ERROR, terminal=True, raw=raw, data={"failure": "provider"},
-                            error=str(error.get("message") or "gemini reported an error")))
+        message = str((obj.get("error") or {}).get("message") or "gemini reported an error")
+        status = ERROR_CODE.search(message)
+        events.append(Event(EventKind.ERROR, terminal=True, raw=raw, error=message,
+                            data={"failure": http_failure(int(status.group(1)) if status else None)}))
     else:
         events.append(Event(EventKind.DONE, raw=raw))
     return events

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Usage, register
+from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Usage, http_failure, register
 
 QUIET_ENV = {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
              "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
@@ -114,7 +114,7 @@ def _error(error: dict, session: str | None, raw: bytes) -> Event:
     status = data.get("statusCode")
     return Event(EventKind.ERROR, terminal=True, session_id=session, raw=raw,
                  error=f"{message} (HTTP {status})" if status else str(message),
-                 data={"failure": "provider" if error.get("name") == "APIError" else "agent",
+                 data={"failure": http_failure(status) if error.get("name") == "APIError" else "agent",
                        "status": status})
 
 

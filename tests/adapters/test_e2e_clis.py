@@ -229,3 +229,12 @@ def test_repository_config_cannot_loosen_strict_mode(agent, tmp_path):
     assert result.ok, (result.error, result.stderr_tail)
     assert not FORBIDDEN_IN_STRICT[agent] & set(offered), offered
     assert not (box.root / "home" / agent / "HOOKRAN").exists()
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_rejected_key_is_an_auth_failure(agent, tmp_path):
+    """HTTP 401 from the provider ends as an 'auth' failure (actionable), not a retry loop."""
+    with FakeProvider() as fake:
+        fake.script(*[fail(401, "invalid x-api-key")] * 12)
+        result = run(Sandboxed(tmp_path, fake).turn(agent, "Say hello"))
+    assert (result.ok, result.failure) == (False, "auth"), (result.error, result.stderr_tail)

@@ -222,3 +222,43 @@ def test_lost_session_on_resume_is_session_unknown(agent, stderr, tmp_path):
     """Each CLI's 'no such session' on --resume is classified so the bot can start fresh."""
     result = base.get(agent).finish(episode(tmp_path, resume_session="0000"), [], 1, stderr, None)
     assert (result.ok, result.failure) == (False, "session_unknown")
+
+
+def test_claude_rejected_key_is_auth():
+    """A result with api_error_status 401 is an 'auth' failure."""
+    lines = [line.replace(b'"api_error_status":400', b'"api_error_status":401')
+             for line in transcript("claude-fail400.jsonl")]
+    result = base.get("claude").finish(episode(Path("/x")), parse_all("claude", lines), 1, "", None)
+    assert result.failure == "auth"
+
+
+def test_claude_api_retry_is_a_non_terminal_error():
+    """system/api_retry says the provider failed and Claude is retrying; it does not end the episode."""
+    line = (b'{"type":"system","subtype":"api_retry","attempt":1,"max_retries":3,"retry_delay_ms":500,'
+            b'"error_status":529,"error":"overloaded","session_id":"s"}')
+    event, = base.get("claude").parse(line)
+    assert (event.kind, event.terminal, event.error) == (
+        K.ERROR, False, "the provider answered 529 (overloaded); retry 1 of 3")
+
+
+def test_codex_unauthorized_turn_is_auth():
+    """turn.failed with 'unexpected status 401' is an 'auth' failure."""
+    line = b'{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: bad key"}}'
+    result = base.get("codex").finish(episode(Path("/x")), parse_all("codex", [line]), 1, "", None)
+    assert (result.failure, result.error) == ("auth", "unexpected status 401 Unauthorized: bad key")
+
+
+def test_opencode_unauthorized_is_auth():
+    """An APIError with statusCode 401 is an 'auth' failure."""
+    lines = [line.replace(b'"statusCode":400', b'"statusCode":401') for line in transcript("opencode-fail400.jsonl")]
+    assert replay_lines("opencode", lines).failure == "auth"
+
+
+def test_gemini_unauthorized_is_auth():
+    """A result error carrying code 401 is an 'auth' failure."""
+    lines = [line.replace(b'\\"code\\":400', b'\\"code\\":401') for line in transcript("gemini-fail400.jsonl")]
+    assert replay_lines("gemini", lines).failure == "auth"
+
+
+def replay_lines(agent, lines):
+    return base.get(agent).finish(episode(Path("/x")), parse_all(agent, lines), 1, "", None)
