@@ -16,7 +16,7 @@ import httpx
 
 from bot import config, grammar, pipeline, queue, store
 from bot.github import Thread, TokenCache, installation_thread, with_retries
-from bot.tracking import GitHubSurface
+from bot.tracking import GitHubSurface, TrackingComment
 
 log = logging.getLogger("bot.worker")
 MAX_ATTEMPTS = 3
@@ -120,7 +120,7 @@ class WorkerPool:
             return "done"
         if job.attempts > MAX_ATTEMPTS:
             ctx = self._context(job, thread)
-            await pipeline.TrackingComment(ctx.surface, lambda: [], handle=job.tracking_comment_id).finish(
+            await TrackingComment(ctx.surface, lambda: [], handle=job.tracking_comment_id).finish(
                 f"❌ Gave up after {MAX_ATTEMPTS} attempts: the service stopped while running this request.")
             return "failed"
         return await pipeline.run(self.db, self._context(job, thread), cancel)
