@@ -207,3 +207,16 @@ def test_other_content_type_is_400(client):
     body, headers = signed(b"<xml/>", "issue_comment")
     headers["content-type"] = "application/xml"
     assert client.post("/webhook", content=body, headers=headers).status_code == 400 and jobs() == []
+
+
+def test_pull_request_opened_with_a_command_is_queued(client):
+    """A command in a new pull request's description starts a job on that PR."""
+    post(client, payload("pull_request.opened", "Refactor.\n\n@bot gemini review this"), event="pull_request")
+    spec = json.loads(jobs()[0]["spec"])
+    assert spec["is_pr"] and spec["command"]["agent"] == "gemini"
+
+
+def test_pull_request_opened_without_a_body_is_ignored(client):
+    """A PR opened with a null description stores nothing (and does not crash)."""
+    reply = post(client, payload("pull_request.opened.null-body"), event="pull_request")
+    assert reply.status_code == 202 and jobs() == []
