@@ -152,7 +152,10 @@ class WorkerPool:
             await with_retries(lambda: thread.react(target, "+1"))
             if spec.get("stopped_job"):
                 return  # the stopped job's own tracking comment says so
-        await with_retries(lambda: thread.create_comment(text, review_thread=review_thread))
+        if job.tracking_comment_id:  # posted before a crash: never twice
+            return
+        comment_id = await with_retries(lambda: thread.create_comment(text, review_thread=review_thread))
+        store.update_job(self.db, job.id, tracking_comment_id=comment_id)
 
 
 def reply_text(db, job: queue.Job) -> str:

@@ -103,3 +103,12 @@ async def test_status_reports_sessions_and_jobs(gh):
     await drain(db, 1)
     body = gh.comments(REPO, 1)[-1]["body"]
     assert "codex" in body and "sess-1234567" in body and "1 turn" in body
+
+
+async def test_reply_posted_before_a_crash_is_not_posted_again(gh):
+    """A reply job reclaimed after a crash, whose comment already exists, posts nothing more."""
+    db = store.connect()
+    job_id = queue.enqueue(db, "reply", f"{REPO}#1", spec("help"))
+    store.update_job(db, job_id, tracking_comment_id=4242)
+    await drain(db, 1)
+    assert gh.calls_to("POST", r"/issues/1/comments$") == []
