@@ -70,6 +70,8 @@ class Turn:
 async def run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
     """Run one episode job to a terminal comment. Returns the job's final status."""
     conversations.ensure(db, ctx.conversation)
+    if ctx.token and ctx.token not in ctx.secrets:  # a git error message must not leak it
+        ctx.secrets.append(ctx.token)
     tracking = TrackingComment(ctx.surface, lambda: ctx.secrets, handle=ctx.tracking_handle,
                                on_created=ctx.on_tracking_created, interval_s=ctx.progress_interval_s)
     try:
@@ -132,7 +134,7 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
 
 async def _permission(ctx: JobContext) -> str | None:
     if ctx.thread is None:
-        return None  # local mode and the action trust their caller
+        return None  # local mode trusts the person at the terminal
     return await ctx.thread.permission(ctx.requester)
 
 
@@ -231,7 +233,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     creds = credentials.resolve(agent, ctx.repo, ctx.requester, ctx.installation_id)
     if creds is None:
         raise Stop(credentials.auth_required_message(agent, ctx.repo))
-    ctx.secrets.extend(creds.secret_values() + ([ctx.token] if ctx.token else []))
+    ctx.secrets.extend(creds.secret_values())
     resumed = bool(resume_id) and adapter.supports_resume
     spawner = sandbox.select_spawner()
     sandbox_config = _sandbox_config(ctx, worktree, agent, adapter, spawner)
