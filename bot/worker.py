@@ -65,7 +65,10 @@ class WorkerPool:
             self._wake.clear()  # before claiming, so a job queued meanwhile is not missed
             job = None
             if len(self.running) < self.size:
-                job = queue.claim(self.db, self.owner, lease_seconds(), busy=tuple(self.running))
+                try:
+                    job = queue.claim(self.db, self.owner, lease_seconds(), busy=tuple(self.running))
+                except Exception:  # a locked or broken database must not end the claim loop
+                    log.exception("claiming a job failed; retrying")
             if job is None:
                 try:
                     await asyncio.wait_for(self._wake.wait(), POLL_S)
@@ -101,15 +104,22 @@ class WorkerPool:
         while True:
             await asyncio.sleep(POLL_S)
             ticks += 1
-            if ticks * POLL_S >= lease_seconds() / 4:
-                ticks = 0
-                if not queue.renew(self.db, job.id, self.owner, lease_seconds()):
-                    log.warning("lost the lease of job %s to another worker; stopping it here", job.id)
-                    cancel.set()
-            row = store.get_job(self.db, job.id)
-            if row and row["cancel_requested"] and not cancel.is_set():
-                log.info("job %s: stop requested", job.id)
+            try:
+                ticks = self._beat(job, cancel, ticks)
+            except Exception:  # keep beating: a transient database error must not drop the lease
+                log.exception("heartbeat of job %s failed", job.id)
+
+    def _beat(self, job: queue.Job, cancel: asyncio.Event, ticks: int) -> int:
+        if ticks * POLL_S >= lease_seconds() / 4:
+            ticks = 0
+            if not queue.renew(self.db, job.id, self.owner, lease_seconds()):
+                log.warning("lost the lease of job %s to another worker; stopping it here", job.id)
                 cancel.set()
+        row = store.get_job(self.db, job.id)
+        if row and row["cancel_requested"] and not cancel.is_set():
+            log.info("job %s: stop requested", job.id)
+            cancel.set()
+        return ticks
 
     async def _run(self, job: queue.Job, cancel: asyncio.Event) -> str:
         spec = job.spec

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 
 import pytest
 
@@ -112,3 +113,20 @@ async def test_reply_posted_before_a_crash_is_not_posted_again(gh):
     store.update_job(db, job_id, tracking_comment_id=4242)
     await drain(db, 1)
     assert gh.calls_to("POST", r"/issues/1/comments$") == []
+
+
+async def test_claim_loop_survives_a_database_error(gh, monkeypatch):
+    """A failing claim (a locked database) is logged and retried; jobs still run."""
+    real_claim, failures = queue.claim, []
+
+    def flaky_claim(*args, **kwargs):
+        if not failures:
+            failures.append(1)
+            raise sqlite3.OperationalError("database is locked")
+        return real_claim(*args, **kwargs)
+
+    monkeypatch.setattr(queue, "claim", flaky_claim)
+    db = store.connect()
+    queue.enqueue(db, "reply", f"{REPO}#1", spec("help"))
+    rows = await drain(db, 1)
+    assert failures and rows[0]["status"] == "done"
