@@ -39,14 +39,13 @@ class Job:
     spec: dict
     attempts: int
     tracking_comment_id: int | None
-    acked: bool
     delivery_id: str | None = None
 
     @classmethod
     def from_row(cls, row: dict) -> "Job":
         return cls(id=row["id"], kind=row["kind"], conversation=row["conversation"],
                    spec=json.loads(row["spec"]), attempts=row["attempts"],
-                   tracking_comment_id=row["tracking_comment_id"], acked=bool(row["acked"]),
+                   tracking_comment_id=row["tracking_comment_id"],
                    delivery_id=row["delivery_id"])
 
 

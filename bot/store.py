@@ -37,7 +37,7 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
         id INTEGER PRIMARY KEY AUTOINCREMENT, delivery_id TEXT, kind TEXT NOT NULL,
         conversation TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'queued',
         attempts INTEGER NOT NULL DEFAULT 0, lease_owner TEXT, lease_expires REAL,
-        tracking_comment_id INTEGER, cancel_requested INTEGER NOT NULL DEFAULT 0, acked INTEGER NOT NULL DEFAULT 0, answered INTEGER NOT NULL DEFAULT 0,
+        tracking_comment_id INTEGER, cancel_requested INTEGER NOT NULL DEFAULT 0,
         created_at REAL NOT NULL, started_at REAL, finished_at REAL, error TEXT, run_id TEXT)""")
     db.execute("CREATE INDEX IF NOT EXISTS jobs_by_delivery ON jobs(delivery_id)")
     db.execute("CREATE INDEX IF NOT EXISTS jobs_open ON jobs(status, conversation, id)")
