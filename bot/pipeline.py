@@ -171,13 +171,23 @@ async def _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel) -> 
     reason = "`new` was asked" if ctx.new_session else None
     turn = await run_turn(db, ctx, worktree, agent, tracking, cancel, resume_id=resume_id,
                           fresh_reason=reason)
-    if turn.resumed and not turn.result.ok and not cancel.is_set() and not turn.result.text.strip():
+    if turn.resumed and not cancel.is_set() and _session_lost(turn.result):
         log.info("session %s unknown to %s; starting fresh", resume_id, agent)
         conversations.forget(db, ctx.conversation, agent)
         await tracking.note("previous session not found; starting fresh with a recap", done=False)
         turn = await run_turn(db, ctx, worktree, agent, tracking, cancel, resume_id=None,
                               fresh_reason="the previous session was no longer known to the CLI")
     return turn
+
+
+def _session_lost(result) -> bool:
+    """The CLI said it does not know the session, or a resumed run failed without any answer
+    for no other stated reason (a rejected key or a timeout is not a lost session)."""
+    failure = getattr(result, "failure", None)
+    if failure == "session_unknown":
+        return True
+    return (not result.ok and not (result.text or "").strip()
+            and failure not in ("auth", "provider", "refused", "timeout", "killed", "bridge", "cancelled", "config"))
 
 
 async def _effects(ctx: JobContext, worktree, agent: str, turn: Turn):

@@ -60,3 +60,12 @@ async def test_resumed_prompt_is_just_the_request():
     """A resumed session already has the context: only the new request is sent."""
     ctx = SimpleNamespace(thread=FakeThread(), request="and now?", requester="alice", repo="o/r", number=7, is_pr=False)
     assert await conversations.prompt(ctx, resumed=True, fresh_reason=None) == "and now?"
+
+
+def test_rejected_key_on_resume_is_not_taken_for_a_lost_session():
+    """An auth failure of a resumed run is reported as it is, not retried as a fresh session."""
+    from bot.pipeline import _session_lost
+    auth = SimpleNamespace(ok=False, text="", failure="auth")
+    lost = SimpleNamespace(ok=False, text="", failure="session_unknown")
+    silent = SimpleNamespace(ok=False, text="", failure="exit")
+    assert (_session_lost(auth), _session_lost(lost), _session_lost(silent)) == (False, True, True)
