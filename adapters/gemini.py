@@ -51,7 +51,7 @@ class Gemini(CliAdapter):
         if native:
             argv += ["--approval-mode", "yolo"]
         else:
-            files[POLICY] = _strict_policy(server if episode.bridge else None)
+            files[POLICY] = _strict_policy(episode.bridge)
             argv += ["--policy", str(home / POLICY)]
         if episode.bridge:
             env[episode.bridge.token_env] = episode.bridge.token
@@ -130,10 +130,11 @@ def _settings(episode: Episode) -> bytes:
     return json.dumps(settings, indent=1).encode()
 
 
-def _strict_policy(server: str | None) -> bytes:
-    rules = []
-    if server:
-        rules.append(f'[[rule]]\nmcpName = "{server}"\ndecision = "allow"\npriority = 200\n')
+def _strict_policy(bridge) -> bytes:
+    """Allow each bridge tool by name (Gemini rejects an mcpName rule without a toolName), deny the
+    native shell and writes."""
+    rules = [f'[[rule]]\nmcpName = "{bridge.server_name}"\ntoolName = "{tool}"\n'
+             f'decision = "allow"\npriority = 200\n' for tool in (bridge.tools if bridge else ())]
     names = ", ".join(f'"{name}"' for name in DENIED_IN_STRICT)
     rules.append(f"[[rule]]\ntoolName = [{names}]\ndecision = \"deny\"\npriority = 900\n")
     return "\n".join(rules).encode()

@@ -124,6 +124,7 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
         if cancel.is_set():
             raise Stop(f"⏹️ Stopped at @{ctx.requester}'s request" if ctx.thread else "⏹️ Stopped.", "cancelled")
         outcome = await _effects(ctx, worktree, agent, turn)
+        _record_effects(db, ctx, turn.run_id, outcome)
         conversations.record_turn(db, ctx.conversation, agent, turn.result.session_id,
                                   fresh=not turn.resumed)
         return _answer(db, ctx, agent, turn, outcome), "done" if turn.result.ok else "failed"
@@ -201,6 +202,22 @@ async def _effects(ctx: JobContext, worktree, agent: str, turn: Turn):
     return await effects.apply(worktree, request, ctx.thread.api, token=ctx.token)
 
 
+def _record_effects(db, ctx: JobContext, run_id: str, outcome) -> None:
+    """The bot's own commit, push and pull request are enforced acts of this run."""
+    from adapters.base import Tier
+    from bot.record import Recorder
+
+    if outcome is None or not outcome.commit_sha:
+        return
+    recorder = Recorder(db, secrets=ctx.secrets)
+    recorder.record(run_id, Tier.ENFORCED, "commit", outcome=outcome.kind, raw=outcome.commit_sha)
+    if outcome.kind in ("pushed", "pull_request"):
+        recorder.record(run_id, Tier.ENFORCED, "push", outcome=outcome.branch or "", raw=outcome.commit_sha)
+    if outcome.pr_number:
+        recorder.record(run_id, Tier.ENFORCED, "pull_request", outcome=str(outcome.pr_number),
+                        raw=outcome.pr_url or "")
+
+
 def _answer(db, ctx: JobContext, agent: str, turn: Turn, outcome) -> str:
     from bot import provenance
     from bot.record import Recorder
@@ -224,6 +241,7 @@ def _answer(db, ctx: JobContext, agent: str, turn: Turn, outcome) -> str:
                             session_id=result.session_id,
                             commit=outcome.commit_sha if outcome else None,
                             pr_url=outcome.pr_url if outcome else None,
+                            change=outcome.summary() if outcome and outcome.commit_sha else None,
                             status="ok" if result.ok else "failed")
     return prov.render(text)
 
@@ -258,7 +276,8 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     kill = asyncio.Event()
     async with BridgeServer(worktree.path, policy, recorder, run_id, read_thread=conversations.thread_reader(ctx),
                             run_sandbox=sandbox_for_run(worktree.path, policy),
-                            on_progress=tracking.note, on_halt=lambda reason: kill.set()) as bridge:
+                            on_progress=tracking.note, on_halt=lambda reason: kill.set(),
+                            stop=cancel) as bridge:
         sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
         ctx.secrets.append(bridge.token)
         prompt = await conversations.prompt(ctx, resumed, fresh_reason)

@@ -50,6 +50,7 @@ class Provenance:
     commit: str | None = None
     pr_url: str | None = None
     status: str | None = None  # shown when not ok: "stopped", "timed out", "failed"
+    change: str | None = None  # the bot's effect: "base 3f2a9c1 → 8d0e2b4 · 2 files +10 -3 · PR #13"
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
@@ -83,7 +84,9 @@ class Provenance:
         if self.limits:
             known = {k: v for k, v in self.limits.items() if k in Limits.__dataclass_fields__}
             parts.append(Limits(**known).describe())
-        if self.base_commit:
+        if self.change:
+            parts.append(self.change)
+        elif self.base_commit:
             parts.append(f"base {self.base_commit[:7]}")
         parts.append(f"run {self.run_id[:8]}…")
         return " · ".join(parts)
@@ -110,7 +113,7 @@ def build(recorder: Recorder, run_id: str, *, agent: str | None = None, version:
           resumed: bool | None = None, fresh_reason: str | None = None, duration_s: float = 0.0,
           usage: Usage | None = None, files_changed: list[str] | None = None,
           session_id: str | None = None, commit: str | None = None, pr_url: str | None = None,
-          status: str | None = None) -> Provenance:
+          change: str | None = None, status: str | None = None) -> Provenance:
     """Everything the block says, from the run row, its events and what the pipeline knows."""
     run = recorder.run(run_id)
     if run is None:
@@ -125,7 +128,7 @@ def build(recorder: Recorder, run_id: str, *, agent: str | None = None, version:
         files_changed=list(files_changed or []), mode=run.get("mode") or "strict",
         tiers=tier_summary(events, run["egress"]), declared_gaps=gaps,
         sandbox_tier=run.get("sandbox_tier"), limits=run["limits"], egress=run["egress"],
-        base_commit=run.get("base_commit"), commit=commit, pr_url=pr_url, status=status)
+        base_commit=run.get("base_commit"), commit=commit, pr_url=pr_url, change=change, status=status)
     return _redacted(prov, recorder)
 
 

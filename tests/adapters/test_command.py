@@ -280,3 +280,15 @@ def test_claude_login_probe_garbage_is_not_logged_in(tmp_path):
     """An auth probe printing garbage reads as logged out, with the variables to set."""
     logged_in, reason = base.get("claude")._login(lambda argv: (0, "{not json"))
     assert not logged_in and "ANTHROPIC_API_KEY" in reason
+
+
+def test_gemini_strict_policy_allows_each_bridge_tool_by_name(tmp_path):
+    """Every allow rule names its tool: Gemini rejects the whole policy file for an mcpName rule
+    without a toolName (and then its deny rules would not apply)."""
+    import tomllib
+
+    inv = base.get("gemini").command(episode(tmp_path, bridge=bridge()))
+    rules = tomllib.loads(inv.files[".bot/gemini-policy.toml"].decode())["rule"]
+    allowed = [r for r in rules if r["decision"] == "allow"]
+    assert [(r["mcpName"], r["toolName"]) for r in allowed] == [("bot", "read_thread"), ("bot", "write_file")]
+    assert all("toolName" in r for r in rules)

@@ -96,3 +96,20 @@ def test_sigterm_leaves_the_running_job_for_the_next_start(world, tmp_path):
     bot_comments = [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]"]
     assert len(bot_comments) == 1 and MARKER.search(bot_comments[0]["body"])
     assert len(gh.calls_to("POST", r"/issues/1/comments$")) == 1
+
+
+def test_stop_halts_the_bridge_and_the_record_shows_it(world, tmp_path):
+    """`@bot stop` halts the episode's bridge: the run's record ends with an enforced halt."""
+    from bot.record import Recorder
+
+    gh, provider, env, services = world
+    provider.script(call("run", {"command": SLOW}))
+    services.append(Service(env, tmp_path / "serve.log").start())
+    services[0].deliver(mention(gh, "@bot codex run the slow check", 1))
+    gh.wait_for(lambda: started_marker(tmp_path).exists(), timeout=120)
+    services[0].deliver(mention(gh, "@bot stop", 2))
+    gh.wait_for(lambda: any("Stopped" in (c["body"] or "") for c in gh.comments(REPO, 1)), timeout=60)
+    recorder = Recorder(store.connect())
+    run = recorder.recent(1)[0]
+    halts = [e for e in recorder.events(run["id"]) if e["kind"] == "halt"]
+    assert len(halts) == 1 and halts[0]["tier"] == "enforced"

@@ -102,3 +102,24 @@ def test_secret_in_the_agent_answer_is_redacted(world):
     gh.wait_for(lambda: answers(gh), timeout=120)
     body = answers(gh)[0]["body"]
     assert "sk-test-operator-key-0123456789" not in body and "[redacted]" in body
+
+
+def test_pull_request_answer_names_base_new_commit_and_records_the_bots_acts(world, tmp_path):
+    """The provenance names base → new commit and the diffstat; commit, push and PR are enforced events."""
+    from bot import store
+    from bot.record import Recorder
+
+    gh, provider, service = world
+    provider.script(call("save_file", {"path": "NOTES.md", "content": "Spelling fixed.\n"}), say("Fixed it."))
+    service.deliver(comment(gh, "@bot codex fix the spelling", 1))
+    gh.wait_for(lambda: answers(gh), timeout=120)
+    body = answers(gh)[0]["body"]
+    remote = tmp_path / "remotes" / f"{REPO}.git"
+    pull = [p for p in gh.pulls(REPO) if p["number"] != 2][0]
+    head = subprocess.run(["git", "-C", str(remote), "rev-parse", pull["head"]["ref"]],
+                          capture_output=True, text=True).stdout.strip()
+    assert re.search(rf"base [0-9a-f]{{7}} → {head[:7]}", body)
+    assert "1 file" in body
+    run_id = json.loads(MARKER.search(body).group(1))["run"]
+    kinds = [e["kind"] for e in Recorder(store.connect(tmp_path / "data" / "bot.db")).events(run_id) if e["tier"] == "enforced"]
+    assert {"commit", "push", "pull_request"} <= set(kinds)
