@@ -65,8 +65,8 @@ def test_killed_server_finishes_the_job_once_after_restart(world, tmp_path):
     assert [j["attempts"] for j in store.jobs(store.connect())] == [2]
 
 
-def test_stop_kills_the_run_and_says_stopped(world, tmp_path):
-    """`@bot stop` while the agent works: the tracking comment says stopped, the job is cancelled."""
+def stop_mid_run(world, tmp_path) -> None:
+    """Start a slow episode, then `@bot stop` it and wait for the tracking comment to say so."""
     gh, provider, env, services = world
     provider.script(call("run", {"command": SLOW}))
     services.append(Service(env, tmp_path / "serve.log").start())
@@ -74,6 +74,12 @@ def test_stop_kills_the_run_and_says_stopped(world, tmp_path):
     gh.wait_for(lambda: started_marker(tmp_path).exists(), timeout=120)
     services[0].deliver(mention(gh, "@bot stop", 2))
     gh.wait_for(lambda: any("Stopped" in (c["body"] or "") for c in gh.comments(REPO, 1)), timeout=60)
+
+
+def test_stop_kills_the_run_and_says_stopped(world, tmp_path):
+    """`@bot stop` while the agent works: the tracking comment says stopped, the job is cancelled."""
+    gh = world[0]
+    stop_mid_run(world, tmp_path)
     gh.wait_for(lambda: ("episode", "cancelled") in [(j["kind"], j["status"]) for j in store.jobs(store.connect())])
     assert {"subject": "issue_comment", "comment_id": 2, "content": "+1"} in gh.reactions
 
@@ -102,13 +108,7 @@ def test_stop_halts_the_bridge_and_the_record_shows_it(world, tmp_path):
     """`@bot stop` halts the episode's bridge: the run's record ends with an enforced halt."""
     from bot.record import Recorder
 
-    gh, provider, env, services = world
-    provider.script(call("run", {"command": SLOW}))
-    services.append(Service(env, tmp_path / "serve.log").start())
-    services[0].deliver(mention(gh, "@bot codex run the slow check", 1))
-    gh.wait_for(lambda: started_marker(tmp_path).exists(), timeout=120)
-    services[0].deliver(mention(gh, "@bot stop", 2))
-    gh.wait_for(lambda: any("Stopped" in (c["body"] or "") for c in gh.comments(REPO, 1)), timeout=60)
+    stop_mid_run(world, tmp_path)
     recorder = Recorder(store.connect())
     run = recorder.recent(1)[0]
     halts = [e for e in recorder.events(run["id"]) if e["kind"] == "halt"]
