@@ -3,21 +3,24 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 AGENTS  := agents-cli
-APT_PKGS := git bubblewrap socat iproute2 hyperfine util-linux chromium curl openssl procps
+# system packages: what the service needs, and what the tests add (tools the escape suite runs
+# inside the sandbox, the browser for the settings pages, hyperfine for the benchmarks)
+SERVE_CMDS := git bwrap ip unshare
+SERVE_PKGS := git bubblewrap iproute2 util-linux
+TEST_CMDS  := $(SERVE_CMDS) socat hyperfine chromium curl openssl pgrep
+TEST_PKGS  := $(SERVE_PKGS) socat hyperfine chromium curl openssl procps
 PYTEST_ARGS ?=
 
-.PHONY: serve test bench install system agents clean
+.PHONY: serve test bench install install-test system-serve system-test agents clean
 
-install: system $(VENV)/.installed agents
+install: system-serve $(VENV)/.installed agents
+install-test: system-test $(VENV)/.installed agents
 
-system:
-	@missing=""; for c in git bwrap socat ip hyperfine unshare chromium curl openssl pgrep; do command -v $$c >/dev/null 2>&1 || missing=1; done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing system packages: $(APT_PKGS)"; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PKGS)) >/dev/null; \
-	  else echo "warning: missing system tools; run as root or: sudo apt-get install $(APT_PKGS)"; fi; \
-	fi
+system-serve:
+	@./scripts/ensure-system "$(SERVE_CMDS)" "$(SERVE_PKGS)"
+
+system-test:
+	@./scripts/ensure-system "$(TEST_CMDS)" "$(TEST_PKGS)"
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -34,10 +37,10 @@ $(AGENTS)/node_modules/.installed: $(AGENTS)/package.json $(AGENTS)/package-lock
 serve: install
 	$(BIN)/bot serve
 
-test: install
+test: install-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-bench: install
+bench: install-test
 	$(BIN)/python -m bench
 
 clean:
