@@ -120,6 +120,7 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
         agent = _choose_agent(ctx, worktree.config)
         tracking.header = f"**{agent}** is on it for @{ctx.requester}."
         await tracking.note(f"workspace ready at `{worktree.base_sha[:7]}`")
+        dirty_before = await _dirty_paths(ctx)
         turn = await _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel)
         if cancel.is_set():
             raise Stop(f"⏹️ Stopped at @{ctx.requester}'s request" if ctx.thread else "⏹️ Stopped.", "cancelled")
@@ -127,7 +128,8 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
         _record_effects(db, ctx, turn.run_id, outcome)
         conversations.record_turn(db, ctx.conversation, agent, turn.result.session_id,
                                   fresh=not turn.resumed)
-        return _answer(db, ctx, agent, turn, outcome), "done" if turn.result.ok else "failed"
+        touched = sorted(await _dirty_paths(ctx) - dirty_before) if ctx.local_repo else None
+        return _answer(db, ctx, agent, turn, outcome, touched), "done" if turn.result.ok else "failed"
     finally:
         if ctx.local_repo is None:
             await workspace.remove(worktree)
@@ -218,7 +220,16 @@ def _record_effects(db, ctx: JobContext, run_id: str, outcome) -> None:
                         raw=outcome.pr_url or "")
 
 
-def _answer(db, ctx: JobContext, agent: str, turn: Turn, outcome) -> str:
+async def _dirty_paths(ctx: JobContext) -> set[str]:
+    """Local mode changes the user's own checkout: the paths git shows as changed."""
+    if ctx.local_repo is None:
+        return set()
+    from bot.gitops import git
+    status = await git("status", "--porcelain=v1", "-z", "--untracked-files=all", cwd=ctx.local_repo)
+    return {entry[3:] for entry in status.split("\0") if len(entry) > 3}
+
+
+def _answer(db, ctx: JobContext, agent: str, turn: Turn, outcome, touched: list[str] | None = None) -> str:
     from bot import provenance
     from bot.record import Recorder
 
@@ -237,7 +248,7 @@ def _answer(db, ctx: JobContext, agent: str, turn: Turn, outcome) -> str:
     prov = provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=agent, version=turn.version,
                             resumed=turn.resumed, fresh_reason=turn.fresh_reason,
                             duration_s=result.duration_s, usage=result.usage,
-                            files_changed=list(outcome.files) if outcome else [],
+                            files_changed=list(outcome.files) if outcome else (touched or []),
                             session_id=result.session_id,
                             commit=outcome.commit_sha if outcome else None,
                             pr_url=outcome.pr_url if outcome else None,

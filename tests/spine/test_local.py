@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import FakeProvider, call, say
 from tests.spine.service import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -34,12 +34,12 @@ def local(tmp_path):
             return subprocess.run([sys.executable, "-m", "bot.cli", "run", request, "--agent", "codex",
                                    "--repo", str(repo), *extra], env=env, capture_output=True, text=True,
                                   timeout=180, cwd=ROOT)
-        yield bot_run, tmp_path
+        yield bot_run, tmp_path, provider
 
 
 def test_prints_answer_with_provenance_and_progress(local):
     """The answer and its provenance go to stdout, the live checklist to stderr."""
-    bot_run, _ = local
+    bot_run, *_ = local
     done = bot_run("Say hello")
     assert done.returncode == 0, done.stderr
     assert "MOCK_ANSWER[responses]" in done.stdout and MARKER.search(done.stdout)
@@ -48,7 +48,7 @@ def test_prints_answer_with_provenance_and_progress(local):
 
 def test_second_run_resumes_and_new_starts_fresh(local):
     """A second `bot run` in the repository resumes; `--new` starts a fresh session."""
-    bot_run, _ = local
+    bot_run, *_ = local
     bot_run("Say hello")
     resumed = bot_run("Second turn please")
     fresh = bot_run("Start over", "--new")
@@ -58,7 +58,7 @@ def test_second_run_resumes_and_new_starts_fresh(local):
 
 def test_session_unknown_to_the_cli_starts_fresh_and_says_why(local):
     """When the CLI lost the session, the run starts fresh and the provenance explains it."""
-    bot_run, tmp_path = local
+    bot_run, tmp_path, _ = local
     bot_run("Say hello")
     for home in (tmp_path / "data" / "homes").glob("*/codex/.codex"):
         shutil.rmtree(home / "sessions", ignore_errors=True)
@@ -67,3 +67,12 @@ def test_session_unknown_to_the_cli_starts_fresh_and_says_why(local):
     again = bot_run("Are you there")
     assert again.returncode == 0, again.stderr
     assert "no longer known to the CLI" in again.stdout and "prior_assistant_turns=0" in again.stdout
+
+
+def test_files_the_agent_changed_in_the_checkout_are_counted(local):
+    """Local mode edits the user's checkout through the bridge; the provenance counts that file."""
+    bot_run, tmp_path, provider = local
+    provider.script(call("save_file", {"path": "notes.md", "content": "hi\n"}), say("Saved."))
+    done = bot_run("write a note")
+    assert (tmp_path / "repo" / "notes.md").read_text() == "hi\n"
+    assert "1 file changed" in done.stdout
