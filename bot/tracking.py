@@ -66,6 +66,7 @@ class TrackingComment:
         self._pending: asyncio.TimerHandle | None = None
         self._started = time.monotonic()
         self._lock = asyncio.Lock()
+        self._finished = False  # after the terminal edit no progress edit may overwrite it
 
     async def start(self, header: str) -> None:
         """Post the working comment, or reset the one a previous attempt already posted."""
@@ -91,6 +92,7 @@ class TrackingComment:
 
     async def finish(self, body: str) -> None:
         """The terminal edit: the answer, an error, or stopped. Always sent."""
+        self._finished = True
         if self._pending:
             self._pending.cancel()
         async with self._lock:
@@ -101,7 +103,7 @@ class TrackingComment:
                 await self.surface.edit(self.handle, text)
 
     async def _maybe_edit(self) -> None:
-        if self.handle is None:
+        if self.handle is None or self._finished:
             return
         wait = self.interval_s - (time.monotonic() - self._last_edit)
         if wait <= 0:
@@ -113,6 +115,8 @@ class TrackingComment:
     async def _edit_now(self) -> None:
         self._pending = None
         async with self._lock:
+            if self._finished:  # a timer that fired while the answer was being posted
+                return
             self._last_edit = time.monotonic()
             try:
                 await self.surface.edit(self.handle, self._clean(self._working_body()))

@@ -63,3 +63,41 @@ async def test_created_comment_id_is_handed_back():
     tracking = TrackingComment(RecordingSurface(), lambda: [], on_created=seen.append)
     await tracking.start("working")
     assert seen == [7]
+
+
+async def test_progress_after_the_answer_does_not_overwrite_it():
+    """A late progress note (a bridge callback after the run ended) leaves the answer in place."""
+    surface = RecordingSurface()
+    tracking = TrackingComment(surface, lambda: [], interval_s=0)
+    await tracking.start("working")
+    await tracking.finish("the answer")
+    await tracking.note("late progress")
+    assert surface.edits[-1] == (7, "the answer")
+
+
+class GatedSurface(RecordingSurface):
+    """Holds the terminal edit until `gate` is set, as a slow GitHub would."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate, self.entered = asyncio.Event(), asyncio.Event()
+
+    async def edit(self, handle, body):
+        if body == "the answer":
+            self.entered.set()
+            await self.gate.wait()
+        await super().edit(handle, body)
+
+
+async def test_progress_timer_firing_during_the_final_edit_does_not_overwrite_it():
+    """A throttled progress edit that fires while the answer is being posted is dropped."""
+    surface = GatedSurface()
+    tracking = TrackingComment(surface, lambda: [], interval_s=60)
+    await tracking.start("working")
+    final = asyncio.create_task(tracking.finish("the answer"))
+    await surface.entered.wait()
+    late = asyncio.create_task(tracking._edit_now())  # what the fired timer runs
+    await asyncio.sleep(0)
+    surface.gate.set()
+    await asyncio.gather(final, late)
+    assert surface.edits[-1] == (7, "the answer")
