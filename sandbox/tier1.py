@@ -79,22 +79,49 @@ def _system_mounts() -> list[str]:
     return args
 
 
-def git_mounts(workdir: Path, mount_path: str) -> list[str]:
+def git_mounts(workdir: Path, mount_path: str, home: Path | None = None) -> list[str]:
     """The worktree's git data, read-only: the agent can read history but never plant hooks
     or config that the bot's own host-side git would run. A linked worktree's admin dir (and
-    the repository it belongs to) is bound at its host path so `.git`'s pointer resolves."""
+    the repository it belongs to) is bound at its host path so `.git`'s pointer resolves.
+
+    The `.git` entry is in the agent-writable worktree, so it is checked before anything is
+    bound: a symlink is never followed, and a `gitdir:` pointer counts only when it names a
+    linked-worktree admin dir (`<repo>/worktrees/<name>`) outside the worktree and the home
+    whose own `gitdir` file points back at this worktree, as `git worktree add` leaves it.
+    Anything else binds nothing (git inside then fails; no host directory is exposed)."""
     dotgit = workdir / ".git"
+    if dotgit.is_symlink():
+        return []
     if dotgit.is_dir():
         return ["--ro-bind", str(dotgit), f"{mount_path}/.git"]
     if not dotgit.is_file():
         return []
-    text = dotgit.read_text(errors="replace").strip()
-    if not text.startswith("gitdir:"):
-        return []
-    gitdir = (workdir / text[len("gitdir:"):].strip()).resolve()
-    common_file = gitdir / "commondir"
-    common = (gitdir / common_file.read_text().strip()).resolve() if common_file.is_file() else gitdir
-    return ["--ro-bind", str(common), str(common)] if common.is_dir() else []
+    common = _linked_repository(workdir, dotgit.read_text(errors="replace").strip(), home)
+    return ["--ro-bind", str(common), str(common)] if common is not None else []
+
+
+def _linked_repository(workdir: Path, pointer: str, home: Path | None) -> Path | None:
+    """The repository a genuine linked worktree's `.git` pointer belongs to, else None."""
+    if not pointer.startswith("gitdir:"):
+        return None
+    try:
+        real_workdir = workdir.resolve()
+        gitdir = (workdir / pointer[len("gitdir:"):].strip()).resolve()
+        common = gitdir.parent.parent
+        untrusted = [real_workdir] + ([Path(home).resolve()] if home is not None else [])
+        if gitdir.parent.name != "worktrees" or any(
+                gitdir.is_relative_to(place) or place.is_relative_to(common) for place in untrusted):
+            return None
+        backlink = Path((gitdir / "gitdir").read_text().strip())
+        common_file = gitdir / "commondir"
+        named = (gitdir / common_file.read_text().strip()).resolve() if common_file.is_file() else common
+    except (OSError, ValueError):
+        return None
+    if backlink.resolve() != real_workdir / ".git" or named != common:
+        return None
+    if not ((common / "HEAD").is_file() and (common / "objects").is_dir()):
+        return None
+    return common
 
 
 def bwrap_argv(bwrap: str, config: SandboxConfig, argv: Sequence[str], cwd: str | None,
@@ -110,7 +137,7 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, argv: Sequence[str], cwd: str 
         args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(config.home), str(config.home)]
     args += ["--bind" if config.writable else "--ro-bind", str(config.workdir), config.mount_path]
-    args += git_mounts(Path(config.workdir), config.mount_path)
+    args += git_mounts(Path(config.workdir), config.mount_path, Path(config.home))
     args += ["--remount-ro", "/"]  # bwrap's root tmpfs (mount points, /etc skeleton) stays read-only
     args += ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
              "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",
