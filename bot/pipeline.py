@@ -21,6 +21,8 @@ from bot.tracking import Surface, TrackingComment
 
 log = logging.getLogger("bot.pipeline")
 MAX_ANSWER_CHARS = 50_000
+MIN_DIFF_CHARS = 500  # below this a cut diff is not worth showing
+FIT_MARGIN_CHARS = 1_000  # redaction may lengthen the text a little
 
 
 class Stop(Exception):
@@ -235,16 +237,10 @@ def _answer(db, ctx: JobContext, agent: str, turn: Turn, outcome, touched: list[
 
     result = turn.result
     text = result.text.strip() if result.text else ""
-    if len(text) > MAX_ANSWER_CHARS:  # keep room for the provenance under GitHub's 65536 limit
-        text = text[:MAX_ANSWER_CHARS] + "\n\n… (answer truncated)"
     if not result.ok:
         text = f"❌ {agent} did not finish: {result.error or 'no answer'}" + (f"\n\n{text}" if text else "")
     elif not text:
         text = f"⚠️ {agent} finished without an answer."
-    if outcome is not None and outcome.kind != "none":
-        text += f"\n\n{outcome.message}"
-        if outcome.diff:
-            text += f"\n\n<details><summary>diff</summary>\n\n```diff\n{outcome.diff}\n```\n</details>"
     prov = provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=agent, version=turn.version,
                             resumed=turn.resumed, fresh_reason=turn.fresh_reason,
                             duration_s=result.duration_s, usage=result.usage,
@@ -254,7 +250,41 @@ def _answer(db, ctx: JobContext, agent: str, turn: Turn, outcome, touched: list[
                             pr_url=outcome.pr_url if outcome else None,
                             change=outcome.summary() if outcome and outcome.commit_sha else None,
                             status="ok" if result.ok else "failed")
-    return prov.render(text)
+    return prov.render(fit_answer(text, outcome, len(prov.render(""))))
+
+
+def fit_answer(text: str, outcome, tail_chars: int) -> str:
+    """The answer, what happened to the change and its diff, cut so that with the provenance
+    (`tail_chars`) the comment stays under GitHub's limit: the provenance is never cut, the
+    answer and the diff share what is left (each at least half when both are long)."""
+    from bot.tracking import MAX_COMMENT_CHARS
+
+    note = f"\n\n{outcome.message}" if outcome is not None and outcome.kind != "none" else ""
+    diff = outcome.diff if note and outcome.diff else ""
+    room = MAX_COMMENT_CHARS - tail_chars - len(note) - FIT_MARGIN_CHARS
+    wrapper = "\n\n<details><summary>diff</summary>\n\n```diff\n{}\n```\n</details>"
+    diff_chars = len(wrapper.format(diff)) if diff else 0
+    text = _cut(text, min(MAX_ANSWER_CHARS, max(room - diff_chars, room // 2)), "answer")
+    body = text + note
+    if diff:
+        left = room - len(text) - len(wrapper.format(""))
+        if left < MIN_DIFF_CHARS:
+            body += "\n\n(The diff is too long to show here.)"
+        else:
+            body += wrapper.format(_cut(diff, left, "diff", fences=False))
+    return body
+
+
+def _cut(text: str, limit: int, what: str, fences: bool = True) -> str:
+    """`text` shortened to at most `limit` characters with a note; a code fence left open by the
+    cut is closed so the markdown after it (the provenance) still renders."""
+    if len(text) <= limit:
+        return text
+    suffix = f"\n\n… ({what} truncated)"
+    cut = text[:max(limit - len(suffix) - 4, 0)]
+    if fences and cut.count("```") % 2:
+        cut += "\n```"
+    return cut + suffix
 
 
 async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: TrackingComment,
