@@ -8,12 +8,15 @@ The server around them (auth, halt, budget, recording) is in bot/bridge.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import inspect
 import os
+import stat
 import shutil
 import tempfile
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Awaitable, Callable
 
 from bot import config
@@ -110,7 +113,7 @@ def save_file(policy: Admission, args: dict) -> tuple[str, dict]:
         raise ToolFailure(f"{args['path']} is a directory.")
     policy.charge_bytes(target, len(data))
     existed = target.exists()
-    _write_no_follow(target, data)
+    write_beneath(policy.worktree, policy.relative(target), data)
     rel = policy.relative(target)
     verb = "overwrote" if existed else "created"
     return f"{verb} {rel} ({len(data)} bytes)", {"path": rel, "bytes": len(data), "created": not existed}
@@ -123,7 +126,7 @@ def edit_file(policy: Admission, args: dict) -> tuple[str, dict]:
     old, new = args["old_string"], args["new_string"]
     if not old:
         raise ToolFailure("old_string is empty; give the exact text to replace.")
-    text = target.read_text("utf-8")
+    text = read_beneath(policy.worktree, policy.relative(target), policy.max_file_bytes).decode("utf-8")
     matches = text.count(old)
     if matches == 0:
         raise ToolFailure(f"old_string was not found in {args['path']}; read the file and copy it exactly.")
@@ -132,7 +135,7 @@ def edit_file(policy: Admission, args: dict) -> tuple[str, dict]:
                                    "include more surrounding lines so it matches exactly one.")
     data = text.replace(old, new, 1).encode("utf-8")
     policy.charge_bytes(target, len(data))
-    _write_no_follow(target, data)
+    write_beneath(policy.worktree, policy.relative(target), data)
     rel = policy.relative(target)
     return f"edited {rel} (1 replacement)", {"path": rel, "bytes": len(data)}
 
@@ -141,16 +144,93 @@ def delete_file(policy: Admission, args: dict) -> tuple[str, dict]:
     target = policy.admit_path(args["path"])
     if not target.is_file():
         raise ToolFailure(f"{args['path']} is not a file in the repository.")
-    target.unlink()
+    unlink_beneath(policy.worktree, policy.relative(target))
     rel = policy.relative(target)
     return f"deleted {rel}", {"path": rel}
 
 
-def _write_no_follow(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+# The worktree is also written by `run` sandboxes (and the CLI itself in native mode), which can
+# run concurrently with a bridged call: between admission and the write a checked directory can
+# become a symlink to a host path, or the file a FIFO. So every bridged file operation walks the
+# admitted (already resolved) relative path from a descriptor of the worktree, one component at a
+# time, never following a symlink and never blocking on anything but a regular file.
+_WALK = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _raced() -> Refusal:
+    return Refusal("outside", "the path changed while it was being used (a symlink or special file "
+                              "appeared in it); nothing was changed.")
+
+
+def _parent_fd(worktree: Path, relative: str, create: bool) -> tuple[int, str]:
+    """A descriptor of `relative`'s parent directory inside the worktree, and the leaf name."""
+    *parents, leaf = PurePosixPath(relative).parts
+    fd = os.open(worktree, _WALK)
+    try:
+        for part in parents:
+            try:
+                child = os.open(part, _WALK, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                child = os.open(part, _WALK, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except (NotADirectoryError, OSError) as exc:
+        os.close(fd)
+        if isinstance(exc, FileNotFoundError) or exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        raise _raced() from None
+    return fd, leaf
+
+
+def _open_regular(relative: str, dir_fd: int, flags: int, mode: int = 0o644) -> int:
+    try:
+        fd = os.open(relative, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
+            raise _raced() from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _raced()
+    return fd
+
+
+def write_beneath(worktree: Path, relative: str, data: bytes) -> None:
+    """Write `data` to the worktree-relative path without following any symlink on the way."""
+    parent, leaf = _parent_fd(worktree, relative, create=True)
+    try:
+        fd = _open_regular(leaf, parent, os.O_WRONLY | os.O_CREAT)
+    finally:
+        os.close(parent)
     with os.fdopen(fd, "wb") as handle:
+        handle.truncate(0)
         handle.write(data)
+
+
+def read_beneath(worktree: Path, relative: str, cap: int) -> bytes:
+    """The content of a regular file at the worktree-relative path (at most `cap` bytes)."""
+    parent, leaf = _parent_fd(worktree, relative, create=False)
+    try:
+        fd = _open_regular(leaf, parent, os.O_RDONLY)
+    finally:
+        os.close(parent)
+    with os.fdopen(fd, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size > cap:
+            raise ToolFailure(f"{relative} is larger than {cap} bytes; it cannot be edited here.")
+        return handle.read(cap + 1)[:cap]
+
+
+def unlink_beneath(worktree: Path, relative: str) -> None:
+    """Remove the worktree-relative file (a symlink itself, never what it points to)."""
+    parent, leaf = _parent_fd(worktree, relative, create=False)
+    try:
+        os.unlink(leaf, dir_fd=parent)
+    finally:
+        os.close(parent)
 
 
 async def run_command(policy: Admission, args: dict, run_sandbox: RunSandbox | None,

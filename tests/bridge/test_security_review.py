@@ -1,0 +1,56 @@
+"""Second-pass security review: a hostile agent racing or booby-trapping the bridge's file tools."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from bot import bridge_tools as tools
+from bot.admission import Admission, Refusal
+
+
+@pytest.fixture
+def outside(tmp_path):
+    place = tmp_path / "host-dir"
+    place.mkdir()
+    (place / "secret.key").write_text("host secret\n")
+    return place
+
+
+def test_write_refuses_a_parent_swapped_for_a_symlink_after_admission(worktree, outside):
+    """A directory admitted, then replaced by a symlink to a host dir, is not written through."""
+    policy = Admission(worktree)
+    (worktree / "sub").mkdir()
+    relative = policy.relative(policy.admit_path("sub/planted.txt"))
+    (worktree / "sub").rmdir()
+    (worktree / "sub").symlink_to(outside)  # what a concurrent `run` does between check and write
+    with pytest.raises(Refusal):
+        tools.write_beneath(worktree, relative, b"pwned")
+    assert not (outside / "planted.txt").exists()
+
+
+def test_delete_refuses_a_parent_swapped_for_a_symlink_after_admission(worktree, outside):
+    """A delete whose parent became a symlink after admission never removes a host file."""
+    policy = Admission(worktree)
+    (worktree / "sub").mkdir()
+    (worktree / "sub" / "secret.key").write_text("x")
+    relative = policy.relative(policy.admit_path("sub/secret.key"))
+    (worktree / "sub" / "secret.key").unlink()
+    (worktree / "sub").rmdir()
+    (worktree / "sub").symlink_to(outside)
+    with pytest.raises(Refusal):
+        tools.unlink_beneath(worktree, relative)
+    assert (outside / "secret.key").exists()
+
+
+def test_save_file_refuses_a_fifo_planted_by_run(worktree):
+    """A FIFO planted at the path is refused, never opened as a file (it could block the bot)."""
+    fifo = worktree / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so the unfixed write would not hang
+    try:
+        with pytest.raises(Refusal):
+            tools.save_file(Admission(worktree), {"path": "pipe", "content": "data"})
+        assert os.read(reader, 100) == b""
+    finally:
+        os.close(reader)
