@@ -6,6 +6,7 @@ worktree of a conversation has one stable path, so the CLI's own resume finds it
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,7 +100,7 @@ def recap(comments: list[dict], handle: str, limit_chars: int = 6000) -> str:
 
 
 def _strip_provenance(body: str) -> str:
-    return body.split("<details>", 1)[0].strip()
+    return re.sub(r"<!--.*?-->", "", body.split("<details>", 1)[0], flags=re.S).strip()
 
 
 def standing_instruction(ctx) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from datetime import datetime
 
@@ -31,6 +32,8 @@ PERMISSION_TTL_S = 300
 WRITE_PERMISSIONS = ("admin", "maintain", "write")
 MAX_ATTEMPTS = 5
 LEVELS = ("admin", "maintain", "write", "triage", "read", "none")
+POST_ATTEMPTS = 4
+_COMMENT_POST = re.compile(r"/issues/\d+/comments$|/pulls/\d+/comments/\d+/replies$")
 
 
 class RetryingAPI(GitHubAPI):
@@ -43,6 +46,8 @@ class RetryingAPI(GitHubAPI):
                          base_url=config.github_api_url(), **kwargs)
 
     async def handle_rate_limit_error(self, *, method, url, exception, attempt) -> bool:
+        if method == "POST" and _COMMENT_POST.search(url.split("?")[0]) and _outcome_unknown(exception):
+            return False  # GitHub may have stored it: Thread.create_comment looks before posting again
         delay = backoff_delay(exception, attempt)
         if delay is None or attempt >= MAX_ATTEMPTS or delay > self.max_wait_s:
             return False
@@ -66,6 +71,11 @@ def backoff_delay(exc: HTTPException, attempt: int) -> float | None:
     if isinstance(exc, GitHubBroken) or status >= 500:
         return float(2 ** (attempt - 1))
     return None
+
+
+def _outcome_unknown(exc: HTTPException) -> bool:
+    """A 5xx may come after the write took effect (a gateway timeout); a rate limit never does."""
+    return isinstance(exc, GitHubBroken) or int(exc.status_code) >= 500
 
 
 def _is_secondary_limit(exc: HTTPException) -> bool:
@@ -118,12 +128,41 @@ class Thread:
             return  # a review body cannot be reacted to through REST
         await self.api.post(url, data={"content": content})
 
-    async def create_comment(self, body: str, review_thread: int | None = None) -> int:
+    async def create_comment(self, body: str, review_thread: int | None = None, *, marker: str | None = None,
+                             look_first: bool = False) -> int:
+        """Post a comment; a network error or a 5xx (the comment may have been stored anyway) is
+        retried. With `marker` (a string only this comment's body carries) the thread is searched
+        for it before every retry, and before the first try when `look_first` (a job retried after
+        a crash), so the comment is never posted twice."""
         if review_thread:
             url = f"{self.prefix}/pulls/{self.number}/comments/{review_thread}/replies"
         else:
             url = f"{self.prefix}/issues/{self.number}/comments"
-        return (await self.api.post(url, data={"body": body}))["id"]
+        look = look_first and bool(marker)
+        for attempt in range(1, POST_ATTEMPTS + 1):
+            try:
+                if look:
+                    found = await self.find_comment(marker, review_thread)
+                    if found is not None:
+                        return found
+                    look = False
+                return (await self.api.post(url, data={"body": body}))["id"]
+            except (httpx.TransportError, GitHubBroken) as exc:
+                if attempt == POST_ATTEMPTS:
+                    raise
+                log.warning("posting a comment failed (%s); retry %d", type(exc).__name__, attempt)
+                look = bool(marker)
+                await asyncio.sleep(RETRY_DELAY_S * 2 ** (attempt - 1))
+        raise AssertionError("unreachable")
+
+    async def find_comment(self, marker: str, review_thread: int | None = None) -> int | None:
+        """The id of the newest comment of this thread whose body contains `marker`, or None."""
+        url = f"{self.prefix}/{'pulls' if review_thread else 'issues'}/{self.number}/comments"
+        found = None
+        async for comment in self.api.getiter(url):
+            if marker in (comment.get("body") or ""):
+                found = comment["id"]
+        return found
 
     async def update_comment(self, comment_id: int, body: str, review: bool = False) -> None:
         kind = "pulls" if review else "issues"
@@ -169,8 +208,13 @@ async def installation_thread(client: httpx.AsyncClient, tokens: TokenCache, ins
     return Thread(RetryingAPI(client, oauth_token=token), repo, number)
 
 
-async def with_retries(call, attempts: int = 4, first_delay: float = 1.0):
-    """Retry a GitHub write on network errors so a post is delayed, not lost."""
+RETRY_DELAY_S = 1.0
+
+
+async def with_retries(call, attempts: int = 4, first_delay: float | None = None):
+    """Retry an idempotent GitHub write (an edit, a reaction) on network errors and 5xx so it is
+    delayed, not lost. Comments are posted with `Thread.create_comment`, which retries itself."""
+    first_delay = RETRY_DELAY_S if first_delay is None else first_delay
     for attempt in range(1, attempts + 1):
         try:
             return await call()

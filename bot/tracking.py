@@ -141,15 +141,24 @@ def _short(text: str, limit: int) -> str:
 
 
 class GitHubSurface:
-    """The tracking comment on GitHub: an issue comment, or a reply in a review thread."""
+    """The tracking comment on GitHub: an issue comment, or a reply in a review thread.
 
-    def __init__(self, thread, review_thread: int | None = None):
+    `marker` (an HTML comment naming the job) is appended to every body, so a retried post, or a
+    job retried after a crash (`look_first`), finds the comment already posted instead of posting
+    a second one."""
+
+    def __init__(self, thread, review_thread: int | None = None, marker: str = "", look_first: bool = False):
         self.thread, self.review_thread = thread, review_thread
+        self.marker, self.look_first = marker, look_first
 
     async def post(self, body: str) -> int:
-        from bot.github import with_retries
-        return await with_retries(lambda: self.thread.create_comment(body, review_thread=self.review_thread))
+        return await self.thread.create_comment(self._marked(body), review_thread=self.review_thread,
+                                                marker=self.marker or None, look_first=self.look_first)
 
     async def edit(self, handle: int | None, body: str) -> None:
         from bot.github import with_retries
-        await with_retries(lambda: self.thread.update_comment(handle, body, review=self.review_thread is not None))
+        await with_retries(lambda: self.thread.update_comment(handle, self._marked(body),
+                                                              review=self.review_thread is not None))
+
+    def _marked(self, body: str) -> str:
+        return f"{body}\n{self.marker}" if self.marker else body

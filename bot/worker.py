@@ -147,7 +147,8 @@ class WorkerPool:
             conversation=job.conversation, repo=spec["repo"], request=command["request"],
             requester=spec["author"], requester_id=spec.get("author_id") or 0, agent=command["agent"],
             new_session=command["new_session"], number=spec["number"], title=spec.get("title", ""),
-            is_pr=spec.get("is_pr", False), thread=thread, surface=GitHubSurface(thread, review_thread),
+            is_pr=spec.get("is_pr", False), thread=thread,
+            surface=GitHubSurface(thread, review_thread, job_marker(job.id), look_first=job.attempts > 1),
             installation_id=spec["installation_id"], target=target, tracking_handle=job.tracking_comment_id,
             on_tracking_created=remember, job_id=job.id,
             token=thread.api.oauth_token,
@@ -164,8 +165,15 @@ class WorkerPool:
                 return  # the stopped job's own tracking comment says so
         if job.tracking_comment_id:  # posted before a crash: never twice
             return
-        comment_id = await with_retries(lambda: thread.create_comment(text, review_thread=review_thread))
+        marker = job_marker(job.id)
+        comment_id = await thread.create_comment(f"{text}\n{marker}", review_thread=review_thread,
+                                                 marker=marker, look_first=job.attempts > 1)
         store.update_job(self.db, job.id, tracking_comment_id=comment_id)
+
+
+def job_marker(job_id: int) -> str:
+    """Hidden in every comment of a job, so a retry finds what an earlier attempt posted."""
+    return f"<!-- bot:job {job_id} -->"
 
 
 def reply_text(db, job: queue.Job) -> str:

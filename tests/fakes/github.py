@@ -17,6 +17,8 @@ Seed state (all return the stored JSON object, which later calls mutate)::
                                         # (comment_id=N to match a recorded webhook payload)
     gh.add_review_comment("octo/repo", 2, "@bot fix", user="alice", path="a.py", line=3)
     gh.fail_next("POST", r"/issues/\\d+/comments$", status=403, headers={"retry-after": "1"})
+    gh.fail_next("POST", r"/issues/\\d+/comments$", status=502, after=True)  # stored, then a 502
+    gh.fail_next("POST", r"/issues/\\d+/comments$", status=0)   # connection dropped, no answer
 
 Read what happened::
 
@@ -164,11 +166,13 @@ class FakeGitHub:
         return comment
 
     def fail_next(self, method: str, path_pattern: str, status: int, headers: dict | None = None,
-                  body: dict | None = None, times: int = 1) -> None:
-        """The next `times` matching calls answer `status` (rate limits, outages) instead."""
+                  body: dict | None = None, times: int = 1, after: bool = False) -> None:
+        """The next `times` matching calls answer `status` (rate limits, outages) instead.
+        `status=0` drops the connection without an answer (a network error); `after=True` carries
+        the call out first and then fails it, so the client cannot know it took effect."""
         self._failures.append({"method": method, "pattern": re.compile(path_pattern), "status": status,
                                "headers": headers or {}, "body": body or {"message": "injected failure"},
-                               "times": times})
+                               "times": times, "after": after})
 
     # ---- reading
     def calls_to(self, method: str, path_pattern: str) -> list[Call]:
@@ -221,8 +225,15 @@ class FakeGitHub:
         with self._lock:
             self.calls.append(Call(method, path, body, headers))
             failure = self._injected_failure(method, path)
+            if failure and not failure["after"]:
+                return failure["status"], failure["body"], failure["headers"]
+            answer = self._route(method, path, body, headers)
             if failure:
                 return failure["status"], failure["body"], failure["headers"]
+            return answer
+
+    def _route(self, method: str, path: str, body, headers: dict) -> tuple[int, object, dict]:
+        with self._lock:
             if not self._authorized(headers, path):
                 return 401, {"message": "Bad credentials"}, {}
             for route_method, pattern, handler in self._routes:
@@ -401,6 +412,9 @@ def _handler_for(gh: FakeGitHub):
             headers = {k.lower(): v for k, v in self.headers.items()}
             path = self.path if "?" not in self.path or "/pulls?" in self.path else self.path.split("?")[0]
             status, payload, extra = gh._dispatch(self.command, path, body, headers)
+            if status == 0:  # an injected network error: no answer at all
+                self.close_connection = True
+                return
             data = json.dumps(payload).encode()
             self.send_response(status)
             for name, value in {"content-type": "application/json; charset=utf-8",

@@ -39,6 +39,13 @@ def test_recap_keeps_answers_without_their_provenance():
     assert "@alice wrote:\n@bot codex why?" in text and "Because." in text and "<details>" not in text
 
 
+def test_recap_leaves_out_the_hidden_job_marker():
+    """A reply that carries the bot's hidden job marker is recapped without it."""
+    comments = [{"user": {"login": "bot[bot]"}, "body": "Nothing is running in this thread.\n<!-- bot:job 3 -->"}]
+    text = conversations.recap(comments, "bot")
+    assert "Nothing is running in this thread." in text and "<!--" not in text
+
+
 class FakeThread:
     async def issue(self):
         return {"title": "Crash on start", "body": "Traceback: boom"}

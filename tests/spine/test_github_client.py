@@ -94,3 +94,42 @@ async def test_review_reply_goes_to_the_review_thread(gh):
         t = github.Thread((await thread(github.TokenCache(), client)).api, REPO, 2)
         await t.create_comment("on it", review_thread=parent["id"])
     assert [c["in_reply_to_id"] for c in gh.comments(REPO, 2) if c["body"] == "on it"] == [parent["id"]]
+
+
+MARK = "<!-- bot:job 9 -->"
+
+
+async def test_comment_stored_before_a_502_is_not_posted_twice(gh):
+    """GitHub stores the comment and then answers 502: the retry finds it instead of posting again."""
+    gh.fail_next("POST", r"/issues/1/comments$", 502, after=True)
+    async with httpx.AsyncClient() as client:
+        t = await thread(github.TokenCache(), client)
+        comment_id = await t.create_comment(f"working\n{MARK}", marker=MARK)
+    assert [c["id"] for c in gh.comments(REPO, 1)] == [comment_id]
+
+
+async def test_comment_whose_answer_was_lost_on_the_network_is_not_posted_twice(gh):
+    """The connection drops after GitHub stored the comment: still exactly one comment."""
+    gh.fail_next("POST", r"/issues/1/comments$", 0, after=True)
+    async with httpx.AsyncClient() as client:
+        t = await thread(github.TokenCache(), client)
+        comment_id = await t.create_comment(f"working\n{MARK}", marker=MARK)
+    assert [c["id"] for c in gh.comments(REPO, 1)] == [comment_id]
+
+
+async def test_network_error_before_the_comment_was_stored_is_retried(gh):
+    """A connection dropped before GitHub stored anything: the comment is posted on the retry."""
+    gh.fail_next("POST", r"/issues/1/comments$", 0)
+    async with httpx.AsyncClient() as client:
+        t = await thread(github.TokenCache(), client)
+        await t.create_comment(f"working\n{MARK}", marker=MARK)
+    assert [c["body"] for c in gh.comments(REPO, 1)] == [f"working\n{MARK}"]
+
+
+async def test_retried_job_reuses_the_comment_an_earlier_attempt_posted(gh):
+    """look_first: a comment carrying the marker already exists, so nothing is posted."""
+    earlier = gh.add_comment(REPO, 1, f"working\n{MARK}", user="bot[bot]", user_type="Bot")
+    async with httpx.AsyncClient() as client:
+        t = await thread(github.TokenCache(), client)
+        assert await t.create_comment(f"working again\n{MARK}", marker=MARK, look_first=True) == earlier["id"]
+    assert gh.calls_to("POST", r"/issues/1/comments$") == []

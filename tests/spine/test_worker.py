@@ -130,3 +130,14 @@ async def test_claim_loop_survives_a_database_error(gh, monkeypatch):
     queue.enqueue(db, "reply", f"{REPO}#1", spec("help"))
     rows = await drain(db, 1)
     assert failures and rows[0]["status"] == "done"
+
+
+async def test_reply_posted_before_its_id_was_stored_is_not_posted_again(gh):
+    """A crash between posting a reply and storing its id: the retry finds the comment by its marker."""
+    from bot.worker import job_marker
+    db = store.connect()
+    job_id = queue.enqueue(db, "reply", f"{REPO}#1", spec("help"))
+    store.update_job(db, job_id, attempts=1)  # the first attempt died after its POST
+    gh.add_comment(REPO, 1, f"help text\n{job_marker(job_id)}", user="bot[bot]", user_type="Bot")
+    rows = await drain(db, 1)
+    assert gh.calls_to("POST", r"/issues/1/comments$") == [] and rows[0]["tracking_comment_id"]
