@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import inspect
 import logging
 import os
+import stat
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
 from adapters.base import Adapter, Episode, Event, Invocation, Result, Usage
@@ -25,6 +27,7 @@ from sandbox.base import Refused, SandboxConfig, Spawner
 log = logging.getLogger(__name__)
 CHUNK = 1 << 16
 STDERR_KEEP = 64 << 10
+LAST_MESSAGE_CAP = 1 << 20  # an answer longer than this is cut
 OnEvent = Callable[[Event], Any]
 
 
@@ -69,29 +72,85 @@ def _not_started(adapter: Adapter, error: str, failure: str) -> Result:
 
 
 def write_home_files(home: Path, invocation: Invocation) -> None:
-    """Write the CLI's settings and credentials into its HOME (owner-only), inside HOME only."""
+    """Write the CLI's settings and credentials into its HOME (owner-only), inside HOME only.
+
+    The HOME persists between turns and the CLI could write it: a symlink or FIFO it left at
+    one of these paths (or in a folder on the way) is replaced, never followed or opened."""
     home.mkdir(parents=True, exist_ok=True)
-    root = home.resolve()
     for relative, content in invocation.files.items():
-        target = (root / relative).resolve()
-        if root not in target.parents:
-            raise ValueError(f"adapter file {relative!r} escapes the episode HOME")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        parent, leaf = _home_parent(home, relative, create=True)
+        try:
+            _replace_special(parent, leaf)
+            fd = os.open(leaf, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         0o600, dir_fd=parent)
+        finally:
+            os.close(parent)
         with os.fdopen(fd, "wb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise ValueError(f"adapter file {relative!r} is not a regular file")
+            os.fchmod(handle.fileno(), 0o600)
+            handle.truncate(0)
             handle.write(content)
     if invocation.last_message_file:
-        last = root / invocation.last_message_file
-        last.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            last.unlink()  # never report the previous turn's answer
+        parent, leaf = _home_parent(home, invocation.last_message_file, create=True)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leaf, dir_fd=parent)  # never report the previous turn's answer
+        finally:
+            os.close(parent)
 
 
 def remove_ephemeral(home: Path, invocation: Invocation) -> None:
     """Credential files live in the persistent HOME only while the CLI runs."""
     for relative in invocation.ephemeral:
-        with contextlib.suppress(FileNotFoundError):
-            (home / relative).unlink()
+        try:
+            parent, leaf = _home_parent(home, relative, create=False)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leaf, dir_fd=parent)
+        finally:
+            os.close(parent)
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _home_parent(home: Path, relative: str, create: bool) -> tuple[int, str]:
+    """A descriptor of the HOME folder holding `relative`, reached without following a symlink;
+    with `create`, missing folders are made and a symlink or file in their place is replaced."""
+    parts = PurePosixPath(relative).parts
+    if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
+        raise ValueError(f"adapter file {relative!r} escapes the episode HOME")
+    fd = os.open(home, _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if not create or exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                    raise
+                _replace_special(fd, part)
+                os.mkdir(part, 0o700, dir_fd=fd)
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, parts[-1]
+
+
+def _replace_special(dir_fd: int, name: str) -> None:
+    """Remove `name` when it is anything but a regular file or a real folder (a planted symlink,
+    FIFO, socket or device)."""
+    try:
+        mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        os.unlink(name, dir_fd=dir_fd)
 
 
 async def _drive(proc, adapter: Adapter, events: list[Event], on_event: OnEvent | None,
@@ -148,12 +207,23 @@ async def _collect_stderr(proc) -> str:
 
 
 def _last_message(home: Path, invocation: Invocation) -> str | None:
+    """The CLI's answer file: a regular file in its HOME, never what a symlink there points to."""
     if not invocation.last_message_file:
         return None
     try:
-        return (home / invocation.last_message_file).read_text("utf-8", "replace")
+        parent, leaf = _home_parent(home, invocation.last_message_file, create=False)
+    except (OSError, ValueError):
+        return None
+    try:
+        fd = os.open(leaf, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
     except OSError:
         return None
+    finally:
+        os.close(parent)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read(LAST_MESSAGE_CAP).decode("utf-8", "replace")
 
 
 def _apply_floor(result: Result, cancelled: bool, config: SandboxConfig, episode: Episode,

@@ -174,3 +174,60 @@ async def test_missing_binary_is_a_failed_result(tmp_path, monkeypatch):
     episode, config = _setup(tmp_path)
     result = await run_episode(base.get("claude"), episode, Tier0Spawner(), config)
     assert (result.ok, result.failure) == (False, "missing") and "no-claude" in result.error
+
+
+async def test_last_message_symlink_to_a_host_file_is_not_read(tmp_path):
+    """An answer file the CLI replaced by a symlink never carries a host file into the answer."""
+    host_file = tmp_path / "operator-secret.env"
+    host_file.write_text("OPERATOR_KEY=sk-operator-only-777")
+    script = (f"import os; os.makedirs('../home/.bot', exist_ok=True); "
+              f"os.symlink({str(host_file)!r}, '../home/.bot/last.txt')")
+    episode, config = _setup(tmp_path)
+    result = await run_episode(ScriptAdapter(script, last=".bot/last.txt"), episode, Tier0Spawner(), config)
+    assert "sk-operator-only-777" not in (result.text or "") + (result.error or "")
+
+
+def test_home_file_symlink_planted_by_the_cli_is_replaced_not_followed(tmp_path):
+    """A config path the CLI turned into a symlink is replaced in HOME; the target is untouched."""
+    home, host_file = tmp_path / "home", tmp_path / "host.txt"
+    (home / ".codex").mkdir(parents=True)
+    host_file.write_text("host")
+    (home / ".codex" / "config.toml").symlink_to(host_file)
+    write_home_files(home, Invocation(argv=[], files={".codex/config.toml": b"model = 'x'"}))
+    assert host_file.read_text() == "host"
+    assert (home / ".codex" / "config.toml").read_bytes() == b"model = 'x'"
+
+
+def test_home_file_fifo_planted_by_the_cli_is_replaced_not_opened(tmp_path):
+    """A FIFO the CLI left at a config path is replaced (opening it would block the bot)."""
+    import os
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    os.mkfifo(home / ".codex" / "auth.json")
+    reader = os.open(home / ".codex" / "auth.json", os.O_RDONLY | os.O_NONBLOCK)  # unfixed: no hang
+    try:
+        write_home_files(home, Invocation(argv=[], files={".codex/auth.json": b"{}"}))
+        assert os.read(reader, 100) == b""
+        assert (home / ".codex" / "auth.json").read_bytes() == b"{}"
+    finally:
+        os.close(reader)
+
+
+async def test_ephemeral_credential_under_a_symlinked_folder_spares_the_host_file(tmp_path):
+    """Removing credentials after the run never deletes through a folder the CLI symlinked away."""
+    host_dir = tmp_path / "host"
+    host_dir.mkdir()
+    (host_dir / "auth.json").write_text("host file")
+
+    class CredentialAdapter(ScriptAdapter):
+        def command(self, episode):
+            invocation = super().command(episode)
+            invocation.ephemeral = (".codex/auth.json",)
+            return invocation
+
+    script = (f"import os, shutil; shutil.rmtree('../home/.codex'); "
+              f"os.symlink({str(host_dir)!r}, '../home/.codex')")
+    episode, config = _setup(tmp_path)
+    await run_episode(CredentialAdapter(script, files={".codex/auth.json": b"t"}), episode,
+                      Tier0Spawner(), config)
+    assert (host_dir / "auth.json").read_text() == "host file"
