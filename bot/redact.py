@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import base64
+import json
 import re
 from typing import Iterable
+from urllib.parse import quote
 
 MASK = "[redacted]"
 MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
@@ -21,11 +23,50 @@ def secret_variants(values: Iterable[str]) -> list[str]:
         if len(value) < MIN_SECRET_LENGTH:
             continue
         variants.add(value)
-        variants.add(base64.b64encode(value.encode()).decode().rstrip("="))
+        variants.update(_encoded_forms(value))
         for line in value.splitlines():  # multi-line secrets (PEM keys, auth.json) leak line by line
             if len(line.strip()) >= 16:
                 variants.add(line.strip())
-    return sorted(variants, key=len, reverse=True)
+        for token in _json_tokens(value):  # a credential file's tokens leak one at a time
+            variants.add(token)
+            variants.update(_encoded_forms(token))
+    return sorted((v for v in variants if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True)
+
+
+def _encoded_forms(value: str) -> set[str]:
+    """base64 (standard and URL-safe) at each of the three byte alignments, so the value is found
+    inside a longer encoded string too (`user:token` in a Basic header); JSON- and URL-escaped."""
+    raw = value.encode()
+    forms = {json.dumps(value)[1:-1], quote(value, safe="")}
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode()
+        start = -(-8 * shift // 6)  # the first character carrying no bits of the padding
+        stable = encoded[start:(8 * (shift + len(raw))) // 6]  # none of what follows either
+        forms.update({stable, stable.translate(_URLSAFE)})
+    return {form for form in forms if form != value}
+
+
+def _json_tokens(value: str) -> list[str]:
+    """The long, space-free strings inside a JSON credential (access and refresh tokens)."""
+    if not value.startswith(("{", "[")):
+        return []
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return []
+    found, stack = [], [parsed]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and len(item) >= 16 and not any(c.isspace() for c in item):
+            found.append(item)
+    return found
+
+
+_URLSAFE = str.maketrans("+/", "-_")
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
