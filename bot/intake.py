@@ -22,11 +22,20 @@ log = logging.getLogger("bot.intake")
 MAX_BODY_BYTES = 25 * 1024 * 1024
 TRUSTED_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
 _REQUIRED_HEADERS = ("x-github-event", "x-github-delivery")
+_READ_HEADERS = frozenset({b"x-github-event", b"x-github-delivery", b"x-hub-signature-256",
+                           b"content-type", b"content-length"})
+
+
+class _JSON(JSONResponse):
+    """Starlette's JSONResponse (same compact UTF-8 bytes), rendered by orjson."""
+
+    def render(self, content) -> bytes:
+        return orjson.dumps(content)
 
 
 async def webhook(request: Request) -> JSONResponse:
-    # one pass over the raw ASGI headers (already lower-case); Starlette's Headers scans per lookup
-    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in request.scope["headers"]}
+    # one pass over the raw ASGI headers (already lower-case), decoding only the five we read
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in request.scope["headers"] if k in _READ_HEADERS}
     delivery = headers.get("x-github-delivery", "-")
     missing = getattr(request.app.state, "missing_config", [])
     if missing:
@@ -41,8 +50,8 @@ async def webhook(request: Request) -> JSONResponse:
     except (BadRequest, KeyError, ValueError, orjson.JSONDecodeError) as exc:
         return _refuse(400, delivery, f"malformed delivery: {type(exc).__name__}")
     if event.event == "ping":
-        return JSONResponse({"ok": True, "pong": True})
-    response = decide(request.app.state.db, event)
+        return _JSON({"ok": True, "pong": True})
+    response = await decide(request.app.state.db, event)
     pool = getattr(request.app.state, "pool", None)
     if pool is not None and response.status_code == 202:
         pool.wake()
@@ -85,15 +94,15 @@ async def _read_capped(request: Request, headers: dict[str, str]) -> bytes | Non
 
 def _refuse(status: int, delivery: str, reason: str) -> JSONResponse:
     log.warning("webhook refused: status=%s delivery=%s reason=%s", status, delivery, reason)
-    return JSONResponse({"ok": False, "reason": reason}, status_code=status)
+    return _JSON({"ok": False, "reason": reason}, status_code=status)
 
 
 def _ignored(delivery: str, reason: str) -> JSONResponse:
     log.info("webhook ignored: delivery=%s reason=%s", delivery, reason)
-    return JSONResponse({"ok": True, "queued": False, "reason": reason}, status_code=202)
+    return _JSON({"ok": True, "queued": False, "reason": reason}, status_code=202)
 
 
-def decide(db, event: sansio.Event) -> JSONResponse:
+async def decide(db, event: sansio.Event) -> JSONResponse:
     """Turn a verified event into at most one job."""
     trigger = extract_trigger(event.event, event.data)
     if trigger is None:
@@ -105,10 +114,10 @@ def decide(db, event: sansio.Event) -> JSONResponse:
     command = grammar.parse(trigger.pop("body"), config.handle(), config.AGENTS)
     if command is None:
         return _ignored(event.delivery_id, "no command for us")
-    return _enqueue(db, event, trigger, command)
+    return await _enqueue(db, event, trigger, command)
 
 
-def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Command) -> JSONResponse:
+async def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Command) -> JSONResponse:
     conversation = thread_key(trigger["repo"], trigger["number"])
     spec = {**trigger, "event": event.event, "delivery": event.delivery_id,
             "command": {"kind": command.kind, "agent": command.agent, "new_session": command.new_session,
@@ -121,15 +130,16 @@ def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Command) -
     else:
         kind, spec["reply"] = "reply", command.kind
         if command.kind == "stop":
-            spec["stopped_job"] = store.write(db, lambda conn: _request_stop(conn, conversation))
-    job_id = store.write(db, lambda conn: store.enqueue_delivery(
+            spec["stopped_job"] = await store.commit(db, lambda conn: _request_stop(conn, conversation))
+    # group commit: one COMMIT for the deliveries of this loop iteration; 202 only after it
+    job_id = await store.commit(db, lambda conn: store.enqueue_delivery(
         conn, delivery_id=event.delivery_id, event=event.event, action=event.data.get("action"),
         kind=kind, conversation=conversation, spec=spec, notice=notice))
     if job_id is None:
         log.info("delivery %s: duplicate, or the thread was already told", event.delivery_id)
-        return JSONResponse({"ok": True, "queued": False, "reason": "duplicate delivery or notice already sent"})
+        return _JSON({"ok": True, "queued": False, "reason": "duplicate delivery or notice already sent"})
     log.info("queued job %s (%s) for %s from delivery %s", job_id, kind, conversation, event.delivery_id)
-    return JSONResponse({"ok": True, "queued": True, "job": job_id, "kind": kind}, status_code=202)
+    return _JSON({"ok": True, "queued": True, "job": job_id, "kind": kind}, status_code=202)
 
 
 def _request_stop(conn, conversation: str) -> int | None:
@@ -143,8 +153,8 @@ def _request_stop(conn, conversation: str) -> int | None:
 
 
 def _is_bot(login: str, user_type: str) -> bool:
-    own = {config.handle().lower(), f"{config.handle().lower()}[bot]"}
-    return user_type == "Bot" or login.lower().endswith("[bot]") or login.lower() in own
+    login, own = login.lower(), config.handle().lower()
+    return user_type == "Bot" or login.endswith("[bot]") or login in (own, f"{own}[bot]")
 
 
 def extract_trigger(event: str, data: dict) -> dict | None:

@@ -1,13 +1,17 @@
 """The spine's state in $BOT_DATA_DIR/bot.db (SQLite, WAL) behind one module.
 
 Tables owned here: deliveries, jobs (the queue; claim/lease logic is in bot.queue), conversations,
-sessions, notices, audit. Other modules own their own tables in the same file.
+sessions, notices, audit. Other modules own their own tables in the same file. An accepted
+delivery is recorded by its job row alone (`jobs.delivery_id`); `deliveries` stays for
+`record_delivery`.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import time
+import weakref
 from pathlib import Path
 
 import orjson
@@ -86,11 +90,80 @@ def write(db: sqlite_utils.Database, statements):
     return result
 
 
+def write_batch(db: sqlite_utils.Database, batch: list) -> list[tuple[object, Exception | None]]:
+    """Run every `statements(conn)` of `batch` in one transaction (one COMMIT), each inside its own
+    savepoint: a None result or an exception rolls back that one's writes only, as `write` would.
+    Returns (result, exception) per item, in order."""
+    def run_all(conn) -> list:
+        outcomes = []
+        for statements in batch:
+            conn.execute("SAVEPOINT spine_item")
+            try:
+                result, error = statements(conn), None
+            except Exception as exc:  # this item's failure is its caller's, not the batch's
+                result, error = None, exc
+            if result is None:
+                conn.execute("ROLLBACK TO spine_item")
+            conn.execute("RELEASE spine_item")
+            outcomes.append((result, error))
+        return outcomes
+    return write(db, run_all)
+
+
+class GroupCommit:
+    """Group commit on the event loop: the writes submitted during one loop iteration share one
+    transaction. The first submission schedules the flush with `call_soon`, so it runs after every
+    request task already scheduled in this iteration; each caller's future resolves only after
+    the COMMIT, so an answer sent after awaiting it stands on durable rows. No thread hop, and no
+    await between BEGIN and COMMIT (the connection stays the loop's alone)."""
+
+    def __init__(self):
+        self._pending: list[tuple[object, asyncio.Future]] = []
+
+    def submit(self, db: sqlite_utils.Database, statements) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        if not self._pending:
+            loop.call_soon(self._flush, db)
+        self._pending.append((statements, future))
+        return future
+
+    def _flush(self, db: sqlite_utils.Database) -> None:
+        batch, self._pending = self._pending, []
+        try:
+            outcomes = write_batch(db, [statements for statements, _ in batch])
+        except Exception as exc:  # BEGIN or COMMIT failed: nothing of the batch is stored
+            outcomes = [(None, exc)] * len(batch)
+        for (_, future), (result, error) in zip(batch, outcomes):
+            if future.done():  # its request went away; the rows stand, a redelivery dedupes
+                continue
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+
+_group_commits: "weakref.WeakKeyDictionary[sqlite_utils.Database, GroupCommit]" = weakref.WeakKeyDictionary()
+
+
+async def commit(db: sqlite_utils.Database, statements):
+    """`write(db, statements)` for code on the event loop, committed together with the other
+    writes of the same loop iteration; returns once the COMMIT is done."""
+    group = _group_commits.get(db)
+    if group is None:
+        group = _group_commits[db] = GroupCommit()
+    return await group.submit(db, statements)
+
+
 def enqueue_delivery(conn, *, delivery_id: str, event: str, action: str | None, kind: str,
                      conversation: str, spec: dict, notice: str | None = None) -> int | None:
     """Insert the job unless the delivery already has a live one (a failed job may be retried),
-    claiming the once-per-thread notice if any, and record the delivery. Returns the job id, or
-    None when nothing may be stored (run it in `write`, which then rolls back)."""
+    claiming the once-per-thread notice if any. Returns the job id, or None when nothing may be
+    stored (run it in `write`, which then rolls back).
+
+    The job row is the delivery's record (delivery_id, created_at, kind; event and action in the
+    spec): no second row in `deliveries`, whose random-keyed primary-key index cost a page written
+    per delivery and a third of the transaction (docs/service.md, Figures)."""
     now = time.time()
     if notice is not None and conn.execute(
             "INSERT OR IGNORE INTO notices (conversation, kind, created_at) VALUES (?, ?, ?)",
@@ -99,12 +172,9 @@ def enqueue_delivery(conn, *, delivery_id: str, event: str, action: str | None, 
     cursor = conn.execute(
         "INSERT INTO jobs (delivery_id, kind, conversation, spec, created_at) SELECT ?, ?, ?, ?, ? "
         "WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE delivery_id = ? AND status != 'failed')",
-        [delivery_id, kind, conversation, orjson.dumps(spec).decode(), now, delivery_id])
-    if cursor.rowcount == 0:
-        return None
-    conn.execute("INSERT OR REPLACE INTO deliveries (id, event, action, received_at, decision) "
-                 "VALUES (?, ?, ?, ?, ?)", [delivery_id, event, action, now, kind])
-    return cursor.lastrowid
+        [delivery_id, kind, conversation, orjson.dumps({**spec, "event": event, "action": action}).decode(),
+         now, delivery_id])
+    return cursor.lastrowid if cursor.rowcount else None
 
 
 def live_job_for_delivery(db: sqlite_utils.Database, delivery_id: str) -> dict | None:
