@@ -14,7 +14,10 @@ A push rejected because the branch moved is fetched, rebased on top once and ret
 from __future__ import annotations
 
 import logging
+import os
+import posixpath
 import re
+import stat
 from dataclasses import dataclass, field
 
 import gidgethub
@@ -27,6 +30,7 @@ from bot.workspace import Worktree, mirror_lock
 log = logging.getLogger(__name__)
 
 MAX_DIFF_CHARS = 60_000
+MAX_FILE_BYTES = 50 << 20  # GitHub warns above 50 MiB and refuses above 100 MiB
 _REJECTED = re.compile(r"Updates were rejected|\[rejected\]|non-fast-forward|fetch first|stale info")
 
 
@@ -79,6 +83,13 @@ class Outcome:
 
 async def apply(worktree: Worktree, request: Request, api, token: str | None = None) -> Outcome:
     """Turn the worktree's changes into a commit and put it where the request belongs."""
+    oversized = await _oversized(worktree)
+    if oversized:
+        listed = ", ".join(f"`{path}` ({size >> 20} MiB)" for path, size in oversized[:10])
+        return Outcome("refused", f"I did not commit anything: the change adds files larger than "
+                       f"{MAX_FILE_BYTES >> 20} MiB ({listed}); GitHub refuses or warns on files that "
+                       "large, and the bot never commits them.", worktree.base_sha,
+                       files=[path for path, _ in oversized])
     files = await _stage(worktree)
     if not files:
         return Outcome("none", "No files changed, so nothing was committed.", worktree.base_sha)
@@ -91,9 +102,15 @@ async def apply(worktree: Worktree, request: Request, api, token: str | None = N
         return Outcome("refused", "I did not commit anything: the change adds nested git "
                        f"repositories ({', '.join(f'`{p}`' for p in nested[:10])}), which the bot "
                        "never commits.", worktree.base_sha, files=files)
+    escaping = await _escaping_symlinks(worktree, files)
+    if escaping:
+        return Outcome("refused", "I did not commit anything: the change adds symbolic links that "
+                       f"point outside the repository or into `.git` "
+                       f"({', '.join(f'`{p}`' for p in escaping[:10])}), which the bot never commits.",
+                       worktree.base_sha, files=files)
     sha = await _commit(worktree, request)
-    stat = (await _git(worktree, "diff", "--shortstat", worktree.base_sha, sha)).strip()
-    done = Outcome("pushed", "", worktree.base_sha, sha, stat, files)
+    shortstat = (await _git(worktree, "diff", "--shortstat", worktree.base_sha, sha)).strip()
+    done = Outcome("pushed", "", worktree.base_sha, sha, shortstat, files)
     return await _deliver(worktree, request, api, token, done)
 
 
@@ -218,6 +235,40 @@ async def _nested_repositories(wt: Worktree, files: list[str]) -> list[str]:
     staged = await _git(wt, "ls-files", "--stage", "-z", "--", *files)
     entries = (entry.split("\t", 1) for entry in staged.split("\0") if "\t" in entry)
     return [path for meta, path in entries if meta.startswith("160000 ")]
+
+
+async def _oversized(wt: Worktree) -> list[tuple[str, int]]:
+    """Files `git add --all` would take that are larger than MAX_FILE_BYTES, checked before
+    anything is hashed into the shared object store."""
+    names = await _git(wt, "ls-files", "-z", "--others", "--modified", "--exclude-standard")
+    found = []
+    for name in dict.fromkeys(n for n in names.split("\0") if n):
+        try:
+            info = os.lstat(wt.path / name)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_size > MAX_FILE_BYTES:
+            found.append((name, info.st_size))
+    return found
+
+
+async def _escaping_symlinks(wt: Worktree, files: list[str]) -> list[str]:
+    """Changed paths staged as symlinks (mode 120000) whose target is absolute, climbs out of the
+    repository or reaches into a `.git` dir: a checkout (a CI job) would follow them to host files
+    or to the clone's own credentials."""
+    staged = await _git(wt, "ls-files", "--stage", "-z", "--", *files)
+    entries = (entry.split("\t", 1) for entry in staged.split("\0") if "\t" in entry)
+    escaping = []
+    for meta, path in entries:
+        if not meta.startswith("120000 "):
+            continue
+        blob = meta.split()[1]
+        target = await _git(wt, "cat-file", "blob", blob)
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+        parts = joined.split("/")
+        if posixpath.isabs(target) or parts[0] == ".." or ".git" in parts:
+            escaping.append(path)
+    return escaping
 
 
 async def _commit(wt: Worktree, request: Request) -> str:
