@@ -25,6 +25,8 @@ Usage by the pipeline:
   and a `halt` event is recorded. `wall_clock_s` halts by itself when it expires; so does
   setting the `stop` event (pass the job's cancel event: `@bot stop`, shutdown).
 - `.connected` is set once a client listed the tools: the runner's strict-mode check.
+- `run` calls are served one at a time: a client sending many in parallel would otherwise hold
+  that many sandboxes, each with the full memory and process caps, at once.
 """
 from __future__ import annotations
 
@@ -84,6 +86,7 @@ class BridgeServer:
         self._wall_clock_s = wall_clock_s
         self._scratch_root = scratch_root or config.data_dir() / "runs" / run_id
         self._running: set[Any] = set()
+        self._run_turn = asyncio.Lock()  # one `run` sandbox at a time (memory caps add up)
         self._uvicorn: uvicorn.Server | None = None
         self._serve_task: asyncio.Task | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -217,8 +220,11 @@ class BridgeServer:
         if name == "delete_file":
             return tools.delete_file(self.policy, args)
         if name == "run":
-            return await tools.run_command(self.policy, args, self._run_sandbox, self._scratch_root,
-                                           self._track_run)
+            async with self._run_turn:  # parallel calls queue: each sandbox may hold its full caps
+                if self.halted is not None:
+                    raise Refusal("halted", f"the episode was halted ({self.halted}); stop now.")
+                return await tools.run_command(self.policy, args, self._run_sandbox, self._scratch_root,
+                                               self._track_run)
         if name == "read_thread":
             return await tools.read_thread(self._read_thread, THREAD_CAP)
         shown = await self._progress.submit(args["markdown"])

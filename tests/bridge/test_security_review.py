@@ -54,3 +54,19 @@ def test_save_file_refuses_a_fifo_planted_by_run(worktree):
         assert os.read(reader, 100) == b""
     finally:
         os.close(reader)
+
+
+async def test_parallel_run_calls_never_overlap(worktree, recorder, run_id, tmp_path):
+    """Run calls sent in parallel are served one at a time, never as many sandboxes at once."""
+    import asyncio
+
+    from bot.bridge import BridgeServer
+    from bot.bridge_tools import sandbox_for_run
+    from tests.bridge.conftest import call
+
+    policy = Admission(worktree)
+    probe = "mkdir held 2>/dev/null || echo OVERLAP; sleep 0.3; rmdir held"
+    async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=tmp_path / "scratch",
+                            run_sandbox=sandbox_for_run(worktree, policy, tier=0)) as bridge:
+        results = await asyncio.gather(*(call(bridge, "run", command=probe) for _ in range(3)))
+    assert all(text.startswith("exit code 0") and "OVERLAP" not in text for text, _ in results)
