@@ -18,6 +18,7 @@ import logging
 import re
 import time
 from datetime import datetime
+from typing import Any, Awaitable, Callable
 
 import httpx
 from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded, apps
@@ -92,10 +93,11 @@ class TokenCache:
         self._tokens: dict[int, tuple[str, float]] = {}
         self._locks: dict[int, asyncio.Lock] = {}
 
-    async def token(self, client: httpx.AsyncClient, installation_id: int) -> str:
+    async def token(self, client: httpx.AsyncClient, installation_id: int, stale: str | None = None) -> str:
+        """The installation's token; `stale` (a token GitHub just refused) is never returned again."""
         async with self._locks.setdefault(installation_id, asyncio.Lock()):
             cached = self._tokens.get(installation_id)
-            if cached and cached[1] - TOKEN_REFRESH_MARGIN_S > time.time():
+            if cached and cached[1] - TOKEN_REFRESH_MARGIN_S > time.time() and cached[0] != stale:
                 return cached[0]
             api = RetryingAPI(client)
             minted = await apps.get_installation_access_token(
@@ -110,11 +112,33 @@ _permissions: dict[tuple[str, str], tuple[str, float]] = {}
 
 
 class Thread:
-    """One issue or pull request of one repository, as the pipeline talks to it."""
+    """One issue or pull request of one repository, as the pipeline talks to it.
 
-    def __init__(self, api: RetryingAPI, repo: str, number: int):
+    With `token_source` (service mode: the installation's TokenCache) a call GitHub refuses with
+    401, because the installation token expired during a long job, is made again once with a
+    freshly minted token."""
+
+    def __init__(self, api: RetryingAPI, repo: str, number: int,
+                 token_source: Callable[[str | None], Awaitable[str]] | None = None):
         self.api, self.repo, self.number = api, repo, number
         self.prefix = f"/repos/{repo}"
+        self._token_source = token_source
+
+    async def fresh_token(self) -> str | None:
+        """The token to use from now on (renewed when close to expiry), also for this thread's calls."""
+        if self._token_source is not None:
+            self.api.oauth_token = await self._token_source(None)
+        return self.api.oauth_token
+
+    async def _authed(self, call: Callable[[], Awaitable[Any]]) -> Any:
+        try:
+            return await call()
+        except BadRequest as exc:
+            if int(exc.status_code) != 401 or self._token_source is None:
+                raise
+            log.warning("GitHub refused the installation token (401); minting a new one")
+            self.api.oauth_token = await self._token_source(self.api.oauth_token)
+            return await call()
 
     async def react(self, target: dict, content: str = "eyes") -> None:
         kind = target.get("type")
@@ -126,7 +150,7 @@ class Thread:
             url = f"{self.prefix}/issues/{self.number}/reactions"
         else:
             return  # a review body cannot be reacted to through REST
-        await self.api.post(url, data={"content": content})
+        await self._authed(lambda: self.api.post(url, data={"content": content}))
 
     async def create_comment(self, body: str, review_thread: int | None = None, *, marker: str | None = None,
                              look_first: bool = False) -> int:
@@ -146,7 +170,7 @@ class Thread:
                     if found is not None:
                         return found
                     look = False
-                return (await self.api.post(url, data={"body": body}))["id"]
+                return (await self._authed(lambda: self.api.post(url, data={"body": body})))["id"]
             except (httpx.TransportError, GitHubBroken) as exc:
                 if attempt == POST_ATTEMPTS:
                     raise
@@ -159,27 +183,32 @@ class Thread:
         """The id of the newest comment of this thread whose body contains `marker`, or None."""
         url = f"{self.prefix}/{'pulls' if review_thread else 'issues'}/{self.number}/comments"
         found = None
-        async for comment in self.api.getiter(url):
+        for comment in await self._all(url):
             if marker in (comment.get("body") or ""):
                 found = comment["id"]
         return found
 
+    async def _all(self, url: str) -> list[dict]:
+        async def collect() -> list[dict]:
+            return [item async for item in self.api.getiter(url)]
+        return await self._authed(collect)
+
     async def update_comment(self, comment_id: int, body: str, review: bool = False) -> None:
         kind = "pulls" if review else "issues"
-        await self.api.patch(f"{self.prefix}/{kind}/comments/{comment_id}", data={"body": body})
+        await self._authed(lambda: self.api.patch(f"{self.prefix}/{kind}/comments/{comment_id}",
+                                                  data={"body": body}))
 
     async def comments(self) -> list[dict]:
-        found = [c async for c in self.api.getiter(f"{self.prefix}/issues/{self.number}/comments")]
-        return found
+        return await self._all(f"{self.prefix}/issues/{self.number}/comments")
 
     async def issue(self) -> dict:
-        return await self.api.getitem(f"{self.prefix}/issues/{self.number}")
+        return await self._authed(lambda: self.api.getitem(f"{self.prefix}/issues/{self.number}"))
 
     async def pull(self) -> dict:
-        return await self.api.getitem(f"{self.prefix}/pulls/{self.number}")
+        return await self._authed(lambda: self.api.getitem(f"{self.prefix}/pulls/{self.number}"))
 
     async def repository(self) -> dict:
-        return await self.api.getitem(self.prefix)
+        return await self._authed(lambda: self.api.getitem(self.prefix))
 
     async def permission(self, login: str) -> str:
         """The user's legacy permission (admin|write|read|none), cached a few minutes."""
@@ -188,7 +217,7 @@ class Thread:
         if cached and cached[1] > time.time():
             return cached[0]
         try:
-            reply = await self.api.getitem(f"{self.prefix}/collaborators/{login}/permission")
+            reply = await self._authed(lambda: self.api.getitem(f"{self.prefix}/collaborators/{login}/permission"))
             role = reply.get("role_name")
             permission = role if role in LEVELS else (reply.get("permission") or "none")
         except BadRequest as exc:
@@ -205,10 +234,20 @@ class Thread:
 async def installation_thread(client: httpx.AsyncClient, tokens: TokenCache, installation_id: int,
                               repo: str, number: int) -> Thread:
     token = await tokens.token(client, installation_id)
-    return Thread(RetryingAPI(client, oauth_token=token), repo, number)
+    return Thread(RetryingAPI(client, oauth_token=token), repo, number,
+                  token_source=lambda stale: tokens.token(client, installation_id, stale=stale))
 
 
 RETRY_DELAY_S = 1.0
+
+
+def transient(exc: BaseException) -> bool:
+    """A failure worth trying again later: the network, GitHub's 5xx, a rate limit."""
+    if isinstance(exc, (httpx.TransportError, GitHubBroken)):
+        return True
+    if isinstance(exc, HTTPException):
+        return int(exc.status_code) >= 500 or backoff_delay(exc, 1) is not None
+    return False
 
 
 async def with_retries(call, attempts: int = 4, first_delay: float | None = None):

@@ -21,6 +21,7 @@ from bot.tracking import Surface, TrackingComment
 
 log = logging.getLogger("bot.pipeline")
 MAX_ANSWER_CHARS = 50_000
+FINAL_RETRY_S = (5.0, 15.0, 30.0, 60.0, 120.0)  # the terminal edit's patience after its own retries
 MIN_DIFF_CHARS = 500  # below this a cut diff is not worth showing
 FIT_MARGIN_CHARS = 1_000  # redaction may lengthen the text a little
 
@@ -92,8 +93,22 @@ async def run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
     except Exception as exc:
         log.exception("job for %s failed", ctx.conversation)
         text, status = f"❌ The run failed: {type(exc).__name__}: {exc}", "failed"
-    await tracking.finish(text)
+    await deliver_final(tracking, text)
     return status
+
+
+async def deliver_final(tracking: TrackingComment, text: str) -> None:
+    """The terminal edit is what the job is for: when GitHub or the network still fails after the
+    edit's own retries, wait and try again for a few minutes before the answer is given up."""
+    from bot.github import transient
+    for delay in (*FINAL_RETRY_S, None):
+        try:
+            return await tracking.finish(text)
+        except Exception as exc:
+            if delay is None or not transient(exc):
+                raise
+            log.warning("posting the answer failed (%s: %s); again in %.0f s", type(exc).__name__, exc, delay)
+            await asyncio.sleep(delay)
 
 
 async def _finish_quietly(tracking: TrackingComment, text: str) -> None:
@@ -199,11 +214,23 @@ async def _effects(ctx: JobContext, worktree, agent: str, turn: Turn):
     if ctx.local_repo is not None or not turn.result.ok or ctx.thread is None:
         return None
     from bot import effects
+    await refresh_token(ctx)
     pull = await ctx.thread.pull() if ctx.is_pr else None
     request = effects.Request(agent=agent, text=ctx.request, requester_login=ctx.requester,
                               requester_id=ctx.requester_id, number=ctx.number or 0,
                               title=ctx.title, pull=pull)
     return await effects.apply(worktree, request, ctx.thread.api, token=ctx.token)
+
+
+async def refresh_token(ctx: JobContext) -> None:
+    """A long run can outlive the installation token it started with (one hour): renew it before
+    the push and the pull request, and redact the new one too."""
+    fresh = getattr(ctx.thread, "fresh_token", None)
+    if fresh is None:
+        return
+    ctx.token = await fresh() or ctx.token
+    if ctx.token and ctx.token not in ctx.secrets:
+        ctx.secrets.append(ctx.token)
 
 
 def _record_effects(db, ctx: JobContext, run_id: str, outcome) -> None:

@@ -15,7 +15,7 @@ import uuid
 import httpx
 
 from bot import config, grammar, pipeline, queue, store
-from bot.github import Thread, TokenCache, installation_thread, with_retries
+from bot.github import Thread, TokenCache, installation_thread, transient, with_retries
 from bot.tracking import GitHubSurface, TrackingComment
 
 log = logging.getLogger("bot.worker")
@@ -25,6 +25,10 @@ POLL_S = 0.5
 
 def lease_seconds() -> float:
     return float(config.env("BOT_LEASE_SECONDS", str(queue.DEFAULT_LEASE_S)))
+
+
+class NotYet(Exception):
+    """GitHub could not be reached before anything of the job was done: run it again later."""
 
 
 class WorkerPool:
@@ -92,6 +96,11 @@ class WorkerPool:
         except asyncio.CancelledError:
             log.info("job %s interrupted by shutdown; left leased", job.id)
             raise
+        except NotYet as exc:
+            if job.attempts >= MAX_ATTEMPTS:
+                queue.finish(self.db, job.id, "failed", error=f"GitHub unreachable: {exc.__cause__}")
+            else:  # left leased: claimed again when the lease runs out, as after a crash
+                log.warning("job %s: GitHub unreachable (%s); trying again later", job.id, exc.__cause__)
         except Exception as exc:
             log.exception("job %s failed outside the pipeline", job.id)
             queue.finish(self.db, job.id, "failed", error=f"{type(exc).__name__}: {exc}")
@@ -123,11 +132,16 @@ class WorkerPool:
 
     async def _run(self, job: queue.Job, cancel: asyncio.Event) -> str:
         spec = job.spec
-        thread = await installation_thread(self._client, self.tokens, spec["installation_id"],
-                                           spec["repo"], spec["number"])
-        if job.kind == "reply":
-            await self._reply(job, thread)
-            return "done"
+        try:
+            thread = await installation_thread(self._client, self.tokens, spec["installation_id"],
+                                               spec["repo"], spec["number"])
+            if job.kind == "reply":  # safe to repeat: its comment is found by its marker
+                await self._reply(job, thread)
+                return "done"
+        except Exception as exc:
+            if transient(exc):
+                raise NotYet(type(exc).__name__) from exc
+            raise
         if job.attempts > MAX_ATTEMPTS:
             ctx = self._context(job, thread)
             await TrackingComment(ctx.surface, lambda: [], handle=job.tracking_comment_id).finish(

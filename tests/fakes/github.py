@@ -19,6 +19,7 @@ Seed state (all return the stored JSON object, which later calls mutate)::
     gh.fail_next("POST", r"/issues/\\d+/comments$", status=403, headers={"retry-after": "1"})
     gh.fail_next("POST", r"/issues/\\d+/comments$", status=502, after=True)  # stored, then a 502
     gh.fail_next("POST", r"/issues/\\d+/comments$", status=0)   # connection dropped, no answer
+    gh.expire_tokens()                # installation tokens issued so far answer 401 from now on
 
 Read what happened::
 
@@ -65,8 +66,10 @@ class Call:
 
 
 class FakeGitHub:
-    def __init__(self, app_id: str | None = None, public_key: str | None = None, require_auth: bool = True):
+    def __init__(self, app_id: str | None = None, public_key: str | None = None, require_auth: bool = True,
+                 token_ttl_s: float = 3600):
         self.app_id, self.public_key, self.require_auth = app_id, public_key, require_auth
+        self.token_ttl_s = token_ttl_s  # lifetime of the installation tokens it mints
         self.calls: list[Call] = []
         self.reactions: list[dict] = []
         self.tokens: dict[str, int] = {}  # token -> installation id
@@ -174,6 +177,11 @@ class FakeGitHub:
                                "headers": headers or {}, "body": body or {"message": "injected failure"},
                                "times": times, "after": after})
 
+    def expire_tokens(self) -> None:
+        """Every installation token issued so far stops working (401), as after its hour is up."""
+        with self._lock:
+            self.tokens.clear()
+
     # ---- reading
     def calls_to(self, method: str, path_pattern: str) -> list[Call]:
         with self._lock:
@@ -259,7 +267,7 @@ class FakeGitHub:
             return 401, {"message": "'Issuer' claim ('iss') must be an Integer"}, {}
         token = f"ghs_fake{next(self._ids)}x{int(installation):d}"
         self.tokens[token] = int(installation)
-        expires = datetime.now(timezone.utc) + timedelta(hours=1)
+        expires = datetime.now(timezone.utc) + timedelta(seconds=self.token_ttl_s)
         return 201, {"token": token, "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
                      "permissions": {"issues": "write", "pull_requests": "write", "contents": "write"},
                      "repository_selection": "all"}, {}

@@ -133,3 +133,47 @@ async def test_retried_job_reuses_the_comment_an_earlier_attempt_posted(gh):
         t = await thread(github.TokenCache(), client)
         assert await t.create_comment(f"working again\n{MARK}", marker=MARK, look_first=True) == earlier["id"]
     assert gh.calls_to("POST", r"/issues/1/comments$") == []
+
+
+async def test_expired_installation_token_is_renewed_for_the_answer(gh):
+    """The token expires during a long job: the final edit gets a 401, a new token, and goes out."""
+    async with httpx.AsyncClient() as client:
+        t = await thread(github.TokenCache(), client)
+        comment_id = await t.create_comment("working")
+        gh.expire_tokens()
+        await t.update_comment(comment_id, "the answer")
+    assert [c["body"] for c in gh.comments(REPO, 1)] == ["the answer"]
+    assert len(gh.calls_to("POST", r"/app/installations/7/access_tokens$")) == 2
+
+
+async def test_token_close_to_expiry_is_renewed_before_the_push(monkeypatch):
+    """Before the effects, the job's git token is renewed when it nears expiry, and redacted."""
+    from bot import pipeline
+    with FakeGitHub(app_id="4242", public_key=app_key()[1], token_ttl_s=600) as fake:
+        fake.add_repo(REPO)
+        fake.add_issue(REPO, 1)
+        configure_app(monkeypatch, api_url=fake.url)
+        async with httpx.AsyncClient() as client:
+            t = await thread(github.TokenCache(), client)
+            ctx = pipeline.JobContext(conversation=f"{REPO}#1", repo=REPO, request="fix", requester="alice",
+                                      surface=None, thread=t, token=t.api.oauth_token)
+            first = ctx.token
+            await pipeline.refresh_token(ctx)
+            await t.issue()  # the thread's own calls use the new token
+    assert ctx.token != first and ctx.token in ctx.secrets and ctx.token in fake.tokens
+    assert fake.calls[-1].headers["authorization"].endswith(ctx.token)
+
+
+async def test_answer_outlasts_a_github_outage_longer_than_the_edit_retries(gh, monkeypatch):
+    """Five failed edits in a row (more than one edit's retries): the answer still goes out."""
+    from bot import pipeline
+    from bot.tracking import GitHubSurface, TrackingComment
+    monkeypatch.setattr(github, "RETRY_DELAY_S", 0.01)
+    monkeypatch.setattr(pipeline, "FINAL_RETRY_S", (0.01,) * 3)
+    async with httpx.AsyncClient() as client:
+        t = await thread(github.TokenCache(), client)
+        tracking = TrackingComment(GitHubSurface(t), lambda: [])
+        await tracking.start("working")
+        gh.fail_next("PATCH", r"/issues/comments/\d+$", 0, times=5)
+        await pipeline.deliver_final(tracking, "the answer")
+    assert [c["body"] for c in gh.comments(REPO, 1)] == ["the answer"]

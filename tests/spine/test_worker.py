@@ -141,3 +141,14 @@ async def test_reply_posted_before_its_id_was_stored_is_not_posted_again(gh):
     gh.add_comment(REPO, 1, f"help text\n{job_marker(job_id)}", user="bot[bot]", user_type="Bot")
     rows = await drain(db, 1)
     assert gh.calls_to("POST", r"/issues/1/comments$") == [] and rows[0]["tracking_comment_id"]
+
+
+async def test_job_is_run_again_when_github_was_unreachable_at_its_start(gh, monkeypatch):
+    """The token request dies on the network: the job is not failed but runs again and answers."""
+    monkeypatch.setenv("BOT_LEASE_SECONDS", "1")
+    gh.fail_next("POST", r"/app/installations/1/access_tokens$", 0)
+    db = store.connect()
+    queue.enqueue(db, "reply", f"{REPO}#1", spec("help"))
+    rows = await drain(db, 1)
+    assert (rows[0]["status"], rows[0]["attempts"]) == ("done", 2)
+    assert len(gh.calls_to("POST", r"/issues/1/comments$")) == 1
