@@ -102,7 +102,11 @@ async def apply(worktree: Worktree, request: Request, api, token: str | None = N
         return Outcome("refused", "I did not commit anything: the change adds nested git "
                        f"repositories ({', '.join(f'`{p}`' for p in nested[:10])}), which the bot "
                        "never commits.", worktree.base_sha, files=files)
-    escaping = await _escaping_symlinks(worktree, files)
+    links = await _symlinks(worktree, files)
+    shadowing = [(path, pattern) for path in links if (pattern := worktree.config.shadowed(path))]
+    if shadowing:
+        return _refusal(worktree, shadowing, files)
+    escaping = await _escaping_symlinks(worktree, links)
     if escaping:
         return Outcome("refused", "I did not commit anything: the change adds symbolic links that "
                        f"point outside the repository or into `.git` "
@@ -252,18 +256,19 @@ async def _oversized(wt: Worktree) -> list[tuple[str, int]]:
     return found
 
 
-async def _escaping_symlinks(wt: Worktree, files: list[str]) -> list[str]:
-    """Changed paths staged as symlinks (mode 120000) whose target is absolute, climbs out of the
-    repository or reaches into a `.git` dir: a checkout (a CI job) would follow them to host files
-    or to the clone's own credentials."""
+async def _symlinks(wt: Worktree, files: list[str]) -> dict[str, str]:
+    """Changed paths staged as symlinks (mode 120000), with their targets."""
     staged = await _git(wt, "ls-files", "--stage", "-z", "--", *files)
     entries = (entry.split("\t", 1) for entry in staged.split("\0") if "\t" in entry)
+    return {path: await _git(wt, "cat-file", "blob", meta.split()[1])
+            for meta, path in entries if meta.startswith("120000 ")}
+
+
+async def _escaping_symlinks(wt: Worktree, links: dict[str, str]) -> list[str]:
+    """Symlinks whose target is absolute, climbs out of the repository or reaches into a `.git`
+    dir: a checkout (a CI job) would follow them to host files or to the clone's credentials."""
     escaping = []
-    for meta, path in entries:
-        if not meta.startswith("120000 "):
-            continue
-        blob = meta.split()[1]
-        target = await _git(wt, "cat-file", "blob", blob)
+    for path, target in links.items():
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
         parts = joined.split("/")
         if posixpath.isabs(target) or parts[0] == ".." or ".git" in parts:

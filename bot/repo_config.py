@@ -82,8 +82,22 @@ class RepoConfig:
         """The protected-path pattern `path` matches, or None."""
         return next((p for p in self.protected_paths if path_matches(path, p)), None)
 
+    def shadowed(self, path: str) -> str | None:
+        """The protected pattern whose files a symlink at `path` would alias (`path` is the
+        pattern's folder or one above it: `.github` or `.github/workflows` for
+        `.github/workflows/**`), or None."""
+        return next((p for p in self.protected_paths if shadows(path, p)), None)
+
     def registry_hosts(self) -> tuple[str, ...]:
         return tuple(h for name in self.package_registries for h in REGISTRY_HOSTS[name])
+
+
+def shadows(path: str, pattern: str) -> bool:
+    """Whether `path` is the folder a protected pattern's files live in, or one above it."""
+    literal = re.split(r"[*?]", pattern.lstrip("/"), maxsplit=1)[0]
+    folder = literal.rstrip("/") if not any(c in pattern for c in "*?") else literal.rpartition("/")[0]
+    path = path.strip("/")
+    return bool(folder) and bool(path) and (folder == path or folder.startswith(path + "/"))
 
 
 def path_matches(path: str, pattern: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 from bot import effects
+from bot.repo_config import RepoConfig
 
 from .conftest import sh_git
 from .test_effects import ask, edit
@@ -52,3 +53,14 @@ async def test_huge_file_is_refused_before_it_is_hashed(remote, widget, github, 
     out = await effects.apply(wt, ask(1), api, token)
     assert out.kind == "refused" and "`blob.bin`" in out.message
     assert sh_git("count-objects", cwd=wt.mirror) == objects_before
+
+
+async def test_symlinked_protected_folder_is_refused_as_protected(remote, widget, github, api, token):
+    """A protected folder made a symlink to an unprotected one cannot smuggle files in."""
+    wt = await edit(widget, 1, {"ci/evil.yml": "on: push\n"}, token)
+    wt.config = RepoConfig(protected_paths=("deploy/workflows/**",))
+    (wt.path / "deploy").mkdir()
+    os.symlink("../ci", wt.path / "deploy" / "workflows")
+    out = await effects.apply(wt, ask(1), api, token)
+    assert out.kind == "refused" and "`deploy/workflows`" in out.message
+    assert sh_git("branch", "--list", "bot/*", cwd=remote.path(widget)) == ""
