@@ -84,7 +84,7 @@ class Admission:
                                      "use a path inside it, relative to its root.")
         resolved_relative = target.relative_to(self.worktree).as_posix()
         for candidate in {relative, resolved_relative}:
-            if ".git" in PurePosixPath(candidate).parts:
+            if any(part.lower() == ".git" for part in PurePosixPath(candidate).parts):
                 raise Refusal("git_dir", f"{requested!r} is inside .git/; git metadata is the bot's, "
                                          "not yours to change.")
             if not self.allow_protected and self._is_protected(candidate):

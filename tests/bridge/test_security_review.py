@@ -70,3 +70,10 @@ async def test_parallel_run_calls_never_overlap(worktree, recorder, run_id, tmp_
                             run_sandbox=sandbox_for_run(worktree, policy, tier=0)) as bridge:
         results = await asyncio.gather(*(call(bridge, "run", command=probe) for _ in range(3)))
     assert all(text.startswith("exit code 0") and "OVERLAP" not in text for text, _ in results)
+
+
+def test_git_dir_in_another_case_is_refused(worktree):
+    """`.GIT/` is git metadata on case-insensitive checkouts (macOS, Windows); it is refused too."""
+    with pytest.raises(Refusal) as refused:
+        Admission(worktree).admit_path("vendor/.Git/hooks/post-checkout")
+    assert refused.value.code == "git_dir"
