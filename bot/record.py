@@ -121,7 +121,7 @@ class Recorder:
         seq = self._next_seq(run_id)
         self.db["run_events"].insert({
             "run_id": run_id, "seq": seq, "ts": now_iso(), "tier": Tier(tier).value, "kind": kind,
-            "tool": tool, "args_digest": args_digest(args) if args is not None else None,
+            "tool": self.redact(tool) if tool else tool, "args_digest": args_digest(args) if args is not None else None,
             "outcome": self.redact(outcome) if outcome else outcome, "duration_ms": duration_ms,
             "raw": self.redact(raw)})
         return seq

@@ -77,3 +77,11 @@ def test_git_dir_in_another_case_is_refused(worktree):
     with pytest.raises(Refusal) as refused:
         Admission(worktree).admit_path("vendor/.Git/hooks/post-checkout")
     assert refused.value.code == "git_dir"
+
+
+async def test_tool_name_carrying_a_secret_is_redacted_in_the_record(bridge, recorder, run_id):
+    """An unknown tool name is the agent's text: a secret put in it never reaches the database."""
+    from tests.bridge.conftest import call
+    await call(bridge, "sk-test-SECRET-value-123", path="x")
+    rows = recorder.events(run_id)
+    assert rows and all("sk-test-SECRET-value-123" not in str(row) for row in rows)
