@@ -91,7 +91,8 @@ class Recorder:
 
     def update_run(self, run_id: str, **fields: Any) -> None:
         """Set run columns known only later: agent_version, session_id, resumed, sandbox_tier..."""
-        row = {k: self._json(v) if isinstance(v, (dict, list)) else v for k, v in fields.items()}
+        row = {k: self._json(v) if isinstance(v, (dict, list)) else self.redact(v) if isinstance(v, str) else v
+               for k, v in fields.items()}
         self.db["runs"].update(run_id, row)
 
     def finish_run(self, run_id: str, status: str, summary: dict | None = None) -> None:

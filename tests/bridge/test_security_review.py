@@ -85,3 +85,9 @@ async def test_tool_name_carrying_a_secret_is_redacted_in_the_record(bridge, rec
     await call(bridge, "sk-test-SECRET-value-123", path="x")
     rows = recorder.events(run_id)
     assert rows and all("sk-test-SECRET-value-123" not in str(row) for row in rows)
+
+
+def test_run_columns_the_cli_reported_are_redacted(recorder, run_id):
+    """A session id or version string the CLI printed cannot carry a secret into the runs table."""
+    recorder.update_run(run_id, session_id="sess-sk-test-SECRET-value-123", agent_version="1.0")
+    assert "sk-test-SECRET-value-123" not in str(recorder.run(run_id))
