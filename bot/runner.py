@@ -123,7 +123,7 @@ def _home_parent(home: Path, relative: str, create: bool) -> tuple[int, str]:
     parts = PurePosixPath(relative).parts
     if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
         raise ValueError(f"adapter file {relative!r} escapes the episode HOME")
-    fd = os.open(home, _DIR_FLAGS)
+    fd = os.open(home, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the bot's own path: may be a link
     try:
         for part in parts[:-1]:
             try:

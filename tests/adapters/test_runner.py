@@ -231,3 +231,11 @@ async def test_ephemeral_credential_under_a_symlinked_folder_spares_the_host_fil
     await run_episode(CredentialAdapter(script, files={".codex/auth.json": b"t"}), episode,
                       Tier0Spawner(), config)
     assert (host_dir / "auth.json").read_text() == "host file"
+
+
+def test_home_reached_through_a_symlinked_data_dir_still_gets_its_files(tmp_path):
+    """The bot's own HOME path may pass through a symlink (a linked data dir); files still land."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "linked").symlink_to(tmp_path / "real")
+    write_home_files(tmp_path / "linked", Invocation(argv=[], files={".codex/config.toml": b"x"}))
+    assert (tmp_path / "real" / ".codex" / "config.toml").read_bytes() == b"x"
