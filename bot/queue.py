@@ -74,10 +74,18 @@ def renew(db: sqlite_utils.Database, job_id: int, owner: str, lease_s: float = D
     return cursor.rowcount == 1
 
 
-def finish(db: sqlite_utils.Database, job_id: int, status: str, error: str | None = None) -> None:
+def finish(db: sqlite_utils.Database, job_id: int, status: str, error: str | None = None,
+           owner: str | None = None) -> bool:
+    """Mark the job finished; with `owner`, only while that worker still holds it (a worker whose
+    lease was taken over must not end the job the new owner is running). True when marked."""
     assert status in ("done", "failed", "cancelled"), status
-    store.update_job(db, job_id, status=status, error=error, finished_at=time.time(),
-                     lease_owner=None, lease_expires=None)
+    sql = ("UPDATE jobs SET status = ?, error = ?, finished_at = ?, lease_owner = NULL, lease_expires = NULL "
+           "WHERE id = ?")
+    params = [status, error, time.time(), job_id]
+    if owner is not None:
+        sql += " AND lease_owner = ?"
+        params.append(owner)
+    return db.execute(sql, params).rowcount == 1
 
 
 def release(db: sqlite_utils.Database, job_id: int, owner: str) -> None:

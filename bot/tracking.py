@@ -150,13 +150,22 @@ class GitHubSurface:
     def __init__(self, thread, review_thread: int | None = None, marker: str = "", look_first: bool = False):
         self.thread, self.review_thread = thread, review_thread
         self.marker, self.look_first = marker, look_first
+        self.muted = False
 
-    async def post(self, body: str) -> int:
+    def mute(self) -> None:
+        """Another worker took the job over: from now on this one writes nothing to the thread."""
+        self.muted = True
+
+    async def post(self, body: str) -> int | None:
+        if self.muted:
+            return None
         return await self.thread.create_comment(self._marked(body), review_thread=self.review_thread,
                                                 marker=self.marker or None, look_first=self.look_first)
 
     async def edit(self, handle: int | None, body: str) -> None:
         from bot.github import with_retries
+        if self.muted:
+            return
         await with_retries(lambda: self.thread.update_comment(handle, self._marked(body),
                                                               review=self.review_thread is not None))
 

@@ -37,6 +37,7 @@ class WorkerPool:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.tokens = TokenCache()
         self.running: dict[int, asyncio.Task] = {}
+        self.surfaces: dict[int, GitHubSurface] = {}  # of the running episodes, muted if taken over
         self._wake = asyncio.Event()
         self._stopping = False
         self._loop_task: asyncio.Task | None = None
@@ -85,6 +86,7 @@ class WorkerPool:
 
     def _done(self, job_id: int) -> None:
         self.running.pop(job_id, None)
+        self.surfaces.pop(job_id, None)
         self._wake.set()
 
     async def _handle(self, job: queue.Job) -> None:
@@ -92,18 +94,19 @@ class WorkerPool:
         heartbeat = asyncio.create_task(self._heartbeat(job, cancel))
         try:
             status = await self._run(job, cancel)
-            queue.finish(self.db, job.id, status)
+            queue.finish(self.db, job.id, status, owner=self.owner)
         except asyncio.CancelledError:
             log.info("job %s interrupted by shutdown; left leased", job.id)
             raise
         except NotYet as exc:
             if job.attempts >= MAX_ATTEMPTS:
-                queue.finish(self.db, job.id, "failed", error=f"GitHub unreachable: {exc.__cause__}")
+                queue.finish(self.db, job.id, "failed", error=f"GitHub unreachable: {exc.__cause__}",
+                             owner=self.owner)
             else:  # left leased: claimed again when the lease runs out, as after a crash
                 log.warning("job %s: GitHub unreachable (%s); trying again later", job.id, exc.__cause__)
         except Exception as exc:
             log.exception("job %s failed outside the pipeline", job.id)
-            queue.finish(self.db, job.id, "failed", error=f"{type(exc).__name__}: {exc}")
+            queue.finish(self.db, job.id, "failed", error=f"{type(exc).__name__}: {exc}", owner=self.owner)
         finally:
             heartbeat.cancel()
 
@@ -123,12 +126,23 @@ class WorkerPool:
             ticks = 0
             if not queue.renew(self.db, job.id, self.owner, lease_seconds()):
                 log.warning("lost the lease of job %s to another worker; stopping it here", job.id)
-                cancel.set()
+                self._abandon(job.id)
+                return ticks
         row = store.get_job(self.db, job.id)
         if row and row["cancel_requested"] and not cancel.is_set():
             log.info("job %s: stop requested", job.id)
             cancel.set()
         return ticks
+
+    def _abandon(self, job_id: int) -> None:
+        """The job is another worker's now: stop it here without a word in its thread (no false
+        "stopped"), and leave its row to the new owner."""
+        surface = self.surfaces.get(job_id)
+        if surface is not None:
+            surface.mute()
+        task = self.running.get(job_id)
+        if task is not None:
+            task.cancel()
 
     async def _run(self, job: queue.Job, cancel: asyncio.Event) -> str:
         spec = job.spec
@@ -157,12 +171,14 @@ class WorkerPool:
         def remember(comment_id: int) -> None:
             store.update_job(self.db, job.id, tracking_comment_id=comment_id)
 
+        surface = GitHubSurface(thread, review_thread, job_marker(job.id), look_first=job.attempts > 1)
+        self.surfaces[job.id] = surface
         return pipeline.JobContext(
             conversation=job.conversation, repo=spec["repo"], request=command["request"],
             requester=spec["author"], requester_id=spec.get("author_id") or 0, agent=command["agent"],
             new_session=command["new_session"], number=spec["number"], title=spec.get("title", ""),
             is_pr=spec.get("is_pr", False), thread=thread,
-            surface=GitHubSurface(thread, review_thread, job_marker(job.id), look_first=job.attempts > 1),
+            surface=surface,
             installation_id=spec["installation_id"], target=target, tracking_handle=job.tracking_comment_id,
             on_tracking_created=remember, job_id=job.id,
             token=thread.api.oauth_token,

@@ -86,3 +86,14 @@ def test_busy_job_is_not_reclaimed_by_its_own_worker():
     queue.claim(db, "w1", lease_s=0.01)
     time.sleep(0.05)
     assert queue.claim(db, "w1", busy=(job_id,)) is None
+
+
+def test_worker_that_lost_the_job_cannot_finish_it():
+    """A finish by the worker whose lease was taken over leaves the new owner's job running."""
+    db = store.connect()
+    job_id = queue.enqueue(db, "episode", "o/r#1", {})
+    queue.claim(db, "w1", lease_s=0.01)
+    time.sleep(0.05)
+    queue.claim(db, "w2")
+    assert queue.finish(db, job_id, "cancelled", owner="w1") is False
+    assert (store.get_job(db, job_id)["status"], store.get_job(db, job_id)["lease_owner"]) == ("running", "w2")

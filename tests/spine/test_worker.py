@@ -152,3 +152,28 @@ async def test_job_is_run_again_when_github_was_unreachable_at_its_start(gh, mon
     rows = await drain(db, 1)
     assert (rows[0]["status"], rows[0]["attempts"]) == ("done", 2)
     assert len(gh.calls_to("POST", r"/issues/1/comments$")) == 1
+
+
+async def test_worker_that_lost_its_lease_stops_without_writing_to_the_thread(gh):
+    """Another worker took the job over: this one stops its run and its comment is left alone."""
+    import httpx
+
+    from bot.github import installation_thread
+    from bot.tracking import TrackingComment
+    db = store.connect()
+    job_id = queue.enqueue(db, "episode", f"{REPO}#1", spec())
+    pool = WorkerPool(db, size=1)
+    job = queue.claim(db, pool.owner)
+    async with httpx.AsyncClient() as client:
+        ctx = pool._context(job, await installation_thread(client, pool.tokens, 1, REPO, 1))
+        tracking = TrackingComment(ctx.surface, lambda: [])
+        await tracking.start("working")
+        store.update_job(db, job_id, lease_owner="another-worker")
+        run = asyncio.create_task(asyncio.Event().wait())  # the job's run, as the pool tracks it
+        pool.running[job_id] = run
+        pool._beat(job, asyncio.Event(), ticks=10**6)
+        await tracking.finish("⏹️ Stopped")
+        await asyncio.wait({run}, timeout=10)  # a bound only: the cancellation is immediate
+        stopped = run.done()
+        run.cancel()
+    assert stopped and gh.calls_to("PATCH", r"/issues/comments/\d+$") == []
