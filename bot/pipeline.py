@@ -153,9 +153,19 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
 
 
 async def _permission(ctx: JobContext) -> str | None:
+    from bot.github import transient
     if ctx.thread is None:
         return None  # local mode trusts the person at the terminal
-    return await ctx.thread.permission(ctx.requester)
+    try:
+        return await ctx.thread.permission(ctx.requester)
+    except Exception as exc:
+        lead = f"❌ I could not check @{ctx.requester}'s permission on {ctx.repo}, so nothing was run"
+        if transient(exc):
+            raise Stop(f"{lead}: GitHub did not answer ({type(exc).__name__}: {exc}). Please ask again "
+                       "in a few minutes.")
+        raise Stop(f"{lead}: GitHub answered “{exc}”. The bot's GitHub App needs the **Metadata: read** "
+                   "permission on this repository; an organization or repository admin can grant it in "
+                   "the App's installation settings, then ask again.")
 
 
 def not_allowed_text(levels: tuple[str, ...] = ("write", "maintain", "admin")) -> str:

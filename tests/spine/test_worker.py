@@ -177,3 +177,16 @@ async def test_worker_that_lost_its_lease_stops_without_writing_to_the_thread(gh
         stopped = run.done()
         run.cancel()
     assert stopped and gh.calls_to("PATCH", r"/issues/comments/\d+$") == []
+
+
+async def test_permission_check_refused_by_github_says_what_to_do(gh):
+    """A 403 from the permission endpoint ends the job with a reply naming the App permission to grant."""
+    db = store.connect()
+    gh.add_comment(REPO, 1, "@bot codex explain", comment_id=77)
+    gh.fail_next("GET", r"/collaborators/Codertocat/permission$", 403,
+                 body={"message": "Resource not accessible by integration"})
+    queue.enqueue(db, "episode", f"{REPO}#1", spec())
+    rows = await drain(db, 1)
+    answer = [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]"][-1]["body"]
+    assert "could not check @Codertocat's permission" in answer and "Metadata: read" in answer
+    assert rows[0]["status"] == "failed"
