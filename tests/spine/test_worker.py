@@ -190,3 +190,48 @@ async def test_permission_check_refused_by_github_says_what_to_do(gh):
     answer = [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]"][-1]["body"]
     assert "could not check @Codertocat's permission" in answer and "Metadata: read" in answer
     assert rows[0]["status"] == "failed"
+
+
+def push_config(tmp_path, text: str) -> None:
+    """Commit `.github/bot.yml` on main of the test remote."""
+    import subprocess
+    work = tmp_path / "config-work"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(work)]
+    subprocess.run(["git", "clone", "-q", str(tmp_path / "remotes" / f"{REPO}.git"), str(work)], check=True)
+    (work / ".github").mkdir()
+    (work / ".github" / "bot.yml").write_text(text)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-qm", "bot config"], check=True)
+    subprocess.run(git + ["push", "-q", "origin", "HEAD:main"], check=True)
+
+
+def bot_answer(gh) -> str:
+    return [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]"][-1]["body"]
+
+
+async def test_invalid_repository_config_is_explained_and_nothing_runs(gh, tmp_path):
+    """A broken `.github/bot.yml` ends the job with the key at fault and how to fix it."""
+    push_config(tmp_path, "allowed_agents: [codex, copilot]\n")
+    db = store.connect()
+    queue.enqueue(db, "episode", f"{REPO}#1", spec())
+    rows = await drain(db, 1)
+    assert "configuration is invalid" in bot_answer(gh) and "allowed_agents" in bot_answer(gh)
+    assert rows[0]["status"] == "failed"
+
+
+async def test_agent_the_repository_does_not_allow_is_refused_with_the_allowed_list(gh, tmp_path):
+    """`@bot codex` where bot.yml allows only claude: the reply names the allowed agents."""
+    push_config(tmp_path, "allowed_agents: [claude]\n")
+    db = store.connect()
+    queue.enqueue(db, "episode", f"{REPO}#1", spec())
+    await drain(db, 1)
+    assert "does not allow `codex`" in bot_answer(gh) and "`claude`" in bot_answer(gh)
+
+
+async def test_no_credentials_anywhere_names_where_to_set_a_key(gh):
+    """No key for the agent at any level: the reply says which key and where to put it."""
+    db = store.connect()
+    queue.enqueue(db, "episode", f"{REPO}#1", spec())
+    rows = await drain(db, 1)
+    assert "no credentials to run codex" in bot_answer(gh) and "OPENAI_API_KEY" in bot_answer(gh)
+    assert rows[0]["status"] == "failed"
