@@ -101,3 +101,13 @@ async def test_the_job_row_records_the_delivery_event_and_action(app):
     job = store.jobs(store.connect())[0]
     spec = json.loads(job["spec"])
     assert (job["delivery_id"], job["kind"], spec["event"], spec["action"]) == ("d-rec", "episode", "issue_comment", "created")
+
+
+async def test_outsiders_in_one_batch_get_one_notice_for_their_thread(app):
+    """Two non-writers' commands on one thread, committed together, store a single notice reply."""
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bot") as client:
+        replies = await asyncio.gather(*(_post(client, payload("issue_comment.created", "@bot codex do it",
+                                                               author_association="NONE")) for _ in range(2)))
+    jobs = store.jobs(store.connect())
+    assert sorted(r.status_code for r in replies) == [200, 202]
+    assert [(j["kind"], json.loads(j["spec"])["reply"]) for j in jobs] == [("reply", "not_allowed")]
