@@ -204,7 +204,7 @@ async def _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel) -> 
     if turn.resumed and not cancel.is_set() and _session_lost(turn.result):
         log.info("session %s unknown to %s; starting fresh", resume_id, agent)
         conversations.forget(db, ctx.conversation, agent)
-        await tracking.note("previous session not found; starting fresh with a recap", done=False)
+        await tracking.note("previous session not found; starting fresh with a recap")
         turn = await run_turn(db, ctx, worktree, agent, tracking, cancel, resume_id=None,
                               fresh_reason="the previous session was no longer known to the CLI")
     return turn

@@ -28,31 +28,44 @@ class Surface(Protocol):
 
 
 class Checklist:
-    """Progress lines from the event stream, newest last, bounded."""
+    """Progress lines from the event stream, newest last, bounded. A tool call is shown open
+    until its result arrives; an error is a warning line, not a box."""
+
+    DONE, OPEN, WARN = "done", "open", "warn"
 
     def __init__(self):
-        self.items: list[tuple[bool, str]] = []
+        self.items: list[list[str]] = []  # [state, text]
 
-    def add(self, text: str, done: bool = True) -> None:
-        self.items.append((done, text))
+    def add(self, text: str, done: bool = True, state: str | None = None) -> None:
+        self.items.append([state or (self.DONE if done else self.OPEN), text])
         del self.items[:-MAX_CHECKLIST]
 
     def from_event(self, event: Event) -> bool:
-        """Add a line for the events worth showing; True when something changed."""
+        """Add or tick a line for the events worth showing; True when something changed."""
         if event.kind == EventKind.TOOL_USE:
-            self.add(f"`{event.tool or 'tool'}` {_short(event.text, 80)}".rstrip())
+            self.add(f"`{event.tool or 'tool'}` {_short(event.text, 80)}".rstrip(), state=self.OPEN)
+        elif event.kind == EventKind.TOOL_RESULT:
+            return self._tick_oldest_open_tool()
         elif event.kind == EventKind.SESSION and event.session_id:
             self.add(f"session `{event.session_id[:12]}`")
         elif event.kind == EventKind.TEXT and event.text.strip():
             self.add(_short(event.text.strip().splitlines()[0], 100))
         elif event.kind == EventKind.ERROR and event.error:
-            self.add(f"error: {_short(event.error, 100)}", done=False)
+            self.add(f"error: {_short(event.error, 100)}", state=self.WARN)
         else:
             return False
         return True
 
+    def _tick_oldest_open_tool(self) -> bool:
+        for item in self.items:
+            if item[0] == self.OPEN and item[1].startswith("`"):
+                item[0] = self.DONE
+                return True
+        return False
+
     def render(self) -> str:
-        return "\n".join(f"- [{'x' if done else ' '}] {text}" for done, text in self.items)
+        marks = {self.DONE: "- [x]", self.OPEN: "- [ ]", self.WARN: "- ⚠️"}
+        return "\n".join(f"{marks[state]} {text}" for state, text in self.items)
 
 
 class TrackingComment:

@@ -101,3 +101,23 @@ async def test_progress_timer_firing_during_the_final_edit_does_not_overwrite_it
     surface.gate.set()
     await asyncio.gather(final, late)
     assert surface.edits[-1] == (7, "the answer")
+
+
+def test_tool_call_is_open_until_its_result_arrives():
+    """The checklist ticks a tool line when the call returns, not when it starts."""
+    from bot.tracking import Checklist
+
+    checklist = Checklist()
+    checklist.from_event(Event(EventKind.TOOL_USE, tool="mcp__bot__run", text="pytest"))
+    assert checklist.render() == "- [ ] `mcp__bot__run` pytest"
+    checklist.from_event(Event(EventKind.TOOL_RESULT, tool="mcp__bot__run", text="exit 0"))
+    assert checklist.render() == "- [x] `mcp__bot__run` pytest"
+
+
+def test_an_error_is_a_warning_line_not_an_open_box():
+    """An error the CLI reported is shown as a warning, not as a step still to do."""
+    from bot.tracking import Checklist
+
+    checklist = Checklist()
+    checklist.from_event(Event(EventKind.ERROR, error="model metadata not found"))
+    assert checklist.render() == "- ⚠️ error: model metadata not found"
