@@ -115,7 +115,9 @@ class GroupCommit:
     transaction. The first submission schedules the flush with `call_soon`, so it runs after every
     request task already scheduled in this iteration; each caller's future resolves only after
     the COMMIT, so an answer sent after awaiting it stands on durable rows. No thread hop, and no
-    await between BEGIN and COMMIT (the connection stays the loop's alone)."""
+    await between BEGIN and COMMIT (the connection stays the loop's alone). Like `write`, a batch
+    flushed while the connection is inside someone's open transaction becomes a savepoint of it;
+    nothing in this process holds a transaction across an await."""
 
     def __init__(self):
         self._pending: list[tuple[object, asyncio.Future]] = []
@@ -163,7 +165,7 @@ def enqueue_delivery(conn, *, delivery_id: str, event: str, action: str | None, 
 
     The job row is the delivery's record (delivery_id, created_at, kind; event and action in the
     spec): no second row in `deliveries`, whose random-keyed primary-key index cost a page written
-    per delivery and a third of the transaction (docs/service.md, Figures)."""
+    per delivery and about a quarter of the transaction's cost (docs/service.md, Figures)."""
     now = time.time()
     if notice is not None and conn.execute(
             "INSERT OR IGNORE INTO notices (conversation, kind, created_at) VALUES (?, ?, ?)",
