@@ -143,13 +143,15 @@ async def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Comm
 
 
 def _request_stop(conn, conversation: str) -> int | None:
-    """Flag the thread's running episode for cancellation; its worker notices within a second."""
-    row = conn.execute("SELECT id FROM jobs WHERE conversation = ? AND kind = 'episode' "
-                       "AND status = 'running' ORDER BY id LIMIT 1", [conversation]).fetchone()
-    if row is None:
+    """Flag the thread's running and queued episodes for cancellation; a running one's worker
+    notices within a second, a queued one ends as stopped when claimed. Returns the first id."""
+    ids = [row[0] for row in conn.execute(
+        "SELECT id FROM jobs WHERE conversation = ? AND kind = 'episode' "
+        "AND status IN ('queued', 'running') ORDER BY id", [conversation])]
+    if not ids:
         return None
-    conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", [row[0]])
-    return row[0]
+    conn.executemany("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", [[i] for i in ids])
+    return ids[0]
 
 
 def _is_bot(login: str, user_type: str) -> bool:

@@ -126,6 +126,9 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
     from bot import workspace
     from bot.repo_config import ConfigError
 
+    if cancel.is_set():
+        raise Stop(f"⏹️ Stopped before it started, at @{ctx.requester}'s request."
+                   if ctx.thread else "⏹️ Stopped before it started.", "cancelled")
     permission = await _permission(ctx)
     try:
         worktree = await _worktree(ctx)

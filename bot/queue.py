@@ -40,13 +40,14 @@ class Job:
     attempts: int
     tracking_comment_id: int | None
     delivery_id: str | None = None
+    cancel_requested: bool = False
 
     @classmethod
     def from_row(cls, row: dict) -> "Job":
         return cls(id=row["id"], kind=row["kind"], conversation=row["conversation"],
                    spec=json.loads(row["spec"]), attempts=row["attempts"],
                    tracking_comment_id=row["tracking_comment_id"],
-                   delivery_id=row["delivery_id"])
+                   delivery_id=row["delivery_id"], cancel_requested=bool(row.get("cancel_requested")))
 
 
 def enqueue(db: sqlite_utils.Database, kind: str, conversation: str, spec: dict,

@@ -91,6 +91,8 @@ class WorkerPool:
 
     async def _handle(self, job: queue.Job) -> None:
         cancel = asyncio.Event()
+        if job.cancel_requested:  # `@bot stop` arrived while it was queued
+            cancel.set()
         heartbeat = asyncio.create_task(self._heartbeat(job, cancel))
         try:
             status = await self._run(job, cancel)

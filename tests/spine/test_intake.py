@@ -151,6 +151,17 @@ def test_stop_flags_the_running_job(client):
     assert store.get_job(db, jobs()[0]["id"])["cancel_requested"] == 1
 
 
+def test_stop_also_flags_the_threads_queued_episodes(client):
+    """`@bot stop` while a turn waits behind the running one stops the waiting turn too."""
+    db = store.connect()
+    post(client, payload("issue_comment.created", "@bot codex long task"))
+    post(client, payload("issue_comment.created", "@bot codex next task"))
+    store.update_job(db, jobs()[0]["id"], status="running")
+    post(client, payload("issue_comment.created", "@bot stop"))
+    episodes = [j for j in jobs() if j["kind"] == "episode"]
+    assert [store.get_job(db, j["id"])["cancel_requested"] for j in episodes] == [1, 1]
+
+
 def test_review_comment_replies_in_its_thread(client):
     """A review-comment trigger records the review thread to reply in."""
     post(client, payload("pull_request_review_comment.created", "@bot claude fix this"),

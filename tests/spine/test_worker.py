@@ -235,3 +235,14 @@ async def test_no_credentials_anywhere_names_where_to_set_a_key(gh):
     rows = await drain(db, 1)
     assert "no credentials to run codex" in bot_answer(gh) and "OPENAI_API_KEY" in bot_answer(gh)
     assert rows[0]["status"] == "failed"
+
+
+async def test_episode_stopped_while_queued_ends_stopped_without_running(gh):
+    """A queued turn flagged by `@bot stop` ends as stopped when claimed; no agent runs."""
+    db = store.connect()
+    job_id = queue.enqueue(db, "episode", f"{REPO}#1", spec(request="never run"))
+    store.update_job(db, job_id, cancel_requested=1)
+    rows = await drain(db, 1)
+    assert rows[0]["status"] == "cancelled"
+    assert "Stopped before it started" in gh.comments(REPO, 1)[-1]["body"]
+    assert not db["runs"].exists() or db["runs"].count == 0  # no episode was recorded
