@@ -180,11 +180,13 @@ class Thread:
         raise AssertionError("unreachable")
 
     async def find_comment(self, marker: str, review_thread: int | None = None) -> int | None:
-        """The id of the newest comment of this thread whose body contains `marker`, or None."""
+        """The id of the newest comment of this thread written by a bot account (the App, or
+        github-actions in Action mode) whose body contains `marker`, or None. Anyone can paste a
+        marker into their own comment; only a bot's counts."""
         url = f"{self.prefix}/{'pulls' if review_thread else 'issues'}/{self.number}/comments"
         found = None
         for comment in await self._all(url):
-            if marker in (comment.get("body") or ""):
+            if marker in (comment.get("body") or "") and _by_a_bot(comment.get("user") or {}):
                 found = comment["id"]
         return found
 
@@ -262,3 +264,7 @@ async def with_retries(call, attempts: int = 4, first_delay: float | None = None
                 raise
             log.warning("GitHub call failed (%s); retry %d", type(exc).__name__, attempt)
             await asyncio.sleep(first_delay * 2 ** (attempt - 1))
+
+
+def _by_a_bot(user: dict) -> bool:
+    return user.get("type") == "Bot" and (user.get("login") or "").endswith("[bot]")

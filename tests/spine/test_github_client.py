@@ -135,6 +135,15 @@ async def test_retried_job_reuses_the_comment_an_earlier_attempt_posted(gh):
     assert gh.calls_to("POST", r"/issues/1/comments$") == []
 
 
+async def test_marker_pasted_by_a_person_is_not_taken_for_the_bots_comment(gh):
+    """Someone copies the job marker into their own comment: the bot still posts its own."""
+    gh.add_comment(REPO, 1, f"gotcha\n{MARK}", user="mallory", user_type="User")
+    async with httpx.AsyncClient() as client:
+        t = await thread(github.TokenCache(), client)
+        await t.create_comment(f"working\n{MARK}", marker=MARK, look_first=True)
+    assert len(gh.calls_to("POST", r"/issues/1/comments$")) == 1
+
+
 async def test_expired_installation_token_is_renewed_for_the_answer(gh):
     """The token expires during a long job: the final edit gets a 401, a new token, and goes out."""
     async with httpx.AsyncClient() as client:
