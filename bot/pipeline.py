@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from bot import config, conversations
+from bot.defang import defang
 from bot.tracking import Surface, TrackingComment
 
 log = logging.getLogger("bot.pipeline")
@@ -276,7 +277,7 @@ def _answer(db, ctx: JobContext, agent: str, turn: Turn, outcome, touched: list[
     from bot.record import Recorder
 
     result = turn.result
-    text = result.text.strip() if result.text else ""
+    text = defang(result.text.strip()) if result.text else ""
     if not result.ok:
         text = f"❌ {agent} did not finish: {result.error or 'no answer'}" + (f"\n\n{text}" if text else "")
     elif not text:

@@ -12,6 +12,7 @@ import time
 from typing import Awaitable, Callable, Protocol
 
 from adapters.base import Event, EventKind
+from bot.defang import defang
 from bot.redact import redact
 
 log = logging.getLogger("bot.tracking")
@@ -37,7 +38,7 @@ class Checklist:
         self.items: list[list[str]] = []  # [state, text]
 
     def add(self, text: str, done: bool = True, state: str | None = None) -> None:
-        self.items.append([state or (self.DONE if done else self.OPEN), text])
+        self.items.append([state or (self.DONE if done else self.OPEN), defang(text)])
         del self.items[:-MAX_CHECKLIST]
 
     def from_event(self, event: Event) -> bool:

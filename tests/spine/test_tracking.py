@@ -121,3 +121,13 @@ def test_an_error_is_a_warning_line_not_an_open_box():
     checklist = Checklist()
     checklist.from_event(Event(EventKind.ERROR, error="model metadata not found"))
     assert checklist.render() == "- ⚠️ error: model metadata not found"
+
+
+def test_agent_progress_cannot_mention_people():
+    """A progress line the agent reports is posted without notifying anyone."""
+    from bot.defang import ZWSP
+    from bot.tracking import Checklist
+
+    checklist = Checklist()
+    checklist.add("ping @octocat")
+    assert checklist.render() == f"- [x] ping @{ZWSP}octocat"
