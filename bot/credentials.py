@@ -111,9 +111,11 @@ def as_credentials(kind: Kind, value: str, source: str) -> Credentials:
     return Credentials(env=env, files=files, source=source)
 
 
-def resolve(agent: str, repo: str | None, requester: str | None,
+def resolve(agent: str, repo: str | None, requester: int | None,
             installation_id: int | str | None) -> Credentials | None:
-    """The first credentials found for `agent`: requester → repository → installation → operator."""
+    """The first credentials found for `agent`: requester → repository → installation → operator.
+    The requester is the GitHub user id, never the login: a login can be renamed and registered
+    again by someone else, who must not inherit the keys."""
     owners = {"user": requester, "repo": repo, "installation": installation_id}
     for source, scope_kind in SOURCES:
         if owners[scope_kind] in (None, ""):

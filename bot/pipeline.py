@@ -340,7 +340,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     from bot.record import Recorder
 
     adapter = base.get(agent)
-    creds = credentials.resolve(agent, ctx.repo, ctx.requester, ctx.installation_id)
+    creds = credentials.resolve(agent, ctx.repo, ctx.requester_id or None, ctx.installation_id)
     if creds is None:
         raise Stop(credentials.auth_required_message(agent, ctx.repo))
     ctx.secrets.extend(creds.secret_values())

@@ -133,7 +133,7 @@ async def logout(request: Request) -> Response:
 async def home(request: Request) -> Response:
     session = _session_or_login(request)
     message, error = _flash(request)
-    personal = _rows(secrets.scope_for("user", session.login))
+    personal = _rows(secrets.scope_for("user", session.user_id))
     repos = await admin_repositories(session.token)
     installations = await admin_installations(session.token, session.login)
     return html(pages.home(session.login, session.csrf, personal, list(credentials.KINDS), repos,
@@ -143,13 +143,13 @@ async def home(request: Request) -> Response:
 @page_handler
 async def add_personal(request: Request) -> Response:
     session, form = await _session_and_form(request)
-    return _save(secrets.scope_for("user", session.login), session, form, "/settings")
+    return _save(secrets.scope_for("user", session.user_id), session, form, "/settings")
 
 
 @page_handler
 async def delete_personal(request: Request) -> Response:
     session, form = await _session_and_form(request)
-    return _remove(secrets.scope_for("user", session.login), session, form, "/settings")
+    return _remove(secrets.scope_for("user", session.user_id), session, form, "/settings")
 
 
 # ---- shared credentials: a repository's or an installation's

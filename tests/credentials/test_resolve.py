@@ -26,10 +26,10 @@ def _connect(scope: str, name: str, value: str) -> None:
 
 def test_requester_key_wins_over_everything():
     """A user's own key is used even when the repo, the org and the operator have one."""
-    _connect("user:octocat", "claude:api_key", ANTHROPIC)
+    _connect("user:583231", "claude:api_key", ANTHROPIC)
     _connect("repo:octo/app", "claude:api_key", REPO_KEY)
     _connect("installation:42", "claude:api_key", ORG_KEY)
-    found = credentials.resolve("claude", "octo/app", "octocat", 42)
+    found = credentials.resolve("claude", "octo/app", 583231, 42)
     assert found.env == {"ANTHROPIC_API_KEY": ANTHROPIC}
     assert found.source == "requester"
 
@@ -39,7 +39,7 @@ def test_repository_key_is_next(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-operator")
     _connect("repo:octo/app", "claude:api_key", REPO_KEY)
     _connect("installation:42", "claude:api_key", ORG_KEY)
-    found = credentials.resolve("claude", "Octo/App", "hubot", 42)
+    found = credentials.resolve("claude", "Octo/App", 4242, 42)
     assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("repository", REPO_KEY)
 
 
@@ -47,14 +47,14 @@ def test_installation_key_before_operator(monkeypatch):
     """The installation's key beats the operator's environment."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-operator")
     _connect("installation:42", "claude:api_key", ORG_KEY)
-    found = credentials.resolve("claude", "octo/app", "hubot", "42")
+    found = credentials.resolve("claude", "octo/app", 4242, "42")
     assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("installation", ORG_KEY)
 
 
 def test_operator_environment_is_the_fallback(monkeypatch):
     """With nothing stored the operator's ANTHROPIC_API_KEY is used."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-operator")
-    found = credentials.resolve("claude", "octo/app", "hubot", None)
+    found = credentials.resolve("claude", "octo/app", 4242, None)
     assert (found.source, found.env) == ("operator", {"ANTHROPIC_API_KEY": "sk-operator"})
 
 
@@ -67,34 +67,34 @@ def test_operator_claude_oauth_token(monkeypatch):
 
 def test_nothing_found_is_none():
     """No stored key and no operator variable: resolve gives None."""
-    assert credentials.resolve("gemini", "octo/app", "octocat", 42) is None
+    assert credentials.resolve("gemini", "octo/app", 583231, 42) is None
 
 
 def test_other_agents_key_does_not_count():
     """A stored claude key is not offered to gemini."""
-    _connect("user:octocat", "claude:api_key", ANTHROPIC)
-    assert credentials.resolve("gemini", "octo/app", "octocat", None) is None
+    _connect("user:583231", "claude:api_key", ANTHROPIC)
+    assert credentials.resolve("gemini", "octo/app", 583231, None) is None
 
 
 def test_other_users_key_is_not_used():
     """One user's key never serves another requester."""
-    _connect("user:octocat", "claude:api_key", ANTHROPIC)
-    assert credentials.resolve("claude", "octo/app", "mallory", None) is None
+    _connect("user:583231", "claude:api_key", ANTHROPIC)
+    assert credentials.resolve("claude", "octo/app", 666, None) is None
 
 
 def test_subscription_preferred_over_api_key_in_one_scope():
     """When a user stored both, the subscription token is used."""
-    _connect("user:octocat", "claude:api_key", ANTHROPIC)
-    _connect("user:octocat", "claude:oauth_token", "sk-ant-oat01-subscriptionsubscription")
-    found = credentials.resolve("claude", None, "octocat", None)
+    _connect("user:583231", "claude:api_key", ANTHROPIC)
+    _connect("user:583231", "claude:oauth_token", "sk-ant-oat01-subscriptionsubscription")
+    found = credentials.resolve("claude", None, 583231, None)
     assert list(found.env) == ["CLAUDE_CODE_OAUTH_TOKEN"]
 
 
 def test_codex_auth_json_becomes_a_home_file():
     """A stored Codex auth.json is delivered as .codex/auth.json in the episode HOME, not env."""
     auth = json.dumps({"auth_mode": "chatgpt", "tokens": {"access_token": "eyJ.abc.def"}})
-    _connect("user:octocat", "codex:auth_json", auth)
-    found = credentials.resolve("codex", None, "octocat", None)
+    _connect("user:583231", "codex:auth_json", auth)
+    found = credentials.resolve("codex", None, 583231, None)
     assert found.env == {}
     assert json.loads(found.files[".codex/auth.json"]) == json.loads(auth)
 
@@ -155,10 +155,10 @@ def test_key_with_inner_whitespace_is_refused():
 
 def test_disconnect_removes_the_credential():
     """After disconnecting, resolution falls through to the next source."""
-    _connect("user:octocat", "gemini:api_key", "AIzaSyExampleExampleExample")
-    credentials.disconnect("user:octocat", find_kind("gemini:api_key"), actor="octocat")
-    assert credentials.resolve("gemini", None, "octocat", None) is None
-    assert secrets.listing("user:octocat") == []
+    _connect("user:583231", "gemini:api_key", "AIzaSyExampleExampleExample")
+    credentials.disconnect("user:583231", find_kind("gemini:api_key"), actor="octocat")
+    assert credentials.resolve("gemini", None, 583231, None) is None
+    assert secrets.listing("user:583231") == []
 
 
 def test_auth_required_names_the_settings_page(monkeypatch):
@@ -180,3 +180,10 @@ def test_operator_agents_lists_only_those_with_a_key(monkeypatch):
     """The settings page can say which agents run on the operator's key, without showing it."""
     monkeypatch.setenv("GEMINI_API_KEY", "AIza-operator")
     assert credentials.operator_agents() == ["gemini"]
+
+
+def test_personal_key_follows_the_user_id_not_the_login():
+    """A key connected by user 583231 is not used for another account that took over the login."""
+    _connect("user:583231", "claude:api_key", ANTHROPIC)
+    assert credentials.resolve("claude", None, 583231, None).source == "requester"
+    assert credentials.resolve("claude", None, 999999, None) is None

@@ -78,10 +78,10 @@ def test_connect_and_delete_a_personal_key(page, site, github):
     table = page.get_by_role("table", name="Your credentials")
     assert secrets.fingerprint(KEY) in table.inner_text()
     assert KEY not in page.content()
-    assert credentials.resolve("claude", None, "octocat", None).env["ANTHROPIC_API_KEY"] == KEY
+    assert credentials.resolve("claude", None, github.users["octocat"], None).env["ANTHROPIC_API_KEY"] == KEY
     page.get_by_role("button", name="Delete Anthropic API key for claude").click()
     assert page.get_by_role("status").inner_text() == "Deleted claude: Anthropic API key."
-    assert secrets.listing("user:octocat") == []
+    assert secrets.listing(f"user:{github.users['octocat']}") == []
 
 
 def test_maintainer_sets_a_repository_key(page, site, github):
@@ -93,7 +93,7 @@ def test_maintainer_sets_a_repository_key(page, site, github):
     page.get_by_label("Key, token or file content").fill("AIzaSyBrowserBrowserBrowser")
     page.get_by_role("button", name="Save").click()
     assert "gemini" in page.get_by_role("table", name="Credentials of octo/app").inner_text()
-    assert credentials.resolve("gemini", "octo/app", "anyone", None).source == "repository"
+    assert credentials.resolve("gemini", "octo/app", 31337, None).source == "repository"
 
 
 def test_sign_out_in_a_browser(page, site, github):

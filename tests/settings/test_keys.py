@@ -28,7 +28,7 @@ def test_personal_key_serves_the_requester(client, github):
     """A key saved on the page is what resolve() hands to that user's episodes."""
     sign_in(client, github, "octocat")
     _add(client)
-    found = credentials.resolve("claude", "octo/app", "octocat", None)
+    found = credentials.resolve("claude", "octo/app", github.users["octocat"], None)
     assert (found.source, found.env) == ("requester", {"ANTHROPIC_API_KEY": KEY})
 
 
@@ -37,7 +37,7 @@ def test_save_without_csrf_token_is_refused(client, github):
     sign_in(client, github)
     response = client.post("/settings/keys", data={"kind": "claude:api_key", "value": KEY})
     assert response.status_code == 403
-    assert secrets.listing("user:octocat") == []
+    assert secrets.listing(f"user:{github.users['octocat']}") == []
 
 
 def test_csrf_token_of_another_session_is_refused(client, github):
@@ -47,7 +47,7 @@ def test_csrf_token_of_another_session_is_refused(client, github):
     client.cookies.clear()
     sign_in(client, github, "octocat")
     assert _add(client, csrf=mallory_token).status_code == 403
-    assert secrets.listing("user:octocat") == []
+    assert secrets.listing(f"user:{github.users['octocat']}") == []
 
 
 def test_save_while_signed_out_asks_to_sign_in(client):
@@ -64,7 +64,7 @@ def test_invalid_auth_json_is_refused_with_a_reason(client, github):
     assert response.status_code == 400
     assert "expected the JSON content" in response.text
     assert "sk-proj-notjson" not in response.text
-    assert secrets.listing("user:octocat") == []
+    assert secrets.listing(f"user:{github.users['octocat']}") == []
 
 
 def test_codex_auth_json_is_accepted(client, github):
@@ -72,7 +72,7 @@ def test_codex_auth_json_is_accepted(client, github):
     sign_in(client, github)
     auth = json.dumps({"auth_mode": "apikey", "OPENAI_API_KEY": "sk-proj-x"})
     assert _add(client, value=auth, kind="codex:auth_json").status_code == 303
-    assert secrets.get("user:octocat", "codex:auth_json") == auth
+    assert secrets.get(f"user:{github.users['octocat']}", "codex:auth_json") == auth
 
 
 def test_unknown_kind_is_refused(client, github):
@@ -87,8 +87,8 @@ def test_delete_personal_key(client, github):
     _add(client)
     response = client.post("/settings/keys/delete", data={"csrf": csrf_of(client), "kind": "claude:api_key"})
     assert response.status_code == 303
-    assert secrets.listing("user:octocat") == []
-    assert [(r["action"], r["actor"]) for r in secrets.audit_log("user:octocat")] == [
+    assert secrets.listing(f"user:{github.users['octocat']}") == []
+    assert [(r["action"], r["actor"]) for r in secrets.audit_log(f"user:{github.users['octocat']}")] == [
         ("set", "octocat"), ("delete", "octocat")]
 
 
@@ -109,7 +109,7 @@ def test_maintainer_connects_a_repository_key(client, github):
     github.add_repo("octo/app", octocat="maintain")
     sign_in(client, github)
     assert _add(client, path="/settings/repos/octo/app").status_code == 303
-    found = credentials.resolve("claude", "octo/app", "someone-else", None)
+    found = credentials.resolve("claude", "octo/app", 31337, None)
     assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("repository", KEY)
     assert KEY not in client.get("/settings/repos/octo/app").text
 
@@ -163,7 +163,7 @@ def test_org_owner_connects_an_installation_key(client, github):
     github.add_installation(42, "octo-org", octocat="admin")
     sign_in(client, github)
     assert _add(client, path="/settings/installations/42").status_code == 303
-    found = credentials.resolve("claude", "octo-org/any", "someone", 42)
+    found = credentials.resolve("claude", "octo-org/any", 31337, 42)
     assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("installation", KEY)
 
 
