@@ -91,6 +91,8 @@ async def _scrub(path: Path, git_dir: Path, sha: str, verify: bool = True) -> bo
         return False
     dot_git.unlink(missing_ok=True)
     dot_git.write_text(f"gitdir: {git_dir}\n")
+    if not verify and _head(git_dir) == sha:
+        return True  # parked pristine at this very commit: nothing to check out
     steps = [("checkout", "--quiet", "--detach", "--force", sha)]
     steps += [("clean", "-ffdxq")] if verify else []
     for args in steps:
@@ -102,3 +104,11 @@ async def _scrub(path: Path, git_dir: Path, sha: str, verify: bool = True) -> bo
     code, out, _ = await run_git("status", "--porcelain", "--ignored", "--untracked-files=all",
                                  cwd=path, env=env)
     return code == 0 and out.strip() == ""
+
+
+def _head(git_dir: Path) -> str | None:
+    """The detached HEAD recorded in the mirror's admin dir for this checkout (not agent-writable)."""
+    try:
+        return (git_dir / "HEAD").read_text().strip()
+    except OSError:
+        return None

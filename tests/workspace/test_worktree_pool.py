@@ -71,3 +71,20 @@ async def test_gc_deletes_spares_with_their_mirror(remote, widget):
     wt = await finished_job(widget, "octo/widget#1")
     assert await workspace.collect_garbage(max_bytes=0) == ["octo/widget"]
     assert not worktree_pool.spare_root(wt.mirror).exists() and not wt.mirror.exists()
+
+
+async def test_spare_already_at_the_commit_is_taken_without_a_checkout(remote, widget, monkeypatch):
+    """Nothing moved upstream: the parked checkout is used as it is, no git checkout runs."""
+    await finished_job(widget, "octo/widget#1")
+    ran = []
+    real = worktree_pool.run_git
+
+    async def recording(*args, **kwargs):
+        ran.append(args[0])
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(worktree_pool, "run_git", recording)
+    wt = await workspace.prepare(widget, "octo/widget#2")
+    assert "worktree" in ran and "checkout" not in ran
+    assert sh_git("status", "--porcelain", "--ignored", cwd=wt.path) == ""
+    assert (wt.path / "README.md").read_text() == "# widget\n"
