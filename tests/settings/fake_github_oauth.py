@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlencode, urlparse
+
+from tests.fakes.local_http import LocalHTTPServer
 
 ROLE_PERMISSION = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read"}
 ROLE_ORDER = ("read", "triage", "write", "maintain", "admin")
 
 
-class FakeGitHubOAuth:
+class FakeGitHubOAuth(LocalHTTPServer):
     def __init__(self, client_id: str = "Iv1.fakeclientid", client_secret: str = "fake-client-secret"):
         self.client_id, self.client_secret = client_id, client_secret
         self.calls: list[tuple[str, str, dict]] = []
@@ -29,21 +30,9 @@ class FakeGitHubOAuth:
         self._codes: dict[str, tuple[str, str]] = {}  # code -> (login, redirect_uri)
         self._approving: str | None = None
         self._ids = itertools.count(1)
-        self._server: ThreadingHTTPServer | None = None
 
-    def __enter__(self) -> "FakeGitHubOAuth":
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+    def handler(self):
+        return _handler_for(self)
 
     def sign_in_as(self, login: str) -> None:
         self.users.setdefault(login, 1000 + len(self.users))

@@ -8,33 +8,22 @@ from __future__ import annotations
 
 import base64
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+
+from tests.fakes.local_http import LocalHTTPServer
 
 BACKEND = "/usr/lib/git-core/git-http-backend"
 
 
-class GitHttpServer:
+class GitHttpServer(LocalHTTPServer):
     def __init__(self, root: Path, token: str):
         self.root, self.token = root, token
         self.authorized: list[str] = []  # "METHOD path" of every request that carried the token
         self.refused = 0
-        self._server: ThreadingHTTPServer | None = None
 
-    def __enter__(self) -> "GitHttpServer":
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+    def handler(self):
+        return _handler_for(self)
 
     def accepts(self, header: str) -> bool:
         expected = base64.b64encode(f"x-access-token:{self.token}".encode()).decode()
