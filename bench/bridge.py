@@ -17,7 +17,7 @@ from pathlib import Path
 from bot.admission import Admission
 from bot.bridge import BridgeServer
 from bot.record import Recorder
-from sandbox.base import INSIDE_BRIDGE_PORT, Limits, SandboxConfig
+from sandbox.base import Limits, SandboxConfig
 
 CALLS = 300
 WARMUP = 20

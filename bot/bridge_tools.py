@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path, PurePosixPath
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from bot import config
 from bot.admission import Admission, Refusal

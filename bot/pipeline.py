@@ -12,63 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Awaitable, Callable
 
-from bot import config, conversations
-from bot.defang import defang
-from bot.tracking import Surface, TrackingComment
+from bot import answer, config, conversations
+from bot.episode import Turn, run_turn
+from bot.job import JobContext, Stop
+from bot.tracking import TrackingComment
 
 log = logging.getLogger("bot.pipeline")
-MAX_ANSWER_CHARS = 50_000
 FINAL_RETRY_S = (5.0, 15.0, 30.0, 60.0, 120.0)  # the terminal edit's patience after its own retries
-MIN_DIFF_CHARS = 500  # below this a cut diff is not worth showing
-FIT_MARGIN_CHARS = 1_000  # redaction may lengthen the text a little
-
-
-class Stop(Exception):
-    """End the job now with this terminal text."""
-
-    def __init__(self, text: str, status: str = "failed"):
-        super().__init__(text)
-        self.text, self.status = text, status
-
-
-@dataclass
-class JobContext:
-    conversation: str
-    repo: str
-    request: str
-    requester: str
-    surface: Surface
-    agent: str | None = None
-    new_session: bool = False
-    number: int | None = None
-    requester_id: int = 0
-    title: str = ""
-    is_pr: bool = False
-    thread: Any = None  # bot.github.Thread; None in local mode
-    token: str | None = None  # installation token for git and effects; never reaches the agent
-    installation_id: int | None = None
-    target: dict | None = None  # the triggering comment, for the 👀 reaction
-    tracking_handle: int | None = None
-    on_tracking_created: Callable[[int], Awaitable[None] | None] | None = None
-    local_repo: Path | None = None  # local mode: the repository to work in, no effects
-    job_id: int | None = None
-    progress_interval_s: float = 3.0
-    secrets: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Turn:
-    """What one episode produced, for the answer and the session map."""
-
-    result: Any
-    run_id: str
-    resumed: bool
-    fresh_reason: str | None
-    version: str | None
 
 
 async def run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
@@ -150,7 +101,7 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
         conversations.record_turn(db, ctx.conversation, agent, turn.result.session_id,
                                   fresh=not turn.resumed)
         touched = sorted(await _dirty_paths(ctx) - dirty_before) if ctx.local_repo else None
-        return _answer(db, ctx, agent, turn, outcome, touched), "done" if turn.result.ok else "failed"
+        return answer.compose(db, ctx, agent, turn, outcome, touched), "done" if turn.result.ok else "failed"
     finally:
         if ctx.local_repo is None:
             await workspace.remove(worktree)
@@ -270,169 +221,3 @@ async def _dirty_paths(ctx: JobContext) -> set[str]:
     from bot.gitops import git
     status = await git("status", "--porcelain=v1", "-z", "--untracked-files=all", cwd=ctx.local_repo)
     return {entry[3:] for entry in status.split("\0") if len(entry) > 3}
-
-
-def _answer(db, ctx: JobContext, agent: str, turn: Turn, outcome, touched: list[str] | None = None) -> str:
-    from bot import provenance
-    from bot.record import Recorder
-
-    result = turn.result
-    text = defang(result.text.strip()) if result.text else ""
-    if not result.ok:
-        text = f"❌ {agent} did not finish: {result.error or 'no answer'}" + (f"\n\n{text}" if text else "")
-    elif not text:
-        text = f"⚠️ {agent} finished without an answer."
-    prov = provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=agent, version=turn.version,
-                            resumed=turn.resumed, fresh_reason=turn.fresh_reason,
-                            duration_s=result.duration_s, usage=result.usage,
-                            files_changed=list(outcome.files) if outcome else (touched or []),
-                            session_id=result.session_id,
-                            commit=outcome.commit_sha if outcome else None,
-                            pr_url=outcome.pr_url if outcome else None,
-                            change=outcome.summary() if outcome and outcome.commit_sha else None,
-                            status="ok" if result.ok else "failed")
-    return prov.render(fit_answer(text, outcome, len(prov.render(""))))
-
-
-def fit_answer(text: str, outcome, tail_chars: int) -> str:
-    """The answer, what happened to the change and its diff, cut so that with the provenance
-    (`tail_chars`) the comment stays under GitHub's limit: the provenance is never cut, the
-    answer and the diff share what is left (each at least half when both are long)."""
-    from bot.tracking import MAX_COMMENT_CHARS
-
-    note = f"\n\n{outcome.message}" if outcome is not None and outcome.kind != "none" else ""
-    diff = outcome.diff if note and outcome.diff else ""
-    room = MAX_COMMENT_CHARS - tail_chars - len(note) - FIT_MARGIN_CHARS
-    wrapper = "\n\n<details><summary>diff</summary>\n\n```diff\n{}\n```\n</details>"
-    diff_chars = len(wrapper.format(diff)) if diff else 0
-    text = _cut(text, min(MAX_ANSWER_CHARS, max(room - diff_chars, room // 2)), "answer")
-    body = text + note
-    if diff:
-        left = room - len(text) - len(wrapper.format(""))
-        if left < MIN_DIFF_CHARS:
-            body += "\n\n(The diff is too long to show here.)"
-        else:
-            body += wrapper.format(_cut(diff, left, "diff", fences=False))
-    return body
-
-
-def _cut(text: str, limit: int, what: str, fences: bool = True) -> str:
-    """`text` shortened to at most `limit` characters with a note; a code fence left open by the
-    cut is closed so the markdown after it (the provenance) still renders."""
-    if len(text) <= limit:
-        return text
-    suffix = f"\n\n… ({what} truncated)"
-    cut = text[:max(limit - len(suffix) - 4, 0)]
-    if fences and cut.count("```") % 2:
-        cut += "\n```"
-    return cut + suffix
-
-
-async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: TrackingComment,
-                   cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None) -> Turn:
-    """One episode: credentials, sandbox config, bridge, runner, record."""
-    import sandbox
-    from adapters import base
-    from bot import credentials
-    from bot.admission import Admission
-    from bot.bridge import BridgeServer
-    from bot.bridge_tools import sandbox_for_run
-    from bot.record import Recorder
-
-    adapter = base.get(agent)
-    creds = credentials.resolve(agent, ctx.repo, ctx.requester_id or None, ctx.installation_id)
-    if creds is None:
-        raise Stop(credentials.auth_required_message(agent, ctx.repo))
-    ctx.secrets.extend(creds.secret_values())
-    resumed = bool(resume_id) and adapter.supports_resume
-    spawner = sandbox.select_spawner()
-    sandbox_config = _sandbox_config(ctx, worktree, agent, adapter, spawner)
-    inside = sandbox_config.mount_path if spawner.tier >= 1 else str(worktree.path)
-    recorder = Recorder(db, secrets=ctx.secrets)
-    run_id = recorder.start_run(agent=agent, job_id=str(ctx.job_id), conversation=ctx.conversation,
-                                mode=worktree.config.mode, sandbox_tier=spawner.tier,
-                                limits=vars(sandbox_config.limits), base_commit=worktree.base_sha)
-    for gap in getattr(adapter, "unobserved", ()):
-        recorder.declare_gap(run_id, gap)
-    policy = Admission.from_repo_config(worktree.path, worktree.config, mount_path=inside)
-    kill = asyncio.Event()
-    async with BridgeServer(worktree.path, policy, recorder, run_id, read_thread=conversations.thread_reader(ctx),
-                            run_sandbox=sandbox_for_run(worktree.path, policy),
-                            on_progress=tracking.note, on_halt=lambda reason: kill.set(),
-                            stop=cancel) as bridge:
-        sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
-        ctx.secrets.append(bridge.token)
-        prompt = await conversations.prompt(ctx, resumed, fresh_reason)
-        episode = base.Episode(prompt=prompt, workdir=inside, home=sandbox_config.home,
-                               tmpdir=sandbox_config.tmpdir, instruction=conversations.standing_instruction(ctx),
-                               model=config.agent_model(agent), resume_session=resume_id if resumed else None,
-                               bridge=bridge.bridge_for(spawner.inside_bridge_url(sandbox_config)),
-                               credentials=creds, mode=worktree.config.mode,
-                               base_url=config.agent_base_url(agent))
-        result = await _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id,
-                                        tracking, cancel, kill, bridge.connected)
-    version = await adapter_version(adapter, spawner)
-    recorder.attach_egress(run_id, getattr(result, "egress", None) or [])
-    recorder.update_run(run_id, agent_version=version, session_id=result.session_id, resumed=int(resumed))
-    recorder.finish_run(run_id, "cancelled" if cancel.is_set() else ("ok" if result.ok else "failed"),
-                        {"error": result.error, "exit_code": result.exit_code})
-    return Turn(result, run_id, resumed, None if resumed else fresh_reason, version)
-
-
-async def _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id, tracking,
-                           cancel: asyncio.Event, kill: asyncio.Event, connected: asyncio.Event):
-    from bot import runner
-
-    async def forward_cancel():
-        await cancel.wait()
-        kill.set()
-
-    async def on_event(event) -> None:
-        recorder.attest(run_id, event)
-        await tracking.on_event(event)
-
-    watcher = asyncio.create_task(forward_cancel())
-    try:
-        return await runner.run_episode(adapter, episode, spawner, sandbox_config,
-                                        on_event=on_event, cancel=kill, bridge_connected=connected)
-    finally:
-        watcher.cancel()
-
-
-def _sandbox_config(ctx: JobContext, worktree, agent: str, adapter, spawner):
-    from sandbox.base import Limits, SandboxConfig
-
-    cfg = worktree.config
-    home = conversations.home_dir(ctx.conversation, agent)
-    limits = Limits(memory_bytes=cfg.limits.memory_bytes, timeout_s=cfg.limits.timeout_s, pids=cfg.limits.pids)
-    gateway = _host_port(config.agent_base_url(agent))
-    return SandboxConfig(workdir=worktree.path, home=home, writable=cfg.mode == "native",
-                         allowed_hosts=tuple(adapter.default_allowed_hosts) + tuple(cfg.egress_hosts),
-                         gateways=(gateway,) if gateway else (), limits=limits, min_tier=spawner.tier,
-                         ro_binds=(config.agents_dir(),), tmpdir=home / ".tmp")
-
-
-def _host_port(url: str | None) -> str | None:
-    from urllib.parse import urlsplit
-    if not url:
-        return None
-    parts = urlsplit(url)
-    return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
-
-
-_versions: dict[str, str | None] = {}
-
-
-async def adapter_version(adapter, spawner) -> str | None:
-    """The CLI's version for the provenance, probed once per process."""
-    if adapter.name not in _versions:
-        def probe(argv):
-            import subprocess
-            done = subprocess.run(list(argv), capture_output=True, text=True, timeout=30)
-            return done.returncode, done.stdout + done.stderr
-        try:
-            _versions[adapter.name] = (await asyncio.to_thread(adapter.detect, probe)).version
-        except Exception as exc:
-            log.warning("version probe of %s failed: %s", adapter.name, exc)
-            _versions[adapter.name] = None
-    return _versions[adapter.name]

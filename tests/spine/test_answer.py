@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from adapters.base import Result, Usage
-from bot import pipeline, store
+from bot import answer as answer_module, store
 from bot.effects import Outcome
 from bot.pipeline import JobContext, Turn
 from bot.record import Recorder
@@ -28,7 +28,7 @@ def answer(text: str, outcome: Outcome | None) -> str:
     run_id = Recorder(db).start_run(agent="codex", conversation="o/r#1", limits={}, base_commit="a" * 40)
     result = Result(ok=True, text=text, session_id="s-1", usage=Usage(), events=[], agent="codex")
     ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None)
-    return pipeline._answer(db, ctx, "codex", Turn(result, run_id, False, None, "1.0"), outcome)
+    return answer_module.compose(db, ctx, "codex", Turn(result, run_id, False, None, "1.0"), outcome)
 
 
 async def posted(body: str) -> str:

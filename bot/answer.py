@@ -1,0 +1,68 @@
+"""The answer comment: the agent's text, what the bot did with the change, and the provenance
+block, cut to fit under GitHub's limit without ever cutting the provenance."""
+from __future__ import annotations
+
+from bot.defang import defang
+from bot.episode import Turn
+from bot.job import JobContext
+
+MAX_ANSWER_CHARS = 50_000
+MIN_DIFF_CHARS = 500  # below this a cut diff is not worth showing
+FIT_MARGIN_CHARS = 1_000  # redaction may lengthen the text a little
+
+
+def compose(db, ctx: JobContext, agent: str, turn: Turn, outcome, touched: list[str] | None = None) -> str:
+    """The answer comment: the agent's text (inert), what happened to the change, the provenance."""
+    from bot import provenance
+    from bot.record import Recorder
+
+    result = turn.result
+    text = defang(result.text.strip()) if result.text else ""
+    if not result.ok:
+        text = f"❌ {agent} did not finish: {result.error or 'no answer'}" + (f"\n\n{text}" if text else "")
+    elif not text:
+        text = f"⚠️ {agent} finished without an answer."
+    prov = provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=agent, version=turn.version,
+                            resumed=turn.resumed, fresh_reason=turn.fresh_reason,
+                            duration_s=result.duration_s, usage=result.usage,
+                            files_changed=list(outcome.files) if outcome else (touched or []),
+                            session_id=result.session_id,
+                            commit=outcome.commit_sha if outcome else None,
+                            pr_url=outcome.pr_url if outcome else None,
+                            change=outcome.summary() if outcome and outcome.commit_sha else None,
+                            status="ok" if result.ok else "failed")
+    return prov.render(fit_answer(text, outcome, len(prov.render(""))))
+
+
+def fit_answer(text: str, outcome, tail_chars: int) -> str:
+    """The answer, what happened to the change and its diff, cut so that with the provenance
+    (`tail_chars`) the comment stays under GitHub's limit: the provenance is never cut, the
+    answer and the diff share what is left (each at least half when both are long)."""
+    from bot.tracking import MAX_COMMENT_CHARS
+
+    note = f"\n\n{outcome.message}" if outcome is not None and outcome.kind != "none" else ""
+    diff = outcome.diff if note and outcome.diff else ""
+    room = MAX_COMMENT_CHARS - tail_chars - len(note) - FIT_MARGIN_CHARS
+    wrapper = "\n\n<details><summary>diff</summary>\n\n```diff\n{}\n```\n</details>"
+    diff_chars = len(wrapper.format(diff)) if diff else 0
+    text = _cut(text, min(MAX_ANSWER_CHARS, max(room - diff_chars, room // 2)), "answer")
+    body = text + note
+    if diff:
+        left = room - len(text) - len(wrapper.format(""))
+        if left < MIN_DIFF_CHARS:
+            body += "\n\n(The diff is too long to show here.)"
+        else:
+            body += wrapper.format(_cut(diff, left, "diff", fences=False))
+    return body
+
+
+def _cut(text: str, limit: int, what: str, fences: bool = True) -> str:
+    """`text` shortened to at most `limit` characters with a note; a code fence left open by the
+    cut is closed so the markdown after it (the provenance) still renders."""
+    if len(text) <= limit:
+        return text
+    suffix = f"\n\n… ({what} truncated)"
+    cut = text[:max(limit - len(suffix) - 4, 0)]
+    if fences and cut.count("```") % 2:
+        cut += "\n```"
+    return cut + suffix

@@ -1,0 +1,134 @@
+"""One episode of a job: credentials, sandbox configuration, the bridge, the runner, the record."""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from bot import config, conversations
+from bot.job import JobContext, Stop
+from bot.tracking import TrackingComment
+
+log = logging.getLogger("bot.episode")
+
+
+@dataclass
+class Turn:
+    """What one episode produced, for the answer and the session map."""
+
+    result: Any
+    run_id: str
+    resumed: bool
+    fresh_reason: str | None
+    version: str | None
+
+
+async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: TrackingComment,
+                   cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None) -> Turn:
+    """One episode: credentials, sandbox config, bridge, runner, record."""
+    import sandbox
+    from adapters import base
+    from bot import credentials
+    from bot.admission import Admission
+    from bot.bridge import BridgeServer
+    from bot.bridge_tools import sandbox_for_run
+    from bot.record import Recorder
+
+    adapter = base.get(agent)
+    creds = credentials.resolve(agent, ctx.repo, ctx.requester_id or None, ctx.installation_id)
+    if creds is None:
+        raise Stop(credentials.auth_required_message(agent, ctx.repo))
+    ctx.secrets.extend(creds.secret_values())
+    resumed = bool(resume_id) and adapter.supports_resume
+    spawner = sandbox.select_spawner()
+    sandbox_config = _sandbox_config(ctx, worktree, agent, adapter, spawner)
+    inside = sandbox_config.mount_path if spawner.tier >= 1 else str(worktree.path)
+    recorder = Recorder(db, secrets=ctx.secrets)
+    run_id = recorder.start_run(agent=agent, job_id=str(ctx.job_id), conversation=ctx.conversation,
+                                mode=worktree.config.mode, sandbox_tier=spawner.tier,
+                                limits=vars(sandbox_config.limits), base_commit=worktree.base_sha)
+    for gap in getattr(adapter, "unobserved", ()):
+        recorder.declare_gap(run_id, gap)
+    policy = Admission.from_repo_config(worktree.path, worktree.config, mount_path=inside)
+    kill = asyncio.Event()
+    async with BridgeServer(worktree.path, policy, recorder, run_id, read_thread=conversations.thread_reader(ctx),
+                            run_sandbox=sandbox_for_run(worktree.path, policy),
+                            on_progress=tracking.note, on_halt=lambda reason: kill.set(),
+                            stop=cancel) as bridge:
+        sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
+        ctx.secrets.append(bridge.token)
+        prompt = await conversations.prompt(ctx, resumed, fresh_reason)
+        episode = base.Episode(prompt=prompt, workdir=inside, home=sandbox_config.home,
+                               tmpdir=sandbox_config.tmpdir, instruction=conversations.standing_instruction(ctx),
+                               model=config.agent_model(agent), resume_session=resume_id if resumed else None,
+                               bridge=bridge.bridge_for(spawner.inside_bridge_url(sandbox_config)),
+                               credentials=creds, mode=worktree.config.mode,
+                               base_url=config.agent_base_url(agent))
+        result = await _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id,
+                                        tracking, cancel, kill, bridge.connected)
+    version = await adapter_version(adapter, spawner)
+    recorder.attach_egress(run_id, getattr(result, "egress", None) or [])
+    recorder.update_run(run_id, agent_version=version, session_id=result.session_id, resumed=int(resumed))
+    recorder.finish_run(run_id, "cancelled" if cancel.is_set() else ("ok" if result.ok else "failed"),
+                        {"error": result.error, "exit_code": result.exit_code})
+    return Turn(result, run_id, resumed, None if resumed else fresh_reason, version)
+
+
+async def _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id, tracking,
+                           cancel: asyncio.Event, kill: asyncio.Event, connected: asyncio.Event):
+    from bot import runner
+
+    async def forward_cancel():
+        await cancel.wait()
+        kill.set()
+
+    async def on_event(event) -> None:
+        recorder.attest(run_id, event)
+        await tracking.on_event(event)
+
+    watcher = asyncio.create_task(forward_cancel())
+    try:
+        return await runner.run_episode(adapter, episode, spawner, sandbox_config,
+                                        on_event=on_event, cancel=kill, bridge_connected=connected)
+    finally:
+        watcher.cancel()
+
+
+def _sandbox_config(ctx: JobContext, worktree, agent: str, adapter, spawner):
+    from sandbox.base import Limits, SandboxConfig
+
+    cfg = worktree.config
+    home = conversations.home_dir(ctx.conversation, agent)
+    limits = Limits(memory_bytes=cfg.limits.memory_bytes, timeout_s=cfg.limits.timeout_s, pids=cfg.limits.pids)
+    gateway = _host_port(config.agent_base_url(agent))
+    return SandboxConfig(workdir=worktree.path, home=home, writable=cfg.mode == "native",
+                         allowed_hosts=tuple(adapter.default_allowed_hosts) + tuple(cfg.egress_hosts),
+                         gateways=(gateway,) if gateway else (), limits=limits, min_tier=spawner.tier,
+                         ro_binds=(config.agents_dir(),), tmpdir=home / ".tmp")
+
+
+def _host_port(url: str | None) -> str | None:
+    from urllib.parse import urlsplit
+    if not url:
+        return None
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+
+
+_versions: dict[str, str | None] = {}
+
+
+async def adapter_version(adapter, spawner) -> str | None:
+    """The CLI's version for the provenance, probed once per process."""
+    if adapter.name not in _versions:
+        def probe(argv):
+            import subprocess
+            done = subprocess.run(list(argv), capture_output=True, text=True, timeout=30)
+            return done.returncode, done.stdout + done.stderr
+        try:
+            _versions[adapter.name] = (await asyncio.to_thread(adapter.detect, probe)).version
+        except Exception as exc:
+            log.warning("version probe of %s failed: %s", adapter.name, exc)
+            _versions[adapter.name] = None
+    return _versions[adapter.name]
