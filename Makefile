@@ -38,6 +38,7 @@ serve: install
 	$(BIN)/bot serve
 
 test: install-test
+	$(BIN)/ruff check bot adapters sandbox tests bench
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: install-test
