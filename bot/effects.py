@@ -81,6 +81,12 @@ class Outcome:
         return f"[{label}]({base}/{self.repo}/tree/{self.branch})"
 
 
+def _never_committed(worktree: Worktree, what: str, paths: list[str], files: list[str]) -> Outcome:
+    listed = ", ".join(f"`{p}`" for p in paths[:10])
+    return Outcome("refused", f"I did not commit anything: the change adds {what} ({listed}), which "
+                   "the bot never commits.", worktree.base_sha, files=files)
+
+
 async def apply(worktree: Worktree, request: Request, api, token: str | None = None) -> Outcome:
     """Turn the worktree's changes into a commit and put it where the request belongs."""
     oversized = await _oversized(worktree)
@@ -99,19 +105,15 @@ async def apply(worktree: Worktree, request: Request, api, token: str | None = N
         return _refusal(worktree, refused, files)
     nested = await _nested_repositories(worktree, files)
     if nested:
-        return Outcome("refused", "I did not commit anything: the change adds nested git "
-                       f"repositories ({', '.join(f'`{p}`' for p in nested[:10])}), which the bot "
-                       "never commits.", worktree.base_sha, files=files)
+        return _never_committed(worktree, "nested git repositories", nested, files)
     links = await _symlinks(worktree, files)
     shadowing = [(path, pattern) for path in links if (pattern := worktree.config.shadowed(path))]
     if shadowing:
         return _refusal(worktree, shadowing, files)
     escaping = await _escaping_symlinks(worktree, links)
     if escaping:
-        return Outcome("refused", "I did not commit anything: the change adds symbolic links that "
-                       f"point outside the repository or into `.git` "
-                       f"({', '.join(f'`{p}`' for p in escaping[:10])}), which the bot never commits.",
-                       worktree.base_sha, files=files)
+        return _never_committed(worktree, "symbolic links that point outside the repository or into "
+                                "`.git`", escaping, files)
     sha = await _commit(worktree, request)
     shortstat = (await _git(worktree, "diff", "--shortstat", worktree.base_sha, sha)).strip()
     done = Outcome("pushed", "", worktree.base_sha, sha, shortstat, files)

@@ -209,9 +209,6 @@ class Thread:
     async def pull(self) -> dict:
         return await self._authed(lambda: self.api.getitem(f"{self.prefix}/pulls/{self.number}"))
 
-    async def repository(self) -> dict:
-        return await self._authed(lambda: self.api.getitem(self.prefix))
-
     async def permission(self, login: str) -> str:
         """The user's legacy permission (admin|write|read|none), cached a few minutes."""
         key = (self.repo, login.lower())

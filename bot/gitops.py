@@ -40,7 +40,7 @@ class GitError(RuntimeError):
     """A git command failed; the message carries git's stderr, with the token redacted."""
 
     def __init__(self, args: tuple[str, ...], code: int, stderr: str):
-        self.args_run, self.code, self.stderr = args, code, stderr
+        self.code, self.stderr = code, stderr
         super().__init__(f"git {' '.join(args[:2])} failed ({code}): {stderr.strip()[-800:]}")
 
 

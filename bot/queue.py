@@ -89,18 +89,6 @@ def finish(db: sqlite_utils.Database, job_id: int, status: str, error: str | Non
     return db.execute(sql, params).rowcount == 1
 
 
-def release(db: sqlite_utils.Database, job_id: int, owner: str) -> None:
-    """Give a job back untouched (shutdown before it started): queued again for the next start."""
-    db.execute("UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_expires = NULL, "
-               "attempts = MAX(attempts - 1, 0) WHERE id = ? AND lease_owner = ?", [job_id, owner])
-
-
-def running_episode(db: sqlite_utils.Database, conversation: str) -> dict | None:
-    rows = db.query("SELECT * FROM jobs WHERE conversation = ? AND kind = 'episode' "
-                    "AND status = 'running' ORDER BY id LIMIT 1", [conversation])
-    return next(iter(rows), None)
-
-
 def open_jobs(db: sqlite_utils.Database, conversation: str) -> list[dict]:
     return list(db.query("SELECT * FROM jobs WHERE conversation = ? AND status IN ('queued', 'running') "
                          "ORDER BY id", [conversation]))

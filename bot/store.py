@@ -1,9 +1,8 @@
 """The spine's state in $BOT_DATA_DIR/bot.db (SQLite, WAL) behind one module.
 
-Tables owned here: deliveries, jobs (the queue; claim/lease logic is in bot.queue), conversations,
-sessions, notices, audit. Other modules own their own tables in the same file. An accepted
-delivery is recorded by its job row alone (`jobs.delivery_id`); `deliveries` stays for
-`record_delivery`.
+Tables owned here: jobs (the queue; claim/lease logic is in bot.queue), conversations, sessions,
+notices. Other modules own their own tables in the same file. An accepted delivery is recorded by
+its job row alone (`jobs.delivery_id`, with event and action in the spec).
 """
 from __future__ import annotations
 
@@ -19,9 +18,6 @@ import sqlite_utils
 
 from bot import config
 
-JOB_STATES = ("queued", "running", "done", "failed", "cancelled")
-
-
 def connect(path: Path | None = None) -> sqlite_utils.Database:
     """A WAL-mode connection to the bot database; tables are created on first use."""
     path = path or config.data_dir() / "bot.db"
@@ -35,8 +31,6 @@ def connect(path: Path | None = None) -> sqlite_utils.Database:
 
 
 def ensure_schema(db: sqlite_utils.Database) -> None:
-    db.execute("""CREATE TABLE IF NOT EXISTS deliveries (
-        id TEXT PRIMARY KEY, event TEXT, action TEXT, received_at REAL, decision TEXT)""")
     db.execute("""CREATE TABLE IF NOT EXISTS jobs (
         id INTEGER PRIMARY KEY AUTOINCREMENT, delivery_id TEXT, kind TEXT NOT NULL,
         conversation TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'queued',
@@ -53,14 +47,6 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
         last_used_at REAL, turns INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (conversation, agent))""")
     db.execute("""CREATE TABLE IF NOT EXISTS notices (
         conversation TEXT NOT NULL, kind TEXT NOT NULL, created_at REAL, PRIMARY KEY (conversation, kind))""")
-    db.execute("""CREATE TABLE IF NOT EXISTS audit (
-        id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL, actor TEXT, action TEXT, subject TEXT, detail TEXT)""")
-
-
-def record_delivery(db: sqlite_utils.Database, delivery_id: str, event: str, action: str | None,
-                    decision: str) -> None:
-    db.execute("INSERT OR REPLACE INTO deliveries (id, event, action, received_at, decision) "
-               "VALUES (?, ?, ?, ?, ?)", [delivery_id, event, action, time.time(), decision])
 
 
 def write(db: sqlite_utils.Database, statements):
@@ -164,8 +150,8 @@ def enqueue_delivery(conn, *, delivery_id: str, event: str, action: str | None, 
     stored (run it in `write`, which then rolls back).
 
     The job row is the delivery's record (delivery_id, created_at, kind; event and action in the
-    spec): no second row in `deliveries`, whose random-keyed primary-key index cost a page written
-    per delivery and about a quarter of the transaction's cost (docs/service.md, Figures)."""
+    spec): a second row keyed by the random delivery id cost a page written per delivery and
+    about a quarter of the transaction's cost (docs/service.md, Figures)."""
     now = time.time()
     if notice is not None and conn.execute(
             "INSERT OR IGNORE INTO notices (conversation, kind, created_at) VALUES (?, ?, ?)",
@@ -177,13 +163,6 @@ def enqueue_delivery(conn, *, delivery_id: str, event: str, action: str | None, 
         [delivery_id, kind, conversation, orjson.dumps({**spec, "event": event, "action": action}).decode(),
          now, delivery_id])
     return cursor.lastrowid if cursor.rowcount else None
-
-
-def live_job_for_delivery(db: sqlite_utils.Database, delivery_id: str) -> dict | None:
-    """The delivery's job unless it failed (a failed job may be retried by redelivering)."""
-    rows = db.query("SELECT * FROM jobs WHERE delivery_id = ? AND status != 'failed' LIMIT 1",
-                    [delivery_id])
-    return next(iter(rows), None)
 
 
 def insert_job(db: sqlite_utils.Database, *, kind: str, conversation: str, spec: dict,
@@ -207,21 +186,3 @@ def jobs(db: sqlite_utils.Database, conversation: str | None = None) -> list[dic
 def update_job(db: sqlite_utils.Database, job_id: int, **fields) -> None:
     columns = ", ".join(f"{name} = ?" for name in fields)
     db.execute(f"UPDATE jobs SET {columns} WHERE id = ?", [*fields.values(), job_id])
-
-
-def claim_notice(db: sqlite_utils.Database, conversation: str, kind: str) -> bool:
-    """True the first time a notice of this kind is claimed for the thread, False after."""
-    cursor = db.execute("INSERT OR IGNORE INTO notices (conversation, kind, created_at) VALUES (?, ?, ?)",
-                        [conversation, kind, time.time()])
-    return cursor.rowcount == 1
-
-
-def audit(db: sqlite_utils.Database, actor: str, action: str, subject: str = "", **detail) -> None:
-    db.execute("INSERT INTO audit (at, actor, action, subject, detail) VALUES (?, ?, ?, ?, ?)",
-               [time.time(), actor, action, subject, json.dumps(detail, default=str)])
-
-
-def audit_rows(db: sqlite_utils.Database, action: str | None = None) -> list[dict]:
-    if action is None:
-        return list(db.query("SELECT * FROM audit ORDER BY id"))
-    return list(db.query("SELECT * FROM audit WHERE action = ? ORDER BY id", [action]))

@@ -147,16 +147,6 @@ async def default_branch_of(mirror: Path) -> str:
     return head.strip().removeprefix("refs/heads/")
 
 
-async def load_config(full_name: str, token: str | None = None,
-                      default_branch: str | None = None) -> RepoConfig:
-    """The repository's configuration from its default branch (fetching the mirror first)."""
-    mirror = mirror_path(full_name)
-    async with mirror_lock(mirror):
-        await update_mirror(full_name, token)
-        branch = default_branch or await default_branch_of(mirror)
-    return repo_config.load(mirror, branch)
-
-
 async def prepare(full_name: str, conversation: str, *, token: str | None = None,
                   pull_number: int | None = None, default_branch: str | None = None) -> Worktree:
     """A fresh worktree for one job. Raises ConfigError (nothing created) if bot.yml is invalid."""

@@ -8,7 +8,6 @@ import asyncio
 import os
 import resource
 import signal
-import time
 from typing import Sequence
 
 from sandbox.base import EgressDecision, Refused, SandboxConfig, base_env
@@ -25,7 +24,6 @@ class Tier0Process:
         self.egress: list[EgressDecision] = []
         self._timed_out = False
         self._killed = False
-        self._deadline = time.monotonic() + timeout_s
         self._watchdog = asyncio.get_running_loop().call_later(timeout_s, self._on_timeout)
 
     def _on_timeout(self) -> None:
