@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import uuid
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from pathlib import Path
 from gidgethub import actions as workflow
 
 from bot import config, grammar
+from bot.redact import install_log_redaction, redact
 
 MAX_SUMMARY_BYTES = 900_000  # GitHub refuses step summaries over 1 MiB
 EXIT_OK, EXIT_FAILED, EXIT_MISCONFIGURED = 0, 1, 2
@@ -54,6 +56,8 @@ class RecordingSurface:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bot action", description=__doc__.split("\n\n")[0])
     parser.parse_args(argv or [])
+    logging.basicConfig(level=config.env("BOT_LOG_LEVEL", "WARNING"))
+    install_log_redaction()  # the workflow log of a public repository is public
     _defaults_from_runner()
     try:
         name, payload, token = read_event(), load_payload(), github_token()
@@ -63,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         outcome = asyncio.run(handle(name, payload, token))
     except Exception as exc:  # GitHub refused our own comment: nothing could be posted
-        workflow.command("error", f"bot could not answer in the thread: {type(exc).__name__}: {exc}. "
+        workflow.command("error", f"bot could not answer in the thread: {type(exc).__name__}: "
+                         f"{redact(str(exc), [token])}. "
                          "Does the job grant `issues: write` and `pull-requests: write`?")
         outcome = Outcome("failed", reason=type(exc).__name__)
     finally:

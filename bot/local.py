@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from bot import config, conversations, pipeline, store
+from bot.redact import install_log_redaction
 
 
 class TerminalSurface:
@@ -73,6 +74,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--new", action="store_true", help="start a fresh session instead of resuming")
     args = parser.parse_args(argv)
     logging.basicConfig(level=config.env("BOT_LOG_LEVEL", "WARNING"))
+    install_log_redaction()
     repo = Path(args.repo).resolve()
     if not (repo / ".git").exists():
         print(f"bot run: {repo} is not a git repository", file=sys.stderr)

@@ -16,6 +16,7 @@ import logging
 from bot import answer, config, conversations
 from bot.episode import Turn, run_turn
 from bot.job import JobContext, Stop
+from bot.redact import masked_in_logs
 from bot.tracking import TrackingComment
 
 log = logging.getLogger("bot.pipeline")
@@ -24,6 +25,11 @@ FINAL_RETRY_S = (5.0, 15.0, 30.0, 60.0, 120.0)  # the terminal edit's patience a
 
 async def run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
     """Run one episode job to a terminal comment. Returns the job's final status."""
+    with masked_in_logs(ctx.secrets):
+        return await _run(db, ctx, cancel)
+
+
+async def _run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
     conversations.ensure(db, ctx.conversation)
     if ctx.token and ctx.token not in ctx.secrets:  # a git error message must not leak it
         ctx.secrets.append(ctx.token)

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import base64
+import contextlib
+import functools
 import json
+import logging
 import re
 from typing import Iterable
 from urllib.parse import quote
@@ -69,8 +72,47 @@ def _json_tokens(value: str) -> list[str]:
 _URLSAFE = str.maketrans("+/", "-_")
 
 
+@functools.lru_cache(maxsize=64)
+def _cached_variants(secrets: tuple[str, ...]) -> list[str]:
+    """Log lines and comment edits repeat the same secrets: their variants are computed once."""
+    return secret_variants(secrets)
+
+
 def redact(text: str, secrets: Iterable[str]) -> str:
     """`text` with every secret value (and known token shapes) replaced by a mask."""
-    for variant in secret_variants(secrets):
+    for variant in _cached_variants(tuple(secrets)):
         text = text.replace(variant, MASK)
     return _TOKEN_SHAPES.sub(MASK, text)
+
+
+# Log lines: the secrets of the jobs running now, plus the token shapes, are masked in every
+# record (messages and tracebacks), whichever module logs it.
+_running_jobs: dict[int, list[str]] = {}
+
+
+@contextlib.contextmanager
+def masked_in_logs(secrets: list[str]):
+    """While the block runs, every value in `secrets` (a list that may grow) is masked in logs."""
+    _running_jobs[id(secrets)] = secrets
+    try:
+        yield
+    finally:
+        _running_jobs.pop(id(secrets), None)
+
+
+class LogRedactor(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = [value for values in list(_running_jobs.values()) for value in values]
+        message = record.getMessage()
+        if record.exc_info:
+            message += "\n" + logging.Formatter().formatException(record.exc_info)
+            record.exc_info, record.exc_text = None, None
+        record.msg, record.args = redact(message, secrets), None
+        return True
+
+
+def install_log_redaction() -> None:
+    """Attach the redactor to every handler of the root logger (call after logging is configured)."""
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, LogRedactor) for f in handler.filters):
+            handler.addFilter(LogRedactor())

@@ -8,6 +8,7 @@ import logging
 import uvicorn
 
 from bot import config
+from bot.redact import install_log_redaction
 
 
 def main(argv: list[str]) -> int:
@@ -17,6 +18,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=config.env("BOT_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_redaction()
     for noisy in ("httpx", "mcp", "uvicorn.error"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     from bot.app import create_app
