@@ -60,15 +60,10 @@ def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 
 
 def is_public(address: str) -> bool:
-    """Globally routable; IPv6 wrappers of IPv4 (mapped, 6to4, Teredo, NAT64) never count."""
-    ip = _ip(address.split("%")[0])
-    if ip is None:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address):
-        wrapped = ip.ipv4_mapped or ip.sixtofour or ip.teredo
-        if wrapped is not None or ip in NAT64:  # a wrapper can smuggle a private IPv4 address
-            return False
-    return ip.is_global and not ip.is_multicast and not ip.is_reserved
+    """A public unicast destination per the IANA special-purpose registries (never Python's
+    flags); IPv4-mapped and NAT64/6to4/Teredo carrying a non-public IPv4 address never count."""
+    from sandbox import special_addresses
+    return special_addresses.is_public(address)
 
 
 @dataclass
