@@ -106,6 +106,9 @@ class Episode:
     credentials: Credentials = field(default_factory=Credentials)
     mode: str = "strict"  # strict | native
     base_url: str | None = None  # operator LLM gateway (BOT_<AGENT>_BASE_URL)
+    # The CLI's web tools (search, fetch), some run on the provider's servers where no egress
+    # proxy sees them: offered only when the repository's configuration turns web access on.
+    web_access: bool = False
 
 
 @dataclass
@@ -288,7 +291,7 @@ class CliAdapter:
 
     def finish(self, episode: Episode, events: list[Event], exit_code: int | None, stderr: str,
                last_message: str | None) -> Result:
-        from bot.redact import redact
+        from bot.record.redact import redact
         secrets = episode.credentials.secret_values() + ([episode.bridge.token] if episode.bridge else [])
         tail = redact(_ANSI.sub("", stderr[-STDERR_TAIL:]), secrets)
         session = next((e.session_id for e in reversed(events) if e.session_id), None)

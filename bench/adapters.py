@@ -15,14 +15,13 @@ from pathlib import Path
 
 from adapters import base
 from adapters.base import Credentials, Episode
-from bot.runner import run_episode, write_home_files
+from bot.job.runner import run_episode, write_home_files
 from sandbox.base import SandboxConfig, base_env
 from sandbox.tier0 import Tier0Spawner
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSCRIPTS = ROOT / "tests" / "fixtures" / "cli"
 AGENTS = ("claude", "codex", "opencode", "gemini")
-MODELS = {"codex": "mock-model"}  # see tests/adapters/test_e2e_clis.py
 NOT_STREAMS = ("gemini-json.jsonl",)  # `-o json` pretty-printed, not the stream the adapter reads
 TURNS = 5
 PARSE_TARGET_S = 0.3
@@ -84,7 +83,7 @@ def _episode(agent: str, url: str, root: Path) -> tuple[Episode, SandboxConfig]:
     work, home = root / "work", root / "home"
     work.mkdir(parents=True)
     adapter = base.get(agent)
-    episode = Episode(prompt="Say hello", workdir=str(work), home=home, base_url=url, model=MODELS.get(agent),
+    episode = Episode(prompt="Say hello", workdir=str(work), home=home, base_url=url,  # the CLI's default model
                       credentials=Credentials(env={adapter.credential_env[0]: "bench-dummy-key"}))
     return episode, SandboxConfig(workdir=work, home=home, min_tier=0, tmpdir=root / "tmp")
 

@@ -14,9 +14,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from bot.admission import Admission
-from bot.bridge import BridgeServer
-from bot.record import Recorder
+from bot.bridge.admission import Admission
+from bot.bridge.server import BridgeServer
+from bot.record.recorder import Recorder
 from sandbox.base import Limits, SandboxConfig
 
 CALLS = 300

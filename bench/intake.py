@@ -41,7 +41,7 @@ def serve(port: int) -> None:
     from starlette.responses import Response
     from starlette.routing import Route
 
-    from bot.app import create_app
+    from bot.web.app import create_app
 
     async def bare(request: Request) -> Response:
         await request.body()

@@ -65,14 +65,15 @@ def _measure(origin_root: Path, files: int, commits: str) -> list[str]:
 
 
 def _drop_spares() -> None:
-    from bot import workspace, worktree_pool
+    from bot.workspace import worktrees as workspace
+    from bot.workspace import pool as worktree_pool
 
     asyncio.run(worktree_pool.discard_all(workspace.mirror_path(REPO)))
 
 
 def _job_time(conversation: str) -> float:
     """Time to a ready worktree (fetch + checkout); the removal after the job is not timed."""
-    from bot import workspace
+    from bot.workspace import worktrees as workspace
 
     async def job() -> float:
         started = time.perf_counter()
@@ -90,7 +91,7 @@ def _shallow_clone(origin_root: Path, dest: Path) -> None:
 
 
 def _time_update(origin_root: Path, n: int) -> float:
-    from bot import workspace
+    from bot.workspace import worktrees as workspace
 
     _commit_upstream(origin_root / f"{REPO}.git", n)
 

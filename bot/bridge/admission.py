@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from bot.repo_config import path_matches
+from bot.workspace.repo_config import path_matches
 
 DEFAULT_PROTECTED = (".github/workflows/**",)
 

@@ -46,11 +46,11 @@ import uvicorn
 from mcp.server.lowlevel.server import Server
 
 from adapters.base import Bridge, Tier
-from bot import bridge_tools as tools
+from bot.bridge import tools
 from bot import config
-from bot.admission import Admission, Refusal
-from bot.bridge_tools import ProgressThrottle, RunSandbox, ToolFailure
-from bot.record import Recorder, elapsed_ms
+from bot.bridge.admission import Admission, Refusal
+from bot.bridge.tools import ProgressThrottle, RunSandbox, ToolFailure
+from bot.record.recorder import Recorder, elapsed_ms
 
 log = logging.getLogger(__name__)
 SERVER_NAME = "bot"

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Awaitable, Callable
 
 from bot import config
-from bot.admission import Admission, Refusal
+from bot.bridge.admission import Admission, Refusal
 from sandbox.base import Limits, Refused, SandboxConfig, Spawner
 
 RunSandbox = Callable[[Path], "tuple[Spawner, SandboxConfig]"]  # scratch home -> spawner, config

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from gidgethub import actions as workflow
 
-from bot import config, grammar
-from bot.redact import install_log_redaction, redact
+from bot import config
+from bot.job import grammar
+from bot.record.redact import install_log_redaction, redact
 
 MAX_SUMMARY_BYTES = 900_000  # GitHub refuses step summaries over 1 MiB
 EXIT_OK, EXIT_FAILED, EXIT_MISCONFIGURED = 0, 1, 2
@@ -119,7 +120,7 @@ def github_token() -> str:
 
 async def handle(event_name: str, payload: dict, token: str) -> Outcome:
     """Decide like the webhook intake, then answer in the thread."""
-    from bot.intake import extract_trigger
+    from bot.web.intake import extract_trigger
 
     trigger = extract_trigger(event_name, payload)
     if trigger is None:
@@ -135,15 +136,15 @@ async def handle(event_name: str, payload: dict, token: str) -> Outcome:
 
 
 async def _answer(client, trigger: dict, command: grammar.Command, token: str) -> Outcome:
-    from bot.github import RetryingAPI, Thread
-    from bot.tracking import GitHubSurface
+    from bot.github.client import RetryingAPI, Thread
+    from bot.job.tracking import GitHubSurface
 
     thread = Thread(RetryingAPI(client, oauth_token=token), trigger["repo"], trigger["number"])
     target = trigger.get("target") or {}
     review_thread = target.get("thread") if target.get("type") == "review_comment" else None
     surface = RecordingSurface(GitHubSurface(thread, review_thread))
     if command.kind in ("run", "stop") and trigger["association"] not in TRUSTED_ASSOCIATIONS:
-        from bot.pipeline import not_allowed_text
+        from bot.job.pipeline import not_allowed_text
         return await _reply(surface, not_allowed_text(), "not_allowed")
     if command.kind == "run":
         return await _run(trigger, command, thread, surface, token)
@@ -166,16 +167,17 @@ def reply_text(trigger: dict, command: grammar.Command) -> str:
         return ("In GitHub Actions mode each request is its own workflow run: cancel the running "
                 "run from the repository's Actions tab to stop it.")
     if command.kind == "status":
-        from bot import store
-        from bot.worker import status_text
+        from bot.service import store
+        from bot.service.worker import status_text
         return status_text(store.connect(), f"{trigger['repo']}#{trigger['number']}")
     return grammar.help_text(config.handle(), agents, config.default_agent())
 
 
 async def _run(trigger: dict, command: grammar.Command, thread, surface: RecordingSurface,
                token: str) -> Outcome:
-    from bot import pipeline, store
-    from bot.conversations import thread_key
+    from bot.job import pipeline
+    from bot.service import store
+    from bot.job.conversations import thread_key
 
     ctx = pipeline.JobContext(
         conversation=thread_key(trigger["repo"], trigger["number"]), repo=trigger["repo"],
@@ -191,7 +193,7 @@ async def _run(trigger: dict, command: grammar.Command, thread, surface: Recordi
 def scrub_credential_files() -> int:
     """Remove credential files from the CLI homes: the data dir is saved to the Actions cache,
     which other workflow runs of the repository can restore."""
-    from bot.credentials import CREDENTIAL_FILES
+    from bot.credentials.resolve import CREDENTIAL_FILES
     homes = config.data_dir() / "homes"
     removed = 0
     for relative in CREDENTIAL_FILES:

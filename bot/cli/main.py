@@ -6,12 +6,12 @@ import importlib
 import sys
 
 COMMANDS = {
-    "serve": ("bot.serve", "run the GitHub App service (webhooks on /webhook)"),
-    "run": ("bot.local", "run one request against a local repository and print the answer"),
-    "action": ("bot.action", "run as a GitHub Action step ($GITHUB_EVENT_PATH)"),
-    "doctor": ("bot.doctor", "show the readiness of every agent CLI and of the sandbox floor"),
+    "serve": ("bot.cli.serve", "run the GitHub App service (webhooks on /webhook)"),
+    "run": ("bot.cli.run", "run one request against a local repository and print the answer"),
+    "action": ("bot.cli.action", "run as a GitHub Action step ($GITHUB_EVENT_PATH)"),
+    "doctor": ("bot.cli.doctor", "show the readiness of every agent CLI and of the sandbox floor"),
     "sandbox": ("sandbox.cli", "run one command under the sandbox floor an episode gets"),
-    "runs": ("bot.runs_cli", "show the recorded runs and their events"),
+    "runs": ("bot.cli.runs", "show the recorded runs and their events"),
 }
 
 USAGE = "usage: bot <command> [options]\n\ncommands:\n" + "\n".join(

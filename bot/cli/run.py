@@ -12,8 +12,11 @@ import logging
 import sys
 from pathlib import Path
 
-from bot import config, conversations, pipeline, store
-from bot.redact import install_log_redaction
+from bot import config
+from bot.job import conversations
+from bot.job import pipeline
+from bot.service import store
+from bot.record.redact import install_log_redaction
 
 
 class TerminalSurface:
@@ -36,9 +39,9 @@ class TerminalSurface:
 
 async def local_worktree(repo: Path, conversation: str):
     """The user's own checkout as the job's worktree (no mirror, no removal afterwards)."""
-    from bot import repo_config
-    from bot.gitops import git
-    from bot.workspace import Worktree
+    from bot.workspace import repo_config
+    from bot.workspace.git import git
+    from bot.workspace.worktrees import Worktree
 
     sha = (await git("rev-parse", "HEAD", cwd=repo)).strip()
     branch = (await git("rev-parse", "--abbrev-ref", "HEAD", cwd=repo)).strip()

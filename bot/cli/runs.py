@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 
-from bot.record import Recorder
+from bot.record.recorder import Recorder
 
 
 def main(argv: list[str]) -> int:

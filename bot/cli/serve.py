@@ -8,7 +8,7 @@ import logging
 import uvicorn
 
 from bot import config
-from bot.redact import install_log_redaction
+from bot.record.redact import install_log_redaction
 
 
 def main(argv: list[str]) -> int:
@@ -21,11 +21,11 @@ def main(argv: list[str]) -> int:
     install_log_redaction()
     for noisy in ("httpx", "mcp", "uvicorn.error"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    from bot.app import create_app
+    from bot.web.app import create_app
     server = uvicorn.Server(uvicorn.Config(create_app(), host=args.host, port=args.port,
                                            log_level="warning", access_log=False,
                                            timeout_graceful_shutdown=5))
-    logging.getLogger("bot.serve").info("listening on http://%s:%d (data dir %s)",
+    logging.getLogger("bot.cli.serve").info("listening on http://%s:%d (data dir %s)",
                                         args.host, args.port, config.data_dir())
     server.run()
     return 0

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.base import Credentials
-from bot import config, secrets
+from bot import config
+from bot.credentials import vault as secrets
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from gidgethub.httpx import GitHubAPI
 
 from bot import config
 
-log = logging.getLogger("bot.github")
+log = logging.getLogger("bot.github.client")
 USER_AGENT = "github-agent-bot/0.1"
 TOKEN_REFRESH_MARGIN_S = 1200  # a job must still hold a valid token when it pushes at its end
 PERMISSION_TTL_S = 300

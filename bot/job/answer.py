@@ -2,9 +2,9 @@
 block, cut to fit under GitHub's limit without ever cutting the provenance."""
 from __future__ import annotations
 
-from bot.defang import defang
-from bot.episode import Turn
-from bot.job import JobContext
+from bot.record.defang import defang
+from bot.job.episode import Turn
+from bot.job.context import JobContext
 
 MAX_ANSWER_CHARS = 50_000
 MIN_DIFF_CHARS = 500  # below this a cut diff is not worth showing
@@ -13,8 +13,8 @@ FIT_MARGIN_CHARS = 1_000  # redaction may lengthen the text a little
 
 def compose(db, ctx: JobContext, agent: str, turn: Turn, outcome, touched: list[str] | None = None) -> str:
     """The answer comment: the agent's text (inert), what happened to the change, the provenance."""
-    from bot import provenance
-    from bot.record import Recorder
+    from bot.record import provenance
+    from bot.record.recorder import Recorder
 
     result = turn.result
     text = defang(result.text.strip()) if result.text else ""
@@ -38,7 +38,7 @@ def fit_answer(text: str, outcome, tail_chars: int) -> str:
     """The answer, what happened to the change and its diff, cut so that with the provenance
     (`tail_chars`) the comment stays under GitHub's limit: the provenance is never cut, the
     answer and the diff share what is left (each at least half when both are long)."""
-    from bot.tracking import MAX_COMMENT_CHARS
+    from bot.job.tracking import MAX_COMMENT_CHARS
 
     note = f"\n\n{outcome.message}" if outcome is not None and outcome.kind != "none" else ""
     diff = outcome.diff if note and outcome.diff else ""

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from bot.tracking import Surface
+from bot.job.tracking import Surface
 
 
 class Stop(Exception):

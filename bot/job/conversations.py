@@ -24,7 +24,7 @@ def thread_key(repo: str, number: int | str) -> str:
 
 def slug(key: str) -> str:
     """A filesystem-safe, stable, unique name for a conversation (the same one the worktree uses)."""
-    from bot.workspace import conversation_slug
+    from bot.workspace.worktrees import conversation_slug
     return conversation_slug(key)
 
 
@@ -35,7 +35,7 @@ def home_dir(key: str, agent: str) -> Path:
 
 
 def worktree_dir(key: str) -> Path:
-    from bot.workspace import worktree_path
+    from bot.workspace.worktrees import worktree_path
     return worktree_path(key)
 
 

@@ -6,11 +6,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from bot import config, conversations
-from bot.job import JobContext, Stop
-from bot.tracking import TrackingComment
+from bot import config
+from bot.job import conversations
+from bot.job.context import JobContext, Stop
+from bot.job.tracking import TrackingComment
 
-log = logging.getLogger("bot.episode")
+log = logging.getLogger("bot.job.episode")
 
 
 @dataclass
@@ -29,11 +30,11 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     """One episode: credentials, sandbox config, bridge, runner, record."""
     import sandbox
     from adapters import base
-    from bot import credentials
-    from bot.admission import Admission
-    from bot.bridge import BridgeServer
-    from bot.bridge_tools import sandbox_for_run
-    from bot.record import Recorder
+    from bot.credentials import resolve as credentials
+    from bot.bridge.admission import Admission
+    from bot.bridge.server import BridgeServer
+    from bot.bridge.tools import sandbox_for_run
+    from bot.record.recorder import Recorder
 
     adapter = base.get(agent)
     creds = credentials.resolve(agent, ctx.repo, ctx.requester_id or None, ctx.installation_id)
@@ -77,7 +78,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
 
 async def _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id, tracking,
                            cancel: asyncio.Event, kill: asyncio.Event, connected: asyncio.Event):
-    from bot import runner
+    from bot.job import runner
 
     async def forward_cancel():
         await cancel.wait()

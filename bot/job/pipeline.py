@@ -13,13 +13,15 @@ import asyncio
 import contextlib
 import logging
 
-from bot import answer, config, conversations
-from bot.episode import Turn, run_turn
-from bot.job import JobContext, Stop
-from bot.redact import masked_in_logs
-from bot.tracking import TrackingComment
+from bot import config
+from bot.job import answer
+from bot.job import conversations
+from bot.job.episode import Turn, run_turn
+from bot.job.context import JobContext, Stop
+from bot.record.redact import masked_in_logs
+from bot.job.tracking import TrackingComment
 
-log = logging.getLogger("bot.pipeline")
+log = logging.getLogger("bot.job.pipeline")
 FINAL_RETRY_S = (5.0, 15.0, 30.0, 60.0, 120.0)  # the terminal edit's patience after its own retries
 
 
@@ -58,7 +60,7 @@ async def _run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
 async def deliver_final(tracking: TrackingComment, text: str) -> None:
     """The terminal edit is what the job is for: when GitHub or the network still fails after the
     edit's own retries, wait and try again for a few minutes before the answer is given up."""
-    from bot.github import transient
+    from bot.github.client import transient
     for delay in (*FINAL_RETRY_S, None):
         try:
             return await tracking.finish(text)
@@ -76,13 +78,13 @@ async def _finish_quietly(tracking: TrackingComment, text: str) -> None:
 
 async def _acknowledge(ctx: JobContext) -> None:
     if ctx.thread is not None and ctx.target:
-        from bot.github import with_retries
+        from bot.github.client import with_retries
         await with_retries(lambda: ctx.thread.react(ctx.target, "eyes"))
 
 
 async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: asyncio.Event) -> tuple[str, str]:
-    from bot import workspace
-    from bot.repo_config import ConfigError
+    from bot.workspace import worktrees as workspace
+    from bot.workspace.repo_config import ConfigError
 
     if cancel.is_set():
         raise Stop(f"⏹️ Stopped before it started, at @{ctx.requester}'s request."
@@ -114,7 +116,7 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
 
 
 async def _permission(ctx: JobContext) -> str | None:
-    from bot.github import transient
+    from bot.github.client import transient
     if ctx.thread is None:
         return None  # local mode trusts the person at the terminal
     try:
@@ -135,9 +137,9 @@ def not_allowed_text(levels: tuple[str, ...] = ("write", "maintain", "admin")) -
 
 
 async def _worktree(ctx: JobContext):
-    from bot import workspace
+    from bot.workspace import worktrees as workspace
     if ctx.local_repo is not None:
-        from bot.local import local_worktree
+        from bot.cli.run import local_worktree
         return await local_worktree(ctx.local_repo, ctx.conversation)
     return await workspace.prepare(ctx.repo, ctx.conversation, token=ctx.token,
                                    pull_number=ctx.number if ctx.is_pr else None)
@@ -184,7 +186,7 @@ def _session_lost(result) -> bool:
 async def _effects(ctx: JobContext, worktree, agent: str, turn: Turn):
     if ctx.local_repo is not None or not turn.result.ok or ctx.thread is None:
         return None
-    from bot import effects
+    from bot.workspace import effects
     await refresh_token(ctx)
     pull = await ctx.thread.pull() if ctx.is_pr else None
     request = effects.Request(agent=agent, text=ctx.request, requester_login=ctx.requester,
@@ -207,7 +209,7 @@ async def refresh_token(ctx: JobContext) -> None:
 def _record_effects(db, ctx: JobContext, run_id: str, outcome) -> None:
     """The bot's own commit, push and pull request are enforced acts of this run."""
     from adapters.base import Tier
-    from bot.record import Recorder
+    from bot.record.recorder import Recorder
 
     if outcome is None or not outcome.commit_sha:
         return
@@ -224,6 +226,6 @@ async def _dirty_paths(ctx: JobContext) -> set[str]:
     """Local mode changes the user's own checkout: the paths git shows as changed."""
     if ctx.local_repo is None:
         return set()
-    from bot.gitops import git
+    from bot.workspace.git import git
     status = await git("status", "--porcelain=v1", "-z", "--untracked-files=all", cwd=ctx.local_repo)
     return {entry[3:] for entry in status.split("\0") if len(entry) > 3}

@@ -12,10 +12,10 @@ import time
 from typing import Awaitable, Callable, Protocol
 
 from adapters.base import Event, EventKind
-from bot.defang import defang
-from bot.redact import redact
+from bot.record.defang import defang
+from bot.record.redact import redact
 
-log = logging.getLogger("bot.tracking")
+log = logging.getLogger("bot.job.tracking")
 MAX_CHECKLIST = 12
 MAX_COMMENT_CHARS = 60000  # GitHub refuses bodies over 65536 characters
 
@@ -177,7 +177,7 @@ class GitHubSurface:
                                                 marker=self.marker or None, look_first=self.look_first)
 
     async def edit(self, handle: int | None, body: str) -> None:
-        from bot.github import with_retries
+        from bot.github.client import with_retries
         if self.muted:
             return
         await with_retries(lambda: self.thread.update_comment(handle, self._marked(body),

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from adapters.base import Usage
-from bot.record import Recorder
+from bot.record.recorder import Recorder
 from sandbox.base import Limits
 
 MARKER_RE = re.compile(r"<!-- bot:run (\{.*?\}) -->")

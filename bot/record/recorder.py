@@ -32,7 +32,7 @@ import sqlite_utils
 
 from adapters.base import Event, Tier
 from bot import config
-from bot.redact import redact
+from bot.record.redact import redact
 
 
 def now_iso() -> str:

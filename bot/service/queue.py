@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from bot import store
+from bot.service import store
 
 DEFAULT_LEASE_S = 30.0
 

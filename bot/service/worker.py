@@ -14,11 +14,15 @@ import uuid
 
 import httpx
 
-from bot import config, grammar, pipeline, queue, store
-from bot.github import Thread, TokenCache, installation_thread, transient, with_retries
-from bot.tracking import GitHubSurface, TrackingComment
+from bot import config
+from bot.job import grammar
+from bot.job import pipeline
+from bot.service import queue
+from bot.service import store
+from bot.github.client import Thread, TokenCache, installation_thread, transient, with_retries
+from bot.job.tracking import GitHubSurface, TrackingComment
 
-log = logging.getLogger("bot.worker")
+log = logging.getLogger("bot.service.worker")
 MAX_ATTEMPTS = 3
 POLL_S = 0.5
 
@@ -226,7 +230,7 @@ def reply_text(db, job: queue.Job) -> str:
 
 
 def status_text(db, conversation: str) -> str:
-    from bot import conversations
+    from bot.job import conversations
     lines = [f"**Status of {conversation}**", ""]
     for session in conversations.sessions(db, conversation):
         lines.append(f"- `{session.agent}`: session `{(session.session_id or '?')[:12]}`, {session.turns} turn(s)")

@@ -18,12 +18,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from bot import config, credentials, secrets
-from bot.settings_github import (GitHubRefused, admin_installations, admin_repositories, administered_installation,
+from bot import config
+from bot.credentials import resolve as credentials
+from bot.credentials import vault as secrets
+from bot.settings.github import (GitHubRefused, admin_installations, admin_repositories, administered_installation,
                                  can_administer, exchange_code, get_user)
-from bot.settings_session import (SESSION_COOKIE, STATE_COOKIE, WebSession, end_session, load_session,
+from bot.settings.session import (SESSION_COOKIE, STATE_COOKIE, WebSession, end_session, load_session,
                                   sign, start_session, unsign)
-from bot.templates import settings_pages as pages
+from bot.settings import pages
 
 STATE_TTL = 600
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")

@@ -15,7 +15,7 @@ import secrets as random_tokens
 import time
 from dataclasses import dataclass
 
-from bot import secrets
+from bot.credentials import vault as secrets
 
 SESSION_COOKIE = "bot_session"
 STATE_COOKIE = "bot_oauth_state"

@@ -10,9 +10,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
-from bot import config, intake, store
+from bot import config
+from bot.web import intake
+from bot.service import store
 
-log = logging.getLogger("bot.app")
+log = logging.getLogger("bot.web.app")
 
 
 async def home(request: Request) -> HTMLResponse:
@@ -41,7 +43,7 @@ async def healthz(request: Request) -> JSONResponse:
 
 def _settings_routes() -> list:
     try:
-        from bot import settings
+        from bot.settings import routes as settings
     except ImportError:
         return []
     return list(getattr(settings, "routes", []))
@@ -71,7 +73,7 @@ def create_app(start_workers: bool = True) -> Starlette:
         for problem in app.state.missing_config:
             log.warning("not configured: %s", problem)
         if start_workers and not app.state.missing_config:
-            from bot.worker import WorkerPool
+            from bot.service.worker import WorkerPool
             app.state.pool = WorkerPool(app.state.db)
             await app.state.pool.start()
         yield

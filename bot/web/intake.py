@@ -15,10 +15,12 @@ from gidgethub import BadRequest, ValidationFailure, sansio
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from bot import config, grammar, store
-from bot.conversations import thread_key
+from bot import config
+from bot.job import grammar
+from bot.service import store
+from bot.job.conversations import thread_key
 
-log = logging.getLogger("bot.intake")
+log = logging.getLogger("bot.web.intake")
 MAX_BODY_BYTES = 25 * 1024 * 1024
 TRUSTED_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
 _REQUIRED_HEADERS = ("x-github-event", "x-github-delivery")

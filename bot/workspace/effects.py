@@ -24,8 +24,8 @@ import gidgethub
 import httpx
 
 from bot import config
-from bot.gitops import git, redact, run_git
-from bot.workspace import Worktree, mirror_lock
+from bot.workspace.git import git, redact, run_git
+from bot.workspace.worktrees import Worktree, mirror_lock
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 
 from bot import config
-from bot.gitops import run_git
+from bot.workspace.git import run_git
 
 SPARE_DIR = ".spare"
 

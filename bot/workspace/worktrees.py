@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncIterator
 
-from bot import config, repo_config, worktree_pool
-from bot.gitops import git, run_git
-from bot.repo_config import RepoConfig
+from bot import config
+from bot.workspace import repo_config
+from bot.workspace import pool as worktree_pool
+from bot.workspace.git import git, run_git
+from bot.workspace.repo_config import RepoConfig
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,8 @@
 """`bot action` against recorded event payloads and a fake GitHub (no agent run here)."""
 from __future__ import annotations
 
-from bot import cli, config
+from bot import config
+from bot.cli import main as cli
 from tests.action.conftest import REPO, WORKFLOW_TOKEN, payload
 
 

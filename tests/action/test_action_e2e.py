@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import config, credentials
+from bot import config
+from bot.credentials import resolve as credentials
 from tests.action.conftest import REPO, WORKFLOW_TOKEN, Runner, payload
 from tests.fakes.provider import FakeProvider
 from tests.spine.service import make_remote

@@ -65,13 +65,22 @@ def test_model_from_env(agent, tmp_path, monkeypatch):
 # --- Claude Code ------------------------------------------------------------------------------
 
 def test_claude_strict_offers_only_read_and_the_bridge(tmp_path):
-    """Strict mode: read-only built-ins, dontAsk, allow-list of those + mcp__bot, native tools denied."""
+    """Strict mode: read-only built-ins (not pre-allowed), dontAsk, mcp__bot allowed, native tools denied."""
     inv = _command("claude", tmp_path, bridge=bridge())
     assert _value_after(inv.argv, "--tools") == "Read,Grep,Glob"
     assert _value_after(inv.argv, "--permission-mode") == "dontAsk"
-    assert _value_after(inv.argv, "--allowedTools") == "Read,Grep,Glob,mcp__bot"
+    assert _value_after(inv.argv, "--allowedTools") == "mcp__bot"  # reads outside the cwd are refused
     settings = json.loads(inv.files[".claude/settings.json"])
     assert settings["sandbox"]["enabled"] is False and "Bash" in settings["permissions"]["deny"]
+
+
+def test_claude_web_tools_only_with_web_access(tmp_path):
+    """WebSearch and WebFetch are denied unless the repository turns web access on."""
+    off, on = _command("claude", tmp_path), _command("claude", tmp_path, web_access=True)
+    assert {"WebSearch", "WebFetch"} <= set(json.loads(off.files[".claude/settings.json"])["permissions"]["deny"])
+    assert _value_after(on.argv, "--tools") == "Read,Grep,Glob,WebSearch,WebFetch"
+    assert json.loads(on.files[".claude/settings.json"])["permissions"]["deny"] == \
+        ["Edit", "Write", "Bash", "NotebookEdit"]
 
 
 def test_claude_native_allows_edit_and_bash(tmp_path):
@@ -147,6 +156,20 @@ def test_codex_strict_removes_shell_tools(tmp_path):
     assert config["features.shell_tool"] == "false" and config["features.unified_exec"] == "false"
 
 
+def test_codex_bridge_tools_are_direct_in_code_mode(tmp_path):
+    """The bridge's namespace is direct-only: its tools are offered as plain calls, not deferred
+    behind a search inside code mode's `exec`."""
+    config = _codex_config(_command("codex", tmp_path, bridge=bridge()))
+    assert config["features.code_mode.direct_only_tool_namespaces"] == '["mcp__bot"]'
+
+
+@pytest.mark.parametrize("mode", ("strict", "native"))
+def test_codex_web_search_only_with_web_access(mode, tmp_path):
+    """OpenAI's web_search is disabled unless the repository turns web access on."""
+    assert _codex_config(_command("codex", tmp_path, mode=mode))["web_search"] == '"disabled"'
+    assert _codex_config(_command("codex", tmp_path, mode=mode, web_access=True))["web_search"] == '"live"'
+
+
 def test_codex_plugin_sync_is_off(tmp_path):
     """Plugins off: otherwise Codex contacts github.com and chatgpt.com at every start."""
     assert _codex_config(_command("codex", tmp_path))["features.plugins"] == "false"
@@ -196,12 +219,22 @@ def _opencode_config(inv) -> dict:
     return json.loads(inv.env["OPENCODE_CONFIG_CONTENT"])
 
 
-def test_opencode_strict_denies_edit_bash_webfetch(tmp_path):
+def test_opencode_strict_denies_edit_bash_and_the_web(tmp_path):
     """Strict permissions in the inline config and OPENCODE_PERMISSION; project config off."""
     inv = _command("opencode", tmp_path)
-    assert _opencode_config(inv)["permission"] == {"edit": "deny", "bash": "deny", "webfetch": "deny"}
+    assert _opencode_config(inv)["permission"] == {"edit": "deny", "bash": "deny", "read": "deny",
+                                                    "external_directory": "deny", "webfetch": "deny",
+                                                    "websearch": "deny"}
     assert json.loads(inv.env["OPENCODE_PERMISSION"])["bash"] == "deny"
     assert inv.env["OPENCODE_DISABLE_PROJECT_CONFIG"] == "1" and inv.env["OPENCODE_DISABLE_AUTOUPDATE"] == "1"
+
+
+@pytest.mark.parametrize("mode", ("strict", "native"))
+def test_opencode_web_tools_only_with_web_access(mode, tmp_path):
+    """webfetch and websearch are allowed only when the repository turns web access on."""
+    on = json.loads(_command("opencode", tmp_path, mode=mode, web_access=True).env["OPENCODE_PERMISSION"])
+    off = json.loads(_command("opencode", tmp_path, mode=mode).env["OPENCODE_PERMISSION"])
+    assert (on["webfetch"], on["websearch"], off["webfetch"], off["websearch"]) == ("allow", "allow", "deny", "deny")
 
 
 def test_opencode_npm_is_offline(tmp_path):
@@ -256,6 +289,20 @@ def test_gemini_strict_policy_denies_shell_and_writes(tmp_path):
     policy = inv.files[".bot/gemini-policy.toml"].decode()
     assert _value_after(inv.argv, "--policy") == str(tmp_path / "home" / ".bot/gemini-policy.toml")
     assert '"run_shell_command"' in policy and 'decision = "deny"' in policy
+
+
+@pytest.mark.parametrize("mode", ("strict", "native"))
+def test_gemini_web_tools_denied_without_web_access(mode, tmp_path):
+    """google_web_search and web_fetch are denied by policy in either mode unless web access is on."""
+    import tomllib
+
+    def denied(inv) -> set[str]:
+        policy = inv.files.get(".bot/gemini-policy.toml", b"").decode()
+        return {name for rule in tomllib.loads(policy).get("rule", []) if rule["decision"] == "deny"
+                for name in rule["toolName"]}
+
+    assert {"google_web_search", "web_fetch"} <= denied(_command("gemini", tmp_path, mode=mode))
+    assert not {"google_web_search", "web_fetch"} & denied(_command("gemini", tmp_path, mode=mode, web_access=True))
 
 
 def test_gemini_trusts_the_workspace_and_uses_the_gateway(tmp_path):

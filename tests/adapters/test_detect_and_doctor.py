@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from adapters import base
-from bot import doctor
+from bot.cli import doctor
 
 pytestmark = pytest.mark.e2e  # runs the real CLIs' probes (a few seconds each)
 

@@ -1,11 +1,14 @@
 """End to end with each REAL agent CLI through its adapter and bot/runner.py, in a tier-1 sandbox
 (its own network namespace: only loopback, the fake provider and MCP server relayed in by port).
 
-Per CLI: a first turn answered (standing instruction delivered, no traffic but the provider's);
-a second turn resumed with the same session id and the history re-sent; a bridged tool call
-reaching a bearer-protected MCP server; a provider error ending as a clear failure; a native shell
-and a native write attempt denied; a hostile repository config changing nothing; a lost session
-reported as such; native mode running the CLI's own shell.
+Every CLI runs at its own default model (no model configured, as a new user has it); the fake
+provider does what that model does (Codex's default runs "code mode": tools nested in a
+JavaScript `exec` tool). Per CLI: a first turn answered (standing instruction delivered, no
+traffic but the provider's); a second turn resumed with the same session id and the history
+re-sent; the bridge's tools declared to the model directly; a bridged tool call reaching a
+bearer-protected MCP server; no web tool offered unless web access is on; a provider error ending
+as a clear failure; a native shell and a native write attempt denied; a hostile repository config
+changing nothing; a lost session reported as such; native mode running the CLI's own shell.
 """
 from __future__ import annotations
 
@@ -18,11 +21,11 @@ import pytest
 
 from adapters import base
 from adapters.base import Bridge, Credentials, Episode, Result
-from bot.runner import run_episode
+from bot.job.runner import run_episode
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner
 from tests.adapters.mcp_echo import EchoMCP
-from tests.fakes.provider import FakeProvider, call, fail
+from tests.fakes.provider import FakeProvider, call, exec_js, fail, resolve_tool
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 
@@ -32,10 +35,14 @@ FAKE_KEY = "sk-fake-e2e-key-0123456789"
 NATIVE_SHELL = {"claude": "Bash", "codex": "exec_command", "opencode": "bash", "gemini": "run_shell_command"}
 NATIVE_WRITE = {"claude": "Write", "codex": "apply_patch", "opencode": "write", "gemini": "write_file"}
 PATCH = "*** Begin Patch\n*** Add File: PWNED\n+pwned\n*** End Patch\n"
-# Codex's default model (gpt-6.2-sol in 0.171) runs "code mode": every tool, the bridge's too,
-# is nested in a JavaScript `exec` tool the fake provider cannot drive; an unknown slug keeps
-# plain tools (the MCP server as a `namespace` tool), as in the recorded fixtures.
-MODELS = {"codex": "mock-model"}
+# The tools a web search or fetch would come through: the CLI's own tool names, and the
+# provider-run tools a request can carry (Responses `web_search`, Gemini `googleSearch`/`urlContext`).
+WEB_TOOLS = {"claude": {"WebSearch", "WebFetch"}, "codex": {"web_search"},
+             "opencode": {"websearch", "webfetch"}, "gemini": {"google_web_search", "web_fetch"}}
+# Codex's default model offers no web_search through a custom provider; gpt-5.5, a model of its
+# catalog a user may configure, does, so it is the model that shows the switch works.
+WEB_MODELS = [(agent, None) for agent in AGENTS] + [("codex", "gpt-5.5")]
+WEB_SHOWN = [pair for pair in WEB_MODELS if pair != ("codex", None)]
 INSTRUCTION = "Standing instruction: answer in English (e2e-marker-7731)."
 WRITE_ARGS = {"claude": {"file_path": "/workspace/PWNED", "content": "pwned"},
               "codex": {"input": PATCH}, "opencode": {"filePath": "/workspace/PWNED", "content": "pwned"},
@@ -56,7 +63,7 @@ class Sandboxed:
         return path
 
     async def turn(self, agent: str, prompt: str, resume: str | None = None, instruction: str = "",
-                   mode: str = "strict") -> Result:
+                   mode: str = "strict", model: str | None = None, web_access: bool = False) -> Result:
         adapter = base.get(agent)
         spawner = Tier1Spawner()
         config = SandboxConfig(workdir=self.worktree, home=self.root / "home" / agent, ro_binds=(AGENTS_DIR,),
@@ -67,7 +74,7 @@ class Sandboxed:
         if self.bridge:
             bridge = Bridge(url=spawner.inside_bridge_url(config), token=self.bridge.token, tools=("echo",))
         episode = Episode(prompt=prompt, workdir=config.mount_path, home=config.home, resume_session=resume,
-                          model=MODELS.get(agent), instruction=instruction, mode=mode,
+                          model=model, instruction=instruction, mode=mode, web_access=web_access,
                           bridge=bridge, base_url=self.fake.url,
                           credentials=Credentials(env={adapter.credential_env[0]: FAKE_KEY}))
         return await run_episode(adapter, episode, spawner, config)
@@ -141,6 +148,116 @@ def test_bridged_tool_call_reaches_bearer_protected_mcp(agent, tmp_path):
 
 
 @pytest.mark.parametrize("agent", AGENTS)
+def test_default_model_is_offered_the_bridge_tools_directly(agent, tmp_path):
+    """At the CLI's default model the bridge's tool is declared to the model as a tool it can call
+    at once: not deferred behind a namespace the model would first have to search for."""
+    with FakeProvider() as fake, EchoMCP(token="bridge-token-e2e-0123456789") as server:
+        box = Sandboxed(tmp_path, fake, bridge=Bridge(url=server.url, token=server.token), bridge_port=server.port)
+        result = run(box.turn(agent, "Say hello"))
+        offered = fake.main_requests()[0].offered_tools
+    assert result.ok, (result.error, result.stderr_tail)
+    assert resolve_tool("echo", offered), offered
+
+
+def test_codex_default_model_runs_code_mode(tmp_path):
+    """Codex's default model nests its own tools in the JavaScript `exec` tool (the request's
+    `tools` list is empty): the path the fake provider drives in these tests."""
+    with FakeProvider() as fake:
+        result = run(Sandboxed(tmp_path, fake).turn("codex", "Say hello"))
+        request = fake.main_requests()[0]
+    assert result.ok, (result.error, result.stderr_tail)
+    assert not request.body.get("tools") and "functions::exec" in request.offered_tools
+    assert "apply_patch" in request.nested_tools
+
+
+CODE_MODE_PROBE = """
+const seen = [];
+try { await import("fs"); seen.push("import:fs"); } catch (e) { seen.push("no import"); }
+for (const name of ["require", "process", "fetch", "Deno", "Bun", "XMLHttpRequest", "WebSocket"]) {
+  if (typeof globalThis[name] !== "undefined") seen.push("has:" + name);
+}
+seen.push("tools:" + ALL_TOOLS.map((t) => t.name).sort().join(","));
+text(seen.join(" | "));
+"""
+
+
+def test_codex_exec_has_no_native_effects(tmp_path):
+    """Strict Codex's `exec` runs JavaScript with no module loader, process, network or shell:
+    its only reach is the nested tools, whose write is refused and whose image reader yields no
+    text file (the environment holding the key)."""
+    with FakeProvider() as fake:
+        fake.script(exec_js(CODE_MODE_PROBE), call("apply_patch", {"input": PATCH}),
+                    call("view_image", {"path": "/proc/self/environ"}))
+        box = Sandboxed(tmp_path, fake)
+        result = run(box.turn("codex", "Probe the exec tool"))
+        results = [r.tool_result or "" for r in fake.main_requests()][1:]
+        bodies = json.dumps([r.body for r in fake.requests])
+    assert result.ok, (result.error, result.stderr_tail)
+    probe, patch, image = results
+    assert probe.endswith("no import | tools:apply_patch,clock__curr_time,create_goal,get_goal,"
+                          "list_mcp_resource_templates,list_mcp_resources,read_mcp_resource,"
+                          "update_goal,view_image"), probe
+    assert "read-only sandbox" in patch and not (box.worktree / "PWNED").exists()
+    assert "unable to process image" in image and FAKE_KEY not in bodies
+
+
+NATIVE_READ = {"claude": ("Read", "file_path"), "opencode": ("read", "filePath"), "gemini": ("read_file", "file_path")}
+
+
+@pytest.mark.parametrize("target", ("/etc/passwd", "/workspace/link"))
+@pytest.mark.parametrize("agent", NATIVE_READ)
+def test_native_read_outside_the_worktree_is_refused(agent, target, tmp_path):
+    """A native read of a file outside the worktree, or of a repository's symlink to the CLI's
+    environment (which holds the provider key), never reaches the model."""
+    tool, argument = NATIVE_READ[agent]
+    with FakeProvider() as fake:
+        fake.script(call(tool, {argument: target}))
+        box = Sandboxed(tmp_path, fake)
+        (box.worktree / "link").symlink_to("/proc/self/environ")
+        result = run(box.turn(agent, "Read a file"))
+        bodies = json.dumps([r.body for r in fake.requests])
+    assert result.events, result.stderr_tail
+    assert FAKE_KEY not in bodies and "root:x:0:0" not in bodies
+
+
+@pytest.mark.parametrize("agent", [agent for agent in NATIVE_READ if agent != "opencode"])
+def test_native_read_inside_the_worktree_works(agent, tmp_path):
+    """The CLI's own read tool returns a worktree file's content."""
+    tool, argument = NATIVE_READ[agent]
+    with FakeProvider() as fake:
+        fake.script(call(tool, {argument: "/workspace/app.py"}))
+        box = Sandboxed(tmp_path, fake)
+        (box.worktree / "app.py").write_text("def add(a, b):\n    return a - b\n")
+        result = run(box.turn(agent, "Read app.py"))
+    assert result.ok, (result.error, result.stderr_tail)
+    assert "return a - b" in result.text
+
+
+@pytest.mark.parametrize("mode", ("strict", "native"))
+@pytest.mark.parametrize("agent,model", WEB_MODELS)
+def test_web_tools_are_not_offered_without_web_access(agent, model, mode, tmp_path):
+    """No web search or fetch tool, the CLI's own or one the provider would run (a channel no
+    egress proxy sees), is in any request: not offered directly, not nested in Codex's exec."""
+    with FakeProvider() as fake:
+        result = run(Sandboxed(tmp_path, fake).turn(agent, "Say hello", model=model, mode=mode))
+        requests = fake.main_requests()
+    assert result.ok, (result.error, result.stderr_tail)
+    offered = {name.rpartition("::")[2] for r in requests
+               for name in r.offered_tools + r.nested_tools + r.provider_tools}
+    assert not offered & WEB_TOOLS[agent], offered
+
+
+@pytest.mark.parametrize("agent,model", WEB_SHOWN)
+def test_web_access_on_offers_the_web_tools(agent, model, tmp_path):
+    """When the repository turns web access on, the CLI's web tools are offered again."""
+    with FakeProvider() as fake:
+        result = run(Sandboxed(tmp_path, fake).turn(agent, "Say hello", model=model, web_access=True))
+        request = fake.main_requests()[0]
+    assert result.ok, (result.error, result.stderr_tail)
+    assert WEB_TOOLS[agent] & set(request.offered_tools + request.provider_tools), request.offered_tools
+
+
+@pytest.mark.parametrize("agent", AGENTS)
 def test_provider_error_is_a_clear_failure(agent, tmp_path):
     """HTTP 400 from the provider ends as a failed Result naming the provider's message."""
     with FakeProvider() as fake:
@@ -157,7 +274,8 @@ def test_native_shell_is_denied(agent, tmp_path):
         fake.script(call(NATIVE_SHELL[agent], {"command": "touch /workspace/PWNED", "cmd": "touch /workspace/PWNED"}))
         box = Sandboxed(tmp_path, fake)
         result = run(box.turn(agent, "Run a shell command"))
-        offered = fake.main_requests()[0].offered_tools
+        request = fake.main_requests()[0]
+        offered = request.offered_tools + request.nested_tools
     assert NATIVE_SHELL[agent] not in offered and not (box.worktree / "PWNED").exists()
     assert result.ok and result.text.startswith(f"NO_TOOL_OFFERED {NATIVE_SHELL[agent]}")
 
@@ -225,7 +343,8 @@ def test_repository_config_cannot_loosen_strict_mode(agent, tmp_path):
             (box.worktree / relative).parent.mkdir(parents=True, exist_ok=True)
             (box.worktree / relative).write_text(content)
         result = run(box.turn(agent, "Say hello"))
-        offered = fake.main_requests()[0].offered_tools
+        request = fake.main_requests()[0]
+        offered = request.offered_tools + request.nested_tools
     assert result.ok, (result.error, result.stderr_tail)
     assert not FORBIDDEN_IN_STRICT[agent] & set(offered), offered
     assert not (box.root / "home" / agent / "HOOKRAN").exists()

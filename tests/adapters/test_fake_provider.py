@@ -114,3 +114,51 @@ def test_requests_are_recorded_with_their_reply(fake):
 def test_resolve_tool_refuses_ambiguous_suffix():
     """A bare name matching two offered tools is not guessed."""
     assert resolve_tool("run", ["mcp__a__run", "mcp__b__run"]) is None
+
+
+def _code_mode_request(fake, *, deferred: str = "") -> list[dict]:
+    """A request shaped like Codex's default (code-mode) model's: no `tools`, an `exec` tool in an
+    additional_tools item whose description declares the nested tools."""
+    exec_tool = {"type": "custom", "name": "exec", "description":
+                 "### `apply_patch`\nexec tool declaration:\n```ts\n"
+                 "declare const tools: { apply_patch(input: string): Promise<unknown>; };\n```\n"}
+    developer = {"type": "message", "role": "developer", "content": [
+        {"type": "input_text", "text": f"<tools>\nDeferred tool namespaces:\n- {deferred}\n</tools>"}]}
+    r = httpx.post(f"{fake.url}/v1/responses", json={"model": "m", "stream": True, "input": [
+        {"type": "additional_tools", "role": "developer",
+         "tools": [{"type": "namespace", "name": "functions", "tools": [exec_tool]}]}, developer]})
+    return [e["item"] for e in _sse_payloads(r.text) if e["type"] == "response.output_item.done"]
+
+
+def test_code_mode_nested_tool_is_called_through_exec(fake):
+    """A tool reachable only inside code mode's `exec` is called the way the model does: an
+    `exec` custom tool call whose JavaScript calls tools.<name> and returns its result."""
+    fake.script(call("apply_patch", {"input": "*** Begin Patch"}))
+    item = _code_mode_request(fake)[0]
+    assert (item["type"], item["namespace"], item["name"]) == ("custom_tool_call", "functions", "exec")
+    assert 'await tools.apply_patch("*** Begin Patch")' in item["input"]
+
+
+def test_code_mode_deferred_tool_is_not_offered(fake):
+    """A tool only named under a deferred namespace (the model would have to search for it) is
+    not offered: the reply says so."""
+    fake.script(call("save_file", {"path": "a"}))
+    item = _code_mode_request(fake, deferred="mcp__bot")[0]
+    assert item["content"][0]["text"].startswith("NO_TOOL_OFFERED save_file tools=[functions::exec]")
+
+
+def test_exec_output_list_reads_as_its_text(fake):
+    """Code mode's exec answers with content items; tool_result joins their text."""
+    httpx.post(f"{fake.url}/v1/responses", json={"model": "m", "input": [
+        {"type": "custom_tool_call_output", "call_id": "c", "output": [
+            {"type": "input_text", "text": "Script completed"}, {"type": "input_text", "text": "hi"}]}]})
+    assert fake.main_requests()[0].tool_result == "Script completed\nhi"
+
+
+def test_provider_run_tools_are_listed(fake):
+    """Tools the provider would run itself (web search, grounding) are reported apart."""
+    httpx.post(f"{fake.url}/v1/responses", json={"model": "m", "input": [],
+                                                 "tools": [{"type": "web_search", "external_web_access": False}]})
+    httpx.post(f"{fake.url}/v1beta/models/flash:generateContent", json={
+        "contents": [], "tools": [{"googleSearch": {}}]})
+    assert [r.provider_tools for r in fake.main_requests()] == [["web_search"], ["googleSearch"]]

@@ -10,9 +10,9 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from bot.admission import Admission
-from bot.bridge import BridgeServer
-from bot.record import Recorder
+from bot.bridge.admission import Admission
+from bot.bridge.server import BridgeServer
+from bot.record.recorder import Recorder
 
 
 def git(cwd: Path, *args: str) -> str:

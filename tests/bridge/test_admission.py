@@ -6,8 +6,8 @@ import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bot.admission import Admission, Refusal
-from bot.repo_config import RepoConfig, RepoLimits
+from bot.bridge.admission import Admission, Refusal
+from bot.workspace.repo_config import RepoConfig, RepoLimits
 
 
 @pytest.fixture

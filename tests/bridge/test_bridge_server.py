@@ -7,9 +7,9 @@ import json
 import httpx
 import pytest
 
-from bot.admission import Admission
-from bot.bridge import TOOL_NAMES, BridgeServer
-from bot.bridge_tools import sandbox_for_run
+from bot.bridge.admission import Admission
+from bot.bridge.server import TOOL_NAMES, BridgeServer
+from bot.bridge.tools import sandbox_for_run
 from tests.bridge.conftest import call, git, mcp_session
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",

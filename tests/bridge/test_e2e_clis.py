@@ -1,5 +1,6 @@
-"""End to end: each real agent CLI, in a tier-1 sandbox, driven by the fake provider to call the
-bridge's tools through bot/runner.py; the record and the provenance are checked afterwards.
+"""End to end: each real agent CLI at its default model (none configured), in a tier-1 sandbox,
+driven by the fake provider to call the bridge's tools through the runner; the record and the
+provenance are checked afterwards.
 
 One scripted episode per CLI (module-scoped, it costs a few seconds) feeds several tests.
 """
@@ -13,25 +14,22 @@ from pathlib import Path
 import pytest
 
 from adapters import base as adapters
-from bot import provenance
-from bot.admission import Admission
-from bot.bridge import BridgeServer
-from bot.bridge_tools import sandbox_for_run
-from bot.record import Recorder
-from bot.runner import run_episode
+from bot.record import provenance
+from bot.bridge.admission import Admission
+from bot.bridge.server import BridgeServer
+from bot.bridge.tools import TOOLS, sandbox_for_run
+from bot.record.recorder import Recorder
+from bot.job.runner import run_episode
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner
 from tests.bridge.conftest import git
-from tests.fakes.provider import FakeProvider, call, say
+from tests.fakes.provider import FakeProvider, call, resolve_tool, say
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 
 AGENTS = ("claude", "codex", "opencode", "gemini")
 AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents-cli"
 FAKE_KEY = "sk-fake-e2e-key-0123456789"
-# Codex's default model slug switches it to "code mode" (tools nested in a JS `exec` tool);
-# an unknown slug keeps the classic MCP namespace tools, as recorded in reference §12.
-MODELS = {"codex": "mock-model"}
 APP = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 TESTS = ("import unittest\nfrom app import add\n\n\nclass T(unittest.TestCase):\n"
          "    def test_add(self):\n        self.assertEqual(add(2, 2), 4)\n")
@@ -91,7 +89,7 @@ async def run_scripted(agent: str, root: Path, script, *, bridge_hook=None, dead
                                    allowed_hosts=adapter.default_allowed_hosts,
                                    limits=Limits(timeout_s=120), tmpdir=root / "home" / ".tmp")
             episode = adapters.Episode(
-                prompt="Fix the adder.", workdir=config.mount_path, home=config.home, model=MODELS.get(agent),
+                prompt="Fix the adder.", workdir=config.mount_path, home=config.home,
                 bridge=bridge.bridge_for(spawner.inside_bridge_url(config)), base_url=fake.url,
                 credentials=adapters.Credentials(env={adapter.credential_env[0]: FAKE_KEY}))
             result = await run_episode(adapter, episode, spawner, config, cancel=kill,
@@ -117,6 +115,12 @@ def episode(request, tmp_path_factory) -> Episode:
 
 def bridged(episode: Episode) -> list[tuple[str, str]]:
     return [(e["tool"], e["outcome"]) for e in episode.recorder.events(episode.run_id) if e["kind"] == "tool_call"]
+
+
+def test_default_model_is_offered_every_bridge_tool(episode):
+    """The CLI's default model is offered each of the bridge's tools as one it can call at once."""
+    offered = episode.fake.main_requests()[0].offered_tools
+    assert [tool for tool in TOOLS if not resolve_tool(tool, offered)] == [], offered
 
 
 def test_episode_finishes_ok(episode):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from adapters.base import Event, EventKind, Usage
-from bot import provenance
+from bot.record import provenance
 from sandbox.base import EgressDecision
 
 

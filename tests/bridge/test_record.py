@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from adapters.base import Event, EventKind, Tier
-from bot.record import Recorder, args_digest
+from bot.record.recorder import Recorder, args_digest
 from sandbox.base import EgressDecision
 
 SECRET = "sk-test-SECRET-value-123"

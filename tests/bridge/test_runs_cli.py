@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from bot import cli
-from bot.record import Recorder
+from bot.cli import main as cli
+from bot.record.recorder import Recorder
 
 
 def seeded_run() -> str:

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from bot import bridge_tools as tools
-from bot.admission import Admission, Refusal
+from bot.bridge import tools
+from bot.bridge.admission import Admission, Refusal
 
 
 @pytest.fixture
@@ -60,8 +60,8 @@ async def test_parallel_run_calls_never_overlap(worktree, recorder, run_id, tmp_
     """Run calls sent in parallel are served one at a time, never as many sandboxes at once."""
     import asyncio
 
-    from bot.bridge import BridgeServer
-    from bot.bridge_tools import sandbox_for_run
+    from bot.bridge.server import BridgeServer
+    from bot.bridge.tools import sandbox_for_run
     from tests.bridge.conftest import call
 
     policy = Admission(worktree)

@@ -5,7 +5,7 @@ import base64
 import json
 from urllib.parse import quote
 
-from bot.redact import MASK, redact
+from bot.record.redact import MASK, redact
 
 TOKEN = "ghx_Zq8vN3kR7tY2mP5wL9cB4dF6hJ1sA0eUx"  # not a known token shape: only its value masks it
 

@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from bot import credentials, secrets
-from bot.credentials import find_kind
+from bot.credentials import resolve as credentials
+from bot.credentials import vault as secrets
+from bot.credentials.resolve import find_kind
 
 ANTHROPIC = "sk-ant-api03-requesterrequesterrequester"
 REPO_KEY = "sk-ant-api03-repositoryrepositoryrepos"

@@ -8,7 +8,8 @@ import stat
 
 import pytest
 
-from bot import config, secrets
+from bot import config
+from bot.credentials import vault as secrets
 
 KEY = "sk-ant-api03-Zq8vN1xR4tY7uI0oP3aS6dF9gH2jK5lL"
 

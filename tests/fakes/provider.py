@@ -24,12 +24,23 @@ Script: a FIFO of turns shared by all APIs; each main model request pops one tur
                          offered tool matches, the reply is the text
                          "NO_TOOL_OFFERED <tool> tools=[...]" so the test sees why.
   fail(status, message)  answer with an HTTP error in that API's own error format.
+  exec_js(source)        Codex code mode: answer with a call of the JavaScript `exec` tool
+                         (a Responses `custom_tool_call`) running `source`.
+Codex's default model runs in "code mode" (reference agent-clis.md §4): the request's `tools`
+list is empty, tools arrive in an `additional_tools` input item, and most of them are only
+reachable as `tools.<name>(...)` inside `exec`. The fake does what that model does: a scripted
+`call(tool)` whose tool is offered directly becomes a plain function call; one reachable only
+inside `exec` becomes an `exec` call whose JavaScript calls it and returns its result. A tool
+that is only deferred (named under "Deferred tool namespaces", which a model would first have
+to search for) is not offered: the reply is NO_TOOL_OFFERED.
 When the queue is empty the provider echoes, as the recorded fixtures do:
   "MOCK_ANSWER[<api>] prior_assistant_turns=<n> last_user=<text>" or, after a tool result,
   "MOCK_ANSWER[<api>] prior_assistant_turns=<n> tool_result=<first 200 chars>".
 
 Request fields: api, method, path, headers, body (parsed JSON), auxiliary (bool), reply (the
-Turn answered), and helpers prior_assistant_turns, last_user_text, tool_result, offered_tools.
+Turn answered), and helpers prior_assistant_turns, last_user_text, tool_result, offered_tools
+(what the model can call directly), nested_tools (reachable only inside Codex's `exec`),
+provider_tools (tools the provider itself would run, such as web search).
 Auxiliary requests (OpenCode's title generation, Gemini's JSON-schema router/next-speaker
 calls) are answered automatically and never consume a scripted turn.
 """
@@ -38,6 +49,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -68,6 +80,10 @@ def fail(status: int = 400, message: str = "mock forced failure") -> Turn:
     return Turn("fail", text=message, status=status)
 
 
+def exec_js(source: str) -> Turn:
+    return Turn("exec", text=source)
+
+
 @dataclass
 class Request:
     api: str
@@ -85,6 +101,14 @@ class Request:
     @property
     def offered_tools(self) -> list[str]:
         return _offered_tools(self.api, self.body)
+
+    @property
+    def nested_tools(self) -> list[str]:
+        return _nested_tools(self.api, self.body)
+
+    @property
+    def provider_tools(self) -> list[str]:
+        return _provider_tools(self.api, self.body)
 
     @property
     def last_user_text(self) -> str:
@@ -132,7 +156,10 @@ def _tool_result(req: Request) -> str | None:
     body = req.body if isinstance(req.body, dict) else {}
     if req.api == "responses":
         last = (body.get("input") or [{}])[-1]
-        return str(last.get("output")) if last.get("type") == "function_call_output" else None
+        if last.get("type") not in _RESPONSES_OUTPUTS:
+            return None
+        output = last.get("output")  # code mode's exec answers with a list of content items
+        return "\n".join(_texts(output)) if isinstance(output, list) else str(output)
     if req.api == "chat":
         last = (body.get("messages") or [{}])[-1]
         return str(last.get("content")) if last.get("role") == "tool" else None
@@ -148,13 +175,42 @@ def _tool_result(req: Request) -> str | None:
     return None
 
 
-def _offered_tools(api: str, body: Any) -> list[str]:
+_RESPONSES_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+_NESTED = re.compile(r"declare const tools: \{ (\w+)\(")
+# Tools the provider runs on its own servers (never through the CLI, the bridge or the proxy).
+_PROVIDER_TOOL_TYPES = ("web_search", "web_search_preview", "image_generation", "code_interpreter",
+                        "file_search", "computer_use_preview")
+_GEMINI_PROVIDER_TOOLS = ("googleSearch", "googleSearchRetrieval", "urlContext", "codeExecution")
+
+
+def _declared(api: str, body: Any) -> list[dict]:
     if not isinstance(body, dict):
         return []
     tools = list(body.get("tools") or [])
-    if api == "responses":  # newer Codex models announce tools in an input item instead
+    if api == "responses":  # code-mode Codex models announce tools in an input item instead
         tools += [t for item in body.get("input") or [] if item.get("type") == "additional_tools"
                   for t in item.get("tools") or []]
+    return [t for t in tools if isinstance(t, dict)]
+
+
+def _nested_tools(api: str, body: Any) -> list[str]:
+    """Tools Codex's code mode describes as callable only inside the `exec` tool."""
+    if api != "responses":
+        return []
+    execs = [t for ns in _declared(api, body) if ns.get("type") == "namespace"
+             for t in ns.get("tools") or [] if t.get("name") == "exec"]
+    return _NESTED.findall(execs[0].get("description") or "") if execs else []
+
+
+def _provider_tools(api: str, body: Any) -> list[str]:
+    tools = _declared(api, body)
+    if api == "gemini":
+        return [key for t in tools for key in t if key in _GEMINI_PROVIDER_TOOLS]
+    return [str(t.get("type")) for t in tools if str(t.get("type", "")).startswith(_PROVIDER_TOOL_TYPES)]
+
+
+def _offered_tools(api: str, body: Any) -> list[str]:
+    tools = _declared(api, body)
     names: list[str] = []
     for tool in tools:
         if api == "gemini":
@@ -174,6 +230,14 @@ def resolve_tool(wanted: str, offered: list[str]) -> str | None:
         return wanted
     matches = [n for n in offered if n.endswith(wanted) and n[: -len(wanted)][-1:] in ("_", ":")]
     return matches[0] if len(matches) == 1 else None
+
+
+def nested_call(tool: str, args: dict) -> str:
+    """The JavaScript a code-mode model writes to call one nested tool and show its result.
+    A freeform tool (apply_patch) takes its text: args {"input": text} pass the string."""
+    argument = args["input"] if set(args) == {"input"} else args
+    return (f"const result = await tools.{tool}({json.dumps(argument)});\n"
+            "text(typeof result === 'string' ? result : JSON.stringify(result));\n")
 
 
 def _is_auxiliary(req: Request) -> bool:
@@ -249,7 +313,12 @@ def _anthropic(turn: Turn, model: str, stream: bool) -> tuple[str, bytes]:
 
 def _responses(turn: Turn, model: str) -> tuple[str, bytes]:
     n = next(_ids)
-    if turn.kind == "tool":
+    if turn.kind == "exec":
+        item = {"id": f"ctc_fake_{n}", "type": "custom_tool_call", "status": "completed",
+                "call_id": f"call_fake_{n}", "namespace": "functions", "name": "exec", "input": turn.text}
+        middle = [("response.custom_tool_call_input.done",
+                   {"item_id": item["id"], "output_index": 0, "input": turn.text})]
+    elif turn.kind == "tool":
         namespace, _, name = turn.tool.rpartition("::")
         item = {"id": f"fc_fake_{n}", "type": "function_call", "status": "completed",
                 "call_id": f"call_fake_{n}", "name": name, "arguments": json.dumps(turn.args)}
@@ -410,13 +479,17 @@ class FakeProvider:
             result = req.tool_result
             tail = f"tool_result={result[:200]}" if result is not None else f"last_user={req.last_user_text}"
             return say(f"MOCK_ANSWER[{req.api}] prior_assistant_turns={req.prior_assistant_turns} {tail}")
+        offered = req.offered_tools
+        if turn.kind == "exec":
+            return turn if resolve_tool("exec", offered) else say(f"NO_TOOL_OFFERED exec tools=[{', '.join(offered)}]")
         if turn.kind != "tool":
             return turn
-        offered = req.offered_tools
         name = resolve_tool(turn.tool, offered)
-        if name is None:
-            return say(f"NO_TOOL_OFFERED {turn.tool} tools=[{', '.join(offered)}]")
-        return call(name, turn.args)
+        if name is not None:
+            return call(name, turn.args)
+        if turn.tool in req.nested_tools and resolve_tool("exec", offered):
+            return exec_js(nested_call(turn.tool, turn.args))
+        return say(f"NO_TOOL_OFFERED {turn.tool} tools=[{', '.join(offered)}]")
 
     def record_other(self, method: str, path: str, headers: dict) -> None:
         with self._lock:

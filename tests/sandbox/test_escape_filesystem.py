@@ -6,6 +6,8 @@ import socket
 
 import pytest
 
+from sandbox.identity import sandbox_identity
+
 pytestmark = pytest.mark.sandbox
 
 
@@ -95,12 +97,15 @@ async def test_other_process_environment_unreadable(run):
     assert ran.out.strip().endswith("0")
 
 
-async def test_worktree_files_written_are_owned_by_the_bot_user(run, config):
-    """In native mode a file the agent writes is owned on the host by the user running the bot."""
+async def test_worktree_files_written_are_owned_by_the_sandbox_user(run, config):
+    """In native mode a file the agent writes is owned on the host by the sandbox user: the
+    bot's own user when it is unprivileged, a dedicated one (never root) when it is root."""
     ran = await run("echo new > /workspace/new.txt && mkdir -p /workspace/d/e", writable=True)
     assert ran.rc == 0
-    assert (config.workdir / "new.txt").stat().st_uid == os.geteuid()
-    assert (config.workdir / "d" / "e").stat().st_uid == os.geteuid()
+    expected = sandbox_identity().uid
+    assert expected != 0
+    assert (config.workdir / "new.txt").stat().st_uid == expected
+    assert (config.workdir / "d" / "e").stat().st_uid == expected
     (config.workdir / "new.txt").write_text("host can still edit it\n")
 
 

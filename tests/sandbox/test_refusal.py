@@ -9,8 +9,10 @@ import pytest
 
 from sandbox import select_spawner
 from sandbox.base import REFUSED_EXIT_CODE, Refused
+from sandbox.identity import DEFAULT_UID
 from sandbox.tier0 import Tier0Spawner
 from sandbox.tier1 import Tier1Spawner
+from tests.conftest import is_root
 
 pytestmark = pytest.mark.sandbox
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,16 +38,47 @@ async def test_refuses_with_empty_cgroup_root(config, monkeypatch, tmp_path):
     assert not (config.workdir / "ran").exists()
 
 
+USERNS_CHILD = ("import ctypes, os, sys\n"
+                "assert ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0\n"
+                "print('ready', flush=True)\nsys.stdin.readline()\n"
+                "os.execvp(sys.argv[1], sys.argv[1:])\n")
+
+
+def _in_user_namespace(id_map: str, script: str) -> subprocess.CompletedProcess:
+    """Run `sh -c script` as root of a new user namespace with `id_map` as its uid and gid map."""
+    child = subprocess.Popen([sys.executable, "-c", USERNS_CHILD, "sh", "-c", script, sys.executable],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, cwd=ROOT)
+    assert child.stdout.readline() == "ready\n"
+    for name in ("uid_map", "gid_map"):
+        Path(f"/proc/{child.pid}/{name}").write_text(id_map)
+    out, err = child.communicate("\n", timeout=60)
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err)
+
+
+@pytest.mark.skipif(not is_root(), reason="mapping the sandbox uid into a user namespace needs root")
 def test_refuses_when_user_namespaces_disabled(tmp_path):
     """In a user namespace whose max_user_namespaces is 0, bwrap fails and exec exits 70."""
     (tmp_path / "wt").mkdir()
     script = ("echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" -m bot.cli sandbox exec "
               f"--writable --workdir {tmp_path / 'wt'} -- touch /workspace/ran")
-    done = subprocess.run(["unshare", "--user", "--map-root-user", "sh", "-c", script, sys.executable],
-                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    done = _in_user_namespace(f"0 0 1\n{DEFAULT_UID} {DEFAULT_UID} 1\n", script)
     assert done.returncode == REFUSED_EXIT_CODE
     assert "bubblewrap could not create the sandbox" in done.stderr
     assert "max_user_namespaces" in done.stderr
+    assert not (tmp_path / "wt" / "ran").exists()
+
+
+@pytest.mark.skipif(not is_root(), reason="needs root to map host root into a user namespace")
+def test_root_that_cannot_map_the_sandbox_user_refuses(tmp_path):
+    """Root in a user namespace holding no other uid cannot run the command as anyone but
+    root: exec refuses (exit 70) rather than run it as host root."""
+    (tmp_path / "wt").mkdir()
+    script = (f"exec \"$0\" -m bot.cli sandbox exec --writable --workdir {tmp_path / 'wt'} "
+              "-- touch /workspace/ran")
+    done = _in_user_namespace("0 0 1\n", script)
+    assert done.returncode == REFUSED_EXIT_CODE
+    assert f"sandbox uid {DEFAULT_UID} is not mapped" in done.stderr
     assert not (tmp_path / "wt" / "ran").exists()
 
 

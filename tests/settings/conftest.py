@@ -8,7 +8,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from bot import settings
+from bot.settings import routes as settings
 from tests.settings.fake_github_oauth import FakeGitHubOAuth
 
 

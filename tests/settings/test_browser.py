@@ -10,7 +10,9 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 
-from bot import credentials, secrets, settings
+from bot.credentials import resolve as credentials
+from bot.credentials import vault as secrets
+from bot.settings import routes as settings
 
 pytestmark = pytest.mark.e2e
 CHROMIUM = "/usr/bin/chromium"

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 
-from bot import credentials, secrets
+from bot.credentials import resolve as credentials
+from bot.credentials import vault as secrets
 from tests.settings.conftest import csrf_of, sign_in
 
 KEY = "sk-ant-api03-PersonalPersonalPersonal9Qz"

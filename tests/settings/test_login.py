@@ -9,9 +9,10 @@ from urllib.parse import parse_qs, urlparse
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from bot import config, settings
-from bot.app import create_app
-from bot.settings_session import unsign
+from bot import config
+from bot.settings import routes as settings
+from bot.web.app import create_app
+from bot.settings.session import unsign
 from tests.settings.conftest import csrf_of, sign_in
 
 

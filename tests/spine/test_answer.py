@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from adapters.base import Result, Usage
-from bot import answer as answer_module, store
-from bot.effects import Outcome
-from bot.pipeline import JobContext, Turn
-from bot.record import Recorder
-from bot.tracking import TrackingComment
+from bot.job import answer as answer_module
+from bot.service import store
+from bot.workspace.effects import Outcome
+from bot.job.pipeline import JobContext, Turn
+from bot.record.recorder import Recorder
+from bot.job.tracking import TrackingComment
 
 GITHUB_LIMIT = 65_536
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from bot import conversations, store
+from bot.job import conversations
+from bot.service import store
 
 
 def test_turns_are_counted_and_session_id_kept():
@@ -71,7 +72,7 @@ async def test_resumed_prompt_is_just_the_request():
 
 def test_rejected_key_on_resume_is_not_taken_for_a_lost_session():
     """An auth failure of a resumed run is reported as it is, not retried as a fresh session."""
-    from bot.pipeline import _session_lost
+    from bot.job.pipeline import _session_lost
     auth = SimpleNamespace(ok=False, text="", failure="auth")
     lost = SimpleNamespace(ok=False, text="", failure="session_unknown")
     silent = SimpleNamespace(ok=False, text="", failure="exit")

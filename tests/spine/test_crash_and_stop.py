@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from bot import conversations, store
+from bot.job import conversations
+from bot.service import store
 from tests.fakes.provider import FakeProvider, call
 from tests.spine.helpers import payload
 from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
@@ -106,7 +107,7 @@ def test_sigterm_leaves_the_running_job_for_the_next_start(world, tmp_path):
 
 def test_stop_halts_the_bridge_and_the_record_shows_it(world, tmp_path):
     """`@bot stop` halts the episode's bridge: the run's record ends with an enforced halt."""
-    from bot.record import Recorder
+    from bot.record.recorder import Recorder
 
     stop_mid_run(world, tmp_path)
     recorder = Recorder(store.connect())

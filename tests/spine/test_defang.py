@@ -1,5 +1,5 @@
 """The agent's text as the bot posts it: no forged markers, no notifications, code untouched."""
-from bot.defang import ZWSP, defang
+from bot.record.defang import ZWSP, defang
 
 
 def test_html_comment_in_prose_is_shown_not_hidden():

@@ -4,7 +4,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from bot import github
+from bot.github import client as github
 from tests.fakes.github import FakeGitHub
 from tests.spine.helpers import app_key, configure_app
 
@@ -157,7 +157,7 @@ async def test_expired_installation_token_is_renewed_for_the_answer(gh):
 
 async def test_token_close_to_expiry_is_renewed_before_the_push(monkeypatch):
     """Before the effects, the job's git token is renewed when it nears expiry, and redacted."""
-    from bot import pipeline
+    from bot.job import pipeline
     with FakeGitHub(app_id="4242", public_key=app_key()[1], token_ttl_s=600) as fake:
         fake.add_repo(REPO)
         fake.add_issue(REPO, 1)
@@ -175,8 +175,8 @@ async def test_token_close_to_expiry_is_renewed_before_the_push(monkeypatch):
 
 async def test_answer_outlasts_a_github_outage_longer_than_the_edit_retries(gh, monkeypatch):
     """Five failed edits in a row (more than one edit's retries): the answer still goes out."""
-    from bot import pipeline
-    from bot.tracking import GitHubSurface, TrackingComment
+    from bot.job import pipeline
+    from bot.job.tracking import GitHubSurface, TrackingComment
     monkeypatch.setattr(github, "RETRY_DELAY_S", 0.01)
     monkeypatch.setattr(pipeline, "FINAL_RETRY_S", (0.01,) * 3)
     async with httpx.AsyncClient() as client:

@@ -6,8 +6,8 @@ import json
 import pytest
 from starlette.testclient import TestClient
 
-from bot import store
-from bot.app import create_app
+from bot.service import store
+from bot.web.app import create_app
 from tests.spine.helpers import configure_app, payload, signed
 
 

@@ -7,8 +7,8 @@ import json
 import httpx
 import pytest
 
-from bot import store
-from bot.app import create_app
+from bot.service import store
+from bot.web.app import create_app
 from tests.spine.helpers import configure_app, payload, signed
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from starlette.responses import JSONResponse
 
-from bot.intake import _JSON
+from bot.web.intake import _JSON
 
 
 def test_rendered_body_and_headers_match_starlette_json_response():

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import time
 
-from bot import queue, store
+from bot.service import queue
+from bot.service import store
 
 
 def test_claim_takes_the_oldest_job():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import base64
 
-from bot.redact import MASK, redact
+from bot.record.redact import MASK, redact
 
 
 def test_secret_value_is_masked():
@@ -33,7 +33,7 @@ def _captured_record(logger_name: str, emit) -> str:
     import io
     import logging
 
-    from bot.redact import LogRedactor
+    from bot.record.redact import LogRedactor
 
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
@@ -49,7 +49,7 @@ def _captured_record(logger_name: str, emit) -> str:
 
 def test_running_jobs_secret_is_masked_in_log_messages_and_tracebacks():
     """A key of a running job never reaches a log line, even inside an exception's traceback."""
-    from bot.redact import masked_in_logs
+    from bot.record.redact import masked_in_logs
 
     secrets = ["sk-job-secret-value-42"]
 
@@ -68,7 +68,7 @@ def test_running_jobs_secret_is_masked_in_log_messages_and_tracebacks():
 
 def test_secret_added_while_the_job_runs_is_masked_too():
     """The installation token minted mid-job joins the job's list and is masked from then on."""
-    from bot.redact import masked_in_logs
+    from bot.record.redact import masked_in_logs
 
     secrets: list[str] = []
 

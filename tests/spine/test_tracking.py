@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 
 from adapters.base import Event, EventKind
-from bot.tracking import TrackingComment
+from bot.job.tracking import TrackingComment
 
 
 class RecordingSurface:
@@ -105,7 +105,7 @@ async def test_progress_timer_firing_during_the_final_edit_does_not_overwrite_it
 
 def test_tool_call_is_open_until_its_result_arrives():
     """The checklist ticks a tool line when the call returns, not when it starts."""
-    from bot.tracking import Checklist
+    from bot.job.tracking import Checklist
 
     checklist = Checklist()
     checklist.from_event(Event(EventKind.TOOL_USE, tool="mcp__bot__run", text="pytest"))
@@ -116,7 +116,7 @@ def test_tool_call_is_open_until_its_result_arrives():
 
 def test_an_error_is_a_warning_line_not_an_open_box():
     """An error the CLI reported is shown as a warning, not as a step still to do."""
-    from bot.tracking import Checklist
+    from bot.job.tracking import Checklist
 
     checklist = Checklist()
     checklist.from_event(Event(EventKind.ERROR, error="model metadata not found"))
@@ -125,8 +125,8 @@ def test_an_error_is_a_warning_line_not_an_open_box():
 
 def test_agent_progress_cannot_mention_people():
     """A progress line the agent reports is posted without notifying anyone."""
-    from bot.defang import ZWSP
-    from bot.tracking import Checklist
+    from bot.record.defang import ZWSP
+    from bot.job.tracking import Checklist
 
     checklist = Checklist()
     checklist.add("ping @octocat")

@@ -6,8 +6,9 @@ import sqlite3
 
 import pytest
 
-from bot import queue, store
-from bot.worker import WorkerPool
+from bot.service import queue
+from bot.service import store
+from bot.service.worker import WorkerPool
 from tests.spine.helpers import configure_app
 from tests.spine.service import REPO, make_remote, seeded_github
 
@@ -17,7 +18,7 @@ def gh(monkeypatch, tmp_path):
     fake = seeded_github()
     configure_app(monkeypatch, api_url=fake.url)
     monkeypatch.setenv("BOT_GIT_BASE_URL", f"file://{make_remote(tmp_path)}")
-    from bot import github
+    from bot.github import client as github
     github._permissions.clear()
     yield fake
     fake.stop()
@@ -97,7 +98,7 @@ async def test_member_without_write_permission_is_refused_by_the_worker(gh):
 
 async def test_status_reports_sessions_and_jobs(gh):
     """`@bot status` lists the thread's sessions."""
-    from bot import conversations
+    from bot.job import conversations
     db = store.connect()
     conversations.record_turn(db, f"{REPO}#1", "codex", "sess-123456789", fresh=True)
     queue.enqueue(db, "reply", f"{REPO}#1", spec("status"))
@@ -134,7 +135,7 @@ async def test_claim_loop_survives_a_database_error(gh, monkeypatch):
 
 async def test_reply_posted_before_its_id_was_stored_is_not_posted_again(gh):
     """A crash between posting a reply and storing its id: the retry finds the comment by its marker."""
-    from bot.worker import job_marker
+    from bot.service.worker import job_marker
     db = store.connect()
     job_id = queue.enqueue(db, "reply", f"{REPO}#1", spec("help"))
     store.update_job(db, job_id, attempts=1)  # the first attempt died after its POST
@@ -158,8 +159,8 @@ async def test_worker_that_lost_its_lease_stops_without_writing_to_the_thread(gh
     """Another worker took the job over: this one stops its run and its comment is left alone."""
     import httpx
 
-    from bot.github import installation_thread
-    from bot.tracking import TrackingComment
+    from bot.github.client import installation_thread
+    from bot.job.tracking import TrackingComment
     db = store.connect()
     job_id = queue.enqueue(db, "episode", f"{REPO}#1", spec())
     pool = WorkerPool(db, size=1)

@@ -1,9 +1,10 @@
 """The bot's commits, pushes and pull requests (bot/effects.py), real git + the fake GitHub."""
 from __future__ import annotations
 
-from bot import effects, workspace
-from bot.effects import Request
-from bot.repo_config import RepoConfig
+from bot.workspace import effects
+from bot.workspace import worktrees as workspace
+from bot.workspace.effects import Request
+from bot.workspace.repo_config import RepoConfig
 
 from .conftest import sh_git
 

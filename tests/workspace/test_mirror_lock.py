@@ -6,12 +6,12 @@ import subprocess
 import sys
 import textwrap
 
-from bot import workspace
+from bot.workspace import worktrees as workspace
 
 CHILD = textwrap.dedent("""
     import asyncio, sys
     from pathlib import Path
-    from bot import workspace
+    from bot.workspace import worktrees as workspace
 
     async def main():
         async with workspace.mirror_lock(Path(sys.argv[1])):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.repo_config import ConfigError, RepoConfig, parse, path_matches
+from bot.workspace.repo_config import ConfigError, RepoConfig, parse, path_matches
 
 FULL = """\
 default_agent: codex

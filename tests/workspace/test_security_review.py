@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import os
 
-from bot import effects
-from bot.repo_config import RepoConfig
+from bot.workspace import effects
+from bot.workspace.repo_config import RepoConfig
 
 from .conftest import sh_git
 from .test_effects import ask, edit

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from bot import config, effects, workspace
-from bot.gitops import GitError
+from bot import config
+from bot.workspace import effects
+from bot.workspace import worktrees as workspace
+from bot.workspace.git import GitError
 
 from .git_http import GitHttpServer
 from .test_effects import ask

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from bot import workspace
-from bot.repo_config import ConfigError
+from bot.workspace import worktrees as workspace
+from bot.workspace.repo_config import ConfigError
 
 from .conftest import sh_git
 

@@ -1,0 +1,1 @@
+"""The loopback MCP bridge: the server, its tools and their admission."""

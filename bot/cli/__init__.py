@@ -1,0 +1,1 @@
+"""Entry points: the `bot` command and its subcommands."""

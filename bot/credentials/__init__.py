@@ -1,0 +1,1 @@
+"""Provider credentials: resolution by scope and the encrypted vault."""

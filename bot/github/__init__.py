@@ -1,0 +1,1 @@
+"""GitHub's REST API as the bot uses it."""

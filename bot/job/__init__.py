@@ -1,0 +1,1 @@
+"""One job: its context, the pipeline, the episode, the answer."""

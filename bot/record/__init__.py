@@ -1,0 +1,1 @@
+"""What a run leaves: the recorder, the provenance, redaction and defanging."""

@@ -1,0 +1,1 @@
+"""The service core: the store, the jobs queue and the workers."""

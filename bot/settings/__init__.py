@@ -1,0 +1,1 @@
+"""The settings pages: GitHub login, sessions, keys."""

@@ -1,0 +1,1 @@
+"""The HTTP service: the Starlette app and the webhook intake."""

@@ -1,0 +1,1 @@
+"""Repositories on disk: mirrors, worktrees, the bot's git, effects."""
