@@ -1,45 +1,137 @@
-"""Configuration from the environment, read when asked for, never at import."""
+"""Configuration: every environment variable the bot reads, with its one default, in one table.
+
+Values are read when asked for, never at import, so a test or a subcommand can set the
+environment first. `docs/configuration.md` documents the same table; a test keeps them equal.
+Only this module reads the bot's configuration from the environment.
+"""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 AGENTS = ("claude", "codex", "opencode", "gemini")
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+AGENT_PLACEHOLDER = "<AGENT>"
 
 
 class MissingConfig(RuntimeError):
     """A required variable is not set; the message names it and how to set it."""
 
 
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    default: str | None
+    meaning: str
+    parse: Callable[[str], Any] = str
+
+
+VARIABLES: tuple[Variable, ...] = (
+    # the service
+    Variable("BOT_DATA_DIR", "./.bot-data", "Database, mirrors, worktrees and CLI homes.", Path),
+    Variable("BOT_HANDLE", "bot", "The mention the bot answers to (`@bot`)."),
+    Variable("BOT_HOST", "127.0.0.1", "Address `bot serve` listens on."),
+    Variable("BOT_PORT", "8000", "Port `bot serve` listens on.", int),
+    Variable("BOT_PUBLIC_URL", None, "The service's public URL (settings page links, OAuth callback)."),
+    Variable("BOT_WORKERS", "2", "Episodes run at once by one process.", int),
+    Variable("BOT_LEASE_SECONDS", "30", "A claimed job's lease; renewed while it runs.", float),
+    Variable("BOT_SHUTDOWN_GRACE", "20", "Seconds running jobs get to stop on SIGTERM.", float),
+    Variable("BOT_PROGRESS_INTERVAL", "3", "Seconds between edits of the tracking comment.", float),
+    Variable("BOT_LOG_LEVEL", "INFO", "Python logging level."),
+    Variable("BOT_DEFAULT_AGENT", "claude", "Agent used when the comment names none."),
+    Variable("BOT_SECRET_KEY", None, "Key that encrypts stored credentials (else a key file in the data dir)."),
+    # GitHub
+    Variable("GITHUB_APP_ID", None, "The GitHub App's id."),
+    Variable("GITHUB_PRIVATE_KEY", None, "The App's private key (PEM text, `\\n` allowed)."),
+    Variable("GITHUB_PRIVATE_KEY_PATH", None, "The App's private key file."),
+    Variable("GITHUB_WEBHOOK_SECRET", None, "The App's webhook secret."),
+    Variable("GITHUB_CLIENT_ID", None, "The App's OAuth client id (settings page login)."),
+    Variable("GITHUB_CLIENT_SECRET", None, "The App's OAuth client secret (settings page login)."),
+    Variable("GITHUB_API_URL", "https://api.github.com", "GitHub's REST API (GHES: `https://HOST/api/v3`)."),
+    Variable("BOT_GIT_BASE_URL", "https://github.com", "Where repositories are cloned from."),
+    Variable("BOT_GITHUB_OAUTH_URL", "https://github.com", "Where the settings page's login goes."),
+    Variable("BOT_GIT_NAME", None, "Author name of the bot's commits (default `<handle>[bot]`)."),
+    Variable("BOT_GIT_EMAIL", None, "Author email of the bot's commits (default the handle's noreply address)."),
+    # workspace
+    Variable("BOT_SPARE_WORKTREES", "2", "Worktrees kept checked out ahead of need.", int),
+    Variable("BOT_MIRRORS_MAX_BYTES", str(20 << 30), "Mirrors beyond this size are evicted, oldest first.", int),
+    # agents
+    Variable("BOT_AGENTS_DIR", str(PROJECT_ROOT / "agents-cli"), "Where `make agents` installed the CLIs.", Path),
+    Variable(f"BOT_{AGENT_PLACEHOLDER}_BIN", None, "An agent CLI's path (else the pinned install)."),
+    Variable(f"BOT_{AGENT_PLACEHOLDER}_MODEL", None, "An agent's model (else the CLI's default)."),
+    Variable(f"BOT_{AGENT_PLACEHOLDER}_BASE_URL", None, "An operator gateway for an agent's provider."),
+    Variable("BOT_OPENCODE_PROVIDER", None, "OpenCode's provider (else the model's prefix)."),
+    Variable("BOT_OPENCODE_KEY_ENV", None, "The variable holding a custom OpenCode provider's key."),
+    Variable("BOT_CODEX_AUTH_FILE", None, "A Codex ChatGPT login (`auth.json`) to use."),
+    Variable("CODEX_HOME", None, "Codex's own home, searched for `auth.json`."),
+    # sandbox
+    Variable("BOT_SANDBOX_TIER", "1", "Minimum sandbox tier: 1 (bubblewrap) or 0 (process jail, tests).", int),
+    Variable("BOT_CGROUP_ROOT", "/sys/fs/cgroup", "The cgroup v2 mount.", Path),
+    Variable("BOT_CGROUP_PARENT", None, "A delegated cgroup to create episode cgroups under."),
+    # the Action (set by the runner, or by action.yml)
+    Variable("BOT_GITHUB_TOKEN", None, "The Action's `github-token` input."),
+    Variable("GITHUB_TOKEN", None, "The workflow's token (Action)."),
+    Variable("GITHUB_EVENT_NAME", None, "Set by the runner (Action)."),
+    Variable("GITHUB_EVENT_PATH", None, "Set by the runner (Action)."),
+    Variable("GITHUB_OUTPUT", None, "Set by the runner (Action)."),
+    Variable("GITHUB_STEP_SUMMARY", None, "Set by the runner (Action)."),
+    Variable("GITHUB_SERVER_URL", None, "Set by the runner (Action); the git host."),
+    Variable("RUNNER_TEMP", None, "Set by the runner (Action); the data dir goes under it."),
+)
+_BY_NAME = {variable.name: variable for variable in VARIABLES}
+
+
+def _variable(name: str) -> Variable:
+    known = _BY_NAME.get(name)
+    if known is None:
+        for agent in AGENTS:
+            generic = name.replace(f"_{agent.upper()}_", f"_{AGENT_PLACEHOLDER}_", 1)
+            if generic != name and generic in _BY_NAME:
+                return _BY_NAME[generic]
+        raise KeyError(f"{name} is not a configuration variable (add it to bot.config.VARIABLES)")
+    return known
+
+
 def env(name: str, default: str | None = None) -> str | None:
-    value = os.environ.get(name)
-    return value if value not in (None, "") else default
+    """The variable's text, else its one default (None when it has none). Empty counts as unset."""
+    if default is None and name in _BY_NAME:  # transitional: callers still passing a default
+        default = _BY_NAME[name].default
+    text = os.environ.get(name)
+    return text if text not in (None, "") else default
+
+
+def value(name: str) -> Any:
+    """The variable parsed to its type, else its default parsed the same way."""
+    text = env(name)
+    return None if text is None else _variable(name).parse(text)
 
 
 def require(name: str, hint: str = "") -> str:
-    value = env(name)
-    if value is None:
+    text = env(name)
+    if text is None:
         raise MissingConfig(f"{name} is not set." + (f" {hint}" if hint else ""))
-    return value
+    return text
 
 
 def data_dir() -> Path:
-    path = Path(env("BOT_DATA_DIR", "./.bot-data")).resolve()
+    path = value("BOT_DATA_DIR").resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 def handle() -> str:
-    return env("BOT_HANDLE", "bot").lstrip("@")
+    return env("BOT_HANDLE").lstrip("@")
 
 
 def github_api_url() -> str:
-    return env("GITHUB_API_URL", "https://api.github.com").rstrip("/")
+    return env("GITHUB_API_URL").rstrip("/")
 
 
 def git_base_url() -> str:
-    return env("BOT_GIT_BASE_URL", "https://github.com").rstrip("/")
+    return env("BOT_GIT_BASE_URL").rstrip("/")
 
 
 def clone_url(full_name: str) -> str:
@@ -47,20 +139,20 @@ def clone_url(full_name: str) -> str:
 
 
 def default_agent() -> str:
-    return env("BOT_DEFAULT_AGENT", "claude")
+    return env("BOT_DEFAULT_AGENT")
 
 
 def workers() -> int:
-    return int(env("BOT_WORKERS", "2"))
+    return value("BOT_WORKERS")
 
 
 def sandbox_tier() -> int:
-    return int(env("BOT_SANDBOX_TIER", "1"))
+    return value("BOT_SANDBOX_TIER")
 
 
 def agents_dir() -> Path:
     """Where `make agents` installs the pinned CLIs (node_modules/.bin inside)."""
-    return Path(env("BOT_AGENTS_DIR", str(PROJECT_ROOT / "agents-cli")))
+    return value("BOT_AGENTS_DIR")
 
 
 def agent_bin(agent: str, default_name: str) -> str:
