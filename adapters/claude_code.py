@@ -2,8 +2,10 @@
 
 Prompt on stdin (the variadic --tools/--allowedTools/--mcp-config would swallow a trailing
 prompt); bridge by --mcp-config file with the bearer expanded from env; strict lockdown by
---tools (only Read, Grep, Glob) + dontAsk + an allow-list of the bridge server; project settings ignored
-(--setting-sources user) so a repository cannot add hooks; Claude's own sandbox off.
+--tools (only Read, Grep, Glob, which read the worktree only: reads outside it ask, and dontAsk
+refuses) + dontAsk + an allow-list of the bridge server; project settings ignored
+(--setting-sources user) so a repository cannot add hooks; Claude's own sandbox off; WebSearch and
+WebFetch offered only when the repository turns web access on.
 """
 from __future__ import annotations
 
@@ -18,7 +20,9 @@ QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY
              "CLAUDE_CODE_MAX_RETRIES": "3"}
 READ_TOOLS = ("Read", "Grep", "Glob")  # not in the default set of 2.1.x, offered when named
 NATIVE_TOOLS = ("Edit", "Write", "Bash")
-DENIED_IN_STRICT = NATIVE_TOOLS + ("NotebookEdit", "WebFetch", "WebSearch")
+# WebSearch runs on Anthropic's servers (no egress proxy sees it): only with web access on.
+WEB_TOOLS = ("WebSearch", "WebFetch")
+DENIED_IN_STRICT = NATIVE_TOOLS + ("NotebookEdit",)
 MCP_CONFIG = ".bot/claude-mcp.json"
 SETTINGS = ".claude/settings.json"
 
@@ -35,19 +39,22 @@ class ClaudeCode(CliAdapter):
 
     def command(self, episode: Episode) -> Invocation:
         native = episode.mode == "native"
-        builtins = READ_TOOLS + (NATIVE_TOOLS if native else ())
-        allowed = list(builtins)
+        builtins = READ_TOOLS + (NATIVE_TOOLS if native else ()) + (WEB_TOOLS if episode.web_access else ())
+        # Read/Grep/Glob are offered but not pre-allowed: a read inside the cwd needs no permission,
+        # one outside it (a path or a symlink resolved out of the worktree) asks, and dontAsk refuses.
+        allowed = [tool for tool in builtins if tool not in READ_TOOLS]
         argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose",
                 "--strict-mcp-config", "--setting-sources", "user", "--permission-mode", "dontAsk",
                 "--tools", ",".join(builtins)]
-        files = {SETTINGS: _settings(native)} | episode.credentials.files
+        files = {SETTINGS: _settings(native, episode.web_access)} | episode.credentials.files
         env = dict(QUIET_ENV) | episode.credentials.env
         if episode.bridge:
             files[MCP_CONFIG] = _mcp_config(episode)
             argv += ["--mcp-config", str(episode.home / MCP_CONFIG)]
             allowed.append(f"mcp__{episode.bridge.server_name}")
             env[episode.bridge.token_env] = episode.bridge.token
-        argv += ["--allowedTools", ",".join(allowed)]
+        if allowed:
+            argv += ["--allowedTools", ",".join(allowed)]
         if episode.resume_session:
             argv += ["--resume", episode.resume_session]
         if model := self.model(episode):
@@ -104,8 +111,8 @@ class ClaudeCode(CliAdapter):
         return None
 
 
-def _settings(native: bool) -> bytes:
-    deny = [] if native else list(DENIED_IN_STRICT)
+def _settings(native: bool, web_access: bool) -> bytes:
+    deny = ([] if native else list(DENIED_IN_STRICT)) + ([] if web_access else list(WEB_TOOLS))
     return json.dumps({"sandbox": {"enabled": False}, "permissions": {"deny": deny},
                        "includeCoAuthoredBy": False, "autoUpdates": False}, indent=1).encode()
 

@@ -6,6 +6,16 @@ Prompt on stdin as `-` (codex reads stdin to EOF anyway; the runner closes it); 
 exits 1 instead of silently dropping the tools; strict mode removes the shell tools and
 keeps Codex's policy read-only (its bwrap cannot nest inside ours, but without a shell tool
 it never starts one); native mode turns Codex's sandbox off: ours is the boundary.
+
+Codex's default model runs "code mode" (its catalog says `tool_mode: code_mode_only`, which no
+feature switch overrides): its own tools are nested in a JavaScript `exec` tool and MCP tools
+are deferred behind a namespace the model must search for. The bridge's namespace is made
+`direct_only`, so the model is offered the bridge's tools as plain function calls at once
+(and `exec` cannot call them: every bridged call is a visible `mcp_tool_call`). `exec` itself
+is a V8 isolate without modules, process, network or shell; its nested tools are
+apply_patch (refused by the read-only policy), view_image, goals and MCP resources.
+Web search runs on OpenAI's servers, out of the egress proxy's sight: off unless the
+repository turns web access on.
 """
 from __future__ import annotations
 
@@ -33,7 +43,8 @@ class Codex(CliAdapter):
     executable = "codex"
     default_allowed_hosts = ("api.openai.com",)
     unobserved = ("codex's model calls", "its context compaction",
-                  "its direct channel to api.openai.com")
+                  "its direct channel to api.openai.com",
+                  "its code-mode exec scripts (absent from its --json stream)")
     min_version = "0.171.0"
     credential_env = ("CODEX_API_KEY", "OPENAI_API_KEY")
     unknown_session_markers = ("no rollout found for thread id",)
@@ -63,6 +74,7 @@ class Codex(CliAdapter):
                   ("features.plugins", "false")]  # else it syncs plugins from github.com and chatgpt.com
         if strict:
             config += [(f"features.{feature}", "false") for feature in STRICT_FEATURES_OFF]
+        config.append(("web_search", toml("live" if episode.web_access else "disabled")))
         if episode.instruction:
             config.append(("developer_instructions", toml(episode.instruction)))
         if base := self.base_url(episode):
@@ -78,7 +90,8 @@ class Codex(CliAdapter):
             config += [(f"{prefix}.url", toml(bridge.url)),
                        (f"{prefix}.bearer_token_env_var", toml(bridge.token_env)),
                        (f"{prefix}.default_tools_approval_mode", toml("approve")),
-                       (f"{prefix}.required", "true")]
+                       (f"{prefix}.required", "true"),
+                       ("features.code_mode.direct_only_tool_namespaces", toml([f"mcp__{bridge.server_name}"]))]
         return config
 
     def _env(self, episode: Episode) -> dict[str, str]:

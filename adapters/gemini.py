@@ -4,7 +4,8 @@ Prompt on stdin; settings (auth type, telemetry off, the bridge as a trusted MCP
 the bearer expanded from env) written both as user settings and as system settings (the
 highest precedence, so a repository's .gemini/settings.json cannot override them); only the
 bot's MCP server allowed; strict mode keeps the headless default approval mode (shell and
-write tools are not offered) plus a policy file denying them; the workspace is trusted by
+write tools are not offered) plus a policy file denying them; the web tools are denied in
+either mode unless the repository turns web access on; the workspace is trusted by
 env (else exit 55). The answer is the concatenated assistant deltas; exit codes carry
 meaning (41 auth, 42 input, 52 config, 53 turn limit, 55 trust, else HTTP status & 0xFF).
 """
@@ -20,7 +21,9 @@ SYSTEM_SETTINGS = ".bot/gemini-system-settings.json"
 POLICY = ".bot/gemini-policy.toml"
 MEMORY = ".gemini/GEMINI.md"  # global context: a lower-authority standing instruction
 NATIVE_WRITE_TOOLS = ("run_shell_command", "write_file", "replace")
-DENIED_IN_STRICT = NATIVE_WRITE_TOOLS + ("web_fetch", "google_web_search")
+# google_web_search is a grounded request to the Gemini API (Google runs the search, out of the
+# egress proxy's sight): both only when the repository turns web access on.
+WEB_TOOLS = ("google_web_search", "web_fetch")
 EXIT_MEANING = {41: ("auth", "gemini rejected its credentials (exit 41): check GEMINI_API_KEY or the settings page"),
                 42: ("agent", "gemini rejected its input (exit 42)"),
                 52: ("config", "gemini found its configuration invalid (exit 52)"),
@@ -50,8 +53,8 @@ class Gemini(CliAdapter):
         env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(home / SYSTEM_SETTINGS)
         if native:
             argv += ["--approval-mode", "yolo"]
-        else:
-            files[POLICY] = _strict_policy(episode.bridge)
+        if policy := _policy(episode):
+            files[POLICY] = policy
             argv += ["--policy", str(home / POLICY)]
         if episode.bridge:
             env[episode.bridge.token_env] = episode.bridge.token
@@ -130,13 +133,16 @@ def _settings(episode: Episode) -> bytes:
     return json.dumps(settings, indent=1).encode()
 
 
-def _strict_policy(bridge) -> bytes:
-    """Allow each bridge tool by name (Gemini rejects an mcpName rule without a toolName), deny the
-    native shell and writes."""
+def _policy(episode: Episode) -> bytes:
+    """Strict: allow each bridge tool by name (Gemini rejects an mcpName rule without a toolName)
+    and deny the native shell and writes. Either mode: deny the web tools unless web access is on."""
+    strict, bridge = episode.mode != "native", episode.bridge
     rules = [f'[[rule]]\nmcpName = "{bridge.server_name}"\ntoolName = "{tool}"\n'
-             f'decision = "allow"\npriority = 200\n' for tool in (bridge.tools if bridge else ())]
-    names = ", ".join(f'"{name}"' for name in DENIED_IN_STRICT)
-    rules.append(f"[[rule]]\ntoolName = [{names}]\ndecision = \"deny\"\npriority = 900\n")
+             f'decision = "allow"\npriority = 200\n' for tool in (bridge.tools if bridge and strict else ())]
+    denied = (NATIVE_WRITE_TOOLS if strict else ()) + (() if episode.web_access else WEB_TOOLS)
+    if denied:
+        names = ", ".join(f'"{name}"' for name in denied)
+        rules.append(f"[[rule]]\ntoolName = [{names}]\ndecision = \"deny\"\npriority = 900\n")
     return "\n".join(rules).encode()
 
 

@@ -3,8 +3,9 @@
 Prompt on stdin (argv parts with spaces reach the model wrapped in quotes); the whole config
 inline in OPENCODE_CONFIG_CONTENT (the highest-precedence source) with the repository's own
 config, Claude-Code compatibility files and external skills switched off, so a repository
-cannot loosen the permissions; strict mode denies edit, bash and webfetch (the tools then
-vanish from the request); the bridge as a remote MCP server with the bearer from env.
+cannot loosen the permissions; strict mode denies edit, bash and read (it follows symlinks out of
+the worktree) and paths outside the project, and webfetch and websearch are
+denied unless the repository turns web access on (denied tools vanish from the request); the bridge as a remote MCP server with the bearer from env.
 OpenCode has no end-of-turn event: the answer is the last text part, success is exit 0.
 """
 from __future__ import annotations
@@ -19,8 +20,12 @@ QUIET_ENV = {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH"
              "OPENCODE_DISABLE_CLAUDE_CODE": "1", "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
              # it npm-installs @opencode-ai/plugin into every config dir at start (registry.npmjs.org)
              "npm_config_offline": "true"}
-STRICT = {"edit": "deny", "bash": "deny", "webfetch": "deny"}
-NATIVE = {"edit": "allow", "bash": "allow", "webfetch": "deny"}
+# Its `read` follows a repository's symlink out of the worktree (measured: /proc/self/environ,
+# the provider key), so strict mode denies it; reads go through the bridge. An explicit path
+# outside the project would "ask", which ends a headless run without an answer: deny instead.
+STRICT = {"edit": "deny", "bash": "deny", "read": "deny", "external_directory": "deny"}
+NATIVE = {"edit": "allow", "bash": "allow"}
+WEB_TOOLS = ("webfetch", "websearch")  # websearch runs at a search provider, out of the proxy's sight
 GATEWAY = "bot_gateway"
 GATEWAY_KEY_ENV = "OPENAI_API_KEY"
 INSTRUCTIONS = ".bot/opencode-instructions.md"
@@ -37,7 +42,8 @@ class OpenCode(CliAdapter):
     unknown_session_markers = ("Session not found",)
 
     def command(self, episode: Episode) -> Invocation:
-        permission = NATIVE if episode.mode == "native" else STRICT
+        permission = (NATIVE if episode.mode == "native" else STRICT) | \
+            {tool: "allow" if episode.web_access else "deny" for tool in WEB_TOOLS}
         config: dict = {"autoupdate": False, "share": "disabled", "permission": permission}
         env = QUIET_ENV | episode.credentials.env
         files = dict(episode.credentials.files)
