@@ -120,6 +120,7 @@ class Invocation:
     last_message_file: str | None = None  # HOME-relative path the CLI writes its answer to
     cwd: str | None = None
     ephemeral: tuple[str, ...] = ()  # HOME-relative files removed after the run (credentials)
+    system_files: dict[str, bytes] = field(default_factory=dict)  # absolute path in the sandbox -> content (read-only)
 
 
 @dataclass

@@ -17,7 +17,8 @@ import re
 from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Usage, http_failure, register
 
 SETTINGS = ".gemini/settings.json"
-SYSTEM_SETTINGS = ".bot/gemini-system-settings.json"
+# Gemini ignores system settings unless root owns the file and every folder above it: placed by the sandbox
+SYSTEM_SETTINGS = "/etc/gemini-cli/settings.json"
 POLICY = ".bot/gemini-policy.toml"
 MEMORY = ".gemini/GEMINI.md"  # global context: a lower-authority standing instruction
 NATIVE_WRITE_TOOLS = ("run_shell_command", "write_file", "replace")
@@ -49,8 +50,8 @@ class Gemini(CliAdapter):
         server = episode.bridge.server_name if episode.bridge else "bot"
         argv = [self.binary, "-o", "stream-json", "--allowed-mcp-server-names", server]
         settings = _settings(episode)
-        files = {SETTINGS: settings, SYSTEM_SETTINGS: settings} | episode.credentials.files
-        env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(home / SYSTEM_SETTINGS)
+        files = {SETTINGS: settings} | episode.credentials.files
+        env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = SYSTEM_SETTINGS
         if native:
             argv += ["--approval-mode", "yolo"]
         if policy := _policy(episode):
@@ -67,7 +68,7 @@ class Gemini(CliAdapter):
         if episode.resume_session:
             argv += ["--resume", episode.resume_session]
         return Invocation(argv=argv, env=env, stdin=episode.prompt.encode(), files=files,
-                          ephemeral=tuple(episode.credentials.files))
+                          ephemeral=tuple(episode.credentials.files), system_files={SYSTEM_SETTINGS: settings})
 
     # parsing -------------------------------------------------------------------
 

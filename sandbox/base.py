@@ -53,6 +53,9 @@ class SandboxConfig:
     allow_unix_sockets: bool = False  # tier 1: socket(AF_UNIX) allowed inside (seccomp knob)
     egress_log: Path | None = None  # tier 1: one JSON line per egress decision
     run_id: str | None = None  # names the run's cgroups; random when None
+    # tier 1: absolute path inside -> content, placed read-only; owned by root inside when the bot
+    # runs as root (a CLI's system-wide settings, which it trusts only when root owns them)
+    system_files: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass

@@ -1,11 +1,13 @@
 """A classic-BPF seccomp filter for tier 1, loaded by `bwrap --seccomp FD`.
 
-Refused with EPERM: debugging other processes (ptrace, process_vm_*), kernel
-keyrings, new namespaces (unshare, setns, clone/clone3 with CLONE_NEWUSER), mounts,
-module and kexec loading, bpf, userfaultfd, perf, io_uring (it can open sockets
-without socket()), and socket(AF_UNIX) unless the job needs it. Foreign
-architectures and the x32 ABI are killed outright, so the numbers below cannot be
-sidestepped.
+Refused with EPERM: reaching into other processes (ptrace, process_vm_*, kcmp,
+pidfd_getfd, process_madvise), kernel keyrings, new namespaces (unshare, setns,
+clone/clone3 with CLONE_NEWUSER), mounts, module and kexec loading, bpf, userfaultfd,
+perf, io_uring (it can open sockets without socket()), memory hidden from the kernel
+(memfd_secret), clocks, quotas, fanotify, personality flags other than PER_LINUX and
+the query (ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC weaken exploit mitigations), and
+socket(AF_UNIX) unless the job needs it. Foreign architectures and the x32 ABI are
+killed outright, so the numbers below cannot be sidestepped.
 """
 from __future__ import annotations
 
@@ -36,10 +38,16 @@ DENIED_X86_64 = {
     "open_by_handle_at": 304, "name_to_handle_at": 303,
     "swapon": 167, "swapoff": 168, "reboot": 169, "acct": 163, "syslog": 103,
     "iopl": 172, "ioperm": 173, "uselib": 134, "lookup_dcookie": 212,
+    "kcmp": 312, "pidfd_getfd": 438, "process_madvise": 440, "memfd_secret": 447,
+    "open_tree_attr": 467, "quotactl": 179, "quotactl_fd": 443, "nfsservctl": 180,
+    "vhangup": 153, "fanotify_init": 300, "settimeofday": 164, "clock_settime": 227,
+    "clock_adjtime": 305, "sysfs": 139, "ustat": 136, "_sysctl": 156,
 }
 NR_SOCKET = 41
 NR_CLONE = 56
 NR_CLONE3 = 435
+NR_PERSONALITY = 135
+PERSONALITY_ALLOWED = (0, 0xFFFFFFFF)  # PER_LINUX, and the query (the argument is an unsigned int)
 
 # BPF opcodes (linux/filter.h, linux/seccomp.h)
 LD_W_ABS = 0x20
@@ -83,9 +91,19 @@ def program(allow_unix_sockets: bool = False) -> bytes:
     out += [_insn(JEQ_K, NR_CLONE3, jt=0, jf=1), _errno(ENOSYS)]
     out += [_insn(JEQ_K, NR_CLONE, jt=0, jf=3), _insn(LD_W_ABS, OFF_ARG0),
             _insn(JSET_K, CLONE_NEWUSER, jt=0, jf=1), _errno(EPERM)]
+    out += _personality_rules()
     out += _socket_rules(allow_unix_sockets)
     out.append(_insn(RET_K, RET_ALLOW))
     return b"".join(out)
+
+
+def _personality_rules() -> list[bytes]:
+    skip = len(PERSONALITY_ALLOWED) + 2
+    rules = [_insn(LD_W_ABS, OFF_NR), _insn(JEQ_K, NR_PERSONALITY, jt=0, jf=skip),
+             _insn(LD_W_ABS, OFF_ARG0)]
+    for index, value in enumerate(PERSONALITY_ALLOWED):
+        rules.append(_insn(JEQ_K, value, jt=len(PERSONALITY_ALLOWED) - index, jf=0))
+    return rules + [_errno(EPERM)]
 
 
 def _socket_rules(allow_unix_sockets: bool) -> list[bytes]:

@@ -1,6 +1,10 @@
 """Tier 0: a process jail. Scrubbed environment, own session, own HOME and TMPDIR,
 rlimit backstops. No filesystem or network isolation: used only when the operator
 sets BOT_SANDBOX_TIER=0 (and by tests that exercise an adapter without bubblewrap).
+
+The command runs as the bot's own user. System files (placed at absolute paths in tier 1)
+are written under HOME/.bot/system instead, and an environment value naming one is
+pointed at that copy.
 """
 from __future__ import annotations
 
@@ -81,7 +85,7 @@ class Tier0Spawner:
             raise Refused("tier 0 cannot meet a tier-1 floor.", "install bubblewrap or set BOT_SANDBOX_TIER=0")
         tmpdir = config.tmpdir or config.home / ".tmp"
         tmpdir.mkdir(parents=True, exist_ok=True)
-        full_env = base_env(config.home, tmpdir) | env
+        full_env = base_env(config.home, tmpdir) | _place_system_files(config, env)
         proc = await asyncio.create_subprocess_exec(
             *argv, cwd=cwd or str(config.workdir), env=full_env,
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
@@ -92,6 +96,21 @@ class Tier0Spawner:
             await proc.stdin.drain()
             proc.stdin.close()
         return Tier0Process(proc, config.limits.timeout_s)
+
+
+def _place_system_files(config: SandboxConfig, env: dict[str, str]) -> dict[str, str]:
+    if not config.system_files:
+        return env
+    folder = config.home / ".bot" / "system"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    moved = {}
+    for path, content in config.system_files.items():
+        copy = folder / path.strip("/").replace("/", "_")
+        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+        moved[path] = str(copy)
+    return {name: moved.get(value, value) for name, value in env.items()}
 
 
 def _backstops(config: SandboxConfig):

@@ -1,7 +1,8 @@
 """Tier 1: bubblewrap over a skeleton of the host, an empty network namespace with
 injected loopback listeners (egress proxy, MCP bridge, loopback gateways), seccomp,
-cgroup memory/pids caps and a wall clock. Refuses (raises Refused) when any part of
-that floor cannot be had; never runs with less.
+cgroup memory/pids caps and a wall clock. The command never runs as host root (see
+sandbox/identity) and the kernel's global knobs under /proc are read-only. Refuses
+(raises Refused) when any part of that floor cannot be had; never runs with less.
 """
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ import os
 import secrets
 import shutil
 import tempfile
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Sequence
 
-from sandbox import egress, inject, limits, seccomp
+from sandbox import egress, identity, inject, limits, seccomp
 from sandbox.base import (INSIDE_BRIDGE_PORT, INSIDE_PROXY_PORT, Limits, Refused, SandboxConfig,
                           base_env)
 from sandbox.process import Tier1Process
@@ -27,6 +29,12 @@ NO_PROXY = "127.0.0.1,localhost,::1"
 ETC_ALLOWLIST = ("passwd", "group", "hosts", "nsswitch.conf", "ssl", "ca-certificates",
                  "alternatives", "localtime", "ld.so.cache", "gitconfig")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+# /proc entries that reach the host kernel rather than the sandbox's own processes (sysctls,
+# sysrq, IRQ affinity, PCI config, PSI triggers, MTRRs, driver and filesystem knobs): bound
+# read-only over themselves when the host has them. bwrap covers irq and bus itself.
+PROC_READ_ONLY = ("sys", "sysrq-trigger", "fs", "mtrr", "pressure", "acpi", "scsi", "driver", "tty")
+# bwrap's pid 1 runs without the seccomp filter: its memory must not be writable from inside.
+INIT_MEMORY = ("/proc/1/mem", "/proc/1/task/1/mem")
 FIX_BWRAP = "install bubblewrap (apt-get install bubblewrap) and make sure `bwrap` is on PATH"
 FIX_USERNS = ("enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0; on Ubuntu "
               "24.04 an AppArmor profile granting `userns` to bwrap), or run the bot as root")
@@ -57,17 +65,40 @@ def loopback_gateways(config: SandboxConfig) -> list[int]:
     return ports
 
 
-def inside_env(config: SandboxConfig, env: dict[str, str]) -> dict[str, str]:
+def inside_env(config: SandboxConfig, env: dict[str, str], trust_repositories: bool = False) -> dict[str, str]:
     full = base_env(config.home, SANDBOX_TMP) | env
     full.update(HTTPS_PROXY=PROXY_URL, HTTP_PROXY=PROXY_URL, https_proxy=PROXY_URL,
                 http_proxy=PROXY_URL, NO_PROXY=NO_PROXY, no_proxy=NO_PROXY, NODE_USE_ENV_PROXY="1")
     full.pop("ALL_PROXY", None)
     full.pop("all_proxy", None)
+    if trust_repositories:
+        _trust_repositories(full)
     return full
 
 
-def _system_mounts() -> list[str]:
-    args = ["--ro-bind", "/usr", "/usr"]
+def _trust_repositories(env: dict[str, str]) -> None:
+    """The sandbox user owns neither the worktree's top directory nor the git data (the bot
+    does), so its git would refuse them as "dubious ownership". Inside the sandbox that
+    protection has nothing to protect: whatever git could run there, the agent can run."""
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        count = 0
+    env[f"GIT_CONFIG_KEY_{count}"] = "safe.directory"
+    env[f"GIT_CONFIG_VALUE_{count}"] = "*"
+    env["GIT_CONFIG_COUNT"] = str(count + 1)
+
+
+@dataclass(frozen=True)
+class Switch:
+    """What bwrap needs when the bot is root and the command must run as another uid."""
+
+    who: identity.Identity
+    userns_block_fd: int
+
+
+def _system_mounts(data_fds: dict[str, int]) -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr", "--dir", "/etc"]  # a bind's missing parent would be 0700
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         host = Path("/") / name
         if host.is_symlink():
@@ -75,8 +106,38 @@ def _system_mounts() -> list[str]:
         elif host.is_dir():
             args += ["--ro-bind", str(host), f"/{name}"]
     for name in ETC_ALLOWLIST:
-        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        if f"/etc/{name}" not in data_fds:
+            args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    for path, fd in data_fds.items():  # made by bwrap's set-up: owned by root inside when the bot is root
+        args += ["--perms", "0644", "--ro-bind-data", str(fd), path]
     return args
+
+
+def _proc_mounts() -> list[str]:
+    args = ["--proc", "/proc"]
+    for name in PROC_READ_ONLY:
+        args += ["--ro-bind-try", f"/proc/{name}", f"/proc/{name}"]
+    for path in INIT_MEMORY:
+        args += ["--ro-bind", "/dev/null", path]
+    return args
+
+
+def _parent_dirs(destinations: Sequence[str]) -> list[str]:
+    """bwrap makes a bind's missing parents mode 0700, which the sandbox user (not their
+    owner when the bot is root) could not cross: make them 0755 first."""
+    parents = {str(parent) for dest in destinations for parent in PurePosixPath(dest).parents}
+    parents.discard("/")
+    return [arg for parent in sorted(parents, key=lambda p: p.count("/")) for arg in ("--dir", parent)]
+
+
+def _switch_args(switch: Switch | None) -> tuple[list[str], list[str]]:
+    """bwrap options and the command prefix that make the command run as the sandbox user."""
+    if switch is None:
+        return ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"], []
+    args = ["--unshare-user", "--userns-block-fd", str(switch.userns_block_fd), "--cap-drop", "ALL"]
+    for cap in identity.SWITCH_CAPS:
+        args += ["--cap-add", cap]
+    return args, switch.who.command_prefix()
 
 
 def git_mounts(workdir: Path, mount_path: str, home: Path | None = None) -> list[str]:
@@ -125,24 +186,27 @@ def _linked_repository(workdir: Path, pointer: str, home: Path | None) -> Path |
 
 
 def bwrap_argv(bwrap: str, config: SandboxConfig, argv: Sequence[str], cwd: str | None,
-               fds: tuple[int, int, int]) -> list[str]:
+               fds: tuple[int, int, int], switch: Switch | None = None,
+               data_fds: dict[str, int] | None = None) -> list[str]:
     """The whole bwrap command line: paths and fd numbers only, never an env value."""
     seccomp_fd, info_fd, block_fd = fds
     lim = config.limits
-    args = [bwrap, *_system_mounts(), "--dev", "/dev", "--proc", "/proc",
-            "--size", str(lim.tmpfs_bytes), "--tmpfs", SANDBOX_TMP,
-            "--size", str(lim.tmpfs_bytes), "--tmpfs", "/dev/shm", "--tmpfs", "/run",
+    user_args, prefix = _switch_args(switch)
+    args = [bwrap, *_system_mounts(data_fds or {}), "--dev", "/dev", *_proc_mounts(),
+            "--perms", "1777", "--size", str(lim.tmpfs_bytes), "--tmpfs", SANDBOX_TMP,
+            "--perms", "1777", "--size", str(lim.tmpfs_bytes), "--tmpfs", "/dev/shm", "--tmpfs", "/run",
             "--dir", "/var", "--symlink", "/tmp", "/var/tmp"]
+    binds = []
     for path in config.ro_binds:
-        args += ["--ro-bind", str(path), str(path)]
-    args += ["--bind", str(config.home), str(config.home)]
-    args += ["--bind" if config.writable else "--ro-bind", str(config.workdir), config.mount_path]
-    args += git_mounts(Path(config.workdir), config.mount_path, Path(config.home))
+        binds += ["--ro-bind", str(path), str(path)]
+    binds += ["--bind", str(config.home), str(config.home)]
+    binds += ["--bind" if config.writable else "--ro-bind", str(config.workdir), config.mount_path]
+    binds += git_mounts(Path(config.workdir), config.mount_path, Path(config.home))
+    args += _parent_dirs(binds[2::3]) + binds
     args += ["--remount-ro", "/"]  # bwrap's root tmpfs (mount points, /etc skeleton) stays read-only
-    args += ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-             "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",
+    args += ["--unshare-all", *user_args, "--die-with-parent", "--new-session", "--hostname", "sandbox",
              "--seccomp", str(seccomp_fd), "--info-fd", str(info_fd), "--block-fd", str(block_fd),
-             "--chdir", cwd or config.mount_path, "--", *argv]
+             "--chdir", cwd or config.mount_path, "--", *prefix, *argv]
     return args
 
 
@@ -183,11 +247,12 @@ class Tier1Spawner:
         for path in (config.workdir, *config.ro_binds):
             if not Path(path).exists():
                 raise FileNotFoundError(f"sandbox mount source does not exist: {path}")
+        config.home.mkdir(parents=True, exist_ok=True)
+        who = _sandbox_user(config)
         try:
             filter_fd = seccomp.program_fd(config.allow_unix_sockets)
         except seccomp.UnsupportedArch as exc:
             raise Refused(str(exc), "run the bot on an x86_64 host") from None
-        config.home.mkdir(parents=True, exist_ok=True)
         run_id = config.run_id or secrets.token_hex(8)
         try:
             groups = limits.create(run_id, config.limits.memory_bytes, config.limits.pids)
@@ -195,24 +260,28 @@ class Tier1Spawner:
             os.close(filter_fd)
             raise Refused(f"no usable cgroup for the memory and process caps: {exc}", FIX_CGROUP) from None
         try:
-            return await self._launch(bwrap, config, argv, env, stdin, cwd, filter_fd, groups)
+            return await self._launch(bwrap, config, argv, env, stdin, cwd, filter_fd, groups, who)
         except BaseException:
             groups.remove()
             raise
 
-    async def _launch(self, bwrap, config, argv, env, stdin, cwd, filter_fd, groups) -> Tier1Process:
+    async def _launch(self, bwrap, config, argv, env, stdin, cwd, filter_fd, groups, who) -> Tier1Process:
         info_r, info_w = os.pipe()
         block_r, block_w = os.pipe()
         fds = (filter_fd, info_w, block_r)
+        switch, userns_w = _switch_for(who)
+        data_fds = {path: _data_fd(data) for path, data in _placed_files(config, who).items()}
+        passed = fds + ((switch.userns_block_fd,) if switch else ()) + tuple(data_fds.values())
         try:
             proc = await asyncio.create_subprocess_exec(
                 *limits.join_prefix(groups.join_paths(), config.limits.open_files),
-                *bwrap_argv(bwrap, config, argv, cwd, fds), env=inside_env(config, env),
+                *bwrap_argv(bwrap, config, argv, cwd, fds, switch, data_fds),
+                env=inside_env(config, env, trust_repositories=who.switched),
                 stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, pass_fds=fds,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, pass_fds=passed,
                 start_new_session=True, limit=STREAM_LIMIT)
         finally:
-            for fd in fds:
+            for fd in passed:
                 os.close(fd)
         process = Tier1Process(proc, groups, config.limits)
         try:
@@ -223,14 +292,16 @@ class Tier1Spawner:
                     raise Refused(f"no usable cgroup for the memory and process caps: {detail}", FIX_CGROUP)
                 raise Refused(f"bubblewrap could not create the sandbox: {detail or 'no detail'}",
                               _fix_for(detail))
+            if switch is not None:
+                _map_sandbox_user(who, child_pid, userns_w)
             await self._wire_network(process, config, child_pid)
             os.write(block_w, b"1")
         except BaseException:
             await process.kill()
             raise
         finally:
-            os.close(info_r)
-            os.close(block_w)
+            for fd in (info_r, block_w) + ((userns_w,) if switch else ()):
+                os.close(fd)
         process.start_watchdog()
         if stdin is not None:
             await _feed(proc, stdin)
@@ -257,6 +328,53 @@ class Tier1Spawner:
             else:
                 server = await inject.serve(listener, inject.tcp_relay(*upstream))
             process.servers.append(server)
+
+
+def _sandbox_user(config: SandboxConfig) -> identity.Identity:
+    """Who the command runs as; its HOME (and a writable worktree) handed over to it."""
+    try:
+        who = identity.sandbox_identity()
+        identity.hand_over(who, config.home, Path(config.workdir))
+    except identity.IdentityUnavailable as exc:
+        raise Refused(f"cannot run the sandbox as an unprivileged user: {exc}",
+                      "install util-linux (setpriv) and set BOT_SANDBOX_UID to an unused uid") from None
+    except OSError as exc:
+        raise Refused(f"cannot hand the sandbox its HOME or worktree: {exc}",
+                      "keep the data dir on a local filesystem that supports chown") from None
+    return who
+
+
+def _switch_for(who: identity.Identity) -> tuple[Switch | None, int | None]:
+    """What bwrap needs when the command must be switched to the sandbox user, and the write
+    end that releases bwrap once the caller has mapped the user namespace."""
+    if not who.switched:
+        return None, None
+    userns_r, userns_w = os.pipe()
+    return Switch(who, userns_r), userns_w
+
+
+def _placed_files(config: SandboxConfig, who: identity.Identity) -> dict[str, bytes]:
+    """Files bwrap writes read-only into the sandbox: the configured system files, and the
+    passwd/group naming the sandbox user when the command is switched to it."""
+    for path in config.system_files:
+        if not path.startswith("/") or str(PurePosixPath(path)) != path or ".." in path.split("/"):
+            raise ValueError(f"system file path {path!r} is not absolute and normalised")
+    return dict(config.system_files) | (who.etc_files(config.home) if who.switched else {})
+
+
+def _map_sandbox_user(who: identity.Identity, child_pid: int, userns_w: int) -> None:
+    try:
+        who.write_id_maps(child_pid)
+    except OSError as exc:
+        raise Refused(f"could not map the sandbox user into the sandbox: {exc}", FIX_USERNS) from None
+    os.write(userns_w, b"1")
+
+
+def _data_fd(data: bytes) -> int:
+    fd = os.memfd_create("bot-sandbox-data", 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 async def _read_child_pid(fd: int) -> int | None:

@@ -36,6 +36,7 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
                       bridge_connected: asyncio.Event | None = None) -> Result:
     invocation = adapter.command(episode)
     write_home_files(episode.home, invocation)
+    config.system_files = invocation.system_files
     started = time.monotonic()
     try:
         proc = await spawner.start(config, invocation.argv, invocation.env, invocation.stdin,

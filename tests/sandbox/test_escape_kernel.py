@@ -121,3 +121,10 @@ async def test_writable_worktree_and_home_stay_writable_to_the_sandbox(run, conf
     assert ran.rc == 0, ran.err
     assert (config.workdir / "sub" / "file.txt").read_text() == "edited\n"
     assert (config.workdir / "new" / "x").exists() and (config.home / "h").exists()
+
+
+async def test_sandbox_user_has_a_name_and_is_not_root(run):
+    """whoami works inside (tools that look the user up keep working) and is not root."""
+    ran = await run("id -un")
+    assert ran.rc == 0, ran.err
+    assert ran.out.strip() not in ("", "root")

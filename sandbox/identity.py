@@ -1,0 +1,156 @@
+"""Who the sandboxed command is on the host: never root.
+
+A bot running as an unprivileged user gives its own uid to the sandbox (bubblewrap maps
+nothing else). A bot running as root would give root: inside a user namespace that maps
+uid 0 to host uid 0, a process is host root for every check that compares uids rather
+than capabilities (/proc/sys and kernel.core_pattern among them), even with every
+capability dropped. So when the bot is root, bubblewrap still builds the sandbox as root
+(it must read bind sources under the bot's 0700 data dir), but:
+
+- the caller writes the user namespace's maps itself (`--userns-block-fd`): host uid 0
+  for bubblewrap's set-up, and `uid` (default 65533, `BOT_SANDBOX_UID`) mapped to itself;
+- the command starts under setpriv, which switches to `uid`/`gid`, clears supplementary
+  groups, the bounding set and inheritable capabilities, then execs the command. The
+  seccomp filter and no_new_privs are already in force, so nothing can climb back.
+
+bwrap's own pid 1 (the reaper) stays host uid 0 without capabilities; the command, running
+as another uid, can neither signal nor trace nor read the memory of it.
+
+The command must be able to write its HOME and read the worktree (write it, when it is
+mounted writable), so both are handed over to `uid` before the start. The worktree's top
+directory and `.git` stay the bot's (its git refuses a repository another user owns); the
+top directory gets the sandbox group and the sticky bit, so the agent can add files there
+but never remove or replace the bot's `.git`.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_UID = 65533  # unallocated on Debian and systemd hosts (65534 is nobody)
+SETPRIV = "/usr/bin/setpriv"
+SWITCH_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # what setpriv needs, then drops
+
+
+class IdentityUnavailable(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Identity:
+    uid: int
+    gid: int
+    switched: bool  # True: the bot is root and the command is switched to uid inside
+
+    def id_maps(self) -> tuple[str, str]:
+        """uid_map and gid_map: root for bubblewrap's set-up, the sandbox user for the command."""
+        return f"0 0 1\n{self.uid} {self.uid} 1\n", f"0 0 1\n{self.gid} {self.gid} 1\n"
+
+    def write_id_maps(self, child_pid: int) -> None:
+        uid_map, gid_map = self.id_maps()
+        for name, text in (("uid_map", uid_map), ("gid_map", gid_map)):
+            fd = os.open(f"/proc/{child_pid}/{name}", os.O_WRONLY)
+            try:
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
+
+    def command_prefix(self) -> list[str]:
+        return [SETPRIV, f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups",
+                "--bounding-set=-all", "--inh-caps=-all", "--"]
+
+    def etc_files(self, home: Path) -> dict[str, bytes]:
+        """/etc/passwd and /etc/group naming the sandbox user (the host's list stays outside)."""
+        passwd = (f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                  f"agent:x:{self.uid}:{self.gid}:agent:{home}:/bin/sh\n"
+                  f"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+        group = f"root:x:0:\nagent:x:{self.gid}:\nnogroup:x:65534:\n"
+        return {"/etc/passwd": passwd.encode(), "/etc/group": group.encode()}
+
+
+def sandbox_identity() -> Identity:
+    """The host uid/gid the sandboxed command runs as (read when called)."""
+    if os.geteuid() != 0:
+        return Identity(os.geteuid(), os.getegid(), switched=False)
+    uid = _id_from_env("BOT_SANDBOX_UID", DEFAULT_UID)
+    gid = _id_from_env("BOT_SANDBOX_GID", uid)
+    if not os.access(SETPRIV, os.X_OK):
+        raise IdentityUnavailable(f"{SETPRIV} not found (util-linux) to drop root inside the sandbox")
+    for kind, value in (("uid", uid), ("gid", gid)):
+        if not _mapped(value, Path(f"/proc/self/{kind}_map")):
+            raise IdentityUnavailable(f"sandbox {kind} {value} is not mapped in the bot's user namespace")
+    return Identity(uid, gid, switched=True)
+
+
+def _mapped(value: int, id_map: Path) -> bool:
+    for line in id_map.read_text().splitlines():
+        inside, _, count = (int(field) for field in line.split())
+        if inside <= value < inside + count:
+            return True
+    return False
+
+
+def _id_from_env(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = int(raw) if raw else default
+    except ValueError:
+        raise IdentityUnavailable(f"{name}={raw!r} is not a number") from None
+    if not 0 < value < 2**32 - 1:
+        raise IdentityUnavailable(f"{name} must be a non-root id, not {value}")
+    return value
+
+
+def hand_over(identity: Identity, home: Path, workdir: Path) -> None:
+    """Let the sandbox user write its HOME and read (or, when mounted so, write) the worktree.
+    Links are never followed."""
+    if not identity.switched:
+        return
+    _chown_tree(home, identity, include_top=True)
+    _chown_tree(workdir, identity, include_top=False, skip={".git"})
+    top = os.stat(workdir, follow_symlinks=False)
+    if stat.S_ISDIR(top.st_mode):
+        os.chown(workdir, -1, identity.gid, follow_symlinks=False)
+        os.chmod(workdir, stat.S_IMODE(top.st_mode) | stat.S_ISVTX | 0o070)
+
+
+def _chown_tree(path: Path, identity: Identity, include_top: bool, skip: frozenset[str] = frozenset()) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        if include_top:
+            os.fchown(fd, identity.uid, identity.gid)
+        _chown_children(fd, identity, skip)
+    finally:
+        os.close(fd)
+
+
+def _chown_children(dir_fd: int, identity: Identity, skip: frozenset[str] = frozenset()) -> None:
+    """Entries the agent may race (gone, or swapped for a link) are left as they are; so is a
+    file with several links, which could be a link to something the sandbox must not own."""
+    with os.scandir(dir_fd) as entries:
+        for entry in entries:
+            if entry.name in skip:
+                continue
+            try:
+                _chown_entry(dir_fd, entry, identity)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR):
+                    raise
+
+
+def _chown_entry(dir_fd: int, entry: os.DirEntry, identity: Identity) -> None:
+    info = entry.stat(follow_symlinks=False)
+    is_dir = stat.S_ISDIR(info.st_mode)
+    if not is_dir and info.st_nlink > 1:
+        return
+    if info.st_uid != identity.uid or info.st_gid != identity.gid:
+        os.chown(entry.name, identity.uid, identity.gid, dir_fd=dir_fd, follow_symlinks=False)
+    if is_dir:
+        child = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+        try:
+            _chown_children(child, identity)
+        finally:
+            os.close(child)
