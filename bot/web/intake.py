@@ -65,6 +65,8 @@ def _verified_event(headers: dict[str, str], body: bytes) -> sansio.Event:
     signature = headers.get("x-hub-signature-256")
     if not signature:
         raise ValidationFailure("signature is missing")
+    if not signature.startswith("sha256="):  # gidgethub would also verify a `sha1=` value
+        raise ValidationFailure("X-Hub-Signature-256 must hold a sha256= value")
     sansio.validate_event(body, signature=signature, secret=config.webhook_secret())
     for name in _REQUIRED_HEADERS:
         if not headers.get(name):
