@@ -8,8 +8,8 @@ capability dropped. So when the bot is root, bubblewrap still builds the sandbox
 (it must read bind sources under the bot's 0700 data dir), but:
 
 - the caller writes the user namespace's maps itself (`--userns-block-fd`): host uid 0
-  for bubblewrap's set-up, and `uid` (default 65533, `BOT_SANDBOX_UID`) mapped to itself;
-- the command starts under setpriv, which switches to `uid`/`gid`, clears supplementary
+  for bubblewrap's set-up, and the sandbox uid (65533) mapped to itself;
+- the command starts under setpriv, which switches to that uid and gid, clears supplementary
   groups, the bounding set and inheritable capabilities, then execs the command. The
   seccomp filter and no_new_privs are already in force, so nothing can climb back.
 
@@ -17,7 +17,7 @@ bwrap's own pid 1 (the reaper) stays host uid 0 without capabilities; the comman
 as another uid, can neither signal nor trace nor read the memory of it.
 
 The command must be able to write its HOME and read the worktree (write it, when it is
-mounted writable), so both are handed over to `uid` before the start. The worktree's top
+mounted writable), so both are handed over to it before the start. The worktree's top
 directory and `.git` stay the bot's (its git refuses a repository another user owns); the
 top directory gets the sandbox group and the sticky bit, so the agent can add files there
 but never remove or replace the bot's `.git`.
@@ -30,7 +30,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_UID = 65533  # unallocated on Debian and systemd hosts (65534 is nobody)
+SANDBOX_ID = 65533  # uid and gid; unallocated on Debian and systemd hosts (65534 is nobody)
 SETPRIV = "/usr/bin/setpriv"
 SWITCH_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # what setpriv needs, then drops
 
@@ -72,17 +72,23 @@ class Identity:
 
 
 def sandbox_identity() -> Identity:
-    """The host uid/gid the sandboxed command runs as (read when called)."""
+    """The host uid/gid the sandboxed command runs as."""
     if os.geteuid() != 0:
         return Identity(os.geteuid(), os.getegid(), switched=False)
-    uid = _id_from_env("BOT_SANDBOX_UID", DEFAULT_UID)
-    gid = _id_from_env("BOT_SANDBOX_GID", uid)
     if not os.access(SETPRIV, os.X_OK):
         raise IdentityUnavailable(f"{SETPRIV} not found (util-linux) to drop root inside the sandbox")
-    for kind, value in (("uid", uid), ("gid", gid)):
-        if not _mapped(value, Path(f"/proc/self/{kind}_map")):
-            raise IdentityUnavailable(f"sandbox {kind} {value} is not mapped in the bot's user namespace")
-    return Identity(uid, gid, switched=True)
+    for kind in ("uid", "gid"):
+        if not _mapped(SANDBOX_ID, Path(f"/proc/self/{kind}_map")):
+            raise IdentityUnavailable(f"sandbox {kind} {SANDBOX_ID} is not mapped in the bot's user namespace")
+    return Identity(SANDBOX_ID, SANDBOX_ID, switched=True)
+
+
+def _mapped(value: int, id_map: Path) -> bool:
+    for line in id_map.read_text().splitlines():
+        inside, _, count = (int(field) for field in line.split())
+        if inside <= value < inside + count:
+            return True
+    return False
 
 
 def _mapped(value: int, id_map: Path) -> bool:

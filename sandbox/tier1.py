@@ -337,7 +337,8 @@ def _sandbox_user(config: SandboxConfig) -> identity.Identity:
         identity.hand_over(who, config.home, Path(config.workdir))
     except identity.IdentityUnavailable as exc:
         raise Refused(f"cannot run the sandbox as an unprivileged user: {exc}",
-                      "install util-linux (setpriv) and set BOT_SANDBOX_UID to an unused uid") from None
+                      "install util-linux (setpriv); in a user namespace, map uid and gid "
+                      f"{identity.SANDBOX_ID} too, or run the bot as an unprivileged user") from None
     except OSError as exc:
         raise Refused(f"cannot hand the sandbox its HOME or worktree: {exc}",
                       "keep the data dir on a local filesystem that supports chown") from None

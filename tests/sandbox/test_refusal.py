@@ -9,7 +9,7 @@ import pytest
 
 from sandbox import select_spawner
 from sandbox.base import REFUSED_EXIT_CODE, Refused
-from sandbox.identity import DEFAULT_UID
+from sandbox.identity import SANDBOX_ID
 from sandbox.tier0 import Tier0Spawner
 from sandbox.tier1 import Tier1Spawner
 from tests.conftest import is_root
@@ -62,7 +62,7 @@ def test_refuses_when_user_namespaces_disabled(tmp_path):
     (tmp_path / "wt").mkdir()
     script = ("echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" -m bot.cli sandbox exec "
               f"--writable --workdir {tmp_path / 'wt'} -- touch /workspace/ran")
-    done = _in_user_namespace(f"0 0 1\n{DEFAULT_UID} {DEFAULT_UID} 1\n", script)
+    done = _in_user_namespace(f"0 0 1\n{SANDBOX_ID} {SANDBOX_ID} 1\n", script)
     assert done.returncode == REFUSED_EXIT_CODE
     assert "bubblewrap could not create the sandbox" in done.stderr
     assert "max_user_namespaces" in done.stderr
@@ -78,7 +78,7 @@ def test_root_that_cannot_map_the_sandbox_user_refuses(tmp_path):
               "-- touch /workspace/ran")
     done = _in_user_namespace("0 0 1\n", script)
     assert done.returncode == REFUSED_EXIT_CODE
-    assert f"sandbox uid {DEFAULT_UID} is not mapped" in done.stderr
+    assert f"sandbox uid {SANDBOX_ID} is not mapped" in done.stderr
     assert not (tmp_path / "wt" / "ran").exists()
 
 
