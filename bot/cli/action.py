@@ -191,16 +191,11 @@ async def _run(trigger: dict, command: grammar.Command, thread, surface: Recordi
 
 
 def scrub_credential_files() -> int:
-    """Remove credential files from the CLI homes: the data dir is saved to the Actions cache,
+    """Reduce the CLI homes to the session state each CLI resumes from (an allowlist, see
+    bot/job/resume_state.py), never following a link: the data dir is saved to the Actions cache,
     which other workflow runs of the repository can restore."""
-    from bot.credentials.resolve import CREDENTIAL_FILES
-    homes = config.data_dir() / "homes"
-    removed = 0
-    for relative in CREDENTIAL_FILES:
-        for path in homes.glob(f"*/*/{relative}"):
-            path.unlink()
-            removed += 1
-    return removed
+    from bot.job.resume_state import scrub_homes
+    return scrub_homes(config.data_dir() / "homes")
 
 
 def _is_bot(login: str, user_type: str) -> bool:

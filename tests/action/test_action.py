@@ -133,11 +133,13 @@ def test_credential_files_are_scrubbed_before_the_cache_is_saved(github, runner)
     home = config.data_dir() / "homes" / "codertocat-hello-world-1-abcd1234" / "codex"
     (home / ".codex").mkdir(parents=True)
     (home / ".codex" / "auth.json").write_text('{"OPENAI_API_KEY":"sk-x"}')
-    (home / ".codex" / "history.jsonl").write_text("{}")
+    session = home / ".codex" / "sessions" / "2026" / "01" / "02" / "rollout-2026-01-02-abc.jsonl"
+    session.parent.mkdir(parents=True)
+    session.write_text("{}")
     runner.event("issue_comment", payload("issue_comment.created", "@bot help"))
     cli.main(["action"])
     assert not (home / ".codex" / "auth.json").exists()
-    assert (home / ".codex" / "history.jsonl").exists()
+    assert session.exists()
 
 
 def test_command_in_a_new_issue_body_is_answered(github, runner):
