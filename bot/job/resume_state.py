@@ -54,7 +54,7 @@ def scrub_homes(homes: Path) -> int:
 
 
 def _each_agent(homes_fd: int, conversation: str) -> int:
-    fd = os.open(conversation, _DIR_FLAGS, dir_fd=homes_fd)
+    fd = _open_dir(homes_fd, conversation)
     try:
         removed = 0
         for agent in _names(fd):
@@ -71,7 +71,7 @@ def _each_agent(homes_fd: int, conversation: str) -> int:
 def _prune(parent_fd: int, name: str, where: tuple[str, ...], patterns: list[list[str]]) -> int:
     """Keep, under directory `name`, only regular single-link files whose path matches a pattern.
     Descends only into directories on the way to a pattern, so the depth is the patterns'."""
-    fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    fd = _open_dir(parent_fd, name)
     removed = 0
     try:
         infos = {entry: os.stat(entry, dir_fd=fd, follow_symlinks=False) for entry in _names(fd)}
@@ -100,6 +100,20 @@ def _leads_to(path: tuple[str, ...], pattern: list[str]) -> bool:
     return len(path) < len(pattern) and all(map(fnmatchcase, path, pattern))
 
 
+def _open_dir(parent_fd: int, name: str) -> int:
+    """Open a directory already seen as one by lstat (never through a link), readable and
+    writable by us: the agent may have left it mode 000 or read-only, which stops an unprivileged
+    bot (its owner) from listing or emptying it until the mode is given back."""
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    except PermissionError:
+        os.chmod(name, 0o700, dir_fd=parent_fd)  # a directory (lstat); the sandbox is gone
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    if os.fstat(fd).st_mode & 0o700 != 0o700:
+        os.fchmod(fd, 0o700)
+    return fd
+
+
 def _names(fd: int) -> list[str]:
     with os.scandir(fd) as entries:
         return [entry.name for entry in entries]
@@ -117,7 +131,7 @@ def _remove(parent_fd: int, name: str) -> int:
         os.unlink(name, dir_fd=parent_fd)
         return 1
     removed = 0
-    fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    fd = _open_dir(parent_fd, name)
     pending: list[list[str]] = []  # per level entered: its subdirectories still to empty
     names: list[str] = []  # the directory names from below `name` down to fd
     try:
@@ -139,7 +153,7 @@ def _remove(parent_fd: int, name: str) -> int:
             if not pending[-1]:  # back at `name` with nothing left under it
                 break
             child = pending[-1].pop()
-            down = os.open(child, _DIR_FLAGS, dir_fd=fd)
+            down = _open_dir(fd, child)
             os.close(fd)
             fd = down
             names.append(child)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,16 +120,16 @@ def test_a_link_or_special_file_under_a_kept_name_is_removed(github, runner, tmp
 
 
 @pytest.fixture
-def deep_home():
-    """A home to nest deeply in; removed with rm -rf afterwards (pytest's own clean-up recurses)."""
+def scratch_home():
+    """A home removed with rm -rf afterwards (pytest's own clean-up recurses, and stops at mode 000)."""
     home = _home()
     yield home
     subprocess.run(["rm", "-rf", "--", str(home)], check=True)
 
 
-def test_a_deeply_nested_tree_is_removed_whole(github, runner, deep_home):
+def test_a_deeply_nested_tree_is_removed_whole(github, runner, scratch_home):
     """A folder nested deeper than Python's recursion limit is still removed entirely."""
-    home = deep_home
+    home = scratch_home
     fd = os.open(home, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for _ in range(1500):
@@ -165,3 +166,24 @@ def test_a_real_session_resumes_from_a_scrubbed_home(agent, tmp_path):
         second = asyncio.run(box.turn(agent, "Second turn please", resume=first.session_id))
         assert (second.ok, second.session_id) == (True, first.session_id), second.error
         assert fake.main_requests()[-1].prior_assistant_turns == 1
+
+
+def _scrub_without_permission_overrides() -> subprocess.CompletedProcess:
+    """The step's scrub, run the way an unprivileged runner user runs it: permission bits apply
+    (as root: without CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER)."""
+    drop = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"] if os.geteuid() == 0 else []
+    return subprocess.run([*drop, sys.executable, "-c",
+                           "from bot.cli.action import scrub_credential_files; scrub_credential_files()"],
+                          env=os.environ | {"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_folder_the_agent_locked_is_still_emptied(scratch_home):
+    """Folders left mode 000 or read-only by the agent are opened up (the bot owns them) and removed."""
+    _write(scratch_home, ".codex/locked/auth.json", KEY)
+    _write(scratch_home, ".codex/readonly/key.txt", KEY)
+    (scratch_home / ".codex" / "locked").chmod(0)
+    (scratch_home / ".codex" / "readonly").chmod(0o500)
+    done = _scrub_without_permission_overrides()
+    assert done.returncode == 0, done.stderr
+    assert os.listdir(scratch_home) == []
