@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,16 @@ async def test_sleep_past_time_limit_is_killed(run):
     assert ran.rc == -9
 
 
-def _host_processes_with(marker: str) -> list[int]:
+def _host_processes_with(marker: str, settle_s: float = 2.0) -> list[int]:
+    """Host processes whose command line holds `marker`, once SIGKILLed ones had time to exit
+    (a process the kill reached may still be tearing down when the run's wait returns)."""
+    deadline = time.monotonic() + settle_s
+    while (found := _matching(marker)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return found
+
+
+def _matching(marker: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -131,10 +141,10 @@ async def test_kill_stops_everything_mid_run(config):
     proc = await Tier1Spawner().start(config, ["sh", "-c", f"setsid sleep {marker} & echo up; sleep 60"], {})
     assert await proc.stdout.readline() == b"up\n"
     for _ in range(500):  # the daemon is really running before the cancel
-        if _host_processes_with(f"sleep\0{marker}"):
+        if _matching(f"sleep\0{marker}"):
             break
         await asyncio.sleep(0.01)
-    assert _host_processes_with(f"sleep\0{marker}") != []
+    assert _matching(f"sleep\0{marker}") != []
     await proc.kill()
     assert proc.outcome()["killed"] is True
     assert _host_processes_with(f"sleep\0{marker}") == []
