@@ -57,29 +57,51 @@ def _cgroup_check() -> Check:
 
 
 def _live_checks() -> list[Check]:
-    """Start a real sandbox: user namespaces, seccomp load, listener injection, proxy."""
+    """Start a real sandbox: user namespaces, seccomp load, listener injection, proxy, and
+    who the command is on the host."""
     try:
-        ok, detail = _run_coroutine(_probe_sandbox)
+        (ok, detail), (unprivileged, who) = _run_coroutine(_probe_sandbox)
     except Refused as exc:
         return [("tier-1 sandbox starts", False, str(exc))]
     return [("tier-1 sandbox starts", True, "bwrap + userns + netns + seccomp + listener injection"),
-            ("egress proxy answers inside", ok, detail)]
+            ("egress proxy answers inside", ok, detail),
+            ("sandboxed command is not host root", unprivileged, who)]
 
 
-async def _probe_sandbox() -> tuple[bool, str]:
+# Inside: the proxy's first answer line, then the file the probe made (its owner is read on the
+# host), then whether kernel.core_pattern opens for writing (opened and closed, never written).
+PROBE = """
+import os, socket
+s = socket.create_connection(('127.0.0.1', 3128), 5)
+s.sendall(b'GET http://x/ HTTP/1.1\\r\\n\\r\\n')
+print(s.recv(64).decode().split(chr(13))[0])
+open(os.path.join(os.environ['HOME'], 'made'), 'w').close()
+try:
+    os.close(os.open('/proc/sys/kernel/core_pattern', os.O_WRONLY))
+    print('core_pattern writable')
+except OSError as exc:
+    print('core_pattern refused:', exc.strerror)
+"""
+
+
+async def _probe_sandbox() -> tuple[tuple[bool, str], tuple[bool, str]]:
     from sandbox.base import Limits, SandboxConfig
     from sandbox.tier1 import Tier1Spawner
-    script = ("import socket; s = socket.create_connection(('127.0.0.1', 3128), 5); "
-              "s.sendall(b'GET http://x/ HTTP/1.1\\r\\n\\r\\n'); print(s.recv(64).decode().split(chr(13))[0])")
     with tempfile.TemporaryDirectory(prefix="bot-preflight-") as scratch:
-        cfg = SandboxConfig(workdir=Path(scratch), home=Path(scratch) / "home", limits=Limits(timeout_s=20))
-        proc = await Tier1Spawner().start(cfg, ["python3", "-c", script], {})
+        home = Path(scratch) / "home"
+        cfg = SandboxConfig(workdir=Path(scratch), home=home, limits=Limits(timeout_s=20))
+        proc = await Tier1Spawner().start(cfg, ["python3", "-c", PROBE], {})
         out, err = await asyncio.gather(proc.stdout.read(), proc.stderr.read())
         rc = await proc.wait()
-    answer = out.decode().strip()
-    if rc == 0 and " 405 " in answer + " ":
-        return True, f"CONNECT-only proxy at 127.0.0.1:3128 ({answer})"
-    return False, f"exit {rc}: {answer or err.decode(errors='replace').strip()[-300:]}"
+        owner = (home / "made").stat().st_uid if (home / "made").exists() else None
+    lines = out.decode().strip().splitlines() + ["", ""]
+    answer, kernel = lines[0], lines[1]
+    if rc != 0 or owner is None:
+        failed = f"exit {rc}: {answer or err.decode(errors='replace').strip()[-300:]}"
+        return (False, failed), (False, failed)
+    proxy = (" 405 " in answer + " ", f"CONNECT-only proxy at 127.0.0.1:3128 ({answer})")
+    who = f"host uid {owner}; {kernel}"
+    return proxy, (owner != 0 and kernel.startswith("core_pattern refused"), who)
 
 
 def _run_coroutine(factory):

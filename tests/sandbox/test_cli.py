@@ -66,3 +66,11 @@ def test_check_lists_floor_verdicts():
     assert done.returncode == 0
     assert "ok   bubblewrap installed" in done.stdout
     assert "ok   cgroup memory+pids caps" in done.stdout
+
+
+def test_check_verifies_the_sandboxed_command_is_not_host_root():
+    """`bot sandbox check` starts a sandbox and reports the command's host uid and that
+    kernel.core_pattern refused an open for writing."""
+    done = bot("sandbox", "check")
+    line = next(line for line in done.stdout.splitlines() if "sandboxed command is not host root" in line)
+    assert line.startswith("ok ") and "host uid 0;" not in line and "core_pattern refused" in line
