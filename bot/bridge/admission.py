@@ -9,8 +9,10 @@ repo_config)`) and is consulted by the bridge before every effect:
     policy.charge_bytes(target, len(data))      # per-file and per-episode byte caps
 
 Every refusal is a `Refusal(code, message)`: `code` is a short stable word for the
-record ("outside", "git_dir", "protected", "budget", "too_large", "quota"...), and
-`message` is written for the model, saying what to do instead.
+record ("outside", "bad_path", "git_dir", "protected", "budget", "too_large", "quota"...),
+and `message` is written for the model, saying what to do instead. What a path's name may
+be and what it really names (other spellings of `.git` and of protected folders) is decided
+in bot/bridge/paths.py, for the requested path and for where it resolves alike.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from bot.workspace.repo_config import path_matches
+from bot.bridge import paths
 
 DEFAULT_PROTECTED = (".github/workflows/**",)
 
@@ -84,19 +86,14 @@ class Admission:
                                      "use a path inside it, relative to its root.")
         resolved_relative = target.relative_to(self.worktree).as_posix()
         for candidate in {relative, resolved_relative}:
-            if any(part.lower() == ".git" for part in PurePosixPath(candidate).parts):
-                raise Refusal("git_dir", f"{requested!r} is inside .git/; git metadata is the bot's, "
-                                         "not yours to change.")
-            if not self.allow_protected and self._is_protected(candidate):
-                raise Refusal("protected", f"{requested!r} is a protected path in this repository "
-                                           f"({', '.join(self.protected)}); do not change it.")
+            self._check_name(requested, candidate)
         return target
 
-    def admit_changes(self, paths: list[str]) -> list[tuple[str, Refusal]]:
+    def admit_changes(self, changed: list[str]) -> list[tuple[str, Refusal]]:
         """Native mode, at commit time: each changed path the policy would not have admitted
-        as a bridged write (outside through a symlink, under .git/, protected)."""
+        as a bridged write (unsafe name, outside through a symlink, under .git/, protected)."""
         refused = []
-        for path in paths:
+        for path in changed:
             try:
                 self.admit_path(path)
             except Refusal as refusal:
@@ -106,23 +103,38 @@ class Admission:
     def relative(self, target: Path) -> str:
         return target.relative_to(self.worktree).as_posix()
 
+    def _check_name(self, requested: str, candidate: str) -> None:
+        """Refuse a (requested or resolved) relative path by its name: unsafe characters,
+        dot-and-space components, git metadata or a protected file in any spelling."""
+        shown = paths.printable(requested)
+        if bad := paths.forbidden_character(candidate):
+            raise Refusal("bad_path", f"{shown!r} holds {bad}, a control or invisible character; "
+                                      "paths must be plain visible text.")
+        if odd := paths.ambiguous_component(candidate):
+            raise Refusal("bad_path", f"{shown!r} has a component made of dots and spaces ({odd!r}); "
+                                      "use a real name.")
+        if paths.is_git_metadata(candidate):
+            raise Refusal("git_dir", f"{shown!r} is inside .git/ (in some spelling); git metadata is "
+                                     "the bot's, not yours to change.")
+        if not self.allow_protected and paths.protected_by(candidate, self.protected):
+            raise Refusal("protected", f"{shown!r} is a protected path in this repository "
+                                       f"({', '.join(self.protected)}); do not change it.")
+
     def _normalise(self, requested: str) -> str:
         if not isinstance(requested, str) or not requested.strip():
             raise Refusal("bad_path", "path must be a non-empty string relative to the repository root.")
-        if "\0" in requested:
-            raise Refusal("bad_path", "path must not contain NUL bytes.")
+        if bad := paths.forbidden_character(requested):  # before strip(): `x.yml\n` is not `x.yml`
+            raise Refusal("bad_path", f"{paths.printable(requested)!r} holds {bad}, a control or "
+                                      "invisible character; paths must be plain visible text.")
         path = requested.strip()
         mount = self.mount_path.rstrip("/")
         if _under(path, mount):
             path = path[len(mount):].lstrip("/") or "."
         if os.path.isabs(path):
             raise Refusal("outside", f"{requested!r} is an absolute path outside the repository ({mount}).")
-        if ".." in PurePosixPath(path).parts:
+        if ".." in paths.components(path):  # `\` separates too, on a Windows checkout
             raise Refusal("outside", f"{requested!r} climbs out with '..'; use a path inside the repository.")
         return PurePosixPath(path).as_posix()
-
-    def _is_protected(self, relative: str) -> bool:
-        return any(path_matches(relative, pattern) for pattern in self.protected)
 
 
 def _under(path: str, mount: str) -> bool:

@@ -12,8 +12,9 @@ import contextlib
 import errno
 import inspect
 import os
-import stat
+import secrets
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path, PurePosixPath
@@ -113,10 +114,11 @@ def save_file(policy: Admission, args: dict) -> tuple[str, dict]:
         raise ToolFailure(f"{args['path']} is a directory.")
     policy.charge_bytes(target, len(data))
     existed = target.exists()
-    write_beneath(policy.worktree, policy.relative(target), data)
     rel = policy.relative(target)
+    links = write_beneath(policy.worktree, rel, data)
     verb = "overwrote" if existed else "created"
-    return f"{verb} {rel} ({len(data)} bytes)", {"path": rel, "bytes": len(data), "created": not existed}
+    return _written(f"{verb} {rel} ({len(data)} bytes)", {"path": rel, "bytes": len(data),
+                                                          "created": not existed}, links)
 
 
 def edit_file(policy: Admission, args: dict) -> tuple[str, dict]:
@@ -135,9 +137,19 @@ def edit_file(policy: Admission, args: dict) -> tuple[str, dict]:
                                    "include more surrounding lines so it matches exactly one.")
     data = text.replace(old, new, 1).encode("utf-8")
     policy.charge_bytes(target, len(data))
-    write_beneath(policy.worktree, policy.relative(target), data)
     rel = policy.relative(target)
-    return f"edited {rel} (1 replacement)", {"path": rel, "bytes": len(data)}
+    links = write_beneath(policy.worktree, rel, data)
+    return _written(f"edited {rel} (1 replacement)", {"path": rel, "bytes": len(data)}, links)
+
+
+def _written(text: str, detail: dict, links: int) -> tuple[str, dict]:
+    """Say (to the model and the record) when the name written was a hard link whose other
+    names kept the old content: what changed is the file named, nothing else."""
+    if links > 1:
+        detail["hard_link_broken"] = links - 1
+        text += f"; it was a hard link, so it is now a file of its own and its {links - 1} other " \
+                "name(s) keep the old content"
+    return text, detail
 
 
 def delete_file(policy: Admission, args: dict) -> tuple[str, dict]:
@@ -199,16 +211,56 @@ def _open_regular(relative: str, dir_fd: int, flags: int, mode: int = 0o644) -> 
     return fd
 
 
-def write_beneath(worktree: Path, relative: str, data: bytes) -> None:
-    """Write `data` to the worktree-relative path without following any symlink on the way."""
+def write_beneath(worktree: Path, relative: str, data: bytes) -> int:
+    """Make `data` the file at the worktree-relative path without following any symlink on the
+    way; returns the link count the old file had (0: there was none).
+
+    Never written in place: `run` can hard-link the name to another file of the worktree (a
+    protected one), and an in-place write would change that file too while the record named
+    this one. The data goes to a new file in the same folder, renamed over the name."""
     parent, leaf = _parent_fd(worktree, relative, create=True)
     try:
-        fd = _open_regular(leaf, parent, os.O_WRONLY | os.O_CREAT)
+        old = _regular_or_none(leaf, parent)
+        temp = f".bot-write-{secrets.token_hex(8)}"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                     dir_fd=parent)
+        try:
+            _fill(fd, data, old)
+            os.rename(temp, leaf, src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=parent)
+            if isinstance(exc, OSError) and exc.errno in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
+                raise _raced() from None
+            raise
     finally:
         os.close(parent)
+    return old.st_nlink if old else 0
+
+
+def _regular_or_none(leaf: str, dir_fd: int) -> os.stat_result | None:
+    """The current file's status (a regular file), None if there is none; anything else refused."""
+    try:
+        info = os.stat(leaf, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        raise _raced()
+    return info
+
+
+def _fill(fd: int, data: bytes, old: os.stat_result | None) -> None:
+    """Write the new file: the old one's permission bits (never set-id bits) and, where the bot
+    may, its owner; refused if anything linked it while it was being written."""
     with os.fdopen(fd, "wb") as handle:
-        handle.truncate(0)
+        os.fchmod(fd, stat.S_IMODE(old.st_mode) & 0o777 if old else 0o644)
+        if old:
+            with contextlib.suppress(PermissionError):
+                os.fchown(fd, old.st_uid, old.st_gid)
         handle.write(data)
+        handle.flush()
+        if os.fstat(fd).st_nlink != 1:
+            raise _raced()
 
 
 def read_beneath(worktree: Path, relative: str, cap: int) -> bytes:
