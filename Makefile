@@ -5,8 +5,8 @@ BIN     := $(VENV)/bin
 AGENTS  := agents-cli
 # system packages: what the service needs, and what the tests add (tools the escape suite runs
 # inside the sandbox, the browser for the settings pages, hyperfine for the benchmarks)
-SERVE_CMDS := git bwrap ip unshare
-SERVE_PKGS := git bubblewrap iproute2 util-linux
+SERVE_CMDS := git bwrap ip unshare rg
+SERVE_PKGS := git bubblewrap iproute2 util-linux ripgrep
 TEST_CMDS  := $(SERVE_CMDS) socat hyperfine chromium curl openssl pgrep
 TEST_PKGS  := $(SERVE_PKGS) socat hyperfine chromium curl openssl procps
 PYTEST_ARGS ?=

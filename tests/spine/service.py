@@ -105,7 +105,6 @@ def service_env(tmp: Path, gh: FakeGitHub, remotes: Path, provider_url: str, **e
                GITHUB_APP_ID="4242", GITHUB_PRIVATE_KEY=app_key()[0], GITHUB_WEBHOOK_SECRET=SECRET,
                BOT_GIT_BASE_URL=f"file://{remotes}", BOT_CODEX_BASE_URL=provider_url,
                OPENAI_API_KEY="sk-test-operator-key-0123456789", BOT_DEFAULT_AGENT="codex",
-               BOT_PROGRESS_INTERVAL="0.5", PYTHONPATH=str(ROOT),
-               BOT_CODEX_MODEL="mock-model")  # a model slug Codex offers plain function tools for
+               BOT_PROGRESS_INTERVAL="0.5", PYTHONPATH=str(ROOT))
     env.update(extra)
     return env

@@ -28,7 +28,7 @@ def local(tmp_path):
     with FakeProvider() as provider:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC", "GITHUB_"))}
         env.update(BOT_DATA_DIR=str(tmp_path / "data"), BOT_CODEX_BASE_URL=provider.url,
-                   BOT_CODEX_MODEL="mock-model", OPENAI_API_KEY="sk-local-test-0123456789", PYTHONPATH=str(ROOT))
+                   OPENAI_API_KEY="sk-local-test-0123456789", PYTHONPATH=str(ROOT))
 
         def bot_run(request: str, *extra: str) -> subprocess.CompletedProcess:
             return subprocess.run([sys.executable, "-m", "bot.cli", "run", request, "--agent", "codex",
