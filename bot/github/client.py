@@ -162,6 +162,7 @@ class Thread:
             url = f"{self.prefix}/pulls/{self.number}/comments/{review_thread}/replies"
         else:
             url = f"{self.prefix}/issues/{self.number}/comments"
+        body = _masked(body)
         look = look_first and bool(marker)
         for attempt in range(1, POST_ATTEMPTS + 1):
             try:
@@ -180,13 +181,15 @@ class Thread:
         raise AssertionError("unreachable")
 
     async def find_comment(self, marker: str, review_thread: int | None = None) -> int | None:
-        """The id of the newest comment of this thread written by a bot account (the App, or
-        github-actions in Action mode) whose body contains `marker`, or None. Anyone can paste a
-        marker into their own comment; only a bot's counts."""
+        """The id of the newest comment of this thread that the bot wrote (`is_own_comment`) and
+        that carries `marker` as an HTML comment outside code, or None. Anyone can paste a marker
+        into their own comment, and the bot's answers quote agent text (code included); only the
+        marker the bot itself appended counts."""
+        from bot.record.defang import markers
         url = f"{self.prefix}/{'pulls' if review_thread else 'issues'}/{self.number}/comments"
         found = None
         for comment in await self._all(url):
-            if marker in (comment.get("body") or "") and _by_a_bot(comment.get("user") or {}):
+            if is_own_comment(comment) and marker in markers(comment.get("body") or ""):
                 found = comment["id"]
         return found
 
@@ -197,6 +200,7 @@ class Thread:
 
     async def update_comment(self, comment_id: int, body: str, review: bool = False) -> None:
         kind = "pulls" if review else "issues"
+        body = _masked(body)
         await self._authed(lambda: self.api.patch(f"{self.prefix}/{kind}/comments/{comment_id}",
                                                   data={"body": body}))
 
@@ -263,5 +267,24 @@ async def with_retries(call, attempts: int = 4, first_delay: float | None = None
             await asyncio.sleep(first_delay * 2 ** (attempt - 1))
 
 
-def _by_a_bot(user: dict) -> bool:
-    return user.get("type") == "Bot" and (user.get("login") or "").endswith("[bot]")
+def is_own_comment(comment: dict) -> bool:
+    """The one rule for "the bot wrote this": a Bot account whose login is the bot's own. Any
+    other App is a Bot too, and a person can type anything, markers included."""
+    user = comment.get("user") or {}
+    return user.get("type") == "Bot" and (user.get("login") or "").lower() in own_logins()
+
+
+def own_logins() -> set[str]:
+    """The bot's GitHub App posts as `<handle>[bot]`; as an Action, with the workflow's
+    GITHUB_TOKEN, as github-actions[bot]."""
+    logins = {f"{config.handle().lower()}[bot]"}
+    if config.env("GITHUB_ACTIONS") == "true":
+        logins.add("github-actions[bot]")
+    return logins
+
+
+def _masked(body: str) -> str:
+    """Every comment the bot posts or edits, whichever code path composed it, is masked for the
+    secrets of the jobs running now (bot.record.leaks): the last gate before GitHub."""
+    from bot.record.redact import redact, running_secrets
+    return redact(body, running_secrets())

@@ -2,6 +2,8 @@
 block, cut to fit under GitHub's limit without ever cutting the provenance."""
 from __future__ import annotations
 
+import re
+
 from bot.record.defang import defang
 from bot.job.episode import Turn
 from bot.job.context import JobContext
@@ -40,10 +42,12 @@ def fit_answer(text: str, outcome, tail_chars: int) -> str:
     answer and the diff share what is left (each at least half when both are long)."""
     from bot.job.tracking import MAX_COMMENT_CHARS
 
-    note = f"\n\n{outcome.message}" if outcome is not None and outcome.kind != "none" else ""
+    # the message names paths the agent chose: inert like the agent's own text
+    note = f"\n\n{defang(outcome.message)}" if outcome is not None and outcome.kind != "none" else ""
     diff = outcome.diff if note and outcome.diff else ""
     room = MAX_COMMENT_CHARS - tail_chars - len(note) - FIT_MARGIN_CHARS
-    wrapper = "\n\n<details><summary>diff</summary>\n\n```diff\n{}\n```\n</details>"
+    fence = _fence_for(diff)
+    wrapper = f"\n\n<details><summary>diff</summary>\n\n{fence}diff\n{{}}\n{fence}\n</details>"
     diff_chars = len(wrapper.format(diff)) if diff else 0
     text = _cut(text, min(MAX_ANSWER_CHARS, max(room - diff_chars, room // 2)), "answer")
     body = text + note
@@ -63,6 +67,13 @@ def _cut(text: str, limit: int, what: str, fences: bool = True) -> str:
         return text
     suffix = f"\n\n… ({what} truncated)"
     cut = text[:max(limit - len(suffix) - 4, 0)]
-    if fences and cut.count("```") % 2:
-        cut += "\n```"
+    if fences:  # a cut can leave a fence open or end a code span early: inert again
+        cut = defang(cut)
     return cut + suffix
+
+
+def _fence_for(code: str) -> str:
+    """A backtick fence longer than any backtick run in `code`, so no line of it can close the
+    fence early (a diff's context line ` ```` would, and what follows would render as markdown)."""
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    return "`" * max(3, longest + 1)

@@ -87,11 +87,12 @@ def forget(db, key: str, agent: str) -> None:
 
 def recap(comments: list[dict], handle: str, limit_chars: int = 6000) -> str:
     """The thread so far, newest last, trimmed from the oldest end, for a fresh session."""
+    from bot.github.client import is_own_comment
     lines = []
     for comment in comments:
         login = (comment.get("user") or {}).get("login", "someone")
         body = (comment.get("body") or "").strip()
-        if body and "<!-- bot:" not in body:
+        if body and not is_own_comment(comment):
             lines.append(f"@{login} wrote:\n{body}")
         elif body:
             lines.append(f"@{handle} (you, earlier) answered:\n{_strip_provenance(body)}")

@@ -24,6 +24,7 @@ import httpx
 
 from bot import config
 from bot.bridge import paths
+from bot.record import leaks
 from bot.workspace.git import git, redact, run_git
 from bot.workspace.worktrees import Worktree, mirror_lock
 
@@ -123,6 +124,11 @@ async def apply(worktree: Worktree, request: Request, api, token: str | None = N
     if escaping:
         return _never_committed(worktree, "symbolic links that point outside the repository or into "
                                 "`.git`", escaping, files)
+    leaked = await _secrets_leaving(worktree, request, files, token)
+    if leaked:
+        return Outcome("refused", f"I did not commit anything: {leaks.describe(leaked)}. The bot never "
+                       "publishes a secret of a run; remove it from the change (and rotate it if it is "
+                       "real).", worktree.base_sha, files=files)
     sha = await _commit(worktree, request)
     shortstat = (await _git(worktree, "diff", "--shortstat", worktree.base_sha, sha)).strip()
     done = Outcome("pushed", "", worktree.base_sha, sha, shortstat, files)
@@ -353,3 +359,49 @@ def _push_refusal(porcelain: str) -> str:
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else "no message from git"
+
+
+async def _secrets_leaving(wt: Worktree, request: Request, files: list[str], token: str | None) -> list:
+    """The gate before anything leaves (issue 9, class 6): what the commit, the push, the branch
+    and the pull request would publish, scanned (bot.record.leaks) for the secrets of the jobs
+    running now and for token shapes: the file names, the added lines (binary files as text),
+    the branch name, the pull request's title and the commit message (which carries the request
+    that the pull request's body quotes)."""
+    from bot.record.redact import running_secrets
+    secrets = [*running_secrets(), *([token] if token else [])]
+    diff = await _git(wt, "diff", "--cached", "--text", "--no-color", "--no-ext-diff", "--no-textconv",
+                      "--no-renames", "--unified=0", "--src-prefix=a/", "--dst-prefix=b/", wt.base_sha)
+    added = _added_lines(diff)
+    names = leaks.scan({"a file name": "\n".join(files)}, secrets)
+    found = names + leaks.scan({"the added lines": "\n".join(added.values())}, secrets)
+    if found and not names:  # say which file, unless the names are what must not be repeated
+        found = [leak for path, text in added.items()
+                 for leak in leaks.scan({f"the added lines of `{path}`": text}, secrets)] or found
+    branches = {_branch_name(request, str(request.number)), _branch_name(request, f"pr{request.number}")}
+    return found + leaks.scan({"the branch name": "\n".join(sorted(branches)),
+                               "the pull request title": _title(request),
+                               "the commit message": _commit_message(wt, request)}, secrets)
+
+
+def _added_lines(diff: str) -> dict[str, str]:
+    """Per file of a `--unified=0` diff, the lines it adds."""
+    added: dict[str, list[str]] = {}
+    path, in_hunk = None, False
+    for line in diff.split("\n"):
+        if line.startswith("diff --git "):
+            path, in_hunk = None, False
+        elif not in_hunk and line.startswith("+++ "):
+            path = _diff_path(line[4:])
+        elif line.startswith("@@"):
+            in_hunk = True
+        elif in_hunk and line.startswith("+") and path is not None:
+            added.setdefault(path, []).append(line[1:])
+    return {name: "\n".join(lines) for name, lines in added.items()}
+
+
+def _diff_path(header: str) -> str:
+    """`b/path`, or git's C-quoted `"b/p\303\244th"`, as the path."""
+    if header.startswith('"') and header.endswith('"'):
+        import codecs
+        header = codecs.escape_decode(header[1:-1])[0].decode("utf-8", "replace")
+    return header[2:] if header.startswith("b/") else header

@@ -35,14 +35,14 @@ def test_each_agent_keeps_its_own_session():
 def test_recap_keeps_answers_without_their_provenance():
     """The recap shows people's comments and the bot's answers, minus the provenance block."""
     comments = [{"user": {"login": "alice"}, "body": "@bot codex why?"},
-                {"user": {"login": "bot[bot]"}, "body": "Because.\n\n<details>x</details>\n<!-- bot:run {} -->"}]
+                {"user": {"login": "bot[bot]", "type": "Bot"}, "body": "Because.\n\n<details>x</details>\n<!-- bot:run {} -->"}]
     text = conversations.recap(comments, "bot")
     assert "@alice wrote:\n@bot codex why?" in text and "Because." in text and "<details>" not in text
 
 
 def test_recap_leaves_out_the_hidden_job_marker():
     """A reply that carries the bot's hidden job marker is recapped without it."""
-    comments = [{"user": {"login": "bot[bot]"}, "body": "Nothing is running in this thread.\n<!-- bot:job 3 -->"}]
+    comments = [{"user": {"login": "bot[bot]", "type": "Bot"}, "body": "Nothing is running in this thread.\n<!-- bot:job 3 -->"}]
     text = conversations.recap(comments, "bot")
     assert "Nothing is running in this thread." in text and "<!--" not in text
 
