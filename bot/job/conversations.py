@@ -112,27 +112,25 @@ def standing_instruction(ctx) -> str:
             f"pushes them for you. Your final message is posted as the answer, so make it complete.")
 
 
-async def prompt(ctx, resumed: bool, fresh_reason: str | None) -> str:
-    """The request; a fresh session also gets the issue or PR and a recap of its comments."""
+async def prompt(ctx, resumed: bool, fresh_reason: str | None, context=None) -> str:
+    """The request; a fresh session also gets the thread (bot.job.thread_text): the issue or pull
+    request, its comments, reviews, diff, failing checks and attachments, hidden content removed."""
     if resumed or ctx.thread is None:
         return ctx.request
-    issue = await ctx.thread.issue()
-    kind = "pull request" if ctx.is_pr else "issue"
-    opening = f"{kind} #{ctx.number}: {issue.get('title', '')}\n\n{(issue.get('body') or '').strip()}"
-    history = recap(await ctx.thread.comments(), config.handle())
+    from bot.job import thread_text
+    context = context or thread_text.ThreadContext(ctx)
+    thread = await context.render(thread_text.PROMPT)
     lead = f"(Starting a fresh session: {fresh_reason}.)\n" if fresh_reason else ""
-    return (f"{lead}You are in {ctx.repo}, {opening[:LIMIT_OPENING]}\n\n"
-            + (f"The comments so far:\n\n{history}\n\n" if history else "")
-            + f"---\n\nThe request to answer now, from @{ctx.requester}:\n{ctx.request}")
+    return (f"{lead}You are in {ctx.repo}. The thread you are answering in, as its readers see it "
+            f"(call read_thread for more of it):\n\n{thread}\n\n"
+            f"---\n\nThe request to answer now, from @{ctx.requester}:\n{ctx.request}")
 
 
-def thread_reader(ctx) -> Callable[[], Awaitable[str]]:
-    """The bridge's read_thread tool: the issue and its comments."""
+def thread_reader(ctx, context=None) -> Callable[[], Awaitable[str]]:
+    """The bridge's read_thread tool: the whole thread with a larger budget than the prompt's."""
     async def read_thread() -> str:
         if ctx.thread is None:
             return f"Local request: {ctx.request}"
-        issue = await ctx.thread.issue()
-        comments = await ctx.thread.comments()
-        head = f"# {issue.get('title', '')}\n\n{issue.get('body') or ''}"
-        return head + "\n\n" + recap(comments, config.handle(), limit_chars=200_000)
+        from bot.job import thread_text
+        return await (context or thread_text.ThreadContext(ctx)).render(thread_text.READ)
     return read_thread

@@ -35,6 +35,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     from bot.bridge.server import BridgeServer
     from bot.bridge.tools import sandbox_for_run
     from bot.record.recorder import Recorder
+    from bot.job.thread_text import ThreadContext, attachments_dir
 
     adapter = base.get(agent)
     creds = credentials.resolve(agent, ctx.repo, ctx.requester_id or None, ctx.installation_id)
@@ -43,7 +44,8 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     ctx.secrets.extend(creds.secret_values())
     resumed = bool(resume_id) and adapter.supports_resume
     spawner = sandbox.select_spawner()
-    sandbox_config = _sandbox_config(ctx, worktree, agent, adapter, spawner)
+    thread = ThreadContext(ctx, attachments_dir(ctx.conversation) if ctx.thread is not None else None)
+    sandbox_config = _sandbox_config(ctx, worktree, agent, adapter, spawner, thread.folder)
     inside = sandbox_config.mount_path if spawner.tier >= 1 else str(worktree.path)
     recorder = Recorder(db, secrets=ctx.secrets)
     run_id = recorder.start_run(agent=agent, job_id=str(ctx.job_id), conversation=ctx.conversation,
@@ -53,13 +55,13 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
         recorder.declare_gap(run_id, gap)
     policy = Admission.from_repo_config(worktree.path, worktree.config, mount_path=inside)
     kill = asyncio.Event()
-    async with BridgeServer(worktree.path, policy, recorder, run_id, read_thread=conversations.thread_reader(ctx),
+    async with BridgeServer(worktree.path, policy, recorder, run_id, read_thread=conversations.thread_reader(ctx, thread),
                             run_sandbox=sandbox_for_run(worktree.path, policy),
                             on_progress=tracking.note, on_halt=lambda reason: kill.set(),
                             stop=cancel) as bridge:
         sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
         ctx.secrets.append(bridge.token)
-        prompt = await conversations.prompt(ctx, resumed, fresh_reason)
+        prompt = await conversations.prompt(ctx, resumed, fresh_reason, thread)
         episode = base.Episode(prompt=prompt, workdir=inside, home=sandbox_config.home,
                                tmpdir=sandbox_config.tmpdir, instruction=conversations.standing_instruction(ctx),
                                model=config.agent_model(agent), resume_session=resume_id if resumed else None,
@@ -68,6 +70,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
                                base_url=config.agent_base_url(agent))
         result = await _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id,
                                         tracking, cancel, kill, bridge.connected)
+    thread.record(recorder, run_id)
     version = await adapter_version(adapter, spawner)
     recorder.attach_egress(run_id, getattr(result, "egress", None) or [])
     recorder.update_run(run_id, agent_version=version, session_id=result.session_id, resumed=int(resumed))
@@ -96,7 +99,7 @@ async def _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, 
         watcher.cancel()
 
 
-def _sandbox_config(ctx: JobContext, worktree, agent: str, adapter, spawner):
+def _sandbox_config(ctx: JobContext, worktree, agent: str, adapter, spawner, attachments=None):
     from sandbox.base import Limits, SandboxConfig
 
     cfg = worktree.config
@@ -106,7 +109,8 @@ def _sandbox_config(ctx: JobContext, worktree, agent: str, adapter, spawner):
     return SandboxConfig(workdir=worktree.path, home=home, writable=cfg.mode == "native",
                          allowed_hosts=tuple(adapter.default_allowed_hosts) + tuple(cfg.egress_hosts),
                          gateways=(gateway,) if gateway else (), limits=limits, min_tier=spawner.tier,
-                         ro_binds=(config.agents_dir(),), tmpdir=home / ".tmp")
+                         ro_binds=(config.agents_dir(),) + ((attachments,) if attachments else ()),
+                         tmpdir=home / ".tmp")
 
 
 def _host_port(url: str | None) -> str | None:

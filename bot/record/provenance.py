@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from adapters.base import Usage
+from bot.record.hidden import describe
 from bot.record.recorder import Recorder
 from sandbox.base import Limits
 
@@ -96,8 +97,11 @@ class Provenance:
         for tier in ("enforced", "attested"):
             rows.append(f"| {tier} | {self.tiers[tier]['count']} | {_cell(self.tiers[tier]['what'])} |")
         rows.append(f"| unobserved | — | {_cell(self.tiers['unobserved']['what'])} |")
+        hidden = self.extra.get("hidden_removed") or {}
+        note = (f"\n\nhidden content removed: {describe(Counter(hidden))}, from the thread before the agent "
+                f"read it" if sum(hidden.values()) else "")
         return (f"<details><summary>{_cell(self.summary_line())}</summary>\n\n" + "\n".join(rows)
-                + f"\n\n{self.footer_line()}\n</details>")
+                + f"\n\n{self.footer_line()}{note}\n</details>")
 
     def marker(self) -> str:
         payload = {"conversation": self.conversation, "backend": self.agent,
@@ -128,8 +132,20 @@ def build(recorder: Recorder, run_id: str, *, agent: str | None = None, version:
         files_changed=list(files_changed or []), mode=run.get("mode") or "strict",
         tiers=tier_summary(events, run["egress"]), declared_gaps=gaps,
         sandbox_tier=run.get("sandbox_tier"), limits=run["limits"], egress=run["egress"],
-        base_commit=run.get("base_commit"), commit=commit, pr_url=pr_url, change=change, status=status)
+        base_commit=run.get("base_commit"), commit=commit, pr_url=pr_url, change=change, status=status,
+        extra=_thread_context(events))
     return _redacted(prov, recorder)
+
+
+def _thread_context(events: list[dict]) -> dict:
+    """What the bot's view of the thread left out (bot.job.thread_text records it)."""
+    for event in reversed(events):
+        if event["kind"] == "thread_context" and event["tier"] == "enforced":
+            try:
+                return {"hidden_removed": json.loads(event["raw"] or "{}").get("hidden_removed") or {}}
+            except (json.JSONDecodeError, AttributeError):
+                return {}
+    return {}
 
 
 def tier_summary(events: list[dict], egress: dict) -> dict[str, dict]:

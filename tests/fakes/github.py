@@ -15,7 +15,15 @@ Seed state (all return the stored JSON object, which later calls mutate)::
                 head_repo="fork/repo", maintainer_can_modify=False)   # a PR is also issue #2
     gh.add_comment("octo/repo", 1, "@bot explain", user="alice")       # issue/PR conversation comment
                                         # (comment_id=N to match a recorded webhook payload)
-    gh.add_review_comment("octo/repo", 2, "@bot fix", user="alice", path="a.py", line=3)
+    gh.add_review_comment("octo/repo", 2, "@bot fix", user="alice", path="a.py", line=3,
+                          diff_hunk="@@ -1,3 +1,3 @@\n-old\n+new")     # in_reply_to=ID joins a thread
+    gh.add_pull_file("octo/repo", 2, "a.py", patch="@@ -1 +1 @@\n-x\n+y")   # GET .../pulls/2/files
+    gh.add_review("octo/repo", 2, "Needs tests", user="carol", state="CHANGES_REQUESTED")
+    gh.add_check_run("octo/repo", head_sha, "tests", conclusion="failure", log="...\n##[error]boom",
+                     annotations=[{"path": "a.py", "start_line": 3, "message": "assert 1 == 2"}])
+                                     # an Actions job: its log behind /actions/jobs/{id}/logs
+    url = gh.add_attachment(png_bytes)          # {gh.url}/user-attachments/assets/<uuid> (token needed)
+    gh.add_content("octo/repo", "docs/a.png", png_bytes)   # GET .../contents/docs/a.png (raw)
     gh.fail_next("POST", r"/issues/\\d+/comments$", status=403, headers={"retry-after": "1"})
     gh.fail_next("POST", r"/issues/\\d+/comments$", status=502, after=True)  # stored, then a 502
     gh.fail_next("POST", r"/issues/\\d+/comments$", status=0)   # connection dropped, no answer
@@ -38,20 +46,31 @@ GET|PATCH /repos/{o}/{r}/issues/comments/{id}, POST .../issues/comments/{id}/rea
 GET|PATCH /repos/{o}/{r}/pulls/comments/{id}, POST .../pulls/comments/{id}/reactions,
 GET /repos/{o}/{r}/pulls/{n}/comments, POST /repos/{o}/{r}/pulls/{n}/comments/{id}/replies;
 GET /repos/{o}/{r}/pulls/{n}, GET|POST /repos/{o}/{r}/pulls (list filters state, head, base);
-GET /rate_limit. Every route but access_tokens and rate_limit needs an installation token this
-server issued (`token X` or `Bearer X`), unless `require_auth=False`.
+GET /repos/{o}/{r}/pulls/{n}/files, /pulls/{n}/reviews, /commits/{ref}/check-runs,
+/check-runs/{id}/annotations, /actions/runs/{id}/jobs, /actions/jobs/{id}/logs (302 to a blob),
+/contents/{path}; GET /user-attachments/assets/{id} and /user-attachments/files/{id}/{name} (302
+to a signed blob URL, as for a private repository); GET /_blobs/... (the log and image store: no
+token, as its signed URL is the credential);
+GET /rate_limit. Every route but access_tokens, rate_limit and the blobs needs an installation
+token this server issued (`token X` or `Bearer X`), unless `require_auth=False`.
+A GET answered with a list is paginated as GitHub does (`per_page`, default 30, `page`, a
+`Link: <…>; rel="next"` header).
 """
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import re
 import threading
 import time
+import uuid
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import jwt
 
@@ -77,6 +96,8 @@ class FakeGitHub:
         self._lock = threading.RLock()
         self._ids = itertools.count(1001)
         self._failures: list[dict] = []
+        self._blobs: dict[str, tuple[bytes, str]] = {}  # key -> (body, content type)
+        self._attachments: dict[str, str] = {}  # attachment path -> blob key
         self._server: ThreadingHTTPServer | None = None
         self._routes = _routes(self)
 
@@ -109,7 +130,8 @@ class FakeGitHub:
                 "owner": _user(owner, "Organization"), "default_branch": default_branch,
                 "html_url": f"https://github.com/{full_name}", "clone_url": f"https://github.com/{full_name}.git"}
         self._repos[full_name] = {"repo": repo, "perms": {}, "issues": {}, "comments": {},
-                                  "review_comments": {}, "pulls": {}}
+                                  "review_comments": {}, "pulls": {}, "files": {}, "reviews": {},
+                                  "check_runs": [], "jobs": {}, "contents": {}}
         return repo
 
     def set_permission(self, full_name: str, login: str, permission: str) -> None:
@@ -156,17 +178,91 @@ class FakeGitHub:
         return comment
 
     def add_review_comment(self, full_name: str, number: int, body: str, user: str = "octocat",
-                           path: str = "README.md", line: int = 1, in_reply_to: int | None = None,
-                           comment_id: int | None = None) -> dict:
+                           path: str = "README.md", line: int | None = 1, in_reply_to: int | None = None,
+                           comment_id: int | None = None, diff_hunk: str = "@@ -1 +1 @@",
+                           review_id: int = 1, association: str = "OWNER", user_type: str = "User") -> dict:
         cid = comment_id or next(self._ids)
-        comment = {"id": cid, "body": body, "user": _user(user), "path": path, "line": line,
-                   "in_reply_to_id": in_reply_to, "pull_request_review_id": 1, "diff_hunk": "@@ -1 +1 @@",
+        comment = {"id": cid, "body": body, "user": _user(user, user_type), "path": path, "line": line,
+                   "original_line": line or 1, "side": "RIGHT", "subject_type": "line",
+                   "in_reply_to_id": in_reply_to, "pull_request_review_id": review_id, "diff_hunk": diff_hunk,
+                   "author_association": association,
                    "url": f"{self._api(full_name)}/pulls/comments/{cid}",
                    "html_url": f"https://github.com/{full_name}/pull/{number}#discussion_r{cid}",
                    "pull_request_url": f"{self._api(full_name)}/pulls/{number}",
                    "created_at": _now(), "updated_at": _now(), "_number": number}
         self._state(full_name)["review_comments"][cid] = comment
         return comment
+
+    def add_pull_file(self, full_name: str, number: int, filename: str, patch: str | None,
+                      status: str = "modified", additions: int | None = None, deletions: int | None = None) -> dict:
+        """One entry of GET /pulls/{n}/files (the diff-entry shape); patch None as for a binary file."""
+        lines = (patch or "").split("\n")
+        adds = sum(1 for x in lines if x.startswith("+")) if additions is None else additions
+        dels = sum(1 for x in lines if x.startswith("-")) if deletions is None else deletions
+        sha = f"{zlib.crc32(filename.encode()):08x}" * 5
+        entry = {"sha": sha, "filename": filename, "status": status, "additions": adds, "deletions": dels,
+                 "changes": adds + dels, "blob_url": f"https://github.com/{full_name}/blob/{sha}/{filename}",
+                 "raw_url": f"https://github.com/{full_name}/raw/{sha}/{filename}",
+                 "contents_url": f"{self._api(full_name)}/contents/{filename}?ref={sha}"}
+        if patch is not None:
+            entry["patch"] = patch
+        self._state(full_name)["files"].setdefault(number, []).append(entry)
+        return entry
+
+    def add_review(self, full_name: str, number: int, body: str | None, user: str = "octocat",
+                   state: str = "COMMENTED", association: str = "MEMBER") -> dict:
+        rid = next(self._ids)
+        review = {"id": rid, "node_id": f"PRR_{rid}", "user": _user(user), "body": body or "", "state": state,
+                  "html_url": f"https://github.com/{full_name}/pull/{number}#pullrequestreview-{rid}",
+                  "pull_request_url": f"{self._api(full_name)}/pulls/{number}",
+                  "author_association": association, "submitted_at": _now(), "commit_id": "0" * 40}
+        self._state(full_name)["reviews"].setdefault(number, []).append(review)
+        return review
+
+    def add_check_run(self, full_name: str, head_sha: str, name: str, conclusion: str | None = "failure",
+                      log: str | None = None, title: str | None = None, summary: str | None = None,
+                      annotations: list[dict] | tuple = (), app: str = "github-actions",
+                      status: str = "completed") -> dict:
+        """A check run of `head_sha`, shaped like a recorded check_run payload. An Actions one
+        (app "github-actions") is also a job of a workflow run: same id, its log at
+        /actions/jobs/{id}/logs."""
+        run = copy.deepcopy(_check_run_template())
+        cid, run_id = next(self._ids), next(self._ids)
+        notes = [{"path": a.get("path", "README.md"), "start_line": a.get("start_line", 1),
+                  "end_line": a.get("end_line", a.get("start_line", 1)), "start_column": None, "end_column": None,
+                  "annotation_level": a.get("annotation_level", "failure"), "title": a.get("title", ""),
+                  "message": a["message"], "raw_details": a.get("raw_details", ""),
+                  "blob_href": f"https://github.com/{full_name}/blob/{head_sha}/{a.get('path', 'README.md')}"}
+                 for a in annotations]
+        run.update(id=cid, node_id=f"CR_{cid}", head_sha=head_sha, name=name, status=status, conclusion=conclusion,
+                   url=f"{self._api(full_name)}/check-runs/{cid}",
+                   html_url=f"https://github.com/{full_name}/actions/runs/{run_id}/job/{cid}",
+                   details_url=f"https://github.com/{full_name}/actions/runs/{run_id}/job/{cid}",
+                   _annotations=notes)
+        run["output"].update(title=title, summary=summary, annotations_count=len(notes))
+        run["app"].update(slug=app, name="GitHub Actions" if app == "github-actions" else app)
+        state = self._state(full_name)
+        state["check_runs"].append(run)
+        if app == "github-actions":
+            state["jobs"][cid] = {"id": cid, "run_id": run_id, "head_sha": head_sha, "name": name,
+                                  "status": status, "conclusion": conclusion, "html_url": run["html_url"],
+                                  "url": f"{self._api(full_name)}/actions/jobs/{cid}",
+                                  "check_run_url": f"{self._api(full_name)}/check-runs/{cid}",
+                                  "started_at": _now(), "completed_at": _now(), "steps": [], "labels": [],
+                                  "_log": log}
+        return run
+
+    def add_attachment(self, data: bytes, content_type: str = "image/png", name: str | None = None) -> str:
+        """An upload to a thread: its github.com URL, which answers (with a token) by a redirect
+        to a signed blob URL, as GitHub does for a private repository."""
+        key = str(uuid.uuid4())
+        path = f"/user-attachments/files/{next(self._ids)}/{name}" if name else f"/user-attachments/assets/{key}"
+        self._blobs[f"attachments/{key}"] = (data, content_type)
+        self._attachments[path] = f"attachments/{key}"
+        return f"{self.url}{path}"
+
+    def add_content(self, full_name: str, path: str, data: bytes) -> None:
+        self._state(full_name)["contents"][path] = data
 
     def fail_next(self, method: str, path_pattern: str, status: int, headers: dict | None = None,
                   body: dict | None = None, times: int = 1, after: bool = False) -> None:
@@ -224,7 +320,8 @@ class FakeGitHub:
         return None
 
     def _authorized(self, headers: dict, path: str) -> bool:
-        if not self.require_auth or path == "/rate_limit" or path.endswith("/access_tokens"):
+        if not self.require_auth or path == "/rate_limit" or path.endswith("/access_tokens") \
+                or path.startswith("/_blobs/"):
             return True
         scheme, _, value = headers.get("authorization", "").partition(" ")
         return scheme.lower() in ("token", "bearer") and value in self.tokens
@@ -330,8 +427,9 @@ class FakeGitHub:
         parent = self._state(full)["review_comments"][int(cid)]
         if parent["in_reply_to_id"]:
             return 422, {"message": "Replies to replies are not supported."}, {}
-        reply = self.add_review_comment(full, int(number), body["body"], user="bot[bot]",
-                                        path=parent["path"], line=parent["line"], in_reply_to=parent["id"])
+        reply = self.add_review_comment(full, int(number), body["body"], user="bot[bot]", user_type="Bot",
+                                        path=parent["path"], line=parent["line"], in_reply_to=parent["id"],
+                                        association="NONE")
         return 201, reply, {}
 
     def _pull(self, body, headers, owner, repo, number):
@@ -359,6 +457,50 @@ class FakeGitHub:
                              body=body.get("body") or "", user="bot[bot]")
         pull["draft"] = bool(body.get("draft", False))
         return 201, pull, {}
+
+    def _pull_files(self, body, headers, owner, repo, number):
+        return 200, self._state(f"{owner}/{repo}")["files"].get(int(number), []), {}
+
+    def _reviews(self, body, headers, owner, repo, number):
+        return 200, self._state(f"{owner}/{repo}")["reviews"].get(int(number), []), {}
+
+    def _check_runs(self, body, headers, owner, repo, ref):
+        runs = [{k: v for k, v in r.items() if not k.startswith("_")}
+                for r in self._state(f"{owner}/{repo}")["check_runs"] if r["head_sha"] == ref]
+        return 200, {"total_count": len(runs), "check_runs": runs}, {}
+
+    def _annotations(self, body, headers, owner, repo, cid):
+        runs = [r for r in self._state(f"{owner}/{repo}")["check_runs"] if r["id"] == int(cid)]
+        return (200, runs[0]["_annotations"], {}) if runs else (404, {"message": "Not Found"}, {})
+
+    def _run_jobs(self, body, headers, owner, repo, run):
+        jobs = [{k: v for k, v in j.items() if not k.startswith("_")}
+                for j in self._state(f"{owner}/{repo}")["jobs"].values() if j["run_id"] == int(run)]
+        return 200, {"total_count": len(jobs), "jobs": jobs}, {}
+
+    def _job_logs(self, body, headers, owner, repo, job):
+        log = self._state(f"{owner}/{repo}")["jobs"][int(job)]["_log"]
+        if log is None:
+            return 410, {"message": "Logs are no longer available"}, {}
+        key = f"logs/{job}-{uuid.uuid4().hex[:8]}"
+        self._blobs[key] = (log.encode(), "text/plain")
+        return 302, b"", {"location": f"{self.url}/_blobs/{key}?sig=signed", "content-type": "text/plain"}
+
+    def _attachment(self, body, headers, rest):
+        key = self._attachments[f"/user-attachments/{rest}"]
+        return 302, b"", {"location": f"{self.url}/_blobs/{key}?jwt=signed", "content-type": "text/plain"}
+
+    def _blob(self, body, headers, key):
+        data, kind = self._blobs[key]
+        return 200, data, {"content-type": kind}
+
+    def _content(self, body, headers, owner, repo, path):
+        data = self._state(f"{owner}/{repo}")["contents"][path]
+        if "raw" in headers.get("accept", ""):
+            return 200, data, {"content-type": "application/octet-stream"}
+        import base64
+        return 200, {"type": "file", "path": path, "encoding": "base64", "size": len(data),
+                     "content": base64.b64encode(data).decode()}, {}
 
     def _rate_limit(self, body, headers):
         reset = int(time.time()) + 3600
@@ -390,6 +532,15 @@ def _routes(gh: FakeGitHub) -> list:
         ("GET", repo + r"/pulls/(?P<number>\d+)", gh._pull),
         ("GET", repo + r"/pulls(?:\?(?P<query>.*))?", gh._list_pulls),
         ("POST", repo + r"/pulls", gh._create_pull),
+        ("GET", repo + r"/pulls/(?P<number>\d+)/files", gh._pull_files),
+        ("GET", repo + r"/pulls/(?P<number>\d+)/reviews", gh._reviews),
+        ("GET", repo + r"/commits/(?P<ref>[^/]+)/check-runs", gh._check_runs),
+        ("GET", repo + r"/check-runs/(?P<cid>\d+)/annotations", gh._annotations),
+        ("GET", repo + r"/actions/runs/(?P<run>\d+)/jobs", gh._run_jobs),
+        ("GET", repo + r"/actions/jobs/(?P<job>\d+)/logs", gh._job_logs),
+        ("GET", repo + r"/contents/(?P<path>.+)", gh._content),
+        ("GET", r"/user-attachments/(?P<rest>(?:assets/[\w-]+|files/\d+/[^/]+))", gh._attachment),
+        ("GET", r"/_blobs/(?P<key>[\w/-]+)", gh._blob),
     ]
     review = {"GET": gh._comment, "PATCH": gh._update_comment, "POST": gh._react}
     routes = []
@@ -423,7 +574,9 @@ def _handler_for(gh: FakeGitHub):
             if status == 0:  # an injected network error: no answer at all
                 self.close_connection = True
                 return
-            data = json.dumps(payload).encode()
+            if self.command == "GET" and status == 200 and isinstance(payload, list):
+                payload, extra = _paginate(gh.url, self.path, payload, extra)
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             self.send_response(status)
             for name, value in {"content-type": "application/json; charset=utf-8",
                                 "x-ratelimit-limit": "5000", "x-ratelimit-remaining": "4999",
@@ -436,6 +589,26 @@ def _handler_for(gh: FakeGitHub):
         do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
 
     return Handler
+
+
+def _paginate(base: str, raw_path: str, items: list, extra: dict) -> tuple[list, dict]:
+    """One page of a list, and GitHub's Link header to the next."""
+    parts = urlsplit(raw_path)
+    query = dict(parse_qsl(parts.query))
+    per_page = max(1, min(int(query.get("per_page", 30)), 100))
+    page = max(1, int(query.get("page", 1)))
+    chunk = items[(page - 1) * per_page: page * per_page]
+    if page * per_page < len(items):
+        following = urlencode({**query, "per_page": per_page, "page": page + 1})
+        extra = {**extra, "link": f'<{base}{parts.path}?{following}>; rel="next"'}
+    return chunk, extra
+
+
+_TEMPLATE = Path(__file__).resolve().parent.parent / "fixtures" / "github" / "check_run.completed.json"
+
+
+def _check_run_template() -> dict:
+    return json.loads(_TEMPLATE.read_text())["check_run"]
 
 
 def _user(login: str, kind: str = "User") -> dict:

@@ -48,6 +48,8 @@ def test_recap_leaves_out_the_hidden_job_marker():
 
 
 class FakeThread:
+    repo, number = "o/r", 7
+
     async def issue(self):
         return {"title": "Crash on start", "body": "Traceback: boom"}
 
@@ -60,7 +62,7 @@ async def test_fresh_prompt_carries_the_issue_and_comments():
     ctx = SimpleNamespace(thread=FakeThread(), request="find the cause", requester="alice", repo="o/r",
                           number=7, is_pr=False)
     text = await conversations.prompt(ctx, resumed=False, fresh_reason=None)
-    assert "issue #7: Crash on start" in text and "Traceback: boom" in text and "seen on 3.12 too" in text
+    assert "Issue #7: Crash on start" in text and "Traceback: boom" in text and "seen on 3.12 too" in text
     assert text.endswith("find the cause")
 
 
