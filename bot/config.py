@@ -103,6 +103,12 @@ def env(name: str, default: str | None = None) -> str | None:
     return text if text not in (None, "") else default
 
 
+def is_set(name: str) -> bool:
+    """Whether the operator set the variable (its default does not count)."""
+    _variable(name)
+    return os.environ.get(name) not in (None, "")
+
+
 def value(name: str) -> Any:
     """The variable parsed to its type, else its default parsed the same way."""
     text = env(name)

@@ -84,7 +84,7 @@ def _defaults_from_runner() -> None:
     if server:
         os.environ.setdefault("BOT_GIT_BASE_URL", server)
     temp = config.env("RUNNER_TEMP")
-    if temp and not config.env("BOT_DATA_DIR"):
+    if temp and not config.is_set("BOT_DATA_DIR"):
         os.environ["BOT_DATA_DIR"] = str(Path(temp) / "bot-data")
 
 
