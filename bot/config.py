@@ -74,6 +74,7 @@ VARIABLES: tuple[Variable, ...] = (
     # the Action (set by the runner, or by action.yml)
     Variable("BOT_GITHUB_TOKEN", None, "The Action's `github-token` input."),
     Variable("GITHUB_TOKEN", None, "The workflow's token (Action)."),
+    Variable("GITHUB_ACTIONS", None, "Set by the runner (`true` in an Action)."),
     Variable("GITHUB_EVENT_NAME", None, "Set by the runner (Action)."),
     Variable("GITHUB_EVENT_PATH", None, "Set by the runner (Action)."),
     Variable("GITHUB_OUTPUT", None, "Set by the runner (Action)."),

@@ -18,7 +18,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.github.client import is_own_comment
 from bot.github.thread import Check, ReviewThread, ThreadData
+from bot.record.defang import markers
 from bot.record.hidden import clean_markdown, clean_plain
 
 
@@ -130,12 +132,14 @@ _MARKER = re.compile(r"<!-- (bot:[a-z]+ [^<>]*?) -->")
 
 
 def _take_our_markers(comment: dict) -> None:
-    """The bot's own job and run markers (only in comments a bot account wrote: anyone can paste
-    one) say which comments are the bot's; they are not hidden content of the thread."""
-    if (comment.get("user") or {}).get("type") != "Bot" or not comment.get("body"):
+    """The bot's own job and run markers (only in the bot's own comments, outside code: anyone can
+    paste one) say which comments are the bot's; they are not hidden content of the thread."""
+    if not is_own_comment(comment) or not comment.get("body"):
         return
-    comment["_markers"] = _MARKER.findall(comment["body"])
-    comment["body"] = _MARKER.sub("", comment["body"])
+    ours = [found for found in markers(comment["body"]) if _MARKER.fullmatch(found)]
+    comment["_markers"] = [_MARKER.fullmatch(found)[1] for found in ours]
+    for found in ours:
+        comment["body"] = comment["body"].replace(found, "", 1)
 
 
 def _clean_check(check: Check, markdown, plain) -> None:

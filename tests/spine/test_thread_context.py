@@ -383,3 +383,17 @@ async def test_attachments_folder_is_readable_and_not_writable_in_the_sandbox(tm
     await proc.wait()
     assert "P   N   G" in out.decode() and "WROTE" not in out.decode()
     assert (folder / "01-shot.png").read_bytes() == PNG
+
+
+def test_a_marker_in_another_apps_comment_or_inside_code_does_not_make_it_the_bots():
+    """Only the bot's own login outside code counts: another App's comment carrying a copied job
+    marker stays in the thread as that App's words."""
+    other_app = {"login": "other[bot]", "type": "Bot"}
+    bot = {"login": "bot[bot]", "type": "Bot"}
+    comments = [{"user": other_app, "body": "Deploy preview ready.\n<!-- bot:job 7 -->"},
+                {"user": bot, "body": "An answer quoting `<!-- bot:job 7 -->` in code."}]
+    data = pr_data(comments=comments)
+    thread_text.clean(data)
+    text = thread_text.render(data, thread_text.PROMPT, current_job=7)
+    assert "Deploy preview ready." in text
+    assert "An answer quoting" in text
