@@ -113,8 +113,6 @@ def _id_from_env(name: str, default: int) -> int:
 def hand_over(identity: Identity, home: Path, workdir: Path) -> None:
     """Let the sandbox user write its HOME and read (or, when mounted so, write) the worktree.
     Links are never followed."""
-    if not identity.switched:
-        return
     _chown_tree(home, identity, include_top=True)
     _chown_tree(workdir, identity, include_top=False, skip={".git"})
     top = os.stat(workdir, follow_symlinks=False)
