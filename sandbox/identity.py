@@ -91,25 +91,6 @@ def _mapped(value: int, id_map: Path) -> bool:
     return False
 
 
-def _mapped(value: int, id_map: Path) -> bool:
-    for line in id_map.read_text().splitlines():
-        inside, _, count = (int(field) for field in line.split())
-        if inside <= value < inside + count:
-            return True
-    return False
-
-
-def _id_from_env(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    try:
-        value = int(raw) if raw else default
-    except ValueError:
-        raise IdentityUnavailable(f"{name}={raw!r} is not a number") from None
-    if not 0 < value < 2**32 - 1:
-        raise IdentityUnavailable(f"{name} must be a non-root id, not {value}")
-    return value
-
-
 def hand_over(identity: Identity, home: Path, workdir: Path) -> None:
     """Let the sandbox user write its HOME and read (or, when mounted so, write) the worktree.
     Links are never followed."""
