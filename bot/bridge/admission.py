@@ -89,6 +89,15 @@ class Admission:
             self._check_name(requested, candidate)
         return target
 
+    def admit_read(self, requested: str) -> str:
+        """The worktree-relative path (`.` for the root) for a read, else raise Refusal: the
+        rules of a write (inside the worktree, a plain name, never `.git` in any spelling) except
+        that protected paths may be read. Nothing is resolved here: the reader walks the path
+        without following any symlink (bot/bridge/reads.py)."""
+        relative = self._normalise(requested)
+        self._check_name(requested, relative, protected=False)
+        return relative
+
     def admit_changes(self, changed: list[str]) -> list[tuple[str, Refusal]]:
         """Native mode, at commit time: each changed path the policy would not have admitted
         as a bridged write (unsafe name, outside through a symlink, under .git/, protected)."""
@@ -103,7 +112,7 @@ class Admission:
     def relative(self, target: Path) -> str:
         return target.relative_to(self.worktree).as_posix()
 
-    def _check_name(self, requested: str, candidate: str) -> None:
+    def _check_name(self, requested: str, candidate: str, protected: bool = True) -> None:
         """Refuse a (requested or resolved) relative path by its name: unsafe characters,
         dot-and-space components, git metadata or a protected file in any spelling."""
         shown = paths.printable(requested)
@@ -116,7 +125,7 @@ class Admission:
         if paths.is_git_metadata(candidate):
             raise Refusal("git_dir", f"{shown!r} is inside .git/ (in some spelling); git metadata is "
                                      "the bot's, not yours to change.")
-        if not self.allow_protected and paths.protected_by(candidate, self.protected):
+        if protected and not self.allow_protected and paths.protected_by(candidate, self.protected):
             raise Refusal("protected", f"{shown!r} is a protected path in this repository "
                                        f"({', '.join(self.protected)}); do not change it.")
 

@@ -24,7 +24,8 @@ Usage by the pipeline:
   `run` sandbox is killed, `on_halt(reason)` is called (the runner kills the CLI),
   and a `halt` event is recorded. `wall_clock_s` halts by itself when it expires; so does
   setting the `stop` event (pass the job's cancel event: `@bot stop`, shutdown).
-- `.connected` is set once a client listed the tools: the runner's strict-mode check.
+- `.connected` is set once a client listed the tools: the runner's strict-mode check;
+  `.tools_listed` counts those tools/list requests (bot/job/honesty.py).
 - `run` calls are served one at a time: a client sending many in parallel would otherwise hold
   that many sandboxes, each with the full memory and process caps, at once.
 """
@@ -46,7 +47,7 @@ import uvicorn
 from mcp.server.lowlevel.server import Server
 
 from adapters.base import Bridge, Tier
-from bot.bridge import tools
+from bot.bridge import reads, tools
 from bot import config
 from bot.bridge.admission import Admission, Refusal
 from bot.bridge.tools import ProgressThrottle, RunSandbox, ToolFailure
@@ -76,6 +77,7 @@ class BridgeServer:
         self.tool_names = TOOL_NAMES
         self.calls: list[dict] = []
         self.connected = asyncio.Event()
+        self.tools_listed = 0
         self.halted: str | None = None
         self.rejected_requests = 0
         self.port: int | None = None
@@ -174,6 +176,7 @@ class BridgeServer:
 
     async def _list_tools(self, ctx, params) -> types.ListToolsResult:
         self.connected.set()
+        self.tools_listed += 1
         return types.ListToolsResult(tools=[
             types.Tool(name=name, description=description, input_schema=schema)
             for name, (description, schema) in tools.TOOLS.items()])
@@ -225,6 +228,10 @@ class BridgeServer:
                     raise Refusal("halted", f"the episode was halted ({self.halted}); stop now.")
                 return await tools.run_command(self.policy, args, self._run_sandbox, self._scratch_root,
                                                self._track_run)
+        if name in ("read_file", "list_files"):
+            return await asyncio.to_thread(getattr(reads, name), self.policy, args)
+        if name == "search":
+            return await reads.search(self.policy, args)
         if name == "read_thread":
             return await tools.read_thread(self._read_thread, THREAD_CAP)
         shown = await self._progress.submit(args["markdown"])

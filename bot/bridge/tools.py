@@ -62,6 +62,23 @@ TOOLS: dict[str, tuple[str, dict]] = {
     "read_thread": (
         "Read the GitHub conversation you were called from: the issue or pull request, its comments, "
         "and for a pull request its diff and review comments.", _schema({}, [])),
+    "read_file": (
+        "Read a text file of the repository: lines from offset (1-based, default 1), at most limit "
+        "lines (default 2000) and 100 kB per call; the end says how to read on.",
+        _schema({"path": _PATH, "offset": {"type": "integer", "description": "first line, from 1"},
+                 "limit": {"type": "integer", "description": "how many lines"}}, ["path"])),
+    "list_files": (
+        "List a folder of the repository (default: its root), or everything below it with recursive; "
+        "folders end in /, symbolic links are shown, not followed.",
+        _schema({"path": {"type": "string", "description": "folder relative to the repository root"},
+                 "recursive": {"type": "boolean", "description": "list everything below it"}}, [])),
+    "search": (
+        "Search the repository's text files for a regular expression (ripgrep syntax; an invalid one "
+        "is searched as literal text). Returns path:line:text for each matching line.",
+        _schema({"pattern": {"type": "string", "description": "regular expression or text to find"},
+                 "path": {"type": "string", "description": "folder or file to search (default: all)"},
+                 "glob": {"type": "string", "description": "only files matching this glob, e.g. *.py"}},
+                ["pattern"])),
     # Not "write_file": Gemini CLI hides an MCP tool whose bare name is one of its own
     # excluded built-ins (write_file, replace, run_shell_command) in strict headless mode.
     "save_file": (
@@ -87,7 +104,7 @@ TOOLS: dict[str, tuple[str, dict]] = {
         _schema({"markdown": {"type": "string", "description": "a short markdown checklist"}}, ["markdown"])),
 }
 
-_JSON_TYPES = {"string": str, "number": (int, float), "object": dict}
+_JSON_TYPES = {"string": str, "number": (int, float), "integer": (int, float), "boolean": bool, "object": dict}
 
 
 def check_arguments(tool: str, args: dict) -> None:
@@ -103,7 +120,7 @@ def check_arguments(tool: str, args: dict) -> None:
         raise Refusal("bad_args", f"{tool}: missing {missing or 'nothing'}, unexpected {extra or 'nothing'}.")
     for name, value in args.items():
         expected = _JSON_TYPES[schema["properties"][name]["type"]]
-        if not isinstance(value, expected) or isinstance(value, bool):
+        if not isinstance(value, expected) or (isinstance(value, bool) and expected is not bool):
             raise Refusal("bad_args", f"{tool}: {name} must be a {schema['properties'][name]['type']}.")
 
 

@@ -15,15 +15,19 @@ FIT_MARGIN_CHARS = 1_000  # redaction may lengthen the text a little
 
 def compose(db, ctx: JobContext, agent: str, turn: Turn, outcome, touched: list[str] | None = None) -> str:
     """The answer comment: the agent's text (inert), what happened to the change, the provenance."""
+    from bot.job import honesty
     from bot.record import provenance
     from bot.record.recorder import Recorder
 
     result = turn.result
     text = defang(result.text.strip()) if result.text else ""
     if not result.ok:
-        text = f"❌ {agent} did not finish: {result.error or 'no answer'}" + (f"\n\n{text}" if text else "")
+        text = f"❌ {agent} did not finish: {honesty.failure_reason(result)}" + (f"\n\n{text}" if text else "")
     elif not text:
         text = f"⚠️ {agent} finished without an answer."
+    elif warning := honesty.blind_claim(agent, text, Recorder(db).events(turn.run_id),
+                                        bool(outcome.files if outcome else touched)):
+        text = f"{warning}\n\n{text}"
     prov = provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=agent, version=turn.version,
                             resumed=turn.resumed, fresh_reason=turn.fresh_reason,
                             duration_s=result.duration_s, usage=result.usage,

@@ -35,6 +35,8 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     from bot.bridge.server import BridgeServer
     from bot.bridge.tools import sandbox_for_run
     from bot.record.recorder import Recorder
+    from bot.record.provenance import web_access_gap
+    from bot.job import honesty
     from bot.job.thread_text import ThreadContext, attachments_dir
 
     adapter = base.get(agent)
@@ -53,6 +55,8 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
                                 limits=vars(sandbox_config.limits), base_commit=worktree.base_sha)
     for gap in getattr(adapter, "unobserved", ()):
         recorder.declare_gap(run_id, gap)
+    if worktree.config.web_access:
+        recorder.declare_gap(run_id, web_access_gap(agent))
     policy = Admission.from_repo_config(worktree.path, worktree.config, mount_path=inside)
     kill = asyncio.Event()
     async with BridgeServer(worktree.path, policy, recorder, run_id, read_thread=conversations.thread_reader(ctx, thread),
@@ -67,9 +71,10 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
                                model=config.agent_model(agent), resume_session=resume_id if resumed else None,
                                bridge=bridge.bridge_for(spawner.inside_bridge_url(sandbox_config)),
                                credentials=creds, mode=worktree.config.mode,
-                               base_url=config.agent_base_url(agent))
+                               base_url=config.agent_base_url(agent), web_access=worktree.config.web_access)
         result = await _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id,
                                         tracking, cancel, kill, bridge.connected)
+        honesty.require_tools(result, bridge.tools_listed, strict=episode.mode == "strict", bridged=True)
     thread.record(recorder, run_id)
     version = await adapter_version(adapter, spawner)
     recorder.attach_egress(run_id, getattr(result, "egress", None) or [])

@@ -187,6 +187,11 @@ def _unobserved(events: list[dict], egress: dict) -> dict:
     return {"count": len(events), "what": "; ".join(parts) or "none declared", "items": parts}
 
 
+def web_access_gap(agent: str) -> str:
+    """The unobserved channel a repository opens with `web_access: true` (declared per run)."""
+    return f"web access on: {agent}'s web search runs at the provider, unseen by the proxy"
+
+
 def parse_marker(body: str) -> dict | None:
     """The hidden marker's data from a comment body, or None."""
     match = MARKER_RE.search(body or "")

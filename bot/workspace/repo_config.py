@@ -67,6 +67,7 @@ class RepoConfig:
     open_pull_requests: bool = False  # on a PR: open a PR against its head instead of pushing
     allow_fork_push: bool = False  # push to a fork's head when its author allowed maintainers
     close_issue: bool = True  # PRs from an issue say "Fixes #N" (else "Refs #N")
+    web_access: bool = False  # the CLI's web search and fetch tools (provider-run search: unseen by the proxy)
     source: str = "defaults"  # "defaults" or ".github/bot.yml@<sha>"
 
     def agent(self) -> str:
@@ -309,5 +310,5 @@ _VALIDATORS = {
     "default_agent": _agent, "allowed_agents": _agents, "trigger_permissions": _permissions,
     "mode": _mode, "protected_paths": _paths, "limits": _limits, "egress_hosts": _hosts,
     "package_registries": _registries, "open_pull_requests": _boolean,
-    "allow_fork_push": _boolean, "close_issue": _boolean,
+    "allow_fork_push": _boolean, "close_issue": _boolean, "web_access": _boolean,
 }

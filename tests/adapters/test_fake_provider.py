@@ -162,3 +162,10 @@ def test_provider_run_tools_are_listed(fake):
     httpx.post(f"{fake.url}/v1beta/models/flash:generateContent", json={
         "contents": [], "tools": [{"googleSearch": {}}]})
     assert [r.provider_tools for r in fake.main_requests()] == [["web_search"], ["googleSearch"]]
+
+
+def test_resolve_tool_at_server_names_the_bridge_tool_not_a_native_namesake():
+    """`@bot/read_file` is the bot server's read_file in each CLI's spelling, never the native one."""
+    for bridged_name in ("mcp__bot__read_file", "mcp_bot_read_file", "bot_read_file", "mcp__bot::read_file"):
+        assert resolve_tool("@bot/read_file", ["read_file", bridged_name, "mcp_other_read_file"]) == bridged_name
+    assert resolve_tool("@bot/read_file", ["read_file"]) is None

@@ -18,12 +18,13 @@ from bot.record import provenance
 from bot.bridge.admission import Admission
 from bot.bridge.server import BridgeServer
 from bot.bridge.tools import TOOLS, sandbox_for_run
+from bot.job import honesty
 from bot.record.recorder import Recorder
 from bot.job.runner import run_episode
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner
 from tests.bridge.conftest import git
-from tests.fakes.provider import FakeProvider, call, resolve_tool, say
+from tests.fakes.provider import FakeProvider, bridged as bridge_call, call, resolve_tool, say
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 
@@ -66,10 +67,14 @@ def make_worktree(root: Path) -> Path:
     return worktree
 
 
-async def run_scripted(agent: str, root: Path, script, *, bridge_hook=None, dead_bridge: bool = False):
-    """One strict-mode episode of `agent` against the fake provider, recorded like the pipeline does."""
+async def run_scripted(agent: str, root: Path, script, *, bridge_hook=None, dead_bridge: bool = False,
+                       prepare=None):
+    """One strict-mode episode of `agent` against the fake provider, recorded like the pipeline does
+    (`prepare(worktree)` adds to the worktree first)."""
     adapter = adapters.get(agent)
     worktree = make_worktree(root)
+    if prepare:
+        prepare(worktree)
     recorder = Recorder(root / "bot.db", secrets=[FAKE_KEY])
     run_id = recorder.start_run(agent=agent, conversation="octo/repo#12", sandbox_tier=1)
     for gap in adapter.unobserved:
@@ -120,7 +125,12 @@ def bridged(episode: Episode) -> list[tuple[str, str]]:
 def test_default_model_is_offered_every_bridge_tool(episode):
     """The CLI's default model is offered each of the bridge's tools as one it can call at once."""
     offered = episode.fake.main_requests()[0].offered_tools
-    assert [tool for tool in TOOLS if not resolve_tool(tool, offered)] == [], offered
+    assert [tool for tool in TOOLS if not resolve_tool(f"@bot/{tool}", offered)] == [], offered
+
+
+def test_cli_listed_the_bridge_tools(episode):
+    """The CLI asked the bridge for its tools (the count honest failure relies on)."""
+    assert episode.bridge.tools_listed >= 1
 
 
 def test_episode_finishes_ok(episode):
@@ -193,6 +203,8 @@ def test_unreachable_bridge_fails_the_strict_episode(agent, tmp_path):
                                                      say("I wrote it.")), dead_bridge=True))
     assert not ran.result.ok and ran.result.failure == "bridge", ran.result.error
     assert "bridge" in ran.result.error and not (ran.worktree / "x").exists()
+    honesty.require_tools(ran.result, ran.bridge.tools_listed, strict=True, bridged=True)
+    assert ran.bridge.tools_listed == 0 and ran.result.error.startswith(honesty.NO_TOOLS)
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -208,3 +220,54 @@ def test_halt_mid_episode_kills_cli_and_is_recorded(agent, tmp_path):
     assert all(outcome != "ok" for _, tool, outcome in kinds[2:])
     assert not ran.result.ok and ran.result.failure == "cancelled"
     assert not (ran.worktree / "late.txt").exists()
+
+
+# -- reading the repository through the bridge, at each CLI's default model ---------------------
+
+READ_SCRIPT = (bridge_call("read_file", {"path": "app.py"}),
+               bridge_call("read_file", {"path": "/proc/self/environ"}),
+               bridge_call("read_file", {"path": "env.txt"}),
+               bridge_call("list_files", {}),
+               bridge_call("search", {"pattern": "def (add|sub)"}),
+               say("Read it."))
+
+
+def plant_environ_link(worktree: Path) -> None:
+    """The anchor's leak: a repository symlink to the process environment."""
+    (worktree / "env.txt").symlink_to("/proc/self/environ")
+
+
+@pytest.fixture(scope="module", params=AGENTS)
+def reading(request, tmp_path_factory) -> Episode:
+    root = tmp_path_factory.mktemp(f"e2e-read-{request.param}")
+    return asyncio.run(run_scripted(request.param, root, READ_SCRIPT, prepare=plant_environ_link))
+
+
+def tool_results(episode: Episode) -> list[str]:
+    return [r.tool_result for r in episode.fake.main_requests() if r.tool_result is not None]
+
+
+def test_scripted_read_file_returns_the_worktree_file(reading):
+    """The bridge's read_file, called by the CLI's default model, hands the file's content back."""
+    assert bridged(reading)[0] == ("read_file", "ok")
+    assert "def add(a, b):" in tool_results(reading)[0] and "return a - b" in tool_results(reading)[0]
+
+
+def test_read_of_proc_self_environ_is_refused_every_way(reading):
+    """By its path and through a repository symlink, /proc/self/environ is refused."""
+    assert bridged(reading)[1:3] == [("read_file", "refused:outside"), ("read_file", "refused:symlink")]
+
+
+def test_provider_never_receives_the_key_in_a_request_body(reading):
+    """No request the CLI sent to the provider carries the key in its body (tool results included)."""
+    bodies = [json.dumps(r.body) for r in reading.fake.requests if r.body is not None]
+    assert bodies and not [b for b in bodies if FAKE_KEY in b]
+
+
+def test_list_files_and_search_answer_the_model(reading):
+    """list_files shows the worktree (the link unfollowed), search finds the functions."""
+    assert bridged(reading)[3:] == [("list_files", "ok"), ("search", "ok")]
+    listing, found = tool_results(reading)[3:5]
+    assert "app.py" in listing and "/proc/self/environ (symbolic link, not followed)" in listing
+    assert "app.py:1:def add(a, b):" in found and "app.py:5:def sub(a, b):" in found
+    assert reading.result.ok and "Read it." in reading.result.text

@@ -23,6 +23,8 @@ Script: a FIFO of turns shared by all APIs; each main model request pops one tur
                          ("write_file") resolved to the one offered name ending in it. When no
                          offered tool matches, the reply is the text
                          "NO_TOOL_OFFERED <tool> tools=[...]" so the test sees why.
+  bridged(tool, args)    call() of the MCP server "bot"'s own tool (`@bot/<tool>`): never a native
+                         tool of the same name (Gemini offers its own read_file beside the bridge's).
   fail(status, message)  answer with an HTTP error in that API's own error format.
   exec_js(source)        Codex code mode: answer with a call of the JavaScript `exec` tool
                          (a Responses `custom_tool_call`) running `source`.
@@ -74,6 +76,11 @@ def say(text: str) -> Turn:
 
 def call(tool: str, args: dict | None = None) -> Turn:
     return Turn("tool", tool=tool, args=dict(args or {}))
+
+
+def bridged(tool: str, args: dict | None = None, server: str = "bot") -> Turn:
+    """call() of the bridge's own tool, whatever native tool shares its name."""
+    return call(f"@{server}/{tool}", args)
 
 
 def fail(status: int = 400, message: str = "mock forced failure") -> Turn:
@@ -225,7 +232,13 @@ def _offered_tools(api: str, body: Any) -> list[str]:
 
 
 def resolve_tool(wanted: str, offered: list[str]) -> str | None:
-    """The offered name for a scripted tool: exact, else the one name ending in it."""
+    """The offered name for a scripted tool: exact, else the one name ending in it. `@bot/read_file`
+    names the MCP server's own tool only, never a native namesake (Gemini's own `read_file`)."""
+    if wanted.startswith("@"):
+        server, _, tool = wanted[1:].partition("/")
+        names = {f"{prefix}{server}{sep}{tool}" for prefix in ("", "mcp_", "mcp__") for sep in ("_", "__", "::")}
+        matches = [n for n in offered if n in names]
+        return matches[0] if len(matches) == 1 else None
     if wanted in offered:
         return wanted
     matches = [n for n in offered if n.endswith(wanted) and n[: -len(wanted)][-1:] in ("_", ":")]

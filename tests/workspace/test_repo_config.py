@@ -116,3 +116,15 @@ def test_default_protects_workflows_only():
     """By default workflow files are protected and ordinary sources are not."""
     cfg = RepoConfig()
     assert cfg.protected(".github/workflows/x.yml") and cfg.protected("README.md") is None
+
+
+def test_web_access_is_off_by_default_and_set_by_the_file():
+    """`web_access` is false unless the file says true."""
+    assert parse("").web_access is False and parse("web_access: true").web_access is True
+
+
+def test_web_access_must_be_a_boolean():
+    """`web_access: yes please` is an error naming the key, not a truthy string."""
+    with pytest.raises(ConfigError) as err:
+        parse("web_access: yes please\n")
+    assert (err.value.key, err.value.line) == ("web_access", 1)
