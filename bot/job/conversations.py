@@ -107,7 +107,8 @@ def _strip_provenance(body: str) -> str:
 def standing_instruction(ctx) -> str:
     where = f"{ctx.repo}#{ctx.number}" if ctx.number else ctx.repo
     return (f"You are a coding agent answering a request from @{ctx.requester} on {where}. "
-            f"The repository is checked out in your working directory. Make changes only through "
+            f"The repository is checked out in your working directory; read it with the `bot` MCP "
+            f"tools read_file, list_files and search (or your own read tools). Make changes only through "
             f"the `bot` MCP tools (save_file, edit_file, delete_file, run); the bot commits and "
             f"pushes them for you. Your final message is posted as the answer, so make it complete.")
 

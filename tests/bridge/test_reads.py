@@ -270,3 +270,11 @@ async def test_bridge_lists_the_read_tools(worktree, recorder, run_id, tmp_path)
     async with BridgeServer(worktree, Admission(worktree), recorder, run_id,
                             scratch_root=tmp_path / "s") as bridge:
         assert {"read_file", "list_files", "search"} <= set(bridge.bridge_for().tools)
+
+
+def test_standing_instruction_names_the_read_tools():
+    """Codex and OpenCode have no native read in strict mode: the instruction says how to read."""
+    from bot.job.conversations import standing_instruction
+    from bot.job.pipeline import JobContext
+    ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None)
+    assert all(tool in standing_instruction(ctx) for tool in ("read_file", "list_files", "search"))
