@@ -100,7 +100,7 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
         agent = _choose_agent(ctx, worktree.config)
         tracking.header = f"**{agent}** is on it for @{ctx.requester}."
         await tracking.note(f"workspace ready at `{worktree.base_sha[:7]}`")
-        dirty_before = await _dirty_paths(ctx)
+        dirty_before = await _dirty_paths(ctx, worktree)
         turn = await _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel)
         if cancel.is_set():
             raise Stop(f"⏹️ Stopped at @{ctx.requester}'s request" if ctx.thread else "⏹️ Stopped.", "cancelled")
@@ -108,7 +108,7 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
         _record_effects(db, ctx, turn.run_id, outcome)
         conversations.record_turn(db, ctx.conversation, agent, turn.result.session_id,
                                   fresh=not turn.resumed)
-        touched = sorted(await _dirty_paths(ctx) - dirty_before) if ctx.local_repo else None
+        touched = sorted(await _dirty_paths(ctx, worktree) - dirty_before) if ctx.local_repo else None
         return answer.compose(db, ctx, agent, turn, outcome, touched), "done" if turn.result.ok else "failed"
     finally:
         if ctx.local_repo is None:
@@ -222,10 +222,9 @@ def _record_effects(db, ctx: JobContext, run_id: str, outcome) -> None:
                         raw=outcome.pr_url or "")
 
 
-async def _dirty_paths(ctx: JobContext) -> set[str]:
+async def _dirty_paths(ctx: JobContext, worktree) -> set[str]:
     """Local mode changes the user's own checkout: the paths git shows as changed."""
     if ctx.local_repo is None:
         return set()
-    from bot.workspace.git import git
-    status = await git("status", "--porcelain=v1", "-z", "--untracked-files=all", cwd=ctx.local_repo)
-    return {entry[3:] for entry in status.split("\0") if len(entry) > 3}
+    from bot.cli.run import dirty_paths
+    return await dirty_paths(worktree)

@@ -10,6 +10,12 @@ worktree, refuses protected paths, commits as itself with `Co-authored-by:` the 
   repository allows it (`allow_fork_push`); otherwise the change comes back as a diff to post.
 
 A push rejected because the branch moved is fetched, rebased on top once and retried.
+
+The agent wrote the tree, so git over it is hardened (bot/workspace/git.py): the tree is first
+walked for repositories the agent planted (refused before any git runs, tree_scan.py); the index
+is then the base tree plus each changed path as the bot lstat'ed it, hashed with --no-filters,
+never `git add`; the commit is `commit-tree` (no hooks, no status); everything that does not need
+the tree (hashing, the index, commit, push, diffs) runs with the bot's git dir and no work tree.
 """
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import gidgethub
 import httpx
@@ -25,7 +32,8 @@ import httpx
 from bot import config
 from bot.bridge import paths
 from bot.record import leaks
-from bot.workspace.git import git, redact, run_git
+from bot.workspace import tree_scan
+from bot.workspace.git import git, git_bytes, pinned_env, redact, run_git
 from bot.workspace.worktrees import Worktree, mirror_lock
 
 log = logging.getLogger(__name__)
@@ -90,14 +98,18 @@ def _never_committed(worktree: Worktree, what: str, paths: list[str], files: lis
 
 async def apply(worktree: Worktree, request: Request, api, token: str | None = None) -> Outcome:
     """Turn the worktree's changes into a commit and put it where the request belongs."""
-    oversized = await _oversized(worktree)
+    planted = await _planted_repositories(worktree)
+    if planted:
+        return planted
+    changed = await _changed_paths(worktree)
+    oversized = _oversized(worktree, changed)
     if oversized:
         listed = ", ".join(f"`{path}` ({size >> 20} MiB)" for path, size in oversized[:10])
         return Outcome("refused", f"I did not commit anything: the change adds files larger than "
                        f"{MAX_FILE_BYTES >> 20} MiB ({listed}); GitHub refuses or warns on files that "
                        "large, and the bot never commits them.", worktree.base_sha,
                        files=[path for path, _ in oversized])
-    files = await _stage(worktree)
+    files = await _stage(worktree, changed)
     if not files:
         return Outcome("none", "No files changed, so nothing was committed.", worktree.base_sha)
     unsafe = [paths.printable(path) for path in files
@@ -130,7 +142,8 @@ async def apply(worktree: Worktree, request: Request, api, token: str | None = N
                        "publishes a secret of a run; remove it from the change (and rotate it if it is "
                        "real).", worktree.base_sha, files=files)
     sha = await _commit(worktree, request)
-    shortstat = (await _git(worktree, "diff", "--shortstat", worktree.base_sha, sha)).strip()
+    shortstat = (await _git(worktree, "diff", "--shortstat", "--no-ext-diff", "--no-textconv",
+                            worktree.base_sha, sha)).strip()
     done = Outcome("pushed", "", worktree.base_sha, sha, shortstat, files)
     return await _deliver(worktree, request, api, token, done)
 
@@ -199,21 +212,23 @@ async def _push(wt: Worktree, token: str | None, done: Outcome, repo: str, branc
 
 
 async def _push_once(wt: Worktree, token: str | None, url: str, branch: str) -> tuple[int, str, str]:
-    return await run_git("push", "--porcelain", "--no-verify", url, f"HEAD:refs/heads/{branch}",
-                         cwd=wt.path, token=token, env=wt.git_env())
+    return await run_git("push", "--porcelain", "--no-verify", "--no-recurse-submodules", url,
+                         f"HEAD:refs/heads/{branch}", cwd=wt.git_dir, token=token, env=wt.repo_env())
 
 
 async def _rebase_on_remote(wt: Worktree, token: str | None, url: str, branch: str) -> str | None:
     """Fetch the branch's new tip and replay our commit on it; None on success, else why not."""
     tracking = "refs/worktree/bot-remote"
     async with mirror_lock(wt.mirror):  # the object store is shared with concurrent jobs
-        code, _, err = await run_git("fetch", "--quiet", "--no-write-fetch-head", url,
-                                     f"+refs/heads/{branch}:{tracking}", cwd=wt.path, token=token,
-                                     env=wt.git_env())
+        code, _, err = await run_git("fetch", "--quiet", "--no-write-fetch-head", "--no-recurse-submodules",
+                                     url, f"+refs/heads/{branch}:{tracking}", cwd=wt.git_dir, token=token,
+                                     env=wt.repo_env())
     if code != 0:
         return f"fetching it failed ({_last_line(redact(err, token))})"
-    code, _, err = await run_git("rebase", "--quiet", "--onto", tracking, wt.base_sha,
-                                 cwd=wt.path, env=wt.git_env())
+    # the one step that needs the tree (a checkout); it passed the scan, and no hook, editor or
+    # submodule recursion is left to the configuration
+    code, _, err = await run_git("rebase", "--quiet", "--no-verify", "--no-autostash", "--onto", tracking,
+                                 wt.base_sha, cwd=wt.path, env=wt.git_env())
     if code != 0:
         await run_git("rebase", "--abort", cwd=wt.path, env=wt.git_env())
         return "conflict"
@@ -245,31 +260,126 @@ def _pull_body(wt: Worktree, request: Request, done: Outcome) -> str:
             + f"\n\nMade by {request.agent} · base {done.base_sha[:7]} · {done.diffstat}\n")
 
 
-async def _stage(wt: Worktree) -> list[str]:
-    await _git(wt, "add", "--all", "--", ".")
-    names = await _git(wt, "diff", "--cached", "--name-only", "--no-renames", "-z", wt.base_sha)
+async def _planted_repositories(wt: Worktree) -> Outcome | None:
+    """A repository of the agent's anywhere in the tree (a `.git` in any spelling below the top)
+    ends the effect before any git runs over the tree: git would read its config."""
+    found = tree_scan.scan(wt.path, await wt.submodules())
+    if found.repositories:
+        return _never_committed(wt, "nested git repositories or git metadata in another spelling",
+                                found.repositories, [])
+    if found.unreadable:
+        return _never_committed(wt, "folders the bot cannot read", found.unreadable, [])
+    if found.special:
+        return _never_committed(wt, "special files (FIFOs, sockets or devices)", found.special, [])
+    return None
+
+
+async def _stage(wt: Worktree, changed: list[bytes]) -> list[str]:
+    """Make the index the base tree plus every changed path as the bot finds it: a regular file
+    hashed with --no-filters, a symlink as its target, anything missing (or behind a symlinked
+    folder) removed. Submodule pointers stay as they were; nothing inside them is taken."""
+    submodules = await wt.submodules()
+    records = await _index_records(wt, [name for name in changed if not _in_submodule(name, submodules)])
+    code, _, _ = await run_git("diff-index", "--cached", "--quiet", wt.base_sha, cwd=wt.git_dir,
+                               env=wt.repo_env())
+    if code != 0:  # the index is the base's since the checkout (and keeps its stat data); else reset
+        await _git(wt, "read-tree", wt.base_sha)
+    if records:
+        await git_bytes("update-index", "-z", "--index-info", cwd=wt.git_dir, env=wt.repo_env(),
+                        stdin=b"".join(records))
+    names = await _git(wt, "diff-index", "--cached", "--name-only", "--no-renames", "-z", wt.base_sha)
     return [name for name in names.split("\0") if name]
 
 
-async def _nested_repositories(wt: Worktree, files: list[str]) -> list[str]:
-    """Changed paths staged as gitlinks (mode 160000): a repository the agent made inside."""
-    staged = await _git(wt, "ls-files", "--stage", "-z", "--", *files)
-    entries = (entry.split("\t", 1) for entry in staged.split("\0") if "\t" in entry)
-    return [path for meta, path in entries if meta.startswith("160000 ")]
+async def _changed_paths(wt: Worktree) -> list[bytes]:
+    """Untracked files that are not ignored, and tracked paths whose file differs from the
+    index by its stat data (contents are compared when hashed). git is pinned to the bot's git
+    dir; the scan has made sure there is no repository in the tree for it to enter."""
+    env = pinned_env(wt.git_dir, wt.path)
+    untracked = await git_bytes("ls-files", "-z", "--others", "--exclude-standard", cwd=wt.path, env=env)
+    tracked = await git_bytes("diff-files", "-z", "--name-only", "--no-renames", "--ignore-submodules=all",
+                              cwd=wt.path, env=env)
+    return list(dict.fromkeys(name for name in (untracked + tracked).split(b"\0") if name))
 
 
-async def _oversized(wt: Worktree) -> list[tuple[str, int]]:
-    """Files `git add --all` would take that are larger than MAX_FILE_BYTES, checked before
-    anything is hashed into the shared object store."""
-    names = await _git(wt, "ls-files", "-z", "--others", "--modified", "--exclude-standard")
-    found = []
-    for name in dict.fromkeys(n for n in names.split("\0") if n):
+def _in_submodule(name: bytes, submodules: set[str]) -> bool:
+    text = os.fsdecode(name)
+    return any(text == path or text.startswith(path + "/") for path in submodules)
+
+
+async def _index_records(wt: Worktree, changed: list[bytes]) -> list[bytes]:
+    """`update-index --index-info` records: `mode sha<TAB>path` to set, mode 0 to remove."""
+    files, links, gone = [], [], []
+    for name in changed:
+        info = _lstat_below(wt.path, name)
+        if info is None or stat.S_ISDIR(info.st_mode):
+            gone.append(name)
+        elif stat.S_ISREG(info.st_mode):
+            files.append((b"100755" if info.st_mode & stat.S_IXUSR else b"100644", name))
+        elif stat.S_ISLNK(info.st_mode):
+            links.append(name)
+        # a fifo, socket or device is no file git can hold: the base version stays
+    records = [b"0 " + b"0" * 40 + b"\t" + name + b"\0" for name in gone]
+    root = os.fsencode(wt.path)
+    if files:
+        listing = b"".join(_c_quoted(root + b"/" + name) + b"\n" for _, name in files)
+        shas = (await git_bytes("hash-object", "-w", "--no-filters", "--stdin-paths", cwd=wt.git_dir,
+                                env=wt.repo_env(), stdin=listing)).split()
+        records += [mode + b" " + sha + b"\t" + name + b"\0" for (mode, name), sha in zip(files, shas)]
+    for name in links:
+        target = os.readlink(root + b"/" + name)
+        sha = (await git_bytes("hash-object", "-w", "--stdin", cwd=wt.git_dir, env=wt.repo_env(),
+                               stdin=target)).strip()
+        records.append(b"120000 " + sha + b"\t" + name + b"\0")
+    return records
+
+
+def _lstat_below(root: Path, name: bytes) -> os.stat_result | None:
+    """lstat of root/name; None when it is missing or a folder on the way is not a real folder
+    (a symlinked folder is never followed: its files are not the tree's)."""
+    here = os.fsencode(root)
+    for part in name.split(b"/"):
         try:
-            info = os.lstat(wt.path / name)
+            info = os.lstat(here)
         except OSError:
-            continue
-        if stat.S_ISREG(info.st_mode) and info.st_size > MAX_FILE_BYTES:
-            found.append((name, info.st_size))
+            return None
+        if not stat.S_ISDIR(info.st_mode):
+            return None
+        here += b"/" + part
+    try:
+        return os.lstat(here)
+    except OSError:
+        return None
+
+
+def _c_quoted(path: bytes) -> bytes:
+    """A path in git's C-style quotes, as `--stdin-paths` reads a line that starts with `"`."""
+    escaped = bytearray(b'"')
+    for byte in path:
+        if byte in (0x22, 0x5C):
+            escaped += b"\\" + bytes([byte])
+        elif byte < 0x20 or byte == 0x7F:
+            escaped += b"\\%03o" % byte
+        else:
+            escaped.append(byte)
+    return bytes(escaped + b'"')
+
+
+async def _nested_repositories(wt: Worktree, files: list[str]) -> list[str]:
+    """Folders the new tree would hand to anyone who checks it out as a bare repository (HEAD,
+    objects/, refs/ as plain files, config naming programs), holding a changed path."""
+    tree = await _git(wt, "ls-files", "-z")
+    return tree_scan.bare_repositories(tree.split("\0"), files)
+
+
+def _oversized(wt: Worktree, changed: list[bytes]) -> list[tuple[str, int]]:
+    """Changed files larger than MAX_FILE_BYTES, checked before anything is hashed into the
+    shared object store."""
+    found = []
+    for name in changed:
+        info = _lstat_below(wt.path, name)
+        if info is not None and stat.S_ISREG(info.st_mode) and info.st_size > MAX_FILE_BYTES:
+            found.append((os.fsdecode(name), info.st_size))
     return found
 
 
@@ -290,9 +400,13 @@ async def _escaping_symlinks(wt: Worktree, links: dict[str, str]) -> list[str]:
 
 
 async def _commit(wt: Worktree, request: Request) -> str:
+    """The index as a commit on the base, and HEAD moved to it: plumbing only (`git commit`
+    would run hooks and a status over the tree)."""
+    tree = (await _git(wt, "write-tree")).strip()
     message = _commit_message(wt, request).encode()
-    await git("commit", "--quiet", "--no-verify", "--file=-", cwd=wt.path, stdin=message, env=wt.git_env())
-    return (await _git(wt, "rev-parse", "HEAD")).strip()
+    sha = (await _git(wt, "commit-tree", tree, "-p", wt.base_sha, "-F", "-", stdin=message)).strip()
+    await _git(wt, "update-ref", "-m", "bot: commit", "HEAD", sha)
+    return sha
 
 
 def _commit_message(wt: Worktree, request: Request) -> str:
@@ -332,7 +446,8 @@ def _refusal(wt: Worktree, refused: list[tuple[str, str]], files: list[str]) -> 
 
 async def _with_diff(wt: Worktree, done: Outcome, kind: str, message: str) -> Outcome:
     # the bot makes exactly one commit, so its parent..itself is the change even after a rebase
-    diff = await _git(wt, "diff", "--no-color", "--no-ext-diff", f"{done.commit_sha}^", done.commit_sha)
+    diff = await _git(wt, "diff", "--no-color", "--no-ext-diff", "--no-textconv", f"{done.commit_sha}^",
+                      done.commit_sha)
     if len(diff) > MAX_DIFF_CHARS:
         diff = diff[:MAX_DIFF_CHARS] + "\n… (diff truncated)\n"
         message += f" The diff is longer than {MAX_DIFF_CHARS} characters and was truncated."
@@ -340,8 +455,9 @@ async def _with_diff(wt: Worktree, done: Outcome, kind: str, message: str) -> Ou
     return done
 
 
-async def _git(wt: Worktree, *args: str) -> str:
-    return await git(*args, cwd=wt.path, env=wt.git_env())
+async def _git(wt: Worktree, *args: str, stdin: bytes | None = None) -> str:
+    """git on the bot's git dir alone: no work tree, so nothing in the tree is read."""
+    return await git(*args, cwd=wt.git_dir, env=wt.repo_env(), stdin=stdin)
 
 
 def _api_error(exc: Exception) -> str:

@@ -1,8 +1,41 @@
-"""Running git for the bot: no prompts, no hooks, no user config, the token only in the env.
+"""Running git for the bot: no prompts, no user config, no program anyone else named.
 
 The installation token reaches git through a credential helper defined in GIT_CONFIG_*
 environment variables; the helper reads the token from BOT_GIT_TOKEN at the moment git
 asks. Nothing with the token is ever written to a URL, a config file, argv or a log.
+
+After an episode the bot runs git on the host over a tree the agent wrote (DESIGN §5). git is
+full of places where a repository names a program to run: hooks and core.hooksPath,
+core.fsmonitor, clean/smudge/process filters and textconv or diff drivers (chosen by
+`.gitattributes`, defined in config), core.sshCommand, editors, pagers, transports (`ext::`,
+remote.*.uploadpack), include.path to more of the same. And git finds its configuration through
+the tree: a `.git` file names any git dir, a folder holding `.git` is a repository whose config
+git reads, and a submodule's status is a second git run inside it. The reported escape was
+exactly that: a repository planted in a submodule path, its config naming an fsmonitor hook,
+run by the bot's `git add`.
+
+The mechanism, in three layers, each enough for some of the family and together closing it:
+
+1. Every git the bot starts gets this module's environment: no system or global config, no
+   HOME or XDG config, and GIT_CONFIG_* overrides (which outrank every config file, and which
+   git passes on to any git it starts inside a submodule) that switch off fsmonitor, the
+   untracked cache, hooks, attribute files outside the tree, submodule recursion in every
+   command, pagers and editors (GIT_EDITOR/GIT_PAGER name harmless programs), and every
+   transport but the one the bot's own remotes use.
+2. Commands over an agent-touched tree are pinned (`pinned_env`): GIT_DIR is the worktree's
+   admin dir recorded when the bot made it (under the mirror, bot-owned, mounted read-only in
+   the sandbox), GIT_WORK_TREE the tree; git never discovers a repository from the tree's own
+   `.git`. Commands that need no work tree (hashing, the index, commit, push, diffs between
+   commits) get no GIT_WORK_TREE at all, so not even `.gitattributes` in the tree is read.
+3. No git runs over a tree that holds a repository of the agent's (bot/workspace/tree_scan.py):
+   git reads a nested repository's config even under --ignore-submodules=all (to resolve its
+   HEAD), so the tree is walked first, in Python, and a `.git` in any spelling below the top
+   ends the effect (refused) or the worktree (deleted, not recycled). The index is then built
+   from the admitted files only, hashed with --no-filters (effects.py), never by `git add`.
+
+The other way (git in a tier-1 sandbox without the token or the data dir) was rejected: push
+needs the token, the mirror's object store must be writable for hashing and committing, and a
+sandbox per git call costs more than the whole effect.
 """
 from __future__ import annotations
 
@@ -11,6 +44,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 log = logging.getLogger(__name__)
 
@@ -21,15 +55,35 @@ _CREDENTIAL_HELPER = ('!f() { test "$1" = get || exit 0; echo username=x-access-
 _SAFE_CONFIG = (
     ("credential.helper", ""),  # drop any helper from elsewhere before ours
     ("credential.helper", _CREDENTIAL_HELPER),
+    # programs a repository could name, and the config that would name them
     ("core.hooksPath", "/dev/null"),
+    ("core.fsmonitor", "false"),
+    ("core.untrackedCache", "false"),
+    ("core.attributesFile", "/dev/null"),
+    ("core.excludesFile", "/dev/null"),
     ("core.askPass", ""),
+    ("core.pager", "cat"),
+    ("core.protectNTFS", "true"),
+    ("core.protectHFS", "true"),
+    ("diff.ignoreSubmodules", "all"),
+    ("status.submoduleSummary", "false"),
+    ("submodule.recurse", "false"),
+    ("fetch.recurseSubmodules", "false"),
+    ("push.recurseSubmodules", "no"),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
     ("gc.auto", "0"),  # gc is run on purpose, never as a side effect of a fetch under a lock
-    ("protocol.ext.allow", "never"),
+    ("maintenance.auto", "false"),
     ("fetch.fsckObjects", "false"),
     ("advice.detachedHead", "false"),
     ("init.defaultBranch", "main"),
-    ("commit.gpgSign", "false"),
 )
+# every transport is refused but https and the one BOT_GIT_BASE_URL uses (`ext::` runs a program)
+_TRANSPORTS = ("https", "http", "ssh", "file")
+
+# programs git may start on its own, each named here so that nothing else can name it
+_PROGRAMS = {"GIT_EDITOR": "false", "GIT_SEQUENCE_EDITOR": "false", "GIT_PAGER": "cat", "PAGER": "cat",
+             "GIT_SSH_COMMAND": "ssh -oBatchMode=yes", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
 
 # how the operator's host reaches github.com (proxies, private CAs), never credentials
 _PASSED_THROUGH = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
@@ -59,20 +113,44 @@ def bot_identity() -> Identity:
 
 
 def git_env(token: str | None = None, identity: Identity | None = None) -> dict[str, str]:
-    """A scrubbed environment for git: system/global config ignored, our settings injected."""
+    """A scrubbed environment for git: system/global config ignored, our settings injected.
+    Built from nothing: no GIT_* variable of the bot's own environment reaches git."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent",
-           "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_ASKPASS": "", "SSH_ASKPASS": "",
-           "GIT_SSH_COMMAND": "ssh -oBatchMode=yes"}
+           "XDG_CONFIG_HOME": "/nonexistent", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0",
+           "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_ATTR_NOSYSTEM": "1",
+           "GIT_NO_REPLACE_OBJECTS": "1", "GIT_OPTIONAL_LOCKS": "0", **_PROGRAMS}
     env.update({name: os.environ[name] for name in _PASSED_THROUGH if os.environ.get(name)})
-    env["GIT_CONFIG_COUNT"] = str(len(_SAFE_CONFIG))
-    for index, (key, value) in enumerate(_SAFE_CONFIG):
+    settings = _SAFE_CONFIG + _transport_config()
+    env["GIT_CONFIG_COUNT"] = str(len(settings))
+    for index, (key, value) in enumerate(settings):
         env[f"GIT_CONFIG_KEY_{index}"], env[f"GIT_CONFIG_VALUE_{index}"] = key, value
     if token:
         env[TOKEN_ENV] = token
     who = identity or bot_identity()
     env.update(GIT_AUTHOR_NAME=who.name, GIT_AUTHOR_EMAIL=who.email,
                GIT_COMMITTER_NAME=who.name, GIT_COMMITTER_EMAIL=who.email)
+    return env
+
+
+def _transport_config() -> tuple[tuple[str, str], ...]:
+    from bot import config
+
+    base = config.git_base_url()
+    scheme = urlsplit(base).scheme or ("file" if base.startswith(("/", ".")) else "ssh")  # git@host:
+    allowed = sorted({"https", scheme} & set(_TRANSPORTS))
+    return (("protocol.allow", "never"), *((f"protocol.{name}.allow", "always") for name in allowed))
+
+
+def pinned_env(git_dir: Path | str | None, work_tree: Path | str | None = None) -> dict[str, str]:
+    """Name the repository instead of letting git find it: GIT_DIR is the bot-owned git dir, so
+    a `.git` file or folder the agent wrote is never read. Without a work tree, git reads
+    nothing of the tree at all (not even its `.gitattributes`)."""
+    if git_dir is None:
+        raise ValueError("no git dir recorded for this tree: refusing to let git discover one")
+    env = {"GIT_DIR": str(git_dir), "GIT_CEILING_DIRECTORIES": str(Path(git_dir).parent)}
+    if work_tree is not None:
+        env["GIT_WORK_TREE"] = str(work_tree)
+        env["GIT_CEILING_DIRECTORIES"] = str(Path(work_tree).parent)
     return env
 
 
@@ -88,6 +166,23 @@ async def git(*args: str, cwd: Path | str, token: str | None = None, check: bool
 async def run_git(*args: str, cwd: Path | str, token: str | None = None,
                   stdin: bytes | None = None, env: dict[str, str] | None = None
                   ) -> tuple[int, str, str]:
+    code, out, err = await run_git_bytes(*args, cwd=cwd, token=token, stdin=stdin, env=env)
+    return code, out.decode("utf-8", "replace"), err
+
+
+async def git_bytes(*args: str, cwd: Path | str, stdin: bytes | None = None,
+                    env: dict[str, str] | None = None, timeout_s: float | None = None) -> bytes:
+    """`git` with stdout undecoded: file names are bytes, whatever their encoding. With
+    `timeout_s`, a git still running then is killed and GitError raised (code -9)."""
+    code, out, err = await run_git_bytes(*args, cwd=cwd, stdin=stdin, env=env, timeout_s=timeout_s)
+    if code != 0:
+        raise GitError(args, code, err)
+    return out
+
+
+async def run_git_bytes(*args: str, cwd: Path | str, token: str | None = None,
+                        stdin: bytes | None = None, env: dict[str, str] | None = None,
+                        timeout_s: float | None = None) -> tuple[int, bytes, str]:
     full_env = git_env(token)
     full_env.update(env or {})
     log.debug("git %s (in %s)", " ".join(args), cwd)
@@ -95,8 +190,13 @@ async def run_git(*args: str, cwd: Path | str, token: str | None = None,
         "git", *args, cwd=str(cwd), env=full_env,
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await proc.communicate(stdin)
-    return proc.returncode, out.decode("utf-8", "replace"), redact(err.decode("utf-8", "replace"), token)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
+    except asyncio.TimeoutError:  # a FIFO where git expects a file blocks it for ever
+        proc.kill()
+        await proc.wait()
+        return -9, b"", f"git {args[0]} did not finish in {timeout_s:.0f} s and was stopped"
+    return proc.returncode, out, redact(err.decode("utf-8", "replace"), token)
 
 
 def redact(text: str, *secrets: str | None) -> str:

@@ -7,6 +7,11 @@ worktrees/.spare/<owner>/<repo>/; the next job on that mirror moves it to its co
 and checks out its commit, which touches only the files that differ. A worktree that cannot be
 scrubbed or moved (tampered `.git`, unreadable files) is deleted instead. All calls here are made
 under the mirror's lock.
+
+The scrub is git over the agent's tree, so the tree is scanned first (bot/workspace/tree_scan.py):
+a repository planted anywhere, or anything inside a submodule path (git's clean and status never
+look there), and the worktree is deleted without git ever running over it. Deleting is
+`rmtree` (links not followed) and `git worktree prune` on the mirror.
 """
 from __future__ import annotations
 
@@ -15,7 +20,8 @@ import uuid
 from pathlib import Path
 
 from bot import config
-from bot.workspace.git import run_git
+from bot.workspace import tree_scan
+from bot.workspace.git import GitError, pinned_env, run_git
 
 SPARE_DIR = ".spare"
 
@@ -60,8 +66,8 @@ async def give_back(mirror: Path, path: Path, git_dir: Path | None) -> bool:
 
 
 async def discard(mirror: Path, path: Path) -> None:
-    if path.exists():
-        await run_git("worktree", "remove", "--force", "--force", str(path), cwd=mirror)
+    """Delete the checkout's files (no git over them), then the mirror's record of it."""
+    if path.exists() or path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     await run_git("worktree", "prune", cwd=mirror)
 
@@ -85,15 +91,17 @@ async def _git_dir(mirror: Path, path: Path) -> Path | None:
 async def _scrub(path: Path, git_dir: Path, sha: str, verify: bool = True) -> bool:
     """Tracked files exactly at `sha`, nothing untracked or ignored; False if that fails.
     A spare was verified pristine when parked, so taking it only checks out `sha`."""
-    env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(path)}
+    env = pinned_env(git_dir, path)
     dot_git = path / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
+        return False
+    if verify and not await _nothing_planted(path, git_dir):
         return False
     dot_git.unlink(missing_ok=True)
     dot_git.write_text(f"gitdir: {git_dir}\n")
     if not verify and _head(git_dir) == sha:
         return True  # parked pristine at this very commit: nothing to check out
-    steps = [("checkout", "--quiet", "--detach", "--force", sha)]
+    steps = [("checkout", "--quiet", "--detach", "--force", "--no-recurse-submodules", sha)]
     steps += [("clean", "-ffdxq")] if verify else []
     for args in steps:
         code, _, _ = await run_git(*args, cwd=path, env=env)
@@ -102,8 +110,18 @@ async def _scrub(path: Path, git_dir: Path, sha: str, verify: bool = True) -> bo
     if not verify:
         return True
     code, out, _ = await run_git("status", "--porcelain", "--ignored", "--untracked-files=all",
-                                 cwd=path, env=env)
+                                 "--ignore-submodules=all", cwd=path, env=env)
     return code == 0 and out.strip() == ""
+
+
+async def _nothing_planted(path: Path, git_dir: Path) -> bool:
+    """No repository anywhere in the tree and nothing in a submodule path (of HEAD, the commit
+    the admin dir records), so git can scrub it without entering anything of the agent's."""
+    try:
+        submodules = await tree_scan.submodule_paths(git_dir, "HEAD")
+    except GitError:
+        return False
+    return tree_scan.scan(path, submodules).clean
 
 
 def _head(git_dir: Path) -> str | None:

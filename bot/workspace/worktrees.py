@@ -7,6 +7,11 @@
   conversation, created fresh for the job and removed after it;
 - the repository configuration comes from the mirror's default branch, never the PR head;
 - mirrors are garbage-collected least recently used first past BOT_MIRRORS_MAX_BYTES.
+
+Once the agent has run, the worktree is the agent's: git over it is pinned to the admin dir
+recorded here (`Worktree.git_env`, `repo_env`; bot/workspace/git.py says why), and a worktree
+is thrown away by deleting its files and pruning the mirror's record, never `git worktree
+remove` (which reads the tree's `.git` and would check a planted submodule's status).
 """
 from __future__ import annotations
 
@@ -20,14 +25,15 @@ import re
 import shutil
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AsyncIterator
 
 from bot import config
 from bot.workspace import repo_config
 from bot.workspace import pool as worktree_pool
-from bot.workspace.git import git, run_git
+from bot.workspace import tree_scan
+from bot.workspace.git import git, pinned_env, run_git
 from bot.workspace.repo_config import RepoConfig
 
 log = logging.getLogger(__name__)
@@ -51,10 +57,22 @@ class Worktree:
     config: RepoConfig  # from the default branch
     pull_number: int | None = None
     git_dir: Path | None = None  # the worktree's admin dir, recorded before the agent ran
+    _submodules: set[str] | None = field(default=None, repr=False, compare=False)
 
     def git_env(self) -> dict[str, str]:
         """Pin git to this worktree: an agent-edited `.git` file cannot redirect the bot's git."""
-        return {"GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.path)}
+        return pinned_env(self.git_dir, self.path)
+
+    async def submodules(self) -> set[str]:
+        """The base commit's submodule paths (gitlinks), from the bot's object store."""
+        if self._submodules is None:
+            self._submodules = await tree_scan.submodule_paths(self.git_dir, self.base_sha)
+        return self._submodules
+
+    def repo_env(self) -> dict[str, str]:
+        """The bot's git dir with no work tree: for what needs nothing of the tree (hashing, the
+        index, commits, pushes, diffs between commits), so nothing in the tree is read."""
+        return pinned_env(self.git_dir)
 
 
 def conversation_slug(conversation: str) -> str:
@@ -195,10 +213,7 @@ async def checkout(full_name: str, conversation: str, **kwargs) -> AsyncIterator
 
 
 async def _discard_worktree(mirror: Path, path: Path) -> None:
-    if path.exists():
-        await run_git("worktree", "remove", "--force", "--force", str(path), cwd=mirror)
-        shutil.rmtree(path, ignore_errors=True)
-    await git("worktree", "prune", cwd=mirror)
+    await worktree_pool.discard(mirror, path)
 
 
 async def collect_garbage(max_bytes: int | None = None) -> list[str]:
