@@ -71,6 +71,18 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_SANDBOX_TIER", "1", "Minimum sandbox tier: 1 (bubblewrap) or 0 (process jail, tests).", int),
     Variable("BOT_CGROUP_ROOT", "/sys/fs/cgroup", "The cgroup v2 mount.", Path),
     Variable("BOT_CGROUP_PARENT", None, "A delegated cgroup to create episode cgroups under."),
+    # the model relay
+    Variable("BOT_RELAY_PRICES", None, "A model price table (JSON, the shape of bot/relay/prices.json) merged over the built-in one."),
+    Variable("BOT_RELAY_RETRIES", "4", "Times the model relay retries a busy provider (429, 529, 5xx).", int),
+    Variable("BOT_RELAY_RETRY_MAX_WAIT", "60", "Longest wait in seconds before one retry of a busy provider.", float),
+    Variable("BOT_BUDGET_TURN_TOKENS", None, "Model tokens one turn may spend.", int),
+    Variable("BOT_BUDGET_TURN_USD", None, "Model cost (USD, list price) one turn may spend.", float),
+    Variable("BOT_BUDGET_THREAD_TOKENS", None, "Model tokens one thread may spend over all its turns.", int),
+    Variable("BOT_BUDGET_THREAD_USD", None, "Model cost (USD) one thread may spend over all its turns.", float),
+    Variable("BOT_BUDGET_REQUESTER_DAY_TOKENS", None, "Model tokens one requester may spend per UTC day.", int),
+    Variable("BOT_BUDGET_REQUESTER_DAY_USD", None, "Model cost (USD) one requester may spend per UTC day.", float),
+    Variable("BOT_BUDGET_INSTALLATION_MONTH_TOKENS", None, "Model tokens one installation may spend per UTC month.", int),
+    Variable("BOT_BUDGET_INSTALLATION_MONTH_USD", None, "Model cost (USD) one installation may spend per UTC month.", float),
     # the Action (set by the runner, or by action.yml)
     Variable("BOT_GITHUB_TOKEN", None, "The Action's `github-token` input."),
     Variable("GITHUB_TOKEN", None, "The workflow's token (Action)."),

@@ -12,7 +12,7 @@ RANKS = {
     "bot": 2,
     "bot.config": 2,
     "bot.record": 3, "bot.credentials": 3, "bot.github": 3, "bot.workspace": 3,
-    "bot.bridge": 4,
+    "bot.bridge": 4, "bot.relay": 4,
     "bot.job": 5,
     "bot.service": 6,
     "bot.settings": 7,

@@ -25,7 +25,10 @@ Script: a FIFO of turns shared by all APIs; each main model request pops one tur
                          "NO_TOOL_OFFERED <tool> tools=[...]" so the test sees why.
   bridged(tool, args)    call() of the MCP server "bot"'s own tool (`@bot/<tool>`): never a native
                          tool of the same name (Gemini offers its own read_file beside the bridge's).
-  fail(status, message)  answer with an HTTP error in that API's own error format.
+  fail(status, message, retry_after=None)
+                         answer with an HTTP error in that API's own error format (429 and 529 with
+                         the provider's rate-limit / overloaded error types, and a Retry-After header
+                         when given).
   exec_js(source)        Codex code mode: answer with a call of the JavaScript `exec` tool
                          (a Responses `custom_tool_call`) running `source`.
 Codex's default model runs in "code mode" (reference agent-clis.md §4): the request's `tools`
@@ -35,6 +38,9 @@ reachable as `tools.<name>(...)` inside `exec`. The fake does what that model do
 inside `exec` becomes an `exec` call whose JavaScript calls it and returns its result. A tool
 that is only deferred (named under "Deferred tool namespaces", which a model would first have
 to search for) is not offered: the reply is NO_TOOL_OFFERED.
+Usage: every reply reports `fake.usage` (a FakeUsage: uncached input, cache reads, cache writes,
+output including reasoning, reasoning) in each API's own fields; say(text, usage=FakeUsage(...))
+overrides it for one turn, say(text, pieces=n) streams the text as n deltas.
 When the queue is empty the provider echoes, as the recorded fixtures do:
   "MOCK_ANSWER[<api>] prior_assistant_turns=<n> last_user=<text>" or, after a tool result,
   "MOCK_ANSWER[<api>] prior_assistant_turns=<n> tool_result=<first 200 chars>".
@@ -61,6 +67,18 @@ USAGE_IN, USAGE_OUT = 10, 5
 _ids = itertools.count(1)
 
 
+@dataclass(frozen=True)
+class FakeUsage:
+    """Known usage for a reply. `input` excludes cache reads (`cached`) and writes (`cache_write`);
+    `output` includes `reasoning`. Each API reports it in its own convention."""
+
+    input: int = USAGE_IN
+    output: int = USAGE_OUT
+    cached: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+
 @dataclass
 class Turn:
     kind: str  # text | tool | fail
@@ -68,10 +86,13 @@ class Turn:
     tool: str = ""
     args: dict = field(default_factory=dict)
     status: int = 200
+    usage: FakeUsage | None = None
+    pieces: int = 1  # streamed text deltas
+    retry_after: str | None = None
 
 
-def say(text: str) -> Turn:
-    return Turn("text", text=text)
+def say(text: str, usage: FakeUsage | None = None, pieces: int = 1) -> Turn:
+    return Turn("text", text=text, usage=usage, pieces=pieces)
 
 
 def call(tool: str, args: dict | None = None) -> Turn:
@@ -83,8 +104,8 @@ def bridged(tool: str, args: dict | None = None, server: str = "bot") -> Turn:
     return call(f"@{server}/{tool}", args)
 
 
-def fail(status: int = 400, message: str = "mock forced failure") -> Turn:
-    return Turn("fail", text=message, status=status)
+def fail(status: int = 400, message: str = "mock forced failure", retry_after: str | None = None) -> Turn:
+    return Turn("fail", text=message, status=status, retry_after=retry_after)
 
 
 def exec_js(source: str) -> Turn:
@@ -296,7 +317,12 @@ def _sse(events: list[tuple[str | None, dict | str]]) -> bytes:
     return "".join(out).encode()
 
 
-def _anthropic(turn: Turn, model: str, stream: bool) -> tuple[str, bytes]:
+def _split(text: str, pieces: int) -> list[str]:
+    size = max(1, -(-len(text) // max(1, pieces)))
+    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _anthropic(turn: Turn, model: str, stream: bool, usage: FakeUsage) -> tuple[str, bytes]:
     n = next(_ids)
     if turn.kind == "tool":
         block = {"type": "tool_use", "id": f"toolu_fake_{n}", "name": turn.tool, "input": {}}
@@ -306,25 +332,39 @@ def _anthropic(turn: Turn, model: str, stream: bool) -> tuple[str, bytes]:
         block = {"type": "text", "text": ""}
         delta = {"type": "text_delta", "text": turn.text}
         stop, full = "end_turn", {"type": "text", "text": turn.text}
+    deltas = [delta] if turn.kind == "tool" else [dict(delta, text=t) for t in _split(turn.text, turn.pieces)]
+    prompt = {"input_tokens": usage.input}
+    prompt |= {"cache_read_input_tokens": usage.cached} if usage.cached else {}
+    prompt |= {"cache_creation_input_tokens": usage.cache_write} if usage.cache_write else {}
     message = {"id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": model,
                "content": [], "stop_reason": None, "stop_sequence": None,
-               "usage": {"input_tokens": USAGE_IN, "output_tokens": 1}}
+               "usage": dict(prompt, output_tokens=1)}
     if not stream:
         return "application/json", json.dumps(dict(message, content=[full], stop_reason=stop,
-                                                    usage={"input_tokens": USAGE_IN,
-                                                           "output_tokens": USAGE_OUT})).encode()
+                                                    usage=dict(prompt, output_tokens=usage.output))).encode()
     return "text/event-stream", _sse([
         ("message_start", {"type": "message_start", "message": message}),
         ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
         ("ping", {"type": "ping"}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+        *[("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": d}) for d in deltas],
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
         ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                           "usage": {"output_tokens": USAGE_OUT}}),
+                           "usage": {"output_tokens": usage.output}}),
         ("message_stop", {"type": "message_stop"})])
 
 
-def _responses(turn: Turn, model: str) -> tuple[str, bytes]:
+def _openai_usage(usage: FakeUsage, prompt: str, completion: str) -> dict:
+    """OpenAI's convention: the prompt count includes cache reads, the completion count reasoning."""
+    out = {prompt: usage.input + usage.cached, completion: usage.output,
+           "total_tokens": usage.input + usage.cached + usage.output}
+    if usage.cached:
+        out[f"{prompt}_details"] = {"cached_tokens": usage.cached}
+    if usage.reasoning:
+        out[f"{completion}_details"] = {"reasoning_tokens": usage.reasoning}
+    return out
+
+
+def _responses(turn: Turn, model: str, usage: FakeUsage) -> tuple[str, bytes]:
     n = next(_ids)
     if turn.kind == "exec":
         item = {"id": f"ctc_fake_{n}", "type": "custom_tool_call", "status": "completed",
@@ -345,25 +385,24 @@ def _responses(turn: Turn, model: str) -> tuple[str, bytes]:
                 "status": "completed", "content": [part]}
         where = {"item_id": item["id"], "output_index": 0, "content_index": 0}
         middle = [("response.content_part.added", dict(where, part=dict(part, text=""))),
-                  ("response.output_text.delta", dict(where, delta=turn.text)),
+                  *[("response.output_text.delta", dict(where, delta=t)) for t in _split(turn.text, turn.pieces)],
                   ("response.output_text.done", dict(where, text=turn.text)),
                   ("response.content_part.done", dict(where, part=part))]
     response = {"id": f"resp_fake_{n}", "object": "response", "model": model,
                 "status": "in_progress", "output": []}
-    usage = {"input_tokens": USAGE_IN, "input_tokens_details": {"cached_tokens": 0},
-             "output_tokens": USAGE_OUT, "output_tokens_details": {"reasoning_tokens": 0},
-             "total_tokens": USAGE_IN + USAGE_OUT}
+    reported = {"input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+    reported |= _openai_usage(usage, "input_tokens", "output_tokens")
     events = [("response.created", {"response": response}),
               ("response.in_progress", {"response": response}),
               ("response.output_item.added", {"output_index": 0, "item": dict(item, status="in_progress")}),
               *middle,
               ("response.output_item.done", {"output_index": 0, "item": item}),
               ("response.completed", {"response": dict(response, status="completed", output=[item],
-                                                        usage=usage)})]
+                                                        usage=reported)})]
     return "text/event-stream", _sse([(name, dict(data, type=name)) for name, data in events])
 
 
-def _chat(turn: Turn, model: str, stream: bool) -> tuple[str, bytes]:
+def _chat(turn: Turn, model: str, stream: bool, fake_usage: FakeUsage) -> tuple[str, bytes]:
     n = next(_ids)
     if turn.kind == "tool":
         calls = [{"index": 0, "id": f"call_fake_{n}", "type": "function",
@@ -371,8 +410,8 @@ def _chat(turn: Turn, model: str, stream: bool) -> tuple[str, bytes]:
         delta, finish = {"tool_calls": calls}, "tool_calls"
     else:
         delta, finish = {"content": turn.text}, "stop"
-    usage = {"prompt_tokens": USAGE_IN, "completion_tokens": USAGE_OUT,
-             "total_tokens": USAGE_IN + USAGE_OUT}
+    usage = _openai_usage(fake_usage, "prompt_tokens", "completion_tokens")
+    deltas = [delta] if turn.kind == "tool" else [{"content": t} for t in _split(turn.text, turn.pieces)]
     base = {"id": f"chatcmpl-fake-{n}", "created": 1_800_000_000, "model": model}
     if not stream:
         message = {"role": "assistant", "content": delta.get("content")}
@@ -384,28 +423,40 @@ def _chat(turn: Turn, model: str, stream: bool) -> tuple[str, bytes]:
     return "text/event-stream", _sse([
         (None, dict(chunk, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""},
                                      "finish_reason": None}])),
-        (None, dict(chunk, choices=[{"index": 0, "delta": delta, "finish_reason": None}])),
+        *[(None, dict(chunk, choices=[{"index": 0, "delta": d, "finish_reason": None}])) for d in deltas],
         (None, dict(chunk, choices=[{"index": 0, "delta": {}, "finish_reason": finish}])),
         (None, dict(chunk, choices=[], usage=usage)),
         (None, "[DONE]")])
 
 
-def _gemini(turn: Turn, model: str, stream: bool) -> tuple[str, bytes]:
+def _gemini(turn: Turn, model: str, stream: bool, usage: FakeUsage) -> tuple[str, bytes]:
     part = {"functionCall": {"name": turn.tool, "args": turn.args}} if turn.kind == "tool" \
         else {"text": turn.text}
+    metadata = {"promptTokenCount": usage.input + usage.cached, "candidatesTokenCount": usage.output - usage.reasoning,
+                "totalTokenCount": usage.input + usage.cached + usage.output}
+    metadata |= {"cachedContentTokenCount": usage.cached} if usage.cached else {}
+    metadata |= {"thoughtsTokenCount": usage.reasoning} if usage.reasoning else {}
     body = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP",
                             "index": 0}],
-            "usageMetadata": {"promptTokenCount": USAGE_IN, "candidatesTokenCount": USAGE_OUT,
-                              "totalTokenCount": USAGE_IN + USAGE_OUT},
-            "modelVersion": model}
+            "usageMetadata": metadata, "modelVersion": model}
     if stream:
-        return "text/event-stream", _sse([(None, body)])
+        texts = _split(turn.text, turn.pieces) if turn.kind != "tool" else []
+        early = [{"candidates": [{"content": {"role": "model", "parts": [{"text": t}]}, "index": 0}],
+                  "modelVersion": model} for t in texts[:-1]]
+        last = dict(body, candidates=[dict(body["candidates"][0], content={"role": "model", "parts": [
+            {"text": texts[-1]} if texts else part]})])
+        return "text/event-stream", _sse([(None, chunk) for chunk in early + [last]])
     return "application/json", json.dumps(body).encode()
+
+
+_ANTHROPIC_ERRORS = {401: "authentication_error", 403: "permission_error", 429: "rate_limit_error",
+                     500: "api_error", 529: "overloaded_error"}
 
 
 def _error_body(api: str, status: int, message: str) -> bytes:
     if api == "anthropic":
-        body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+        kind = _ANTHROPIC_ERRORS.get(status, "invalid_request_error")
+        body = {"type": "error", "error": {"type": kind, "message": message}}
     elif api == "gemini":
         body = {"error": {"code": status, "message": message, "status": "INVALID_ARGUMENT"}}
     else:
@@ -431,6 +482,7 @@ class FakeProvider:
     """The scriptable provider; see the module docstring."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0):
+        self.usage = FakeUsage()  # what every reply reports unless its turn says otherwise
         self._queue: list[Turn] = []
         self._lock = threading.Lock()
         self.requests: list[Request] = []
@@ -516,8 +568,10 @@ def _handler_for(fake: FakeProvider):
         def log_message(self, *args) -> None:  # keep test output clean
             pass
 
-        def _send(self, status: int, ctype: str, body: bytes) -> None:
+        def _send(self, status: int, ctype: str, body: bytes, headers: dict | None = None) -> None:
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Connection", "close")
@@ -558,18 +612,19 @@ def _handler_for(fake: FakeProvider):
             req = Request(api, "POST", self.path, dict(self.headers), body)
             turn = fake.answer(req)
             if turn.kind == "fail":
-                return self._send(turn.status, "application/json", _error_body(api, turn.status, turn.text))
-            self._send(200, *_render(api, self.path, body, turn))
+                retry = {"Retry-After": turn.retry_after} if turn.retry_after else None
+                return self._send(turn.status, "application/json", _error_body(api, turn.status, turn.text), retry)
+            self._send(200, *_render(api, self.path, body, turn, turn.usage or fake.usage))
 
     return Handler
 
 
-def _render(api: str, path: str, body: dict, turn: Turn) -> tuple[str, bytes]:
+def _render(api: str, path: str, body: dict, turn: Turn, usage: FakeUsage) -> tuple[str, bytes]:
     model = str(body.get("model") or path.split("/models/")[-1].split(":")[0] or "fake-model")
     if api == "anthropic":
-        return _anthropic(turn, model, bool(body.get("stream")))
+        return _anthropic(turn, model, bool(body.get("stream")), usage)
     if api == "responses":
-        return _responses(turn, model)
+        return _responses(turn, model, usage)
     if api == "chat":
-        return _chat(turn, model, bool(body.get("stream")))
-    return _gemini(turn, model, "streamGenerateContent" in path)
+        return _chat(turn, model, bool(body.get("stream")), usage)
+    return _gemini(turn, model, "streamGenerateContent" in path, usage)

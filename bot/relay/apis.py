@@ -1,0 +1,98 @@
+"""What the relay knows of each provider API: the paths it forwards, where a key travels, and how
+an error looks in that API's own format (so the CLI shows the model the relay's refusals).
+
+APIs (`Route.api`) and their paths, nothing else is forwarded:
+  anthropic  POST /v1/messages, /v1/messages/count_tokens          (provider "anthropic")
+  responses  POST /v1/responses                                    (provider "openai")
+  chat       POST /v1/chat/completions                             (provider "openai")
+  gemini     POST /v1beta/models/<model>:generateContent | :streamGenerateContent | :countTokens
+                                                                   (provider "google")
+`HEAD /` (Claude Code's connectivity preflight) is answered by the relay itself.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+PROVIDER_OF = {"anthropic": "anthropic", "responses": "openai", "chat": "openai", "gemini": "google"}
+DEFAULT_BASE = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com",
+                "google": "https://generativelanguage.googleapis.com"}
+# where each provider takes its key (the relay's upstream side)
+KEY_HEADER = {"anthropic": "x-api-key", "openai": "authorization", "google": "x-goog-api-key"}
+# the headers a client may carry a key in (the relay's inside): all are removed before forwarding
+KEY_CARRIERS = (b"x-api-key", b"authorization", b"x-goog-api-key")
+
+_GEMINI = re.compile(rb"^/v1(?:beta)?/models/([A-Za-z0-9][A-Za-z0-9._-]{0,127}):"
+                     rb"(generateContent|streamGenerateContent|countTokens)$")
+_FIXED = {b"/v1/messages": "anthropic", b"/v1/messages/count_tokens": "anthropic",
+          b"/v1/responses": "responses", b"/v1/chat/completions": "chat"}
+
+
+@dataclass(frozen=True)
+class Route:
+    api: str
+    model: str | None = None  # Gemini names the model in the path
+    metered: bool = True  # count_tokens calls produce no usage
+
+    @property
+    def provider(self) -> str:
+        return PROVIDER_OF[self.api]
+
+
+def route(method: str, raw_path: bytes) -> Route | None:
+    """The API of a forwardable request, else None (the relay refuses it)."""
+    if method != "POST":
+        return None
+    api = _FIXED.get(raw_path)
+    if api:
+        return Route(api, metered=not raw_path.endswith(b"count_tokens"))
+    match = _GEMINI.match(raw_path)
+    if match:
+        return Route("gemini", match.group(1).decode(), metered=match.group(2) != b"countTokens")
+    return None
+
+
+def api_of_path(raw_path: bytes) -> str:
+    """The API whose error format a refused path is answered in (best guess from its prefix)."""
+    if raw_path.startswith(b"/v1/messages"):
+        return "anthropic"
+    if raw_path.startswith((b"/v1beta/", b"/v1/models/")):
+        return "gemini"
+    if raw_path.startswith(b"/v1/chat"):
+        return "chat"
+    return "responses"
+
+
+_ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                    404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+                    502: "api_error", 529: "overloaded_error"}
+_GOOGLE_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                  413: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 502: "UNAVAILABLE"}
+_OPENAI_TYPES = {401: "invalid_api_key", 403: "permission_denied", 404: "not_found", 429: "rate_limit_exceeded"}
+
+
+def error_body(api: str, status: int, message: str, code: str = "relay") -> bytes:
+    """`message` as the provider's own error object for `status`."""
+    if api == "anthropic":
+        body: dict = {"type": "error", "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"),
+                                                 "message": message}}
+    elif api == "gemini":
+        body = {"error": {"code": status, "message": message, "status": _GOOGLE_STATUS.get(status, "INTERNAL")}}
+    else:
+        body = {"error": {"message": message, "type": "invalid_request_error" if status < 500 else "server_error",
+                          "param": None, "code": _OPENAI_TYPES.get(status, code)}}
+    return json.dumps(body).encode()
+
+
+def error_type(body: bytes) -> str:
+    """The provider's error type or status word from an error body, for a message (never its text,
+    which may quote part of the key)."""
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return ""
+    if not isinstance(error, dict):
+        return ""
+    found = error.get("type") or error.get("status") or error.get("code")
+    return str(found)[:60] if isinstance(found, (str, int)) else ""

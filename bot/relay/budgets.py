@@ -1,0 +1,205 @@
+"""Budgets of model calls, enforced at the relay: per turn (tokens and money), per thread, per
+requester per UTC day and per installation per UTC month, each in tokens and in USD.
+
+The operator sets caps in the environment (`BOT_BUDGET_*`, `operator_caps()`); a repository may
+tighten them in `.github/bot.yml` (`budgets.<cap>`), never loosen them: `effective_caps(operator,
+repo)`. A cap is reached once the spend is at or over it; the next call is then refused (a call's
+size is only known once it is answered, so the call that crosses a cap completes).
+
+Spend outlives the episode in the `model_spend` table (one row per priced call, in the recorder's
+database): `Ledger.spent(scope)` sums the thread's, the requester's day and the installation's
+month. A `Budget` reads those sums once when the episode starts and adds its own calls in memory;
+two episodes of one requester at once may together overshoot a daily cap by one call each.
+Calls of unpriced models count in the token caps only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime, timezone
+
+import sqlite_utils
+
+from bot import config
+from bot.record.recorder import now_iso
+
+REPO_FILE = ".github/bot.yml"
+# cap -> (what it limits, in words)
+CAPS = {"turn_tokens": "this turn's tokens", "turn_usd": "this turn's cost",
+        "thread_tokens": "this thread's tokens", "thread_usd": "this thread's cost",
+        "requester_day_tokens": "the requester's tokens today (UTC)",
+        "requester_day_usd": "the requester's cost today (UTC)",
+        "installation_month_tokens": "the installation's tokens this month (UTC)",
+        "installation_month_usd": "the installation's cost this month (UTC)"}
+
+
+@dataclass(frozen=True)
+class Caps:
+    """None: no cap. Tokens are whole numbers, money is USD."""
+
+    turn_tokens: int | None = None
+    turn_usd: float | None = None
+    thread_tokens: int | None = None
+    thread_usd: float | None = None
+    requester_day_tokens: int | None = None
+    requester_day_usd: float | None = None
+    installation_month_tokens: int | None = None
+    installation_month_usd: float | None = None
+
+    def __post_init__(self) -> None:
+        for cap in fields(self):
+            value = getattr(self, cap.name)
+            if value is not None and not value >= 0:
+                raise ValueError(f"budget {cap.name} must be a number at least 0, not {value!r}")
+
+    def items(self) -> list[tuple[str, float]]:
+        return [(cap.name, getattr(self, cap.name)) for cap in fields(self) if getattr(self, cap.name) is not None]
+
+
+def env_name(cap: str) -> str:
+    return f"BOT_BUDGET_{cap.upper()}"
+
+
+def operator_caps() -> Caps:
+    return Caps(**{cap: config.value(env_name(cap)) for cap in CAPS})
+
+
+def effective_caps(operator: Caps, repo: Caps | None) -> Caps:
+    """Each cap: the lower of the operator's and the repository's; a repository can add a cap the
+    operator left open, or lower one, but a higher value than the operator's changes nothing."""
+    if repo is None:
+        return operator
+    chosen = {}
+    for cap in CAPS:
+        values = [v for v in (getattr(operator, cap), getattr(repo, cap)) if v is not None]
+        chosen[cap] = min(values) if values else None
+    return Caps(**chosen)
+
+
+@dataclass
+class Spend:
+    tokens: int = 0
+    usd: float = 0.0
+    unpriced_calls: int = 0
+
+    def add(self, tokens: int, usd: float | None) -> None:
+        self.tokens += tokens
+        if usd is None:
+            self.unpriced_calls += 1
+        else:
+            self.usd = round(self.usd + usd, 8)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Who a turn's spend counts against (None: that window is not tracked)."""
+
+    conversation: str | None = None
+    requester: str | None = None
+    installation: str | None = None
+
+
+WINDOWS = ("thread", "requester_day", "installation_month")
+
+
+def _window_start(window: str, now: datetime) -> str | None:
+    if window == "requester_day":
+        return now.replace(hour=0, minute=0, second=0, microsecond=0).isoformat(timespec="milliseconds")
+    if window == "installation_month":
+        return now.replace(day=1, hour=0, minute=0, second=0, microsecond=0).isoformat(timespec="milliseconds")
+    return None
+
+
+class Ledger:
+    """Spend per call in `model_spend` (the recorder's database)."""
+
+    COLUMNS = {"window_thread": "conversation", "window_requester_day": "requester",
+               "window_installation_month": "installation"}
+
+    def __init__(self, db: sqlite_utils.Database):
+        self.db = db
+        if "model_spend" not in db.table_names():
+            db["model_spend"].create({"run_id": str, "ts": str, "conversation": str, "requester": str,
+                                      "installation": str, "tokens": int, "usd": float}, if_not_exists=True)
+            for column in ("conversation", "requester", "installation"):
+                db["model_spend"].create_index([column, "ts"], if_not_exists=True)
+
+    def add(self, run_id: str, scope: Scope, tokens: int, usd: float | None) -> None:
+        self.db["model_spend"].insert({"run_id": run_id, "ts": now_iso(), "conversation": scope.conversation,
+                                       "requester": scope.requester, "installation": scope.installation,
+                                       "tokens": tokens, "usd": usd})
+
+    def spent(self, scope: Scope, now: datetime | None = None) -> dict[str, Spend]:
+        now = now or datetime.now(timezone.utc)
+        owners = {"thread": ("conversation", scope.conversation), "requester_day": ("requester", scope.requester),
+                  "installation_month": ("installation", scope.installation)}
+        sums = {}
+        for window, (column, owner) in owners.items():
+            if owner is None:
+                continue
+            start = _window_start(window, now) or ""
+            row = next(self.db.query(
+                f"select coalesce(sum(tokens), 0) as tokens, coalesce(sum(usd), 0) as usd, "
+                f"sum(usd is null) as unpriced from model_spend where {column} = ? and ts >= ?", [owner, start]))
+            sums[window] = Spend(int(row["tokens"]), float(row["usd"]), int(row["unpriced"] or 0))
+        return sums
+
+
+@dataclass(frozen=True)
+class Exceeded:
+    """A reached cap, worded for the model, the answer and the record."""
+
+    cap: str
+    spent: float
+    limit: float
+    raise_how: str
+
+    @property
+    def message(self) -> str:
+        unit = (lambda v: f"${v:.4f}") if self.cap.endswith("_usd") else (lambda v: f"{int(v)} tokens")
+        return (f"budget reached: {CAPS[self.cap]} is {unit(self.spent)} of a {unit(self.limit)} cap "
+                f"({self.cap}); {self.raise_how}")
+
+
+@dataclass
+class Budget:
+    """The caps of one episode and what it has spent against each."""
+
+    operator: Caps = field(default_factory=Caps)
+    repo: Caps | None = None
+    prior: dict[str, Spend] = field(default_factory=dict)  # Ledger.spent(scope) at the start
+    turn: Spend = field(default_factory=Spend)
+
+    @property
+    def caps(self) -> Caps:
+        return effective_caps(self.operator, self.repo)
+
+    def spent(self, window: str) -> Spend:
+        if window == "turn":
+            return self.turn
+        prior = self.prior.get(window)
+        return replace(self.turn) if prior is None else Spend(
+            prior.tokens + self.turn.tokens, round(prior.usd + self.turn.usd, 8),
+            prior.unpriced_calls + self.turn.unpriced_calls)
+
+    def charge(self, tokens: int, usd: float | None) -> None:
+        self.turn.add(tokens, usd)
+
+    def exceeded(self) -> Exceeded | None:
+        """The first cap already reached, else None."""
+        for cap, limit in self.caps.items():
+            window, _, unit = cap.rpartition("_")
+            if window != "turn" and window not in self.prior:
+                continue  # the scope of that window is unknown (a local run has no installation)
+            spend = self.spent(window)
+            used = spend.usd if unit == "usd" else spend.tokens
+            if used >= limit:
+                return Exceeded(cap, used, limit, self._raise_how(cap))
+        return None
+
+    def _raise_how(self, cap: str) -> str:
+        operator = getattr(self.operator, cap)
+        repo = getattr(self.repo, cap) if self.repo else None
+        if repo is not None and (operator is None or repo < operator):
+            ceiling = f" up to the operator's {operator}" if operator is not None else ""
+            return f"raise budgets.{cap} in the repository's {REPO_FILE}{ceiling}"
+        return f"the operator can raise {env_name(cap)}"

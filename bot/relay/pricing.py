@@ -1,0 +1,102 @@
+"""List prices of model calls, from a versioned data file (bot/relay/prices.json, with its date).
+
+The operator can merge a table of the same shape over it (BOT_RELAY_PRICES, a file path): their
+models are added or replace the built-in ones (a gateway's own model names, negotiated prices).
+A model the table does not know is counted in tokens and its cost marked unpriced (None), never
+guessed from a similar name: `claude-opus-4-8` and `claude-opus-4-1` differ threefold.
+
+Lookup: the exact name, then without a `models/` prefix or a date suffix (`-20250929`,
+`-2025-09-29`), then the table's `aliases`.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from bot import config
+from bot.relay.usage import CallUsage
+
+_DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+MILLION = 1_000_000
+
+
+class PriceTableError(ValueError):
+    """The operator's price file cannot be read as a price table; the message says why."""
+
+
+@dataclass(frozen=True)
+class Price:
+    input: float
+    output: float
+    cached: float | None = None
+    cache_write: float | None = None
+
+    def cost(self, usage: CallUsage) -> float:
+        per_token = (usage.input_tokens * self.input + usage.output_tokens * self.output
+                     + usage.cached_tokens * _or(self.cached, self.input)
+                     + usage.cache_write_tokens * _or(self.cache_write, self.input))
+        return round(per_token / MILLION, 8)
+
+
+def _or(value: float | None, fallback: float) -> float:
+    return fallback if value is None else value
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    models: dict[str, Price]
+    aliases: dict[str, str]
+    version: str  # "<built-in date>" or "<built-in date> + <operator file date>"
+
+    def price(self, model: str | None) -> Price | None:
+        if not model:
+            return None
+        name = model.removeprefix("models/")
+        for candidate in (name, _DATE_SUFFIX.sub("", name)):
+            found = self.models.get(candidate) or self.models.get(self.aliases.get(candidate, ""))
+            if found:
+                return found
+        return None
+
+    def cost(self, model: str | None, usage: CallUsage) -> float | None:
+        """USD at list price, or None: unpriced."""
+        price = self.price(model)
+        return None if price is None else price.cost(usage)
+
+
+def _parse(data: object, origin: str) -> tuple[dict[str, Price], dict[str, str], str]:
+    if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
+        raise PriceTableError(f"{origin}: expected an object with a \"models\" object")
+    models = {}
+    for name, entry in data["models"].items():
+        try:
+            models[name] = Price(**{k: float(v) for k, v in entry.items() if k in Price.__dataclass_fields__})
+        except (TypeError, ValueError, AttributeError):
+            raise PriceTableError(f"{origin}: model {name!r} needs numeric input and output prices") from None
+        if min(filter(lambda v: v is not None, vars(models[name]).values())) < 0:
+            raise PriceTableError(f"{origin}: model {name!r} has a negative price")
+    aliases = {str(k): str(v) for k, v in (data.get("aliases") or {}).items()}
+    return models, aliases, str(data.get("date") or data.get("version") or "undated")
+
+
+def builtin_table() -> PriceTable:
+    text = resources.files("bot.relay").joinpath("prices.json").read_text()
+    models, aliases, date = _parse(json.loads(text), "bot/relay/prices.json")
+    return PriceTable(models, aliases, date)
+
+
+def load_table() -> PriceTable:
+    """The built-in table with the operator's file (BOT_RELAY_PRICES) merged over it."""
+    table = builtin_table()
+    path = config.env("BOT_RELAY_PRICES")
+    if not path:
+        return table
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise PriceTableError(f"BOT_RELAY_PRICES={path}: {exc}") from None
+    models, aliases, date = _parse(data, f"BOT_RELAY_PRICES={path}")
+    return PriceTable(table.models | models, table.aliases | aliases, f"{table.version} + {date}")

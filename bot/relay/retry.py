@@ -1,0 +1,66 @@
+"""Provider trouble handled once, for every agent: which answers the relay retries and how long it
+waits. 429 (rate limited), 529 (Anthropic overloaded) and any 5xx are retried, waiting what the
+provider's `retry-after-ms` or `Retry-After` (seconds or an HTTP date) asks, else a doubling
+backoff from 1 s; every wait is capped (BOT_RELAY_RETRY_MAX_WAIT) and so is the number of retries
+(BOT_RELAY_RETRIES). A retry happens only before any byte of the answer reached the CLI.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+
+from bot import config
+
+BACKOFF_START_S = 1.0
+
+
+def retryable(status: int) -> bool:
+    return status == 429 or 500 <= status <= 599
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    retries: int = 4
+    max_wait_s: float = 60.0
+
+    @classmethod
+    def from_config(cls) -> "RetryPolicy":
+        return cls(retries=max(0, config.value("BOT_RELAY_RETRIES")),
+                   max_wait_s=max(0.0, config.value("BOT_RELAY_RETRY_MAX_WAIT")))
+
+    def wait_s(self, attempt: int, headers: dict[str, str]) -> float:
+        """Seconds before retry number `attempt` (1-based), from the provider's headers if it said."""
+        asked = asked_wait_s(headers)
+        wait = asked if asked is not None else BACKOFF_START_S * 2 ** (attempt - 1)
+        return min(max(wait, 0.0), self.max_wait_s)
+
+
+def asked_wait_s(headers: dict[str, str], now: datetime | None = None) -> float | None:
+    """What the provider asked: `retry-after-ms`, else `Retry-After` in seconds or as an HTTP date."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = (headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
+
+
+def busy_note(status: int, wait_s: float, attempt: int, retries: int) -> str:
+    """The tracking comment's line: "provider busy (429), retrying in 20 s (retry 1 of 4)"."""
+    shown = f"{wait_s:.0f} s" if wait_s >= 1 else f"{wait_s * 1000:.0f} ms"
+    return f"provider busy ({status}), retrying in {shown} (retry {attempt} of {retries})"

@@ -1,0 +1,420 @@
+"""The model relay (DESIGN §5): one loopback HTTP server per episode through which the agent CLI's
+model calls reach the provider. The CLI holds only the relay's per-episode token; the relay holds
+the real credential outside the sandbox, swaps it in and forwards over TLS with a pooled client.
+
+Usage by the pipeline:
+
+    upstream = Upstream("anthropic", key, scope="repository", fix_hint="connect a new key at …")
+    async with ModelRelay(upstream, recorder, run_id, budget=Budget(operator_caps(), repo_caps, prior),
+                          ledger=Ledger(recorder.db), spend_scope=Scope(conversation, requester, installation),
+                          on_stop=kill_cli, on_retry=update_checklist) as relay:
+        ... point the CLI's base URL at relay.url (relayed into the sandbox like the bridge) and give
+        it relay.token where it expects its key ...
+
+- Accepts the token wherever a CLI puts its key: `x-api-key`, `Authorization: Bearer`,
+  `x-goog-api-key` or `?key=`; every carrier present must hold it, else 401. All are removed and
+  the real credential is set where the provider expects it.
+- Forwards only the provider's model APIs (bot/relay/apis.py); anything else is refused (404) and
+  recorded. `HEAD /` (Claude Code's preflight) is answered here.
+- Streams pass through as they arrive; `UsageTap` reads the usage from the bytes going by.
+- Every call is recorded as one `enforced` event "model_call": provider, api, model, status,
+  latency, time to first byte, tokens, cost (or "unpriced"), retries. `.calls` holds the same.
+- Budgets (bot/relay/budgets.py): a call once a cap is reached is refused in the API's own error
+  format, and `on_stop(reason)` is called once: the runner ends the episode.
+- 429 / 529 / 5xx and unreachable providers are retried (bot/relay/retry.py); each wait is told to
+  `on_retry(note)` and recorded. A rejected key (401/403) stops the episode with the key's scope
+  and where to fix it.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import inspect
+import json
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+from urllib.parse import parse_qsl, urlencode
+
+import httpx
+import orjson
+import uvicorn
+
+from adapters.base import Tier
+from bot.record.recorder import Recorder
+from bot.relay import apis
+from bot.relay.budgets import Budget, Ledger, Scope
+from bot.relay.pricing import PriceTable, load_table
+from bot.relay.retry import RetryPolicy, busy_note, retryable
+from bot.relay.usage import CallUsage, UsageTap
+
+log = logging.getLogger(__name__)
+TOKEN_ENV = "BOT_RELAY_TOKEN"
+REQUEST_CAP = 64 << 20
+TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=30.0)
+# never forwarded upstream: hop-by-hop, framing, the client's keys, who-it-bills headers
+_DROP_UP = {b"host", b"connection", b"keep-alive", b"proxy-authorization", b"proxy-connection", b"te",
+            b"trailer", b"transfer-encoding", b"upgrade", b"content-length", b"accept-encoding", b"cookie",
+            b"forwarded", b"x-forwarded-for", b"x-forwarded-host", b"x-forwarded-proto", b"via",
+            b"openai-organization", b"openai-project", b"x-goog-user-project", *apis.KEY_CARRIERS}
+# the body is passed on as received (raw), re-framed by the relay's server: no upstream framing
+_DROP_DOWN = {"connection", "keep-alive", "transfer-encoding", "content-length", "upgrade", "trailer", "set-cookie"}
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """Where the relay forwards and with which credential."""
+
+    provider: str  # anthropic | openai | google
+    credential: str
+    base_url: str | None = None  # the operator's gateway (BOT_<AGENT>_BASE_URL root), else the provider
+    bearer: bool | None = None  # send the credential as `Authorization: Bearer` (OAuth tokens)
+    scope: str = "operator"  # requester | repository | installation | operator
+    fix_hint: str = ""  # where to fix a rejected key, for the answer
+
+    @property
+    def root(self) -> str:
+        return (self.base_url or apis.DEFAULT_BASE[self.provider]).rstrip("/")
+
+    def key_header(self) -> tuple[bytes, bytes]:
+        bearer = self.bearer if self.bearer is not None else self.provider == "openai"
+        if bearer:
+            return b"authorization", f"Bearer {self.credential}".encode()
+        return apis.KEY_HEADER[self.provider].encode(), self.credential.encode()
+
+
+@dataclass
+class ModelCall:
+    provider: str
+    api: str
+    outcome: str  # ok | http:<status> | refused:<why> | error:unreachable
+    status: int
+    model: str | None = None
+    latency_ms: float = 0.0
+    ttfb_ms: float | None = None
+    usage: CallUsage | None = None
+    cost_usd: float | None = None
+    retries: int = 0
+    notes: list[str] = field(default_factory=list)
+    answering: bool = False  # the answer's status line went to the client (no other answer now)
+
+    def detail(self) -> dict:
+        return {"provider": self.provider, "api": self.api, "model": self.model, "status": self.status,
+                "latency_ms": self.latency_ms, "ttfb_ms": self.ttfb_ms,
+                "tokens": self.usage.as_dict() if self.usage else None,
+                "cost_usd": self.cost_usd if self.cost_usd is not None else ("unpriced" if self.usage else None),
+                "retries": self.retries, **({"notes": self.notes} if self.notes else {})}
+
+
+class _Refused(Exception):
+    """A call answered by the relay itself: `outcome` is "refused:<why>" or "error:<what>"."""
+
+    def __init__(self, status: int, why: str, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+        self.outcome = why if ":" in why else f"refused:{why}"
+
+
+class ModelRelay:
+    def __init__(self, upstream: Upstream, recorder: Recorder, run_id: str, *,
+                 budget: Budget | None = None, ledger: Ledger | None = None, spend_scope: Scope | None = None,
+                 prices: PriceTable | None = None, retry: RetryPolicy | None = None,
+                 on_stop: Callable[[str], Any] | None = None, on_retry: Callable[[str], Any] | None = None,
+                 on_call: Callable[[ModelCall], Any] | None = None, client: httpx.AsyncClient | None = None):
+        self.upstream = upstream
+        self.recorder = recorder
+        self.run_id = run_id
+        self.budget = budget or Budget()
+        self.ledger = ledger
+        self.spend_scope = spend_scope or Scope()
+        self.prices = prices or load_table()
+        self.retry = retry or RetryPolicy.from_config()
+        self.token = secrets.token_urlsafe(32)
+        self.token_env = TOKEN_ENV
+        self.calls: list[ModelCall] = []
+        self.stopped: str | None = None
+        self.port: int | None = None
+        self._token_bytes = self.token.encode()
+        self._on_stop, self._on_retry, self._on_call = on_stop, on_retry, on_call
+        self._client = client
+        self._own_client = client is None
+        self._uvicorn: uvicorn.Server | None = None
+        self._serve_task: asyncio.Task | None = None
+        self._background: set[asyncio.Task] = set()
+        recorder.add_secrets([self.token, upstream.credential])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # lifecycle ---------------------------------------------------------------
+
+    async def __aenter__(self) -> "ModelRelay":
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False, limits=httpx.Limits(
+                max_connections=64, max_keepalive_connections=16, keepalive_expiry=60))
+        config = uvicorn.Config(self, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
+                                timeout_graceful_shutdown=1, access_log=False, http="h11")
+        self._uvicorn = _QuietServer(config)
+        self._serve_task = asyncio.create_task(self._uvicorn.serve())
+        while not self._uvicorn.started:
+            if self._serve_task.done():
+                self._serve_task.result()
+                raise RuntimeError("the model relay did not start")
+            await asyncio.sleep(0.005)
+        self.port = self._uvicorn.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc_info) -> None:
+        if self._uvicorn and self._serve_task:
+            self._uvicorn.should_exit = True
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._serve_task), 3)
+            if not self._serve_task.done():
+                self._uvicorn.force_exit = True
+                await self._serve_task
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+        if self._own_client and self._client is not None:
+            await self._client.aclose()
+
+    def stop(self, reason: str) -> None:
+        """Refuse every later call; tell the runner once (it ends the episode); recorded once."""
+        if self.stopped is not None:
+            return
+        self.stopped = reason
+        self.recorder.record(self.run_id, Tier.ENFORCED, "relay_stop", outcome="stopped", raw=reason)
+        self._callback(self._on_stop, reason)
+
+    def _callback(self, callback: Callable | None, value: Any) -> None:
+        if callback is None:
+            return
+        try:
+            result = callback(value)
+        except Exception:
+            log.exception("relay callback failed")
+            return
+        if inspect.isawaitable(result):
+            task = asyncio.ensure_future(result)
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    # ASGI --------------------------------------------------------------------
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return
+        started = time.perf_counter()
+        method, raw_path = scope["method"], scope.get("raw_path") or scope["path"].encode()
+        if method == "HEAD" and raw_path == b"/":
+            await _respond(send, 200, b"", b"text/plain")
+            return
+        route = apis.route(method, raw_path)
+        api = route.api if route else apis.api_of_path(raw_path)
+        call = ModelCall(self.upstream.provider, api, "ok", 0, model=route.model if route else None)
+        try:
+            self._admit(scope, route, api)
+            body = await _read_body(receive)
+            if route.api == "chat":
+                body = _with_usage_requested(body, scope["headers"])
+            await self._forward(scope, route, body, send, call, started)
+        except _Refused as refused:
+            call.outcome, call.status = refused.outcome, refused.status
+            if refused.outcome == "refused:path":
+                call.notes.append(f"{method} {raw_path[:200].decode('ascii', 'replace')}")
+            await _respond(send, refused.status, apis.error_body(api, refused.status, refused.message))
+        except Exception as exc:  # still a recorded call, never a dropped one
+            log.exception("model relay call failed")
+            call.outcome = f"error:{type(exc).__name__}"
+            if not call.answering:
+                await _respond(send, 502, apis.error_body(api, 502, "the model relay failed on this call"))
+        finally:
+            call.latency_ms = _ms(started)
+            self._finish(call)
+
+    def _admit(self, scope, route: apis.Route | None, api: str) -> None:
+        if not self._authorized(scope["headers"], scope.get("query_string", b"")):
+            raise _Refused(401, "unauthorized", "the model relay refused the request: it needs this "
+                           "episode's token where the API key goes")
+        if route is None or route.provider != self.upstream.provider:
+            raise _Refused(404, "path", f"the model relay forwards only the {self.upstream.provider} "
+                           "model API; this request is not one of its calls")
+        if self.stopped is not None:
+            raise _Refused(400, "stopped", f"the episode is stopped: {self.stopped}. Stop now.")
+        exceeded = self.budget.exceeded()
+        if exceeded is not None:
+            self.stop(exceeded.message)
+            raise _Refused(400, "budget", f"{exceeded.message}. Stop now.")
+
+    def _authorized(self, headers, query: bytes) -> bool:
+        presented = []
+        for name, value in headers:
+            if name in (b"x-api-key", b"x-goog-api-key"):
+                presented.append(value)
+            elif name == b"authorization":
+                presented.append(value[7:] if value[:7].lower() == b"bearer " else value)
+        if b"key=" in query:
+            presented += [v.encode() for k, v in parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+                          if k == "key"]
+        return bool(presented) and all(hmac.compare_digest(p, self._token_bytes) for p in presented)
+
+    # forwarding --------------------------------------------------------------
+
+    def _request(self, scope, body: bytes) -> httpx.Request:
+        headers = [(k, v) for k, v in scope["headers"] if k not in _DROP_UP]
+        headers += [self.upstream.key_header(), (b"accept-encoding", b"identity")]
+        query = scope.get("query_string", b"")
+        if b"key=" in query:
+            query = urlencode([(k, v) for k, v in parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+                               if k != "key"]).encode()
+        url = self.upstream.root + scope["raw_path"].decode("ascii") + (f"?{query.decode('latin-1')}" if query else "")
+        return self._client.build_request("POST", url, headers=headers, content=body)
+
+    async def _forward(self, scope, route: apis.Route, body: bytes, send, call: ModelCall, started: float) -> None:
+        response = await self._send_with_retries(scope, body, call)
+        call.status = response.status_code
+        try:
+            if response.status_code in (401, 403):
+                await response.aread()
+                raise _Refused(response.status_code, "key", self._key_rejected(response))
+            call.outcome = "ok" if response.status_code < 400 else f"http:{response.status_code}"
+            tap = self._tap(route, response, call)
+            await send({"type": "http.response.start", "status": response.status_code,
+                        "headers": [(k, v) for k, v in response.headers.raw if k.decode().lower() not in _DROP_DOWN]})
+            call.answering = True
+            try:
+                async for chunk in response.aiter_raw():
+                    if call.ttfb_ms is None:
+                        call.ttfb_ms = _ms(started)
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    if tap is not None:
+                        tap.feed(chunk)
+            except httpx.HTTPError as exc:  # the provider cut the stream: the client sees it end early
+                call.outcome = f"error:cut ({type(exc).__name__})"
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            await response.aclose()
+        if tap is not None:
+            usage, model = tap.result()
+            call.usage, call.model = usage, call.model or model
+            if usage is None:
+                call.notes.append("usage missing from the reply")
+
+    @staticmethod
+    def _tap(route: apis.Route, response: httpx.Response, call: ModelCall) -> UsageTap | None:
+        if not route.metered or response.status_code >= 400:
+            return None
+        if response.headers.get("content-encoding", "identity").lower() != "identity":
+            call.notes.append("usage unreadable: the provider compressed its reply")
+            return None
+        return UsageTap(route.api, response.headers.get("content-type", ""))
+
+    async def _send_with_retries(self, scope, body: bytes, call: ModelCall) -> httpx.Response:
+        attempt = 0
+        while True:
+            try:
+                response = await self._client.send(self._request(scope, body), stream=True)
+            except httpx.TransportError as exc:
+                response, status, headers = None, 502, {}
+                reason = f"provider unreachable ({type(exc).__name__})"
+            else:
+                status, headers = response.status_code, response.headers
+                if not retryable(status):
+                    return response
+                reason = f"provider busy ({status})"
+            if attempt >= self.retry.retries or self.stopped is not None:
+                if response is not None:
+                    return response
+                raise _Refused(502, "error:unreachable", f"{reason}; gave up after {attempt} retries")
+            attempt += 1
+            wait = self.retry.wait_s(attempt, dict(headers))
+            if response is not None:
+                await response.aclose()
+            await self._announce_retry(call, status, wait, attempt, reason)
+            await asyncio.sleep(wait)
+
+    async def _announce_retry(self, call: ModelCall, status: int, wait: float, attempt: int, reason: str) -> None:
+        note = busy_note(status, wait, attempt, self.retry.retries)
+        if reason.startswith("provider unreachable"):
+            note = note.replace(f"provider busy ({status})", reason)
+        call.retries, call.notes = attempt, call.notes + [note]
+        self.recorder.record(self.run_id, Tier.ENFORCED, "model_retry", tool=f"{call.provider}/{call.api}",
+                             outcome=f"retry:{status}", raw=note)
+        self._callback(self._on_retry, note)
+
+    def _key_rejected(self, response: httpx.Response) -> str:
+        kind = apis.error_type(response.content)
+        reason = (f"the {self.upstream.provider} key of the {self.upstream.scope} scope was rejected by the "
+                  f"provider (HTTP {response.status_code}{' ' + kind if kind else ''})")
+        fix = self.upstream.fix_hint or "replace that key"
+        self.stop(f"{reason}; {fix}")
+        return f"{reason}; {fix}. Stop now."
+
+    # the record --------------------------------------------------------------
+
+    def _finish(self, call: ModelCall) -> None:
+        if call.usage is not None:
+            call.cost_usd = self.prices.cost(call.model, call.usage)
+            self.budget.charge(call.usage.total_tokens, call.cost_usd)
+            if self.ledger is not None:
+                self.ledger.add(self.run_id, self.spend_scope, call.usage.total_tokens, call.cost_usd)
+        self.calls.append(call)
+        self.recorder.record(self.run_id, Tier.ENFORCED, "model_call", tool=f"{call.provider}/{call.api}",
+                             outcome=call.outcome, duration_ms=call.latency_ms,
+                             raw=json.dumps(call.detail(), sort_keys=True))
+        self._callback(self._on_call, call)
+
+
+async def _read_body(receive) -> bytes:
+    parts, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Refused(400, "disconnected", "the client went away")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > REQUEST_CAP:
+            raise _Refused(413, "too_large", f"the request is over {REQUEST_CAP >> 20} MiB")
+        parts.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(parts)
+
+
+def _with_usage_requested(body: bytes, headers) -> bytes:
+    """A streamed Chat Completions request reports its usage only when asked: always ask, so a
+    client cannot spend uncounted tokens by leaving it out."""
+    if any(k == b"content-encoding" for k, _ in headers) or b'"stream"' not in body:
+        return body
+    try:
+        request = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return body
+    if not isinstance(request, dict) or request.get("stream") is not True:
+        return body
+    options = request.get("stream_options")
+    options = options if isinstance(options, dict) else {}
+    if options.get("include_usage") is True:
+        return body
+    request["stream_options"] = {**options, "include_usage": True}
+    return orjson.dumps(request)
+
+
+async def _respond(send, status: int, body: bytes, content_type: bytes = b"application/json") -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", content_type), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn in-process: it must not take over the host process's signal handlers."""
+
+    @contextlib.contextmanager
+    def capture_signals(self):
+        yield

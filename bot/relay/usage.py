@@ -1,0 +1,190 @@
+"""Tokens of one model call, read from each API's own usage fields, streamed or not.
+
+Normalised (`CallUsage`), whatever the API's convention:
+  input_tokens        prompt tokens read fresh (billed at the input price)
+  cached_tokens       prompt tokens read from the provider's cache (the cached price)
+  cache_write_tokens  prompt tokens written to the cache (Anthropic; the cache-write price)
+  output_tokens       generated tokens, reasoning included (the output price)
+  reasoning_tokens    the part of output_tokens the model spent thinking (shown, not billed again)
+
+OpenAI and Gemini count cache reads inside their prompt count; Anthropic reports them beside it.
+Gemini counts thinking beside its candidates; OpenAI inside its completion count.
+
+`UsageTap(api)` is fed the response bytes as they pass (`feed`) and never holds the stream: for
+SSE it keeps only the unfinished tail of the current event and the last event that can carry usage
+(Anthropic message_start / message_delta, OpenAI response.completed, the chat usage chunk, Gemini's
+last usageMetadata), found with a byte search before any JSON is parsed. A JSON (not streamed)
+reply is kept up to a cap and parsed at the end.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+JSON_CAP = 32 << 20  # a reply larger than this is passed on but not read for usage
+EVENT_CAP = 16 << 20  # one SSE event larger than this is passed on but not read
+
+
+@dataclass
+class CallUsage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.cached_tokens + self.cache_write_tokens + self.output_tokens
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _int(value) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def anthropic_usage(usage: dict) -> CallUsage:
+    return CallUsage(input_tokens=_int(usage.get("input_tokens")), output_tokens=_int(usage.get("output_tokens")),
+                     cached_tokens=_int(usage.get("cache_read_input_tokens")),
+                     cache_write_tokens=_int(usage.get("cache_creation_input_tokens")))
+
+
+def openai_usage(usage: dict, prompt: str = "input_tokens", completion: str = "output_tokens") -> CallUsage:
+    """Responses (input_tokens/output_tokens) and Chat Completions (prompt_tokens/completion_tokens)."""
+    cached = _int(_dict(usage.get(f"{prompt}_details")).get("cached_tokens"))
+    return CallUsage(input_tokens=max(0, _int(usage.get(prompt)) - cached), cached_tokens=cached,
+                     output_tokens=_int(usage.get(completion)),
+                     reasoning_tokens=_int(_dict(usage.get(f"{completion}_details")).get("reasoning_tokens")))
+
+
+def gemini_usage(meta: dict) -> CallUsage:
+    cached = _int(meta.get("cachedContentTokenCount"))
+    thoughts = _int(meta.get("thoughtsTokenCount"))
+    prompt = _int(meta.get("promptTokenCount")) + _int(meta.get("toolUsePromptTokenCount"))
+    return CallUsage(input_tokens=max(0, prompt - cached), cached_tokens=cached,
+                     output_tokens=_int(meta.get("candidatesTokenCount")) + thoughts, reasoning_tokens=thoughts)
+
+
+# ---------------------------------------------------------------- whole replies
+
+def from_reply(api: str, body: object) -> tuple[CallUsage | None, str | None]:
+    """(usage, model) of a parsed JSON reply; Gemini's streamed JSON array counts by its last element."""
+    if api == "gemini" and isinstance(body, list):
+        body = next((item for item in reversed(body) if isinstance(item, dict) and "usageMetadata" in item), {})
+    body = _dict(body)
+    model = body.get("model") or body.get("modelVersion")
+    model = model if isinstance(model, str) else None
+    if api == "anthropic" and isinstance(body.get("usage"), dict):
+        return anthropic_usage(body["usage"]), model
+    if api == "responses" and isinstance(body.get("usage"), dict):
+        return openai_usage(body["usage"]), model
+    if api == "chat" and isinstance(body.get("usage"), dict):
+        return openai_usage(body["usage"], "prompt_tokens", "completion_tokens"), model
+    if api == "gemini" and isinstance(body.get("usageMetadata"), dict):
+        return gemini_usage(body["usageMetadata"]), model
+    return None, model
+
+
+# ---------------------------------------------------------------- the tap
+
+# Per API: byte strings of which one must occur in an SSE event for it to be worth parsing
+# (OpenAI sends `"usage":null` in every chunk when asked for usage: only an object counts).
+_MARKERS = {"anthropic": (b"message_start", b"message_delta"),
+            "responses": (b"response.completed", b"response.incomplete", b"response.failed"),
+            "chat": (b'"usage":{', b'"usage": {'), "gemini": (b"usageMetadata",)}
+_KINDS = {"anthropic": ("message_start", "message_delta"),
+          "responses": ("response.completed", "response.incomplete", "response.failed")}
+
+
+class UsageTap:
+    """Reads the usage of one reply from its bytes as they pass; see the module docstring."""
+
+    def __init__(self, api: str, content_type: str):
+        self.api = api
+        self.sse = "text/event-stream" in content_type.lower()
+        self._markers = _MARKERS.get(api, ())
+        self._tail = b""
+        self._body = bytearray()
+        self._overflow = False
+        self._kept: dict[str, dict] = {}  # kind -> the last event of that kind that carries usage
+
+    def feed(self, chunk: bytes) -> None:
+        if not self.sse:
+            if len(self._body) + len(chunk) <= JSON_CAP:
+                self._body += chunk
+            else:
+                self._overflow = True
+            return
+        data = self._tail + chunk if self._tail else chunk
+        lf, crlf = data.rfind(b"\n\n"), data.rfind(b"\r\n\r\n")
+        end = max(lf + 2 if lf != -1 else 0, crlf + 4 if crlf != -1 else 0)
+        if end == 0:
+            self._tail = data if len(data) <= EVENT_CAP else b""
+            return
+        self._tail = data[end:] if len(data) - end <= EVENT_CAP else b""
+        complete = data[:end]
+        for event in _events_around(complete, self._markers):
+            self._consider(event)
+
+    def _consider(self, event: bytes) -> None:
+        lines = [line[5:].lstrip(b" ") for line in event.replace(b"\r\n", b"\n").split(b"\n")
+                 if line.startswith(b"data:")]
+        try:
+            data = json.loads(b"\n".join(lines)) if lines else None
+        except ValueError:
+            return
+        if not isinstance(data, dict):
+            return
+        if self.api in _KINDS:  # the event's type is inside its data as well as on its event: line
+            if data.get("type") in _KINDS[self.api]:
+                self._kept["final" if self.api == "responses" else data["type"]] = data
+        elif self.api == "chat" and isinstance(data.get("usage"), dict):
+            self._kept["usage"] = data
+        elif self.api == "gemini" and isinstance(data.get("usageMetadata"), dict):
+            self._kept["usage"] = data
+
+    def result(self) -> tuple[CallUsage | None, str | None]:
+        """(usage, model) once the reply ended; usage None when the reply carried none."""
+        if self.sse:
+            return _from_events(self.api, self._kept)
+        if self._overflow or not self._body:
+            return None, None
+        try:
+            return from_reply(self.api, json.loads(bytes(self._body)))
+        except ValueError:
+            return None, None
+
+
+def _events_around(complete: bytes, markers: tuple[bytes, ...]) -> list[bytes]:
+    """The whole SSE events of `complete` that contain a marker, found by byte search: the events in
+    between (thousands of text deltas in a long answer) are never split or looked at."""
+    spans = set()
+    for marker in markers:
+        at = complete.find(marker)
+        while at != -1:
+            start = max(complete.rfind(b"\n\n", 0, at), complete.rfind(b"\r\n\r\n", 0, at))
+            start = 0 if start == -1 else start
+            ends = [e for e in (complete.find(b"\n\n", at), complete.find(b"\r\n\r\n", at)) if e != -1]
+            end = min(ends) if ends else len(complete)
+            spans.add((start, end))
+            at = complete.find(marker, end)
+    return [complete[start:end].strip(b"\r\n") for start, end in sorted(spans)]
+
+
+def _from_events(api: str, events: dict[str, dict]) -> tuple[CallUsage | None, str | None]:
+    if api == "anthropic":
+        start = _dict(_dict(events.get("message_start")).get("message"))
+        usage = dict(_dict(start.get("usage")))
+        usage.update({k: v for k, v in _dict(_dict(events.get("message_delta")).get("usage")).items()
+                      if v is not None})  # message_delta's counts are cumulative
+        model = start.get("model") if isinstance(start.get("model"), str) else None
+        return (anthropic_usage(usage) if usage else None), model
+    if api == "responses":
+        return from_reply(api, _dict(_dict(events.get("final")).get("response")))
+    return from_reply(api, events.get("usage"))

@@ -1,0 +1,63 @@
+"""Calls are priced at list price from a dated table the operator can extend; unknown models are unpriced."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import bot.relay as relay_package
+
+from bot.relay.pricing import PriceTableError, builtin_table, load_table
+from bot.relay.usage import CallUsage
+from tests.fakes.provider import FakeUsage, say
+from tests.relay.conftest import model_calls, post
+
+USAGE = CallUsage(input_tokens=1_000_000, output_tokens=100_000, cached_tokens=2_000_000)
+
+
+def test_the_builtin_table_is_dated_and_every_model_has_input_and_output_prices():
+    table = builtin_table()
+    assert table.version == json.loads((Path(relay_package.__file__).parent / "prices.json").read_text())["date"]
+    assert all(price.input >= 0 and price.output >= 0 for price in table.models.values())
+
+
+def test_a_listed_model_costs_its_list_price():
+    # claude-opus-4-8: $5 input, $25 output, $0.50 cache read per million tokens
+    assert builtin_table().cost("claude-opus-4-8", USAGE) == pytest.approx(5 + 2.5 + 1.0)
+
+
+def test_a_dated_model_name_is_priced_as_its_model():
+    assert builtin_table().cost("claude-sonnet-4-5-20250929", USAGE) == builtin_table().cost("claude-sonnet-4-5", USAGE)
+
+
+def test_an_unknown_model_is_unpriced():
+    assert builtin_table().cost("gemini-9-ultra", USAGE) is None
+
+
+async def test_an_unpriced_call_is_counted_in_tokens_and_marked_unpriced(fake, relay, recorder, run_id):
+    fake.script(say("ok", usage=FakeUsage(input=70, output=30)))
+    async with relay("anthropic") as r:
+        await post(r, "/v1/messages", {"model": "claude-future-9", "messages": []})
+    detail = model_calls(recorder, run_id)[0]["detail"]
+    assert (detail["cost_usd"], detail["tokens"]["input_tokens"], detail["tokens"]["output_tokens"]) == ("unpriced", 70, 30)
+    assert (r.budget.turn.tokens, r.budget.turn.unpriced_calls) == (100, 1)
+
+
+def test_the_operator_file_adds_and_replaces_models(tmp_path, monkeypatch):
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"date": "2026-12-01", "models": {
+        "gateway/fast": {"input": 1, "output": 2}, "claude-opus-4-8": {"input": 4, "output": 20}}}))
+    monkeypatch.setenv("BOT_RELAY_PRICES", str(prices))
+    table = load_table()
+    assert table.cost("gateway/fast", CallUsage(input_tokens=1_000_000)) == 1
+    assert table.price("claude-opus-4-8").input == 4
+    assert table.version.endswith("+ 2026-12-01")
+
+
+def test_an_unreadable_operator_file_names_the_variable(tmp_path, monkeypatch):
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"models": {"m": {"input": "cheap"}}}))
+    monkeypatch.setenv("BOT_RELAY_PRICES", str(prices))
+    with pytest.raises(PriceTableError, match="BOT_RELAY_PRICES"):
+        load_table()

@@ -1,0 +1,84 @@
+"""Provider trouble is handled once, at the relay: busy providers are waited out and retried; a
+rejected key ends the turn naming the key's scope and where to fix it."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
+
+import pytest
+
+from bot.relay.retry import RetryPolicy, asked_wait_s
+from tests.fakes.provider import fail, say
+from tests.relay.conftest import ANTHROPIC, model_calls, post
+
+
+async def test_429_with_retry_after_twice_then_success_gives_one_answer_and_two_retry_notes(
+        fake, relay, recorder, run_id):
+    notes: list[str] = []
+    fake.script(fail(429, "slow down", retry_after="1"), fail(429, "slow down", retry_after="1"), say("the answer"))
+    async with relay("anthropic", on_retry=notes.append, retry=RetryPolicy(retries=4, max_wait_s=60)) as r:
+        answer = await post(r, *ANTHROPIC)
+    assert answer.status_code == 200 and "the answer" in answer.text
+    assert notes == ["provider busy (429), retrying in 1 s (retry 1 of 4)",
+                     "provider busy (429), retrying in 1 s (retry 2 of 4)"]
+    assert [e["raw"] for e in recorder.events(run_id) if e["kind"] == "model_retry"] == notes
+    [call] = model_calls(recorder, run_id)
+    assert (call["outcome"], call["detail"]["retries"]) == ("ok", 2)
+
+
+async def test_an_overloaded_provider_is_retried(fake, relay):
+    fake.script(fail(529, "overloaded", retry_after="0"), say("ok"))
+    async with relay("anthropic") as r:
+        answer = await post(r, *ANTHROPIC)
+    assert answer.status_code == 200 and r.calls[-1].retries == 1
+
+
+async def test_after_the_last_retry_the_providers_error_is_passed_on(fake, relay):
+    fake.script(fail(500, "boom", retry_after="0"), fail(500, "boom", retry_after="0"), say("too late"))
+    async with relay("anthropic", retry=RetryPolicy(retries=1)) as r:
+        answer = await post(r, *ANTHROPIC)
+    assert (answer.status_code, answer.json()["error"]["message"]) == (500, "boom")
+    assert r.calls[-1].outcome == "http:500"
+
+
+async def test_an_unreachable_provider_is_retried_then_answered_502(relay):
+    notes: list[str] = []
+    async with relay("anthropic", base_url="http://127.0.0.1:9", on_retry=notes.append,
+                     retry=RetryPolicy(retries=1, max_wait_s=0)) as r:
+        answer = await post(r, *ANTHROPIC)
+    assert answer.status_code == 502 and answer.json()["error"]["type"] == "api_error"
+    assert notes[0].startswith("provider unreachable (ConnectError), retrying")
+    assert r.calls[-1].outcome == "error:unreachable"
+
+
+async def test_a_rejected_key_ends_the_turn_naming_its_scope_and_where_to_fix_it(fake, relay):
+    stops: list[str] = []
+    fake.script(fail(401, "invalid x-api-key sk-real-pro...6789"), say("never"))
+    async with relay("anthropic", scope="repository", on_stop=stops.append,
+                     fix_hint="a repository admin can connect a new key at https://bot.example/settings") as r:
+        rejected = await post(r, *ANTHROPIC)
+        again = await post(r, *ANTHROPIC)
+    message = rejected.json()["error"]["message"]
+    assert rejected.status_code == 401 and rejected.json()["error"]["type"] == "authentication_error"
+    assert "the anthropic key of the repository scope was rejected by the provider (HTTP 401 authentication_error)" in message
+    assert "https://bot.example/settings" in message and "sk-real" not in message
+    assert len(stops) == 1 and stops[0] in message
+    assert again.status_code == 400 and len(fake.main_requests()) == 1
+
+
+def test_retry_after_as_an_http_date_is_read():
+    now = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+    assert asked_wait_s({"retry-after": format_datetime(now + timedelta(seconds=20), usegmt=True)}, now) == 20
+
+
+def test_retry_after_ms_wins_over_retry_after():
+    assert asked_wait_s({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+
+
+def test_a_long_retry_after_is_capped():
+    assert RetryPolicy(retries=3, max_wait_s=60).wait_s(1, {"retry-after": "3600"}) == 60
+
+
+@pytest.mark.parametrize("attempt,expected", [(1, 1.0), (2, 2.0), (3, 4.0)])
+def test_without_retry_after_the_backoff_doubles(attempt, expected):
+    assert RetryPolicy(retries=3, max_wait_s=60).wait_s(attempt, {}) == expected
