@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from bot.bridge import paths
+from bot.workspace import paths
 
 DEFAULT_PROTECTED = (".github/workflows/**",)
 

@@ -27,7 +27,7 @@ import stat
 import time
 from pathlib import Path, PurePosixPath
 
-from bot.bridge import paths
+from bot.workspace import paths
 from bot.bridge.admission import Admission, Refusal
 from bot.bridge.tools import ToolFailure
 

@@ -30,7 +30,7 @@ import gidgethub
 import httpx
 
 from bot import config
-from bot.bridge import paths
+from bot.workspace import paths
 from bot.record import leaks
 from bot.workspace import tree_scan
 from bot.workspace.git import git, git_bytes, pinned_env, redact, run_git

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from bot.bridge import paths
+from bot.workspace import paths
 from bot.workspace.git import git_bytes, pinned_env
 
 

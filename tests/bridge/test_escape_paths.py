@@ -74,7 +74,7 @@ def test_protected_folder_in_another_spelling_is_protected(worktree, path):
 
 def test_glob_matcher_is_not_fooled_by_a_newline():
     """The matcher itself (not only the refusal in front of it) sees `pwn\\n.yml` under `**`."""
-    from bot.bridge import paths
+    from bot.workspace import paths
     assert paths.protected_by(".github/workflows/pwn\n.yml", (".github/workflows/**",))
 
 
