@@ -322,12 +322,12 @@ class Tier1Spawner:
         except (inject.InjectionFailed, OSError) as exc:
             raise Refused(f"could not inject loopback listeners into the sandbox: {exc}", FIX_USERNS) from None
         proxy = egress.EgressProxy(egress.Policy.build(config.allowed_hosts, config.gateways),
-                                   process.egress, config.egress_log, self.resolve)
+                                   process.egress, config.egress_log, self.resolve, config.limits.connections)
         for listener, (port, upstream) in zip(listeners, routes.items()):
             if upstream is None:
                 server = await inject.serve(listener, proxy.handle, limit=egress.HEAD_LIMIT)
             else:
-                server = await inject.serve(listener, inject.tcp_relay(*upstream))
+                server = await inject.serve(listener, proxy.relay(*upstream))
             process.servers.append(server)
 
 

@@ -23,6 +23,20 @@ def isolated_env(tmp_path, monkeypatch):
     yield
 
 
+@pytest.fixture(autouse=True)
+def retry_waits(monkeypatch) -> list[float]:
+    """No retry in the suite waits for real; the waits the policy asked for are recorded."""
+    from bot import retry
+
+    asked: list[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        asked.append(seconds)
+
+    monkeypatch.setattr(retry, "sleep", no_wait)
+    return asked
+
+
 def have(tool: str) -> bool:
     return shutil.which(tool) is not None
 

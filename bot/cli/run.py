@@ -18,6 +18,7 @@ from bot.job import conversations
 from bot.job import pipeline
 from bot.service import store
 from bot.record.redact import install_log_redaction
+from sandbox.limits import raise_open_files_limit
 
 
 DIRTY_CHECK_TIMEOUT_S = 120.0
@@ -108,6 +109,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repo", default=".", help="path of the git repository (default: .)")
     parser.add_argument("--new", action="store_true", help="start a fresh session instead of resuming")
     args = parser.parse_args(argv)
+    raise_open_files_limit()
     logging.basicConfig(level=config.env("BOT_LOG_LEVEL", "WARNING"))
     install_log_redaction()
     repo = Path(args.repo).resolve()

@@ -24,16 +24,15 @@ import httpx
 from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded, apps
 from gidgethub.httpx import GitHubAPI
 
-from bot import config
+from bot import config, retry
 
 log = logging.getLogger("bot.github.client")
 USER_AGENT = "github-agent-bot/0.1"
 TOKEN_REFRESH_MARGIN_S = 1200  # a job must still hold a valid token when it pushes at its end
 PERMISSION_TTL_S = 300
 WRITE_PERMISSIONS = ("admin", "maintain", "write")
-MAX_ATTEMPTS = 5
+RATE_LIMIT_ATTEMPTS = 5  # gidgethub's own loop asks handle_rate_limit_error after each
 LEVELS = ("admin", "maintain", "write", "triage", "read", "none")
-POST_ATTEMPTS = 4
 _COMMENT_POST = re.compile(r"/issues/\d+/comments$|/pulls/\d+/comments/\d+/replies$")
 
 
@@ -50,11 +49,11 @@ class RetryingAPI(GitHubAPI):
         if method == "POST" and _COMMENT_POST.search(url.split("?")[0]) and _outcome_unknown(exception):
             return False  # GitHub may have stored it: Thread.create_comment looks before posting again
         delay = backoff_delay(exception, attempt)
-        if delay is None or attempt >= MAX_ATTEMPTS or delay > self.max_wait_s:
+        if delay is None or attempt >= RATE_LIMIT_ATTEMPTS or delay > self.max_wait_s:
             return False
         log.warning("GitHub %s %s answered %s; retrying in %.1f s (attempt %d)",
                     method, url, exception.status_code, delay, attempt)
-        await asyncio.sleep(delay)
+        await retry.sleep(delay)
         return True
 
 
@@ -164,21 +163,18 @@ class Thread:
             url = f"{self.prefix}/issues/{self.number}/comments"
         body = _masked(body)
         look = look_first and bool(marker)
-        for attempt in range(1, POST_ATTEMPTS + 1):
-            try:
-                if look:
-                    found = await self.find_comment(marker, review_thread)
-                    if found is not None:
-                        return found
-                    look = False
-                return (await self._authed(lambda: self.api.post(url, data={"body": body})))["id"]
-            except (httpx.TransportError, GitHubBroken) as exc:
-                if attempt == POST_ATTEMPTS:
-                    raise
-                log.warning("posting a comment failed (%s); retry %d", type(exc).__name__, attempt)
-                look = bool(marker)
-                await asyncio.sleep(RETRY_DELAY_S * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")
+
+        async def post_once() -> int:
+            nonlocal look
+            if look:
+                found = await self.find_comment(marker, review_thread)
+                if found is not None:
+                    return found
+            look = bool(marker)  # a failed post may have been stored: look before the next one
+            return (await self._authed(lambda: self.api.post(url, data={"body": body})))["id"]
+
+        return await retry.retrying(post_once, retry.GITHUB_WRITE, worth_retrying=_network_or_5xx,
+                                    what="posting a comment")
 
     async def find_comment(self, marker: str, review_thread: int | None = None) -> int | None:
         """The id of the newest comment of this thread that the bot wrote (`is_own_comment`) and
@@ -241,9 +237,6 @@ async def installation_thread(client: httpx.AsyncClient, tokens: TokenCache, ins
                   token_source=lambda stale: tokens.token(client, installation_id, stale=stale))
 
 
-RETRY_DELAY_S = 1.0
-
-
 def transient(exc: BaseException) -> bool:
     """A failure worth trying again later: the network, GitHub's 5xx, a rate limit."""
     if isinstance(exc, (httpx.TransportError, GitHubBroken)):
@@ -253,18 +246,14 @@ def transient(exc: BaseException) -> bool:
     return False
 
 
-async def with_retries(call, attempts: int = 4, first_delay: float | None = None):
+async def with_retries(call, policy: retry.Policy = retry.GITHUB_WRITE):
     """Retry an idempotent GitHub write (an edit, a reaction) on network errors and 5xx so it is
     delayed, not lost. Comments are posted with `Thread.create_comment`, which retries itself."""
-    first_delay = RETRY_DELAY_S if first_delay is None else first_delay
-    for attempt in range(1, attempts + 1):
-        try:
-            return await call()
-        except (httpx.TransportError, GitHubBroken) as exc:
-            if attempt == attempts:
-                raise
-            log.warning("GitHub call failed (%s); retry %d", type(exc).__name__, attempt)
-            await asyncio.sleep(first_delay * 2 ** (attempt - 1))
+    return await retry.retrying(call, policy, worth_retrying=_network_or_5xx, what="GitHub call")
+
+
+def _network_or_5xx(exc: BaseException) -> bool:
+    return isinstance(exc, (httpx.TransportError, GitHubBroken))
 
 
 def is_own_comment(comment: dict) -> bool:

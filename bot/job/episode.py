@@ -105,17 +105,55 @@ async def _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, 
 
 
 def _sandbox_config(ctx: JobContext, worktree, agent: str, adapter, spawner, attachments=None):
-    from sandbox.base import Limits, SandboxConfig
+    from sandbox.base import SandboxConfig
 
     cfg = worktree.config
     home = conversations.home_dir(ctx.conversation, agent)
-    limits = Limits(memory_bytes=cfg.limits.memory_bytes, timeout_s=cfg.limits.timeout_s, pids=cfg.limits.pids)
+    limits = sandbox_limits(cfg.limits)
     gateway = _host_port(config.agent_base_url(agent))
     return SandboxConfig(workdir=worktree.path, home=home, writable=cfg.mode == "native",
                          allowed_hosts=tuple(adapter.default_allowed_hosts) + tuple(cfg.egress_hosts),
                          gateways=(gateway,) if gateway else (), limits=limits, min_tier=spawner.tier,
                          ro_binds=(config.agents_dir(),) + ((attachments,) if attachments else ()),
                          tmpdir=home / ".tmp")
+
+
+# The operator's caps: BOT_LIMIT_<NAME> (a whole number, or a size such as 512MiB).
+OPERATOR_LIMITS = {"connections": "CONNECTIONS", "worktree_growth_bytes": "WORKTREE",
+                   "home_bytes": "HOME", "tmpfs_bytes": "TMP"}
+REPO_LIMITS = {"connections": "connections", "worktree_growth_bytes": "worktree_bytes",
+               "home_bytes": "home_bytes", "tmpfs_bytes": "tmp_bytes"}
+
+
+def sandbox_limits(repo):
+    """The episode's limits: the repository's memory, time and processes; for connections and
+    disk the operator's caps (BOT_LIMIT_*, else the defaults), which the repository may only lower."""
+    from sandbox.base import Limits
+
+    limits = Limits(memory_bytes=repo.memory_bytes, timeout_s=repo.timeout_s, pids=repo.pids,
+                    **_operator_caps())
+    for field, repo_field in REPO_LIMITS.items():
+        asked = getattr(repo, repo_field)
+        if asked is not None:
+            setattr(limits, field, min(asked, getattr(limits, field)))
+    return limits
+
+
+def _operator_caps() -> dict[str, int]:
+    from bot.workspace.repo_config import size_bytes
+
+    caps = {}
+    for field, name in OPERATOR_LIMITS.items():
+        text = config.env(f"BOT_LIMIT_{name}")
+        if text is None:
+            continue
+        try:
+            caps[field] = int(text) if field == "connections" else size_bytes(text)
+            if caps[field] < 1:
+                raise ValueError("must be at least 1")
+        except ValueError as exc:
+            raise config.MissingConfig(f"BOT_LIMIT_{name}={text!r} is not valid: {exc}") from None
+    return caps
 
 
 def _host_port(url: str | None) -> str | None:

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 
-from bot import config
+from bot import config, retry
 from bot.job import answer
 from bot.job import conversations
 from bot.job.episode import Turn, run_turn
@@ -22,7 +22,6 @@ from bot.record.redact import masked_in_logs
 from bot.job.tracking import TrackingComment
 
 log = logging.getLogger("bot.job.pipeline")
-FINAL_RETRY_S = (5.0, 15.0, 30.0, 60.0, 120.0)  # the terminal edit's patience after its own retries
 
 
 async def run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
@@ -61,14 +60,8 @@ async def deliver_final(tracking: TrackingComment, text: str) -> None:
     """The terminal edit is what the job is for: when GitHub or the network still fails after the
     edit's own retries, wait and try again for a few minutes before the answer is given up."""
     from bot.github.client import transient
-    for delay in (*FINAL_RETRY_S, None):
-        try:
-            return await tracking.finish(text)
-        except Exception as exc:
-            if delay is None or not transient(exc):
-                raise
-            log.warning("posting the answer failed (%s: %s); again in %.0f s", type(exc).__name__, exc, delay)
-            await asyncio.sleep(delay)
+    await retry.retrying(lambda: tracking.finish(text), retry.FINAL_ANSWER, worth_retrying=transient,
+                         what="posting the answer")
 
 
 async def _finish_quietly(tracking: TrackingComment, text: str) -> None:

@@ -177,8 +177,6 @@ async def test_answer_outlasts_a_github_outage_longer_than_the_edit_retries(gh, 
     """Five failed edits in a row (more than one edit's retries): the answer still goes out."""
     from bot.job import pipeline
     from bot.job.tracking import GitHubSurface, TrackingComment
-    monkeypatch.setattr(github, "RETRY_DELAY_S", 0.01)
-    monkeypatch.setattr(pipeline, "FINAL_RETRY_S", (0.01,) * 3)
     async with httpx.AsyncClient() as client:
         t = await thread(github.TokenCache(), client)
         tracking = TrackingComment(GitHubSurface(t), lambda: [])
