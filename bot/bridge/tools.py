@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import inspect
 import os
 import secrets
@@ -19,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Awaitable, Callable
+
+from jsonschema import Draft202012Validator, ValidationError
 
 from bot import config
 from bot.bridge.admission import Admission, Refusal
@@ -104,24 +107,36 @@ TOOLS: dict[str, tuple[str, dict]] = {
         _schema({"markdown": {"type": "string", "description": "a short markdown checklist"}}, ["markdown"])),
 }
 
-_JSON_TYPES = {"string": str, "number": (int, float), "integer": (int, float), "boolean": bool, "object": dict}
-
-
 def check_arguments(tool: str, args: dict) -> None:
-    """Refuse arguments that do not fit the tool's schema (the model sees what is wrong)."""
+    """Refuse arguments that do not fit the tool's JSON schema (the model sees what is wrong)."""
     if tool not in TOOLS:
         raise Refusal("unknown_tool", f"there is no tool {tool!r}; the tools are {', '.join(TOOLS)}.")
-    schema = TOOLS[tool][1]
+    errors = list(_validator(tool).iter_errors(args))
+    if errors:
+        raise Refusal("bad_args", _explain(tool, args, errors))
+
+
+@functools.cache
+def _validator(tool: str) -> Draft202012Validator:
+    return Draft202012Validator(TOOLS[tool][1])
+
+
+def _explain(tool: str, args: object, errors: list[ValidationError]) -> str:
+    """One sentence a model can act on: what is missing or unexpected, else the first wrong value."""
     if not isinstance(args, dict):
-        raise Refusal("bad_args", "arguments must be a JSON object.")
-    missing = [name for name in schema["required"] if name not in args]
-    extra = [name for name in args if name not in schema["properties"]]
+        return "arguments must be a JSON object."
+    properties = TOOLS[tool][1]["properties"]
+    missing = [name for name in TOOLS[tool][1]["required"] if name not in args]
+    extra = [name for name in args if name not in properties]
     if missing or extra:
-        raise Refusal("bad_args", f"{tool}: missing {missing or 'nothing'}, unexpected {extra or 'nothing'}.")
-    for name, value in args.items():
-        expected = _JSON_TYPES[schema["properties"][name]["type"]]
-        if not isinstance(value, expected) or (isinstance(value, bool) and expected is not bool):
-            raise Refusal("bad_args", f"{tool}: {name} must be a {schema['properties'][name]['type']}.")
+        return f"{tool}: missing {missing or 'nothing'}, unexpected {extra or 'nothing'}."
+    wrong = next((e for e in errors if e.path), errors[0])
+    name = str(wrong.path[0]) if wrong.path else ""
+    expected = properties.get(name, {}).get("type", "")
+    if wrong.validator == "type" and expected:
+        article = "an" if expected[0] in "aeiou" else "a"
+        return f"{tool}: {name} must be {article} {expected}."
+    return f"{tool}: {name or 'arguments'}: {wrong.message}."
 
 
 def save_file(policy: Admission, args: dict) -> tuple[str, dict]:

@@ -278,3 +278,19 @@ def test_standing_instruction_names_the_read_tools():
     from bot.job.pipeline import JobContext
     ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None)
     assert all(tool in standing_instruction(ctx) for tool in ("read_file", "list_files", "search"))
+
+
+@pytest.mark.parametrize(("tool", "args", "said"), [
+    ("read_file", {"path": "a.txt", "limit": 2.5}, "limit must be an integer"),
+    ("read_file", {"path": "a.txt", "offset": True}, "offset must be an integer"),
+    ("list_files", {"recursive": "yes"}, "recursive must be a boolean"),
+    ("save_file", {"path": "a.txt", "content": 3}, "content must be a string"),
+    ("run", {"command": "true", "timeout_s": "10"}, "timeout_s must be a number"),
+])
+def test_arguments_are_checked_against_the_tools_json_schema(tool, args, said):
+    """Every JSON Schema type of the tools is checked (bools are not numbers, 2.5 is no integer)."""
+    from bot.bridge.admission import Refusal
+    from bot.bridge.tools import check_arguments
+    with pytest.raises(Refusal) as refused:
+        check_arguments(tool, args)
+    assert refused.value.code == "bad_args" and said in str(refused.value)
