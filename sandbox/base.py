@@ -30,8 +30,11 @@ class Limits:
     memory_bytes: int = 2 << 30
     pids: int = 512
     timeout_s: float = 600.0
-    tmpfs_bytes: int = 512 << 20
+    tmpfs_bytes: int = 512 << 20  # /tmp and /dev/shm, each a tmpfs of this size
     open_files: int = 4096
+    connections: int = 64  # served at once per listener (egress proxy, bridge relay); more are refused
+    worktree_growth_bytes: int = 1 << 30  # how much the writable worktree may grow in one episode
+    home_bytes: int = 512 << 20  # how much the persistent CLI home may hold
 
     def describe(self) -> str:
         return f"{_human_bytes(self.memory_bytes)} · {int(self.timeout_s)} s · {self.pids} pids"

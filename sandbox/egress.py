@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Awaitable, Callable, Iterable
 
-from sandbox.base import EgressDecision
-from sandbox.inject import pipe
+from sandbox.base import EgressDecision, Limits
+from sandbox.inject import ConnectionCap, pipe, tcp_relay
 
 HEAD_LIMIT = 8192
 HEAD_TIMEOUT_S = 10.0
@@ -25,6 +25,11 @@ IDLE_TIMEOUT_S = 300.0  # a tunnel silent in both directions this long is closed
 DEFAULT_PORT = 443
 BAD_NAME_CHARS = set("/\\@% \t\r\n")
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
+PROXY_NAME = "egress-proxy"  # the host of decisions about the proxy itself (over its cap)
+OVER_CAP = "connection-limit"
+# Denials recorded per run; past this they are counted in `unrecorded` (a run refused without
+# end would otherwise grow the bot's memory and the egress log without bound).
+MAX_RECORDED = 10_000
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 
@@ -114,26 +119,56 @@ async def system_resolve(host: str, port: int) -> list[str]:
 
 
 class EgressProxy:
-    """Serves CONNECT requests for one run; `handle` is the asyncio connection callback."""
+    """Serves CONNECT requests for one run; `handle` is the asyncio connection callback.
+
+    At most `max_connections` are served at once, and as many again by each relay made with
+    `relay()`; a connection past the cap is refused on arrival and recorded."""
 
     def __init__(self, policy: Policy, decisions: list[EgressDecision],
-                 log_path: Path | None = None, resolve: Resolver = system_resolve):
+                 log_path: Path | None = None, resolve: Resolver = system_resolve,
+                 max_connections: int = Limits.connections, max_recorded: int = MAX_RECORDED):
         self.policy = policy
         self.decisions = decisions
         self.log_path = log_path
         self.resolve = resolve
         self.idle_timeout_s = IDLE_TIMEOUT_S
+        self.max_connections = max_connections
+        self.max_recorded = max_recorded
+        self.unrecorded: dict[str, int] = {}  # reason -> denials past max_recorded
+        self._cap = ConnectionCap(max_connections, self._refuse_over_cap)
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
 
     def record(self, decision: EgressDecision) -> EgressDecision:
+        if not decision.allowed and len(self.decisions) >= self.max_recorded:
+            if not self.unrecorded:
+                self._write(EgressDecision(PROXY_NAME, 0, False, "decision-record-full", time=time.time()))
+            self.unrecorded[decision.reason] = self.unrecorded.get(decision.reason, 0) + 1
+            return decision
+        self._write(decision)
+        return decision
+
+    def _write(self, decision: EgressDecision) -> None:
         self.decisions.append(decision)
         if self.log_path is not None:
             with self.log_path.open("a") as log:
                 log.write(json.dumps(decision.as_dict(), sort_keys=True) + "\n")
-        return decision
+
+    def relay(self, host: str, port: int) -> Callable[..., Awaitable[None]]:
+        """A relay to host:port (the bridge, a loopback gateway) under the same cap, its own
+        count: a connection past it is closed unserved and recorded against host:port."""
+        def refuse(writer: asyncio.StreamWriter) -> None:
+            self.record(EgressDecision(host, port, False, OVER_CAP, time=time.time()))
+        return ConnectionCap(self.max_connections, refuse).wrap(tcp_relay(host, port))
+
+    def _refuse_over_cap(self, writer: asyncio.StreamWriter) -> None:
+        self.record(EgressDecision(PROXY_NAME, 0, False, OVER_CAP, time=time.time()))
+        writer.write(_reply_bytes(503, "Service Unavailable", OVER_CAP))
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await self._cap.serve(self._handle, reader, writer)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             await self._serve(reader, writer)
         except (ConnectionError, OSError, asyncio.TimeoutError, asyncio.IncompleteReadError,
@@ -155,9 +190,9 @@ class EgressProxy:
         except ValueError:
             self.record(EgressDecision(target[:200], 0, False, "invalid-target", time=time.time()))
             return await _reply(writer, 400, "Bad Request", "invalid-target")
-        addresses = await self._vet(host, port)
+        addresses, refused = await self._vet(host, port)
         if addresses is None:
-            return await _reply(writer, 403, "Forbidden", self.decisions[-1].reason)
+            return await _reply(writer, 403, "Forbidden", refused)
         await _reply(writer, 200, "Connection Established")
         hello = await asyncio.wait_for(read_client_hello(reader), HEAD_TIMEOUT_S)
         sni = server_name(hello) if hello else None
@@ -167,24 +202,25 @@ class EgressProxy:
             return
         await self._tunnel(host, port, addresses, sni, hello, reader, writer)
 
-    async def _vet(self, host: str, port: int) -> list[str] | None:
+    async def _vet(self, host: str, port: int) -> tuple[list[str] | None, str]:
+        """The vetted addresses, or None and the recorded reason for refusing."""
         allowed, reason, private_ok = self.policy.check(host, port)
         if not allowed:
-            self.record(EgressDecision(host, port, False, reason, time=time.time()))
-            return None
+            return self._deny(host, port, reason)
         try:
             addresses = [host] if _ip(host) else await self.resolve(host, port)
         except OSError:
             addresses = []
         if not addresses:
-            self.record(EgressDecision(host, port, False, "dns-failure", time=time.time()))
-            return None
+            return self._deny(host, port, "dns-failure")
         private = [a for a in addresses if not is_public(a)]
         if private and not private_ok:
-            reason = "resolves-to-non-public:" + ",".join(private)
-            self.record(EgressDecision(host, port, False, reason, time=time.time()))
-            return None
-        return addresses
+            return self._deny(host, port, "resolves-to-non-public:" + ",".join(private))
+        return addresses, reason
+
+    def _deny(self, host: str, port: int, reason: str) -> tuple[None, str]:
+        self.record(EgressDecision(host, port, False, reason, time=time.time()))
+        return None, reason
 
     async def _tunnel(self, host, port, addresses, sni, hello, reader, writer) -> None:
         for address in addresses:  # the vetted answers only: never a second lookup
@@ -234,9 +270,13 @@ def _sni_matches(host: str, sni: str | None) -> bool:
 
 
 async def _reply(writer: asyncio.StreamWriter, status: int, text: str, reason: str = "") -> None:
-    extra = f"X-Proxy-Error: {reason}\r\nContent-Length: 0\r\nConnection: close\r\n" if reason else ""
-    writer.write(f"HTTP/1.1 {status} {text}\r\n{extra}\r\n".encode())
+    writer.write(_reply_bytes(status, text, reason))
     await writer.drain()
+
+
+def _reply_bytes(status: int, text: str, reason: str = "") -> bytes:
+    extra = f"X-Proxy-Error: {reason}\r\nContent-Length: 0\r\nConnection: close\r\n" if reason else ""
+    return f"HTTP/1.1 {status} {text}\r\n{extra}\r\n".encode()
 
 
 async def read_client_hello(reader: asyncio.StreamReader) -> bytes:

@@ -144,6 +144,34 @@ def _inject_from_fork(child_pid: int, ports: list[int]) -> list[socket.socket]:
     return [socket.socket(fileno=fd) for fd in fds]
 
 
+class ConnectionCap:
+    """At most `limit` connections of one listener served at once; one more arriving is handed to
+    `refuse` (which answers and records why, without waiting on the peer) and closed at once.
+    However many connections a run opens, the bot holds at most `limit` of them per listener,
+    so its descriptors stay available to every other run and to the service itself."""
+
+    def __init__(self, limit: int, refuse: Callable[[asyncio.StreamWriter], None]):
+        self.limit, self.refuse, self.active = limit, refuse, 0
+
+    def wrap(self, handler: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+        async def capped(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await self.serve(handler, reader, writer)
+        return capped
+
+    async def serve(self, handler, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.active >= self.limit:
+            try:
+                self.refuse(writer)
+            finally:
+                writer.close()
+            return
+        self.active += 1
+        try:
+            await handler(reader, writer)
+        finally:
+            self.active -= 1
+
+
 async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                count: Callable[[int], None] | None = None) -> None:
     try:

@@ -11,6 +11,7 @@ directory makes every start refuse, which is how the refusal is tested.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import time
 from dataclasses import dataclass, field
@@ -246,6 +247,19 @@ def _field(text: str, name: str) -> int:
         if key == name and value.strip().isdigit():
             return int(value)
     return 0
+
+
+def raise_open_files_limit() -> int:
+    """Raise this process's descriptor soft limit to its hard limit; returns the new soft limit.
+
+    The bot holds a few descriptors per connection of every running episode (proxy, relays,
+    bridge, pipes); a distribution's default soft limit (often 1024) is far below what the
+    kernel allows the process, and running out fails every other thread, not just the noisy one.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
 
 
 JOIN_FAILED_EXIT = 71

@@ -21,6 +21,7 @@ from gidgethub import actions as workflow
 from bot import config
 from bot.job import grammar
 from bot.record.redact import install_log_redaction, redact
+from sandbox.limits import raise_open_files_limit
 
 MAX_SUMMARY_BYTES = 900_000  # GitHub refuses step summaries over 1 MiB
 EXIT_OK, EXIT_FAILED, EXIT_MISCONFIGURED = 0, 1, 2
@@ -57,6 +58,7 @@ class RecordingSurface:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bot action", description=__doc__.split("\n\n")[0])
     parser.parse_args(argv or [])
+    raise_open_files_limit()
     logging.basicConfig(level=config.env("BOT_LOG_LEVEL", "WARNING"))
     install_log_redaction()  # the workflow log of a public repository is public
     _defaults_from_runner()

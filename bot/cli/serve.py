@@ -9,6 +9,7 @@ import uvicorn
 
 from bot import config
 from bot.record.redact import install_log_redaction
+from sandbox.limits import raise_open_files_limit
 
 
 def main(argv: list[str]) -> int:
@@ -16,6 +17,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--host", default=config.env("BOT_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(config.env("BOT_PORT", "8000")))
     args = parser.parse_args(argv)
+    raise_open_files_limit()  # one episode's connections must not starve the others
     logging.basicConfig(level=config.env("BOT_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_log_redaction()

@@ -53,6 +53,16 @@ def scrub_homes(homes: Path) -> int:
         os.close(fd)
 
 
+def empty(folder: Path) -> int:
+    """Remove everything inside `folder` (kept itself), never following a link; returns how many
+    non-directories went."""
+    fd = os.open(folder, _DIR_FLAGS)
+    try:
+        return sum(_remove(fd, name) for name in _names(fd))
+    finally:
+        os.close(fd)
+
+
 def _each_agent(homes_fd: int, conversation: str) -> int:
     fd = _open_dir(homes_fd, conversation)
     try:

@@ -6,7 +6,8 @@
 Every stdout line becomes events (raw line kept) delivered to `on_event` as they arrive;
 `cancel` kills the whole sandbox; failures that would be silent become errors: the bridge
 never reached in strict mode, a non-zero exit with nothing parsed, exit codes with meaning,
-a timeout, the memory or process cap.
+a timeout, the memory or process cap, a disk quota (sandbox/disk.py: the worktree's growth and
+the CLI home's size are watched while the CLI runs and checked once more when it has ended).
 """
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
 from adapters.base import Adapter, Episode, Event, Invocation, Result, Usage
+from bot import config as bot_config
+from sandbox import disk
 from sandbox.base import Refused, SandboxConfig, Spawner
 
 log = logging.getLogger(__name__)
@@ -37,6 +40,7 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
     invocation = adapter.command(episode)
     write_home_files(episode.home, invocation)
     config.system_files = invocation.system_files
+    quotas = await disk_quotas(config)
     started = time.monotonic()
     try:
         proc = await spawner.start(config, invocation.argv, invocation.env, invocation.stdin,
@@ -49,11 +53,14 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
         return _not_started(adapter, f"{adapter.name} could not be started: {exc.strerror or exc} "
                             f"({invocation.argv[0]})", "missing")
     events: list[Event] = []
+    watcher = asyncio.create_task(_stop_when_over(proc, quotas))
     try:
         cancelled = await _drive(proc, adapter, events, on_event, cancel)
         stderr = await _collect_stderr(proc)
         exit_code = await proc.wait()
+        over = await _final_disk_check(watcher, quotas)
     except BaseException:  # our own task was cancelled: nothing may survive the episode
+        watcher.cancel()
         with contextlib.suppress(Exception):
             await proc.kill()
         raise
@@ -64,7 +71,53 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
     result.outcome = dict(proc.outcome())
     result.egress = list(proc.egress)
     _apply_floor(result, cancelled, config, episode, bridge_connected)
+    if over is not None:
+        _stop_for_disk(result, over, episode.home)
     return result
+
+
+async def disk_quotas(config: SandboxConfig) -> list[disk.Quota]:
+    """The worktree may grow by its allowance from what it holds now; the home has a fixed size."""
+    lim = config.limits
+    baseline = await disk.measure(Path(config.workdir))
+    return [disk.Quota("the worktree", Path(config.workdir), baseline + lim.worktree_growth_bytes,
+                       lim.worktree_growth_bytes, verb="grew past"),
+            disk.Quota("the CLI home", Path(config.home), lim.home_bytes, lim.home_bytes)]
+
+
+def _watch_interval_s() -> float:
+    return float(bot_config.env("BOT_DISK_WATCH_INTERVAL", "2"))
+
+
+async def _stop_when_over(proc, quotas: list[disk.Quota]) -> disk.Breach:
+    breach = await disk.watch(quotas, _watch_interval_s())
+    log.warning("%s; stopping the episode", breach[1])
+    await proc.kill()
+    return breach
+
+
+async def _final_disk_check(watcher: asyncio.Task, quotas: list[disk.Quota]) -> disk.Breach | None:
+    """What the watch stopped, else one more look now that nothing writes: a burst between two
+    looks must not reach the commit, the cache or the next turn."""
+    if watcher.done() and not watcher.cancelled():
+        if watcher.exception() is None:
+            return watcher.result()
+        log.error("the disk watch failed: %r", watcher.exception())
+    watcher.cancel()
+    return await disk.exceeded(quotas)
+
+
+def _stop_for_disk(result: Result, breach: disk.Breach, home: Path) -> None:
+    """Over a quota outranks everything the CLI said. A home left over its quota would stop
+    every later turn: it is emptied, so the next turn starts a fresh session."""
+    quota, reason = breach
+    if quota.path == Path(home):
+        from bot.job.resume_state import empty
+        empty(quota.path)
+        reason += " (it was cleared: the next turn starts a fresh session)"
+    result.ok = False
+    result.failure, result.error = "killed", reason
+    result.outcome["disk_quota"] = quota.what
 
 
 def _not_started(adapter: Adapter, error: str, failure: str) -> Result:

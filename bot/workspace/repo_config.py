@@ -52,6 +52,11 @@ class RepoLimits:
     memory_bytes: int = 2 << 30
     timeout_s: float = 600.0
     pids: int = 512
+    # None: the operator's cap (BOT_LIMIT_*); a value here can only lower it (bot/job/episode.py)
+    connections: int | None = None
+    worktree_bytes: int | None = None
+    home_bytes: int | None = None
+    tmp_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -258,23 +263,41 @@ def _boolean(value, fail, *_):
     return value
 
 
+_LIMIT_KEYS = "memory, timeout, pids, connections, worktree, home, tmp"
+_SIZE_LIMITS = {"memory": "memory_bytes", "worktree": "worktree_bytes", "home": "home_bytes",
+                "tmp": "tmp_bytes"}
+
+
 def _limits(value, fail, lines, source):
     if not isinstance(value, dict):
-        fail("must be a mapping with memory, timeout and/or pids")
+        fail(f"must be a mapping with any of {_LIMIT_KEYS}")
     result = RepoLimits()
     for key, item in value.items():
         sub = _failer(f"limits.{key}", lines.get(f"limits.{key}"), source)
-        if key == "memory":
-            result = replace(result, memory_bytes=_size(item, sub))
+        if key in _SIZE_LIMITS:
+            result = replace(result, **{_SIZE_LIMITS[key]: _size(item, sub)})
         elif key == "timeout":
             result = replace(result, timeout_s=_duration(item, sub))
         elif key == "pids":
-            if isinstance(item, bool) or not isinstance(item, int) or not 16 <= item <= 65536:
-                sub(f"must be a whole number from 16 to 65536, not `{item}`")
-            result = replace(result, pids=item)
+            result = replace(result, pids=_whole(item, 16, 65536, sub))
+        elif key == "connections":
+            result = replace(result, connections=_whole(item, 4, 4096, sub))
         else:
-            sub("unknown limit (known: memory, timeout, pids)")
+            sub(f"unknown limit (known: {_LIMIT_KEYS})")
     return result
+
+
+def _whole(value, low: int, high: int, fail) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        fail(f"must be a whole number from {low} to {high}, not `{value}`")
+    return value
+
+
+def size_bytes(text: str) -> int:
+    """'512MiB', '2GiB', '1048576' as bytes (an operator's BOT_LIMIT_* value); ValueError if not."""
+    def fail(message: str):
+        raise ValueError(message)
+    return _size(text, fail)
 
 
 def _size(value, fail) -> int:
