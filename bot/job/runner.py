@@ -40,12 +40,12 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
     invocation = adapter.command(episode)
     write_home_files(episode.home, invocation)
     config.system_files = invocation.system_files
-    quotas = await disk_quotas(config)
     started = time.monotonic()
     try:
+        quotas = await disk_quotas(config)
         proc = await spawner.start(config, invocation.argv, invocation.env, invocation.stdin,
                                    cwd=invocation.cwd)
-    except Refused as exc:
+    except (Refused, disk.TooDeep) as exc:
         remove_ephemeral(episode.home, invocation)
         return _not_started(adapter, f"the sandbox refused to start {adapter.name}: {exc}", "refused")
     except OSError as exc:  # e.g. the binary vanished since `bot doctor`
