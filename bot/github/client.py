@@ -30,7 +30,6 @@ log = logging.getLogger("bot.github.client")
 USER_AGENT = "github-agent-bot/0.1"
 TOKEN_REFRESH_MARGIN_S = 1200  # a job must still hold a valid token when it pushes at its end
 PERMISSION_TTL_S = 300
-WRITE_PERMISSIONS = ("admin", "maintain", "write")
 RATE_LIMIT_ATTEMPTS = 5  # gidgethub's own loop asks handle_rate_limit_error after each
 LEVELS = ("admin", "maintain", "write", "triage", "read", "none")
 _COMMENT_POST = re.compile(r"/issues/\d+/comments$|/pulls/\d+/comments/\d+/replies$")
@@ -225,9 +224,6 @@ class Thread:
             permission = "none"
         _permissions[key] = (permission, time.time() + PERMISSION_TTL_S)
         return permission
-
-    async def can_write(self, login: str, allowed: tuple[str, ...] = WRITE_PERMISSIONS) -> bool:
-        return await self.permission(login) in allowed
 
 
 async def installation_thread(client: httpx.AsyncClient, tokens: TokenCache, installation_id: int,

@@ -34,11 +34,6 @@ def home_dir(key: str, agent: str) -> Path:
     return path
 
 
-def worktree_dir(key: str) -> Path:
-    from bot.workspace.worktrees import worktree_path
-    return worktree_path(key)
-
-
 @dataclass
 class Session:
     conversation: str

@@ -5,7 +5,6 @@
                  pr_url="https://github.com/o/r/pull/13", session_id="...")
     comment = prov.render(answer_text)   # answer + collapsed <details> block + hidden marker
     prov.as_dict()                       # the same data for tools (JSON-serialisable)
-    parse_marker(comment_body)           # -> {"conversation", "backend", "session", "run"} | None
 
 Tier counts come from the recorded events themselves, so what the comment says and
 what `bot runs show` prints are the same numbers.
@@ -124,6 +123,9 @@ def build(recorder: Recorder, run_id: str, *, agent: str | None = None, version:
         raise KeyError(f"no run {run_id!r}")
     events = recorder.events(run_id)
     gaps = [e["raw"] for e in events if e["tier"] == "unobserved"]
+    relayed = model_spend(events)
+    if relayed is not None:  # the relay counted every call: enforced, where the CLI's own count is a claim
+        usage = relayed
     prov = Provenance(
         run_id=run_id, agent=agent or run["agent"], version=version or run.get("agent_version"),
         session=_session_label(resumed, fresh_reason), session_id=session_id or run.get("session_id"),
@@ -157,12 +159,51 @@ def tier_summary(events: list[dict], egress: dict) -> dict[str, dict]:
             "unobserved": _unobserved(by_tier["unobserved"], egress)}
 
 
+def model_spend(events: list[dict]) -> Usage | None:
+    """Tokens and list-price cost of the model calls the relay recorded (None: no relayed call).
+    The cost is None when no call was priced; unpriced calls count in tokens only."""
+    calls = [_detail(e) for e in events if e["kind"] == "model_call" and e["tier"] == "enforced"]
+    if not calls:
+        return None
+    total, cost = Usage(), None
+    for detail in calls:
+        tokens = detail.get("tokens") or {}
+        cached = tokens.get("cached_tokens", 0)  # counted in the total, as the relay's budgets count it
+        total = total.add(Usage(tokens.get("input_tokens", 0) + tokens.get("cache_write_tokens", 0) + cached,
+                                tokens.get("output_tokens", 0), cached))
+        if isinstance(detail.get("cost_usd"), (int, float)):
+            cost = (cost or 0.0) + detail["cost_usd"]
+    total.cost_usd = cost
+    return total
+
+
+def _detail(event: dict) -> dict:
+    try:
+        detail = json.loads(event["raw"] or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return detail if isinstance(detail, dict) else {}
+
+
+def _model_calls(events: list[dict]) -> str | None:
+    """The enforced row's account of relayed model calls: "model: 4 calls (1 refused), 2 retries"."""
+    calls = [e for e in events if e["kind"] == "model_call"]
+    if not calls:
+        return None
+    refused = sum(1 for e in calls if (e["outcome"] or "").startswith("refused"))
+    retries = sum(1 for e in events if e["kind"] == "model_retry")
+    text = f"model: {len(calls)} call{'s' if len(calls) != 1 else ''}" + (f" ({refused} refused)" if refused else "")
+    return text + (f", {retries} retr{'ies' if retries != 1 else 'y'}" if retries else "")
+
+
 def _enforced(events: list[dict]) -> dict:
+    model = _model_calls(events)
+    events_shown = [e for e in events if e["kind"] not in ("model_call", "model_retry")]
     calls = Counter(e["tool"] for e in events if e["kind"] == "tool_call")
     refused = Counter(e["tool"] for e in events if e["kind"] == "tool_call"
                       and (e["outcome"] or "").startswith("refused"))
-    acts = Counter(e["kind"] for e in events if e["kind"] != "tool_call")
-    parts = []
+    acts = Counter(e["kind"] for e in events_shown if e["kind"] != "tool_call")
+    parts = [model] if model else []
     if calls:
         parts.append("bridge: " + ", ".join(
             f"{tool} ×{n}" + (f" ({refused[tool]} refused)" if refused[tool] else "")
@@ -191,16 +232,6 @@ def web_access_gap(agent: str) -> str:
     """The unobserved channel a repository opens with `web_access: true` (declared per run)."""
     return f"web access on: {agent}'s web search runs at the provider, unseen by the proxy"
 
-
-def parse_marker(body: str) -> dict | None:
-    """The hidden marker's data from a comment body, or None."""
-    match = MARKER_RE.search(body or "")
-    if not match:
-        return None
-    try:
-        return json.loads(match.group(1))
-    except json.JSONDecodeError:
-        return None
 
 
 def _session_label(resumed: bool | None, fresh_reason: str | None) -> str:

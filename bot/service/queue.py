@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from bot.service import store
 
 DEFAULT_LEASE_S = 30.0
 
@@ -48,11 +47,6 @@ class Job:
                    spec=json.loads(row["spec"]), attempts=row["attempts"],
                    tracking_comment_id=row["tracking_comment_id"],
                    delivery_id=row["delivery_id"], cancel_requested=bool(row.get("cancel_requested")))
-
-
-def enqueue(db: sqlite_utils.Database, kind: str, conversation: str, spec: dict,
-            delivery_id: str | None = None) -> int:
-    return store.insert_job(db, kind=kind, conversation=conversation, spec=spec, delivery_id=delivery_id)
 
 
 def claim(db: sqlite_utils.Database, owner: str, lease_s: float = DEFAULT_LEASE_S,

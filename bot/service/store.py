@@ -7,7 +7,6 @@ its job row alone (`jobs.delivery_id`, with event and action in the spec).
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 import time
 import weakref
@@ -164,13 +163,6 @@ def enqueue_delivery(conn, *, delivery_id: str, event: str, action: str | None, 
          now, delivery_id])
     return cursor.lastrowid if cursor.rowcount else None
 
-
-def insert_job(db: sqlite_utils.Database, *, kind: str, conversation: str, spec: dict,
-               delivery_id: str | None = None) -> int:
-    cursor = db.execute(
-        "INSERT INTO jobs (delivery_id, kind, conversation, spec, created_at) VALUES (?, ?, ?, ?, ?)",
-        [delivery_id, kind, conversation, json.dumps(spec), time.time()])
-    return cursor.lastrowid
 
 
 def get_job(db: sqlite_utils.Database, job_id: int) -> dict | None:

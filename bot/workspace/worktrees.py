@@ -202,16 +202,6 @@ async def remove(worktree: Worktree) -> None:
     await collect_garbage()
 
 
-@contextlib.asynccontextmanager
-async def checkout(full_name: str, conversation: str, **kwargs) -> AsyncIterator[Worktree]:
-    """`prepare` … `remove` (which also garbage-collects mirrors past the configured size)."""
-    worktree = await prepare(full_name, conversation, **kwargs)
-    try:
-        yield worktree
-    finally:
-        await remove(worktree)
-
-
 async def _discard_worktree(mirror: Path, path: Path) -> None:
     await worktree_pool.discard(mirror, path)
 

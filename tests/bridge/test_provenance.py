@@ -5,6 +5,7 @@ import json
 
 from adapters.base import Event, EventKind, Usage
 from bot.record import provenance
+from bot.record.defang import markers
 from sandbox.base import EgressDecision
 
 
@@ -75,11 +76,12 @@ def test_native_mode_marks_changes_attested(recorder):
 
 
 def test_marker_round_trips(recorder, run_id):
-    """The hidden marker carries conversation, backend, session and run, and parses back."""
+    """The hidden marker, one HTML comment outside code, carries conversation, backend, session and run."""
     prov = provenance.build(recorder, run_id, session_id="thread-1")
     body = prov.render("Fixed it.")
-    assert provenance.parse_marker(body) == {"conversation": "octo/repo#12", "backend": "codex",
-                                             "session": "thread-1", "run": run_id}
+    [marker] = [m for m in markers(body) if m.startswith("<!-- bot:run ")]
+    assert json.loads(marker.removeprefix("<!-- bot:run ").removesuffix(" -->")) == {
+        "conversation": "octo/repo#12", "backend": "codex", "session": "thread-1", "run": run_id}
 
 
 def test_render_puts_answer_first_then_collapsed_block(recorder, run_id):

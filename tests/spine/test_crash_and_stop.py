@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from bot.job import conversations
 from bot.service import store
+from bot.workspace.worktrees import worktree_path
 from tests.fakes.provider import FakeProvider, call
 from tests.spine.helpers import payload
 from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
@@ -30,7 +30,7 @@ def mention(gh, body: str, comment_id: int) -> dict:
 
 
 def started_marker(tmp_path):
-    return conversations.worktree_dir(f"{REPO}#1").joinpath(".started")
+    return worktree_path(f"{REPO}#1").joinpath(".started")
 
 
 @pytest.fixture

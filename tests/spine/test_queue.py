@@ -2,24 +2,32 @@
 from __future__ import annotations
 
 import time
+import uuid
 
 from bot.service import queue
 from bot.service import store
 
 
+def enqueue(db, kind: str, conversation: str) -> int:
+    """A job as the intake stores one: the delivery's row."""
+    with db.conn:
+        return store.enqueue_delivery(db.conn, delivery_id=uuid.uuid4().hex, event="issue_comment",
+                                      action="created", kind=kind, conversation=conversation, spec={})
+
+
 def test_claim_takes_the_oldest_job():
     """Jobs are claimed in arrival order."""
     db = store.connect()
-    first = queue.enqueue(db, "episode", "o/r#1", {})
-    queue.enqueue(db, "episode", "o/r#2", {})
+    first = enqueue(db, "episode", "o/r#1")
+    enqueue(db, "episode", "o/r#2")
     assert queue.claim(db, "w1").id == first
 
 
 def test_second_job_of_a_conversation_waits_for_the_first():
     """One conversation runs one episode at a time."""
     db = store.connect()
-    queue.enqueue(db, "episode", "o/r#1", {})
-    queue.enqueue(db, "episode", "o/r#1", {})
+    enqueue(db, "episode", "o/r#1")
+    enqueue(db, "episode", "o/r#1")
     queue.claim(db, "w1")
     assert queue.claim(db, "w2") is None
 
@@ -27,9 +35,9 @@ def test_second_job_of_a_conversation_waits_for_the_first():
 def test_other_conversations_run_in_parallel():
     """A busy conversation does not block another one."""
     db = store.connect()
-    queue.enqueue(db, "episode", "o/r#1", {})
-    queue.enqueue(db, "episode", "o/r#1", {})
-    other = queue.enqueue(db, "episode", "o/r#2", {})
+    enqueue(db, "episode", "o/r#1")
+    enqueue(db, "episode", "o/r#1")
+    other = enqueue(db, "episode", "o/r#2")
     queue.claim(db, "w1")
     assert queue.claim(db, "w2").id == other
 
@@ -37,8 +45,8 @@ def test_other_conversations_run_in_parallel():
 def test_reply_jobs_do_not_wait_behind_an_episode():
     """A help reply in a busy thread is claimable at once."""
     db = store.connect()
-    queue.enqueue(db, "episode", "o/r#1", {})
-    reply = queue.enqueue(db, "reply", "o/r#1", {})
+    enqueue(db, "episode", "o/r#1")
+    reply = enqueue(db, "reply", "o/r#1")
     queue.claim(db, "w1")
     assert queue.claim(db, "w2").id == reply
 
@@ -46,14 +54,14 @@ def test_reply_jobs_do_not_wait_behind_an_episode():
 def test_a_claimed_job_is_not_claimed_twice():
     """Two claimers never get the same job."""
     db = store.connect()
-    queue.enqueue(db, "episode", "o/r#1", {})
+    enqueue(db, "episode", "o/r#1")
     assert queue.claim(db, "w1") is not None and queue.claim(db, "w2") is None
 
 
 def test_expired_lease_is_reclaimed():
     """A job whose owner died (lease expired) is claimed again, attempts counted."""
     db = store.connect()
-    job_id = queue.enqueue(db, "episode", "o/r#1", {})
+    job_id = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "dead", lease_s=0.01)
     time.sleep(0.05)
     again = queue.claim(db, "w2")
@@ -63,7 +71,7 @@ def test_expired_lease_is_reclaimed():
 def test_renew_fails_once_another_worker_owns_the_job():
     """Renewal is refused after the job was reclaimed by someone else."""
     db = store.connect()
-    job_id = queue.enqueue(db, "episode", "o/r#1", {})
+    job_id = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "w1", lease_s=0.01)
     time.sleep(0.05)
     queue.claim(db, "w2")
@@ -73,8 +81,8 @@ def test_renew_fails_once_another_worker_owns_the_job():
 def test_finished_job_frees_the_conversation():
     """After the first episode finishes, the next one of the thread is claimable."""
     db = store.connect()
-    first = queue.enqueue(db, "episode", "o/r#1", {})
-    second = queue.enqueue(db, "episode", "o/r#1", {})
+    first = enqueue(db, "episode", "o/r#1")
+    second = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "w1")
     queue.finish(db, first, "done")
     assert queue.claim(db, "w1").id == second
@@ -83,7 +91,7 @@ def test_finished_job_frees_the_conversation():
 def test_busy_job_is_not_reclaimed_by_its_own_worker():
     """A worker never reclaims a job it is still running, even after its lease lapsed."""
     db = store.connect()
-    job_id = queue.enqueue(db, "episode", "o/r#1", {})
+    job_id = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "w1", lease_s=0.01)
     time.sleep(0.05)
     assert queue.claim(db, "w1", busy=(job_id,)) is None
@@ -92,7 +100,7 @@ def test_busy_job_is_not_reclaimed_by_its_own_worker():
 def test_worker_that_lost_the_job_cannot_finish_it():
     """A finish by the worker whose lease was taken over leaves the new owner's job running."""
     db = store.connect()
-    job_id = queue.enqueue(db, "episode", "o/r#1", {})
+    job_id = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "w1", lease_s=0.01)
     time.sleep(0.05)
     queue.claim(db, "w2")

@@ -128,10 +128,11 @@ async def test_gc_keeps_mirror_with_live_worktree(remote, widget):
     assert wt.mirror.exists()
 
 
-async def test_checkout_context_removes_worktree(remote, widget):
-    """`checkout` hands out a worktree and removes it when the job ends."""
-    async with workspace.checkout(widget, "octo/widget#5") as wt:
-        assert (wt.path / "README.md").exists()
+async def test_removed_worktree_is_gone_when_the_job_ends(remote, widget):
+    """`prepare` hands out a worktree and `remove` takes it away when the job ends."""
+    wt = await workspace.prepare(widget, "octo/widget#5")
+    assert (wt.path / "README.md").exists()
+    await workspace.remove(wt)
     assert not wt.path.exists()
 
 
