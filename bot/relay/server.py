@@ -157,7 +157,8 @@ class ModelRelay:
             self._client = httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False, limits=httpx.Limits(
                 max_connections=64, max_keepalive_connections=16, keepalive_expiry=60))
         config = uvicorn.Config(self, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
-                                timeout_graceful_shutdown=1, access_log=False, http="h11")
+                                timeout_graceful_shutdown=1, access_log=False, http="h11",
+                                proxy_headers=False, server_header=False, date_header=False)
         self._uvicorn = _QuietServer(config)
         self._serve_task = asyncio.create_task(self._uvicorn.serve())
         while not self._uvicorn.started:

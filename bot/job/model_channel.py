@@ -1,0 +1,122 @@
+"""The episode's model channel: through the model relay when the credential allows it, else direct.
+
+Relay mode (DESIGN §5, §8): the relay holds the real credential on the host; the CLI gets the relay's
+URL as its base URL (`Episode.base_url`, reached inside the sandbox as a loopback gateway at the
+same address) and the relay's per-episode token where it expects its key. The sandbox may then reach
+no provider host: its egress allows only the repository's own extra hosts, and the operator's
+gateway (BOT_<AGENT>_BASE_URL) is reached by the relay, not from inside.
+
+Direct mode, where a CLI cannot be pointed at the relay for a credential kind (a login file such as
+Codex's ChatGPT `auth.json`, OpenCode with a non-OpenAI key): the key enters the sandbox as before
+and the record declares it ("key in the sandbox: …"), so the provenance and `bot doctor` can say so.
+
+    async with model_channel(agent, adapter, creds, ctx, recorder, run_id, sandbox_config,
+                             on_retry=tracking.note, on_stop=lambda reason: kill.set()) as channel:
+        episode = Episode(..., credentials=channel.credentials, base_url=channel.base_url)
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable
+
+from adapters.base import Credentials, gateway_root
+from bot import config
+from bot.record.recorder import Recorder
+from bot.relay.budgets import Budget, Ledger, Scope, operator_caps
+from bot.relay.server import ModelRelay, Upstream
+
+# agent -> (variable in the resolved credentials, provider, sent as bearer, variables the CLI reads it from)
+RELAYABLE: dict[str, tuple[tuple[str, str, bool, tuple[str, ...]], ...]] = {
+    "claude": (("CLAUDE_CODE_OAUTH_TOKEN", "anthropic", True, ("CLAUDE_CODE_OAUTH_TOKEN",)),
+               ("ANTHROPIC_API_KEY", "anthropic", False, ("ANTHROPIC_API_KEY",))),
+    "codex": (("OPENAI_API_KEY", "openai", True, ("CODEX_API_KEY",)),
+              ("CODEX_API_KEY", "openai", True, ("CODEX_API_KEY",))),
+    "gemini": (("GEMINI_API_KEY", "google", False, ("GEMINI_API_KEY",)),),
+    # OpenCode pointed at a base URL speaks Chat Completions with OPENAI_API_KEY (adapters/opencode.py)
+    "opencode": (("OPENAI_API_KEY", "openai", True, ("OPENAI_API_KEY",)),),
+}
+# the adapters' declared gaps that relay mode closes (their wording in adapters/*.py)
+CLOSED_BY_RELAY = ("model calls", "direct channel")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How the relay would carry one credential, or why it cannot (`upstream` None)."""
+
+    upstream: Upstream | None
+    inside_env: tuple[str, ...] = ()
+    direct_reason: str = ""
+
+
+def plan(agent: str, creds: Credentials) -> Plan:
+    if creds.files:
+        return Plan(None, direct_reason=f"{agent}'s login file ({', '.join(sorted(creds.files))}) cannot be "
+                                        "relayed yet")
+    for variable, provider, bearer, inside in RELAYABLE.get(agent, ()):
+        value = creds.env.get(variable)
+        if value:
+            gateway = config.agent_base_url(agent)
+            return Plan(Upstream(provider, value, base_url=gateway_root(gateway) if gateway else None,
+                                 bearer=bearer, scope=creds.source, fix_hint=fix_hint(creds.source, variable)),
+                        inside)
+    held = ", ".join(sorted(creds.env)) or "none"
+    return Plan(None, direct_reason=f"{agent} cannot be pointed at the relay with this credential ({held})")
+
+
+def fix_hint(source: str, variable: str) -> str:
+    from bot.credentials.resolve import settings_url
+
+    page = settings_url()
+    where = f"the settings page ({page})" if page else "the settings page"
+    return {"requester": f"connect a new key on {where}",
+            "repository": f"a repository admin can connect a new key on {where}",
+            "installation": f"an organization owner can connect a new key on {where}",
+            }.get(source, f"the operator must replace {variable} in the bot's environment")
+
+
+def relay_gaps(declared: tuple[str, ...]) -> tuple[str, ...]:
+    """The adapter's gaps that remain when its model calls go through the relay."""
+    return tuple(gap for gap in declared if not any(closed in gap for closed in CLOSED_BY_RELAY))
+
+
+@dataclass
+class Channel:
+    credentials: Credentials
+    base_url: str | None
+    relay: ModelRelay | None = None
+    direct_reason: str = ""
+
+
+@contextlib.asynccontextmanager
+async def model_channel(agent: str, adapter: Any, creds: Credentials, ctx: Any, recorder: Recorder, run_id: str,
+                        sandbox_config: Any, *, on_retry: Callable[[str], Any] | None = None,
+                        on_stop: Callable[[str], Any] | None = None) -> AsyncIterator[Channel]:
+    """Relay mode when `plan()` allows it (the sandbox config is narrowed in place), else direct.
+    Declares the run's unobserved gaps either way (the adapter's, less what the relay closes)."""
+    chosen = plan(agent, creds)
+    if chosen.upstream is None:
+        for gap in tuple(getattr(adapter, "unobserved", ())) + (f"key in the sandbox: {chosen.direct_reason}",):
+            recorder.declare_gap(run_id, gap)
+        yield Channel(creds, config.agent_base_url(agent), direct_reason=chosen.direct_reason)
+        return
+    for gap in relay_gaps(tuple(getattr(adapter, "unobserved", ()))):
+        recorder.declare_gap(run_id, gap)
+    scope = Scope(conversation=ctx.conversation, requester=str(ctx.requester_id) if ctx.requester_id else None,
+                  installation=str(ctx.installation_id) if ctx.installation_id else None)
+    ledger = Ledger(recorder.db)
+    budget = Budget(operator=operator_caps(), prior=ledger.spent(scope))
+    async with ModelRelay(chosen.upstream, recorder, run_id, budget=budget, ledger=ledger, spend_scope=scope,
+                          on_retry=on_retry, on_stop=on_stop) as relay:
+        ctx.secrets.append(relay.token)
+        narrow_sandbox(sandbox_config, adapter, relay.port)
+        inside = Credentials(env={name: relay.token for name in chosen.inside_env}, source=creds.source)
+        yield Channel(inside, relay.url, relay=relay)
+
+
+def narrow_sandbox(sandbox_config: Any, adapter: Any, relay_port: int) -> None:
+    """No provider host from inside: the relay (a loopback gateway at its own port) is the way out."""
+    providers = set(getattr(adapter, "default_allowed_hosts", ()))
+    sandbox_config.allowed_hosts = tuple(h for h in sandbox_config.allowed_hosts if h not in providers)
+    sandbox_config.gateways = (f"127.0.0.1:{relay_port}",)
+

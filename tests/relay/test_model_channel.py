@@ -1,0 +1,92 @@
+"""An episode's model channel: the CLI gets the relay's URL and token, never the key; the sandbox may
+reach no provider host; where a credential cannot be relayed, the record says the key is inside."""
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from adapters import base
+from adapters.base import Credentials
+from bot.job.model_channel import model_channel, plan
+from sandbox.base import SandboxConfig
+from tests.relay.conftest import REAL_KEY
+
+
+def _ctx():
+    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[])
+
+
+def _sandbox(tmp_path: Path, adapter) -> SandboxConfig:
+    return SandboxConfig(workdir=tmp_path, home=tmp_path / "home",
+                         allowed_hosts=tuple(adapter.default_allowed_hosts) + ("pypi.org",))
+
+
+def test_a_claude_api_key_is_relayed_as_x_api_key():
+    chosen = plan("claude", Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}, source="repository"))
+    assert (chosen.upstream.key_header(), chosen.inside_env) == \
+        ((b"x-api-key", REAL_KEY.encode()), ("ANTHROPIC_API_KEY",))
+
+
+def test_a_claude_subscription_token_is_relayed_as_a_bearer():
+    chosen = plan("claude", Credentials(env={"CLAUDE_CODE_OAUTH_TOKEN": REAL_KEY}))
+    assert chosen.upstream.key_header() == (b"authorization", f"Bearer {REAL_KEY}".encode())
+
+
+def test_the_operators_gateway_becomes_the_relays_upstream(monkeypatch):
+    monkeypatch.setenv("BOT_GEMINI_BASE_URL", "https://llm.example.internal/v1")
+    chosen = plan("gemini", Credentials(env={"GEMINI_API_KEY": REAL_KEY}))
+    assert chosen.upstream.root == "https://llm.example.internal"
+
+
+def test_a_codex_chatgpt_login_file_stays_direct_with_a_reason():
+    chosen = plan("codex", Credentials(files={".codex/auth.json": b"{}"}))
+    assert chosen.upstream is None and "login file" in chosen.direct_reason
+
+
+def test_a_rejected_operator_key_names_the_variable_to_replace():
+    chosen = plan("codex", Credentials(env={"OPENAI_API_KEY": REAL_KEY}, source="operator"))
+    assert chosen.upstream.fix_hint == "the operator must replace OPENAI_API_KEY in the bot's environment"
+
+
+async def test_in_relay_mode_the_clis_invocation_holds_no_credential(tmp_path, recorder, run_id):
+    adapter = base.get("claude")
+    config = _sandbox(tmp_path, adapter)
+    creds = Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}, source="repository")
+    async with model_channel("claude", adapter, creds, _ctx(), recorder, run_id, config) as channel:
+        episode = base.Episode(prompt="hi", workdir=str(tmp_path), home=tmp_path / "home",
+                               credentials=channel.credentials, base_url=channel.base_url)
+        invocation = adapter.command(episode)
+        token, url = channel.relay.token, channel.relay.url
+    everything = " ".join(invocation.argv) + " ".join(invocation.env.values()) + \
+        b" ".join(invocation.files.values()).decode()
+    assert REAL_KEY not in everything
+    assert (invocation.env["ANTHROPIC_API_KEY"], invocation.env["ANTHROPIC_BASE_URL"]) == (token, url)
+
+
+async def test_in_relay_mode_the_sandbox_reaches_no_provider_host(tmp_path, recorder, run_id):
+    adapter = base.get("codex")
+    config = _sandbox(tmp_path, adapter)
+    async with model_channel("codex", adapter, Credentials(env={"OPENAI_API_KEY": REAL_KEY}), _ctx(),
+                             recorder, run_id, config) as channel:
+        port = channel.relay.port
+    assert config.allowed_hosts == ("pypi.org",) and config.gateways == (f"127.0.0.1:{port}",)
+
+
+async def test_relay_mode_declares_no_unobserved_model_channel(tmp_path, recorder, run_id):
+    adapter = base.get("claude")
+    async with model_channel("claude", adapter, Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}), _ctx(),
+                             recorder, run_id, _sandbox(tmp_path, adapter)):
+        pass
+    gaps = [e["raw"] for e in recorder.events(run_id) if e["tier"] == "unobserved"]
+    assert gaps == ["its context compaction"]
+
+
+async def test_direct_mode_says_the_key_is_in_the_sandbox(tmp_path, recorder, run_id):
+    adapter = base.get("opencode")
+    creds = Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY})
+    async with model_channel("opencode", adapter, creds, _ctx(), recorder, run_id, _sandbox(tmp_path, adapter)) as channel:
+        assert channel.relay is None and channel.credentials is creds
+    gaps = [e["raw"] for e in recorder.events(run_id) if e["tier"] == "unobserved"]
+    assert gaps[-1] == ("key in the sandbox: opencode cannot be pointed at the relay with this credential "
+                        "(ANTHROPIC_API_KEY)")
+    assert any(gap.startswith("opencode's model calls") for gap in gaps)
