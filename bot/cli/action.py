@@ -19,13 +19,14 @@ from pathlib import Path
 from gidgethub import actions as workflow
 
 from bot import config
-from bot.job import grammar
+from bot.permissions import association_may_trigger, is_bot_author
+from bot.job import grammar, replies
+from bot.job.modes import GitHubMode
 from bot.record.redact import install_log_redaction, redact
 from sandbox.limits import raise_open_files_limit
 
 MAX_SUMMARY_BYTES = 900_000  # GitHub refuses step summaries over 1 MiB
 EXIT_OK, EXIT_FAILED, EXIT_MISCONFIGURED = 0, 1, 2
-TRUSTED_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
 
 
 class Misconfigured(RuntimeError):
@@ -127,7 +128,7 @@ async def handle(event_name: str, payload: dict, token: str) -> Outcome:
     trigger = extract_trigger(event_name, payload)
     if trigger is None:
         return Outcome("ignored", reason=f"{event_name}.{payload.get('action')} is not acted on")
-    if _is_bot(trigger["author"], trigger["author_type"]):
+    if is_bot_author(trigger["author"], trigger["author_type"]):
         return Outcome("ignored", reason="the author is a bot")
     command = grammar.parse(trigger["body"], config.handle(), config.AGENTS)
     if command is None:
@@ -145,9 +146,8 @@ async def _answer(client, trigger: dict, command: grammar.Command, token: str) -
     target = trigger.get("target") or {}
     review_thread = target.get("thread") if target.get("type") == "review_comment" else None
     surface = RecordingSurface(GitHubSurface(thread, review_thread))
-    if command.kind in ("run", "stop") and trigger["association"] not in TRUSTED_ASSOCIATIONS:
-        from bot.job.pipeline import not_allowed_text
-        return await _reply(surface, not_allowed_text(), "not_allowed")
+    if command.kind in ("run", "stop") and not association_may_trigger(trigger["association"]):
+        return await _reply(surface, replies.not_allowed(), "not_allowed")
     if command.kind == "run":
         return await _run(trigger, command, thread, surface, token)
     return await _reply(surface, reply_text(trigger, command), "replied")
@@ -163,16 +163,14 @@ def reply_text(trigger: dict, command: grammar.Command) -> str:
     from adapters import base
     agents = base.names() or list(config.AGENTS)
     if command.kind == "unknown_agent":
-        return (f"I don't know an agent called `{command.unknown_name}`. Available: "
-                + ", ".join(f"`{a}`" for a in agents) + ".")
+        return replies.unknown_agent(command.unknown_name, agents)
     if command.kind == "stop":
-        return ("In GitHub Actions mode each request is its own workflow run: cancel the running "
-                "run from the repository's Actions tab to stop it.")
+        return replies.stop_in_actions()
     if command.kind == "status":
         from bot.service import store
         from bot.service.worker import status_text
         return status_text(store.connect(), f"{trigger['repo']}#{trigger['number']}")
-    return grammar.help_text(config.handle(), agents, config.default_agent())
+    return replies.help_text(config.handle(), agents, config.default_agent())
 
 
 async def _run(trigger: dict, command: grammar.Command, thread, surface: RecordingSurface,
@@ -185,9 +183,9 @@ async def _run(trigger: dict, command: grammar.Command, thread, surface: Recordi
         conversation=thread_key(trigger["repo"], trigger["number"]), repo=trigger["repo"],
         request=command.request, requester=trigger["author"], requester_id=trigger.get("author_id") or 0,
         surface=surface, agent=command.agent, new_session=command.new_session, number=trigger["number"],
-        title=trigger.get("title", ""), is_pr=trigger.get("is_pr", False), thread=thread, token=token,
+        title=trigger.get("title", ""), is_pr=trigger.get("is_pr", False), thread=thread, mode=GitHubMode(),
         installation_id=None, target=trigger.get("target"),
-        progress_interval_s=float(config.env("BOT_PROGRESS_INTERVAL", "5")))
+        progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"))
     status = await pipeline.run(store.connect(), ctx, asyncio.Event())
     return Outcome(status, answer=surface.last_body, comment_id=surface.handle)
 
@@ -198,11 +196,6 @@ def scrub_credential_files() -> int:
     which other workflow runs of the repository can restore."""
     from bot.job.resume_state import scrub_homes
     return scrub_homes(config.data_dir() / "homes")
-
-
-def _is_bot(login: str, user_type: str) -> bool:
-    own = {config.handle().lower(), f"{config.handle().lower()}[bot]", "github-actions[bot]"}
-    return user_type == "Bot" or login.lower().endswith("[bot]") or login.lower() in own
 
 
 def report(outcome: Outcome) -> None:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from bot.job.tracking import Surface
@@ -29,13 +28,31 @@ class JobContext:
     requester_id: int = 0
     title: str = ""
     is_pr: bool = False
-    thread: Any = None  # bot.github.Thread; None in local mode
-    token: str | None = None  # installation token for git and effects; never reaches the agent
+    mode: Any = None  # bot.job.modes.GitHubMode or LocalMode: the steps that differ
+    thread: Any = None  # bot.github.client.Thread; None in local mode
     installation_id: int | None = None
     target: dict | None = None  # the triggering comment, for the 👀 reaction
     tracking_handle: int | None = None
     on_tracking_created: Callable[[int], Awaitable[None] | None] | None = None
-    local_repo: Path | None = None  # local mode: the repository to work in, no effects
     job_id: int | None = None
     progress_interval_s: float = 3.0
     secrets: list[str] = field(default_factory=list)
+
+    @property
+    def token(self) -> str | None:
+        """The GitHub token for git and effects, as the thread holds it now (it is renewed in a
+        long job and on a 401): one source of truth. It never reaches the agent."""
+        return self.thread.api.oauth_token if self.thread is not None else None
+
+    async def refresh_token(self) -> None:
+        """A long run can outlive the installation token it started with (one hour): renew it
+        before the push and the pull request, and redact the new one too."""
+        fresh = getattr(self.thread, "fresh_token", None)
+        if fresh is not None:
+            await fresh()
+        self.add_secret(self.token)
+
+    def add_secret(self, value: str | None) -> None:
+        """A value that must never leave: masked in logs, comments and the record from now on."""
+        if value and value not in self.secrets:
+            self.secrets.append(value)

@@ -1,11 +1,13 @@
 """Where the pieces meet (DESIGN §2): one job from 👀 to the answer and the session map.
 
-    ctx = JobContext(...)                      # built by the worker (GitHub) or bot.local (terminal)
+    ctx = JobContext(..., mode=GitHubMode())   # built by the worker, the Action or `bot run` (LocalMode)
     status = await run(db, ctx, cancel)       # "done" | "failed" | "cancelled"; always a terminal text
 
 Steps: acknowledge → tracking comment → permission → worktree (bot.workspace) → agent, credentials
-(bot.credentials) → episode in the sandbox behind the bridge (bot.runner, bot.bridge, sandbox) →
-effects (bot.effects) → answer with provenance (bot.provenance) → session map (bot.conversations).
+(bot.credentials) → episode in the sandbox behind the bridge (bot.job.runner, bot.bridge, sandbox)
+→ effects (bot.workspace.effects) → answer with provenance (bot.record.provenance) → session map
+(bot.job.conversations). Where the steps differ by where the job came from, `ctx.mode` decides
+(bot.job.modes).
 """
 from __future__ import annotations
 
@@ -14,12 +16,13 @@ import contextlib
 import logging
 
 from bot import config, retry
-from bot.job import answer
+from bot.job import answer, replies
 from bot.job import conversations
 from bot.job.episode import Turn, run_turn
 from bot.job.context import JobContext, Stop
 from bot.record.redact import masked_in_logs
 from bot.job.tracking import TrackingComment
+from bot.workspace.repo_config import ConfigError
 
 log = logging.getLogger("bot.job.pipeline")
 
@@ -32,12 +35,11 @@ async def run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
 
 async def _run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
     conversations.ensure(db, ctx.conversation)
-    if ctx.token and ctx.token not in ctx.secrets:  # a git error message must not leak it
-        ctx.secrets.append(ctx.token)
+    ctx.add_secret(ctx.token)  # a git error message must not leak it
     tracking = TrackingComment(ctx.surface, lambda: ctx.secrets, handle=ctx.tracking_handle,
                                on_created=ctx.on_tracking_created, interval_s=ctx.progress_interval_s)
     try:
-        await _acknowledge(ctx)
+        await ctx.mode.acknowledge(ctx)
         await tracking.start(f"**{ctx.agent or config.default_agent()}** is on it for @{ctx.requester}.")
     except Exception as exc:  # the acknowledgement failed: still try to answer below
         log.warning("acknowledgement failed: %s", exc)
@@ -46,12 +48,12 @@ async def _run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
     except Stop as stop:
         text, status = stop.text, stop.status
     except asyncio.CancelledError:
-        text, status = "⏹️ Stopped: the service is shutting down; this request will run again.", "cancelled"
+        text, status = replies.shutting_down(), "cancelled"
         await _finish_quietly(tracking, text)
         raise
     except Exception as exc:
         log.exception("job for %s failed", ctx.conversation)
-        text, status = f"❌ The run failed: {type(exc).__name__}: {exc}", "failed"
+        text, status = replies.run_failed(exc), "failed"
     await deliver_final(tracking, text)
     return status
 
@@ -69,84 +71,42 @@ async def _finish_quietly(tracking: TrackingComment, text: str) -> None:
         await asyncio.shield(tracking.finish(text))
 
 
-async def _acknowledge(ctx: JobContext) -> None:
-    if ctx.thread is not None and ctx.target:
-        from bot.github.client import with_retries
-        await with_retries(lambda: ctx.thread.react(ctx.target, "eyes"))
-
-
 async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: asyncio.Event) -> tuple[str, str]:
-    from bot.workspace import worktrees as workspace
-    from bot.workspace.repo_config import ConfigError
-
+    mode = ctx.mode
     if cancel.is_set():
-        raise Stop(f"⏹️ Stopped before it started, at @{ctx.requester}'s request."
-                   if ctx.thread else "⏹️ Stopped before it started.", "cancelled")
-    permission = await _permission(ctx)
+        raise Stop(mode.stopped(ctx, started=False), "cancelled")
+    permission = await mode.permission(ctx)
     try:
-        worktree = await _worktree(ctx)
+        worktree = await mode.worktree(ctx)
     except ConfigError as exc:
-        raise Stop(exc.comment())
+        raise Stop(exc.comment()) from exc
     try:
         if permission is not None and not worktree.config.may_trigger(permission):
-            raise Stop(not_allowed_text(worktree.config.trigger_permissions))
+            raise Stop(replies.not_allowed(worktree.config.trigger_permissions))
         agent = _choose_agent(ctx, worktree.config)
         tracking.header = f"**{agent}** is on it for @{ctx.requester}."
         await tracking.note(f"workspace ready at `{worktree.base_sha[:7]}`")
-        dirty_before = await _dirty_paths(ctx, worktree)
+        before = await mode.changes_before(worktree)
         turn = await _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel)
         if cancel.is_set():
-            raise Stop(f"⏹️ Stopped at @{ctx.requester}'s request" if ctx.thread else "⏹️ Stopped.", "cancelled")
-        outcome = await _effects(ctx, worktree, agent, turn)
+            raise Stop(mode.stopped(ctx, started=True), "cancelled")
+        outcome = await mode.effects(ctx, worktree, agent, turn)
         _record_effects(db, ctx, turn.run_id, outcome)
         conversations.record_turn(db, ctx.conversation, agent, turn.result.session_id,
                                   fresh=not turn.resumed)
-        touched = sorted(await _dirty_paths(ctx, worktree) - dirty_before) if ctx.local_repo else None
+        touched = await mode.changed_since(worktree, before)
         return answer.compose(db, ctx, agent, turn, outcome, touched), "done" if turn.result.ok else "failed"
     finally:
-        if ctx.local_repo is None:
-            await workspace.remove(worktree)
-
-
-async def _permission(ctx: JobContext) -> str | None:
-    from bot.github.client import transient
-    if ctx.thread is None:
-        return None  # local mode trusts the person at the terminal
-    try:
-        return await ctx.thread.permission(ctx.requester)
-    except Exception as exc:
-        lead = f"❌ I could not check @{ctx.requester}'s permission on {ctx.repo}, so nothing was run"
-        if transient(exc):
-            raise Stop(f"{lead}: GitHub did not answer ({type(exc).__name__}: {exc}). Please ask again "
-                       "in a few minutes.")
-        raise Stop(f"{lead}: GitHub answered “{exc}”. The bot's GitHub App needs the **Metadata: read** "
-                   "permission on this repository; an organization or repository admin can grant it in "
-                   "the App's installation settings, then ask again.")
-
-
-def not_allowed_text(levels: tuple[str, ...] = ("write", "maintain", "admin")) -> str:
-    return (f"Sorry, only people with {' or '.join(levels)} permission on this repository can "
-            f"ask me to run an agent here.")
-
-
-async def _worktree(ctx: JobContext):
-    from bot.workspace import worktrees as workspace
-    if ctx.local_repo is not None:
-        from bot.cli.run import local_worktree
-        return await local_worktree(ctx.local_repo, ctx.conversation)
-    return await workspace.prepare(ctx.repo, ctx.conversation, token=ctx.token,
-                                   pull_number=ctx.number if ctx.is_pr else None)
+        await mode.release(worktree)
 
 
 def _choose_agent(ctx: JobContext, cfg) -> str:
     from adapters import base
     agent = ctx.agent or cfg.agent()
     if agent not in base.names():
-        raise Stop(f"The agent `{agent}` is not available here. Available: "
-                   + ", ".join(f"`{n}`" for n in base.names()))
+        raise Stop(replies.agent_not_available(agent, base.names()))
     if not cfg.allows_agent(agent):
-        raise Stop(f"This repository does not allow `{agent}` (`.github/bot.yml` allows "
-                   + ", ".join(f"`{n}`" for n in cfg.allowed_agents) + ").")
+        raise Stop(replies.agent_not_allowed(agent, cfg.allowed_agents))
     return agent
 
 
@@ -176,29 +136,6 @@ def _session_lost(result) -> bool:
             and failure not in ("auth", "provider", "refused", "timeout", "killed", "bridge", "cancelled", "config"))
 
 
-async def _effects(ctx: JobContext, worktree, agent: str, turn: Turn):
-    if ctx.local_repo is not None or not turn.result.ok or ctx.thread is None:
-        return None
-    from bot.workspace import effects
-    await refresh_token(ctx)
-    pull = await ctx.thread.pull() if ctx.is_pr else None
-    request = effects.Request(agent=agent, text=ctx.request, requester_login=ctx.requester,
-                              requester_id=ctx.requester_id, number=ctx.number or 0,
-                              title=ctx.title, pull=pull)
-    return await effects.apply(worktree, request, ctx.thread.api, token=ctx.token)
-
-
-async def refresh_token(ctx: JobContext) -> None:
-    """A long run can outlive the installation token it started with (one hour): renew it before
-    the push and the pull request, and redact the new one too."""
-    fresh = getattr(ctx.thread, "fresh_token", None)
-    if fresh is None:
-        return
-    ctx.token = await fresh() or ctx.token
-    if ctx.token and ctx.token not in ctx.secrets:
-        ctx.secrets.append(ctx.token)
-
-
 def _record_effects(db, ctx: JobContext, run_id: str, outcome) -> None:
     """The bot's own commit, push and pull request are enforced acts of this run."""
     from adapters.base import Tier
@@ -213,11 +150,3 @@ def _record_effects(db, ctx: JobContext, run_id: str, outcome) -> None:
     if outcome.pr_number:
         recorder.record(run_id, Tier.ENFORCED, "pull_request", outcome=str(outcome.pr_number),
                         raw=outcome.pr_url or "")
-
-
-async def _dirty_paths(ctx: JobContext, worktree) -> set[str]:
-    """Local mode changes the user's own checkout: the paths git shows as changed."""
-    if ctx.local_repo is None:
-        return set()
-    from bot.cli.run import dirty_paths
-    return await dirty_paths(worktree)

@@ -15,8 +15,8 @@ import uuid
 import httpx
 
 from bot import config
-from bot.job import grammar
-from bot.job import pipeline
+from bot.job import pipeline, replies
+from bot.job.modes import GitHubMode
 from bot.service import queue
 from bot.service import store
 from bot.github.client import Thread, TokenCache, installation_thread, transient, with_retries
@@ -186,9 +186,8 @@ class WorkerPool:
             is_pr=spec.get("is_pr", False), thread=thread,
             surface=surface,
             installation_id=spec["installation_id"], target=target, tracking_handle=job.tracking_comment_id,
-            on_tracking_created=remember, job_id=job.id,
-            token=thread.api.oauth_token,
-            progress_interval_s=float(config.env("BOT_PROGRESS_INTERVAL", "3")))
+            on_tracking_created=remember, job_id=job.id, mode=GitHubMode(),
+            progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"))
 
     async def _reply(self, job: queue.Job, thread: Thread) -> None:
         spec = job.spec
@@ -214,27 +213,20 @@ def job_marker(job_id: int) -> str:
 
 def reply_text(db, job: queue.Job) -> str:
     from adapters import base
-    spec, handle = job.spec, config.handle()
+    spec = job.spec
     agents = base.names() or list(config.AGENTS)
     kind = spec["reply"]
     if kind == "not_allowed":
-        return pipeline.not_allowed_text() + " (This note is shown once per thread.)"
+        return replies.not_allowed_once()
     if kind == "unknown_agent":
-        name = spec["command"].get("unknown_name")
-        return f"I don't know an agent called `{name}`. Available: " + ", ".join(f"`{a}`" for a in agents) + "."
+        return replies.unknown_agent(spec["command"].get("unknown_name"), agents)
     if kind == "status":
         return status_text(db, job.conversation)
     if kind == "stop":
-        return "Nothing is running in this thread."
-    return grammar.help_text(handle, agents, config.default_agent())
+        return replies.nothing_running()
+    return replies.help_text(config.handle(), agents, config.default_agent())
 
 
 def status_text(db, conversation: str) -> str:
     from bot.job import conversations
-    lines = [f"**Status of {conversation}**", ""]
-    for session in conversations.sessions(db, conversation):
-        lines.append(f"- `{session.agent}`: session `{(session.session_id or '?')[:12]}`, {session.turns} turn(s)")
-    open_jobs = [j for j in queue.open_jobs(db, conversation) if j["kind"] == "episode"]
-    running = sum(1 for j in open_jobs if j["status"] == "running")
-    lines.append(f"- jobs: {running} running, {len(open_jobs) - running} queued")
-    return "\n".join(lines)
+    return replies.status(conversation, conversations.sessions(db, conversation), queue.open_jobs(db, conversation))

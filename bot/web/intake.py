@@ -16,13 +16,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from bot import config
+from bot.permissions import association_may_trigger, is_bot_author
 from bot.job import grammar
 from bot.service import store
 from bot.job.conversations import thread_key
 
 log = logging.getLogger("bot.web.intake")
 MAX_BODY_BYTES = 25 * 1024 * 1024
-TRUSTED_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
 _REQUIRED_HEADERS = ("x-github-event", "x-github-delivery")
 _READ_HEADERS = frozenset({b"x-github-event", b"x-github-delivery", b"x-hub-signature-256",
                            b"content-type", b"content-length"})
@@ -111,7 +111,7 @@ async def decide(db, event: sansio.Event) -> JSONResponse:
     trigger = extract_trigger(event.event, event.data)
     if trigger is None:
         return _ignored(event.delivery_id, f"{event.event}.{event.data.get('action')} is not acted on")
-    if _is_bot(trigger["author"], trigger["author_type"]):
+    if is_bot_author(trigger["author"], trigger["author_type"]):
         return _ignored(event.delivery_id, "author is a bot")
     if not trigger["installation_id"]:
         return _ignored(event.delivery_id, "not delivered to an installed GitHub App")
@@ -127,7 +127,7 @@ async def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Comm
             "command": {"kind": command.kind, "agent": command.agent, "new_session": command.new_session,
                         "request": command.request, "unknown_name": command.unknown_name}}
     notice = None
-    if command.kind in ("run", "stop") and trigger["association"] not in TRUSTED_ASSOCIATIONS:
+    if command.kind in ("run", "stop") and not association_may_trigger(trigger["association"]):
         kind, spec["reply"], notice = "reply", "not_allowed", "not_allowed"
     elif command.kind == "run":
         kind = "episode"
@@ -156,11 +156,6 @@ def _request_stop(conn, conversation: str) -> int | None:
         return None
     conn.executemany("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", [[i] for i in ids])
     return ids[0]
-
-
-def _is_bot(login: str, user_type: str) -> bool:
-    login, own = login.lower(), config.handle().lower()
-    return user_type == "Bot" or login.endswith("[bot]") or login in (own, f"{own}[bot]")
 
 
 def extract_trigger(event: str, data: dict) -> dict | None:

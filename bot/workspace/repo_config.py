@@ -15,9 +15,9 @@ from pathlib import Path
 import yaml
 
 from bot import config
+from bot.permissions import PERMISSION_LEVELS, levels_from
 
 CONFIG_PATH = ".github/bot.yml"
-PERMISSION_LEVELS = ("read", "triage", "write", "maintain", "admin")
 MODES = ("strict", "native")
 REGISTRY_HOSTS = {
     "pypi": ("pypi.org", "files.pythonhosted.org"),
@@ -220,7 +220,7 @@ def _permissions(value, fail, *_):
     if isinstance(value, str):
         if value not in PERMISSION_LEVELS:
             fail(f"`{value}` is not a permission level (one of: {', '.join(PERMISSION_LEVELS)})")
-        return PERMISSION_LEVELS[PERMISSION_LEVELS.index(value):]
+        return levels_from(value)
     items = _string_list(value, fail)
     for item in items:
         if item not in PERMISSION_LEVELS:

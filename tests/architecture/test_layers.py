@@ -10,7 +10,7 @@ from tests.architecture.imports import cycles, graph, project_modules
 RANKS = {
     "adapters": 1, "sandbox": 1,
     "bot": 2,
-    "bot.config": 2,
+    "bot.config": 2, "bot.retry": 2, "bot.permissions": 2,  # the shared kernel: settings, retries, who may act
     "bot.record": 3, "bot.credentials": 3, "bot.github": 3, "bot.workspace": 3,
     "bot.bridge": 4, "bot.relay": 4,
     "bot.job": 5,

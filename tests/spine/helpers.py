@@ -53,3 +53,13 @@ def configure_app(monkeypatch, api_url: str | None = None) -> None:
     monkeypatch.setenv("GITHUB_PRIVATE_KEY", app_key()[0])
     if api_url:
         monkeypatch.setenv("GITHUB_API_URL", api_url)
+
+
+def enqueue(db, kind: str, conversation: str, spec: dict | None = None) -> int:
+    """A job as the intake stores one: the delivery's row (store.enqueue_delivery)."""
+    import uuid
+
+    from bot.service import store
+    with db.conn:
+        return store.enqueue_delivery(db.conn, delivery_id=uuid.uuid4().hex, event="issue_comment",
+                                      action="created", kind=kind, conversation=conversation, spec=spec or {})

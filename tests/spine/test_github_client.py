@@ -166,9 +166,9 @@ async def test_token_close_to_expiry_is_renewed_before_the_push(monkeypatch):
         async with httpx.AsyncClient() as client:
             t = await thread(github.TokenCache(), client)
             ctx = pipeline.JobContext(conversation=f"{REPO}#1", repo=REPO, request="fix", requester="alice",
-                                      surface=None, thread=t, token=t.api.oauth_token)
+                                      surface=None, thread=t)
             first = ctx.token
-            await pipeline.refresh_token(ctx)
+            await ctx.refresh_token()
             await t.issue()  # the thread's own calls use the new token
     assert ctx.token != first and ctx.token in ctx.secrets and ctx.token in fake.tokens
     assert fake.calls[-1].headers["authorization"].endswith(ctx.token)

@@ -2,17 +2,10 @@
 from __future__ import annotations
 
 import time
-import uuid
 
 from bot.service import queue
 from bot.service import store
-
-
-def enqueue(db, kind: str, conversation: str) -> int:
-    """A job as the intake stores one: the delivery's row."""
-    with db.conn:
-        return store.enqueue_delivery(db.conn, delivery_id=uuid.uuid4().hex, event="issue_comment",
-                                      action="created", kind=kind, conversation=conversation, spec={})
+from tests.spine.helpers import enqueue
 
 
 def test_claim_takes_the_oldest_job():

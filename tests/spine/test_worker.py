@@ -9,7 +9,7 @@ import pytest
 from bot.service import queue
 from bot.service import store
 from bot.service.worker import WorkerPool
-from tests.spine.helpers import configure_app
+from tests.spine.helpers import configure_app, enqueue
 from tests.spine.service import REPO, make_remote, seeded_github
 
 
@@ -52,7 +52,7 @@ async def drain(db, jobs: int, timeout: float = 60) -> list[dict]:
 async def test_help_reply_lists_the_agents(gh):
     """A help job posts the usage with every agent name."""
     db = store.connect()
-    queue.enqueue(db, "reply", f"{REPO}#1", spec("help"))
+    enqueue(db, "reply", f"{REPO}#1", spec("help"))
     await drain(db, 1)
     body = gh.comments(REPO, 1)[-1]["body"]
     assert all(agent in body for agent in ("claude", "codex", "opencode", "gemini"))
@@ -61,7 +61,7 @@ async def test_help_reply_lists_the_agents(gh):
 async def test_unknown_agent_reply_names_it(gh):
     """`@bot copilot …` is answered with the name and the agent list."""
     db = store.connect()
-    queue.enqueue(db, "reply", f"{REPO}#1", spec("unknown_agent", unknown_name="copilot"))
+    enqueue(db, "reply", f"{REPO}#1", spec("unknown_agent", unknown_name="copilot"))
     await drain(db, 1)
     assert "`copilot`" in gh.comments(REPO, 1)[-1]["body"]
 
@@ -69,7 +69,7 @@ async def test_unknown_agent_reply_names_it(gh):
 async def test_not_allowed_notice_says_who_can_use_the_bot(gh):
     """The once-per-thread notice explains the write-permission rule."""
     db = store.connect()
-    queue.enqueue(db, "reply", f"{REPO}#1", spec("not_allowed"))
+    enqueue(db, "reply", f"{REPO}#1", spec("not_allowed"))
     await drain(db, 1)
     assert "write" in gh.comments(REPO, 1)[-1]["body"]
 
@@ -78,7 +78,7 @@ async def test_stop_with_nothing_running_says_so(gh):
     """`@bot stop` in an idle thread gets 👍 and a short reply."""
     db = store.connect()
     gh.add_comment(REPO, 1, "@bot stop", comment_id=77)
-    queue.enqueue(db, "reply", f"{REPO}#1", spec("stop"))
+    enqueue(db, "reply", f"{REPO}#1", spec("stop"))
     await drain(db, 1)
     assert "Nothing is running" in gh.comments(REPO, 1)[-1]["body"]
     assert {"subject": "issue_comment", "comment_id": 77, "content": "+1"} in gh.reactions
@@ -89,7 +89,7 @@ async def test_member_without_write_permission_is_refused_by_the_worker(gh):
     db = store.connect()
     gh.add_comment(REPO, 1, "@bot codex explain", user="reader", comment_id=77)
     gh.set_permission(REPO, "reader", "read")
-    queue.enqueue(db, "episode", f"{REPO}#1", spec(author="reader"))
+    enqueue(db, "episode", f"{REPO}#1", spec(author="reader"))
     rows = await drain(db, 1)
     answer = [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]"][-1]["body"]
     assert "only people with" in answer and rows[0]["status"] == "failed"
@@ -101,7 +101,7 @@ async def test_status_reports_sessions_and_jobs(gh):
     from bot.job import conversations
     db = store.connect()
     conversations.record_turn(db, f"{REPO}#1", "codex", "sess-123456789", fresh=True)
-    queue.enqueue(db, "reply", f"{REPO}#1", spec("status"))
+    enqueue(db, "reply", f"{REPO}#1", spec("status"))
     await drain(db, 1)
     body = gh.comments(REPO, 1)[-1]["body"]
     assert "codex" in body and "sess-1234567" in body and "1 turn" in body
@@ -110,7 +110,7 @@ async def test_status_reports_sessions_and_jobs(gh):
 async def test_reply_posted_before_a_crash_is_not_posted_again(gh):
     """A reply job reclaimed after a crash, whose comment already exists, posts nothing more."""
     db = store.connect()
-    job_id = queue.enqueue(db, "reply", f"{REPO}#1", spec("help"))
+    job_id = enqueue(db, "reply", f"{REPO}#1", spec("help"))
     store.update_job(db, job_id, tracking_comment_id=4242)
     await drain(db, 1)
     assert gh.calls_to("POST", r"/issues/1/comments$") == []
@@ -128,7 +128,7 @@ async def test_claim_loop_survives_a_database_error(gh, monkeypatch):
 
     monkeypatch.setattr(queue, "claim", flaky_claim)
     db = store.connect()
-    queue.enqueue(db, "reply", f"{REPO}#1", spec("help"))
+    enqueue(db, "reply", f"{REPO}#1", spec("help"))
     rows = await drain(db, 1)
     assert failures and rows[0]["status"] == "done"
 
@@ -137,7 +137,7 @@ async def test_reply_posted_before_its_id_was_stored_is_not_posted_again(gh):
     """A crash between posting a reply and storing its id: the retry finds the comment by its marker."""
     from bot.service.worker import job_marker
     db = store.connect()
-    job_id = queue.enqueue(db, "reply", f"{REPO}#1", spec("help"))
+    job_id = enqueue(db, "reply", f"{REPO}#1", spec("help"))
     store.update_job(db, job_id, attempts=1)  # the first attempt died after its POST
     gh.add_comment(REPO, 1, f"help text\n{job_marker(job_id)}", user="bot[bot]", user_type="Bot")
     rows = await drain(db, 1)
@@ -149,7 +149,7 @@ async def test_job_is_run_again_when_github_was_unreachable_at_its_start(gh, mon
     monkeypatch.setenv("BOT_LEASE_SECONDS", "1")
     gh.fail_next("POST", r"/app/installations/1/access_tokens$", 0)
     db = store.connect()
-    queue.enqueue(db, "reply", f"{REPO}#1", spec("help"))
+    enqueue(db, "reply", f"{REPO}#1", spec("help"))
     rows = await drain(db, 1)
     assert (rows[0]["status"], rows[0]["attempts"]) == ("done", 2)
     assert len(gh.calls_to("POST", r"/issues/1/comments$")) == 1
@@ -162,7 +162,7 @@ async def test_worker_that_lost_its_lease_stops_without_writing_to_the_thread(gh
     from bot.github.client import installation_thread
     from bot.job.tracking import TrackingComment
     db = store.connect()
-    job_id = queue.enqueue(db, "episode", f"{REPO}#1", spec())
+    job_id = enqueue(db, "episode", f"{REPO}#1", spec())
     pool = WorkerPool(db, size=1)
     job = queue.claim(db, pool.owner)
     async with httpx.AsyncClient() as client:
@@ -186,7 +186,7 @@ async def test_permission_check_refused_by_github_says_what_to_do(gh):
     gh.add_comment(REPO, 1, "@bot codex explain", comment_id=77)
     gh.fail_next("GET", r"/collaborators/Codertocat/permission$", 403,
                  body={"message": "Resource not accessible by integration"})
-    queue.enqueue(db, "episode", f"{REPO}#1", spec())
+    enqueue(db, "episode", f"{REPO}#1", spec())
     rows = await drain(db, 1)
     answer = [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]"][-1]["body"]
     assert "could not check @Codertocat's permission" in answer and "Metadata: read" in answer
@@ -214,7 +214,7 @@ async def test_invalid_repository_config_is_explained_and_nothing_runs(gh, tmp_p
     """A broken `.github/bot.yml` ends the job with the key at fault and how to fix it."""
     push_config(tmp_path, "allowed_agents: [codex, copilot]\n")
     db = store.connect()
-    queue.enqueue(db, "episode", f"{REPO}#1", spec())
+    enqueue(db, "episode", f"{REPO}#1", spec())
     rows = await drain(db, 1)
     assert "configuration is invalid" in bot_answer(gh) and "allowed_agents" in bot_answer(gh)
     assert rows[0]["status"] == "failed"
@@ -224,7 +224,7 @@ async def test_agent_the_repository_does_not_allow_is_refused_with_the_allowed_l
     """`@bot codex` where bot.yml allows only claude: the reply names the allowed agents."""
     push_config(tmp_path, "allowed_agents: [claude]\n")
     db = store.connect()
-    queue.enqueue(db, "episode", f"{REPO}#1", spec())
+    enqueue(db, "episode", f"{REPO}#1", spec())
     await drain(db, 1)
     assert "does not allow `codex`" in bot_answer(gh) and "`claude`" in bot_answer(gh)
 
@@ -232,7 +232,7 @@ async def test_agent_the_repository_does_not_allow_is_refused_with_the_allowed_l
 async def test_no_credentials_anywhere_names_where_to_set_a_key(gh):
     """No key for the agent at any level: the reply says which key and where to put it."""
     db = store.connect()
-    queue.enqueue(db, "episode", f"{REPO}#1", spec())
+    enqueue(db, "episode", f"{REPO}#1", spec())
     rows = await drain(db, 1)
     assert "no credentials to run codex" in bot_answer(gh) and "OPENAI_API_KEY" in bot_answer(gh)
     assert rows[0]["status"] == "failed"
@@ -241,7 +241,7 @@ async def test_no_credentials_anywhere_names_where_to_set_a_key(gh):
 async def test_episode_stopped_while_queued_ends_stopped_without_running(gh):
     """A queued turn flagged by `@bot stop` ends as stopped when claimed; no agent runs."""
     db = store.connect()
-    job_id = queue.enqueue(db, "episode", f"{REPO}#1", spec(request="never run"))
+    job_id = enqueue(db, "episode", f"{REPO}#1", spec(request="never run"))
     store.update_job(db, job_id, cancel_requested=1)
     rows = await drain(db, 1)
     assert rows[0]["status"] == "cancelled"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import run as local_mode
-from bot.cli.run import dirty_paths, local_worktree
+from bot.workspace import local_checkout as local_mode
+from bot.workspace.local_checkout import dirty_paths, local_worktree
 from bot.workspace import effects
 from bot.workspace import pool as worktree_pool
 from bot.workspace import worktrees as workspace

@@ -1,0 +1,106 @@
+"""Where a job came from decides a few of its steps; each mode is an object that provides them,
+so the pipeline reads straight through (claude-code-action's modes are the model).
+
+- `GitHubMode` (the service and the Action): 👀 on the trigger, the requester's permission is
+  checked, the worktree comes from the cached mirror and is removed after, the bot commits,
+  pushes and opens the pull request.
+- `LocalMode` (`bot run`): the person at the terminal is trusted, the worktree is their own
+  checkout (left in place), nothing is committed; the answer lists the files that changed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+from gidgethub import HTTPException
+
+from bot.job import replies
+from bot.job.context import Stop
+
+if TYPE_CHECKING:
+    from bot.job.context import JobContext
+    from bot.job.episode import Turn
+    from bot.workspace.effects import Outcome
+    from bot.workspace.worktrees import Worktree
+
+
+class GitHubMode:
+    name = "github"
+
+    async def acknowledge(self, ctx: JobContext) -> None:
+        if ctx.target:
+            from bot.github.client import with_retries
+            await with_retries(lambda: ctx.thread.react(ctx.target, "eyes"))
+
+    async def permission(self, ctx: JobContext) -> str | None:
+        """GitHub's answer; a refusal or an outage ends the job with what to do (a bug in our own
+        code is not caught here: it is reported as the failure it is)."""
+        from bot.github.client import transient
+        try:
+            return await ctx.thread.permission(ctx.requester)
+        except (httpx.TransportError, HTTPException) as exc:
+            raise Stop(replies.permission_check_failed(ctx.requester, ctx.repo, exc, transient(exc))) from exc
+
+    async def worktree(self, ctx: JobContext) -> Worktree:
+        from bot.workspace import worktrees
+        return await worktrees.prepare(ctx.repo, ctx.conversation, token=ctx.token,
+                                       pull_number=ctx.number if ctx.is_pr else None)
+
+    async def release(self, worktree: Worktree) -> None:
+        from bot.workspace import worktrees
+        await worktrees.remove(worktree)
+
+    async def changes_before(self, worktree: Worktree) -> set[str] | None:
+        return None
+
+    async def changed_since(self, worktree: Worktree, before: set[str] | None) -> list[str] | None:
+        return None
+
+    async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Turn) -> Outcome | None:
+        if not turn.result.ok:
+            return None
+        from bot.workspace import effects
+        await ctx.refresh_token()
+        pull = await ctx.thread.pull() if ctx.is_pr else None
+        request = effects.Request(agent=agent, text=ctx.request, requester_login=ctx.requester,
+                                  requester_id=ctx.requester_id, number=ctx.number or 0,
+                                  title=ctx.title, pull=pull)
+        return await effects.apply(worktree, request, ctx.thread.api, token=ctx.token)
+
+    def stopped(self, ctx: JobContext, *, started: bool) -> str:
+        return replies.stopped(ctx.requester, started=started)
+
+
+@dataclass(frozen=True)
+class LocalMode:
+    repo: Path
+    name = "local"
+
+    async def acknowledge(self, ctx: JobContext) -> None:
+        return None
+
+    async def permission(self, ctx: JobContext) -> str | None:
+        return None  # the person at the terminal owns the checkout
+
+    async def worktree(self, ctx: JobContext) -> Worktree:
+        from bot.workspace.local_checkout import local_worktree
+        return await local_worktree(self.repo, ctx.conversation)
+
+    async def release(self, worktree: Worktree) -> None:
+        return None  # the user's own checkout stays
+
+    async def changes_before(self, worktree: Worktree) -> set[str] | None:
+        from bot.workspace.local_checkout import dirty_paths
+        return await dirty_paths(worktree)
+
+    async def changed_since(self, worktree: Worktree, before: set[str] | None) -> list[str] | None:
+        from bot.workspace.local_checkout import dirty_paths
+        return sorted(await dirty_paths(worktree) - (before or set()))
+
+    async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Turn) -> Outcome | None:
+        return None  # changes stay in the checkout for the user to review
+
+    def stopped(self, ctx: JobContext, *, started: bool) -> str:
+        return replies.stopped(None, started=started)

@@ -1,0 +1,85 @@
+"""Every text the bot says that is not an agent's answer: help, status, refusals, stops. One module,
+so the service, the Action and `bot run` word each case the same way."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+WRITE_LEVELS = ("write", "maintain", "admin")
+
+
+def help_text(handle: str, agents: Sequence[str], default_agent: str) -> str:
+    names = ", ".join(f"`{a}`" for a in agents)
+    return (f"**Usage** — on its own line: `@{handle} [agent] [new] <request>`\n\n"
+            f"- agents: {names} (default `{default_agent}`)\n"
+            f"- `new` starts a fresh session instead of resuming this thread's\n"
+            f"- `@{handle} status` shows this thread's sessions and queue, "
+            f"`@{handle} stop` stops the running job, `@{handle} help` shows this\n\n"
+            f"Only people with write access to the repository can start a run.")
+
+
+def status(conversation: str, sessions: Iterable, jobs: Iterable[dict]) -> str:
+    """The thread's sessions (one per agent) and its running and queued jobs."""
+    lines = [f"**Status of {conversation}**", ""]
+    for session in sessions:
+        lines.append(f"- `{session.agent}`: session `{(session.session_id or '?')[:12]}`, {session.turns} turn(s)")
+    episodes = [j for j in jobs if j["kind"] == "episode"]
+    running = sum(1 for j in episodes if j["status"] == "running")
+    lines.append(f"- jobs: {running} running, {len(episodes) - running} queued")
+    return "\n".join(lines)
+
+
+def not_allowed(levels: Sequence[str] = WRITE_LEVELS) -> str:
+    return (f"Sorry, only people with {' or '.join(levels)} permission on this repository can "
+            f"ask me to run an agent here.")
+
+
+def not_allowed_once(levels: Sequence[str] = WRITE_LEVELS) -> str:
+    return not_allowed(levels) + " (This note is shown once per thread.)"
+
+
+def unknown_agent(name: str | None, agents: Sequence[str]) -> str:
+    return f"I don't know an agent called `{name}`. Available: " + ", ".join(f"`{a}`" for a in agents) + "."
+
+
+def agent_not_available(agent: str, agents: Sequence[str]) -> str:
+    return f"The agent `{agent}` is not available here. Available: " + ", ".join(f"`{n}`" for n in agents)
+
+
+def agent_not_allowed(agent: str, allowed: Sequence[str]) -> str:
+    return (f"This repository does not allow `{agent}` (`.github/bot.yml` allows "
+            + ", ".join(f"`{n}`" for n in allowed) + ").")
+
+
+def nothing_running() -> str:
+    return "Nothing is running in this thread."
+
+
+def stop_in_actions() -> str:
+    return ("In GitHub Actions mode each request is its own workflow run: cancel the running "
+            "run from the repository's Actions tab to stop it.")
+
+
+def stopped(requester: str | None, *, started: bool) -> str:
+    """A stop asked for in the thread names who asked; at a terminal there is only the user."""
+    if not started:
+        return f"⏹️ Stopped before it started, at @{requester}'s request." if requester else "⏹️ Stopped before it started."
+    return f"⏹️ Stopped at @{requester}'s request" if requester else "⏹️ Stopped."
+
+
+def shutting_down() -> str:
+    return "⏹️ Stopped: the service is shutting down; this request will run again."
+
+
+def run_failed(exc: BaseException) -> str:
+    return f"❌ The run failed: {type(exc).__name__}: {exc}"
+
+
+def permission_check_failed(requester: str, repo: str, exc: BaseException, transient: bool) -> str:
+    """GitHub could not say whether the requester may run an agent: nothing ran, and the reply
+    says what to do. Only a refusal by GitHub points at the App's permission."""
+    lead = f"❌ I could not check @{requester}'s permission on {repo}, so nothing was run"
+    if transient:
+        return f"{lead}: GitHub did not answer ({type(exc).__name__}: {exc}). Please ask again in a few minutes."
+    return (f"{lead}: GitHub answered “{exc}”. The bot's GitHub App needs the **Metadata: read** "
+            "permission on this repository; an organization or repository admin can grant it in "
+            "the App's installation settings, then ask again.")

@@ -1,0 +1,31 @@
+"""Who may make the bot act: one home for the decision, used by the service's intake and worker
+and by the Action.
+
+Two checks, in order: on the request path, the comment's `author_association` (no API call) lets
+only owners, members and collaborators through, and never a bot; in the job, the requester's
+collaborator permission on the repository must be one the repository's `.github/bot.yml` allows
+(write, maintain or admin by default: `RepoConfig.may_trigger`).
+"""
+from __future__ import annotations
+
+from bot import config
+
+TRUSTED_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
+# GitHub's collaborator permission levels, weakest first (`.github/bot.yml` names one of them)
+PERMISSION_LEVELS = ("read", "triage", "write", "maintain", "admin")
+
+
+def association_may_trigger(association: str | None) -> bool:
+    return association in TRUSTED_ASSOCIATIONS
+
+
+def is_bot_author(login: str, user_type: str) -> bool:
+    """Bots never trigger the bot (another App, a workflow, the bot itself): no loops."""
+    login, own = login.lower(), config.handle().lower()
+    return (user_type == "Bot" or login.endswith("[bot]")
+            or login in (own, f"{own}[bot]", "github-actions[bot]"))
+
+
+def levels_from(minimum: str) -> tuple[str, ...]:
+    """`write` → ("write", "maintain", "admin")."""
+    return PERMISSION_LEVELS[PERMISSION_LEVELS.index(minimum):]

@@ -1,0 +1,66 @@
+"""One home for "who may make the bot act" (bot/permissions.py), used by intake, worker and Action."""
+from __future__ import annotations
+
+import pytest
+
+from bot import permissions
+from bot.job.context import JobContext, Stop
+from bot.job.modes import GitHubMode
+
+
+@pytest.mark.parametrize("association", ["OWNER", "MEMBER", "COLLABORATOR"])
+def test_members_and_collaborators_pass_the_request_path_check(association):
+    assert permissions.association_may_trigger(association)
+
+
+@pytest.mark.parametrize("association", ["CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "FIRST_TIMER", "NONE", None])
+def test_everyone_else_is_refused_on_the_request_path(association):
+    assert not permissions.association_may_trigger(association)
+
+
+@pytest.mark.parametrize(("login", "kind"), [("dependabot[bot]", "Bot"), ("bot", "User"), ("BOT[bot]", "User"),
+                                             ("github-actions[bot]", "Bot"), ("renovate", "Bot")])
+def test_bots_and_the_bot_itself_never_trigger(login, kind):
+    assert permissions.is_bot_author(login, kind)
+
+
+def test_a_person_is_not_a_bot():
+    assert not permissions.is_bot_author("octocat", "User")
+
+
+def test_a_minimum_level_means_it_and_every_stronger_one():
+    assert permissions.levels_from("write") == ("write", "maintain", "admin")
+
+
+def test_the_intake_and_the_action_use_the_one_rule():
+    from bot.cli import action
+    from bot.web import intake
+    assert intake.association_may_trigger is action.association_may_trigger is permissions.association_may_trigger
+    assert intake.is_bot_author is action.is_bot_author is permissions.is_bot_author
+
+
+class BrokenThread:
+    async def permission(self, login):
+        raise TypeError("a bug in our own code")
+
+
+async def test_a_bug_in_the_permission_check_is_not_reported_as_a_missing_app_permission():
+    """Only GitHub's refusal points at the App's Metadata permission; our own bug stays a bug."""
+    ctx = JobContext(conversation="o/r#1", repo="o/r", request="x", requester="alice", surface=None,
+                     thread=BrokenThread(), mode=GitHubMode())
+    with pytest.raises(TypeError):
+        await GitHubMode().permission(ctx)
+
+
+class RefusingThread:
+    async def permission(self, login):
+        from gidgethub import BadRequest
+        raise BadRequest(403, "Resource not accessible by integration")
+
+
+async def test_githubs_refusal_of_the_permission_check_names_what_to_grant():
+    ctx = JobContext(conversation="o/r#1", repo="o/r", request="x", requester="alice", surface=None,
+                     thread=RefusingThread(), mode=GitHubMode())
+    with pytest.raises(Stop) as stop:
+        await GitHubMode().permission(ctx)
+    assert "Metadata: read" in stop.value.text
