@@ -87,6 +87,15 @@ class Channel:
     relay: ModelRelay | None = None
     direct_reason: str = ""
 
+    def explain_stop(self, result: Any) -> None:
+        """When the relay ended the episode, its reason is the answer's, not "cancelled": which
+        budget, what was spent and how to raise it; or whose key was rejected and where to fix it."""
+        if self.relay is None or self.relay.stopped is None:
+            return
+        result.ok = False
+        result.failure = "auth" if self.relay.stop_kind == "key" else "refused"
+        result.error = self.relay.stopped
+
 
 @contextlib.asynccontextmanager
 async def model_channel(agent: str, adapter: Any, creds: Credentials, ctx: Any, recorder: Recorder, run_id: str,

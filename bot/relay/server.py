@@ -136,6 +136,7 @@ class ModelRelay:
         self.token_env = TOKEN_ENV
         self.calls: list[ModelCall] = []
         self.stopped: str | None = None
+        self.stop_kind: str | None = None  # budget | key | <the caller's word>
         self.port: int | None = None
         self._token_bytes = self.token.encode()
         self._on_stop, self._on_retry, self._on_call = on_stop, on_retry, on_call
@@ -182,11 +183,11 @@ class ModelRelay:
         if self._own_client and self._client is not None:
             await self._client.aclose()
 
-    def stop(self, reason: str) -> None:
+    def stop(self, reason: str, kind: str = "stopped") -> None:
         """Refuse every later call; tell the runner once (it ends the episode); recorded once."""
         if self.stopped is not None:
             return
-        self.stopped = reason
+        self.stopped, self.stop_kind = reason, kind
         self.recorder.record(self.run_id, Tier.ENFORCED, "relay_stop", outcome="stopped", raw=reason)
         self._callback(self._on_stop, reason)
 
@@ -247,7 +248,7 @@ class ModelRelay:
             raise _Refused(400, "stopped", f"the episode is stopped: {self.stopped}. Stop now.")
         exceeded = self.budget.exceeded()
         if exceeded is not None:
-            self.stop(exceeded.message)
+            self.stop(exceeded.message, "budget")
             raise _Refused(400, "budget", f"{exceeded.message}. Stop now.")
 
     def _authorized(self, headers, query: bytes) -> bool:
@@ -351,7 +352,7 @@ class ModelRelay:
         reason = (f"the {self.upstream.provider} key of the {self.upstream.scope} scope was rejected by the "
                   f"provider (HTTP {response.status_code}{' ' + kind if kind else ''})")
         fix = self.upstream.fix_hint or "replace that key"
-        self.stop(f"{reason}; {fix}")
+        self.stop(f"{reason}; {fix}", "key")
         return f"{reason}; {fix}. Stop now."
 
     # the record --------------------------------------------------------------

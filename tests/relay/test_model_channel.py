@@ -90,3 +90,22 @@ async def test_direct_mode_says_the_key_is_in_the_sandbox(tmp_path, recorder, ru
     assert gaps[-1] == ("key in the sandbox: opencode cannot be pointed at the relay with this credential "
                         "(ANTHROPIC_API_KEY)")
     assert any(gap.startswith("opencode's model calls") for gap in gaps)
+
+
+async def test_a_budget_stop_becomes_the_answers_reason(tmp_path, recorder, run_id, fake, monkeypatch):
+    from bot.relay.budgets import Budget, Caps
+    from tests.relay.conftest import ANTHROPIC, post
+
+    monkeypatch.setenv("BOT_CLAUDE_BASE_URL", fake.url)
+    monkeypatch.setenv("BOT_BUDGET_TURN_TOKENS", "1")
+    adapter = base.get("claude")
+    result = base.Result(ok=False, text="", session_id=None, usage=base.Usage(), events=[],
+                         error="cancelled", failure="cancelled")
+    async with model_channel("claude", adapter, Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}), _ctx(),
+                             recorder, run_id, _sandbox(tmp_path, adapter)) as channel:
+        assert channel.relay.budget.operator == Caps(turn_tokens=1) and isinstance(channel.relay.budget, Budget)
+        await post(channel.relay, *ANTHROPIC)
+        await post(channel.relay, *ANTHROPIC)
+        channel.explain_stop(result)
+    assert (result.failure, result.error) == ("refused", "budget reached: this turn's tokens is 15 tokens of a "
+                                              "1 tokens cap (turn_tokens); the operator can raise BOT_BUDGET_TURN_TOKENS")
