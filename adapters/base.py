@@ -212,6 +212,16 @@ def gateway_root(url: str) -> str:
     return url[:-3] if url.endswith("/v1") else url
 
 
+@dataclass(frozen=True)
+class Operator:
+    """What the bot's operator configured for one agent. The bot reads its own configuration and
+    passes this in; adapters never read the environment themselves."""
+    binary: str | None = None  # the CLI's path; else its executable name
+    model: str | None = None  # else the CLI's default model
+    base_url: str | None = None  # an operator gateway for the agent's provider
+    credentials_set: tuple[str, ...] = ()  # which of the adapter's credential_env the operator set
+
+
 class CliAdapter:
     """What the four adapters share: registry fields, binary lookup, the never-raising parse
     wrapper, version/auth detection and building the Result. Subclasses provide `command`,
@@ -226,18 +236,18 @@ class CliAdapter:
     credential_env: tuple[str, ...] = ()  # variables that authenticate the CLI
     unknown_session_markers: tuple[str, ...] = ()  # stderr text when --resume names a lost session
 
+    def __init__(self, operator: Operator | None = None):
+        self.operator = operator or Operator()
+
     @property
     def binary(self) -> str:
-        from bot import config
-        return config.agent_bin(self.name, self.executable)
+        return self.operator.binary or self.executable
 
     def model(self, episode: Episode) -> str | None:
-        from bot import config
-        return episode.model or config.agent_model(self.name)
+        return episode.model or self.operator.model
 
     def base_url(self, episode: Episode) -> str | None:
-        from bot import config
-        url = episode.base_url or config.agent_base_url(self.name)
+        url = episode.base_url or self.operator.base_url
         return gateway_root(url) if url else None
 
     # parsing -------------------------------------------------------------------
@@ -279,10 +289,9 @@ class CliAdapter:
         return self._env_login()
 
     def _env_login(self) -> tuple[bool, str]:
-        from bot import config
-        if config.agent_base_url(self.name):
+        if self.operator.base_url:
             return True, f"through the gateway BOT_{self.name.upper()}_BASE_URL"
-        present = [name for name in self.credential_env if config.env(name)]
+        present = [name for name in self.credential_env if name in self.operator.credentials_set]
         if present:
             return True, f"key from {present[0]}"
         return False, (f"not logged in: set {' or '.join(self.credential_env)} in the bot's "
@@ -292,14 +301,13 @@ class CliAdapter:
 
     def finish(self, episode: Episode, events: list[Event], exit_code: int | None, stderr: str,
                last_message: str | None) -> Result:
-        from bot.record.redact import redact
         secrets = episode.credentials.secret_values() + ([episode.bridge.token] if episode.bridge else [])
-        tail = redact(_ANSI.sub("", stderr[-STDERR_TAIL:]), secrets)
+        tail = _mask(_ANSI.sub("", stderr[-STDERR_TAIL:]), secrets)  # the runner redacts every encoding after
         session = next((e.session_id for e in reversed(events) if e.session_id), None)
         text = self._final_text(events, last_message)
         error, failure = self._failure(episode, events, exit_code, tail, text)
         return Result(ok=error is None, text=text, session_id=session, usage=self._usage(events),
-                      events=events, error=redact(error, secrets) if error else None,
+                      events=events, error=_mask(error, secrets) if error else None,
                       exit_code=exit_code, agent=self.name, failure=failure, stderr_tail=tail,
                       resumed=bool(episode.resume_session) and session == episode.resume_session,
                       unobserved=self.unobserved,
@@ -345,10 +353,16 @@ class CliAdapter:
         return total
 
 
-_REGISTRY: dict[str, Callable[[], Adapter]] = {}
+def _mask(text: str, secrets: list[str]) -> str:
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):
+        text = text.replace(secret, "[redacted]")
+    return text
 
 
-def register(name: str, factory: Callable[[], Adapter]) -> None:
+_REGISTRY: dict[str, Callable[[Operator | None], Adapter]] = {}
+
+
+def register(name: str, factory: Callable[[Operator | None], Adapter]) -> None:
     _REGISTRY[name] = factory
 
 
@@ -357,10 +371,11 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def get(name: str) -> Adapter:
+def get(name: str, operator: Operator | None = None) -> Adapter:
+    """The adapter for `name`, configured as the operator set it up (bot.config.operator_for)."""
     _load_builtins()
     try:
-        return _REGISTRY[name]()
+        return _REGISTRY[name](operator)
     except KeyError:
         raise KeyError(f"unknown agent {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from adapters.base import Operator
+
 AGENTS = ("claude", "codex", "opencode", "gemini")
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 AGENT_PLACEHOLDER = "<AGENT>"
@@ -95,6 +97,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("RUNNER_TEMP", None, "Set by the runner (Action); the data dir goes under it."),
 )
 _BY_NAME = {variable.name: variable for variable in VARIABLES}
+
 
 
 def _variable(name: str) -> Variable:
@@ -189,6 +192,24 @@ def agent_base_url(agent: str) -> str | None:
 
 def agent_model(agent: str) -> str | None:
     return env(f"BOT_{agent.upper()}_MODEL")
+
+
+def provider_credential(name: str) -> str | None:
+    """A provider key or token from the operator's environment (ANTHROPIC_API_KEY, …, or the
+    variable BOT_OPENCODE_KEY_ENV names): the last scope of credential resolution
+    (bot/credentials/resolve.py). Its value is a secret: never logged, never in argv."""
+    value = os.environ.get(name)
+    return value if value not in (None, "") else None
+
+
+def operator_for(agent: str) -> Operator:
+    """What the operator configured for `agent`, for its adapter (adapters never read the
+    environment): the CLI's path, model, gateway, and which credential variables are set."""
+    from adapters import base
+    adapter = base.get(agent)
+    return Operator(binary=agent_bin(agent, adapter.executable), model=agent_model(agent),
+                    base_url=agent_base_url(agent),
+                    credentials_set=tuple(n for n in adapter.credential_env if provider_credential(n)))
 
 
 def webhook_secret() -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from adapters import base as adapters
+from bot import config
 from adapters.base import Readiness
 
 PROBE_TIMEOUT_S = 30
@@ -26,8 +26,8 @@ def probe_for(adapter, home: Path):
     """A ProbeFn running argv with its own HOME and only the adapter's credential variables."""
     from sandbox.base import base_env
 
-    env = base_env(home, home / "tmp") | {name: os.environ[name] for name in adapter.credential_env
-                                          if os.environ.get(name)}
+    env = base_env(home, home / "tmp") | {name: value for name in adapter.credential_env
+                                          if (value := config.provider_credential(name))}
     env["CODEX_HOME"] = str(home / ".codex")
 
     def probe(argv: Sequence[str]) -> tuple[int, str]:
@@ -48,7 +48,7 @@ def probe_for(adapter, home: Path):
 def agent_rows() -> list[dict]:
     rows = []
     for name in adapters.names():
-        adapter = adapters.get(name)
+        adapter = adapters.get(name, config.operator_for(name))
         with tempfile.TemporaryDirectory(prefix=f"bot-doctor-{name}-") as scratch:
             ready: Readiness = adapter.detect(probe_for(adapter, Path(scratch)))
         rows.append({"agent": name, "binary": adapter.binary, "available": ready.available,

@@ -140,7 +140,7 @@ def _stored(agent: str, scope: str, source: str) -> Credentials | None:
 def operator_credentials(agent: str) -> Credentials | None:
     """What the operator's environment provides for `agent`, or None."""
     for var in operator_env_names(agent):
-        value = config.env(var)
+        value = config.provider_credential(var)
         if value:
             return Credentials(env={var: value}, source="operator")
     if agent == "codex":

@@ -39,7 +39,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     from bot.job import honesty
     from bot.job.thread_text import ThreadContext, attachments_dir
 
-    adapter = base.get(agent)
+    adapter = base.get(agent, config.operator_for(agent))
     creds = credentials.resolve(agent, ctx.repo, ctx.requester_id or None, ctx.installation_id)
     if creds is None:
         raise Stop(credentials.auth_required_message(agent, ctx.repo))

@@ -85,13 +85,3 @@ def _looks_like_agent_name(word: str, agents: tuple[str, ...]) -> bool:
     if word in OTHER_AGENT_NAMES or base in OTHER_AGENT_NAMES:
         return True
     return bool(difflib.get_close_matches(word, agents, n=1, cutoff=0.75))
-
-
-def help_text(handle: str, agents: list[str] | tuple[str, ...], default_agent: str) -> str:
-    names = ", ".join(f"`{a}`" for a in agents)
-    return (f"**Usage** — on its own line: `@{handle} [agent] [new] <request>`\n\n"
-            f"- agents: {names} (default `{default_agent}`)\n"
-            f"- `new` starts a fresh session instead of resuming this thread's\n"
-            f"- `@{handle} status` shows this thread's sessions and queue, "
-            f"`@{handle} stop` stops the running job, `@{handle} help` shows this\n\n"
-            f"Only people with write access to the repository can start a run.")

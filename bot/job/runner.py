@@ -22,6 +22,7 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
+from bot.record.redact import redact
 from adapters.base import Adapter, Episode, Event, Invocation, Result, Usage
 from bot import config as bot_config
 from sandbox import disk
@@ -67,6 +68,7 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
     finally:
         remove_ephemeral(episode.home, invocation)
     result = adapter.finish(episode, events, exit_code, stderr, _last_message(episode.home, invocation))
+    _redact_result(result, episode)
     result.duration_s = time.monotonic() - started
     result.outcome = dict(proc.outcome())
     result.egress = list(proc.egress)
@@ -118,6 +120,15 @@ def _stop_for_disk(result: Result, breach: disk.Breach, home: Path) -> None:
     result.ok = False
     result.failure, result.error = "killed", reason
     result.outcome["disk_quota"] = quota.what
+
+
+def _redact_result(result: Result, episode: Episode) -> None:
+    """The adapter masks secrets as written; every other encoding is the bot's to mask."""
+    secrets = episode.credentials.secret_values() + ([episode.bridge.token] if episode.bridge else [])
+    if result.error:
+        result.error = redact(result.error, secrets)
+    if result.stderr_tail:
+        result.stderr_tail = redact(result.stderr_tail, secrets)
 
 
 def _not_started(adapter: Adapter, error: str, failure: str) -> Result:

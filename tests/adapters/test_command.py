@@ -6,6 +6,7 @@ import json
 import pytest
 
 from adapters import base
+from bot import config
 from adapters.base import Credentials
 from tests.adapters.helpers import bridge, episode
 
@@ -18,7 +19,7 @@ def _argv_text(inv) -> str:
 
 
 def _command(agent, tmp_path, **overrides):
-    return base.get(agent).command(episode(tmp_path, **overrides))
+    return base.get(agent, config.operator_for(agent)).command(episode(tmp_path, **overrides))
 
 
 def _value_after(argv, flag):

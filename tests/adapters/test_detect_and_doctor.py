@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from adapters import base
+from bot import config
 from bot.cli import doctor
 
 pytestmark = pytest.mark.e2e  # runs the real CLIs' probes (a few seconds each)
@@ -15,7 +16,7 @@ AGENTS = ("claude", "codex", "opencode", "gemini")
 
 
 def _detect(agent: str, tmp_path: Path):
-    adapter = base.get(agent)
+    adapter = base.get(agent, config.operator_for(agent))
     return adapter.detect(doctor.probe_for(adapter, tmp_path))
 
 
