@@ -33,7 +33,7 @@ import sys
 from tests.fakes.provider import FakeProvider, say
 turns = int(sys.argv[1])
 fake = FakeProvider().start()
-fake.script(*[say("abcd" * %d, pieces=%d) for _ in range(turns)])
+fake.script(*[say("abcd" * %d, pieces=%d) for _ in range(turns)], *[say("ok") for _ in range(turns)])
 print(fake.url, flush=True)
 sys.stdin.read()
 """ % (DELTAS, DELTAS)
@@ -42,11 +42,14 @@ CLIENT = r"""
 import http.client, json, sys, time
 from urllib.parse import urlsplit
 direct, relay, token, n, warmup = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
-body = json.dumps({"model": "claude-opus-4-8", "stream": True, "max_tokens": 8192,
-                   "messages": [{"role": "user", "content": "write 4k tokens"}]}).encode()
+bodies = {"stream": json.dumps({"model": "claude-opus-4-8", "stream": True, "max_tokens": 8192,
+                                "messages": [{"role": "user", "content": "write 4k tokens"}]}).encode(),
+          "small": json.dumps({"model": "claude-opus-4-8", "max_tokens": 16,
+                               "messages": [{"role": "user", "content": "say ok"}]}).encode()}
 kept = {}
 
-def call(url, key, keep):
+def call(url, key, keep, phase):
+    body = bodies[phase]
     parts = urlsplit(url)
     conn = kept.get(url) if keep else None
     if conn is None:
@@ -61,18 +64,19 @@ def call(url, key, keep):
     ttfb = time.perf_counter() - started
     rest = response.read()
     total = time.perf_counter() - started
-    if response.status != 200 or rest.count(b"content_block_delta") < %d:
+    if response.status != 200 or (phase == "stream" and rest.count(b"content_block_delta") < %d):
         raise SystemExit(f"bad answer from {url}: {response.status} {rest[:300]!r}")
     if not keep:
         conn.close()
     return total, ttfb
 
-samples = {"direct": [], "relay": []}
-for i in range(n + warmup):
-    for name, url, key, keep in (("direct", direct, "sk-bench-real", False), ("relay", relay, token, True)):
-        measured = call(url, key, keep)
-        if i >= warmup:
-            samples[name].append(measured)
+samples = {phase: {"direct": [], "relay": []} for phase in bodies}
+for phase in bodies:
+    for i in range(n + warmup):
+        for name, url, key, keep in (("direct", direct, "sk-bench-real", False), ("relay", relay, token, True)):
+            measured = call(url, key, keep, phase)
+            if i >= warmup:
+                samples[phase][name].append(measured)
 print(json.dumps(samples))
 """ % DELTAS
 
@@ -82,7 +86,7 @@ def run() -> list[str]:
 
 
 async def _measure() -> list[str]:
-    provider = subprocess.Popen([sys.executable, "-c", PROVIDER, str(2 * (CALLS + WARMUP) + 5)], cwd=ROOT,
+    provider = subprocess.Popen([sys.executable, "-c", PROVIDER, str(2 * (CALLS + WARMUP))], cwd=ROOT,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         fake_url = provider.stdout.readline().strip()
@@ -96,7 +100,7 @@ async def _measure() -> list[str]:
                     sys.executable, "-c", CLIENT, fake_url, relay.url, relay.token, str(CALLS), str(WARMUP),
                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
                 out, err = await client.communicate()
-                cpu_ms = (time.process_time() - cpu_started) * 1000 / (CALLS + WARMUP)
+                cpu_ms = (time.process_time() - cpu_started) * 1000 / (2 * (CALLS + WARMUP))
                 if client.returncode != 0:
                     raise RuntimeError(f"bench client failed: {err.decode()[-2000:]}")
                 priced = [c for c in relay.calls if c.usage is not None]
@@ -108,22 +112,24 @@ async def _measure() -> list[str]:
 
 
 def _report(samples: dict, counted: int, recorded: int, cpu_ms: float) -> list[str]:
+    lines = []
+    for phase, title in (("stream", f"streamed {DELTAS}-delta answer (~{DELTAS // 1000}k tokens, ~400 kB SSE)"),
+                         ("small", "small answer (not streamed, ~0.3 kB)")):
+        lines += [f"{title}, {CALLS} calls each way, alternating:"] + _phase_lines(samples[phase])
+    return lines + [f"relay CPU per relayed call, both kinds averaged (load-independent): {cpu_ms:.2f} ms",
+                    f"({counted} calls counted with usage and cost, {recorded} recorded enforced, warm-up included)"]
+
+
+def _phase_lines(samples: dict) -> list[str]:
     total = {name: _percentiles([s[0] for s in values]) for name, values in samples.items()}
     ttfb = {name: _percentiles([s[1] for s in values]) for name, values in samples.items()}
-    added = [r[0] - d[0] for d, r in zip(samples["direct"], samples["relay"])]
-    added_ttfb = [r[1] - d[1] for d, r in zip(samples["direct"], samples["relay"])]
-    pairs = _percentiles(added), _percentiles(added_ttfb)
-    return [f"streamed {DELTAS}-delta answer (~{DELTAS // 1000}k tokens), {CALLS} calls each way, alternating:",
-            f"  whole call   direct p50 {total['direct'][0]:.2f} ms · p99 {total['direct'][1]:.2f} ms | "
+    return [f"  whole call   direct p50 {total['direct'][0]:.2f} ms · p99 {total['direct'][1]:.2f} ms | "
             f"relayed p50 {total['relay'][0]:.2f} ms · p99 {total['relay'][1]:.2f} ms",
             f"  first byte   direct p50 {ttfb['direct'][0]:.2f} ms · p99 {ttfb['direct'][1]:.2f} ms | "
             f"relayed p50 {ttfb['relay'][0]:.2f} ms · p99 {ttfb['relay'][1]:.2f} ms",
-            f"relay adds per call: p50 {total['relay'][0] - total['direct'][0]:.2f} ms · "
-            f"p99 {total['relay'][1] - total['direct'][1]:.2f} ms (pairwise: p50 {pairs[0][0]:.2f} ms · p99 {pairs[0][1]:.2f} ms)",
-            f"relay adds to the first byte: p50 {ttfb['relay'][0] - ttfb['direct'][0]:.2f} ms · "
-            f"p99 {ttfb['relay'][1] - ttfb['direct'][1]:.2f} ms (pairwise: p50 {pairs[1][0]:.2f} ms · p99 {pairs[1][1]:.2f} ms)",
-            f"relay CPU per relayed call (load-independent): {cpu_ms:.2f} ms",
-            f"({counted} calls counted with usage and cost, {recorded} recorded enforced, warm-up included)"]
+            f"  relay adds per call: p50 {total['relay'][0] - total['direct'][0]:.2f} ms · "
+            f"p99 {total['relay'][1] - total['direct'][1]:.2f} ms; to the first byte: "
+            f"p50 {ttfb['relay'][0] - ttfb['direct'][0]:.2f} ms · p99 {ttfb['relay'][1] - ttfb['direct'][1]:.2f} ms"]
 
 
 def _percentiles(samples: list[float]) -> tuple[float, float]:

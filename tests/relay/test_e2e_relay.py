@@ -104,3 +104,9 @@ def test_every_model_call_is_recorded_enforced_with_its_usage(ran):
 def test_the_sandbox_may_reach_no_provider_host(ran):
     assert ran.config.allowed_hosts == ()
     assert all(not counts.get("allowed") for counts in ran.recorder.run(ran.run_id)["egress"].values())
+
+
+def test_no_file_the_cli_left_in_its_home_holds_the_key(ran):
+    holding = [path for path in Path(ran.config.home).rglob("*")
+               if path.is_file() and not path.is_symlink() and REAL_KEY.encode() in path.read_bytes()]
+    assert holding == []
