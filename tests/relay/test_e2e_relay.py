@@ -6,6 +6,8 @@ One episode per CLI (module-scoped, a few seconds each) feeds the tests.
 """
 from __future__ import annotations
 
+from bot.config import sandbox_host
+
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from adapters import base as adapters
+from bot import config as bot_config
 from bot.bridge.admission import Admission
 from bot.bridge.server import BridgeServer
 from bot.job.model_channel import model_channel
@@ -43,7 +46,6 @@ class Ran:
 
 
 async def _episode(agent: str, root: Path, monkeypatch) -> Ran:
-    adapter = adapters.get(agent)
     worktree = make_worktree(root)
     recorder = Recorder(root / "bot.db")
     run_id = recorder.start_run(agent=agent, conversation="octo/repo#12", sandbox_tier=1)
@@ -54,7 +56,8 @@ async def _episode(agent: str, root: Path, monkeypatch) -> Ran:
         fake.usage = USAGE
         fake.script(say("Answered through the relay."))
         monkeypatch.setenv(f"BOT_{agent.upper()}_BASE_URL", fake.url)  # the relay's upstream
-        spawner = Tier1Spawner()
+        adapter = adapters.get(agent, bot_config.operator_for(agent))
+        spawner = Tier1Spawner(host=sandbox_host())
         config = SandboxConfig(workdir=worktree, home=root / "home", ro_binds=(AGENTS_DIR,),
                                allowed_hosts=adapter.default_allowed_hosts, limits=Limits(timeout_s=120),
                                tmpdir=root / "home" / ".tmp")
