@@ -38,6 +38,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     from bot.record.provenance import web_access_gap
     from bot.job import honesty
     from bot.job.thread_text import ThreadContext, attachments_dir
+    from bot.job.model_channel import model_channel
 
     adapter = base.get(agent, config.operator_for(agent))
     creds = credentials.resolve(agent, ctx.repo, ctx.requester_id or None, ctx.installation_id)
@@ -45,7 +46,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
         raise Stop(credentials.auth_required_message(agent, ctx.repo))
     ctx.secrets.extend(creds.secret_values())
     resumed = bool(resume_id) and adapter.supports_resume
-    spawner = sandbox.select_spawner()
+    spawner = sandbox.select_spawner(config.sandbox_tier(), config.sandbox_host())
     thread = ThreadContext(ctx, attachments_dir(ctx.conversation) if ctx.thread is not None else None)
     sandbox_config = _sandbox_config(ctx, worktree, agent, adapter, spawner, thread.folder)
     inside = sandbox_config.mount_path if spawner.tier >= 1 else str(worktree.path)
@@ -53,8 +54,6 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     run_id = recorder.start_run(agent=agent, job_id=str(ctx.job_id), conversation=ctx.conversation,
                                 mode=worktree.config.mode, sandbox_tier=spawner.tier,
                                 limits=vars(sandbox_config.limits), base_commit=worktree.base_sha)
-    for gap in getattr(adapter, "unobserved", ()):
-        recorder.declare_gap(run_id, gap)
     if worktree.config.web_access:
         recorder.declare_gap(run_id, web_access_gap(agent))
     policy = Admission.from_repo_config(worktree.path, worktree.config, mount_path=inside)
@@ -62,7 +61,9 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     async with BridgeServer(worktree.path, policy, recorder, run_id, read_thread=conversations.thread_reader(ctx, thread),
                             run_sandbox=sandbox_for_run(worktree.path, policy),
                             on_progress=tracking.note, on_halt=lambda reason: kill.set(),
-                            stop=cancel) as bridge:
+                            stop=cancel) as bridge, \
+            model_channel(agent, adapter, creds, ctx, recorder, run_id, sandbox_config,
+                          on_retry=tracking.note, on_stop=lambda reason: kill.set()) as channel:
         sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
         ctx.secrets.append(bridge.token)
         prompt = await conversations.prompt(ctx, resumed, fresh_reason, thread)
@@ -70,10 +71,11 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
                                tmpdir=sandbox_config.tmpdir, instruction=conversations.standing_instruction(ctx),
                                model=config.agent_model(agent), resume_session=resume_id if resumed else None,
                                bridge=bridge.bridge_for(spawner.inside_bridge_url(sandbox_config)),
-                               credentials=creds, mode=worktree.config.mode,
-                               base_url=config.agent_base_url(agent), web_access=worktree.config.web_access)
+                               credentials=channel.credentials, mode=worktree.config.mode,
+                               base_url=channel.base_url, web_access=worktree.config.web_access)
         result = await _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id,
                                         tracking, cancel, kill, bridge.connected)
+        channel.explain_stop(result)
         honesty.require_tools(result, bridge.tools_listed, strict=episode.mode == "strict", bridged=True)
     thread.record(recorder, run_id)
     version = await adapter_version(adapter, spawner)
