@@ -7,6 +7,8 @@ from its environment, exactly as an agent CLI reaches it.
 """
 from __future__ import annotations
 
+from bot.config import sandbox_host
+
 import asyncio
 import json
 import statistics
@@ -104,7 +106,7 @@ async def _measure() -> list[str]:
         run_id = recorder.start_run(agent="bench")
         policy = Admission(worktree, max_calls=10 * CALLS)
         async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=root / "s") as bridge:
-            spawner = Tier1Spawner()
+            spawner = Tier1Spawner(host=sandbox_host())
             config = SandboxConfig(workdir=worktree, home=root / "home", limits=Limits(timeout_s=120),
                                    bridge_upstream=("127.0.0.1", bridge.port))
             url = spawner.inside_bridge_url(config)

@@ -7,6 +7,8 @@ start-up; its policy is comparable: one allowed domain, writes only to the workd
 """
 from __future__ import annotations
 
+from bot.config import sandbox_host
+
 import asyncio
 import json
 import os
@@ -90,7 +92,7 @@ async def _run_async(runs: int, srt_runs: int) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as scratch:
         work = Path(scratch)
         config = SandboxConfig(workdir=work, home=work / "home", limits=Limits(timeout_s=60))
-        spawner = Tier1Spawner()
+        spawner = Tier1Spawner(host=sandbox_host())
         for label, argv in COMMANDS.items():
             env = inside_env(config, {})  # same scrubbed env both ways (host NODE_* vars slow node)
             bare = _summary(await _measure(lambda: _bare(argv, env), runs))

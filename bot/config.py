@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.base import Operator
+from sandbox.base import Host
 
 AGENTS = ("claude", "codex", "opencode", "gemini")
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -73,6 +74,13 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_SANDBOX_TIER", "1", "Minimum sandbox tier: 1 (bubblewrap) or 0 (process jail, tests).", int),
     Variable("BOT_CGROUP_ROOT", "/sys/fs/cgroup", "The cgroup v2 mount.", Path),
     Variable("BOT_CGROUP_PARENT", None, "A delegated cgroup to create episode cgroups under."),
+    Variable("BOT_LIMIT_CONNECTIONS", "64", "Connections one episode may hold open at once to its egress proxy "
+             "(and as many to its bridge relay)."),
+    Variable("BOT_LIMIT_WORKTREE", "1GiB", "How much an episode may grow its worktree."),
+    Variable("BOT_LIMIT_HOME", "512MiB", "How much an agent CLI's home may hold."),
+    Variable("BOT_LIMIT_TMP", "512MiB", "Size of the sandbox's `/tmp` and `/dev/shm` tmpfs."),
+    Variable("BOT_DISK_WATCH_INTERVAL", "2", "Seconds between two looks at an episode's worktree and home sizes "
+             "(longer when a look is slow).", float),
     # the model relay
     Variable("BOT_RELAY_PRICES", None, "A model price table (JSON, the shape of bot/relay/prices.json) merged over the built-in one."),
     Variable("BOT_RELAY_RETRIES", "4", "Times the model relay retries a busy provider (429, 529, 5xx).", int),
@@ -93,7 +101,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("GITHUB_EVENT_PATH", None, "Set by the runner (Action)."),
     Variable("GITHUB_OUTPUT", None, "Set by the runner (Action)."),
     Variable("GITHUB_STEP_SUMMARY", None, "Set by the runner (Action)."),
-    Variable("GITHUB_SERVER_URL", None, "Set by the runner (Action); the git host."),
+    Variable("GITHUB_SERVER_URL", "https://github.com", "GitHub's web host (set by the runner in an Action)."),
     Variable("RUNNER_TEMP", None, "Set by the runner (Action); the data dir goes under it."),
 )
 _BY_NAME = {variable.name: variable for variable in VARIABLES}
@@ -210,6 +218,12 @@ def operator_for(agent: str) -> Operator:
     return Operator(binary=agent_bin(agent, adapter.executable), model=agent_model(agent),
                     base_url=agent_base_url(agent),
                     credentials_set=tuple(n for n in adapter.credential_env if provider_credential(n)))
+
+
+def sandbox_host() -> Host:
+    """The operator's settings for this machine's sandbox: cgroup layout and the CLIs' folder."""
+    return Host(cgroup_root=value("BOT_CGROUP_ROOT"), cgroup_parent=env("BOT_CGROUP_PARENT"),
+                tool_dirs=(agents_dir(),))
 
 
 def webhook_secret() -> str:

@@ -1,26 +1,27 @@
 """Sandboxes for agent CLIs: tier 1 (bubblewrap, the default floor) and tier 0 (process jail).
 
-`select_spawner()` picks the configured tier; `doctor_checks()` lists each floor check
-with its verdict for `bot doctor`.
+`select_spawner(tier, host)` gives the spawner of a tier; `doctor_checks(host)` lists each floor
+check with its verdict for `bot doctor`. The bot passes the operator's settings in (`Host`);
+nothing here reads the bot's configuration.
 """
 from __future__ import annotations
 
 
-def select_spawner(tier: int | None = None):
-    """The Spawner for `tier` (BOT_SANDBOX_TIER when None): 1 → Tier1Spawner, 0 → Tier0Spawner."""
-    from bot import config
-
-    chosen = config.sandbox_tier() if tier is None else tier
-    if chosen == 0:
+def select_spawner(tier: int, host=None):
+    """The Spawner for `tier`: 1 → Tier1Spawner, 0 → Tier0Spawner; `host` is the operator's
+    settings for this machine (sandbox.base.Host)."""
+    from sandbox.base import Host
+    if tier == 0:
         from sandbox.tier0 import Tier0Spawner
         return Tier0Spawner()
-    if chosen == 1:
+    if tier == 1:
         from sandbox.tier1 import Tier1Spawner
-        return Tier1Spawner()
-    raise ValueError(f"unknown sandbox tier {chosen!r} (BOT_SANDBOX_TIER is 0 or 1)")
+        return Tier1Spawner(host=host or Host())
+    raise ValueError(f"unknown sandbox tier {tier!r} (BOT_SANDBOX_TIER is 0 or 1)")
 
 
-def doctor_checks() -> list[tuple[str, bool, str]]:
+def doctor_checks(host=None) -> list[tuple[str, bool, str]]:
     """Each tier-1 floor check as (name, ok, detail), measured with real probes."""
     from sandbox import preflight
-    return preflight.checks()
+    from sandbox.base import Host
+    return preflight.checks(host or Host())

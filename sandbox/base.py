@@ -25,6 +25,15 @@ class Refused(RuntimeError):
         self.fix = fix
 
 
+@dataclass(frozen=True)
+class Host:
+    """What the operator configured about this machine. The bot reads its configuration and
+    passes this in (bot.config.sandbox_host); the sandbox reads no configuration of its own."""
+    cgroup_root: Path = Path("/sys/fs/cgroup")
+    cgroup_parent: str | None = None  # a subtree of each hierarchy delegated to the bot
+    tool_dirs: tuple[Path, ...] = ()  # where agent CLIs are installed (bound read-only for probes)
+
+
 @dataclass
 class Limits:
     memory_bytes: int = 2 << 30
@@ -95,9 +104,6 @@ class SandboxProcess(Protocol):
 
 class Spawner(Protocol):
     tier: int
-
-    def preflight(self, config: SandboxConfig) -> list[tuple[str, bool, str]]:
-        """Each floor check as (name, ok, detail)."""
 
     def inside_bridge_url(self, config: SandboxConfig, path: str = "/mcp") -> str | None:
         """The bridge URL as the sandboxed process must use it."""

@@ -17,17 +17,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot import config
+from sandbox.base import Host
 
 GROUP_NAME = "bot-sandbox"
 
 
 class CgroupUnavailable(RuntimeError):
     pass
-
-
-def cgroup_root() -> Path:
-    return Path(config.env("BOT_CGROUP_ROOT", "/sys/fs/cgroup"))
 
 
 def _own_path(controller: str) -> str:
@@ -39,14 +35,9 @@ def _own_path(controller: str) -> str:
     return "/"
 
 
-def _delegated() -> str | None:
-    """BOT_CGROUP_PARENT: a subtree (relative to each controller's root) delegated to the bot."""
-    return config.env("BOT_CGROUP_PARENT")
-
-
-def _v1_parent(root: Path, controller: str) -> Path:
+def _v1_parent(root: Path, controller: str, delegated: str | None) -> Path:
     base = root / controller
-    own = base / (_delegated() or _own_path(controller)).strip("/")
+    own = base / (delegated or _own_path(controller)).strip("/")
     return own if (own / "cgroup.procs").exists() else base
 
 
@@ -57,11 +48,11 @@ def _v2_mount(root: Path) -> Path | None:
     return None
 
 
-def _v2_parent(root: Path) -> Path | None:
+def _v2_parent(root: Path, delegated: str | None) -> Path | None:
     mount = _v2_mount(root)
     if mount is None:
         return None
-    own = mount / (_delegated() or _own_path("")).strip("/")
+    own = mount / (delegated or _own_path("")).strip("/")
     return own if (own / "cgroup.procs").exists() else mount
 
 
@@ -130,10 +121,11 @@ class CgroupSet:
                     time.sleep(0.001)
 
 
-def create(run_id: str, memory_bytes: int, pids_max: int) -> CgroupSet:
-    """Create and limit the cgroups for one run, or raise CgroupUnavailable."""
-    root = cgroup_root()
-    parent2 = _v2_parent(root)
+def create(run_id: str, memory_bytes: int, pids_max: int, host: Host = Host()) -> CgroupSet:
+    """Create and limit the cgroups for one run, or raise CgroupUnavailable. `host` says where
+    the cgroup hierarchies are mounted and which subtree, if any, is delegated to the bot."""
+    root, delegated = host.cgroup_root, host.cgroup_parent
+    parent2 = _v2_parent(root, delegated)
     if parent2 is not None and _v2_has_controllers(parent2) and _v2_enable(parent2):
         leaf = _mkdirs(parent2 / GROUP_NAME, run_id)
         cg = CgroupSet(2, leaf, leaf, leaf, [leaf])
@@ -145,19 +137,19 @@ def create(run_id: str, memory_bytes: int, pids_max: int) -> CgroupSet:
             cg.remove(wait_s=0)
             raise
         return cg
-    return _create_v1(root, parent2, run_id, memory_bytes, pids_max)
+    return _create_v1(root, delegated, parent2, run_id, memory_bytes, pids_max)
 
 
-def _create_v1(root: Path, parent2: Path | None, run_id: str, memory_bytes: int,
+def _create_v1(root: Path, delegated: str | None, parent2: Path | None, run_id: str, memory_bytes: int,
                pids_max: int) -> CgroupSet:
     for controller in ("memory", "pids"):
         if not (root / controller / "cgroup.procs").exists():
             raise CgroupUnavailable(f"no cgroup v2 memory+pids controllers and no v1 {controller} "
                                     f"hierarchy under {root}")
-    memory = _mkdirs(_v1_parent(root, "memory") / GROUP_NAME, run_id)
+    memory = _mkdirs(_v1_parent(root, "memory", delegated) / GROUP_NAME, run_id)
     cg = CgroupSet(1, memory, memory, dirs=[memory])
     try:
-        cg.pids = _mkdirs(_v1_parent(root, "pids") / GROUP_NAME, run_id)
+        cg.pids = _mkdirs(_v1_parent(root, "pids", delegated) / GROUP_NAME, run_id)
         cg.dirs.append(cg.pids)
         _write(memory / "memory.limit_in_bytes", str(memory_bytes))
         _try_write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))

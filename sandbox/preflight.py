@@ -13,15 +13,15 @@ import tempfile
 from pathlib import Path
 
 from sandbox import limits, seccomp
-from sandbox.base import Refused
+from sandbox.base import Host, Refused
 
 Check = tuple[str, bool, str]
 
 
-def checks() -> list[Check]:
-    results = [_bwrap_check(), _seccomp_check(), _cgroup_check()]
+def checks(host: Host = Host()) -> list[Check]:
+    results = [_bwrap_check(), _seccomp_check(), _cgroup_check(host)]
     if all(ok for _, ok, _ in results):
-        results += _live_checks()
+        results += _live_checks(host)
     else:
         results.append(("tier-1 sandbox starts", False, "skipped: a floor check above failed"))
     return results
@@ -45,9 +45,9 @@ def _seccomp_check() -> Check:
     return ("seccomp filter", True, f"{size} BPF instructions for {platform.machine()}")
 
 
-def _cgroup_check() -> Check:
+def _cgroup_check(host: Host) -> Check:
     try:
-        groups = limits.create("preflight-" + secrets.token_hex(4), 64 << 20, 16)
+        groups = limits.create("preflight-" + secrets.token_hex(4), 64 << 20, 16, host)
     except limits.CgroupUnavailable as exc:
         from sandbox.tier1 import FIX_CGROUP
         return ("cgroup memory+pids caps", False, f"{exc}. Fix: {FIX_CGROUP}")
@@ -56,11 +56,11 @@ def _cgroup_check() -> Check:
     return ("cgroup memory+pids caps", True, detail)
 
 
-def _live_checks() -> list[Check]:
+def _live_checks(host: Host) -> list[Check]:
     """Start a real sandbox: user namespaces, seccomp load, listener injection, proxy, and
     who the command is on the host."""
     try:
-        (ok, detail), (unprivileged, who) = _run_coroutine(_probe_sandbox)
+        (ok, detail), (unprivileged, who) = _run_coroutine(lambda: _probe_sandbox(host))
     except Refused as exc:
         return [("tier-1 sandbox starts", False, str(exc))]
     return [("tier-1 sandbox starts", True, "bwrap + userns + netns + seccomp + listener injection"),
@@ -84,13 +84,13 @@ except OSError as exc:
 """
 
 
-async def _probe_sandbox() -> tuple[tuple[bool, str], tuple[bool, str]]:
+async def _probe_sandbox(host: Host) -> tuple[tuple[bool, str], tuple[bool, str]]:
     from sandbox.base import Limits, SandboxConfig
     from sandbox.tier1 import Tier1Spawner
     with tempfile.TemporaryDirectory(prefix="bot-preflight-") as scratch:
         home = Path(scratch) / "home"
         cfg = SandboxConfig(workdir=Path(scratch), home=home, limits=Limits(timeout_s=20))
-        proc = await Tier1Spawner().start(cfg, ["python3", "-c", PROBE], {})
+        proc = await Tier1Spawner(host=host).start(cfg, ["python3", "-c", PROBE], {})
         out, err = await asyncio.gather(proc.stdout.read(), proc.stderr.read())
         rc = await proc.wait()
         owner = (home / "made").stat().st_uid if (home / "made").exists() else None

@@ -59,9 +59,6 @@ class Tier0Process:
 class Tier0Spawner:
     tier = 0
 
-    def preflight(self, config: SandboxConfig) -> list[tuple[str, bool, str]]:
-        return [("tier 0 process jail", True, "no filesystem or network isolation")]
-
     def inside_bridge_url(self, config: SandboxConfig, path: str = "/mcp") -> str | None:
         if config.bridge_upstream is None:
             return None

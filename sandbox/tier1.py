@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Sequence
 
 from sandbox import egress, identity, inject, limits, seccomp
-from sandbox.base import (INSIDE_BRIDGE_PORT, INSIDE_PROXY_PORT, Limits, Refused, SandboxConfig,
+from sandbox.base import (INSIDE_BRIDGE_PORT, INSIDE_PROXY_PORT, Host, Limits, Refused, SandboxConfig,
                           base_env)
 from sandbox.process import Tier1Process
 
@@ -214,12 +214,9 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, argv: Sequence[str], cwd: str 
 class Tier1Spawner:
     tier = 1
 
-    def __init__(self, resolve: egress.Resolver = egress.system_resolve):
+    def __init__(self, resolve: egress.Resolver = egress.system_resolve, host: Host = Host()):
         self.resolve = resolve  # the proxy's DNS lookup (tests give names private answers)
-
-    def preflight(self, config: SandboxConfig) -> list[tuple[str, bool, str]]:
-        from sandbox import preflight
-        return preflight.checks()
+        self.host = host
 
     def inside_bridge_url(self, config: SandboxConfig, path: str = "/mcp") -> str | None:
         if config.bridge_upstream is None:
@@ -228,11 +225,10 @@ class Tier1Spawner:
 
     async def probe(self, argv: Sequence[str], env: dict[str, str] | None = None) -> tuple[int, str]:
         """Run a detection command (a CLI's --version) in a throwaway tier-1 sandbox."""
-        from bot import config as bot_config
         with tempfile.TemporaryDirectory(prefix="bot-probe-") as scratch:
             home = Path(scratch) / "home"
             home.mkdir()
-            cfg = SandboxConfig(workdir=Path(scratch), home=home, ro_binds=_probe_binds(bot_config, argv),
+            cfg = SandboxConfig(workdir=Path(scratch), home=home, ro_binds=_probe_binds(self.host.tool_dirs, argv),
                                 limits=Limits(timeout_s=30))
             try:
                 proc = await self.start(cfg, argv, env or {})
@@ -256,7 +252,7 @@ class Tier1Spawner:
             raise Refused(str(exc), "run the bot on an x86_64 host") from None
         run_id = config.run_id or secrets.token_hex(8)
         try:
-            groups = limits.create(run_id, config.limits.memory_bytes, config.limits.pids)
+            groups = limits.create(run_id, config.limits.memory_bytes, config.limits.pids, self.host)
         except limits.CgroupUnavailable as exc:
             os.close(filter_fd)
             raise Refused(f"no usable cgroup for the memory and process caps: {exc}", FIX_CGROUP) from None
@@ -412,9 +408,9 @@ async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
         pass
 
 
-def _probe_binds(bot_config, argv: Sequence[str]) -> tuple[Path, ...]:
-    """The agent install folder, plus the folder of a binary installed elsewhere (BOT_<AGENT>_BIN)."""
-    binds = [bot_config.agents_dir()]
+def _probe_binds(tool_dirs: Sequence[Path], argv: Sequence[str]) -> tuple[Path, ...]:
+    """The agent install folders, plus the folder of a binary installed elsewhere (BOT_<AGENT>_BIN)."""
+    binds = list(tool_dirs)
     if argv and os.path.isabs(argv[0]):
         real = Path(argv[0]).resolve().parent
         if not any(real.is_relative_to(p) for p in (Path("/usr"), *binds)):

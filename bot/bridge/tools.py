@@ -25,6 +25,7 @@ from jsonschema import Draft202012Validator, ValidationError
 
 from bot import config
 from bot.bridge.admission import Admission, Refusal
+from sandbox import select_spawner
 from sandbox.base import Limits, Refused, SandboxConfig, Spawner
 
 RunSandbox = Callable[[Path], "tuple[Spawner, SandboxConfig]"]  # scratch home -> spawner, config
@@ -42,15 +43,11 @@ def sandbox_for_run(worktree: Path, policy: Admission, tier: int | None = None,
     floor = config.sandbox_tier() if tier is None else tier
 
     def make(home: Path) -> tuple[Spawner, SandboxConfig]:
-        if floor >= 1:
-            from sandbox.tier1 import Tier1Spawner as spawner_class
-        else:
-            from sandbox.tier0 import Tier0Spawner as spawner_class
         sandbox_config = SandboxConfig(
             workdir=Path(worktree), home=home, mount_path=policy.mount_path, writable=True,
             allowed_hosts=policy.run_allowed_hosts, min_tier=floor, tmpdir=home / ".tmp",
             limits=Limits(**vars(limits)) if limits else Limits(timeout_s=policy.run_timeout_s))
-        return spawner_class(), sandbox_config
+        return select_spawner(min(floor, 1), config.sandbox_host()), sandbox_config
 
     return make
 

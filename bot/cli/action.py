@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bot action", description=__doc__.split("\n\n")[0])
     parser.parse_args(argv or [])
     raise_open_files_limit()
-    logging.basicConfig(level=config.env("BOT_LOG_LEVEL", "WARNING"))
+    logging.basicConfig(level=config.env("BOT_LOG_LEVEL"))
     install_log_redaction()  # the workflow log of a public repository is public
     _defaults_from_runner()
     try:
@@ -83,9 +83,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _defaults_from_runner() -> None:
     """Where the runner tells us more than the service defaults: git host and a data dir."""
-    server = config.env("GITHUB_SERVER_URL")
-    if server:
-        os.environ.setdefault("BOT_GIT_BASE_URL", server)
+    if config.is_set("GITHUB_SERVER_URL"):
+        os.environ.setdefault("BOT_GIT_BASE_URL", config.env("GITHUB_SERVER_URL"))
     temp = config.env("RUNNER_TEMP")
     if temp and not config.is_set("BOT_DATA_DIR"):
         os.environ["BOT_DATA_DIR"] = str(Path(temp) / "bot-data")

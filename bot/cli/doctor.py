@@ -58,14 +58,12 @@ def agent_rows() -> list[dict]:
 
 
 def sandbox_rows() -> list[dict]:
-    import sandbox
-    checks = getattr(sandbox, "doctor_checks", None)
-    if checks is None:
-        return []
+    from sandbox import doctor_checks
     try:
-        return [{"check": name, "ok": ok, "detail": detail} for name, ok, detail in checks()]
-    except Exception as exc:  # a broken probe is itself a finding
+        checks = doctor_checks(config.sandbox_host())
+    except (OSError, RuntimeError) as exc:  # a probe the host cannot run is itself a finding
         return [{"check": "sandbox checks", "ok": False, "detail": repr(exc)}]
+    return [{"check": name, "ok": ok, "detail": detail} for name, ok, detail in checks]
 
 
 def render(agents: list[dict], floor: list[dict]) -> str:

@@ -10,7 +10,7 @@ COMMANDS = {
     "run": ("bot.cli.run", "run one request against a local repository and print the answer"),
     "action": ("bot.cli.action", "run as a GitHub Action step ($GITHUB_EVENT_PATH)"),
     "doctor": ("bot.cli.doctor", "show the readiness of every agent CLI and of the sandbox floor"),
-    "sandbox": ("sandbox.cli", "run one command under the sandbox floor an episode gets"),
+    "sandbox": ("bot.cli.sandbox", "run one command under the sandbox floor an episode gets"),
     "runs": ("bot.cli.runs", "show the recorded runs and their events"),
 }
 

@@ -65,7 +65,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--new", action="store_true", help="start a fresh session instead of resuming")
     args = parser.parse_args(argv)
     raise_open_files_limit()
-    logging.basicConfig(level=config.env("BOT_LOG_LEVEL", "WARNING"))
+    logging.basicConfig(level=config.env("BOT_LOG_LEVEL"))
     install_log_redaction()
     repo = Path(args.repo).resolve()
     if not (repo / ".git").exists():

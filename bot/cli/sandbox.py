@@ -19,6 +19,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from bot import config
 from sandbox.base import REFUSED_EXIT_CODE, Limits, Refused, SandboxConfig
 
 
@@ -59,7 +60,7 @@ def main(argv: list[str]) -> int:
 
 def _check() -> int:
     from sandbox import doctor_checks
-    results = doctor_checks()
+    results = doctor_checks(config.sandbox_host())
     for name, ok, detail in results:
         print(f"{'ok  ' if ok else 'FAIL'} {name}: {detail}")
     return 0 if all(ok for _, ok, _ in results) else REFUSED_EXIT_CODE
@@ -80,14 +81,14 @@ def _config(args, run_dir: Path) -> SandboxConfig:
 
 
 async def _exec(args, command: list[str]) -> int:
-    from bot import config as bot_config
     from sandbox import select_spawner
 
-    run_dir = bot_config.data_dir() / "runs" / f"sandbox-{secrets.token_hex(6)}"
+    run_dir = config.data_dir() / "runs" / f"sandbox-{secrets.token_hex(6)}"
     run_dir.mkdir(parents=True)
     cfg = _config(args, run_dir)
     try:
-        proc = await select_spawner(args.tier).start(cfg, command, {})
+        proc = await select_spawner(config.sandbox_tier() if args.tier is None else args.tier,
+                                    config.sandbox_host()).start(cfg, command, {})
     except Refused as exc:
         print(f"bot sandbox: refused: {exc.reason}", file=sys.stderr)
         if exc.fix:

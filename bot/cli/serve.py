@@ -14,11 +14,11 @@ from sandbox.limits import raise_open_files_limit
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bot serve", description=__doc__)
-    parser.add_argument("--host", default=config.env("BOT_HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(config.env("BOT_PORT", "8000")))
+    parser.add_argument("--host", default=config.env("BOT_HOST"))
+    parser.add_argument("--port", type=int, default=config.value("BOT_PORT"))
     args = parser.parse_args(argv)
     raise_open_files_limit()  # one episode's connections must not starve the others
-    logging.basicConfig(level=config.env("BOT_LOG_LEVEL", "INFO"),
+    logging.basicConfig(level=config.env("BOT_LOG_LEVEL"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_log_redaction()
     for noisy in ("httpx", "mcp", "uvicorn.error"):

@@ -49,7 +49,7 @@ TEXT_EXTENSIONS = ("txt", "log", "md", "json", "csv", "yaml", "yml", "diff", "pa
 
 def server_url() -> str:
     """GitHub's web host (GITHUB_SERVER_URL, as in Actions; GHES sets its own)."""
-    return config.env("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    return config.env("GITHUB_SERVER_URL").rstrip("/")
 
 
 @dataclass

@@ -88,7 +88,7 @@ async def disk_quotas(config: SandboxConfig) -> list[disk.Quota]:
 
 
 def _watch_interval_s() -> float:
-    return float(bot_config.env("BOT_DISK_WATCH_INTERVAL", "2"))
+    return bot_config.value("BOT_DISK_WATCH_INTERVAL")
 
 
 async def _stop_when_over(proc, quotas: list[disk.Quota]) -> disk.Breach:

@@ -44,7 +44,7 @@ HUNK_LINES_IN_THREAD = 12  # of a review thread's hunk, the lines ending at the 
 def attachments_dir(conversation: str) -> Path:
     """The conversation's read-only attachments folder (bound into the sandbox at this path)."""
     from bot import config
-    from bot.job.conversations import slug
+    from bot.workspace.worktrees import conversation_slug as slug
     folder = config.data_dir() / "attachments" / slug(conversation)
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o755)

@@ -28,7 +28,7 @@ POLL_S = 0.5
 
 
 def lease_seconds() -> float:
-    return float(config.env("BOT_LEASE_SECONDS", str(queue.DEFAULT_LEASE_S)))
+    return config.value("BOT_LEASE_SECONDS")
 
 
 class NotYet(Exception):

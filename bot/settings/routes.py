@@ -51,7 +51,7 @@ def oauth_configured() -> bool:
 
 
 def oauth_base() -> str:
-    return config.env("BOT_GITHUB_OAUTH_URL", "https://github.com").rstrip("/")
+    return config.env("BOT_GITHUB_OAUTH_URL").rstrip("/")
 
 
 def callback_url(request: Request) -> str:

@@ -78,7 +78,7 @@ def create_app(start_workers: bool = True) -> Starlette:
             await app.state.pool.start()
         yield
         if app.state.pool is not None:
-            await app.state.pool.stop(float(config.env("BOT_SHUTDOWN_GRACE", "20")))
+            await app.state.pool.stop(config.value("BOT_SHUTDOWN_GRACE"))
         _hold_bridge_streams(False)
 
     routes = [Route("/", home), Route("/healthz", healthz),

@@ -108,8 +108,8 @@ def bot_identity() -> Identity:
     from bot import config
 
     handle = config.handle()
-    return Identity(config.env("BOT_GIT_NAME", f"{handle}[bot]"),
-                    config.env("BOT_GIT_EMAIL", f"{handle}[bot]@users.noreply.github.com"))
+    return Identity(config.env("BOT_GIT_NAME") or f"{handle}[bot]",
+                    config.env("BOT_GIT_EMAIL") or f"{handle}[bot]@users.noreply.github.com")
 
 
 def git_env(token: str | None = None, identity: Identity | None = None) -> dict[str, str]:

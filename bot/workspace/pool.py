@@ -27,7 +27,7 @@ SPARE_DIR = ".spare"
 
 
 def spares_max() -> int:
-    return int(config.env("BOT_SPARE_WORKTREES", "2"))
+    return config.value("BOT_SPARE_WORKTREES")
 
 
 def spare_root(mirror: Path) -> Path:

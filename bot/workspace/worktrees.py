@@ -39,7 +39,6 @@ from bot.workspace.repo_config import RepoConfig
 log = logging.getLogger(__name__)
 
 LAST_USED = "bot-last-used"
-DEFAULT_MIRRORS_MAX_BYTES = 20 << 30
 _BRANCHES = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 _LOCKS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]]" = \
     weakref.WeakKeyDictionary()
@@ -93,7 +92,7 @@ def worktree_path(conversation: str) -> Path:
 
 
 def mirrors_max_bytes() -> int:
-    return int(config.env("BOT_MIRRORS_MAX_BYTES", str(DEFAULT_MIRRORS_MAX_BYTES)))
+    return config.value("BOT_MIRRORS_MAX_BYTES")
 
 
 @contextlib.asynccontextmanager

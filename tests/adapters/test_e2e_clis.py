@@ -12,6 +12,8 @@ changing nothing; a lost session reported as such; native mode running the CLI's
 """
 from __future__ import annotations
 
+from bot.config import operator_for, sandbox_host
+
 import asyncio
 import json
 from dataclasses import dataclass
@@ -64,8 +66,8 @@ class Sandboxed:
 
     async def turn(self, agent: str, prompt: str, resume: str | None = None, instruction: str = "",
                    mode: str = "strict", model: str | None = None, web_access: bool = False) -> Result:
-        adapter = base.get(agent)
-        spawner = Tier1Spawner()
+        adapter = base.get(agent, operator_for(agent))
+        spawner = Tier1Spawner(host=sandbox_host())
         config = SandboxConfig(workdir=self.worktree, home=self.root / "home" / agent, ro_binds=(AGENTS_DIR,),
                                gateways=(f"127.0.0.1:{self.fake.port}",), limits=Limits(timeout_s=120),
                                writable=mode == "native",

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -15,12 +16,15 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
 def project_modules() -> dict[str, Path]:
     return {module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
 
 
 def imported_names(path: Path, *, top_level_only: bool = False) -> set[str]:
-    """Every module name an `import` or `from … import` in the file may bind."""
+    """The project modules an `import` or `from … import` in the file depends on: `from pkg
+    import submodule` depends on the submodule, `from pkg import name` on the package."""
+    modules = project_modules()
     tree = ast.parse(path.read_text(), filename=str(path))
     nodes = tree.body if top_level_only else ast.walk(tree)
     names: set[str] = set()
@@ -28,8 +32,10 @@ def imported_names(path: Path, *, top_level_only: bool = False) -> set[str]:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+            submodules = {f"{node.module}.{alias.name}" for alias in node.names} & modules.keys()
+            names.update(submodules)
+            if len(submodules) < len(node.names):
+                names.add(node.module)
     return names
 
 

@@ -39,7 +39,8 @@ def _environment_reads(path) -> list[str]:
             owner = ast.unparse(node.func.value)
             if (owner == "os.environ" and node.func.attr == "get") or ast.unparse(node.func) == "os.getenv":
                 target = node.args[0]
-        elif isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ":
+        elif (isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ"
+              and isinstance(node.ctx, ast.Load)):  # the Action sets defaults for itself
             target = node.slice
         if isinstance(target, ast.Constant) and isinstance(target.value, str):
             reads.append(target.value)

@@ -9,15 +9,16 @@ from tests.architecture.imports import cycles, graph, project_modules
 # a package may import packages of a lower rank (and itself), never of an equal or higher one
 RANKS = {
     "adapters": 1, "sandbox": 1,
-    "bot": 2,
-    "bot.config": 2, "bot.retry": 2, "bot.permissions": 2,  # the shared kernel: settings, retries, who may act
-    "bot.record": 3, "bot.credentials": 3, "bot.github": 3, "bot.workspace": 3,
-    "bot.bridge": 4, "bot.relay": 4,
-    "bot.job": 5,
-    "bot.service": 6,
-    "bot.settings": 7,
-    "bot.web": 8,
-    "bot.cli": 9,
+    "bot": 2, "bot.config": 2,  # the kernel: settings, then retries and who may act
+    "bot.retry": 3, "bot.permissions": 3,
+    "bot.record": 4,
+    "bot.credentials": 5, "bot.github": 5, "bot.workspace": 5,
+    "bot.bridge": 6, "bot.relay": 6,
+    "bot.job": 7,
+    "bot.service": 8,
+    "bot.settings": 9,
+    "bot.web": 10,
+    "bot.cli": 11,
 }
 
 

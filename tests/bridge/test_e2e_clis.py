@@ -6,6 +6,8 @@ One scripted episode per CLI (module-scoped, it costs a few seconds) feeds sever
 """
 from __future__ import annotations
 
+from bot.config import operator_for, sandbox_host
+
 import asyncio
 import json
 from dataclasses import dataclass
@@ -71,7 +73,7 @@ async def run_scripted(agent: str, root: Path, script, *, bridge_hook=None, dead
                        prepare=None):
     """One strict-mode episode of `agent` against the fake provider, recorded like the pipeline does
     (`prepare(worktree)` adds to the worktree first)."""
-    adapter = adapters.get(agent)
+    adapter = adapters.get(agent, operator_for(agent))
     worktree = make_worktree(root)
     if prepare:
         prepare(worktree)
@@ -87,7 +89,7 @@ async def run_scripted(agent: str, root: Path, script, *, bridge_hook=None, dead
                                 run_sandbox=sandbox_for_run(worktree, policy, tier=1),
                                 on_progress=lambda md: bridge_hook(bridge) if bridge_hook else None,
                                 on_halt=lambda reason: kill.set(), progress_interval_s=0) as bridge:
-            spawner = Tier1Spawner()
+            spawner = Tier1Spawner(host=sandbox_host())
             upstream = ("127.0.0.1", free_port()) if dead_bridge else ("127.0.0.1", bridge.port)
             config = SandboxConfig(workdir=worktree, home=root / "home", ro_binds=(AGENTS_DIR,),
                                    gateways=(f"127.0.0.1:{fake.port}",), bridge_upstream=upstream,

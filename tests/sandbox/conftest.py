@@ -1,6 +1,8 @@
 """Fixtures for the tier-1 tests: a bot-like data dir, a runner, loopback servers, a TLS cert."""
 from __future__ import annotations
 
+from bot.config import sandbox_host
+
 import asyncio
 import datetime
 import ipaddress
@@ -64,7 +66,7 @@ def run(config):
     async def _run(script: str, spawner: Tier1Spawner | None = None, env: dict | None = None,
                    **changes) -> Ran:
         cfg = replace(config, **changes)
-        proc = await (spawner or Tier1Spawner()).start(cfg, ["sh", "-c", script], env or {})
+        proc = await (spawner or Tier1Spawner(host=sandbox_host())).start(cfg, ["sh", "-c", script], env or {})
         out, err = await asyncio.gather(proc.stdout.read(), proc.stderr.read())
         rc = await proc.wait()
         return Ran(rc, out.decode(errors="replace"), err.decode(errors="replace"), proc.outcome(),

@@ -1,6 +1,8 @@
 """The real agent CLIs start inside tier 1 (node/bun runtimes under the read-only install)."""
 from __future__ import annotations
 
+from bot.config import sandbox_host
+
 import pytest
 
 from sandbox.tier1 import Tier1Spawner
@@ -15,6 +17,6 @@ EXPECTED = {"claude": "2.1.197", "codex": "0.171.0", "opencode": "1.18.33", "gem
 async def test_cli_version_runs_inside(agent):
     """`<cli> --version` runs inside tier 1 and prints the pinned version."""
     binary = AGENTS_DIR / "node_modules" / ".bin" / agent
-    rc, output = await Tier1Spawner().probe([str(binary), "--version"])
+    rc, output = await Tier1Spawner(host=sandbox_host()).probe([str(binary), "--version"])
     assert rc == 0, output
     assert EXPECTED[agent] in output

@@ -1,6 +1,8 @@
 """Escape suite, processes and resources: caps hold and nothing outlives the episode."""
 from __future__ import annotations
 
+from bot.config import sandbox_host
+
 import asyncio
 import os
 import time
@@ -138,7 +140,7 @@ async def test_kill_stops_everything_mid_run(config):
     """Cancelling a run (kill()) takes the foreground command and its daemons down at once."""
     from sandbox.tier1 import Tier1Spawner
     marker = f"33.{os.getpid()}"
-    proc = await Tier1Spawner().start(config, ["sh", "-c", f"setsid sleep {marker} & echo up; sleep 60"], {})
+    proc = await Tier1Spawner(host=sandbox_host()).start(config, ["sh", "-c", f"setsid sleep {marker} & echo up; sleep 60"], {})
     assert await proc.stdout.readline() == b"up\n"
     for _ in range(500):  # the daemon is really running before the cancel
         if _matching(f"sleep\0{marker}"):

@@ -9,6 +9,8 @@ descriptor soft limit to the hard limit at start. Disk: the writable worktree ma
 """
 from __future__ import annotations
 
+from bot.config import sandbox_host
+
 import asyncio
 import json
 import os
@@ -157,7 +159,7 @@ async def test_one_run_flooding_connections_leaves_another_run_served(config, fe
     bridge and is answered."""
     server = await _held_server()
     port = server.sockets[0].getsockname()[1]
-    spawner = Tier1Spawner()
+    spawner = Tier1Spawner(host=sandbox_host())
     idle_fds = len(os.listdir("/proc/self/fd"))
     hostile = await spawner.start(replace(config, bridge_upstream=("127.0.0.1", port),
                                           limits=replace(config.limits, timeout_s=120)),
@@ -288,7 +290,7 @@ async def _episode(config, script: str, **limits):
     from bot.job.runner import run_episode
     cfg = replace(config, writable=True, limits=Limits(timeout_s=60, **limits))
     episode = Episode(prompt="p", workdir=cfg.mount_path, home=cfg.home, mode="native")
-    return await run_episode(ShellAdapter(script), episode, Tier1Spawner(), cfg)
+    return await run_episode(ShellAdapter(script), episode, Tier1Spawner(host=sandbox_host()), cfg)
 
 
 async def test_episode_growing_the_worktree_past_its_quota_is_stopped_with_the_reason(config, quick_watch):

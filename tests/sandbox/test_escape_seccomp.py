@@ -8,6 +8,8 @@ is what said no.
 """
 from __future__ import annotations
 
+from bot.config import sandbox_host
+
 import asyncio
 import json
 
@@ -120,7 +122,7 @@ def answers(tmp_path_factory) -> dict[str, str]:
     probes.update({name: (nr, args) for name, (nr, args, _) in CONDITIONAL.items()})
 
     async def run() -> str:
-        proc = await Tier1Spawner().start(config, ["python3", "-c", PROBE, json.dumps(probes)], {})
+        proc = await Tier1Spawner(host=sandbox_host()).start(config, ["python3", "-c", PROBE, json.dumps(probes)], {})
         out, err = await asyncio.gather(proc.stdout.read(), proc.stderr.read())
         assert await proc.wait() == 0, err.decode(errors="replace")
         return out.decode()

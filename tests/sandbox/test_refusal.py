@@ -1,6 +1,8 @@
 """Refuse rather than downgrade: a missing floor raises Refused with reason and fix, nothing runs."""
 from __future__ import annotations
 
+from bot.config import sandbox_host, sandbox_tier
+
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +24,7 @@ async def test_refuses_without_bwrap_on_path(config, monkeypatch, tmp_path):
     """With no bwrap on PATH, start() refuses and the command never runs."""
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     with pytest.raises(Refused) as refused:
-        await Tier1Spawner().start(config, ["/usr/bin/touch", "/workspace/ran"], {})
+        await Tier1Spawner(host=sandbox_host()).start(config, ["/usr/bin/touch", "/workspace/ran"], {})
     assert "bwrap" in refused.value.reason and "apt-get install bubblewrap" in refused.value.fix
     assert not (config.workdir / "ran").exists()
 
@@ -33,7 +35,7 @@ async def test_refuses_with_empty_cgroup_root(config, monkeypatch, tmp_path):
     monkeypatch.setenv("BOT_CGROUP_ROOT", str(tmp_path / "no-cgroups"))
     config.writable = True
     with pytest.raises(Refused) as refused:
-        await Tier1Spawner().start(config, ["/usr/bin/touch", "/workspace/ran"], {})
+        await Tier1Spawner(host=sandbox_host()).start(config, ["/usr/bin/touch", "/workspace/ran"], {})
     assert "no usable cgroup" in refused.value.reason and "Delegate" in refused.value.fix
     assert not (config.workdir / "ran").exists()
 
@@ -87,7 +89,7 @@ def test_doctor_reports_failed_floor_check(monkeypatch, tmp_path):
     from sandbox import doctor_checks
     (tmp_path / "no-cgroups").mkdir()
     monkeypatch.setenv("BOT_CGROUP_ROOT", str(tmp_path / "no-cgroups"))
-    verdicts = {name: ok for name, ok, _ in doctor_checks()}
+    verdicts = {name: ok for name, ok, _ in doctor_checks(sandbox_host())}
     assert verdicts["cgroup memory+pids caps"] is False
     assert verdicts["tier-1 sandbox starts"] is False
     assert verdicts["bubblewrap installed"] is True
@@ -109,9 +111,9 @@ async def test_tier0_spawner_refuses_a_tier1_floor(config):
 
 def test_select_spawner_follows_configured_tier(monkeypatch):
     """BOT_SANDBOX_TIER picks the spawner; tier 1 is the default."""
-    assert isinstance(select_spawner(), Tier1Spawner)
+    assert isinstance(select_spawner(sandbox_tier(), sandbox_host()), Tier1Spawner)
     monkeypatch.setenv("BOT_SANDBOX_TIER", "0")
-    assert isinstance(select_spawner(), Tier0Spawner)
+    assert isinstance(select_spawner(sandbox_tier(), sandbox_host()), Tier0Spawner)
     assert isinstance(select_spawner(1), Tier1Spawner)
     with pytest.raises(ValueError):
         select_spawner(2)

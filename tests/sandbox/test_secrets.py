@@ -1,6 +1,8 @@
 """Secrets travel only in the child's environment: never in any process's argv."""
 from __future__ import annotations
 
+from bot.config import sandbox_host
+
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,7 @@ def _cmdlines_containing(value: str) -> list[str]:
 
 async def test_secret_never_in_any_cmdline(config):
     """While a sandbox runs with a secret in its env, no /proc/*/cmdline on the host holds it."""
-    proc = await Tier1Spawner().start(config, ["sh", "-c", 'echo ready; exec sleep 30'],
+    proc = await Tier1Spawner(host=sandbox_host()).start(config, ["sh", "-c", 'echo ready; exec sleep 30'],
                                       {"API_KEY": SECRET})
     try:
         assert await proc.stdout.readline() == b"ready\n"

@@ -43,10 +43,10 @@ def delegated_cgroup():
 
 @pytest.fixture
 def world_readable_tree():
-    """The sandbox and bot packages plus a workdir, readable by nobody."""
+    """The sandbox, bot and adapters packages plus a workdir, readable by nobody."""
     folder = Path(tempfile.mkdtemp(prefix="bot-unpriv-"))
     os.chmod(folder, 0o755)
-    for package in ("sandbox", "bot"):
+    for package in ("sandbox", "bot", "adapters"):
         shutil.copytree(ROOT / package, folder / "code" / package,
                         ignore=shutil.ignore_patterns("__pycache__", "templates"))
     for sub in ("work", "data"):

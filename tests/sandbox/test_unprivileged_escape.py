@@ -8,6 +8,8 @@ The user gets a delegated cgroup subtree (v1 or v2), as an operator would give i
 """
 from __future__ import annotations
 
+from bot.config import sandbox_host
+
 import os
 import secrets
 import shutil
@@ -44,7 +46,7 @@ def delegated(tmp_path):
     first (v2 moves a process only within a subtree whose root the mover can write)."""
     uid, _ = _unprivileged_user()
     name = f"bot-test-{secrets.token_hex(4)}"
-    root = limits.cgroup_root()
+    root = sandbox_host().cgroup_root
     v2 = limits._v2_mount(root)
     made: list[Path] = []
     if v2 is not None and {"memory", "pids"} <= set((v2 / "cgroup.controllers").read_text().split()):

@@ -3,6 +3,8 @@
 fetched from the fake GitHub, and rendered to a budget that says what it left out."""
 from __future__ import annotations
 
+from bot.config import sandbox_host
+
 import asyncio
 import json
 from collections import Counter
@@ -378,7 +380,7 @@ async def test_attachments_folder_is_readable_and_not_writable_in_the_sandbox(tm
     work.mkdir()
     cfg = SandboxConfig(workdir=work, home=home, ro_binds=(folder,), limits=Limits(timeout_s=30))
     script = f"head -c 4 {folder}/01-shot.png | od -c | head -1; echo x > {folder}/01-shot.png && echo WROTE"
-    proc = await Tier1Spawner().start(cfg, ["sh", "-c", script], {})
+    proc = await Tier1Spawner(host=sandbox_host()).start(cfg, ["sh", "-c", script], {})
     out, _ = await asyncio.gather(proc.stdout.read(), proc.stderr.read())
     await proc.wait()
     assert "P   N   G" in out.decode() and "WROTE" not in out.decode()

@@ -11,6 +11,8 @@ check; the Action and `bot run` end to end are in tests/action and tests/spine.
 """
 from __future__ import annotations
 
+from bot.config import sandbox_host
+
 import asyncio
 import contextlib
 import os
@@ -438,7 +440,7 @@ async def test_native_mode_cannot_write_the_bots_git_dir(remote, widget_sub, tmp
     home.mkdir()
     config = SandboxConfig(workdir=wt.path, home=home, writable=True,
                            limits=Limits(timeout_s=30, memory_bytes=256 << 20, pids=64))
-    proc = await Tier1Spawner().start(config, ["sh", "-c", script], {})
+    proc = await Tier1Spawner(host=sandbox_host()).start(config, ["sh", "-c", script], {})
     out, err = await asyncio.gather(proc.stdout.read(), proc.stderr.read())
     await proc.wait()
     assert (wt.path / "ok.txt").read_text() == "worktree\n", err.decode()

@@ -1,4 +1,4 @@
-"""Second-pass security review: what the bot refuses to commit from an agent-modified worktree."""
+"""What the bot refuses to commit from an agent-modified worktree: escaping symlinks, huge files, aliased protected folders."""
 from __future__ import annotations
 
 import os

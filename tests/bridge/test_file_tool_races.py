@@ -1,4 +1,4 @@
-"""Second-pass security review: a hostile agent racing or booby-trapping the bridge's file tools."""
+"""A hostile agent racing or booby-trapping the bridge's file tools, and secrets in what the record keeps."""
 from __future__ import annotations
 
 import os

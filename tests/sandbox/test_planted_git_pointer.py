@@ -1,9 +1,9 @@
-"""Second-pass security review: attacks a hostile agent can mount on the tier-1 sandbox."""
+"""A planted `.git` pointer cannot make the tier-1 sandbox mount a host directory or a forged admin dir."""
 from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.asyncio
+pytestmark = pytest.mark.sandbox
 
 
 async def test_planted_git_pointer_does_not_mount_a_host_directory(run, config, data_dir):
