@@ -39,6 +39,7 @@ serve: install
 
 test: install-test
 	$(BIN)/ruff check bot adapters sandbox tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: install-test

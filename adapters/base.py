@@ -8,9 +8,10 @@ from __future__ import annotations
 import enum
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 
 class EventKind(str, enum.Enum):
@@ -44,7 +45,7 @@ class Usage:
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
-    def add(self, other: "Usage") -> "Usage":
+    def add(self, other: Usage) -> Usage:
         cost = None
         if self.cost_usd is not None or other.cost_usd is not None:
             cost = (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
@@ -157,7 +158,9 @@ ProbeFn = Callable[[Sequence[str]], "tuple[int, str]"]
 
 class Adapter(Protocol):
     name: str
+    executable: str
     binary: str
+    credential_env: tuple[str, ...]
     default_allowed_hosts: tuple[str, ...]
     supports_resume: bool
     unobserved: tuple[str, ...]

@@ -11,8 +11,18 @@ from __future__ import annotations
 
 import json
 
-from adapters.base import (CliAdapter, Episode, Event, EventKind, Invocation, ProbeFn, Usage,
-                           http_failure, json_object, register)
+from adapters.base import (
+    CliAdapter,
+    Episode,
+    Event,
+    EventKind,
+    Invocation,
+    ProbeFn,
+    Usage,
+    http_failure,
+    json_object,
+    register,
+)
 
 QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
              "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1",

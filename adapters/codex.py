@@ -22,8 +22,7 @@ from __future__ import annotations
 import json
 import re
 
-from adapters.base import (CliAdapter, Episode, Event, EventKind, Invocation, ProbeFn, Usage,
-                           http_failure, register)
+from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, ProbeFn, Usage, http_failure, register
 
 LAST_MESSAGE = ".bot/codex-last-message.txt"
 CODEX_HOME = ".codex"

@@ -109,7 +109,8 @@ class Gemini(CliAdapter):
             return message, failure
         statuses = [s for s in HTTP_STATUSES if s & 0xFF == exit_code]
         if statuses:
-            return f"the model provider answered HTTP {statuses[0]} (gemini exit {exit_code})", http_failure(statuses[0])
+            failure = http_failure(statuses[0])
+            return f"the model provider answered HTTP {statuses[0]} (gemini exit {exit_code})", failure
         return super()._exit_error(exit_code, stderr, events)
 
 

@@ -5,7 +5,8 @@ inline in OPENCODE_CONFIG_CONTENT (the highest-precedence source) with the repos
 config, Claude-Code compatibility files and external skills switched off, so a repository
 cannot loosen the permissions; strict mode denies edit, bash and read (it follows symlinks out of
 the worktree) and paths outside the project, and webfetch and websearch are
-denied unless the repository turns web access on (denied tools vanish from the request); the bridge as a remote MCP server with the bearer from env.
+denied unless the repository turns web access on (denied tools vanish from the request); the bridge
+as a remote MCP server with the bearer from env.
 OpenCode has no end-of-turn event: the answer is the last text part, success is exit 0.
 """
 from __future__ import annotations

@@ -7,8 +7,6 @@ from its environment, exactly as an agent CLI reaches it.
 """
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import asyncio
 import json
 import statistics
@@ -18,6 +16,7 @@ from pathlib import Path
 
 from bot.bridge.admission import Admission
 from bot.bridge.server import BridgeServer
+from bot.config import sandbox_host
 from bot.record.recorder import Recorder
 from sandbox.base import Limits, SandboxConfig
 
@@ -81,7 +80,7 @@ def _halt_latency() -> list[str]:
     for _ in range(HALT_RUNS):
         halted_at: list[float] = []
 
-        def halt(bridge) -> None:
+        def halt(bridge, halted_at=halted_at) -> None:
             halted_at.append(time.perf_counter())
             bridge.halt("bench stop")
 

@@ -85,7 +85,7 @@ class _Connection:
     def __init__(self, port: int):
         self.port = port
 
-    async def open(self) -> "_Connection":
+    async def open(self) -> _Connection:
         self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         return self
 

@@ -33,10 +33,10 @@ import sys
 from tests.fakes.provider import FakeProvider, say
 turns = int(sys.argv[1])
 fake = FakeProvider().start()
-fake.script(*[say("abcd" * %d, pieces=%d) for _ in range(turns)], *[say("ok") for _ in range(turns)])
+fake.script(*[say("abcd" * DELTAS, pieces=DELTAS) for _ in range(turns)], *[say("ok") for _ in range(turns)])
 print(fake.url, flush=True)
 sys.stdin.read()
-""" % (DELTAS, DELTAS)
+""".replace("DELTAS", str(DELTAS))
 
 CLIENT = r"""
 import http.client, json, sys, time
@@ -64,7 +64,7 @@ def call(url, key, keep, phase):
     ttfb = time.perf_counter() - started
     rest = response.read()
     total = time.perf_counter() - started
-    if response.status != 200 or (phase == "stream" and rest.count(b"content_block_delta") < %d):
+    if response.status != 200 or (phase == "stream" and rest.count(b"content_block_delta") < DELTAS):
         raise SystemExit(f"bad answer from {url}: {response.status} {rest[:300]!r}")
     if not keep:
         conn.close()
@@ -78,7 +78,7 @@ for phase in bodies:
             if i >= warmup:
                 samples[phase][name].append(measured)
 print(json.dumps(samples))
-""" % DELTAS
+""".replace("DELTAS", str(DELTAS))
 
 
 def run() -> list[str]:

@@ -7,8 +7,6 @@ start-up; its policy is comparable: one allowed domain, writes only to the workd
 """
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import asyncio
 import json
 import os
@@ -18,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bot.config import sandbox_host
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner, bwrap_argv, find_bwrap, inside_env
 
@@ -95,9 +94,10 @@ async def _run_async(runs: int, srt_runs: int) -> list[str]:
         spawner = Tier1Spawner(host=sandbox_host())
         for label, argv in COMMANDS.items():
             env = inside_env(config, {})  # same scrubbed env both ways (host NODE_* vars slow node)
-            bare = _summary(await _measure(lambda: _bare(argv, env), runs))
-            tier1 = _summary(await _measure(lambda: _tier1(spawner, config, argv), runs))
-            plain_bwrap = _summary(await _measure(lambda: _bare(_bwrap_only(config, argv), env), runs))
+            bare = _summary(await _measure(lambda argv=argv, env=env: _bare(argv, env), runs))
+            tier1 = _summary(await _measure(lambda argv=argv: _tier1(spawner, config, argv), runs))
+            plain_bwrap = _summary(await _measure(lambda argv=argv, env=env: _bare(_bwrap_only(config, argv), env),
+                                                  runs))
             srt = await asyncio.to_thread(_srt_samples, argv, work, srt_runs)
             lines.append(f"{label}: bare {bare[0]:.1f} ms (median {bare[1]:.1f}) · tier 1 "
                          f"{tier1[0]:.1f} ms (median {tier1[1]:.1f}, p90 {tier1[2]:.1f}) · "

@@ -50,7 +50,7 @@ def _measure(origin_root: Path, files: int, commits: str) -> list[str]:
         _drop_spares()
         added = [_job_time(f"bench/big#{n}") for n in range(ROUNDS)]
         del os.environ["BOT_SPARE_WORKTREES"]
-        clone = [_time(lambda: _shallow_clone(origin_root, Path(scratch) / f"clone{n}"))
+        clone = [_time(lambda n=n: _shallow_clone(origin_root, Path(scratch) / f"clone{n}"))
                  for n in range(ROUNDS)]
         update = [_time_update(origin_root, n) for n in range(ROUNDS)]
     ratio = statistics.median(clone) / statistics.median(recycled)
@@ -65,8 +65,8 @@ def _measure(origin_root: Path, files: int, commits: str) -> list[str]:
 
 
 def _drop_spares() -> None:
-    from bot.workspace import worktrees as workspace
     from bot.workspace import pool as worktree_pool
+    from bot.workspace import worktrees as workspace
 
     asyncio.run(worktree_pool.discard_all(workspace.mirror_path(REPO)))
 

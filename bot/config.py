@@ -82,7 +82,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_DISK_WATCH_INTERVAL", "2", "Seconds between two looks at an episode's worktree and home sizes "
              "(longer when a look is slow).", float),
     # the model relay
-    Variable("BOT_RELAY_PRICES", None, "A model price table (JSON, the shape of bot/relay/prices.json) merged over the built-in one."),
+    Variable("BOT_RELAY_PRICES", None,
+             "A model price table (JSON, the shape of bot/relay/prices.json) merged over the built-in one."),
     Variable("BOT_RELAY_RETRIES", "4", "Times the model relay retries a busy provider (429, 529, 5xx).", int),
     Variable("BOT_RELAY_RETRY_MAX_WAIT", "60", "Longest wait in seconds before one retry of a busy provider.", float),
     Variable("BOT_BUDGET_TURN_TOKENS", None, "Model tokens one turn may spend.", int),
@@ -91,8 +92,10 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_BUDGET_THREAD_USD", None, "Model cost (USD) one thread may spend over all its turns.", float),
     Variable("BOT_BUDGET_REQUESTER_DAY_TOKENS", None, "Model tokens one requester may spend per UTC day.", int),
     Variable("BOT_BUDGET_REQUESTER_DAY_USD", None, "Model cost (USD) one requester may spend per UTC day.", float),
-    Variable("BOT_BUDGET_INSTALLATION_MONTH_TOKENS", None, "Model tokens one installation may spend per UTC month.", int),
-    Variable("BOT_BUDGET_INSTALLATION_MONTH_USD", None, "Model cost (USD) one installation may spend per UTC month.", float),
+    Variable("BOT_BUDGET_INSTALLATION_MONTH_TOKENS", None,
+             "Model tokens one installation may spend per UTC month.", int),
+    Variable("BOT_BUDGET_INSTALLATION_MONTH_USD", None,
+             "Model cost (USD) one installation may spend per UTC month.", float),
     # the Action (set by the runner, or by action.yml)
     Variable("BOT_GITHUB_TOKEN", None, "The Action's `github-token` input."),
     Variable("GITHUB_TOKEN", None, "The workflow's token (Action)."),
@@ -139,6 +142,14 @@ def value(name: str) -> Any:
     return None if text is None else _variable(name).parse(text)
 
 
+def text(name: str) -> str:
+    """A variable that always has a value (its own, else its default)."""
+    value = env(name)
+    if value is None:
+        raise MissingConfig(f"{name} is not set and has no default.")
+    return value
+
+
 def require(name: str, hint: str = "") -> str:
     text = env(name)
     if text is None:
@@ -153,15 +164,15 @@ def data_dir() -> Path:
 
 
 def handle() -> str:
-    return env("BOT_HANDLE").lstrip("@")
+    return text("BOT_HANDLE").lstrip("@")
 
 
 def github_api_url() -> str:
-    return env("GITHUB_API_URL").rstrip("/")
+    return text("GITHUB_API_URL").rstrip("/")
 
 
 def git_base_url() -> str:
-    return env("BOT_GIT_BASE_URL").rstrip("/")
+    return text("BOT_GIT_BASE_URL").rstrip("/")
 
 
 def clone_url(full_name: str) -> str:
@@ -169,7 +180,7 @@ def clone_url(full_name: str) -> str:
 
 
 def default_agent() -> str:
-    return env("BOT_DEFAULT_AGENT")
+    return text("BOT_DEFAULT_AGENT")
 
 
 def workers() -> int:

@@ -7,9 +7,10 @@ with the reason and the fix.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Protocol
 
 INSIDE_PROXY_PORT = 3128
 INSIDE_BRIDGE_PORT = 8765

@@ -11,9 +11,9 @@ import ipaddress
 import json
 import socket
 import time
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Awaitable, Callable, Iterable
 
 from sandbox.base import EgressDecision, Limits
 from sandbox.inject import ConnectionCap, pipe, tcp_relay
@@ -80,7 +80,7 @@ class Policy:
     gateways: set[tuple[str, int]] = field(default_factory=set)
 
     @classmethod
-    def build(cls, allowed: Iterable[str], gateways: Iterable[str] = ()) -> "Policy":
+    def build(cls, allowed: Iterable[str], gateways: Iterable[str] = ()) -> Policy:
         policy = cls()
         for entry in allowed:
             host, port = split_host_port(entry)
@@ -171,8 +171,7 @@ class EgressProxy:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             await self._serve(reader, writer)
-        except (ConnectionError, OSError, asyncio.TimeoutError, asyncio.IncompleteReadError,
-                asyncio.LimitOverrunError):
+        except (TimeoutError, ConnectionError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
         finally:
             writer.close()
@@ -228,7 +227,7 @@ class EgressProxy:
                 up_reader, up_writer = await asyncio.wait_for(
                     asyncio.open_connection(address, port), CONNECT_TIMEOUT_S)
                 break
-            except (OSError, asyncio.TimeoutError):
+            except (TimeoutError, OSError):
                 continue
         else:
             self.record(EgressDecision(host, port, False, "upstream-connect-failed", sni=sni,

@@ -17,7 +17,7 @@ import os
 import socket
 import threading
 import time
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
@@ -206,7 +206,7 @@ def tcp_relay(host: str, port: int) -> Callable[..., Awaitable[None]]:
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             upstream = await asyncio.wait_for(asyncio.open_connection(host, port), 10)
-        except (OSError, asyncio.TimeoutError):
+        except (TimeoutError, OSError):
             writer.close()
             return
         await splice((reader, writer), upstream)

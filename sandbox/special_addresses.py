@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
-from typing import Union
 
-Address = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 @dataclass(frozen=True)

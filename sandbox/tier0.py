@@ -12,7 +12,7 @@ import asyncio
 import os
 import resource
 import signal
-from typing import Sequence
+from collections.abc import Sequence
 
 from sandbox.base import EgressDecision, Refused, SandboxConfig, base_env
 
@@ -71,7 +71,7 @@ class Tier0Spawner:
             stderr=asyncio.subprocess.STDOUT, env=env, start_new_session=True)
         try:
             out, _ = await asyncio.wait_for(proc.communicate(), 30)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             os.killpg(proc.pid, signal.SIGKILL)
             return 124, "probe timed out"
         return proc.returncode or 0, out.decode("utf-8", "replace")

@@ -12,13 +12,12 @@ import os
 import secrets
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Sequence
 
 from sandbox import egress, identity, inject, limits, seccomp
-from sandbox.base import (INSIDE_BRIDGE_PORT, INSIDE_PROXY_PORT, Host, Limits, Refused, SandboxConfig,
-                          base_env)
+from sandbox.base import INSIDE_BRIDGE_PORT, INSIDE_PROXY_PORT, Host, Limits, Refused, SandboxConfig, base_env
 from sandbox.process import Tier1Process
 
 STREAM_LIMIT = 1 << 24  # CLIs emit long JSON lines
@@ -319,7 +318,7 @@ class Tier1Spawner:
             raise Refused(f"could not inject loopback listeners into the sandbox: {exc}", FIX_USERNS) from None
         proxy = egress.EgressProxy(egress.Policy.build(config.allowed_hosts, config.gateways),
                                    process.egress, config.egress_log, self.resolve, config.limits.connections)
-        for listener, (port, upstream) in zip(listeners, routes.items()):
+        for listener, upstream in zip(listeners, routes.values(), strict=True):
             if upstream is None:
                 server = await inject.serve(listener, proxy.handle, limit=egress.HEAD_LIMIT)
             else:
@@ -384,7 +383,7 @@ async def _read_child_pid(fd: int) -> int | None:
     data = b""
     while True:
         ready: asyncio.Future = loop.create_future()
-        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+        loop.add_reader(fd, lambda ready=ready: ready.done() or ready.set_result(None))
         try:
             await ready
         finally:

@@ -53,7 +53,7 @@ class Admission:
         self.worktree = Path(self.worktree).resolve()
 
     @classmethod
-    def from_repo_config(cls, worktree: Path, repo_config, **overrides) -> "Admission":
+    def from_repo_config(cls, worktree: Path, repo_config, **overrides) -> Admission:
         """The policy a repository's `.github/bot.yml` (bot.repo_config.RepoConfig) asks for."""
         values = dict(protected=tuple(repo_config.protected_paths),
                       run_timeout_s=min(repo_config.limits.timeout_s, cls.run_timeout_s),
@@ -97,17 +97,6 @@ class Admission:
         relative = self._normalise(requested)
         self._check_name(requested, relative, protected=False)
         return relative
-
-    def admit_changes(self, changed: list[str]) -> list[tuple[str, Refusal]]:
-        """Native mode, at commit time: each changed path the policy would not have admitted
-        as a bridged write (unsafe name, outside through a symlink, under .git/, protected)."""
-        refused = []
-        for path in changed:
-            try:
-                self.admit_path(path)
-            except Refusal as refusal:
-                refused.append((path, refusal))
-        return refused
 
     def relative(self, target: Path) -> str:
         return target.relative_to(self.worktree).as_posix()

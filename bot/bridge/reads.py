@@ -27,9 +27,9 @@ import stat
 import time
 from pathlib import Path, PurePosixPath
 
-from bot.workspace import paths
 from bot.bridge.admission import Admission, Refusal
 from bot.bridge.tools import ToolFailure
+from bot.workspace import paths
 
 READ_SCAN_BYTES = 8 << 20  # read_file looks at most this far into a file
 READ_MAX_BYTES = 100_000  # returned per read_file call
@@ -317,7 +317,7 @@ async def _ripgrep(rg: str, fd: int, folder: bool, pattern: str, glob: str | Non
     found = _Found()
     try:
         await asyncio.wait_for(_collect(process, found), TIME_LIMIT_S)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         found.stopped = f"the {TIME_LIMIT_S:.0f} s time limit"
     finally:
         with contextlib.suppress(ProcessLookupError):

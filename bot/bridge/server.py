@@ -39,16 +39,17 @@ import json
 import logging
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel.server import Server
 
 from adapters.base import Bridge, Tier
-from bot.bridge import reads, tools
 from bot import config
+from bot.bridge import reads, tools
 from bot.bridge.admission import Admission, Refusal
 from bot.bridge.tools import ProgressThrottle, RunSandbox, ToolFailure
 from bot.record.recorder import Recorder, elapsed_ms
@@ -107,7 +108,7 @@ class BridgeServer:
         return Bridge(url=url or self.url, token=self.token, token_env=self.token_env,
                       server_name=SERVER_NAME, tools=self.tool_names)
 
-    async def __aenter__(self) -> "BridgeServer":
+    async def __aenter__(self) -> BridgeServer:
         app = _BearerGuard(self._mcp_app(), self)
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on",
                                 timeout_graceful_shutdown=1, access_log=False)

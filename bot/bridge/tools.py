@@ -18,8 +18,9 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError
 
@@ -372,7 +373,7 @@ async def _collect(process, timeout: float, cap: int) -> tuple[int, str]:
     try:
         await asyncio.wait_for(asyncio.shield(readers), timeout + 5)
         code = await asyncio.wait_for(process.wait(), 5)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         await process.kill()
         readers.cancel()
         code = 124

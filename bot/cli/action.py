@@ -19,9 +19,9 @@ from pathlib import Path
 from gidgethub import actions as workflow
 
 from bot import config
-from bot.permissions import association_may_trigger, is_bot_author
 from bot.job import grammar, replies
 from bot.job.modes import GitHubMode
+from bot.permissions import association_may_trigger, is_bot_author
 from bot.record.redact import install_log_redaction, redact
 from sandbox.limits import raise_open_files_limit
 
@@ -175,8 +175,8 @@ def reply_text(trigger: dict, command: grammar.Command) -> str:
 async def _run(trigger: dict, command: grammar.Command, thread, surface: RecordingSurface,
                token: str) -> Outcome:
     from bot.job import pipeline
-    from bot.service import store
     from bot.job.conversations import thread_key
+    from bot.service import store
 
     ctx = pipeline.JobContext(
         conversation=thread_key(trigger["repo"], trigger["number"]), repo=trigger["repo"],

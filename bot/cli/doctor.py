@@ -12,12 +12,12 @@ import json
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from adapters import base as adapters
-from bot import config
 from adapters.base import Readiness
+from bot import config
 
 PROBE_TIMEOUT_S = 30
 

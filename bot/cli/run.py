@@ -13,11 +13,10 @@ import sys
 from pathlib import Path
 
 from bot import config
-from bot.job import conversations
-from bot.job import pipeline
+from bot.job import conversations, pipeline
 from bot.job.modes import LocalMode
-from bot.service import store
 from bot.record.redact import install_log_redaction
+from bot.service import store
 from sandbox.limits import raise_open_files_limit
 
 

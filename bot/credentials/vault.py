@@ -13,11 +13,11 @@ import hashlib
 import os
 import re
 import sqlite3
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterator
 
 import sqlite_utils
 from cryptography.exceptions import InvalidTag
@@ -191,7 +191,7 @@ def _audit(db: sqlite_utils.Database, actor: str, action: str, scope: str, name:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @contextmanager

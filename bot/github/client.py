@@ -17,8 +17,9 @@ import asyncio
 import logging
 import re
 import time
+from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import httpx
 from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded, apps

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from bot.record.defang import defang
-from bot.job.episode import Turn
 from bot.job.context import JobContext
+from bot.job.episode import Turn
+from bot.record.defang import defang
 
 MAX_ANSWER_CHARS = 50_000
 MIN_DIFF_CHARS = 500  # below this a cut diff is not worth showing

@@ -1,8 +1,9 @@
 """What a job is while it runs: its context, and the way to end it early with a terminal text."""
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from bot.job.tracking import Surface
 

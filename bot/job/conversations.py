@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable, Callable
 
 from bot import config
-
 
 LIMIT_OPENING = 8000
 

@@ -30,15 +30,15 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     """One episode: credentials, sandbox config, bridge, runner, record."""
     import sandbox
     from adapters import base
-    from bot.credentials import resolve as credentials
     from bot.bridge.admission import Admission
     from bot.bridge.server import BridgeServer
     from bot.bridge.tools import sandbox_for_run
-    from bot.record.recorder import Recorder
-    from bot.record.provenance import web_access_gap
+    from bot.credentials import resolve as credentials
     from bot.job import honesty
-    from bot.job.thread_text import ThreadContext, attachments_dir
     from bot.job.model_channel import model_channel
+    from bot.job.thread_text import ThreadContext, attachments_dir
+    from bot.record.provenance import web_access_gap
+    from bot.record.recorder import Recorder
 
     adapter = base.get(agent, config.operator_for(agent))
     creds = credentials.resolve(agent, ctx.repo, ctx.requester_id or None, ctx.installation_id)
@@ -58,7 +58,8 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
         recorder.declare_gap(run_id, web_access_gap(agent))
     policy = Admission.from_repo_config(worktree.path, worktree.config, mount_path=inside)
     kill = asyncio.Event()
-    async with BridgeServer(worktree.path, policy, recorder, run_id, read_thread=conversations.thread_reader(ctx, thread),
+    async with BridgeServer(worktree.path, policy, recorder, run_id,
+                            read_thread=conversations.thread_reader(ctx, thread),
                             run_sandbox=sandbox_for_run(worktree.path, policy),
                             on_progress=tracking.note, on_halt=lambda reason: kill.set(),
                             stop=cancel) as bridge, \

@@ -17,8 +17,9 @@ and the record declares it ("key in the sandbox: …"), so the provenance and `b
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 from adapters.base import Credentials, gateway_root
 from bot import config

@@ -16,12 +16,11 @@ import contextlib
 import logging
 
 from bot import config, retry
-from bot.job import answer, replies
-from bot.job import conversations
-from bot.job.episode import Turn, run_turn
+from bot.job import answer, conversations, replies
 from bot.job.context import JobContext, Stop
-from bot.record.redact import masked_in_logs
+from bot.job.episode import Turn, run_turn
 from bot.job.tracking import TrackingComment
+from bot.record.redact import masked_in_logs
 from bot.workspace.repo_config import ConfigError
 
 log = logging.getLogger("bot.job.pipeline")

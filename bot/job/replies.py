@@ -62,7 +62,8 @@ def stop_in_actions() -> str:
 def stopped(requester: str | None, *, started: bool) -> str:
     """A stop asked for in the thread names who asked; at a terminal there is only the user."""
     if not started:
-        return f"⏹️ Stopped before it started, at @{requester}'s request." if requester else "⏹️ Stopped before it started."
+        return (f"⏹️ Stopped before it started, at @{requester}'s request." if requester
+                else "⏹️ Stopped before it started.")
     return f"⏹️ Stopped at @{requester}'s request" if requester else "⏹️ Stopped."
 
 

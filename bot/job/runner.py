@@ -19,12 +19,13 @@ import logging
 import os
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from typing import Any
 
-from bot.record.redact import redact
 from adapters.base import Adapter, Episode, Event, Invocation, Result, Usage
 from bot import config as bot_config
+from bot.record.redact import redact
 from sandbox import disk
 from sandbox.base import Refused, SandboxConfig, Spawner
 

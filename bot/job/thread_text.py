@@ -298,7 +298,8 @@ def _reviews(data: ThreadData, budget: Budget, current_job: int | None = None) -
 
 
 def _review_thread(thread: ReviewThread, current_job: int | None) -> str:
-    where = f"`{thread.path}`" + (f" line {thread.line}" if thread.line else "") + (" (outdated)" if thread.outdated else "")
+    where = (f"`{thread.path}`" + (f" line {thread.line}" if thread.line else "")
+             + (" (outdated)" if thread.outdated else ""))
     hunk = "\n".join((thread.diff_hunk or "").split("\n")[-HUNK_LINES_IN_THREAD:])
     said = "\n".join(f"- **{'you (the bot), earlier' if c.get('_markers') else _who(c)}**: {text}"
                      for c in thread.comments if (text := _said(c, current_job)) is not None)
@@ -323,7 +324,8 @@ def _file_label(entry: dict) -> str:
     name = entry.get("filename") or "?"
     if entry.get("previous_filename"):
         name = f"{entry['previous_filename']} → {name}"
-    return f"`{name}` ({entry.get('status') or 'changed'}, +{entry.get('additions') or 0} −{entry.get('deletions') or 0})"
+    added, removed = entry.get("additions") or 0, entry.get("deletions") or 0
+    return f"`{name}` ({entry.get('status') or 'changed'}, +{added} −{removed})"
 
 
 def _file_block(entry: dict) -> str:

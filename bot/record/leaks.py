@@ -32,8 +32,8 @@ import html
 import json
 import re
 import unicodedata
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
 from urllib.parse import quote, unquote
 
 MASK = "[redacted]"
@@ -461,9 +461,11 @@ def _decoded_shapes(view: _View) -> list[Finding]:
     """Token shapes whose value we were not told, in the hex or base64 the view keeps, decoded at
     every alignment."""
     if view.kind is _BASE64:
-        block, chars, decode, how = 3, 4, binascii.a2b_base64, "base64-encoded"
+        block, chars, how = 3, 4, "base64-encoded"
+        decode: Callable[[str], bytes] = binascii.a2b_base64
     elif view.kind is _HEX:
-        block, chars, decode, how = 1, 2, bytes.fromhex, "hex-encoded"
+        block, chars, how = 1, 2, "hex-encoded"
+        decode = bytes.fromhex
     else:
         return []
     found = []
@@ -499,7 +501,7 @@ def _base32_runs(value: str):
 
 
 def _shape_name(match: re.Match) -> str:
-    return _SHAPE_NAMES[match.lastgroup]
+    return _SHAPE_NAMES[match.lastgroup or ""]
 
 
 # --- decoding ----------------------------------------------------------------------------------

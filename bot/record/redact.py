@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Iterable
+from collections.abc import Iterable
 
 from bot.record.leaks import MASK, mask
 

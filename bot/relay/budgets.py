@@ -15,7 +15,7 @@ Calls of unpriced models count in the token caps only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import sqlite_utils
 
@@ -129,7 +129,7 @@ class Ledger:
                                        "tokens": tokens, "usd": usd})
 
     def spent(self, scope: Scope, now: datetime | None = None) -> dict[str, Spend]:
-        now = now or datetime.now(timezone.utc)
+        now = now or datetime.now(UTC)
         owners = {"thread": ("conversation", scope.conversation), "requester_day": ("requester", scope.requester),
                   "installation_month": ("installation", scope.installation)}
         sums = {}

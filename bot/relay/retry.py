@@ -7,7 +7,7 @@ backoff from 1 s; every wait is capped (BOT_RELAY_RETRY_MAX_WAIT) and so is the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from bot import config
@@ -25,7 +25,7 @@ class RetryPolicy:
     max_wait_s: float = 60.0
 
     @classmethod
-    def from_config(cls) -> "RetryPolicy":
+    def from_config(cls) -> RetryPolicy:
         return cls(retries=max(0, config.value("BOT_RELAY_RETRIES")),
                    max_wait_s=max(0.0, config.value("BOT_RELAY_RETRY_MAX_WAIT")))
 
@@ -56,8 +56,8 @@ def asked_wait_s(headers: dict[str, str], now: datetime | None = None) -> float 
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 def busy_note(status: int, wait_s: float, attempt: int, retries: int) -> str:

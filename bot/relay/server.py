@@ -35,8 +35,9 @@ import json
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 import httpx
@@ -44,6 +45,7 @@ import orjson
 import uvicorn
 
 from adapters.base import Tier
+from bot import retry
 from bot.record.recorder import Recorder
 from bot.relay import apis
 from bot.relay.budgets import Budget, Ledger, Scope
@@ -153,7 +155,7 @@ class ModelRelay:
 
     # lifecycle ---------------------------------------------------------------
 
-    async def __aenter__(self) -> "ModelRelay":
+    async def __aenter__(self) -> ModelRelay:
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False, limits=httpx.Limits(
                 max_connections=64, max_keepalive_connections=16, keepalive_expiry=60))
@@ -336,7 +338,7 @@ class ModelRelay:
             if response is not None:
                 await response.aclose()
             await self._announce_retry(call, status, wait, attempt, reason)
-            await asyncio.sleep(wait)
+            await retry.sleep(wait)  # the bot's one injectable wait
 
     async def _announce_retry(self, call: ModelCall, status: int, wait: float, attempt: int, reason: str) -> None:
         note = busy_note(status, wait, attempt, self.retry.retries)

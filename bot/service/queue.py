@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-
 DEFAULT_LEASE_S = 30.0
 
 _CLAIM = """
@@ -42,7 +41,7 @@ class Job:
     cancel_requested: bool = False
 
     @classmethod
-    def from_row(cls, row: dict) -> "Job":
+    def from_row(cls, row: dict) -> Job:
         return cls(id=row["id"], kind=row["kind"], conversation=row["conversation"],
                    spec=json.loads(row["spec"]), attempts=row["attempts"],
                    tracking_comment_id=row["tracking_comment_id"],
@@ -59,7 +58,7 @@ def claim(db: sqlite_utils.Database, owner: str, lease_s: float = DEFAULT_LEASE_
     row = cursor.fetchone()
     if row is None:
         return None
-    return Job.from_row(dict(zip([c[0] for c in cursor.description], row)))
+    return Job.from_row(dict(zip([c[0] for c in cursor.description], row, strict=True)))
 
 
 def renew(db: sqlite_utils.Database, job_id: int, owner: str, lease_s: float = DEFAULT_LEASE_S) -> bool:

@@ -17,6 +17,7 @@ import sqlite_utils
 
 from bot import config
 
+
 def connect(path: Path | None = None) -> sqlite_utils.Database:
     """A WAL-mode connection to the bot database; tables are created on first use."""
     path = path or config.data_dir() / "bot.db"
@@ -121,7 +122,7 @@ class GroupCommit:
             outcomes = write_batch(db, [statements for statements, _ in batch])
         except Exception as exc:  # BEGIN or COMMIT failed: nothing of the batch is stored
             outcomes = [(None, exc)] * len(batch)
-        for (_, future), (result, error) in zip(batch, outcomes):
+        for (_, future), (result, error) in zip(batch, outcomes, strict=True):
             if future.done():  # its request went away; the rows stand, a redelivery dedupes
                 continue
             if error is not None:
@@ -130,7 +131,7 @@ class GroupCommit:
                 future.set_result(result)
 
 
-_group_commits: "weakref.WeakKeyDictionary[sqlite_utils.Database, GroupCommit]" = weakref.WeakKeyDictionary()
+_group_commits: weakref.WeakKeyDictionary[sqlite_utils.Database, GroupCommit] = weakref.WeakKeyDictionary()
 
 
 async def commit(db: sqlite_utils.Database, statements):

@@ -15,12 +15,11 @@ import uuid
 import httpx
 
 from bot import config
+from bot.github.client import Thread, TokenCache, installation_thread, transient, with_retries
 from bot.job import pipeline, replies
 from bot.job.modes import GitHubMode
-from bot.service import queue
-from bot.service import store
-from bot.github.client import Thread, TokenCache, installation_thread, transient, with_retries
 from bot.job.tracking import GitHubSurface, TrackingComment
+from bot.service import queue, store
 
 log = logging.getLogger("bot.service.worker")
 MAX_ATTEMPTS = 3
@@ -81,7 +80,7 @@ class WorkerPool:
             if job is None:
                 try:
                     await asyncio.wait_for(self._wake.wait(), POLL_S)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
                 continue
             task = asyncio.create_task(self._handle(job))

@@ -1,8 +1,8 @@
 """Server-rendered HTML of the settings pages. Every interpolated value goes through `esc`."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from html import escape
-from typing import Iterable
 
 STYLE = """
 body{font:16px/1.5 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1f2328}

@@ -21,11 +21,26 @@ from starlette.routing import Route
 from bot import config
 from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
-from bot.settings.github import (GitHubRefused, admin_installations, admin_repositories, administered_installation,
-                                 can_administer, exchange_code, get_user)
-from bot.settings.session import (SESSION_COOKIE, STATE_COOKIE, WebSession, end_session, load_session,
-                                  sign, start_session, unsign)
 from bot.settings import pages
+from bot.settings.github import (
+    GitHubRefused,
+    admin_installations,
+    admin_repositories,
+    administered_installation,
+    can_administer,
+    exchange_code,
+    get_user,
+)
+from bot.settings.session import (
+    SESSION_COOKIE,
+    STATE_COOKIE,
+    WebSession,
+    end_session,
+    load_session,
+    sign,
+    start_session,
+    unsign,
+)
 
 STATE_TTL = 600
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")

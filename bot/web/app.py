@@ -11,8 +11,8 @@ from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
 from bot import config
-from bot.web import intake
 from bot.service import store
+from bot.web import intake
 
 log = logging.getLogger("bot.web.app")
 
@@ -31,7 +31,8 @@ async def home(request: Request) -> HTMLResponse:
                  f"{counts.get('done', 0)} done, {counts.get('failed', 0)} failed.</p>")
     return HTMLResponse(f"<!doctype html><html lang=en><meta charset=utf-8><title>github-agent-bot</title>"
                         f"<h1>github-agent-bot</h1>{state}<p>Webhook URL: <code>/webhook</code>. "
-                        f"Health: <code>/healthz</code>. Keys and subscriptions: <a href=/settings>settings</a>.</p></html>")
+                        "Health: <code>/healthz</code>. "
+                        "Keys and subscriptions: <a href=/settings>settings</a>.</p></html>")
 
 
 async def healthz(request: Request) -> JSONResponse:

@@ -16,10 +16,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from bot import config
-from bot.permissions import association_may_trigger, is_bot_author
 from bot.job import grammar
-from bot.service import store
 from bot.job.conversations import thread_key
+from bot.permissions import association_may_trigger, is_bot_author
+from bot.service import store
 
 log = logging.getLogger("bot.web.intake")
 MAX_BODY_BYTES = 25 * 1024 * 1024

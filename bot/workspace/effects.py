@@ -30,9 +30,8 @@ import gidgethub
 import httpx
 
 from bot import config
-from bot.workspace import paths
 from bot.record import leaks
-from bot.workspace import tree_scan
+from bot.workspace import paths, tree_scan
 from bot.workspace.git import git, git_bytes, pinned_env, redact, run_git
 from bot.workspace.worktrees import Worktree, mirror_lock
 
@@ -325,7 +324,7 @@ async def _index_records(wt: Worktree, changed: list[bytes]) -> list[bytes]:
         listing = b"".join(_c_quoted(root + b"/" + name) + b"\n" for _, name in files)
         shas = (await git_bytes("hash-object", "-w", "--no-filters", "--stdin-paths", cwd=wt.git_dir,
                                 env=wt.repo_env(), stdin=listing)).split()
-        records += [mode + b" " + sha + b"\t" + name + b"\0" for (mode, name), sha in zip(files, shas)]
+        records += [mode + b" " + sha + b"\t" + name + b"\0" for (mode, name), sha in zip(files, shas, strict=True)]
     for name in links:
         target = os.readlink(root + b"/" + name)
         sha = (await git_bytes("hash-object", "-w", "--stdin", cwd=wt.git_dir, env=wt.repo_env(),

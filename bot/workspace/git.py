@@ -192,7 +192,7 @@ async def run_git_bytes(*args: str, cwd: Path | str, token: str | None = None,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
         out, err = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
-    except asyncio.TimeoutError:  # a FIFO where git expects a file blocks it for ever
+    except TimeoutError:  # a FIFO where git expects a file blocks it for ever
         proc.kill()
         await proc.wait()
         return -9, b"", f"git {args[0]} did not finish in {timeout_s:.0f} s and was stopped"

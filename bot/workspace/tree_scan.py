@@ -16,9 +16,9 @@ HEAD, objects/ and refs/ is a git dir to anyone who checks out the branch and en
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from bot.workspace import paths
 from bot.workspace.git import git_bytes, pinned_env

@@ -25,14 +25,13 @@ import re
 import shutil
 import time
 import weakref
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AsyncIterator
 
 from bot import config
-from bot.workspace import repo_config
 from bot.workspace import pool as worktree_pool
-from bot.workspace import tree_scan
+from bot.workspace import repo_config, tree_scan
 from bot.workspace.git import git, pinned_env, run_git
 from bot.workspace.repo_config import RepoConfig
 
@@ -40,7 +39,7 @@ log = logging.getLogger(__name__)
 
 LAST_USED = "bot-last-used"
 _BRANCHES = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
-_LOCKS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]]" = \
+_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = \
     weakref.WeakKeyDictionary()
 
 
@@ -117,7 +116,7 @@ async def _flock(fd: int, timeout_s: float, mirror: Path) -> None:
             return
         except BlockingIOError:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"mirror {mirror.name} stayed locked for {timeout_s:.0f} s")
+                raise TimeoutError(f"mirror {mirror.name} stayed locked for {timeout_s:.0f} s") from None
             await asyncio.sleep(0.05)
 
 

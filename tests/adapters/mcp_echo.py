@@ -41,7 +41,7 @@ class EchoMCP:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
 
-    def __enter__(self) -> "EchoMCP":
+    def __enter__(self) -> EchoMCP:
         self._thread.start()
         deadline = time.monotonic() + 10
         while not self._server.started:

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from adapters import base
-from bot import config
 from adapters.base import Credentials
+from bot import config
 from tests.adapters.helpers import bridge, episode
 
 SECRET = "sk-test-secret-value-0123456789"

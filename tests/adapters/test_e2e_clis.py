@@ -12,8 +12,6 @@ changing nothing; a lost session reported as such; native mode running the CLI's
 """
 from __future__ import annotations
 
-from bot.config import operator_for, sandbox_host
-
 import asyncio
 import json
 from dataclasses import dataclass
@@ -23,6 +21,7 @@ import pytest
 
 from adapters import base
 from adapters.base import Bridge, Credentials, Episode, Result
+from bot.config import operator_for, sandbox_host
 from bot.job.runner import run_episode
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner

@@ -1,5 +1,6 @@
-"""Dependencies point one way: entry points → service → job → bridge → workspace, record, github,
-credentials → adapters, sandbox. adapters/ and sandbox/ never import bot."""
+"""Dependencies point one way: entry points (cli) → web → settings → service → job → bridge, relay →
+workspace, github, credentials → record → the kernel (config, retry, permissions) → adapters,
+sandbox. adapters/ and sandbox/ never import bot."""
 from __future__ import annotations
 
 import pytest

@@ -6,8 +6,6 @@ One scripted episode per CLI (module-scoped, it costs a few seconds) feeds sever
 """
 from __future__ import annotations
 
-from bot.config import operator_for, sandbox_host
-
 import asyncio
 import json
 from dataclasses import dataclass
@@ -16,17 +14,19 @@ from pathlib import Path
 import pytest
 
 from adapters import base as adapters
-from bot.record import provenance
 from bot.bridge.admission import Admission
 from bot.bridge.server import BridgeServer
 from bot.bridge.tools import TOOLS, sandbox_for_run
+from bot.config import operator_for, sandbox_host
 from bot.job import honesty
-from bot.record.recorder import Recorder
 from bot.job.runner import run_episode
+from bot.record import provenance
+from bot.record.recorder import Recorder
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner
 from tests.bridge.conftest import git
-from tests.fakes.provider import FakeProvider, bridged as bridge_call, call, resolve_tool, say
+from tests.fakes.provider import FakeProvider, call, resolve_tool, say
+from tests.fakes.provider import bridged as bridge_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 

@@ -20,7 +20,7 @@ def test_list_shows_recent_runs(capsys):
     """`bot runs list` prints each run with its agent, status, event count and conversation."""
     run_id = seeded_run()
     assert cli.main(["runs", "list"]) == 0
-    line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith(run_id[:12]))
+    line = next(row for row in capsys.readouterr().out.splitlines() if row.startswith(run_id[:12]))
     assert "gemini" in line and "running" in line and "octo/repo#7" in line and " 2 " in line
 
 

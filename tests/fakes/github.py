@@ -67,7 +67,7 @@ import time
 import uuid
 import zlib
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -102,7 +102,7 @@ class FakeGitHub:
         self._routes = _routes(self)
 
     # ---- lifecycle
-    def start(self) -> "FakeGitHub":
+    def start(self) -> FakeGitHub:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
@@ -113,7 +113,7 @@ class FakeGitHub:
             self._server.shutdown()
             self._server.server_close()
 
-    def __enter__(self) -> "FakeGitHub":
+    def __enter__(self) -> FakeGitHub:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -364,7 +364,7 @@ class FakeGitHub:
             return 401, {"message": "'Issuer' claim ('iss') must be an Integer"}, {}
         token = f"ghs_fake{next(self._ids)}x{int(installation):d}"
         self.tokens[token] = int(installation)
-        expires = datetime.now(timezone.utc) + timedelta(seconds=self.token_ttl_s)
+        expires = datetime.now(UTC) + timedelta(seconds=self.token_ttl_s)
         return 201, {"token": token, "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
                      "permissions": {"issues": "write", "pull_requests": "write", "contents": "write"},
                      "repository_selection": "all"}, {}
@@ -617,4 +617,4 @@ def _user(login: str, kind: str = "User") -> dict:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

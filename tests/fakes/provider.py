@@ -498,7 +498,7 @@ class FakeProvider:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> "FakeProvider":
+    def start(self) -> FakeProvider:
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
         return self
@@ -507,13 +507,13 @@ class FakeProvider:
         self._server.shutdown()
         self._server.server_close()
 
-    def __enter__(self) -> "FakeProvider":
+    def __enter__(self) -> FakeProvider:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def script(self, *turns: Turn) -> "FakeProvider":
+    def script(self, *turns: Turn) -> FakeProvider:
         with self._lock:
             self._queue.extend(turns)
         return self

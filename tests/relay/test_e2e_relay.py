@@ -6,8 +6,6 @@ One episode per CLI (module-scoped, a few seconds each) feeds the tests.
 """
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +17,7 @@ from adapters import base as adapters
 from bot import config as bot_config
 from bot.bridge.admission import Admission
 from bot.bridge.server import BridgeServer
+from bot.config import sandbox_host
 from bot.job.model_channel import model_channel
 from bot.job.runner import run_episode
 from bot.record.recorder import Recorder

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 import bot.relay as relay_package
-
 from bot.relay.pricing import PriceTableError, builtin_table, load_table
 from bot.relay.usage import CallUsage
 from tests.fakes.provider import FakeUsage, say

@@ -2,7 +2,7 @@
 rejected key ends the turn naming the key's scope and where to fix it."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
@@ -67,7 +67,7 @@ async def test_a_rejected_key_ends_the_turn_naming_its_scope_and_where_to_fix_it
 
 
 def test_retry_after_as_an_http_date_is_read():
-    now = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
     assert asked_wait_s({"retry-after": format_datetime(now + timedelta(seconds=20), usegmt=True)}, now) == 20
 
 

@@ -1,8 +1,6 @@
 """Fixtures for the tier-1 tests: a bot-like data dir, a runner, loopback servers, a TLS cert."""
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import asyncio
 import datetime
 import ipaddress
@@ -16,6 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from bot.config import sandbox_host
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner
 
@@ -81,7 +80,7 @@ def tls_files(tmp_path_factory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("tls")
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(days=1))

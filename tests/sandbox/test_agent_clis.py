@@ -1,10 +1,9 @@
 """The real agent CLIs start inside tier 1 (node/bun runtimes under the read-only install)."""
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import pytest
 
+from bot.config import sandbox_host
 from sandbox.tier1 import Tier1Spawner
 from tests.sandbox.conftest import AGENTS_DIR
 

@@ -5,7 +5,8 @@ import asyncio
 import ssl
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sandbox.egress import Policy, is_public, normalize_host, read_client_hello, server_name
 

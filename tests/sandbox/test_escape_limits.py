@@ -1,8 +1,6 @@
 """Escape suite, processes and resources: caps hold and nothing outlives the episode."""
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import asyncio
 import os
 import time
@@ -10,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import sandbox_host
 from sandbox.base import Limits
 
 pytestmark = pytest.mark.sandbox

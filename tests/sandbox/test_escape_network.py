@@ -4,10 +4,9 @@ Every address used is either loopback or inside the sandbox's own empty network 
 """
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import pytest
 
+from bot.config import sandbox_host
 from sandbox.tier1 import Tier1Spawner
 
 pytestmark = pytest.mark.sandbox

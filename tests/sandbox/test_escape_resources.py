@@ -9,8 +9,6 @@ descriptor soft limit to the hard limit at start. Disk: the writable worktree ma
 """
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import asyncio
 import json
 import os
@@ -26,6 +24,7 @@ import httpx
 import pytest
 
 from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation
+from bot.config import sandbox_host
 from sandbox.base import Limits
 from sandbox.tier1 import Tier1Spawner
 

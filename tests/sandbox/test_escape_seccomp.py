@@ -8,13 +8,12 @@ is what said no.
 """
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import asyncio
 import json
 
 import pytest
 
+from bot.config import sandbox_host
 from sandbox import seccomp
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner

@@ -5,10 +5,9 @@ those cases run against a directory tree laid out like cgroupfs; the real host i
 """
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import pytest
 
+from bot.config import sandbox_host
 from sandbox import limits
 
 

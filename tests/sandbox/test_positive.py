@@ -1,13 +1,12 @@
 """What must keep working inside tier 1: the worktree, the bridge, operator-allowed egress."""
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import json
 import shutil
 
 import pytest
 
+from bot.config import sandbox_host
 from sandbox.tier1 import Tier1Spawner
 
 pytestmark = pytest.mark.sandbox

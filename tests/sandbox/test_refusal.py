@@ -1,14 +1,13 @@
 """Refuse rather than downgrade: a missing floor raises Refused with reason and fix, nothing runs."""
 from __future__ import annotations
 
-from bot.config import sandbox_host, sandbox_tier
-
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from bot.config import sandbox_host, sandbox_tier
 from sandbox import select_spawner
 from sandbox.base import REFUSED_EXIT_CODE, Refused
 from sandbox.identity import SANDBOX_ID

@@ -1,12 +1,11 @@
 """Secrets travel only in the child's environment: never in any process's argv."""
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 from pathlib import Path
 
 import pytest
 
+from bot.config import sandbox_host
 from sandbox.tier1 import Tier1Spawner
 
 pytestmark = pytest.mark.sandbox

@@ -4,7 +4,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-
 from sandbox.base import Limits
 from sandbox.tier0 import Tier0Spawner
 

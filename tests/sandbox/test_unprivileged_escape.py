@@ -8,8 +8,6 @@ The user gets a delegated cgroup subtree (v1 or v2), as an operator would give i
 """
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import os
 import secrets
 import shutil
@@ -20,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import sandbox_host
 from sandbox import limits
 from tests.conftest import is_root
 

@@ -11,8 +11,8 @@ from starlette.testclient import TestClient
 
 from bot import config
 from bot.settings import routes as settings
-from bot.web.app import create_app
 from bot.settings.session import unsign
+from bot.web.app import create_app
 from tests.settings.conftest import csrf_of, sign_in
 
 

@@ -68,7 +68,7 @@ class Service:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> "Service":
+    def start(self) -> Service:
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve"], cwd=ROOT, env=self.env,
                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from adapters.base import Result, Usage
 from bot.job import answer as answer_module
+from bot.job.pipeline import JobContext, Turn
+from bot.job.tracking import TrackingComment
+from bot.record.recorder import Recorder
 from bot.service import store
 from bot.workspace.effects import Outcome
-from bot.job.pipeline import JobContext, Turn
-from bot.record.recorder import Recorder
-from bot.job.tracking import TrackingComment
 
 GITHUB_LIMIT = 65_536
 

@@ -1,6 +1,7 @@
 """bot.github against the fake GitHub: token cache, permission cache, rate-limit retries."""
 from __future__ import annotations
 
+import gidgethub
 import httpx
 import pytest
 
@@ -82,8 +83,9 @@ async def test_plain_404_is_not_retried(gh):
     """A client error that is not a rate limit surfaces at once."""
     async with httpx.AsyncClient() as client:
         t = github.Thread((await thread(github.TokenCache(), client)).api, REPO, 99)
-        with pytest.raises(Exception):
+        with pytest.raises(gidgethub.HTTPException) as refused:
             await t.create_comment("nowhere")
+    assert refused.value.status_code == 404
     assert len(gh.calls_to("POST", r"/issues/99/comments$")) == 1
 
 

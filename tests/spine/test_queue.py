@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import time
 
-from bot.service import queue
-from bot.service import store
+from bot.service import queue, store
 from tests.spine.helpers import enqueue
 
 

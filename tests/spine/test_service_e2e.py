@@ -111,8 +111,8 @@ def test_secret_in_the_agent_answer_is_redacted(world):
 
 def test_pull_request_answer_names_base_new_commit_and_records_the_bots_acts(world, tmp_path):
     """The provenance names base → new commit and the diffstat; commit, push and PR are enforced events."""
-    from bot.service import store
     from bot.record.recorder import Recorder
+    from bot.service import store
 
     gh = world[0]
     body = ask(world, "@bot codex fix the spelling",

@@ -3,8 +3,6 @@
 fetched from the fake GitHub, and rendered to a budget that says what it left out."""
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import asyncio
 import json
 from collections import Counter
@@ -13,6 +11,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
+from bot.config import sandbox_host
 from bot.github import thread as github
 from bot.github.client import RetryingAPI, Thread
 from bot.job import thread_text

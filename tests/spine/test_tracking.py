@@ -125,8 +125,8 @@ def test_an_error_is_a_warning_line_not_an_open_box():
 
 def test_agent_progress_cannot_mention_people():
     """A progress line the agent reports is posted without notifying anyone."""
-    from bot.record.defang import ZWSP
     from bot.job.tracking import Checklist
+    from bot.record.defang import ZWSP
 
     checklist = Checklist()
     checklist.add("ping @octocat")

@@ -6,8 +6,7 @@ import sqlite3
 
 import pytest
 
-from bot.service import queue
-from bot.service import store
+from bot.service import queue, store
 from bot.service.worker import WorkerPool
 from tests.spine.helpers import configure_app, enqueue
 from tests.spine.service import REPO, make_remote, seeded_github

@@ -11,8 +11,6 @@ check; the Action and `bot run` end to end are in tests/action and tests/spine.
 """
 from __future__ import annotations
 
-from bot.config import sandbox_host
-
 import asyncio
 import contextlib
 import os
@@ -21,11 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.workspace import local_checkout as local_mode
-from bot.workspace.local_checkout import dirty_paths, local_worktree
+from bot.config import sandbox_host
 from bot.workspace import effects
+from bot.workspace import local_checkout as local_mode
 from bot.workspace import pool as worktree_pool
 from bot.workspace import worktrees as workspace
+from bot.workspace.local_checkout import dirty_paths, local_worktree
 
 from .conftest import GIT_ENV, sh_git
 from .test_effects import ask, edit
@@ -463,10 +462,12 @@ def plant_command(sentinel: Path) -> str:
 def test_action_runs_nothing_the_agent_planted(tmp_path, monkeypatch, sentinel):
     """`bot action` as a workflow step: the agent plants the escape through `run`; the step ends
     with the refusal in the thread, nothing pushed, and the agent's program never ran."""
-    from tests.action.conftest import REPO, WORKFLOW_TOKEN, Runner, payload as event
+    from tests.action.conftest import REPO, WORKFLOW_TOKEN, Runner
+    from tests.action.conftest import payload as event
     from tests.action.test_action_e2e import run_step
     from tests.fakes.github import FakeGitHub
     from tests.fakes.provider import FakeProvider, call, say
+
     from .conftest import RemoteHost
 
     remotes = tmp_path / "remotes"

@@ -48,10 +48,13 @@ async def test_token_is_nowhere_after_a_job(remote, widget, http_remote, api, to
     handler = logging.FileHandler(log_file)
     logging.getLogger().addHandler(handler)
     try:
-        async with workspace.checkout(widget, "octo/widget#1", token=token) as wt:
+        wt = await workspace.prepare(widget, "octo/widget#1", token=token)
+        try:
             (wt.path / "src/app.py").write_text("print('hello')\n")
             out = await effects.apply(wt, ask(1), api, token)
             worktree_files = _files_holding(wt.path, token) + _files_holding(wt.git_dir, token)
+        finally:
+            await workspace.remove(wt)
     finally:
         logging.getLogger().removeHandler(handler)
         handler.close()

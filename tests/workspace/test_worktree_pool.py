@@ -1,8 +1,8 @@
 """Recycled checkouts (bot/worktree_pool.py): fast, and nothing of one job survives into the next."""
 from __future__ import annotations
 
-from bot.workspace import worktrees as workspace
 from bot.workspace import pool as worktree_pool
+from bot.workspace import worktrees as workspace
 
 from .conftest import sh_git
 
