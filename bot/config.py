@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.base import Operator
+from bot.errors import BotError
 from sandbox.base import Host
 
 AGENTS = ("claude", "codex", "opencode", "gemini")
@@ -20,7 +21,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 AGENT_PLACEHOLDER = "<AGENT>"
 
 
-class MissingConfig(RuntimeError):
+class MissingConfig(BotError, RuntimeError):
     """A required variable is not set; the message names it and how to set it."""
 
 

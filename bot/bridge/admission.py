@@ -20,12 +20,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from bot.errors import BotError
 from bot.workspace import paths
 
 DEFAULT_PROTECTED = (".github/workflows/**",)
 
 
-class Refusal(Exception):
+class Refusal(BotError):
     """A call the policy does not admit; nothing was changed."""
 
     def __init__(self, code: str, message: str):

@@ -16,9 +16,12 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
+from gidgethub import HTTPException
 from gidgethub import actions as workflow
 
 from bot import config
+from bot.errors import BotError
 from bot.job import grammar, replies
 from bot.job.modes import GitHubMode
 from bot.permissions import association_may_trigger, is_bot_author
@@ -29,12 +32,12 @@ MAX_SUMMARY_BYTES = 900_000  # GitHub refuses step summaries over 1 MiB
 EXIT_OK, EXIT_FAILED, EXIT_MISCONFIGURED = 0, 1, 2
 
 
-class Misconfigured(RuntimeError):
+class Misconfigured(BotError, RuntimeError):
     """The step cannot run; the message says what to set."""
 
 
 @dataclass
-class Outcome:
+class StepOutcome:
     status: str  # ignored | replied | not_allowed | done | failed | cancelled
     answer: str = ""
     comment_id: int | None = None
@@ -70,15 +73,25 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_MISCONFIGURED
     try:
         outcome = asyncio.run(handle(name, payload, token))
-    except Exception as exc:  # GitHub refused our own comment: nothing could be posted
-        workflow.command("error", f"bot could not answer in the thread: {type(exc).__name__}: "
-                         f"{redact(str(exc), [token])}. "
-                         "Does the job grant `issues: write` and `pull-requests: write`?")
-        outcome = Outcome("failed", reason=type(exc).__name__)
+    except HTTPException as exc:  # GitHub refused our own comment: nothing could be posted
+        workflow.command("error", could_not_answer(exc, token))
+        outcome = StepOutcome("failed", reason=type(exc).__name__)
+    except httpx.TransportError as exc:
+        workflow.command("error", f"bot could not reach GitHub: {type(exc).__name__}: {redact(str(exc), [token])}")
+        outcome = StepOutcome("failed", reason=type(exc).__name__)
     finally:
         scrub_credential_files()
     report(outcome)
     return EXIT_FAILED if outcome.status == "failed" else EXIT_OK
+
+
+def could_not_answer(exc: HTTPException, token: str) -> str:
+    """GitHub's refusal, and the permission to check only when it is a permission refusal."""
+    status = int(exc.status_code)
+    text = f"bot could not answer in the thread: {type(exc).__name__} {status}: {redact(str(exc), [token])}."
+    if status in (401, 403, 404):
+        text += " Does the job grant `issues: write` and `pull-requests: write`?"
+    return text
 
 
 def _defaults_from_runner() -> None:
@@ -120,24 +133,23 @@ def github_token() -> str:
     return token
 
 
-async def handle(event_name: str, payload: dict, token: str) -> Outcome:
+async def handle(event_name: str, payload: dict, token: str) -> StepOutcome:
     """Decide like the webhook intake, then answer in the thread."""
     from bot.web.intake import extract_trigger
 
     trigger = extract_trigger(event_name, payload)
     if trigger is None:
-        return Outcome("ignored", reason=f"{event_name}.{payload.get('action')} is not acted on")
+        return StepOutcome("ignored", reason=f"{event_name}.{payload.get('action')} is not acted on")
     if is_bot_author(trigger["author"], trigger["author_type"]):
-        return Outcome("ignored", reason="the author is a bot")
+        return StepOutcome("ignored", reason="the author is a bot")
     command = grammar.parse(trigger["body"], config.handle(), config.AGENTS)
     if command is None:
-        return Outcome("ignored", reason=f"no @{config.handle()} command")
-    import httpx
+        return StepOutcome("ignored", reason=f"no @{config.handle()} command")
     async with httpx.AsyncClient(timeout=30) as client:
         return await _answer(client, trigger, command, token)
 
 
-async def _answer(client, trigger: dict, command: grammar.Command, token: str) -> Outcome:
+async def _answer(client, trigger: dict, command: grammar.Command, token: str) -> StepOutcome:
     from bot.github.client import RetryingAPI, Thread
     from bot.job.tracking import GitHubSurface
 
@@ -152,9 +164,9 @@ async def _answer(client, trigger: dict, command: grammar.Command, token: str) -
     return await _reply(surface, reply_text(trigger, command), "replied")
 
 
-async def _reply(surface: RecordingSurface, text: str, status: str) -> Outcome:
+async def _reply(surface: RecordingSurface, text: str, status: str) -> StepOutcome:
     comment_id = await surface.post(text)
-    return Outcome(status, answer=text, comment_id=comment_id)
+    return StepOutcome(status, answer=text, comment_id=comment_id)
 
 
 def reply_text(trigger: dict, command: grammar.Command) -> str:
@@ -173,7 +185,7 @@ def reply_text(trigger: dict, command: grammar.Command) -> str:
 
 
 async def _run(trigger: dict, command: grammar.Command, thread, surface: RecordingSurface,
-               token: str) -> Outcome:
+               token: str) -> StepOutcome:
     from bot.job import pipeline
     from bot.job.conversations import thread_key
     from bot.service import store
@@ -186,7 +198,7 @@ async def _run(trigger: dict, command: grammar.Command, thread, surface: Recordi
         installation_id=None, target=trigger.get("target"),
         progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"))
     status = await pipeline.run(store.connect(), ctx, asyncio.Event())
-    return Outcome(status, answer=surface.last_body, comment_id=surface.handle)
+    return StepOutcome(status, answer=surface.last_body, comment_id=surface.handle)
 
 
 def scrub_credential_files() -> int:
@@ -197,7 +209,7 @@ def scrub_credential_files() -> int:
     return scrub_homes(config.data_dir() / "homes")
 
 
-def report(outcome: Outcome) -> None:
+def report(outcome: StepOutcome) -> None:
     """Step outputs, the step summary and one log line (never the comment's text)."""
     set_output("status", outcome.status)
     set_output("answer", outcome.answer)

@@ -14,6 +14,7 @@ from pathlib import Path
 from adapters.base import Credentials
 from bot import config
 from bot.credentials import vault as secrets
+from bot.errors import BotError
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ OPENCODE_PROVIDER_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API
                          "deepseek": "DEEPSEEK_API_KEY"}
 
 
-class InvalidCredential(ValueError):
+class InvalidCredential(BotError, ValueError):
     """A pasted value cannot be what it claims to be; the message never repeats the value."""
 
 

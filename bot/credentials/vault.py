@@ -24,6 +24,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from bot import config
+from bot.errors import BotError
 
 SCOPE_KINDS = ("user", "repo", "installation")
 _SCOPE = re.compile(r"^(user|repo|installation):[A-Za-z0-9_.\-/]+$")
@@ -32,7 +33,7 @@ _NONCE_BYTES = 12
 MAX_VALUE_BYTES = 64 * 1024
 
 
-class SecretError(RuntimeError):
+class SecretError(BotError, RuntimeError):
     """A secret could not be stored or read; the message never contains a value."""
 
 

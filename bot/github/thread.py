@@ -30,6 +30,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from bot import config
+from bot.errors import BotError
 
 log = logging.getLogger("bot.github.thread")
 FAILING = ("failure", "timed_out", "startup_failure")
@@ -281,7 +282,7 @@ def log_tail(text: str, lines: int = LOG_LINES, chars: int = LOG_CHARS) -> str:
 
 # ---------------------------------------------------------------- downloads
 
-class DownloadRefused(Exception):
+class DownloadRefused(BotError):
     """Too large, a type not accepted, or a redirect that leaves http(s)."""
 
 

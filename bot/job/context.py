@@ -5,10 +5,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.errors import BotError
 from bot.job.tracking import Surface
 
 
-class Stop(Exception):
+class Stop(BotError):
     """End the job now with this terminal text."""
 
     def __init__(self, text: str, status: str = "failed"):

@@ -17,13 +17,14 @@ from importlib import resources
 from pathlib import Path
 
 from bot import config
+from bot.errors import BotError
 from bot.relay.usage import CallUsage
 
 _DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 MILLION = 1_000_000
 
 
-class PriceTableError(ValueError):
+class PriceTableError(BotError, ValueError):
     """The operator's price file cannot be read as a price table; the message says why."""
 
 

@@ -15,6 +15,7 @@ import uuid
 import httpx
 
 from bot import config
+from bot.errors import BotError
 from bot.github.client import Thread, TokenCache, installation_thread, transient, with_retries
 from bot.job import pipeline, replies
 from bot.job.modes import GitHubMode
@@ -30,7 +31,7 @@ def lease_seconds() -> float:
     return config.value("BOT_LEASE_SECONDS")
 
 
-class NotYet(Exception):
+class NotYet(BotError):
     """GitHub could not be reached before anything of the job was done: run it again later."""
 
 

@@ -12,6 +12,7 @@ import ssl
 import httpx
 
 from bot import config
+from bot.errors import BotError
 
 API_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
                "User-Agent": "github-agent-bot-settings"}
@@ -30,7 +31,7 @@ def _client(**kwargs) -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=15, verify=_tls(), **kwargs)
 
 
-class GitHubRefused(Exception):
+class GitHubRefused(BotError):
     """GitHub answered with an error (status) or could not be reached (status 502)."""
 
     def __init__(self, status: int, message: str):

@@ -21,6 +21,7 @@ from starlette.routing import Route
 from bot import config
 from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
+from bot.errors import BotError
 from bot.settings import pages
 from bot.settings.github import (
     GitHubRefused,
@@ -53,7 +54,7 @@ SECURITY_HEADERS = {
 }
 
 
-class Refusal(Exception):
+class SettingsRefusal(BotError):
     """Stop handling and answer with this page."""
 
     def __init__(self, status: int, body: str):
@@ -83,9 +84,9 @@ def page_handler(func):
     async def handler(request: Request) -> Response:
         try:
             if not oauth_configured():
-                raise Refusal(503, pages.not_configured(callback_url(request)))
+                raise SettingsRefusal(503, pages.not_configured(callback_url(request)))
             return await func(request)
-        except Refusal as refusal:
+        except SettingsRefusal as refusal:
             return html(refusal.body, refusal.status)
         except GitHubRefused as exc:
             if exc.status == 401:
@@ -121,10 +122,11 @@ async def callback(request: Request) -> Response:
     params = request.query_params
     if params.get("error"):
         reason = params["error"] if _OAUTH_ERROR.match(params["error"]) else "unknown error"
-        raise Refusal(400, pages.login_page(f"GitHub did not sign you in: {reason}."))
+        raise SettingsRefusal(400, pages.login_page(f"GitHub did not sign you in: {reason}."))
     expected = str((unsign(request.cookies.get(STATE_COOKIE)) or {}).get("state", ""))
     if not expected or not hmac.compare_digest(expected.encode(), params.get("state", "").encode()):
-        raise Refusal(400, pages.login_page("This sign-in could not be verified (state mismatch). Start again."))
+        raise SettingsRefusal(400, pages.login_page(
+            "This sign-in could not be verified (state mismatch). Start again."))
     token = await exchange_code(oauth_base(), params.get("code", ""), callback_url(request))
     user = await get_user(token)
     end_session(request.cookies.get(SESSION_COOKIE))  # a fresh id on every sign-in
@@ -208,17 +210,17 @@ async def delete_shared(request: Request) -> Response:
 def _session_or_login(request: Request) -> WebSession:
     session = load_session(request.cookies.get(SESSION_COOKIE))
     if session is None:
-        raise Refusal(200 if request.url.path == "/settings" else 401, pages.login_page())
+        raise SettingsRefusal(200 if request.url.path == "/settings" else 401, pages.login_page())
     return session
 
 
 async def _session_and_form(request: Request):
     session = load_session(request.cookies.get(SESSION_COOKIE))
     if session is None:
-        raise Refusal(401, pages.login_page("Your session has ended. Sign in again."))
+        raise SettingsRefusal(401, pages.login_page("Your session has ended. Sign in again."))
     form = await request.form()
     if not hmac.compare_digest(str(form.get("csrf", "")).encode(), session.csrf.encode()):
-        raise Refusal(403, pages.error_page("Form expired", "This form is stale or did not come from "
+        raise SettingsRefusal(403, pages.error_page("Form expired", "This form is stale or did not come from "
                                             "this page. Reload the settings page and try again."))
     return session, form
 
@@ -229,10 +231,10 @@ async def _shared_scope(request: Request, session: WebSession) -> Shared:
         return await _administered_installation(request.path_params["installation"], session)
     owner, name = request.path_params["owner"], request.path_params["repo"]
     if not (_NAME.match(owner) and _NAME.match(name)):
-        raise Refusal(404, pages.error_page("No such repository", "That is not a repository name."))
+        raise SettingsRefusal(404, pages.error_page("No such repository", "That is not a repository name."))
     repo = f"{owner}/{name}"
     if not await can_administer(session.token, session.login, repo):
-        raise Refusal(403, pages.error_page("Not allowed", f"Only admins and maintainers of {repo} can "
+        raise SettingsRefusal(403, pages.error_page("Not allowed", f"Only admins and maintainers of {repo} can "
                                             "manage its credentials."))
     return Shared(secrets.scope_for("repo", repo), repo, f"/settings/repos/{repo}",
                   f"Keys for {repo} serve every permitted requester there without a key of their own.")
@@ -241,7 +243,7 @@ async def _shared_scope(request: Request, session: WebSession) -> Shared:
 async def _administered_installation(installation_id: int, session: WebSession) -> Shared:
     installation = await administered_installation(session.token, session.login, installation_id)
     if installation is None:
-        raise Refusal(403, pages.error_page("Not allowed", "Only the account's owner (or an organization "
+        raise SettingsRefusal(403, pages.error_page("Not allowed", "Only the account's owner (or an organization "
                                             "owner) can manage the credentials of this installation."))
     account = installation["account"]
     return Shared(secrets.scope_for("installation", installation_id), f"{account} (all repositories)",
@@ -253,18 +255,18 @@ async def _administered_installation(installation_id: int, session: WebSession) 
 def _save(scope: str, session: WebSession, form, back: str) -> Response:
     kind = credentials.find_kind(str(form.get("kind", "")))
     if kind is None:
-        raise Refusal(400, pages.error_page("Unknown credential", "Choose a credential from the list."))
+        raise SettingsRefusal(400, pages.error_page("Unknown credential", "Choose a credential from the list."))
     try:
         credentials.connect(scope, kind, str(form.get("value", "")), actor=session.login)
     except (credentials.InvalidCredential, secrets.SecretError) as exc:
-        raise Refusal(400, pages.error_page("Not saved", str(exc), back)) from None
+        raise SettingsRefusal(400, pages.error_page("Not saved", str(exc), back)) from None
     return RedirectResponse(f"{back}?{urlencode({'saved': kind.name})}", status_code=303)
 
 
 def _remove(scope: str, session: WebSession, form, back: str) -> Response:
     kind = credentials.find_kind(str(form.get("kind", "")))
     if kind is None or not credentials.disconnect(scope, kind, actor=session.login):
-        raise Refusal(404, pages.error_page("Nothing to delete", "That credential is not connected."))
+        raise SettingsRefusal(404, pages.error_page("Nothing to delete", "That credential is not connected."))
     return RedirectResponse(f"{back}?{urlencode({'deleted': kind.name})}", status_code=303)
 
 

@@ -43,11 +43,8 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 def _settings_routes() -> list:
-    try:
-        from bot.settings import routes as settings
-    except ImportError:
-        return []
-    return list(getattr(settings, "routes", []))
+    from bot.settings import routes as settings  # a broken settings module fails loudly at start
+    return list(settings.routes)
 
 
 def _hold_bridge_streams(hold: bool) -> None:

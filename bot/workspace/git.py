@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from bot.errors import BotError
+
 log = logging.getLogger(__name__)
 
 TOKEN_ENV = "BOT_GIT_TOKEN"
@@ -90,7 +92,7 @@ _PASSED_THROUGH = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS
                    "GIT_SSL_CAINFO", "SSL_CERT_FILE", "SSL_CERT_DIR")
 
 
-class GitError(RuntimeError):
+class GitError(BotError, RuntimeError):
     """A git command failed; the message carries git's stderr, with the token redacted."""
 
     def __init__(self, args: tuple[str, ...], code: int, stderr: str):

@@ -167,3 +167,12 @@ def test_malformed_event_file_is_a_clear_error(runner, monkeypatch, capsys, tmp_
     monkeypatch.setenv("GITHUB_EVENT_PATH", str(broken))
     assert cli.main(["action"]) == 2
     assert "does not hold a webhook payload object" in capsys.readouterr().out
+
+
+def test_a_permission_refusal_names_the_permissions_to_grant():
+    """Only GitHub's permission refusal points at `issues: write`; a 422 says what GitHub said."""
+    from gidgethub import BadRequest
+
+    from bot.cli.action import could_not_answer
+    assert "issues: write" in could_not_answer(BadRequest(403, "Resource not accessible"), "tok")
+    assert "issues: write" not in could_not_answer(BadRequest(422, "Validation Failed"), "tok")
