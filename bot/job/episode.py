@@ -64,7 +64,8 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
                             on_progress=tracking.note, on_halt=lambda reason: kill.set(),
                             stop=cancel) as bridge, \
             model_channel(agent, adapter, creds, ctx, recorder, run_id, sandbox_config,
-                          on_retry=tracking.note, on_stop=lambda reason: kill.set()) as channel:
+                          on_retry=tracking.note, on_stop=lambda reason: kill.set(),
+                          repo_budgets=worktree.config.budgets) as channel:
         sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
         ctx.secrets.append(bridge.token)
         prompt = await conversations.prompt(ctx, resumed, fresh_reason, thread)

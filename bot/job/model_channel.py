@@ -17,14 +17,14 @@ and the record declares it ("key in the sandbox: …"), so the provenance and `b
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from adapters.base import Credentials, gateway_root
 from bot import config
 from bot.record.recorder import Recorder
-from bot.relay.budgets import Budget, Ledger, Scope, operator_caps
+from bot.relay.budgets import Budget, Caps, Ledger, Scope, operator_caps
 from bot.relay.server import ModelRelay, Upstream
 
 # agent -> (variable in the resolved credentials, provider, sent as bearer, variables the CLI reads it from)
@@ -101,9 +101,11 @@ class Channel:
 @contextlib.asynccontextmanager
 async def model_channel(agent: str, adapter: Any, creds: Credentials, ctx: Any, recorder: Recorder, run_id: str,
                         sandbox_config: Any, *, on_retry: Callable[[str], Any] | None = None,
-                        on_stop: Callable[[str], Any] | None = None) -> AsyncIterator[Channel]:
+                        on_stop: Callable[[str], Any] | None = None,
+                        repo_budgets: Mapping[str, float] | None = None) -> AsyncIterator[Channel]:
     """Relay mode when `plan()` allows it (the sandbox config is narrowed in place), else direct.
-    Declares the run's unobserved gaps either way (the adapter's, less what the relay closes)."""
+    Declares the run's unobserved gaps either way (the adapter's, less what the relay closes).
+    `repo_budgets` (`.github/bot.yml`'s `budgets`) can only lower the operator's caps."""
     chosen = plan(agent, creds)
     if chosen.upstream is None:
         for gap in tuple(getattr(adapter, "unobserved", ())) + (f"key in the sandbox: {chosen.direct_reason}",):
@@ -115,7 +117,8 @@ async def model_channel(agent: str, adapter: Any, creds: Credentials, ctx: Any, 
     scope = Scope(conversation=ctx.conversation, requester=str(ctx.requester_id) if ctx.requester_id else None,
                   installation=str(ctx.installation_id) if ctx.installation_id else None)
     ledger = Ledger(recorder.db)
-    budget = Budget(operator=operator_caps(), prior=ledger.spent(scope))
+    budget = Budget(operator=operator_caps(), repo=Caps(**repo_budgets) if repo_budgets else None,
+                    prior=ledger.spent(scope))
     async with ModelRelay(chosen.upstream, recorder, run_id, budget=budget, ledger=ledger, spend_scope=scope,
                           on_retry=on_retry, on_stop=on_stop) as relay:
         ctx.secrets.append(relay.token)

@@ -73,6 +73,8 @@ class RepoConfig:
     allow_fork_push: bool = False  # push to a fork's head when its author allowed maintainers
     close_issue: bool = True  # PRs from an issue say "Fixes #N" (else "Refs #N")
     web_access: bool = False  # the CLI's web search and fetch tools (provider-run search: unseen by the proxy)
+    # model budgets by cap name (BUDGET_KEYS): each can only lower the operator's (bot/relay/budgets.py)
+    budgets: dict[str, float] = field(default_factory=dict)
     source: str = "defaults"  # "defaults" or ".github/bot.yml@<sha>"
 
     def agent(self) -> str:
@@ -329,9 +331,34 @@ def _string_list(value, fail) -> tuple[str, ...]:
     return tuple(value)
 
 
+# the operator's BOT_BUDGET_<CAP> variables, as `budgets.<cap>` keys: cap -> its parser (int or float)
+BUDGET_KEYS = {v.name.removeprefix("BOT_BUDGET_").lower(): v.parse
+               for v in config.VARIABLES if v.name.startswith("BOT_BUDGET_")}
+
+
+def _budgets(value, fail, lines, source):
+    if not isinstance(value, dict):
+        fail(f"must be a mapping with any of {', '.join(BUDGET_KEYS)}")
+    result = {}
+    for key, item in value.items():
+        sub = _failer(f"budgets.{key}", lines.get(f"budgets.{key}"), source)
+        if key not in BUDGET_KEYS:
+            sub(f"unknown budget (known: {', '.join(BUDGET_KEYS)})")
+        result[key] = _amount(item, BUDGET_KEYS[key] is int, sub)
+    return result
+
+
+def _amount(value, whole: bool, fail) -> float:
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    if not numeric or not value >= 0 or (whole and not isinstance(value, int)):
+        fail(f"must be a {'whole number' if whole else 'number'} at least 0, not `{value}`")
+    return value if whole else float(value)
+
+
 _VALIDATORS = {
     "default_agent": _agent, "allowed_agents": _agents, "trigger_permissions": _permissions,
     "mode": _mode, "protected_paths": _paths, "limits": _limits, "egress_hosts": _hosts,
     "package_registries": _registries, "open_pull_requests": _boolean,
     "allow_fork_push": _boolean, "close_issue": _boolean, "web_access": _boolean,
+    "budgets": _budgets,
 }

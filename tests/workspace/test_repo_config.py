@@ -128,3 +128,41 @@ def test_web_access_must_be_a_boolean():
     with pytest.raises(ConfigError) as err:
         parse("web_access: yes please\n")
     assert (err.value.key, err.value.line) == ("web_access", 1)
+
+
+def test_budgets_are_off_by_default():
+    assert parse("").budgets == {}
+
+
+def test_budgets_take_every_operator_budget_key():
+    """The keys mirror the operator's BOT_BUDGET_* variables, lower-cased without the prefix."""
+    cfg = parse("budgets:\n  turn_tokens: 50000\n  turn_usd: 2.5\n  thread_usd: 10\n"
+                "  requester_day_tokens: 1000000\n  installation_month_usd: 300\n")
+    assert cfg.budgets == {"turn_tokens": 50000, "turn_usd": 2.5, "thread_usd": 10.0,
+                           "requester_day_tokens": 1000000, "installation_month_usd": 300.0}
+
+
+def test_an_unknown_budget_names_its_line():
+    with pytest.raises(ConfigError) as err:
+        parse("mode: strict\nbudgets:\n  turn_tokens: 10\n  turn_dollars: 5\n")
+    assert (err.value.key, err.value.line) == ("budgets.turn_dollars", 4)
+    assert "installation_month_usd" in err.value.reason
+
+
+def test_a_token_budget_must_be_a_whole_number():
+    with pytest.raises(ConfigError) as err:
+        parse("budgets:\n  thread_tokens: 2.5\n")
+    assert (err.value.key, err.value.line) == ("budgets.thread_tokens", 2)
+
+
+@pytest.mark.parametrize("value", ["-1", "lots", "true", ".nan"])
+def test_a_money_budget_must_be_a_number_at_least_zero(value):
+    with pytest.raises(ConfigError) as err:
+        parse(f"budgets:\n  turn_usd: {value}\n")
+    assert (err.value.key, err.value.line) == ("budgets.turn_usd", 2)
+
+
+def test_budgets_must_be_a_mapping():
+    with pytest.raises(ConfigError) as err:
+        parse("budgets: 5\n")
+    assert (err.value.key, err.value.line) == ("budgets", 1)
