@@ -2,7 +2,8 @@
 so the service, the Action and `bot run` word each case the same way."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 WRITE_LEVELS = ("write", "maintain", "admin")
 
@@ -12,20 +13,31 @@ def help_text(handle: str, agents: Sequence[str], default_agent: str) -> str:
     return (f"**Usage** — on its own line: `@{handle} [agent] [new] <request>`\n\n"
             f"- agents: {names} (default `{default_agent}`)\n"
             f"- `new` starts a fresh session instead of resuming this thread's\n"
-            f"- `@{handle} status` shows this thread's sessions and queue, "
+            f"- `@{handle} status` shows this thread's sessions, queue and model spend, "
             f"`@{handle} stop` stops the running job, `@{handle} help` shows this\n\n"
             f"Only people with write access to the repository can start a run.")
 
 
-def status(conversation: str, sessions: Iterable, jobs: Iterable[dict]) -> str:
-    """The thread's sessions (one per agent) and its running and queued jobs."""
+def status(conversation: str, sessions: Iterable, jobs: Iterable[dict],
+           spend: Mapping[str, Any] | None = None, requester: str | None = None) -> str:
+    """The thread's sessions (one per agent), its running and queued jobs, and the model spend the
+    relay's ledger holds (`spend`: window -> Spend, for the windows "thread" and "requester_day")."""
     lines = [f"**Status of {conversation}**", ""]
     for session in sessions:
         lines.append(f"- `{session.agent}`: session `{(session.session_id or '?')[:12]}`, {session.turns} turn(s)")
     episodes = [j for j in jobs if j["kind"] == "episode"]
     running = sum(1 for j in episodes if j["status"] == "running")
     lines.append(f"- jobs: {running} running, {len(episodes) - running} queued")
+    labels = {"thread": "this thread", "requester_day": f"@{requester} today (UTC)" if requester else None}
+    for window, label in labels.items():
+        if label and spend and window in spend:
+            lines.append(f"- model spend, {label}: {_spend(spend[window])}")
     return "\n".join(lines)
+
+
+def _spend(spend: Any) -> str:
+    unpriced = f" ({spend.unpriced_calls} unpriced calls)" if spend.unpriced_calls else ""
+    return f"{spend.tokens:,} tokens, ${spend.usd:.4f}{unpriced}"
 
 
 def not_allowed(levels: Sequence[str] = WRITE_LEVELS) -> str:

@@ -221,12 +221,16 @@ def reply_text(db, job: queue.Job) -> str:
     if kind == "unknown_agent":
         return replies.unknown_agent(spec["command"].get("unknown_name"), agents)
     if kind == "status":
-        return status_text(db, job.conversation)
+        return status_text(db, job.conversation, spec.get("author"), spec.get("author_id"))
     if kind == "stop":
         return replies.nothing_running()
     return replies.help_text(config.handle(), agents, config.default_agent())
 
 
-def status_text(db, conversation: str) -> str:
+def status_text(db, conversation: str, requester: str | None = None, requester_id: int | None = None) -> str:
+    """The thread's status with its model spend and the asker's today, from the relay's ledger."""
     from bot.job import conversations
-    return replies.status(conversation, conversations.sessions(db, conversation), queue.open_jobs(db, conversation))
+    from bot.relay.budgets import Ledger, Scope
+    spend = Ledger(db).spent(Scope(conversation=conversation, requester=str(requester_id) if requester_id else None))
+    return replies.status(conversation, conversations.sessions(db, conversation), queue.open_jobs(db, conversation),
+                          spend=spend, requester=requester)

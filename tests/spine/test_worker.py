@@ -246,3 +246,27 @@ async def test_episode_stopped_while_queued_ends_stopped_without_running(gh):
     assert rows[0]["status"] == "cancelled"
     assert "Stopped before it started" in gh.comments(REPO, 1)[-1]["body"]
     assert not db["runs"].exists() or db["runs"].count == 0  # no episode was recorded
+
+
+async def test_status_shows_the_threads_and_the_requesters_spend_from_the_relay_ledger(gh):
+    """`@bot status` sums the relay's ledger: this thread's spend over all its turns, and the asker's
+    spend today (UTC) over every thread; others' spend elsewhere is not counted."""
+    from bot.relay.budgets import Ledger, Scope
+    db = store.connect()
+    ledger = Ledger(db)
+    ledger.add("r1", Scope(f"{REPO}#1", "1", "1"), 1200, 0.25)
+    ledger.add("r2", Scope(f"{REPO}#1", "99", "1"), 300, 0.05)  # another requester in this thread
+    ledger.add("r3", Scope(f"{REPO}#2", "1", "1"), 4000, 1.5)  # the asker in another thread
+    ledger.add("r4", Scope(f"{REPO}#3", "99", "1"), 7777, 9.0)  # someone else elsewhere
+    enqueue(db, "reply", f"{REPO}#1", spec("status"))
+    await drain(db, 1)
+    body = gh.comments(REPO, 1)[-1]["body"]
+    assert "model spend, this thread: 1,500 tokens, $0.3000" in body
+    assert "model spend, @Codertocat today (UTC): 5,200 tokens, $1.7500" in body
+
+
+def test_status_text_says_when_spend_includes_unpriced_calls():
+    from bot.job import replies
+    from bot.relay.budgets import Spend
+    text = replies.status("o/r#1", [], [], spend={"thread": Spend(10, 0.0, 2)})
+    assert "model spend, this thread: 10 tokens, $0.0000 (2 unpriced calls)" in text
