@@ -66,7 +66,14 @@ def sandbox_rows() -> list[dict]:
     return [{"check": name, "ok": ok, "detail": detail} for name, ok, detail in checks]
 
 
-def render(agents: list[dict], floor: list[dict]) -> str:
+def channel_rows() -> list[dict]:
+    """Per agent, the credential kinds whose model calls go through the relay and those that run
+    in direct mode, the key in the sandbox (bot/job/model_channel.py decides)."""
+    from bot.job.model_channel import credential_modes
+    return [{"agent": name, **credential_modes(name)} for name in config.AGENTS]
+
+
+def render(agents: list[dict], floor: list[dict], channel: Sequence[dict] = ()) -> str:
     lines = [f"{'agent':<9} {'version':<10} {'status':<13} detail"]
     for row in agents:
         status = "REFUSED" if row["refuse"] else ("ready" if row["logged_in"] else "needs login")
@@ -74,6 +81,10 @@ def render(agents: list[dict], floor: list[dict]) -> str:
     if floor:
         lines += ["", f"{'sandbox check':<32} ok   detail"]
         lines += [f"{row['check']:<32} {'yes' if row['ok'] else 'NO':<4} {row['detail']}" for row in floor]
+    if channel:
+        lines += ["", "model channel (per credential kind)"]
+        lines += [f"{row['agent']:<9} relay: {', '.join(row['relay']) or 'none'}; "
+                  f"key in the sandbox: {', '.join(row['direct']) or 'none'}" for row in channel]
     return "\n".join(lines)
 
 
@@ -81,11 +92,11 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bot doctor", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
-    agents, floor = agent_rows(), sandbox_rows()
+    agents, floor, channel = agent_rows(), sandbox_rows(), channel_rows()
     if args.json:
-        print(json.dumps({"agents": agents, "sandbox": floor}, indent=2))
+        print(json.dumps({"agents": agents, "sandbox": floor, "model_channel": channel}, indent=2))
     else:
-        print(render(agents, floor))
+        print(render(agents, floor, channel))
     failed = any(row["refuse"] for row in agents) or any(not row["ok"] for row in floor)
     return 1 if failed else 0
 

@@ -65,6 +65,23 @@ def plan(agent: str, creds: Credentials) -> Plan:
     return Plan(None, direct_reason=f"{agent} cannot be pointed at the relay with this credential ({held})")
 
 
+def credential_modes(agent: str) -> dict[str, list[str]]:
+    """How each credential kind `agent` can be given runs: "relay", or "direct" (the key in the
+    sandbox), by the same `plan()` an episode uses. The kinds are the settings page's, plus the
+    provider keys only the operator's environment can give OpenCode."""
+    from bot.credentials.resolve import OPENCODE_PROVIDER_ENV, as_credentials, kinds_for
+
+    modes: dict[str, list[str]] = {"relay": [], "direct": []}
+    given = [(kind.label, as_credentials(kind, "probe", "operator")) for kind in kinds_for(agent)]
+    if agent == "opencode":
+        covered = {var for kind in kinds_for(agent) for var in kind.env}
+        given += [(f"{var} (operator)", Credentials(env={var: "probe"}, source="operator"))
+                  for var in OPENCODE_PROVIDER_ENV.values() if var not in covered]
+    for label, creds in given:
+        modes["relay" if plan(agent, creds).upstream is not None else "direct"].append(label)
+    return modes
+
+
 def fix_hint(source: str, variable: str) -> str:
     from bot.credentials.resolve import settings_url
 

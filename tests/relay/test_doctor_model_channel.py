@@ -1,0 +1,41 @@
+"""`bot doctor` says, per agent, which credential kinds run through the model relay and which run in
+direct mode with the key in the sandbox, as the episode's model channel would choose."""
+from __future__ import annotations
+
+import json
+
+from bot.cli import doctor
+
+
+def _rows() -> dict[str, dict]:
+    return {row["agent"]: row for row in doctor.channel_rows()}
+
+
+def test_doctor_lists_the_codex_chatgpt_login_as_key_in_the_sandbox():
+    codex = _rows()["codex"]
+    assert codex["direct"] == ["ChatGPT subscription (Codex auth.json)"]
+    assert codex["relay"] == ["OpenAI API key"]
+
+
+def test_doctor_lists_opencodes_non_openai_credentials_as_key_in_the_sandbox():
+    opencode = _rows()["opencode"]
+    assert opencode["relay"] == ["OpenAI API key for OpenCode"]
+    assert {"Anthropic API key for OpenCode", "OpenCode auth.json"} <= set(opencode["direct"])
+
+
+def test_doctor_lists_every_claude_and_gemini_credential_kind_as_relayed():
+    rows = _rows()
+    assert (rows["claude"]["direct"], rows["gemini"]["direct"]) == ([], [])
+    assert rows["claude"]["relay"] == ["Claude subscription token", "Anthropic API key"]
+
+
+def test_doctor_table_names_the_direct_kinds_key_in_the_sandbox():
+    text = doctor.render([], [], doctor.channel_rows())
+    line = next(line for line in text.splitlines() if line.startswith("codex"))
+    assert "relay: OpenAI API key" in line and "key in the sandbox: ChatGPT subscription (Codex auth.json)" in line
+
+
+def test_doctor_json_holds_the_model_channel_per_agent(capsys):
+    doctor.main(["--json"])
+    channel = json.loads(capsys.readouterr().out)["model_channel"]
+    assert [row["agent"] for row in channel] == ["claude", "codex", "opencode", "gemini"]
