@@ -110,6 +110,8 @@ class Episode:
     # The CLI's web tools (search, fetch), some run on the provider's servers where no egress
     # proxy sees them: offered only when the repository's configuration turns web access on.
     web_access: bool = False
+    # In-sandbox folders the agent may also read (never write), e.g. the thread's attachments.
+    read_dirs: tuple[str, ...] = ()
 
 
 @dataclass

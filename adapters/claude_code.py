@@ -3,7 +3,8 @@
 Prompt on stdin (the variadic --tools/--allowedTools/--mcp-config would swallow a trailing
 prompt); bridge by --mcp-config file with the bearer expanded from env; strict lockdown by
 --tools (only Read, Grep, Glob, which read the worktree only: reads outside it ask, and dontAsk
-refuses) + dontAsk + an allow-list of the bridge server; project settings ignored
+refuses; each of the episode's read folders, the thread's attachments, is an --add-dir, so
+Read opens files there too) + dontAsk + an allow-list of the bridge server; project settings ignored
 (--setting-sources user) so a repository cannot add hooks; Claude's own sandbox off; WebSearch and
 WebFetch offered only when the repository turns web access on.
 """
@@ -56,6 +57,8 @@ class ClaudeCode(CliAdapter):
         argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose",
                 "--strict-mcp-config", "--setting-sources", "user", "--permission-mode", "dontAsk",
                 "--tools", ",".join(builtins)]
+        for folder in episode.read_dirs:  # its read tools may open files there without asking
+            argv += ["--add-dir", folder]
         files = {SETTINGS: _settings(native, episode.web_access)} | episode.credentials.files
         env = dict(QUIET_ENV) | episode.credentials.env
         if episode.bridge:

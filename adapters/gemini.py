@@ -5,9 +5,11 @@ the bearer expanded from env) written both as user settings and as system settin
 highest precedence, so a repository's .gemini/settings.json cannot override them); only the
 bot's MCP server allowed; strict mode keeps the headless default approval mode (shell and
 write tools are not offered) plus a policy file denying them; the web tools are denied in
-either mode unless the repository turns web access on; the workspace is trusted by
-env (else exit 55). The answer is the concatenated assistant deltas; exit codes carry
-meaning (41 auth, 42 input, 52 config, 53 turn limit, 55 trust, else HTTP status & 0xFF).
+either mode unless the repository turns web access on; the episode's read folders (the thread's
+attachments) join its workspace (--include-directories), beside the worktree the only place its
+read tools reach; the workspace is trusted by env (else exit 55). The answer is the concatenated
+assistant deltas; exit codes carry meaning (41 auth, 42 input, 52 config, 53 turn limit,
+55 trust, else HTTP status & 0xFF).
 """
 from __future__ import annotations
 
@@ -49,6 +51,8 @@ class Gemini(CliAdapter):
         env = {"GEMINI_CLI_TRUST_WORKSPACE": "true", "NO_COLOR": "1"} | episode.credentials.env
         server = episode.bridge.server_name if episode.bridge else "bot"
         argv = [self.binary, "-o", "stream-json", "--allowed-mcp-server-names", server]
+        for folder in episode.read_dirs:  # in its workspace: its read tools may open files there
+            argv += ["--include-directories", folder]
         settings = _settings(episode)
         files = {SETTINGS: settings} | episode.credentials.files
         env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = SYSTEM_SETTINGS

@@ -4,7 +4,8 @@ Prompt on stdin (argv parts with spaces reach the model wrapped in quotes); the 
 inline in OPENCODE_CONFIG_CONTENT (the highest-precedence source) with the repository's own
 config, Claude-Code compatibility files and external skills switched off, so a repository
 cannot loosen the permissions; strict mode denies edit, bash and read (it follows symlinks out of
-the worktree) and paths outside the project, and webfetch and websearch are
+the worktree) and paths outside the project (except the episode's read folders, the thread's
+attachments, which it may read), and webfetch and websearch are
 denied unless the repository turns web access on (denied tools vanish from the request); the bridge
 as a remote MCP server with the bearer from env.
 OpenCode has no end-of-turn event: the answer is the last text part, success is exit 0.
@@ -12,6 +13,7 @@ OpenCode has no end-of-turn event: the answer is the last text part, success is 
 from __future__ import annotations
 
 import json
+import posixpath
 
 from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Usage, http_failure, register
 
@@ -24,6 +26,7 @@ QUIET_ENV = {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH"
 # Its `read` follows a repository's symlink out of the worktree (measured: /proc/self/environ,
 # the provider key), so strict mode denies it; reads go through the bridge. An explicit path
 # outside the project would "ask", which ends a headless run without an answer: deny instead.
+# Read folders (the attachments) are the one exception, allowed by path pattern (_strict).
 STRICT = {"edit": "deny", "bash": "deny", "read": "deny", "external_directory": "deny"}
 NATIVE = {"edit": "allow", "bash": "allow"}
 WEB_TOOLS = ("webfetch", "websearch")  # websearch runs at a search provider, out of the proxy's sight
@@ -43,7 +46,7 @@ class OpenCode(CliAdapter):
     unknown_session_markers = ("Session not found",)
 
     def command(self, episode: Episode) -> Invocation:
-        permission = (NATIVE if episode.mode == "native" else STRICT) | \
+        permission = (NATIVE if episode.mode == "native" else _strict(episode.read_dirs, episode.workdir)) | \
             {tool: "allow" if episode.web_access else "deny" for tool in WEB_TOOLS}
         config: dict = {"autoupdate": False, "share": "disabled", "permission": permission}
         env = QUIET_ENV | episode.credentials.env
@@ -91,6 +94,22 @@ class OpenCode(CliAdapter):
         if kind == "step_start":
             return [Event(EventKind.SESSION, session_id=session, raw=raw)]
         return [Event(EventKind.PROGRESS, text=str(kind), session_id=session, raw=raw)]
+
+
+def _strict(read_dirs: tuple[str, ...], workdir: str) -> dict:
+    """STRICT, with `read` allowed for files in each read folder (the thread's attachments, which
+    the bot wrote: no symlink there). Its read permission is asked with the path relative to the
+    project (`../data/attachments/x/01-log.txt`, normalised, so no `..` after the folder) and
+    external_directory with the absolute folder; the last matching pattern wins, so `*` first
+    denies everything else. A folder inside the worktree is never allowed this way: a repository
+    symlink there would be followed (why `read` is denied at all)."""
+    outside = [folder.rstrip("/") for folder in read_dirs
+               if posixpath.relpath(folder, workdir).startswith("../")]
+    if not outside:
+        return STRICT
+    relative = {f"{posixpath.relpath(folder, workdir)}/*": "allow" for folder in outside}
+    absolute = {f"{folder}/*": "allow" for folder in outside}
+    return STRICT | {"read": {"*": "deny"} | relative, "external_directory": {"*": "deny"} | absolute}
 
 
 def _gateway(config: dict, base: str, model: str | None) -> str:

@@ -140,16 +140,42 @@ def _positive(args: dict, name: str, default: int) -> int:
     return value
 
 
-def read_file(policy: Admission, args: dict) -> tuple[str, dict]:
-    """Lines `offset`.. (1-based) of a text file, at most `limit` lines and READ_MAX_BYTES."""
-    relative = policy.admit_read(args["path"])
+def read_file(policy: Admission, args: dict, read_dirs: tuple[str, ...] = ()) -> tuple[str, dict]:
+    """Lines `offset`.. (1-based) of a text file, at most `limit` lines and READ_MAX_BYTES: a file
+    of the worktree, or one in a `read_dirs` folder (the thread's attachments) named by its
+    absolute path, walked from that folder the same way."""
+    if (attached := _in_read_dir(args["path"], read_dirs)) is not None:
+        root, relative = attached
+        shown = str(PurePosixPath(root) / relative)
+    else:
+        root, relative = policy.worktree, policy.admit_read(args["path"])
+        shown = relative
     if relative == ".":
         raise ToolFailure("the repository root is a folder; use list_files to see what is in it.")
     offset = _positive(args, "offset", 1)
     limit = _positive(args, "limit", READ_DEFAULT_LINES)
-    with os.fdopen(_open_file(policy.worktree, relative), "rb") as handle:
+    with os.fdopen(_open_file(Path(root), relative), "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         data = handle.read(READ_SCAN_BYTES)
+    return _text_of(shown, data, size, offset, limit)
+
+
+def _in_read_dir(requested, read_dirs: tuple[str, ...]) -> tuple[str, str] | None:
+    """(folder, path inside it) when `requested` is an absolute path under one of `read_dirs`,
+    spelled plainly (no `.` or `..`, no control characters); else None (the worktree's rules)."""
+    if not isinstance(requested, str) or not requested.startswith("/") or paths.forbidden_character(requested):
+        return None
+    parts = requested.split("/")[1:]
+    if any(part in ("", ".", "..") for part in parts) or paths.ambiguous_component(requested):
+        return None
+    for folder in read_dirs:
+        inside = PurePosixPath(folder).parts[1:]
+        if tuple(parts[:len(inside)]) == inside and len(parts) > len(inside):
+            return folder, "/".join(parts[len(inside):])
+    return None
+
+
+def _text_of(relative: str, data: bytes, size: int, offset: int, limit: int) -> tuple[str, dict]:
     detail = {"path": relative, "size": size}
     if b"\0" in data[:BINARY_PROBE]:
         return f"{relative} is a binary file ({size} bytes); its content is not shown.", detail | {"binary": True}

@@ -68,8 +68,10 @@ class BridgeServer:
                  on_progress: Callable[[str], Any] | None = None,
                  on_halt: Callable[[str], Any] | None = None,
                  progress_interval_s: float = 2.0, wall_clock_s: float | None = None,
-                 stop: asyncio.Event | None = None, scratch_root: Path | None = None):
+                 stop: asyncio.Event | None = None, scratch_root: Path | None = None,
+                 read_dirs: tuple[str, ...] = ()):
         self.worktree = Path(worktree)
+        self.read_dirs = read_dirs  # absolute folders read_file may also read (the attachments)
         self.policy = policy
         self.recorder = recorder
         self.run_id = run_id
@@ -229,8 +231,10 @@ class BridgeServer:
                     raise Refusal("halted", f"the episode was halted ({self.halted}); stop now.")
                 return await tools.run_command(self.policy, args, self._run_sandbox, self._scratch_root,
                                                self._track_run)
-        if name in ("read_file", "list_files"):
-            return await asyncio.to_thread(getattr(reads, name), self.policy, args)
+        if name == "read_file":
+            return await asyncio.to_thread(reads.read_file, self.policy, args, self.read_dirs)
+        if name == "list_files":
+            return await asyncio.to_thread(reads.list_files, self.policy, args)
         if name == "search":
             return await reads.search(self.policy, args)
         if name == "read_thread":

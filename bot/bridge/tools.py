@@ -64,8 +64,9 @@ TOOLS: dict[str, tuple[str, dict]] = {
         "Read the GitHub conversation you were called from: the issue or pull request, its comments, "
         "and for a pull request its diff and review comments.", _schema({}, [])),
     "read_file": (
-        "Read a text file of the repository: lines from offset (1-based, default 1), at most limit "
-        "lines (default 2000) and 100 kB per call; the end says how to read on.",
+        "Read a text file of the repository, or one attached to the thread (by the absolute path the "
+        "prompt lists): lines from offset (1-based, default 1), at most limit lines (default 2000) "
+        "and 100 kB per call; the end says how to read on.",
         _schema({"path": _PATH, "offset": {"type": "integer", "description": "first line, from 1"},
                  "limit": {"type": "integer", "description": "how many lines"}}, ["path"])),
     "list_files": (

@@ -50,6 +50,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     thread = ThreadContext(ctx, attachments_dir(ctx.conversation) if ctx.thread is not None else None)
     sandbox_config = _sandbox_config(ctx, worktree, agent, adapter, spawner, thread.folder)
     inside = sandbox_config.mount_path if spawner.tier >= 1 else str(worktree.path)
+    read_dirs = (str(thread.folder),) if thread.folder else ()  # bound at the same path inside
     recorder = Recorder(db, secrets=ctx.secrets)
     run_id = recorder.start_run(agent=agent, job_id=str(ctx.job_id), conversation=ctx.conversation,
                                 mode=worktree.config.mode, sandbox_tier=spawner.tier,
@@ -62,7 +63,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
                             read_thread=conversations.thread_reader(ctx, thread),
                             run_sandbox=sandbox_for_run(worktree.path, policy),
                             on_progress=tracking.note, on_halt=lambda reason: kill.set(),
-                            stop=cancel) as bridge, \
+                            stop=cancel, read_dirs=read_dirs) as bridge, \
             model_channel(agent, adapter, creds, ctx, recorder, run_id, sandbox_config,
                           on_retry=tracking.note, on_stop=lambda reason: kill.set(),
                           repo_budgets=worktree.config.budgets) as channel:
@@ -74,7 +75,8 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
                                model=config.agent_model(agent), resume_session=resume_id if resumed else None,
                                bridge=bridge.bridge_for(spawner.inside_bridge_url(sandbox_config)),
                                credentials=channel.credentials, mode=worktree.config.mode,
-                               base_url=channel.base_url, web_access=worktree.config.web_access)
+                               base_url=channel.base_url, web_access=worktree.config.web_access,
+                               read_dirs=read_dirs)
         result = await _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id,
                                         tracking, cancel, kill, bridge.connected)
         channel.explain_stop(result)

@@ -340,3 +340,51 @@ def test_gemini_strict_policy_allows_each_bridge_tool_by_name(tmp_path):
     allowed = [r for r in rules if r["decision"] == "allow"]
     assert [(r["mcpName"], r["toolName"]) for r in allowed] == [("bot", "read_thread"), ("bot", "write_file")]
     assert all("toolName" in r for r in rules)
+
+
+ATTACHMENTS = "/data/attachments/octo-repo-12"
+
+
+def test_claude_may_read_the_attachments_folder(tmp_path):
+    """Each read folder is an added directory of Claude's (its Read opens files there without
+    asking); no write tool comes with it in strict mode."""
+    inv = _command("claude", tmp_path, read_dirs=(ATTACHMENTS,))
+    assert _value_after(inv.argv, "--add-dir") == ATTACHMENTS and inv.argv.count("--add-dir") == 1
+    assert _value_after(inv.argv, "--tools") == "Read,Grep,Glob"
+    assert "--add-dir" not in _command("claude", tmp_path).argv
+
+
+def test_gemini_includes_the_attachments_folder_in_its_workspace(tmp_path):
+    """Each read folder joins Gemini's workspace, which its read tools are confined to."""
+    inv = _command("gemini", tmp_path, read_dirs=(ATTACHMENTS,))
+    assert _value_after(inv.argv, "--include-directories") == ATTACHMENTS
+    assert "--include-directories" not in _command("gemini", tmp_path).argv
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_read_folder_argument_is_followed_by_a_flag_or_nothing(agent, tmp_path):
+    """A variadic folder flag never swallows the next argument (the prompt is on stdin)."""
+    argv = _command(agent, tmp_path, read_dirs=(ATTACHMENTS,)).argv
+    after = [argv[i + 2] for i, part in enumerate(argv[:-2]) if argv[i + 1] == ATTACHMENTS]
+    assert all(part.startswith("-") for part in after), argv
+
+
+def _opencode_permission(inv) -> dict:
+    return json.loads(inv.env["OPENCODE_PERMISSION"])
+
+
+def test_opencode_reads_only_the_attachments_folder(tmp_path):
+    """OpenCode's read stays denied but for files in the read folder (by its path relative to the
+    project, as OpenCode asks), and only that folder passes its outside-the-project check."""
+    permission = _opencode_permission(_command("opencode", tmp_path, read_dirs=(ATTACHMENTS,)))
+    assert permission["read"] == {"*": "deny", f"..{ATTACHMENTS}/*": "allow"}
+    assert permission["external_directory"] == {"*": "deny", f"{ATTACHMENTS}/*": "allow"}
+    assert (permission["edit"], permission["bash"]) == ("deny", "deny")
+    assert json.loads(_command("opencode", tmp_path, read_dirs=(ATTACHMENTS,)).env["OPENCODE_CONFIG_CONTENT"])[
+        "permission"] == permission
+
+
+def test_opencode_never_allows_a_read_folder_inside_the_worktree(tmp_path):
+    """A folder inside the worktree would let `read` follow a repository symlink: not allowed."""
+    permission = _opencode_permission(_command("opencode", tmp_path, read_dirs=("/workspace/attached",)))
+    assert permission["read"] == "deny" and permission["external_directory"] == "deny"

@@ -13,7 +13,11 @@ changing nothing; a lost session reported as such; native mode running the CLI's
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import struct
+import subprocess
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,10 +68,12 @@ class Sandboxed:
         return path
 
     async def turn(self, agent: str, prompt: str, resume: str | None = None, instruction: str = "",
-                   mode: str = "strict", model: str | None = None, web_access: bool = False) -> Result:
+                   mode: str = "strict", model: str | None = None, web_access: bool = False,
+                   read_dirs: tuple[str, ...] = ()) -> Result:
         adapter = base.get(agent, operator_for(agent))
         spawner = Tier1Spawner(host=sandbox_host())
-        config = SandboxConfig(workdir=self.worktree, home=self.root / "home" / agent, ro_binds=(AGENTS_DIR,),
+        config = SandboxConfig(workdir=self.worktree, home=self.root / "home" / agent,
+                               ro_binds=(AGENTS_DIR, *read_dirs),
                                gateways=(f"127.0.0.1:{self.fake.port}",), limits=Limits(timeout_s=120),
                                writable=mode == "native",
                                bridge_upstream=("127.0.0.1", self.bridge_port) if self.bridge_port else None)
@@ -76,7 +82,7 @@ class Sandboxed:
             bridge = Bridge(url=spawner.inside_bridge_url(config), token=self.bridge.token, tools=("echo",))
         episode = Episode(prompt=prompt, workdir=config.mount_path, home=config.home, resume_session=resume,
                           model=model, instruction=instruction, mode=mode, web_access=web_access,
-                          bridge=bridge, base_url=self.fake.url,
+                          bridge=bridge, base_url=self.fake.url, read_dirs=read_dirs,
                           credentials=Credentials(env={adapter.credential_env[0]: FAKE_KEY}))
         return await run_episode(adapter, episode, spawner, config)
 
@@ -232,6 +238,86 @@ def test_native_read_inside_the_worktree_works(agent, tmp_path):
         result = run(box.turn(agent, "Read app.py"))
     assert result.ok, (result.error, result.stderr_tail)
     assert "return a - b" in result.text
+
+
+def attachments_folder(root: Path) -> Path:
+    """The thread's attachments as the bot downloads them: outside the worktree, bound read-only
+    into the sandbox at the same path."""
+    folder = root / "attachments" / "octo-repo-12"
+    folder.mkdir(parents=True)
+    (folder / "01-trace.log").write_text("Traceback: attached-marker-5521 at line 3\n")
+    return folder
+
+
+def git_worktree(box: Sandboxed) -> None:
+    """A git repository, as the bot's worktrees are (OpenCode takes a non-git folder's project
+    root to be `/`, and its read permission patterns are relative to that root)."""
+    subprocess.run(["git", "init", "-q", str(box.worktree)], check=True)
+
+
+@pytest.mark.parametrize("agent", NATIVE_READ)
+def test_native_read_of_an_attachment_works(agent, tmp_path):
+    """With the attachments folder as a read folder, the CLI's own read tool opens a file there
+    by the absolute path the prompt lists, while the folder stays read-only."""
+    tool, argument = NATIVE_READ[agent]
+    folder = attachments_folder(tmp_path)
+    with FakeProvider() as fake:
+        fake.script(call(tool, {argument: str(folder / "01-trace.log")}),
+                    call(NATIVE_WRITE[agent], {argument: str(folder / "PWNED"), "content": "pwned"}))
+        box = Sandboxed(tmp_path, fake)
+        git_worktree(box)
+        result = run(box.turn(agent, "Read the attachment", read_dirs=(str(folder),)))
+        results = [r.tool_result or "" for r in fake.main_requests()][1:]
+    assert result.ok, (result.error, result.stderr_tail)
+    assert "attached-marker-5521" in results[0], results
+    assert not (folder / "PWNED").exists() and sorted(p.name for p in folder.iterdir()) == ["01-trace.log"]
+
+
+def tiny_png() -> bytes:
+    """A valid 1x1 PNG."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0\xff\0\0"))
+            + chunk(b"IEND", b""))
+
+
+def test_codex_views_an_attached_image(tmp_path):
+    """Codex has no native text reader; its `view_image` (nested in code mode's `exec`) opens an
+    attached image by its listed path under the read-only policy, and still no text file."""
+    folder = attachments_folder(tmp_path)
+    (folder / "02-shot.png").write_bytes(tiny_png())
+    with FakeProvider() as fake:
+        fake.script(call("view_image", {"path": str(folder / "02-shot.png")}),
+                    call("view_image", {"path": str(folder / "01-trace.log")}))
+        result = run(Sandboxed(tmp_path, fake).turn("codex", "Look at the screenshot", read_dirs=(str(folder),)))
+        image, text = [r.tool_result or "" for r in fake.main_requests()][1:]
+    assert result.ok, (result.error, result.stderr_tail)
+    assert base64.b64encode(tiny_png()).decode() in image
+    assert "unable to process image" in text and "attached-marker-5521" not in text
+
+
+@pytest.mark.parametrize("target", ("/proc/self/environ", "home", "climb", "link"))
+@pytest.mark.parametrize("agent", NATIVE_READ)
+def test_native_read_outside_worktree_and_attachments_is_refused(agent, target, tmp_path):
+    """A read folder opens that folder only: the environment (the provider key), the CLI home,
+    a `..` climb out of the folder and a repository symlink stay out of the CLI's own read tool."""
+    tool, argument = NATIVE_READ[agent]
+    folder = attachments_folder(tmp_path)
+    home = tmp_path / "home" / agent
+    (home / "notes").mkdir(parents=True)
+    (home / "notes" / "secret.txt").write_text("home-secret-marker-8812\n")
+    path = {"home": str(home / "notes" / "secret.txt"), "link": "/workspace/link",
+            "climb": f"{folder}/../../home/{agent}/notes/secret.txt"}.get(target, target)
+    with FakeProvider() as fake:
+        fake.script(call(tool, {argument: path}))
+        box = Sandboxed(tmp_path, fake)
+        git_worktree(box)
+        (box.worktree / "link").symlink_to("/proc/self/environ")
+        result = run(box.turn(agent, "Read a file", read_dirs=(str(folder),)))
+        bodies = json.dumps([r.body for r in fake.requests])
+    assert result.events, result.stderr_tail
+    assert FAKE_KEY not in bodies and "home-secret-marker-8812" not in bodies
 
 
 @pytest.mark.parametrize("mode", ("strict", "native"))

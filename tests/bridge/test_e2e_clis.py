@@ -70,7 +70,7 @@ def make_worktree(root: Path) -> Path:
 
 
 async def run_scripted(agent: str, root: Path, script, *, bridge_hook=None, dead_bridge: bool = False,
-                       prepare=None):
+                       prepare=None, read_dirs: tuple[str, ...] = ()):
     """One strict-mode episode of `agent` against the fake provider, recorded like the pipeline does
     (`prepare(worktree)` adds to the worktree first)."""
     adapter = adapters.get(agent, operator_for(agent))
@@ -88,16 +88,17 @@ async def run_scripted(agent: str, root: Path, script, *, bridge_hook=None, dead
         async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=root / "scratch",
                                 run_sandbox=sandbox_for_run(worktree, policy, tier=1),
                                 on_progress=lambda md: bridge_hook(bridge) if bridge_hook else None,
-                                on_halt=lambda reason: kill.set(), progress_interval_s=0) as bridge:
+                                on_halt=lambda reason: kill.set(), progress_interval_s=0,
+                                read_dirs=read_dirs) as bridge:
             spawner = Tier1Spawner(host=sandbox_host())
             upstream = ("127.0.0.1", free_port()) if dead_bridge else ("127.0.0.1", bridge.port)
-            config = SandboxConfig(workdir=worktree, home=root / "home", ro_binds=(AGENTS_DIR,),
+            config = SandboxConfig(workdir=worktree, home=root / "home", ro_binds=(AGENTS_DIR, *read_dirs),
                                    gateways=(f"127.0.0.1:{fake.port}",), bridge_upstream=upstream,
                                    allowed_hosts=adapter.default_allowed_hosts,
                                    limits=Limits(timeout_s=120), tmpdir=root / "home" / ".tmp")
             episode = adapters.Episode(
                 prompt="Fix the adder.", workdir=config.mount_path, home=config.home,
-                bridge=bridge.bridge_for(spawner.inside_bridge_url(config)), base_url=fake.url,
+                bridge=bridge.bridge_for(spawner.inside_bridge_url(config)), base_url=fake.url, read_dirs=read_dirs,
                 credentials=adapters.Credentials(env={adapter.credential_env[0]: FAKE_KEY}))
             result = await run_episode(adapter, episode, spawner, config, cancel=kill,
                                        on_event=lambda event: recorder.attest(run_id, event),
@@ -273,3 +274,28 @@ def test_list_files_and_search_answer_the_model(reading):
     assert "app.py" in listing and "/proc/self/environ (symbolic link, not followed)" in listing
     assert "app.py:1:def add(a, b):" in found and "app.py:5:def sub(a, b):" in found
     assert reading.result.ok and "Read it." in reading.result.text
+
+
+# -- the thread's attachments: a read-only folder beside the worktree, read by its listed path ----
+
+def attachments_folder(root: Path) -> Path:
+    folder = root / "attachments" / "octo-repo-12"
+    folder.mkdir(parents=True)
+    (folder / "01-trace.log").write_text("Traceback: attached-marker-5521 at line 3\n")
+    return folder
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_bridged_read_of_an_attachment_returns_it(agent, tmp_path):
+    """The bridge's read_file, called by each CLI's default model with the attachment's listed
+    absolute path, returns its text; /proc/self/environ and the CLI home stay refused."""
+    folder = attachments_folder(tmp_path)
+    script = (bridge_call("read_file", {"path": str(folder / "01-trace.log")}),
+              bridge_call("read_file", {"path": "/proc/self/environ"}),
+              bridge_call("read_file", {"path": str(tmp_path / "home" / ".bot" / "x")}),
+              bridge_call("read_file", {"path": f"{folder}/../../home/.bot/x"}),
+              say("Read it."))
+    ran = asyncio.run(run_scripted(agent, tmp_path, script, read_dirs=(str(folder),)))
+    assert ran.result.ok, (ran.result.error, ran.result.stderr_tail[-2000:])
+    assert bridged(ran) == [("read_file", "ok")] + [("read_file", "refused:outside")] * 3
+    assert "attached-marker-5521" in tool_results(ran)[0]

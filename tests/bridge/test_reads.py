@@ -294,3 +294,65 @@ def test_arguments_are_checked_against_the_tools_json_schema(tool, args, said):
     with pytest.raises(Refusal) as refused:
         check_arguments(tool, args)
     assert refused.value.code == "bad_args" and said in str(refused.value)
+
+
+# -- the thread's attachments: a read-only folder outside the worktree, by its absolute path ------
+
+@pytest.fixture
+def attachments(tmp_path):
+    """The attachments folder as the bot fills it (bound into the sandbox at this same path)."""
+    folder = tmp_path / "data" / "attachments" / "octo-repo-12"
+    folder.mkdir(parents=True)
+    (folder / "01-trace.log").write_text("Traceback: boom at line 3\n")
+    (folder / "02-screenshot.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + b"\0" * 100)
+    return folder
+
+
+def read_attached(worktree, folder, path: str) -> tuple[str, dict]:
+    return reads.read_file(Admission(worktree), {"path": path}, (str(folder),))
+
+
+def test_read_of_an_attached_text_file_by_its_listed_path(worktree, attachments):
+    """The path the prompt lists (absolute, in the attachments folder) reads the file."""
+    text, detail = read_attached(worktree, attachments, str(attachments / "01-trace.log"))
+    assert text == "Traceback: boom at line 3\n" and detail["path"] == str(attachments / "01-trace.log")
+
+
+def test_attached_image_is_reported_as_binary(worktree, attachments):
+    """An attached image stays binary to read_file: named with its size, never shown."""
+    text, detail = read_attached(worktree, attachments, str(attachments / "02-screenshot.png"))
+    assert "binary file (116 bytes)" in text and "PNG" not in text and detail["binary"]
+
+
+def test_read_climbing_out_of_the_attachments_folder_is_refused(worktree, attachments, outside):
+    """`..` out of the attachments folder falls to the worktree's rules: an outside path, refused."""
+    climb = f"{attachments}/../../../outside/secret.txt"
+    assert refused(Admission(worktree), lambda p, a: reads.read_file(p, a, (str(attachments),)),
+                   path=climb) == "outside"
+
+
+def test_symlink_in_the_attachments_folder_is_not_followed(worktree, attachments, outside):
+    """The attachments folder is walked like the worktree: a link there is reported, not read."""
+    os.symlink(outside / "secret.txt", attachments / "03-link.txt")
+    with pytest.raises(Refusal) as caught:
+        read_attached(worktree, attachments, str(attachments / "03-link.txt"))
+    assert caught.value.code == "symlink" and SECRET not in caught.value.message
+
+
+def test_folder_beside_the_attachments_folder_is_refused(worktree, attachments, outside):
+    """A sibling whose name starts like the folder (`octo-repo-12x`) is outside it."""
+    sibling = attachments.parent / (attachments.name + "x")
+    sibling.mkdir()
+    (sibling / "secret.txt").write_text(SECRET)
+    assert refused(Admission(worktree), lambda p, a: reads.read_file(p, a, (str(attachments),)),
+                   path=str(sibling / "secret.txt")) == "outside"
+
+
+async def test_bridge_reads_an_attachment_over_mcp(worktree, recorder, run_id, tmp_path, attachments):
+    """A bridge given the attachments folder serves read_file of it; /proc/self/environ stays refused."""
+    async with BridgeServer(worktree, Admission(worktree), recorder, run_id, scratch_root=tmp_path / "s",
+                            read_dirs=(str(attachments),)) as server:
+        text, is_error = await call(server, "read_file", path=str(attachments / "01-trace.log"))
+        environ, refused_environ = await call(server, "read_file", path="/proc/self/environ")
+    assert not is_error and "boom at line 3" in text
+    assert refused_environ and environ.startswith("refused:")
