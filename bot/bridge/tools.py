@@ -26,13 +26,14 @@ from jsonschema import Draft202012Validator, ValidationError
 
 from bot import config
 from bot.bridge.admission import Admission, Refusal
+from bot.errors import BotError
 from sandbox import select_spawner
 from sandbox.base import Limits, Refused, SandboxConfig, Spawner
 
 RunSandbox = Callable[[Path], "tuple[Spawner, SandboxConfig]"]  # scratch home -> spawner, config
 
 
-class ToolFailure(Exception):
+class ToolFailure(BotError):
     """Admitted, but not possible (missing file, no unique match); the message is for the model."""
 
 

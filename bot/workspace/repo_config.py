@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from bot import config
+from bot.errors import BotError
 from bot.permissions import PERMISSION_LEVELS, levels_from
 
 CONFIG_PATH = ".github/bot.yml"
@@ -32,7 +33,7 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$", re.IGNORECASE)
 
 
-class ConfigError(ValueError):
+class ConfigError(BotError, ValueError):
     """`.github/bot.yml` is invalid; `str(err)` is fit for a comment (names the key and line)."""
 
     def __init__(self, message: str, key: str | None = None, line: int | None = None,
