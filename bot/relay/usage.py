@@ -19,6 +19,7 @@ reply is kept up to a cap and parsed at the end.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 
 JSON_CAP = 32 << 20  # a reply larger than this is passed on but not read for usage
@@ -98,6 +99,9 @@ def from_reply(api: str, body: object) -> tuple[CallUsage | None, str | None]:
 _MARKERS = {"anthropic": (b"message_start", b"message_delta"),
             "responses": (b"response.completed", b"response.incomplete", b"response.failed"),
             "chat": (b'"usage":{', b'"usage": {'), "gemini": (b"usageMetadata",)}
+# one pass over the bytes finds any of an API's markers (two `find`s would cost two passes)
+_MARKER_PATTERNS = {api: re.compile(b"|".join(re.escape(m) for m in markers)) for api, markers in _MARKERS.items()}
+_NEVER = re.compile(rb"(?!)")
 _KINDS = {"anthropic": ("message_start", "message_delta"),
           "responses": ("response.completed", "response.incomplete", "response.failed")}
 
@@ -108,7 +112,7 @@ class UsageTap:
     def __init__(self, api: str, content_type: str):
         self.api = api
         self.sse = "text/event-stream" in content_type.lower()
-        self._markers = _MARKERS.get(api, ())
+        self._markers = _MARKER_PATTERNS.get(api, _NEVER)
         self._tail = b""
         self._body = bytearray()
         self._overflow = False
@@ -122,14 +126,15 @@ class UsageTap:
                 self._overflow = True
             return
         data = self._tail + chunk if self._tail else chunk
-        lf, crlf = data.rfind(b"\n\n"), data.rfind(b"\r\n\r\n")
-        end = max(lf + 2 if lf != -1 else 0, crlf + 4 if crlf != -1 else 0)
+        crlf = b"\r" in data  # one memchr; the four-byte searches below are slow, and only CRLF streams need them
+        lf, crlf_at = data.rfind(b"\n\n"), data.rfind(b"\r\n\r\n") if crlf else -1
+        end = max(lf + 2 if lf != -1 else 0, crlf_at + 4 if crlf_at != -1 else 0)
         if end == 0:
             self._tail = data if len(data) <= EVENT_CAP else b""
             return
         self._tail = data[end:] if len(data) - end <= EVENT_CAP else b""
         complete = data[:end]
-        for event in _events_around(complete, self._markers):
+        for event in _events_around(complete, self._markers, crlf):
             self._consider(event)
 
     def _consider(self, event: bytes) -> None:
@@ -161,20 +166,22 @@ class UsageTap:
             return None, None
 
 
-def _events_around(complete: bytes, markers: tuple[bytes, ...]) -> list[bytes]:
+def _events_around(complete: bytes, markers: re.Pattern[bytes], crlf: bool) -> list[bytes]:
     """The whole SSE events of `complete` that contain a marker, found by byte search: the events in
-    between (thousands of text deltas in a long answer) are never split or looked at."""
-    spans = set()
-    for marker in markers:
-        at = complete.find(marker)
-        while at != -1:
-            start = max(complete.rfind(b"\n\n", 0, at), complete.rfind(b"\r\n\r\n", 0, at))
-            start = 0 if start == -1 else start
-            ends = [e for e in (complete.find(b"\n\n", at), complete.find(b"\r\n\r\n", at)) if e != -1]
-            end = min(ends) if ends else len(complete)
-            spans.add((start, end))
-            at = complete.find(marker, end)
-    return [complete[start:end].strip(b"\r\n") for start, end in sorted(spans)]
+    between (thousands of text deltas in a long answer) are never split or looked at. `crlf`: the
+    bytes hold a carriage return, so events may also end in CRLF CRLF."""
+    spans = []
+    at = markers.search(complete)
+    while at is not None:
+        start = max(complete.rfind(b"\n\n", 0, at.start()),
+                    complete.rfind(b"\r\n\r\n", 0, at.start()) if crlf else -1)
+        start = 0 if start == -1 else start
+        ends = [e for e in (complete.find(b"\n\n", at.end()),
+                            complete.find(b"\r\n\r\n", at.end()) if crlf else -1) if e != -1]
+        end = min(ends) if ends else len(complete)
+        spans.append((start, end))
+        at = markers.search(complete, end)
+    return [complete[start:end].strip(b"\r\n") for start, end in spans]
 
 
 def _from_events(api: str, events: dict[str, dict]) -> tuple[CallUsage | None, str | None]:

@@ -119,3 +119,11 @@ def test_a_reply_without_usage_reads_as_none():
     tap = UsageTap("responses", "text/event-stream")
     tap.feed(_sse(("response.created", {"type": "response.created", "response": {}})))
     assert tap.result() == (None, None)
+
+
+def test_crlf_events_split_across_every_byte_boundary_are_read():
+    """The CRLF searches run only on bytes holding a carriage return: a CR left in the tail still counts."""
+    tap = UsageTap("anthropic", "text/event-stream")
+    for byte in ANTHROPIC_STREAM.replace(b"\n", b"\r\n"):
+        tap.feed(bytes([byte]))
+    assert tap.result() == (CallUsage(input_tokens=7, output_tokens=42, cached_tokens=3), "claude-opus-4-8")
