@@ -180,7 +180,8 @@ def reply_text(trigger: dict, command: grammar.Command) -> str:
     if command.kind == "status":
         from bot.service import store
         from bot.service.worker import status_text
-        return status_text(store.connect(), f"{trigger['repo']}#{trigger['number']}")
+        return status_text(store.connect(), f"{trigger['repo']}#{trigger['number']}",
+                           trigger["author"], trigger.get("author_id"))
     return replies.help_text(config.handle(), agents, config.default_agent())
 
 
