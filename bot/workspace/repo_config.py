@@ -17,6 +17,8 @@ import yaml
 from bot import config
 from bot.errors import BotError
 from bot.permissions import PERMISSION_LEVELS, levels_from
+from bot.workspace import paths
+from bot.workspace.git import git_env
 
 CONFIG_PATH = ".github/bot.yml"
 MODES = ("strict", "native")
@@ -88,48 +90,11 @@ class RepoConfig:
         return permission in self.trigger_permissions
 
     def protected(self, path: str) -> str | None:
-        """The protected-path pattern `path` matches, or None."""
-        return next((p for p in self.protected_paths if path_matches(path, p)), None)
-
-    def shadowed(self, path: str) -> str | None:
-        """The protected pattern whose files a symlink at `path` would alias (`path` is the
-        pattern's folder or one above it: `.github` or `.github/workflows` for
-        `.github/workflows/**`), or None."""
-        return next((p for p in self.protected_paths if shadows(path, p)), None)
+        """The protected-path pattern `path` matches in any spelling, or None (bot/workspace/paths.py)."""
+        return paths.protected_by(path, self.protected_paths)
 
     def registry_hosts(self) -> tuple[str, ...]:
         return tuple(h for name in self.package_registries for h in REGISTRY_HOSTS[name])
-
-
-def shadows(path: str, pattern: str) -> bool:
-    """Whether `path` is the folder a protected pattern's files live in, or one above it."""
-    literal = re.split(r"[*?]", pattern.lstrip("/"), maxsplit=1)[0]
-    folder = literal.rstrip("/") if not any(c in pattern for c in "*?") else literal.rpartition("/")[0]
-    path = path.strip("/")
-    return bool(folder) and bool(path) and (folder == path or folder.startswith(path + "/"))
-
-
-def path_matches(path: str, pattern: str) -> bool:
-    """Glob with `**` spanning directories; a pattern without wildcards also covers what is
-    below it (`secrets` and `secrets/` protect `secrets/key.pem`)."""
-    path = path.lstrip("/")
-    if not any(c in pattern for c in "*?"):
-        prefix = pattern.strip("/")
-        return path == prefix or path.startswith(prefix + "/")
-    pattern = pattern.lstrip("/")
-    regex, i = "", 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            regex, i = regex + "(?:.*/)?", i + 3
-        elif pattern.startswith("**", i):
-            regex, i = regex + ".*", i + 2
-        elif pattern[i] == "*":
-            regex, i = regex + "[^/]*", i + 1
-        elif pattern[i] == "?":
-            regex, i = regex + "[^/]", i + 1
-        else:
-            regex, i = regex + re.escape(pattern[i]), i + 1
-    return re.fullmatch(regex, path) is not None
 
 
 def parse(text: str, source: str = CONFIG_PATH) -> RepoConfig:
@@ -162,9 +127,11 @@ def load(mirror: Path, default_branch: str | None = None) -> RepoConfig:
 
 
 def _git(mirror: Path, *args: str) -> str | None:
-    done = subprocess.run(["git", "-C", str(mirror), *args], capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1",
-                               "GIT_CONFIG_GLOBAL": "/dev/null"})
+    """Read-only git over the mirror (or, for `bot run`, the user's checkout, which an earlier
+    agent could have written): the bot's hardened environment, so no config the repository
+    carries can start a program (bot/workspace/git.py)."""
+    done = subprocess.run(["git", "-C", str(mirror), *args], capture_output=True, text=True, env=git_env(),
+                          stdin=subprocess.DEVNULL)
     return done.stdout.strip() if done.returncode == 0 else None
 
 

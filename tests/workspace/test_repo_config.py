@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.workspace.repo_config import ConfigError, RepoConfig, parse, path_matches
+from bot.workspace import paths
+from bot.workspace.repo_config import ConfigError, RepoConfig, parse
 
 FULL = """\
 default_agent: codex
@@ -109,7 +110,7 @@ def test_error_comment_says_nothing_ran():
 ])
 def test_protected_path_globs(path, pattern, expected):
     """`**` spans directories, `*` does not, a bare directory covers what is below it."""
-    assert path_matches(path, pattern) is expected
+    assert (paths.protected_by(path, [pattern]) is not None) is expected
 
 
 def test_default_protects_workflows_only():
