@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from adapters import base
 from adapters.base import Operator
 from bot.errors import BotError
 from sandbox.base import Host
@@ -225,7 +226,6 @@ def provider_credential(name: str) -> str | None:
 def operator_for(agent: str) -> Operator:
     """What the operator configured for `agent`, for its adapter (adapters never read the
     environment): the CLI's path, model, gateway, and which credential variables are set."""
-    from adapters import base
     adapter = base.get(agent)
     return Operator(binary=agent_bin(agent, adapter.executable), model=agent_model(agent),
                     base_url=agent_base_url(agent),

@@ -20,12 +20,20 @@ import httpx
 from gidgethub import HTTPException
 from gidgethub import actions as workflow
 
+from adapters import base
 from bot import config
 from bot.errors import BotError
-from bot.job import grammar, replies
+from bot.github.client import RetryingAPI, Thread
+from bot.job import grammar, pipeline, replies
+from bot.job.conversations import thread_key
 from bot.job.modes import GitHubMode
+from bot.job.resume_state import scrub_homes
+from bot.job.tracking import GitHubSurface
 from bot.permissions import association_may_trigger, is_bot_author
 from bot.record.redact import install_log_redaction, redact
+from bot.service import store
+from bot.service.worker import status_text
+from bot.web.intake import extract_trigger
 from sandbox.limits import raise_open_files_limit
 
 MAX_SUMMARY_BYTES = 900_000  # GitHub refuses step summaries over 1 MiB
@@ -135,7 +143,6 @@ def github_token() -> str:
 
 async def handle(event_name: str, payload: dict, token: str) -> StepOutcome:
     """Decide like the webhook intake, then answer in the thread."""
-    from bot.web.intake import extract_trigger
 
     trigger = extract_trigger(event_name, payload)
     if trigger is None:
@@ -150,8 +157,6 @@ async def handle(event_name: str, payload: dict, token: str) -> StepOutcome:
 
 
 async def _answer(client, trigger: dict, command: grammar.Command, token: str) -> StepOutcome:
-    from bot.github.client import RetryingAPI, Thread
-    from bot.job.tracking import GitHubSurface
 
     thread = Thread(RetryingAPI(client, oauth_token=token), trigger["repo"], trigger["number"])
     target = trigger.get("target") or {}
@@ -171,15 +176,12 @@ async def _reply(surface: RecordingSurface, text: str, status: str) -> StepOutco
 
 def reply_text(trigger: dict, command: grammar.Command) -> str:
     """help, status, stop and unknown-agent answers, as the service words them."""
-    from adapters import base
     agents = base.names() or list(config.AGENTS)
     if command.kind == "unknown_agent":
         return replies.unknown_agent(command.unknown_name, agents)
     if command.kind == "stop":
         return replies.stop_in_actions()
     if command.kind == "status":
-        from bot.service import store
-        from bot.service.worker import status_text
         return status_text(store.connect(), f"{trigger['repo']}#{trigger['number']}",
                            trigger["author"], trigger.get("author_id"))
     return replies.help_text(config.handle(), agents, config.default_agent())
@@ -187,9 +189,6 @@ def reply_text(trigger: dict, command: grammar.Command) -> str:
 
 async def _run(trigger: dict, command: grammar.Command, thread, surface: RecordingSurface,
                token: str) -> StepOutcome:
-    from bot.job import pipeline
-    from bot.job.conversations import thread_key
-    from bot.service import store
 
     ctx = pipeline.JobContext(
         conversation=thread_key(trigger["repo"], trigger["number"]), repo=trigger["repo"],
@@ -206,7 +205,6 @@ def scrub_credential_files() -> int:
     """Reduce the CLI homes to the session state each CLI resumes from (an allowlist, see
     bot/job/resume_state.py), never following a link: the data dir is saved to the Actions cache,
     which other workflow runs of the repository can restore."""
-    from bot.job.resume_state import scrub_homes
     return scrub_homes(config.data_dir() / "homes")
 
 

@@ -18,13 +18,15 @@ from pathlib import Path
 from adapters import base as adapters
 from adapters.base import Readiness
 from bot import config
+from bot.job.model_channel import credential_modes
+from sandbox import doctor_checks
+from sandbox.base import base_env
 
 PROBE_TIMEOUT_S = 30
 
 
 def probe_for(adapter, home: Path):
     """A ProbeFn running argv with its own HOME and only the adapter's credential variables."""
-    from sandbox.base import base_env
 
     env = base_env(home, home / "tmp") | {name: value for name in adapter.credential_env
                                           if (value := config.provider_credential(name))}
@@ -58,7 +60,6 @@ def agent_rows() -> list[dict]:
 
 
 def sandbox_rows() -> list[dict]:
-    from sandbox import doctor_checks
     try:
         checks = doctor_checks(config.sandbox_host())
     except (OSError, RuntimeError) as exc:  # a probe the host cannot run is itself a finding
@@ -69,7 +70,6 @@ def sandbox_rows() -> list[dict]:
 def channel_rows() -> list[dict]:
     """Per agent, the credential kinds whose model calls go through the relay and those that run
     in direct mode, the key in the sandbox (bot/job/model_channel.py decides)."""
-    from bot.job.model_channel import credential_modes
     return [{"agent": name, **credential_modes(name)} for name in config.AGENTS]
 
 

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from bot import config
+from sandbox import doctor_checks, select_spawner
 from sandbox.base import REFUSED_EXIT_CODE, Limits, Refused, SandboxConfig
 
 
@@ -59,7 +60,6 @@ def main(argv: list[str]) -> int:
 
 
 def _check() -> int:
-    from sandbox import doctor_checks
     results = doctor_checks(config.sandbox_host())
     for name, ok, detail in results:
         print(f"{'ok  ' if ok else 'FAIL'} {name}: {detail}")
@@ -81,7 +81,6 @@ def _config(args, run_dir: Path) -> SandboxConfig:
 
 
 async def _exec(args, command: list[str]) -> int:
-    from sandbox import select_spawner
 
     run_dir = config.data_dir() / "runs" / f"sandbox-{secrets.token_hex(6)}"
     run_dir.mkdir(parents=True)

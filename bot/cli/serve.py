@@ -9,6 +9,7 @@ import uvicorn
 
 from bot import config
 from bot.record.redact import install_log_redaction
+from bot.web.app import create_app
 from sandbox.limits import raise_open_files_limit
 
 
@@ -23,7 +24,6 @@ def main(argv: list[str]) -> int:
     install_log_redaction()
     for noisy in ("httpx", "mcp", "uvicorn.error"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    from bot.web.app import create_app
     server = uvicorn.Server(uvicorn.Config(create_app(), host=args.host, port=args.port,
                                            log_level="warning", access_log=False,
                                            timeout_graceful_shutdown=5))

@@ -26,6 +26,8 @@ from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded
 from gidgethub.httpx import GitHubAPI
 
 from bot import config, retry
+from bot.record.defang import markers
+from bot.record.redact import redact, running_secrets
 
 log = logging.getLogger("bot.github.client")
 USER_AGENT = "github-agent-bot/0.1"
@@ -181,7 +183,6 @@ class Thread:
         that carries `marker` as an HTML comment outside code, or None. Anyone can paste a marker
         into their own comment, and the bot's answers quote agent text (code included); only the
         marker the bot itself appended counts."""
-        from bot.record.defang import markers
         url = f"{self.prefix}/{'pulls' if review_thread else 'issues'}/{self.number}/comments"
         found = None
         for comment in await self._all(url):
@@ -272,5 +273,4 @@ def own_logins() -> set[str]:
 def _masked(body: str) -> str:
     """Every comment the bot posts or edits, whichever code path composed it, is masked for the
     secrets of the jobs running now (bot.record.leaks): the last gate before GitHub."""
-    from bot.record.redact import redact, running_secrets
     return redact(body, running_secrets())

@@ -28,9 +28,11 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import httpx
+from gidgethub import BadRequest
 
 from bot import config
 from bot.errors import BotError
+from bot.github.client import USER_AGENT, transient
 
 log = logging.getLogger("bot.github.thread")
 FAILING = ("failure", "timed_out", "startup_failure")
@@ -113,7 +115,6 @@ async def fetch(thread, *, is_pr: bool, target: dict | None = None) -> ThreadDat
 
 
 async def _part(data: ThreadData, what: str, work) -> None:
-    from bot.github.client import transient
     try:
         await work
     except Exception as exc:
@@ -124,7 +125,6 @@ async def _part(data: ThreadData, what: str, work) -> None:
 
 
 def _refused(exc: Exception) -> bool:
-    from gidgethub import BadRequest
     return isinstance(exc, BadRequest) or isinstance(exc, httpx.HTTPStatusError)
 
 
@@ -294,7 +294,6 @@ class Fetched:
 
 
 def _client() -> httpx.AsyncClient:
-    from bot.github.client import USER_AGENT
     return httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0), follow_redirects=False,
                              headers={"user-agent": USER_AGENT})
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import re
 
+from bot.job import honesty
 from bot.job.context import JobContext
 from bot.job.episode import Turn
+from bot.job.tracking import MAX_COMMENT_CHARS
+from bot.record import provenance
 from bot.record.defang import defang
+from bot.record.recorder import Recorder
 
 MAX_ANSWER_CHARS = 50_000
 MIN_DIFF_CHARS = 500  # below this a cut diff is not worth showing
@@ -15,9 +19,6 @@ FIT_MARGIN_CHARS = 1_000  # redaction may lengthen the text a little
 
 def compose(db, ctx: JobContext, agent: str, turn: Turn, outcome, touched: list[str] | None = None) -> str:
     """The answer comment: the agent's text (inert), what happened to the change, the provenance."""
-    from bot.job import honesty
-    from bot.record import provenance
-    from bot.record.recorder import Recorder
 
     result = turn.result
     text = defang(result.text.strip()) if result.text else ""
@@ -44,7 +45,6 @@ def fit_answer(text: str, outcome, tail_chars: int) -> str:
     """The answer, what happened to the change and its diff, cut so that with the provenance
     (`tail_chars`) the comment stays under GitHub's limit: the provenance is never cut, the
     answer and the diff share what is left (each at least half when both are long)."""
-    from bot.job.tracking import MAX_COMMENT_CHARS
 
     # the message names paths the agent chose: inert like the agent's own text
     note = f"\n\n{defang(outcome.message)}" if outcome is not None and outcome.kind != "none" else ""

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot import config
+from bot.github.client import is_own_comment
+from bot.job import thread_text
+from bot.workspace.worktrees import conversation_slug
 
 LIMIT_OPENING = 8000
 
@@ -23,7 +26,6 @@ def thread_key(repo: str, number: int | str) -> str:
 
 def slug(key: str) -> str:
     """A filesystem-safe, stable, unique name for a conversation (the same one the worktree uses)."""
-    from bot.workspace.worktrees import conversation_slug
     return conversation_slug(key)
 
 
@@ -81,7 +83,6 @@ def forget(db, key: str, agent: str) -> None:
 
 def recap(comments: list[dict], handle: str, limit_chars: int = 6000) -> str:
     """The thread so far, newest last, trimmed from the oldest end, for a fresh session."""
-    from bot.github.client import is_own_comment
     lines = []
     for comment in comments:
         login = (comment.get("user") or {}).get("login", "someone")
@@ -112,7 +113,6 @@ async def prompt(ctx, resumed: bool, fresh_reason: str | None, context=None) -> 
     request, its comments, reviews, diff, failing checks and attachments, hidden content removed."""
     if resumed or ctx.thread is None:
         return ctx.request
-    from bot.job import thread_text
     context = context or thread_text.ThreadContext(ctx)
     thread = await context.render(thread_text.PROMPT)
     lead = f"(Starting a fresh session: {fresh_reason}.)\n" if fresh_reason else ""
@@ -126,6 +126,5 @@ def thread_reader(ctx, context=None) -> Callable[[], Awaitable[str]]:
     async def read_thread() -> str:
         if ctx.thread is None:
             return f"Local request: {ctx.request}"
-        from bot.job import thread_text
         return await (context or thread_text.ThreadContext(ctx)).render(thread_text.READ)
     return read_thread

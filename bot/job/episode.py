@@ -3,13 +3,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
+import sandbox
+from adapters import base
 from bot import config
-from bot.job import conversations
+from bot.bridge.admission import Admission
+from bot.bridge.server import BridgeServer
+from bot.bridge.tools import sandbox_for_run
+from bot.credentials import resolve as credentials
+from bot.job import conversations, honesty, runner
 from bot.job.context import JobContext, Stop
+from bot.job.model_channel import model_channel
+from bot.job.thread_text import ThreadContext, attachments_dir
 from bot.job.tracking import TrackingComment
+from bot.record.provenance import web_access_gap
+from bot.record.recorder import Recorder
+from bot.workspace.repo_config import size_bytes
+from sandbox.base import Limits, SandboxConfig
 
 log = logging.getLogger("bot.job.episode")
 
@@ -28,17 +42,6 @@ class Turn:
 async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: TrackingComment,
                    cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None) -> Turn:
     """One episode: credentials, sandbox config, bridge, runner, record."""
-    import sandbox
-    from adapters import base
-    from bot.bridge.admission import Admission
-    from bot.bridge.server import BridgeServer
-    from bot.bridge.tools import sandbox_for_run
-    from bot.credentials import resolve as credentials
-    from bot.job import honesty
-    from bot.job.model_channel import model_channel
-    from bot.job.thread_text import ThreadContext, attachments_dir
-    from bot.record.provenance import web_access_gap
-    from bot.record.recorder import Recorder
 
     adapter = base.get(agent, config.operator_for(agent))
     creds = credentials.resolve(agent, ctx.repo, ctx.requester_id or None, ctx.installation_id)
@@ -92,7 +95,6 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
 
 async def _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id, tracking,
                            cancel: asyncio.Event, kill: asyncio.Event, connected: asyncio.Event):
-    from bot.job import runner
 
     async def forward_cancel():
         await cancel.wait()
@@ -111,7 +113,6 @@ async def _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, 
 
 
 def _sandbox_config(ctx: JobContext, worktree, agent: str, adapter, spawner, attachments=None):
-    from sandbox.base import SandboxConfig
 
     cfg = worktree.config
     home = conversations.home_dir(ctx.conversation, agent)
@@ -134,7 +135,6 @@ REPO_LIMITS = {"connections": "connections", "worktree_growth_bytes": "worktree_
 def sandbox_limits(repo):
     """The episode's limits: the repository's memory, time and processes; for connections and
     disk the operator's caps (BOT_LIMIT_*, else the defaults), which the repository may only lower."""
-    from sandbox.base import Limits
 
     limits = Limits(memory_bytes=repo.memory_bytes, timeout_s=repo.timeout_s, pids=repo.pids,
                     **_operator_caps())
@@ -146,7 +146,6 @@ def sandbox_limits(repo):
 
 
 def _operator_caps() -> dict[str, int]:
-    from bot.workspace.repo_config import size_bytes
 
     caps = {}
     for field, name in OPERATOR_LIMITS.items():
@@ -163,7 +162,6 @@ def _operator_caps() -> dict[str, int]:
 
 
 def _host_port(url: str | None) -> str | None:
-    from urllib.parse import urlsplit
     if not url:
         return None
     parts = urlsplit(url)
@@ -177,7 +175,6 @@ async def adapter_version(adapter, spawner) -> str | None:
     """The CLI's version for the provenance, probed once per process."""
     if adapter.name not in _versions:
         def probe(argv):
-            import subprocess
             done = subprocess.run(list(argv), capture_output=True, text=True, timeout=30)
             return done.returncode, done.stdout + done.stderr
         try:

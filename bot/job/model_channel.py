@@ -23,6 +23,7 @@ from typing import Any
 
 from adapters.base import Credentials, gateway_root
 from bot import config
+from bot.credentials.resolve import OPENCODE_PROVIDER_ENV, as_credentials, kinds_for, settings_url
 from bot.record.recorder import Recorder
 from bot.relay.budgets import Budget, Caps, Ledger, Scope, operator_caps
 from bot.relay.server import ModelRelay, Upstream
@@ -69,7 +70,6 @@ def credential_modes(agent: str) -> dict[str, list[str]]:
     """How each credential kind `agent` can be given runs: "relay", or "direct" (the key in the
     sandbox), by the same `plan()` an episode uses. The kinds are the settings page's, plus the
     provider keys only the operator's environment can give OpenCode."""
-    from bot.credentials.resolve import OPENCODE_PROVIDER_ENV, as_credentials, kinds_for
 
     modes: dict[str, list[str]] = {"relay": [], "direct": []}
     given = [(kind.label, as_credentials(kind, "probe", "operator")) for kind in kinds_for(agent)]
@@ -83,7 +83,6 @@ def credential_modes(agent: str) -> dict[str, list[str]]:
 
 
 def fix_hint(source: str, variable: str) -> str:
-    from bot.credentials.resolve import settings_url
 
     page = settings_url()
     where = f"the settings page ({page})" if page else "the settings page"

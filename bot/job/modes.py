@@ -16,8 +16,11 @@ from typing import TYPE_CHECKING
 import httpx
 from gidgethub import HTTPException
 
+from bot.github.client import transient, with_retries
 from bot.job import replies
 from bot.job.context import Stop
+from bot.workspace import effects, worktrees
+from bot.workspace.local_checkout import dirty_paths, local_worktree
 
 if TYPE_CHECKING:
     from bot.job.context import JobContext
@@ -31,25 +34,21 @@ class GitHubMode:
 
     async def acknowledge(self, ctx: JobContext) -> None:
         if ctx.target:
-            from bot.github.client import with_retries
             await with_retries(lambda: ctx.thread.react(ctx.target, "eyes"))
 
     async def permission(self, ctx: JobContext) -> str | None:
         """GitHub's answer; a refusal or an outage ends the job with what to do (a bug in our own
         code is not caught here: it is reported as the failure it is)."""
-        from bot.github.client import transient
         try:
             return await ctx.thread.permission(ctx.requester)
         except (httpx.TransportError, HTTPException) as exc:
             raise Stop(replies.permission_check_failed(ctx.requester, ctx.repo, exc, transient(exc))) from exc
 
     async def worktree(self, ctx: JobContext) -> Worktree:
-        from bot.workspace import worktrees
         return await worktrees.prepare(ctx.repo, ctx.conversation, token=ctx.token,
                                        pull_number=ctx.number if ctx.is_pr else None)
 
     async def release(self, worktree: Worktree) -> None:
-        from bot.workspace import worktrees
         await worktrees.remove(worktree)
 
     async def changes_before(self, worktree: Worktree) -> set[str] | None:
@@ -61,7 +60,6 @@ class GitHubMode:
     async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Turn) -> Outcome | None:
         if not turn.result.ok:
             return None
-        from bot.workspace import effects
         await ctx.refresh_token()
         pull = await ctx.thread.pull() if ctx.is_pr else None
         request = effects.Request(agent=agent, text=ctx.request, requester_login=ctx.requester,
@@ -85,18 +83,15 @@ class LocalMode:
         return None  # the person at the terminal owns the checkout
 
     async def worktree(self, ctx: JobContext) -> Worktree:
-        from bot.workspace.local_checkout import local_worktree
         return await local_worktree(self.repo, ctx.conversation)
 
     async def release(self, worktree: Worktree) -> None:
         return None  # the user's own checkout stays
 
     async def changes_before(self, worktree: Worktree) -> set[str] | None:
-        from bot.workspace.local_checkout import dirty_paths
         return await dirty_paths(worktree)
 
     async def changed_since(self, worktree: Worktree, before: set[str] | None) -> list[str] | None:
-        from bot.workspace.local_checkout import dirty_paths
         return sorted(await dirty_paths(worktree) - (before or set()))
 
     async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Turn) -> Outcome | None:

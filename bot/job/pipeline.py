@@ -15,11 +15,15 @@ import asyncio
 import contextlib
 import logging
 
+from adapters import base
+from adapters.base import Tier
 from bot import config, retry
+from bot.github.client import transient
 from bot.job import answer, conversations, replies
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn, run_turn
 from bot.job.tracking import TrackingComment
+from bot.record.recorder import Recorder
 from bot.record.redact import masked_in_logs
 from bot.workspace.repo_config import ConfigError
 
@@ -60,7 +64,6 @@ async def _run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
 async def deliver_final(tracking: TrackingComment, text: str) -> None:
     """The terminal edit is what the job is for: when GitHub or the network still fails after the
     edit's own retries, wait and try again for a few minutes before the answer is given up."""
-    from bot.github.client import transient
     await retry.retrying(lambda: tracking.finish(text), retry.FINAL_ANSWER, worth_retrying=transient,
                          what="posting the answer")
 
@@ -100,7 +103,6 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
 
 
 def _choose_agent(ctx: JobContext, cfg) -> str:
-    from adapters import base
     agent = ctx.agent or cfg.agent()
     if agent not in base.names():
         raise Stop(replies.agent_not_available(agent, base.names()))
@@ -137,8 +139,6 @@ def _session_lost(result) -> bool:
 
 def _record_effects(db, ctx: JobContext, run_id: str, outcome) -> None:
     """The bot's own commit, push and pull request are enforced acts of this run."""
-    from adapters.base import Tier
-    from bot.record.recorder import Recorder
 
     if outcome is None or not outcome.commit_sha:
         return

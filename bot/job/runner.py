@@ -25,6 +25,7 @@ from typing import Any
 
 from adapters.base import Adapter, Episode, Event, Invocation, Result, Usage
 from bot import config as bot_config
+from bot.job.resume_state import empty
 from bot.record.redact import redact
 from sandbox import disk
 from sandbox.base import Refused, SandboxConfig, Spawner
@@ -115,7 +116,6 @@ def _stop_for_disk(result: Result, breach: disk.Breach, home: Path) -> None:
     every later turn: it is emptied, so the next turn starts a fresh session."""
     quota, reason = breach
     if quota.path == Path(home):
-        from bot.job.resume_state import empty
         empty(quota.path)
         reason += " (it was cleared: the next turn starts a fresh session)"
     result.ok = False

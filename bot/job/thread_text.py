@@ -18,10 +18,14 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from adapters.base import Tier
+from bot import config
+from bot.github import thread as github
 from bot.github.client import is_own_comment
 from bot.github.thread import Check, ReviewThread, ThreadData
 from bot.record.defang import markers
 from bot.record.hidden import clean_markdown, clean_plain
+from bot.workspace.worktrees import conversation_slug as slug
 
 
 @dataclass(frozen=True)
@@ -43,8 +47,6 @@ HUNK_LINES_IN_THREAD = 12  # of a review thread's hunk, the lines ending at the 
 
 def attachments_dir(conversation: str) -> Path:
     """The conversation's read-only attachments folder (bound into the sandbox at this path)."""
-    from bot import config
-    from bot.workspace.worktrees import conversation_slug as slug
     folder = config.data_dir() / "attachments" / slug(conversation)
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o755)
@@ -61,7 +63,6 @@ class ThreadContext:
         self._lock = asyncio.Lock()
 
     async def data(self) -> ThreadData | None:
-        from bot.github import thread as github
         async with self._lock:
             if self._data is None and self.ctx.thread is not None:
                 data = await github.fetch(self.ctx.thread, is_pr=self.ctx.is_pr,
@@ -80,7 +81,6 @@ class ThreadContext:
 
     def record(self, recorder, run_id: str) -> None:
         """An enforced event: the bot built the agent's view of the thread; what it removed."""
-        from adapters.base import Tier
         if self._data is None:
             return
         data = self._data

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from adapters.base import Event, EventKind
+from bot.github.client import with_retries
 from bot.record.defang import defang
 from bot.record.redact import redact
 
@@ -178,7 +179,6 @@ class GitHubSurface:
                                                 marker=self.marker or None, look_first=self.look_first)
 
     async def edit(self, handle: int | None, body: str) -> None:
-        from bot.github.client import with_retries
         if self.muted:
             return
         await with_retries(lambda: self.thread.update_comment(handle, self._marked(body),

@@ -14,12 +14,14 @@ import uuid
 
 import httpx
 
+from adapters import base
 from bot import config
 from bot.errors import BotError
 from bot.github.client import Thread, TokenCache, installation_thread, transient, with_retries
-from bot.job import pipeline, replies
+from bot.job import conversations, pipeline, replies
 from bot.job.modes import GitHubMode
 from bot.job.tracking import GitHubSurface, TrackingComment
+from bot.relay.budgets import Ledger, Scope
 from bot.service import queue, store
 
 log = logging.getLogger("bot.service.worker")
@@ -212,7 +214,6 @@ def job_marker(job_id: int) -> str:
 
 
 def reply_text(db, job: queue.Job) -> str:
-    from adapters import base
     spec = job.spec
     agents = base.names() or list(config.AGENTS)
     kind = spec["reply"]
@@ -229,8 +230,6 @@ def reply_text(db, job: queue.Job) -> str:
 
 def status_text(db, conversation: str, requester: str | None = None, requester_id: int | None = None) -> str:
     """The thread's status with its model spend and the asker's today, from the relay's ledger."""
-    from bot.job import conversations
-    from bot.relay.budgets import Ledger, Scope
     spend = Ledger(db).spent(Scope(conversation=conversation, requester=str(requester_id) if requester_id else None))
     return replies.status(conversation, conversations.sessions(db, conversation), queue.open_jobs(db, conversation),
                           spend=spend, requester=requester)

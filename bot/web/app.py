@@ -5,6 +5,7 @@ import contextlib
 import html
 import logging
 
+from sse_starlette.sse import AppStatus
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
@@ -12,6 +13,8 @@ from starlette.routing import Route
 
 from bot import config
 from bot.service import store
+from bot.service.worker import WorkerPool
+from bot.settings import routes as settings
 from bot.web import intake
 
 log = logging.getLogger("bot.web.app")
@@ -43,7 +46,6 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 def _settings_routes() -> list:
-    from bot.settings import routes as settings  # a broken settings module fails loudly at start
     return list(settings.routes)
 
 
@@ -51,10 +53,6 @@ def _hold_bridge_streams(hold: bool) -> None:
     """sse_starlette (under the MCP SDK) drains every SSE stream of the event loop as soon as the
     process's uvicorn starts shutting down, which would cut the in-process bridges' tool calls at
     SIGTERM. Running jobs get their grace period first; the streams close after it."""
-    try:
-        from sse_starlette.sse import AppStatus
-    except ImportError:
-        return
     if hold:
         AppStatus.disable_automatic_graceful_drain()
     else:
@@ -71,7 +69,6 @@ def create_app(start_workers: bool = True) -> Starlette:
         for problem in app.state.missing_config:
             log.warning("not configured: %s", problem)
         if start_workers and not app.state.missing_config:
-            from bot.service.worker import WorkerPool
             app.state.pool = WorkerPool(app.state.db)
             await app.state.pool.start()
         yield

@@ -19,6 +19,7 @@ the tree (hashing, the index, commit, push, diffs) runs with the bot's git dir a
 """
 from __future__ import annotations
 
+import codecs
 import logging
 import os
 import re
@@ -31,6 +32,7 @@ import httpx
 
 from bot import config
 from bot.record import leaks
+from bot.record.redact import running_secrets
 from bot.workspace import paths, tree_scan
 from bot.workspace.git import git, git_bytes, pinned_env, redact, run_git
 from bot.workspace.worktrees import Worktree, mirror_lock
@@ -482,7 +484,6 @@ async def _secrets_leaving(wt: Worktree, request: Request, files: list[str], tok
     running now and for token shapes: the file names, the added lines (binary files as text),
     the branch name, the pull request's title and the commit message (which carries the request
     that the pull request's body quotes)."""
-    from bot.record.redact import running_secrets
     secrets = [*running_secrets(), *([token] if token else [])]
     diff = await _git(wt, "diff", "--cached", "--text", "--no-color", "--no-ext-diff", "--no-textconv",
                       "--no-renames", "--unified=0", "--src-prefix=a/", "--dst-prefix=b/", wt.base_sha)
@@ -517,6 +518,5 @@ def _added_lines(diff: str) -> dict[str, str]:
 def _diff_path(header: str) -> str:
     """`b/path`, or git's C-quoted `"b/p\303\244th"`, as the path."""
     if header.startswith('"') and header.endswith('"'):
-        import codecs
         header = codecs.escape_decode(header[1:-1])[0].decode("utf-8", "replace")
     return header[2:] if header.startswith("b/") else header

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from bot import config
 from bot.errors import BotError
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,6 @@ class Identity:
 
 
 def bot_identity() -> Identity:
-    from bot import config
 
     handle = config.handle()
     return Identity(config.env("BOT_GIT_NAME") or f"{handle}[bot]",
@@ -135,7 +135,6 @@ def git_env(token: str | None = None, identity: Identity | None = None) -> dict[
 
 
 def _transport_config() -> tuple[tuple[str, str], ...]:
-    from bot import config
 
     base = config.git_base_url()
     scheme = urlsplit(base).scheme or ("file" if base.startswith(("/", ".")) else "ssh")  # git@host:
