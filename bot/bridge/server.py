@@ -52,6 +52,7 @@ from bot import config
 from bot.bridge import reads, tools
 from bot.bridge.admission import Admission, Refusal
 from bot.bridge.tools import ProgressThrottle, RunSandbox, ToolFailure
+from bot.loopback import LoopbackServer
 from bot.record.recorder import Recorder, elapsed_ms
 
 log = logging.getLogger(__name__)
@@ -92,8 +93,7 @@ class BridgeServer:
         self._scratch_root = scratch_root or config.data_dir() / "runs" / run_id
         self._running: set[Any] = set()
         self._run_turn = asyncio.Lock()  # one `run` sandbox at a time (memory caps add up)
-        self._uvicorn: uvicorn.Server | None = None
-        self._serve_task: asyncio.Task | None = None
+        self._server: LoopbackServer | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._stop = stop
         self._stop_watch: asyncio.Task | None = None
@@ -114,14 +114,8 @@ class BridgeServer:
         app = _BearerGuard(self._mcp_app(), self)
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on",
                                 timeout_graceful_shutdown=1, access_log=False)
-        self._uvicorn = _QuietServer(config)
-        self._serve_task = asyncio.create_task(self._uvicorn.serve())
-        while not self._uvicorn.started:
-            if self._serve_task.done():
-                self._serve_task.result()
-                raise RuntimeError("the MCP bridge did not start")
-            await asyncio.sleep(0.01)
-        self.port = self._uvicorn.servers[0].sockets[0].getsockname()[1]
+        self._server = LoopbackServer(config, "MCP bridge")
+        self.port = await self._server.start()
         if self._wall_clock_s:
             self._timer = asyncio.get_running_loop().call_later(
                 self._wall_clock_s, self.halt, f"wall-clock limit of {self._wall_clock_s:.0f} s reached")
@@ -139,13 +133,8 @@ class BridgeServer:
         if self._stop_watch:
             self._stop_watch.cancel()
         await self._progress.flush()
-        if self._uvicorn and self._serve_task:
-            self._uvicorn.should_exit = True
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._serve_task), 3)
-            if not self._serve_task.done():
-                self._uvicorn.force_exit = True
-                await self._serve_task
+        if self._server:
+            await self._server.stop()
 
     # the brake ---------------------------------------------------------------
 
@@ -276,11 +265,3 @@ class _BearerGuard:
             if key == b"authorization":
                 return hmac.compare_digest(value, expected)
         return False
-
-
-class _QuietServer(uvicorn.Server):
-    """uvicorn in-process: it must not take over the host process's signal handlers."""
-
-    @contextlib.contextmanager
-    def capture_signals(self):
-        yield

@@ -28,7 +28,6 @@ Usage by the pipeline:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hmac
 import inspect
 import json
@@ -46,6 +45,7 @@ import uvicorn
 
 from adapters.base import Tier
 from bot import retry
+from bot.loopback import LoopbackServer
 from bot.record.recorder import Recorder
 from bot.relay import apis
 from bot.relay.budgets import Budget, Ledger, Scope
@@ -144,8 +144,7 @@ class ModelRelay:
         self._on_stop, self._on_retry, self._on_call = on_stop, on_retry, on_call
         self._client = client
         self._own_client = client is None
-        self._uvicorn: uvicorn.Server | None = None
-        self._serve_task: asyncio.Task | None = None
+        self._server: LoopbackServer | None = None
         self._background: set[asyncio.Task] = set()
         recorder.add_secrets([self.token, upstream.credential])
 
@@ -162,24 +161,13 @@ class ModelRelay:
         config = uvicorn.Config(self, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
                                 timeout_graceful_shutdown=1, access_log=False, http="h11",
                                 proxy_headers=False, server_header=False, date_header=False)
-        self._uvicorn = _QuietServer(config)
-        self._serve_task = asyncio.create_task(self._uvicorn.serve())
-        while not self._uvicorn.started:
-            if self._serve_task.done():
-                self._serve_task.result()
-                raise RuntimeError("the model relay did not start")
-            await asyncio.sleep(0.005)
-        self.port = self._uvicorn.servers[0].sockets[0].getsockname()[1]
+        self._server = LoopbackServer(config, "model relay")
+        self.port = await self._server.start()
         return self
 
     async def __aexit__(self, *exc_info) -> None:
-        if self._uvicorn and self._serve_task:
-            self._uvicorn.should_exit = True
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._serve_task), 3)
-            if not self._serve_task.done():
-                self._uvicorn.force_exit = True
-                await self._serve_task
+        if self._server:
+            await self._server.stop()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         if self._own_client and self._client is not None:
@@ -414,11 +402,3 @@ async def _respond(send, status: int, body: bytes, content_type: bytes = b"appli
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
-
-
-class _QuietServer(uvicorn.Server):
-    """uvicorn in-process: it must not take over the host process's signal handlers."""
-
-    @contextlib.contextmanager
-    def capture_signals(self):
-        yield

@@ -11,7 +11,7 @@ from tests.architecture.imports import cycles, graph, project_modules
 RANKS = {
     "adapters": 1, "sandbox": 1,
     "bot": 2, "bot.errors": 1.5, "bot.config": 2,  # the kernel: settings, then retries and who may act
-    "bot.retry": 3, "bot.permissions": 3,
+    "bot.retry": 3, "bot.permissions": 3, "bot.loopback": 3,
     "bot.record": 4,
     "bot.credentials": 5, "bot.github": 5, "bot.workspace": 5,
     "bot.bridge": 6, "bot.relay": 6,

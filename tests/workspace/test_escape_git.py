@@ -516,7 +516,7 @@ def test_bot_run_runs_nothing_the_agent_planted(tmp_path, sentinel):
         provider.script(call("run", {"command": plant_command(sentinel)}), say("Done."))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC", "GITHUB_"))}
         env.update(BOT_DATA_DIR=str(tmp_path / "data"), BOT_CODEX_BASE_URL=provider.url,
-                   BOT_CODEX_MODEL="mock-model", OPENAI_API_KEY="sk-local-test-0123456789",
+                   OPENAI_API_KEY="sk-local-test-0123456789",
                    PYTHONPATH=str(ROOT))
         done = subprocess.run([sys.executable, "-m", "bot.cli", "run", "fix the readme", "--agent", "codex",
                                "--repo", str(repo)], env=env, capture_output=True, text=True, timeout=240,
