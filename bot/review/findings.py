@@ -1,0 +1,100 @@
+"""What one agent's review found, collected while its episode runs (nothing is posted one by one),
+and which files fit the agent's size budget.
+
+    scope = plan(files, budget_chars=60_000)       # Scope(reviewed, skipped)
+    collector = Collector("codex", DiffLines.from_files(files), scope)
+    collector.comment({"path": "app.py", "line": 3, "side": "RIGHT", "body": "..."})   # bridge tool
+    collector.suggest({"path": "app.py", "start_line": 3, "end_line": 3, "replacement": "...", "body": "..."})
+    collector.findings                                # [Finding]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.review.diff_lines import DiffLines, OutsideDiff
+
+MAX_FINDINGS = 50  # per agent and review: more is noise
+MAX_BODY_CHARS = 8_000
+DEFAULT_BUDGET_CHARS = 60_000  # of patch text per agent
+
+
+@dataclass(frozen=True)
+class Finding:
+    agent: str
+    path: str
+    line: int
+    side: str
+    body: str
+    start_line: int | None = None
+    suggestion: str | None = None  # the replacement lines of a suggest_change
+
+    @property
+    def first(self) -> int:
+        return self.start_line or self.line
+
+
+@dataclass
+class Scope:
+    """The files one agent reviews, and those it does not, each with the reason."""
+
+    reviewed: list[str]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.reviewed) + len(self.skipped)
+
+
+def plan(entries: list[dict], budget_chars: int = DEFAULT_BUDGET_CHARS) -> Scope:
+    """Files in GitHub's order while their patches fit the budget; the rest are named, never
+    dropped silently."""
+    scope, used = Scope([]), 0
+    for entry in entries:
+        name, size = entry.get("filename") or "?", len(entry.get("patch") or "")
+        if not entry.get("patch"):
+            scope.skipped.append((name, "no text diff"))
+        elif used + size > budget_chars:
+            scope.skipped.append((name, "over the budget"))
+        else:
+            scope.reviewed.append(name)
+            used += size
+    return scope
+
+
+class Collector:
+    """The review tools of one episode: each call is checked against the diff and kept."""
+
+    def __init__(self, agent: str, diff: DiffLines, scope: Scope | None = None):
+        self.agent, self.diff = agent, diff
+        self.scope = scope or Scope(sorted(diff.files))
+        self.findings: list[Finding] = []
+
+    def comment(self, args: dict) -> str:
+        side = str(args.get("side") or "RIGHT").upper()
+        finding = self._finding(args["path"], int(args["line"]), side, args["body"], args.get("start_line"))
+        return self._keep(finding)
+
+    def suggest(self, args: dict) -> str:
+        start, end = int(args["start_line"]), int(args["end_line"])
+        finding = self._finding(args["path"], end, "RIGHT", args.get("body") or "",
+                                start if start != end else None, suggestion=args["replacement"])
+        return self._keep(finding)
+
+    def _finding(self, path: str, line: int, side: str, body: str, start_line, suggestion: str | None = None):
+        path = path.removeprefix("./")
+        if path in dict(self.scope.skipped):
+            raise OutsideDiff(f"{path} is not part of this review ({dict(self.scope.skipped)[path]}); "
+                              f"comment only on: {', '.join(self.scope.reviewed)}.")
+        start = int(start_line) if start_line not in (None, "", line) else None
+        self.diff.check(path, side, line, start)
+        if len(self.findings) >= MAX_FINDINGS:
+            raise OutsideDiff(f"this review already holds {MAX_FINDINGS} comments; keep the most important "
+                              f"and finish.")
+        return Finding(self.agent, path, line, side, body[:MAX_BODY_CHARS], start, suggestion)
+
+    def _keep(self, finding: Finding) -> str:
+        self.findings.append(finding)
+        where = f"{finding.path}:{finding.first}" + (f"-{finding.line}" if finding.start_line else "")
+        kind = "suggestion" if finding.suggestion is not None else "comment"
+        return (f"{kind} {len(self.findings)} on {where} ({finding.side}) added to your review; it is posted "
+                f"with the others when you finish.")

@@ -1,0 +1,145 @@
+"""The one GitHub review a review job posts: its summary body and its inline comments (suggestions
+as ```suggestion blocks GitHub can commit). Agent text is made inert (bot.record.defang); the
+suggestion fences are the bot's own, longer than any backtick run in the replacement.
+
+    payload = review_payload(merged, outcomes, scope, commit=sha, focus="error handling",
+                             provenance=blocks)     # POST /repos/{o}/{r}/pulls/{n}/reviews
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bot.record.defang import defang
+from bot.review.findings import Finding, Scope
+from bot.review.merge import Merged, tally
+
+MAX_BODY_CHARS = 60_000  # GitHub refuses a review body over 65,536
+MAX_COMMENT_CHARS = 16_000
+MAX_SUMMARY_CHARS = 4_000
+EVENT = "COMMENT"
+
+
+@dataclass
+class AgentOutcome:
+    agent: str
+    ok: bool
+    summary: str = ""  # the agent's final message
+    reason: str | None = None  # why it failed
+
+
+def suggestion_block(replacement: str) -> str:
+    code = replacement.rstrip("\n")
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}suggestion\n{code}\n{fence}" if code else f"{fence}suggestion\n{fence}"
+
+
+def _view(finding: Finding) -> str:
+    text = defang(finding.body.strip())
+    if finding.suggestion is not None:
+        text = (text + "\n\n" if text else "") + suggestion_block(finding.suggestion)
+    return text
+
+
+def comment_body(item: Merged, several: bool) -> str:
+    if not item.others:
+        text = _view(item.finding)
+        return _cut(text + (f"\n\n<sub>found by {', '.join(item.agents)}</sub>" if several else ""))
+    views = [(", ".join(item.agents), item.finding)] + [(other.agent, other) for other in item.others]
+    parts = ["**The agents differ here:**"]
+    for who, finding in views:
+        where = "" if (finding.first, finding.line) == (item.finding.first, item.finding.line) else \
+            f" (lines {finding.first}-{finding.line})"
+        view = _view(finding) if not where else defang(finding.body.strip()) + (
+            f"\n\n{_plain_code(finding.suggestion)}" if finding.suggestion is not None else "")
+        parts.append(f"**{who}**{where}:\n\n{view}")
+    return _cut("\n\n".join(parts))
+
+
+def _plain_code(code: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{code.rstrip()}\n{fence}"
+
+
+def _cut(text: str, limit: int = MAX_COMMENT_CHARS) -> str:
+    return text if len(text) <= limit else defang(text[:limit - 40]) + "\n\n… (comment truncated)"
+
+
+def review_comment(item: Merged, several: bool) -> dict:
+    finding = item.finding
+    entry = {"path": finding.path, "line": finding.line, "side": finding.side,
+             "body": comment_body(item, several)}
+    if finding.start_line is not None:
+        entry.update(start_line=finding.start_line, start_side=finding.side)
+    return entry
+
+
+def review_payload(merged: list[Merged], outcomes: list[AgentOutcome], scope: Scope, *, commit: str,
+                   focus: str = "", provenance: str = "") -> dict:
+    several = len(outcomes) > 1
+    body = summary(merged, outcomes, scope, focus=focus)
+    if provenance:
+        body = f"{body}\n\n{provenance}"
+    if len(body) > MAX_BODY_CHARS:
+        body = body[:MAX_BODY_CHARS] + "\n\n… (truncated)"
+    return {"commit_id": commit, "body": body, "event": EVENT,
+            "comments": [review_comment(item, several) for item in merged]}
+
+
+def summary(merged: list[Merged], outcomes: list[AgentOutcome], scope: Scope, *, focus: str = "") -> str:
+    names = [o.agent for o in outcomes]
+    lines = [f"### Review by {', '.join(names)}"]
+    if focus:
+        lines.append(f"Focus: {defang(focus.strip())[:500]}")
+    lines.append(coverage(scope))
+    lines.append(findings_line(merged, scope, any(o.ok for o in outcomes)))
+    if len(outcomes) > 1 or any(not o.ok for o in outcomes):
+        lines.append(_table(merged, outcomes))
+    for outcome in outcomes:
+        if outcome.ok and outcome.summary.strip():
+            text = defang(outcome.summary.strip())
+            if len(text) > MAX_SUMMARY_CHARS:
+                text = defang(text[:MAX_SUMMARY_CHARS]) + "\n\n… (cut)"
+            lines.append(f"<details><summary>{outcome.agent}'s summary</summary>\n\n{text}\n\n</details>")
+    return "\n\n".join(lines)
+
+
+def coverage(scope: Scope) -> str:
+    if not scope.skipped:
+        return f"Reviewed {_files(len(scope.reviewed))}."
+    skipped = "; ".join(f"`{name}` ({why})" for name, why in scope.skipped[:50])
+    more = f" and {len(scope.skipped) - 50} more" if len(scope.skipped) > 50 else ""
+    return f"Reviewed {len(scope.reviewed)} of {_files(scope.total)}; skipped: {skipped}{more}."
+
+
+def findings_line(merged: list[Merged], scope: Scope, any_ok: bool) -> str:
+    if not any_ok:
+        return "❌ No agent finished its review."
+    if not merged:
+        return f"✅ No issues found in {_files(len(scope.reviewed))}."
+    shared = sum(1 for m in merged if len(m.agents) > 1)
+    differ = sum(1 for m in merged if m.others)
+    extra = (f", {shared} found by more than one agent" if shared else "") + \
+        (f", {differ} where the agents differ" if differ else "")
+    return f"**{len(merged)} comment{'s' if len(merged) != 1 else ''}**{extra}."
+
+
+def _table(merged: list[Merged], outcomes: list[AgentOutcome]) -> str:
+    counts = tally(merged, [o.agent for o in outcomes])
+    rows = ["| agent | comments | shared | differs | status |", "|---|---|---|---|---|"]
+    for outcome in outcomes:
+        count = counts.get(outcome.agent, {"found": 0, "shared": 0, "differs": 0})
+        status = "✅ finished" if outcome.ok else f"❌ failed: {_cell(outcome.reason or 'unknown')}"
+        cells = (count["found"], count["shared"], count["differs"]) if outcome.ok else ("—", "—", "—")
+        rows.append(f"| {outcome.agent} | {cells[0]} | {cells[1]} | {cells[2]} | {status} |")
+    return "\n".join(rows)
+
+
+def _cell(text: str) -> str:
+    return defang(" ".join(text.split()))[:300].replace("|", "\\|")
+
+
+def _files(n: int) -> str:
+    return f"{n} file{'s' if n != 1 else ''}"
