@@ -3,36 +3,36 @@
 A pull request must not be able to change the rules it runs under, so `load()` reads
 the file from the mirror's default branch, never from a worktree. An invalid file is a
 `ConfigError` naming the key and the line; it never falls back to the defaults.
-The keys are documented in docs/repo-config.md.
+The keys are documented in docs/repo-config.md; their schema, one pydantic model per
+section, is bot/workspace/repo_config_model.py. RepoConfig stays a plain frozen dataclass:
+the rest of the bot builds it directly (tests, `bot run` defaults) without YAML.
 """
 from __future__ import annotations
 
-import re
 import subprocess
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import pydantic
+import pydantic_core
 import yaml
 
 from bot import config
 from bot.errors import BotError
-from bot.permissions import PERMISSION_LEVELS, levels_from
 from bot.workspace import paths
 from bot.workspace.git import git_env
+from bot.workspace.repo_config_model import (  # noqa: F401  (re-exported: the runtime names)
+    BUDGET_KEYS,
+    MODES,
+    REGISTRY_HOSTS,
+    BotYml,
+    RepoLimits,
+    Section,
+    size,
+)
 
 CONFIG_PATH = ".github/bot.yml"
-MODES = ("strict", "native")
-REGISTRY_HOSTS = {
-    "pypi": ("pypi.org", "files.pythonhosted.org"),
-    "npm": ("registry.npmjs.org",),
-    "crates": ("crates.io", "index.crates.io", "static.crates.io"),
-    "go": ("proxy.golang.org", "sum.golang.org"),
-    "rubygems": ("rubygems.org", "index.rubygems.org"),
-    "maven": ("repo.maven.apache.org", "repo1.maven.org"),
-}
-_HOST = re.compile(r"^\.?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:\d{1,5})?$")
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$", re.IGNORECASE)
 
 
 class ConfigError(BotError, ValueError):
@@ -48,18 +48,6 @@ class ConfigError(BotError, ValueError):
         """A Markdown reply explaining what is wrong and that nothing ran."""
         return (f"I did not run: the repository configuration is invalid.\n\n"
                 f"**{self}**\n\nFix `{CONFIG_PATH}` on the default branch and ask again.")
-
-
-@dataclass(frozen=True)
-class RepoLimits:
-    memory_bytes: int = 2 << 30
-    timeout_s: float = 600.0
-    pids: int = 512
-    # None: the operator's cap (BOT_LIMIT_*); a value here can only lower it (bot/job/episode.py)
-    connections: int | None = None
-    worktree_bytes: int | None = None
-    home_bytes: int | None = None
-    tmp_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -135,198 +123,69 @@ def _git(mirror: Path, *args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def _key_lines(root) -> dict[str, int]:
-    """1-based line of every top-level key and every `limits.<key>`."""
+def _key_lines(node: yaml.Node | None, prefix: str = "") -> dict[str, int]:
+    """1-based line of every key, nested keys dotted (`limits.memory`)."""
     lines: dict[str, int] = {}
-    if not isinstance(root, yaml.MappingNode):
+    if not isinstance(node, yaml.MappingNode):
         return lines
-    for key, value in root.value:
-        lines[str(key.value)] = key.start_mark.line + 1
-        if isinstance(value, yaml.MappingNode):
-            for sub, _ in value.value:
-                lines[f"{key.value}.{sub.value}"] = sub.start_mark.line + 1
+    for key, value in node.value:
+        name = f"{prefix}{key.value}"
+        lines[name] = key.start_mark.line + 1
+        lines.update(_key_lines(value, f"{name}."))
     return lines
 
 
-def _build(data: dict, lines: dict[str, int], source: str) -> RepoConfig:
-    known = {f.name for f in fields(RepoConfig)} - {"source"}
-    values: dict = {}
-    for key, value in data.items():
-        key = str(key)
-        fail = _failer(key, lines.get(key), source)
-        if key not in known:
-            fail(f"unknown key (known keys: {', '.join(sorted(known))})")
-        values[key] = _VALIDATORS[key](value, fail, lines, source)
-    result = replace(RepoConfig(), source=source, **values)
+def _build(data: dict[Any, Any], lines: dict[str, int], source: str) -> RepoConfig:
+    try:
+        model = BotYml.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise _first_error(exc, lines, source) from None
+    result = RepoConfig(source=source, **model.values())
     if result.default_agent and result.default_agent not in result.allowed_agents:
-        _failer("default_agent", lines.get("default_agent"), source)(
-            f"`{result.default_agent}` is not in allowed_agents")
+        raise ConfigError(f"`{result.default_agent}` is not in allowed_agents", key="default_agent",
+                          line=lines.get("default_agent"), source=source)
     return result
 
 
-def _failer(key: str, line: int | None, source: str):
-    def fail(message: str):
-        raise ConfigError(message, key=key, line=line, source=source)
-    return fail
+def _first_error(exc: pydantic.ValidationError, lines: dict[str, int], source: str) -> ConfigError:
+    """The error nearest the top of the file, in our words, naming its dotted key and line."""
+    errors = [_config_error(error, lines, source) for error in exc.errors()]
+    return min(errors, key=lambda err: err.line or 0)
 
 
-def _agent(value, fail, *_):
-    if value not in config.AGENTS:
-        fail(f"`{value}` is not an agent (one of: {', '.join(config.AGENTS)})")
-    return value
+def _config_error(error: Any, lines: dict[str, int], source: str) -> ConfigError:
+    loc = [str(part) for part in error["loc"]]
+    key = ".".join(loc)
+    if error["type"] == "extra_forbidden":
+        owner = _section_at(loc[:-1])
+        message = owner.UNKNOWN.format(known=owner.known())
+    elif error["type"] in ("model_type", "model_attributes_type", "dict_type") and _is_section(loc):
+        owner = _section_at(loc)
+        message = owner.MAPPING.format(known=owner.known())
+    else:
+        message = error["msg"]
+    line = next((lines[".".join(loc[:n])] for n in range(len(loc), 0, -1) if ".".join(loc[:n]) in lines), None)
+    return ConfigError(message, key=key, line=line, source=source)
 
 
-def _agents(value, fail, *_):
-    items = _string_list(value, fail)
-    for item in items:
-        _agent(item, fail)
-    if not items:
-        fail("must name at least one agent")
-    return items
+def _section_at(loc: list[str]) -> type[Section]:
+    """The section model that the key path `loc` names (BotYml for the top level)."""
+    model: type[Section] = BotYml
+    for name in loc:
+        model = model.model_fields[name].annotation  # type: ignore[assignment]
+    return model
 
 
-def _permissions(value, fail, *_):
-    """`write` means write and above; a list names the exact levels."""
-    if isinstance(value, str):
-        if value not in PERMISSION_LEVELS:
-            fail(f"`{value}` is not a permission level (one of: {', '.join(PERMISSION_LEVELS)})")
-        return levels_from(value)
-    items = _string_list(value, fail)
-    for item in items:
-        if item not in PERMISSION_LEVELS:
-            fail(f"`{item}` is not a permission level (one of: {', '.join(PERMISSION_LEVELS)})")
-    return items
-
-
-def _mode(value, fail, *_):
-    if value not in MODES:
-        fail(f"`{value}` is not a mode (strict or native)")
-    return value
-
-
-def _paths(value, fail, *_):
-    items = _string_list(value, fail)
-    if any(not item.strip() for item in items):
-        fail("an empty pattern is not allowed")
-    return items
-
-
-def _hosts(value, fail, *_):
-    items = _string_list(value, fail)
-    for item in items:
-        if not _HOST.match(item) or "*" in item:
-            fail(f"`{item}` is not a host name (use `.example.com` for subdomains)")
-    return items
-
-
-def _registries(value, fail, *_):
-    items = _string_list(value, fail)
-    for item in items:
-        if item not in REGISTRY_HOSTS:
-            fail(f"`{item}` is not a known registry (one of: {', '.join(REGISTRY_HOSTS)})")
-    return items
-
-
-def _boolean(value, fail, *_):
-    if not isinstance(value, bool):
-        fail(f"must be true or false, not `{value}`")
-    return value
-
-
-_LIMIT_KEYS = "memory, timeout, pids, connections, worktree, home, tmp"
-_SIZE_LIMITS = {"memory": "memory_bytes", "worktree": "worktree_bytes", "home": "home_bytes",
-                "tmp": "tmp_bytes"}
-
-
-def _limits(value, fail, lines, source):
-    if not isinstance(value, dict):
-        fail(f"must be a mapping with any of {_LIMIT_KEYS}")
-    result = RepoLimits()
-    for key, item in value.items():
-        sub = _failer(f"limits.{key}", lines.get(f"limits.{key}"), source)
-        if key in _SIZE_LIMITS:
-            result = replace(result, **{_SIZE_LIMITS[key]: _size(item, sub)})
-        elif key == "timeout":
-            result = replace(result, timeout_s=_duration(item, sub))
-        elif key == "pids":
-            result = replace(result, pids=_whole(item, 16, 65536, sub))
-        elif key == "connections":
-            result = replace(result, connections=_whole(item, 4, 4096, sub))
-        else:
-            sub(f"unknown limit (known: {_LIMIT_KEYS})")
-    return result
-
-
-def _whole(value, low: int, high: int, fail) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        fail(f"must be a whole number from {low} to {high}, not `{value}`")
-    return value
+def _is_section(loc: list[str]) -> bool:
+    try:
+        return isinstance(_section_at(loc), type) and issubclass(_section_at(loc), Section)
+    except (KeyError, TypeError):
+        return False
 
 
 def size_bytes(text: str) -> int:
     """'512MiB', '2GiB', '1048576' as bytes (an operator's BOT_LIMIT_* value); ValueError if not."""
-    def fail(message: str):
-        raise ValueError(message)
-    return _size(text, fail)
-
-
-def _size(value, fail) -> int:
-    match = _SIZE.match(str(value)) if not isinstance(value, bool) else None
-    if not match:
-        fail(f"`{value}` is not a size (e.g. 2GiB, 512MiB)")
-    unit = (match.group(2) or "B").upper().rstrip("B").rstrip("I")
-    size = int(float(match.group(1)) * 1024 ** " KMGT".index(unit or " "))
-    if not 64 << 20 <= size <= 64 << 30:
-        fail(f"`{value}` is outside 64MiB..64GiB")
-    return size
-
-
-def _duration(value, fail) -> float:
-    match = _DURATION.match(str(value)) if not isinstance(value, bool) else None
-    if not match:
-        fail(f"`{value}` is not a duration (e.g. 300s, 10m)")
-    seconds = float(match.group(1)) * {"s": 1, "m": 60, "h": 3600}[(match.group(2) or "s").lower()]
-    if not 10 <= seconds <= 6 * 3600:
-        fail(f"`{value}` is outside 10s..6h")
-    return seconds
-
-
-def _string_list(value, fail) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        fail("must be a list of strings")
-    return tuple(value)
-
-
-# the operator's BOT_BUDGET_<CAP> variables, as `budgets.<cap>` keys: cap -> its parser (int or float)
-BUDGET_KEYS = {v.name.removeprefix("BOT_BUDGET_").lower(): v.parse
-               for v in config.VARIABLES if v.name.startswith("BOT_BUDGET_")}
-
-
-def _budgets(value, fail, lines, source):
-    if not isinstance(value, dict):
-        fail(f"must be a mapping with any of {', '.join(BUDGET_KEYS)}")
-    result = {}
-    for key, item in value.items():
-        sub = _failer(f"budgets.{key}", lines.get(f"budgets.{key}"), source)
-        if key not in BUDGET_KEYS:
-            sub(f"unknown budget (known: {', '.join(BUDGET_KEYS)})")
-        result[key] = _amount(item, BUDGET_KEYS[key] is int, sub)
-    return result
-
-
-def _amount(value, whole: bool, fail) -> float:
-    numeric = isinstance(value, int | float) and not isinstance(value, bool)
-    if not numeric or not value >= 0 or (whole and not isinstance(value, int)):
-        fail(f"must be a {'whole number' if whole else 'number'} at least 0, not `{value}`")
-    return value if whole else float(value)
-
-
-_VALIDATORS = {
-    "default_agent": _agent, "allowed_agents": _agents, "trigger_permissions": _permissions,
-    "mode": _mode, "protected_paths": _paths, "limits": _limits, "egress_hosts": _hosts,
-    "package_registries": _registries, "open_pull_requests": _boolean,
-    "allow_fork_push": _boolean, "close_issue": _boolean, "web_access": _boolean,
-    "budgets": _budgets,
-}
+    try:
+        return size(text)
+    except pydantic_core.PydanticCustomError as exc:
+        raise ValueError(exc.message()) from None

@@ -167,3 +167,50 @@ def test_budgets_must_be_a_mapping():
     with pytest.raises(ConfigError) as err:
         parse("budgets: 5\n")
     assert (err.value.key, err.value.line) == ("budgets", 1)
+
+
+def test_the_schema_has_one_model_per_section_and_matches_repo_config():
+    """Every top-level key of the pydantic schema is a RepoConfig field; sections are their own models."""
+    from dataclasses import fields
+
+    from bot.workspace.repo_config_model import BotYml, BudgetsSection, LimitsSection
+    assert set(BotYml.model_fields) == {f.name for f in fields(RepoConfig)} - {"source"}
+    assert (BotYml.model_fields["limits"].annotation, BotYml.model_fields["budgets"].annotation) == (
+        LimitsSection, BudgetsSection)
+
+
+def test_the_budgets_section_mirrors_the_operator_budget_variables():
+    """`budgets.<cap>` keys are exactly the BOT_BUDGET_* variables, lower-cased without the prefix."""
+    from bot.workspace.repo_config_model import BUDGET_KEYS, BudgetsSection
+    assert list(BudgetsSection.model_fields) == list(BUDGET_KEYS)
+
+
+def test_an_unknown_limit_names_its_line():
+    with pytest.raises(ConfigError) as err:
+        parse("limits:\n  memory: 1GiB\n  speed: 3\n")
+    assert (err.value.key, err.value.line) == ("limits.speed", 3) and "unknown limit" in err.value.reason
+
+
+def test_a_section_that_is_not_a_mapping_names_its_line():
+    with pytest.raises(ConfigError) as err:
+        parse("mode: strict\nlimits: 5\n")
+    assert (err.value.key, err.value.line) == ("limits", 2) and "must be a mapping" in err.value.reason
+
+
+def test_a_list_key_given_a_number_names_its_line():
+    with pytest.raises(ConfigError) as err:
+        parse("mode: strict\negress_hosts: 5\n")
+    assert (err.value.key, err.value.line, err.value.reason) == ("egress_hosts", 2, "must be a list of strings")
+
+
+def test_of_several_errors_the_first_in_the_file_is_reported():
+    """The schema's field order is not the file's: the error nearest the top is the one named."""
+    with pytest.raises(ConfigError) as err:
+        parse("web_access: maybe\nmode: loose\n")
+    assert (err.value.key, err.value.line) == ("web_access", 1)
+
+
+def test_a_non_string_key_is_an_unknown_key():
+    with pytest.raises(ConfigError) as err:
+        parse("mode: strict\n1: x\n")
+    assert (err.value.key, err.value.line) == ("1", 2) and "unknown key" in err.value.reason

@@ -1,0 +1,265 @@
+"""The schema of `.github/bot.yml`: one pydantic model per section, strict, unknown keys refused.
+
+Each value type carries its own check (a `BeforeValidator` raising `Invalid`), so the message a
+user reads is ours ("`copilot` is not an agent (one of: …)"), not pydantic's; bot/workspace/
+repo_config.py turns the first error into a `ConfigError` naming the key and its line.
+
+To add a section (say `review:`): write `class ReviewSection(Section)` with its fields (each
+`Annotated[<type>, BeforeValidator(<check>)]` or a plain strict type), add `review: ReviewSection
+= ReviewSection()` to `BotYml` and a `review` field to `RepoConfig`; override `UNKNOWN` and
+`MAPPING` for the section's messages and `value()` if the runtime wants something else than the
+section itself. Line numbers of nested keys come for free (`review.<key>`).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic_core import PydanticCustomError
+
+from bot import config
+from bot.permissions import PERMISSION_LEVELS, levels_from
+
+MODES = ("strict", "native")
+REGISTRY_HOSTS = {
+    "pypi": ("pypi.org", "files.pythonhosted.org"),
+    "npm": ("registry.npmjs.org",),
+    "crates": ("crates.io", "index.crates.io", "static.crates.io"),
+    "go": ("proxy.golang.org", "sum.golang.org"),
+    "rubygems": ("rubygems.org", "index.rubygems.org"),
+    "maven": ("repo.maven.apache.org", "repo1.maven.org"),
+}
+# the operator's BOT_BUDGET_<CAP> variables, as `budgets.<cap>` keys: cap -> its parser (int or float)
+BUDGET_KEYS = {v.name.removeprefix("BOT_BUDGET_").lower(): v.parse
+               for v in config.VARIABLES if v.name.startswith("BOT_BUDGET_")}
+_HOST = re.compile(r"^\.?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:\d{1,5})?$")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$", re.IGNORECASE)
+INVALID = "bot_yml"  # the pydantic error type of our own checks
+
+
+def invalid(message: str) -> PydanticCustomError:
+    """An error whose text is `message` verbatim (a template would choke on braces in values)."""
+    return PydanticCustomError(INVALID, "{reason}", {"reason": message})
+
+
+# value checks: each returns the normalised value or raises invalid(...)
+
+def agent(value: Any) -> str:
+    if value not in config.AGENTS:
+        raise invalid(f"`{value}` is not an agent (one of: {', '.join(config.AGENTS)})")
+    return str(value)
+
+
+def agents(value: Any) -> tuple[str, ...]:
+    items = string_list(value)
+    for item in items:
+        agent(item)
+    if not items:
+        raise invalid("must name at least one agent")
+    return items
+
+
+def permissions(value: Any) -> tuple[str, ...]:
+    """`write` means write and above; a list names the exact levels."""
+    items = (value,) if isinstance(value, str) else string_list(value)
+    for item in items:
+        if item not in PERMISSION_LEVELS:
+            raise invalid(f"`{item}` is not a permission level (one of: {', '.join(PERMISSION_LEVELS)})")
+    return levels_from(value) if isinstance(value, str) else items
+
+
+def mode(value: Any) -> str:
+    if value not in MODES:
+        raise invalid(f"`{value}` is not a mode (strict or native)")
+    return str(value)
+
+
+def path_patterns(value: Any) -> tuple[str, ...]:
+    items = string_list(value)
+    if any(not item.strip() for item in items):
+        raise invalid("an empty pattern is not allowed")
+    return items
+
+
+def hosts(value: Any) -> tuple[str, ...]:
+    items = string_list(value)
+    for item in items:
+        if not _HOST.match(item) or "*" in item:
+            raise invalid(f"`{item}` is not a host name (use `.example.com` for subdomains)")
+    return items
+
+
+def registries(value: Any) -> tuple[str, ...]:
+    items = string_list(value)
+    for item in items:
+        if item not in REGISTRY_HOSTS:
+            raise invalid(f"`{item}` is not a known registry (one of: {', '.join(REGISTRY_HOSTS)})")
+    return items
+
+
+def boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise invalid(f"must be true or false, not `{value}`")
+    return value
+
+
+def string_list(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise invalid("must be a list of strings")
+    return tuple(value)
+
+
+def whole(low: int, high: int) -> Callable[[Any], int]:
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise invalid(f"must be a whole number from {low} to {high}, not `{value}`")
+        return value
+    return check
+
+
+def size(value: Any) -> int:
+    """'512MiB', '2GiB', '1048576' as bytes, within 64MiB..64GiB."""
+    match = _SIZE.match(str(value)) if not isinstance(value, bool) else None
+    if not match:
+        raise invalid(f"`{value}` is not a size (e.g. 2GiB, 512MiB)")
+    unit = (match.group(2) or "B").upper().rstrip("B").rstrip("I")
+    count = int(float(match.group(1)) * 1024 ** " KMGT".index(unit or " "))
+    if not 64 << 20 <= count <= 64 << 30:
+        raise invalid(f"`{value}` is outside 64MiB..64GiB")
+    return count
+
+
+def duration(value: Any) -> float:
+    match = _DURATION.match(str(value)) if not isinstance(value, bool) else None
+    if not match:
+        raise invalid(f"`{value}` is not a duration (e.g. 300s, 10m)")
+    seconds = float(match.group(1)) * {"s": 1, "m": 60, "h": 3600}[(match.group(2) or "s").lower()]
+    if not 10 <= seconds <= 6 * 3600:
+        raise invalid(f"`{value}` is outside 10s..6h")
+    return seconds
+
+
+def amount(is_whole: bool) -> Callable[[Any], float]:
+    def check(value: Any) -> float:
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        if not numeric or not value >= 0 or (is_whole and not isinstance(value, int)):
+            raise invalid(f"must be a {'whole number' if is_whole else 'number'} at least 0, not `{value}`")
+        return value if is_whole else float(value)
+    return check
+
+
+Agent = Annotated[str | None, BeforeValidator(agent)]
+Agents = Annotated[tuple[str, ...], BeforeValidator(agents)]
+Permissions = Annotated[tuple[str, ...], BeforeValidator(permissions)]
+Mode = Annotated[str, BeforeValidator(mode)]
+PathPatterns = Annotated[tuple[str, ...], BeforeValidator(path_patterns)]
+Hosts = Annotated[tuple[str, ...], BeforeValidator(hosts)]
+Registries = Annotated[tuple[str, ...], BeforeValidator(registries)]
+Flag = Annotated[bool, BeforeValidator(boolean)]
+Size = Annotated[int | None, BeforeValidator(size)]
+Duration = Annotated[float | None, BeforeValidator(duration)]
+TokenBudget = Annotated[int | None, BeforeValidator(amount(True))]
+MoneyBudget = Annotated[float | None, BeforeValidator(amount(False))]
+
+
+class Section(BaseModel):
+    """A mapping in bot.yml: strict, frozen, unknown keys refused with the section's own words."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    UNKNOWN: ClassVar[str] = "unknown key (known: {known})"
+    MAPPING: ClassVar[str] = "must be a mapping with any of {known}"
+
+    @classmethod
+    def known(cls) -> str:
+        return ", ".join(cls.model_fields)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _string_keys(cls, data: Any) -> Any:
+        # YAML allows `1: x` or `true: x`; as keys they are just unknown names
+        return {str(k): v for k, v in data.items()} if isinstance(data, dict) else data
+
+    def value(self) -> Any:
+        """What RepoConfig holds for this section (the section itself unless overridden)."""
+        return self
+
+
+@dataclass(frozen=True)
+class RepoLimits:
+    memory_bytes: int = 2 << 30
+    timeout_s: float = 600.0
+    pids: int = 512
+    # None: the operator's cap (BOT_LIMIT_*); a value here can only lower it (bot/job/episode.py)
+    connections: int | None = None
+    worktree_bytes: int | None = None
+    home_bytes: int | None = None
+    tmp_bytes: int | None = None
+
+
+class LimitsSection(Section):
+    UNKNOWN: ClassVar[str] = "unknown limit (known: {known})"
+    memory: Size = None
+    timeout: Duration = None
+    pids: Annotated[int | None, BeforeValidator(whole(16, 65536))] = None
+    connections: Annotated[int | None, BeforeValidator(whole(4, 4096))] = None
+    worktree: Size = None
+    home: Size = None
+    tmp: Size = None
+
+    _RUNTIME: ClassVar[dict[str, str]] = {
+        "memory": "memory_bytes", "timeout": "timeout_s", "pids": "pids", "connections": "connections",
+        "worktree": "worktree_bytes", "home": "home_bytes", "tmp": "tmp_bytes"}
+
+    def value(self) -> RepoLimits:
+        return RepoLimits(**{self._RUNTIME[key]: getattr(self, key) for key in self.model_fields_set})
+
+
+class BudgetsSection(Section):
+    """Model budgets by cap name: the keys mirror the operator's BOT_BUDGET_* (a test checks)."""
+
+    UNKNOWN: ClassVar[str] = "unknown budget (known: {known})"
+    turn_tokens: TokenBudget = None
+    turn_usd: MoneyBudget = None
+    thread_tokens: TokenBudget = None
+    thread_usd: MoneyBudget = None
+    requester_day_tokens: TokenBudget = None
+    requester_day_usd: MoneyBudget = None
+    installation_month_tokens: TokenBudget = None
+    installation_month_usd: MoneyBudget = None
+
+    def value(self) -> dict[str, float]:
+        return {key: getattr(self, key) for key in type(self).model_fields if key in self.model_fields_set}
+
+
+class BotYml(Section):
+    """The whole file; each field is a top-level key (docs/repo-config.md)."""
+
+    UNKNOWN: ClassVar[str] = "unknown key (known keys: {known})"
+    default_agent: Agent = None
+    allowed_agents: Agents = config.AGENTS
+    trigger_permissions: Permissions = ("write", "maintain", "admin")
+    mode: Mode = "strict"
+    protected_paths: PathPatterns = (".github/workflows/**",)
+    limits: LimitsSection = LimitsSection()
+    egress_hosts: Hosts = ()
+    package_registries: Registries = ()
+    open_pull_requests: Flag = False
+    allow_fork_push: Flag = False
+    close_issue: Flag = True
+    web_access: Flag = False
+    budgets: BudgetsSection = BudgetsSection()
+
+    @classmethod
+    def known(cls) -> str:
+        return ", ".join(sorted(cls.model_fields))
+
+    def values(self) -> dict[str, Any]:
+        """The keys the file set, as RepoConfig field values."""
+        return {key: (item.value() if isinstance(item := getattr(self, key), Section) else item)
+                for key in self.model_fields_set}
