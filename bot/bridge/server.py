@@ -70,7 +70,7 @@ class BridgeServer:
                  on_halt: Callable[[str], Any] | None = None,
                  progress_interval_s: float = 2.0, wall_clock_s: float | None = None,
                  stop: asyncio.Event | None = None, scratch_root: Path | None = None,
-                 read_dirs: tuple[str, ...] = ()):
+                 read_dirs: tuple[str, ...] = (), review: Any | None = None):
         self.worktree = Path(worktree)
         self.read_dirs = read_dirs  # absolute folders read_file may also read (the attachments)
         self.policy = policy
@@ -78,7 +78,8 @@ class BridgeServer:
         self.run_id = run_id
         self.token = secrets.token_urlsafe(32)
         self.token_env = TOKEN_ENV
-        self.tool_names = TOOL_NAMES
+        self.review = review  # a review run's collector (bot.review.findings): its tools are offered
+        self.tool_names = TOOL_NAMES + (tuple(tools.REVIEW_TOOLS) if review is not None else ())
         self.calls: list[dict] = []
         self.connected = asyncio.Event()
         self.tools_listed = 0
@@ -171,7 +172,10 @@ class BridgeServer:
         self.tools_listed += 1
         return types.ListToolsResult(tools=[
             types.Tool(name=name, description=description, input_schema=schema)
-            for name, (description, schema) in tools.TOOLS.items()])
+            for name, (description, schema) in {**tools.TOOLS, **self._review_tools()}.items()])
+
+    def _review_tools(self) -> dict:
+        return tools.REVIEW_TOOLS if self.review is not None else {}
 
     async def _call_tool_handler(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         text, is_error = await self.call_tool(params.name, dict(params.arguments or {}))
@@ -184,6 +188,8 @@ class BridgeServer:
         try:
             if self.halted is not None:
                 raise Refusal("halted", f"the episode was halted ({self.halted}); stop now.")
+            if name in tools.REVIEW_TOOLS and self.review is None:
+                raise Refusal("unknown_tool", f"there is no tool {name!r} outside a review.")
             tools.check_arguments(name, args)
             self.policy.charge_call()
             text, detail = await self._execute(name, args)
@@ -208,6 +214,8 @@ class BridgeServer:
         return self.recorder.redact(text), is_error
 
     async def _execute(self, name: str, args: dict) -> tuple[str, dict]:
+        if name in tools.REVIEW_TOOLS:
+            return tools.review_call(self.review, name, args)
         if name == "save_file":
             return tools.save_file(self.policy, args)
         if name == "edit_file":

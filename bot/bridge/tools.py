@@ -27,6 +27,7 @@ from jsonschema import Draft202012Validator, ValidationError
 from bot import config
 from bot.bridge.admission import Admission, Refusal
 from bot.errors import BotError
+from bot.review.diff_lines import OutsideDiff
 from sandbox import select_spawner
 from sandbox.base import Limits, Refused, SandboxConfig, Spawner
 
@@ -107,9 +108,42 @@ TOOLS: dict[str, tuple[str, dict]] = {
         _schema({"markdown": {"type": "string", "description": "a short markdown checklist"}}, ["markdown"])),
 }
 
+# Only in review runs (bot/job/review_job.py): findings are kept by the run's collector, checked
+# against the pull request's diff, and posted as one review when the run ends.
+REVIEW_TOOLS: dict[str, tuple[str, dict]] = {
+    "comment_on_line": (
+        "Add a review comment on a line of the pull request's diff (side RIGHT: the new code, numbered "
+        "as in the new file; LEFT: removed code, old numbering). For several lines give start_line too. "
+        "Only lines the diff shows are accepted. Comments are posted together as one review at the end.",
+        _schema({"path": _PATH, "line": {"type": "integer", "description": "the (last) line commented on"},
+                 "body": {"type": "string", "description": "the comment, in markdown"},
+                 "side": {"type": "string", "enum": ["RIGHT", "LEFT"], "description": "RIGHT or LEFT"},
+                 "start_line": {"type": "integer", "description": "first line of a multi-line comment"}},
+                ["path", "line", "body", "side"])),
+    "suggest_change": (
+        "Suggest a committable change: replace lines start_line..end_line of the new file (they must be "
+        "in the pull request's diff) with replacement (the complete new text of those lines). body says why.",
+        _schema({"path": _PATH, "start_line": {"type": "integer", "description": "first line replaced"},
+                 "end_line": {"type": "integer", "description": "last line replaced"},
+                 "replacement": {"type": "string", "description": "the new text of those lines"},
+                 "body": {"type": "string", "description": "why, in markdown"}},
+                ["path", "start_line", "end_line", "replacement", "body"])),
+}
+_ALL_TOOLS = {**TOOLS, **REVIEW_TOOLS}
+
+
+def review_call(collector: Any, tool: str, args: dict) -> tuple[str, dict]:
+    """A review tool's call, kept by the run's collector; a line outside the diff is refused."""
+    try:
+        text = collector.comment(args) if tool == "comment_on_line" else collector.suggest(args)
+    except OutsideDiff as refused:
+        raise Refusal("outside_diff", str(refused)) from None
+    return text, {"path": args.get("path"), "line": args.get("line") or args.get("end_line")}
+
+
 def check_arguments(tool: str, args: dict) -> None:
     """Refuse arguments that do not fit the tool's JSON schema (the model sees what is wrong)."""
-    if tool not in TOOLS:
+    if tool not in _ALL_TOOLS:
         raise Refusal("unknown_tool", f"there is no tool {tool!r}; the tools are {', '.join(TOOLS)}.")
     errors = list(_validator(tool).iter_errors(args))
     if errors:
@@ -118,15 +152,15 @@ def check_arguments(tool: str, args: dict) -> None:
 
 @functools.cache
 def _validator(tool: str) -> Draft202012Validator:
-    return Draft202012Validator(TOOLS[tool][1])
+    return Draft202012Validator(_ALL_TOOLS[tool][1])
 
 
 def _explain(tool: str, args: object, errors: list[ValidationError]) -> str:
     """One sentence a model can act on: what is missing or unexpected, else the first wrong value."""
     if not isinstance(args, dict):
         return "arguments must be a JSON object."
-    properties = TOOLS[tool][1]["properties"]
-    missing = [name for name in TOOLS[tool][1]["required"] if name not in args]
+    properties = _ALL_TOOLS[tool][1]["properties"]
+    missing = [name for name in _ALL_TOOLS[tool][1]["required"] if name not in args]
     extra = [name for name in args if name not in properties]
     if missing or extra:
         return f"{tool}: missing {missing or 'nothing'}, unexpected {extra or 'nothing'}."

@@ -14,6 +14,7 @@ RANKS = {
     "bot.retry": 3, "bot.permissions": 3, "bot.loopback": 3,
     "bot.record": 4,
     "bot.credentials": 5, "bot.github": 5, "bot.workspace": 5,
+    "bot.review": 5.5,  # diff lines, findings, merge, the review payload: below the bridge that offers its tools
     "bot.bridge": 6, "bot.relay": 6,
     "bot.job": 7,
     "bot.service": 8,
