@@ -48,6 +48,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_LOG_LEVEL", "INFO", "Python logging level."),
     Variable("BOT_DEFAULT_AGENT", "claude", "Agent used when the comment names none."),
     Variable("BOT_SECRET_KEY", None, "Key that encrypts stored credentials (else a key file in the data dir)."),
+    Variable("BOT_DATABASE_URL", None, "`postgresql://…` to share one database between machines (else SQLite in the data dir)."),
+    Variable("BOT_SESSION_MAX_BYTES", str(64 << 20), "Largest packed CLI home that follows a thread between machines.", int),
     # GitHub
     Variable("GITHUB_APP_ID", None, "The GitHub App's id."),
     Variable("GITHUB_PRIVATE_KEY", None, "The App's private key (PEM text, `\\n` allowed)."),

@@ -48,8 +48,8 @@ class Session:
 def ensure(db, key: str) -> None:
     repo, _, number = key.rpartition("#")
     now = time.time()
-    db.execute("INSERT OR IGNORE INTO conversations (key, slug, repo, number, created_at, last_active_at) "
-               "VALUES (?, ?, ?, ?, ?, ?)", [key, slug(key), repo, int(number) if number.isdigit() else None,
+    db.execute("INSERT INTO conversations (key, slug, repo, number, created_at, last_active_at) "
+               "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", [key, slug(key), repo, int(number) if number.isdigit() else None,
                                              now, now])
     db.execute("UPDATE conversations SET last_active_at = ? WHERE key = ?", [now, key])
 
@@ -69,14 +69,38 @@ def record_turn(db, key: str, agent: str, session_id: str | None, fresh: bool) -
     now = time.time()
     existing = session(db, key, agent)
     if existing is None or fresh:
-        db.execute("INSERT OR REPLACE INTO sessions (conversation, agent, session_id, created_at, "
-                   "last_used_at, turns) VALUES (?, ?, ?, ?, ?, 1)", [key, agent, session_id, now, now])
+        db.execute("INSERT INTO sessions (conversation, agent, session_id, created_at, last_used_at, turns) "
+                   "VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (conversation, agent) DO UPDATE SET "
+                   "session_id = excluded.session_id, created_at = excluded.created_at, "
+                   "last_used_at = excluded.last_used_at, turns = 1", [key, agent, session_id, now, now])
     else:
         db.execute("UPDATE sessions SET session_id = COALESCE(?, session_id), last_used_at = ?, "
                    "turns = turns + 1 WHERE conversation = ? AND agent = ?", [session_id, now, key, agent])
 
 
 def forget(db, key: str, agent: str) -> None:
+COLLECTED = "home-collected"  # a notices row: retention removed the thread's CLI homes
+
+
+def mark_collected(db, key: str) -> None:
+    """Retention removed the thread's CLI homes (bot.service.retention): no session of the thread
+    can be resumed, and the next turn says why it starts fresh."""
+    db.execute("UPDATE sessions SET session_id = NULL WHERE conversation = ?", [key])
+    db.execute("INSERT INTO notices (conversation, kind, created_at) VALUES (?, ?, ?) ON CONFLICT "
+               "(conversation, kind) DO UPDATE SET created_at = excluded.created_at", [key, COLLECTED, time.time()])
+
+
+def collected_reason(db, key: str) -> str | None:
+    """Why the thread starts fresh when retention collected its CLI homes, else None."""
+    rows = list(db.query("SELECT n.created_at - COALESCE(c.last_active_at, n.created_at) AS idle FROM notices n "
+                         "LEFT JOIN conversations c ON c.key = n.conversation "
+                         "WHERE n.conversation = ? AND n.kind = ?", [key, COLLECTED]))
+    if not rows:
+        return None
+    days = max(1, round((rows[0]["idle"] or 0) / 86_400))
+    return f"the saved session was cleared after {days} day{'s' if days != 1 else ''} without activity"
+
+
     """The CLI no longer knows the session: the next turn starts fresh."""
     db.execute("DELETE FROM sessions WHERE conversation = ? AND agent = ?", [key, agent])
 

@@ -1,4 +1,6 @@
-"""The comment grammar (DESIGN §7): `@bot [agent] [new] <request>`, `@bot help|status|stop`.
+"""The comment grammar (DESIGN §7): `@bot [agent] [new] <request>`, `@bot help|status|stop`, and
+reviews of a pull request (issue 14): `@bot [agent] review [focus]`, `@bot review with claude, codex
+[focus]`, `@bot claude, codex review [focus]` (a review is a run with `review` set and its `agents`).
 
 A command is a line that starts with the whole-word mention. The rest of that line, plus every
 line after it, is the request. Quoted lines (`>`) and code (fenced or indented) never trigger.
@@ -26,6 +28,8 @@ class Command:
     new_session: bool = False
     request: str = ""
     unknown_name: str | None = None
+    review: bool = False  # a pull-request review (bot/job/review_job.py)
+    agents: tuple[str, ...] = ()  # a review's agents, in the order named; () for the default one
 
 
 def parse(body: str | None, handle: str, agents: tuple[str, ...] | list[str]) -> Command | None:
@@ -57,6 +61,9 @@ def _command(text: str, agents: tuple[str, ...]) -> Command:
     lowered = word.lower()
     if lowered in CONTROL_WORDS:
         return Command(kind=lowered)
+    review = _review(text, agents)
+    if review is not None:
+        return review
     agent = AGENT_ALIASES.get(lowered, lowered) if lowered else None
     if agent in agents:
         text = rest
@@ -85,3 +92,47 @@ def _looks_like_agent_name(word: str, agents: tuple[str, ...]) -> bool:
     if word in OTHER_AGENT_NAMES or base in OTHER_AGENT_NAMES:
         return True
     return bool(difflib.get_close_matches(word, agents, n=1, cutoff=0.75))
+
+
+_REVIEW = re.compile(r"review\b[:,.]?\s*", re.IGNORECASE)
+_WITH = re.compile(r"with\s+", re.IGNORECASE)
+_NAME = re.compile(r"\s*([A-Za-z][\w.-]*)")
+_SEPARATOR = re.compile(r"\s*(?:,|&|\band\b)\s*", re.IGNORECASE)
+
+
+def _review(text: str, agents: tuple[str, ...]) -> Command | None:
+    """`[names] review [with names] [focus]`, or None when the text is not a review request."""
+    named, rest, unknown = _agent_list(text, agents)
+    match = _REVIEW.match(rest)
+    if match is None or (unknown and not named):
+        return None
+    rest = rest[match.end():]
+    if not named and (with_ := _WITH.match(rest)):
+        named, after, unknown = _agent_list(rest[with_.end():], agents)
+        if named:
+            rest = after
+    if unknown:
+        return Command(kind="unknown_agent", unknown_name=unknown)
+    chosen = tuple(dict.fromkeys(named))
+    return Command(kind="run", agent=chosen[0] if chosen else None, request=rest.strip(), review=True,
+                   agents=chosen)
+
+
+def _agent_list(text: str, agents: tuple[str, ...]) -> tuple[list[str], str, str | None]:
+    """Agent names joined by commas or "and" at the start of `text`: (names, the rest, a word in
+    the list that only looks like an agent's name)."""
+    names: list[str] = []
+    position = 0
+    while match := _NAME.match(text, position):
+        word = match.group(1).rstrip(".")
+        name = AGENT_ALIASES.get(word.lower(), word.lower())
+        if name not in agents:
+            looks = names and _looks_like_agent_name(word.lower(), agents)
+            return names, text[position:].lstrip(" ,&"), word if looks else None
+        names.append(name)
+        after = match.end()
+        separator = _SEPARATOR.match(text, after)
+        position = separator.end() if separator else after
+        if separator is None:
+            return names, text[after:].lstrip(), None
+    return names, text[position:].lstrip(), None
