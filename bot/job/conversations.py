@@ -68,6 +68,7 @@ def record_turn(db, key: str, agent: str, session_id: str | None, fresh: bool) -
     """After a turn: remember the backend session id; a fresh session restarts the count."""
     now = time.time()
     existing = session(db, key, agent)
+    db.execute("DELETE FROM notices WHERE conversation = ? AND kind = ?", [key, COLLECTED])
     if existing is None or fresh:
         db.execute("INSERT INTO sessions (conversation, agent, session_id, created_at, last_used_at, turns) "
                    "VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (conversation, agent) DO UPDATE SET "
@@ -78,7 +79,6 @@ def record_turn(db, key: str, agent: str, session_id: str | None, fresh: bool) -
                    "turns = turns + 1 WHERE conversation = ? AND agent = ?", [session_id, now, key, agent])
 
 
-def forget(db, key: str, agent: str) -> None:
 COLLECTED = "home-collected"  # a notices row: retention removed the thread's CLI homes
 
 
@@ -101,6 +101,7 @@ def collected_reason(db, key: str) -> str | None:
     return f"the saved session was cleared after {days} day{'s' if days != 1 else ''} without activity"
 
 
+def forget(db, key: str, agent: str) -> None:
     """The CLI no longer knows the session: the next turn starts fresh."""
     db.execute("DELETE FROM sessions WHERE conversation = ? AND agent = ?", [key, agent])
 
