@@ -7,8 +7,8 @@ AGENTS  := agents-cli
 # inside the sandbox, the browser for the settings pages, hyperfine for the benchmarks)
 SERVE_CMDS := git bwrap ip unshare rg
 SERVE_PKGS := git bubblewrap iproute2 util-linux ripgrep
-TEST_CMDS  := $(SERVE_CMDS) socat hyperfine chromium curl openssl pgrep
-TEST_PKGS  := $(SERVE_PKGS) socat hyperfine chromium curl openssl procps
+TEST_CMDS  := $(SERVE_CMDS) socat hyperfine chromium curl openssl pgrep pg_ctlcluster
+TEST_PKGS  := $(SERVE_PKGS) socat hyperfine chromium curl openssl procps postgresql
 PYTEST_ARGS ?=
 
 .PHONY: serve test bench install install-test system-serve system-test agents clean

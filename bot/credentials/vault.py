@@ -12,18 +12,17 @@ import binascii
 import hashlib
 import os
 import re
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import sqlite_utils
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from bot import config
+from bot.db import Database, connect
 from bot.errors import BotError
 
 SCOPE_KINDS = ("user", "repo", "installation")
@@ -76,10 +75,11 @@ def put(scope: str, name: str, value: str, *, actor: str) -> str:
     shown = fingerprint(value)
     now = _now()
     with database() as db:
-        db["secrets"].upsert({
-            "scope": scope, "name": name, "sealed": seal(_context(scope, name), raw),
-            "fingerprint": shown, "updated_at": now, "updated_by": actor,
-        }, pk=("scope", "name"))
+        db.execute("INSERT INTO secrets (scope, name, sealed, fingerprint, updated_at, updated_by) "
+                   "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, name) DO UPDATE SET sealed = excluded.sealed, "
+                   "fingerprint = excluded.fingerprint, updated_at = excluded.updated_at, "
+                   "updated_by = excluded.updated_by",
+                   [scope, name, seal(_context(scope, name), raw), shown, now, actor])
         _audit(db, actor, "set", scope, name, shown)
     return shown
 
@@ -87,7 +87,7 @@ def put(scope: str, name: str, value: str, *, actor: str) -> str:
 def get(scope: str, name: str) -> str | None:
     """The plaintext of one secret, or None when the row does not exist."""
     with database() as db:
-        rows = list(db["secrets"].rows_where("scope = ? and name = ?", [scope, name]))
+        rows = db.query("SELECT * FROM secrets WHERE scope = ? AND name = ?", [scope, name])
     if not rows:
         return None
     try:
@@ -101,10 +101,10 @@ def get(scope: str, name: str) -> str | None:
 def delete(scope: str, name: str, *, actor: str) -> bool:
     """Remove one secret; returns whether there was one."""
     with database() as db:
-        rows = list(db["secrets"].rows_where("scope = ? and name = ?", [scope, name]))
+        rows = db.query("SELECT * FROM secrets WHERE scope = ? AND name = ?", [scope, name])
         if not rows:
             return False
-        db["secrets"].delete((scope, name))
+        db.execute("DELETE FROM secrets WHERE scope = ? AND name = ?", [scope, name])
         _audit(db, actor, "delete", scope, name, rows[0]["fingerprint"])
     return True
 
@@ -112,7 +112,7 @@ def delete(scope: str, name: str, *, actor: str) -> bool:
 def listing(scope: str) -> list[SecretInfo]:
     """The secrets of one scope, as fingerprints, sorted by name."""
     with database() as db:
-        rows = db["secrets"].rows_where("scope = ?", [scope], order_by="name")
+        rows = db.query("SELECT * FROM secrets WHERE scope = ? ORDER BY name", [scope])
         return [SecretInfo(r["scope"], r["name"], r["fingerprint"], r["updated_at"], r["updated_by"])
                 for r in rows]
 
@@ -124,8 +124,9 @@ def names(scope: str) -> set[str]:
 def audit_log(scope: str | None = None) -> list[dict]:
     """Audit rows, oldest first (actor, action, scope, name, fingerprint; never a value)."""
     with database() as db:
-        where, args = ("scope = ?", [scope]) if scope else (None, None)
-        return list(db["secret_audit"].rows_where(where, args, order_by="id"))
+        if scope:
+            return db.query("SELECT * FROM secret_audit WHERE scope = ? ORDER BY id", [scope])
+        return db.query("SELECT * FROM secret_audit ORDER BY id")
 
 
 def seal(context: str, plaintext: bytes) -> bytes:
@@ -186,9 +187,9 @@ def _check_name(name: str) -> None:
         raise SecretError(f"invalid secret name {name!r}")
 
 
-def _audit(db: sqlite_utils.Database, actor: str, action: str, scope: str, name: str, shown: str) -> None:
-    db["secret_audit"].insert({"at": _now(), "actor": actor, "action": action, "scope": scope,
-                               "name": name, "fingerprint": shown}, pk="id")
+def _audit(db: Database, actor: str, action: str, scope: str, name: str, shown: str) -> None:
+    db.execute("INSERT INTO secret_audit (at, actor, action, scope, name, fingerprint) VALUES (?, ?, ?, ?, ?, ?)",
+               [_now(), actor, action, scope, name, shown])
 
 
 def _now() -> str:
@@ -196,25 +197,12 @@ def _now() -> str:
 
 
 @contextmanager
-def database() -> Iterator[sqlite_utils.Database]:
-    """bot.db (WAL), one short-lived connection per operation: callers run on threads and event
-    loops alike. Commits on a clean exit."""
-    conn = sqlite3.connect(config.data_dir() / "bot.db", timeout=30)
+def database() -> Iterator[Database]:
+    """The bot database (bot/db), one short-lived connection per operation: callers run on threads
+    and event loops alike. One transaction, committed on a clean exit."""
+    db = connect()
     try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        db = sqlite_utils.Database(conn)
-        _ensure_tables(db)
-        with conn:
+        with db.transaction():
             yield db
     finally:
-        conn.close()
-
-
-def _ensure_tables(db: sqlite_utils.Database) -> None:
-    if not db["secrets"].exists():
-        db["secrets"].create({"scope": str, "name": str, "sealed": bytes, "fingerprint": str,
-                              "updated_at": str, "updated_by": str}, pk=("scope", "name"),
-                             if_not_exists=True)
-    if not db["secret_audit"].exists():
-        db["secret_audit"].create({"id": int, "at": str, "actor": str, "action": str, "scope": str,
-                                   "name": str, "fingerprint": str}, pk="id", if_not_exists=True)
+        db.close()

@@ -1,4 +1,4 @@
-"""The record of every run: `runs` and `run_events` in $BOT_DATA_DIR/bot.db (SQLite, WAL).
+"""The record of every run: `runs` and `run_events` in the bot database (bot/db).
 
 One `Recorder` per process or per episode; it owns these two tables:
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import time
 import uuid
 from collections import Counter
@@ -28,10 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from adapters.base import Event, Tier
-from bot import config
+from bot.db import Database, connect
 from bot.record.redact import redact
 
 
@@ -46,34 +43,19 @@ def args_digest(args: Any) -> str:
 
 
 class Recorder:
-    def __init__(self, db: sqlite_utils.Database | Path | str | None = None,
+    def __init__(self, db: Database | Path | str | None = None,
                  secrets: Iterable[str] = ()):
-        if not isinstance(db, sqlite_utils.Database):
-            db = _connect(Path(db) if db else config.data_dir() / "bot.db")
+        if not isinstance(db, Database):
+            db = connect(path=Path(db)) if db else connect()
         self.db = db
         self._secrets: set[str] = set()
         self.add_secrets(secrets)
-        self._ensure_tables()
 
     def add_secrets(self, values: Iterable[str]) -> None:
         self._secrets.update(v for v in values if v)
 
     def redact(self, text: str) -> str:
         return redact(text, self._secrets)
-
-    def _ensure_tables(self) -> None:
-        if "runs" not in self.db.table_names():
-            self.db["runs"].create({
-                "id": str, "job_id": str, "conversation": str, "agent": str, "agent_version": str,
-                "session_id": str, "resumed": int, "mode": str, "started_at": str, "finished_at": str,
-                "status": str, "sandbox_tier": int, "limits": str, "base_commit": str,
-                "egress": str, "summary": str}, pk="id", if_not_exists=True)
-            self.db["runs"].create_index(["started_at"], if_not_exists=True)
-        if "run_events" not in self.db.table_names():
-            self.db["run_events"].create({
-                "run_id": str, "seq": int, "ts": str, "tier": str, "kind": str, "tool": str,
-                "args_digest": str, "outcome": str, "duration_ms": float, "raw": str},
-                pk=("run_id", "seq"), foreign_keys=[("run_id", "runs", "id")], if_not_exists=True)
 
     # runs ------------------------------------------------------------------
 
@@ -82,7 +64,7 @@ class Recorder:
                   sandbox_tier: int | None = None, limits: dict | None = None,
                   base_commit: str | None = None) -> str:
         run_id = run_id or uuid.uuid4().hex
-        self.db["runs"].insert({
+        self._insert("runs", {
             "id": run_id, "job_id": job_id, "conversation": conversation, "agent": agent,
             "mode": mode, "started_at": now_iso(), "status": "running",
             "sandbox_tier": sandbox_tier, "limits": self._json(limits or {}),
@@ -93,11 +75,11 @@ class Recorder:
         """Set run columns known only later: agent_version, session_id, resumed, sandbox_tier..."""
         row = {k: self._json(v) if isinstance(v, (dict, list)) else self.redact(v) if isinstance(v, str) else v
                for k, v in fields.items()}
-        self.db["runs"].update(run_id, row)
+        self._update_run(run_id, row)
 
     def finish_run(self, run_id: str, status: str, summary: dict | None = None) -> None:
-        self.db["runs"].update(run_id, {"status": status, "finished_at": now_iso(),
-                                        "summary": self._json(summary or {})})
+        self._update_run(run_id, {"status": status, "finished_at": now_iso(),
+                                  "summary": self._json(summary or {})})
 
     def attach_egress(self, run_id: str, decisions: Iterable[Any]) -> dict[str, dict]:
         """Per-host counts of the egress proxy's decisions, stored on the run."""
@@ -108,7 +90,7 @@ class Recorder:
             host["allowed" if d.get("allowed") else "denied"] += 1
             host["bytes_up"] += int(d.get("bytes_up") or 0)
             host["bytes_down"] += int(d.get("bytes_down") or 0)
-        self.db["runs"].update(run_id, {"egress": self._json(counts)})
+        self._update_run(run_id, {"egress": self._json(counts)})
         return counts
 
     # events ----------------------------------------------------------------
@@ -120,7 +102,7 @@ class Recorder:
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8", "replace")
         seq = self._next_seq(run_id)
-        self.db["run_events"].insert({
+        self._insert("run_events", {
             "run_id": run_id, "seq": seq, "ts": now_iso(), "tier": Tier(tier).value, "kind": kind,
             "tool": self.redact(tool) if tool else tool, "args_digest": args_digest(args) if args is not None else None,
             "outcome": self.redact(outcome) if outcome else outcome, "duration_ms": duration_ms,
@@ -170,20 +152,20 @@ class Recorder:
             "select tier, count(*) as n from run_events where run_id = ? group by tier", [run_id])})
 
     def _next_seq(self, run_id: str) -> int:
-        row = next(self.db.query("select coalesce(max(seq), 0) + 1 as seq from run_events "
-                                 "where run_id = ?", [run_id]))
+        row = self.db.execute("select coalesce(max(seq), 0) + 1 as seq from run_events "
+                              "where run_id = ?", [run_id]).fetchone()
         return row["seq"]
+
+    def _insert(self, table: str, row: dict[str, Any]) -> None:
+        self.db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                        list(row.values()))
+
+    def _update_run(self, run_id: str, row: dict[str, Any]) -> None:
+        columns = ", ".join(f"{name} = ?" for name in row)  # names are this module's, never input
+        self.db.execute(f"UPDATE runs SET {columns} WHERE id = ?", [*row.values(), run_id])
 
     def _json(self, value: Any) -> str:
         return self.redact(json.dumps(value, sort_keys=True, default=str))
-
-
-def _connect(path: Path) -> sqlite_utils.Database:
-    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a crash loses at most the last events
-    conn.execute("PRAGMA busy_timeout=30000")
-    return sqlite_utils.Database(conn)
 
 
 def elapsed_ms(started: float) -> float:

@@ -17,9 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 
-import sqlite_utils
-
 from bot import config
+from bot.db import Database
 from bot.record.recorder import now_iso
 
 REPO_FILE = ".github/bot.yml"
@@ -115,18 +114,13 @@ class Ledger:
     COLUMNS = {"window_thread": "conversation", "window_requester_day": "requester",
                "window_installation_month": "installation"}
 
-    def __init__(self, db: sqlite_utils.Database):
+    def __init__(self, db: Database):
         self.db = db
-        if "model_spend" not in db.table_names():
-            db["model_spend"].create({"run_id": str, "ts": str, "conversation": str, "requester": str,
-                                      "installation": str, "tokens": int, "usd": float}, if_not_exists=True)
-            for column in ("conversation", "requester", "installation"):
-                db["model_spend"].create_index([column, "ts"], if_not_exists=True)
 
     def add(self, run_id: str, scope: Scope, tokens: int, usd: float | None) -> None:
-        self.db["model_spend"].insert({"run_id": run_id, "ts": now_iso(), "conversation": scope.conversation,
-                                       "requester": scope.requester, "installation": scope.installation,
-                                       "tokens": tokens, "usd": usd})
+        self.db.execute("INSERT INTO model_spend (run_id, ts, conversation, requester, installation, tokens, usd) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)", [run_id, now_iso(), scope.conversation, scope.requester,
+                                                         scope.installation, tokens, usd])
 
     def spent(self, scope: Scope, now: datetime | None = None) -> dict[str, Spend]:
         now = now or datetime.now(UTC)
@@ -137,9 +131,10 @@ class Ledger:
             if owner is None:
                 continue
             start = _window_start(window, now) or ""
-            row = next(self.db.query(
+            row = self.db.execute(
                 f"select coalesce(sum(tokens), 0) as tokens, coalesce(sum(usd), 0) as usd, "
-                f"sum(usd is null) as unpriced from model_spend where {column} = ? and ts >= ?", [owner, start]))
+                f"sum(case when usd is null then 1 else 0 end) as unpriced from model_spend "
+                f"where {column} = ? and ts >= ?", [owner, start]).fetchone()
             sums[window] = Spend(int(row["tokens"]), float(row["usd"]), int(row["unpriced"] or 0))
         return sums
 

@@ -2,7 +2,10 @@
 
 Episode jobs of one conversation run one at a time in arrival order; reply jobs (help, notices,
 status) never wait behind an episode. A running job whose lease expired (its process died) is
-claimable again, so a restart picks it up.
+claimable again, so a restart picks it up. On PostgreSQL many workers on many machines claim
+from the same table: the claim skips rows another worker has locked (FOR UPDATE SKIP LOCKED), and
+the per-thread order holds because an earlier episode of the thread is still queued or running in
+every snapshot until its worker commits the finish.
 """
 from __future__ import annotations
 
@@ -10,21 +13,22 @@ import json
 import time
 from dataclasses import dataclass
 
-import sqlite_utils
+from bot.db import Database
+from bot.service import store
 
 DEFAULT_LEASE_S = 30.0
 
 _CLAIM = """
-UPDATE jobs SET status = 'running', lease_owner = :owner, lease_expires = :expires,
-       attempts = attempts + 1, started_at = COALESCE(started_at, :now)
+UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires = ?,
+       attempts = attempts + 1, started_at = COALESCE(started_at, ?)
 WHERE id = (
   SELECT j.id FROM jobs j
-  WHERE (j.status = 'queued' OR (j.status = 'running' AND j.lease_expires < :now))
-    AND j.id NOT IN (SELECT value FROM json_each(:busy))
+  WHERE (j.status = 'queued' OR (j.status = 'running' AND j.lease_expires < ?))
+    {busy}
     AND (j.kind != 'episode' OR NOT EXISTS (
           SELECT 1 FROM jobs k WHERE k.kind = 'episode' AND k.conversation = j.conversation
             AND k.id < j.id AND k.status IN ('queued', 'running')))
-  ORDER BY j.id LIMIT 1)
+  ORDER BY j.id LIMIT 1 {lock})
 RETURNING *
 """
 
@@ -48,27 +52,26 @@ class Job:
                    delivery_id=row["delivery_id"], cancel_requested=bool(row.get("cancel_requested")))
 
 
-def claim(db: sqlite_utils.Database, owner: str, lease_s: float = DEFAULT_LEASE_S,
+def claim(db: Database, owner: str, lease_s: float = DEFAULT_LEASE_S,
           busy: tuple[int, ...] = ()) -> Job | None:
     """Atomically take the next runnable job, or None. `busy`: ids this process is running,
     never reclaimed by it even if their lease lapsed while the event loop was blocked."""
     now = time.time()
-    cursor = db.execute(_CLAIM, {"owner": owner, "expires": now + lease_s, "now": now,
-                                 "busy": json.dumps(list(busy))})
-    row = cursor.fetchone()
-    if row is None:
-        return None
-    return Job.from_row(dict(zip([c[0] for c in cursor.description], row, strict=True)))
+    busy_sql = f"AND j.id NOT IN ({', '.join('?' * len(busy))})" if busy else ""
+    # on PostgreSQL the row lock skips a job another worker is taking this instant (SKIP LOCKED)
+    row = db.execute(_CLAIM.format(busy=busy_sql, lock=db.dialect.lock_rows),
+                     [owner, now + lease_s, now, now, *busy]).fetchone()
+    return Job.from_row(row) if row is not None else None
 
 
-def renew(db: sqlite_utils.Database, job_id: int, owner: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
+def renew(db: Database, job_id: int, owner: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
     """Extend the lease; False when the job is no longer ours."""
     cursor = db.execute("UPDATE jobs SET lease_expires = ? WHERE id = ? AND lease_owner = ? "
                         "AND status = 'running'", [time.time() + lease_s, job_id, owner])
     return cursor.rowcount == 1
 
 
-def finish(db: sqlite_utils.Database, job_id: int, status: str, error: str | None = None,
+def finish(db: Database, job_id: int, status: str, error: str | None = None,
            owner: str | None = None) -> bool:
     """Mark the job finished; with `owner`, only while that worker still holds it (a worker whose
     lease was taken over must not end the job the new owner is running). True when marked."""
@@ -79,9 +82,11 @@ def finish(db: sqlite_utils.Database, job_id: int, status: str, error: str | Non
     if owner is not None:
         sql += " AND lease_owner = ?"
         params.append(owner)
-    return db.execute(sql, params).rowcount == 1
+    done = db.execute(sql, params).rowcount == 1
+    store.notify_queued(db)  # the thread's next episode may run now, on any machine
+    return done
 
 
-def open_jobs(db: sqlite_utils.Database, conversation: str) -> list[dict]:
+def open_jobs(db: Database, conversation: str) -> list[dict]:
     return list(db.query("SELECT * FROM jobs WHERE conversation = ? AND status IN ('queued', 'running') "
                          "ORDER BY id", [conversation]))

@@ -1,4 +1,4 @@
-"""The spine's state in $BOT_DATA_DIR/bot.db (SQLite, WAL) behind one module.
+"""The spine's state (bot/db: SQLite in the data dir, or PostgreSQL) behind one module.
 
 Tables owned here: jobs (the queue; claim/lease logic is in bot.queue), conversations, sessions,
 notices. Other modules own their own tables in the same file. An accepted delivery is recorded by
@@ -7,76 +7,51 @@ its job row alone (`jobs.delivery_id`, with event and action in the spec).
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
 import weakref
 from pathlib import Path
 
 import orjson
-import sqlite_utils
 
-from bot import config
+from bot.db import Database
+from bot.db import connect as db_connect
 
-
-def connect(path: Path | None = None) -> sqlite_utils.Database:
-    """A WAL-mode connection to the bot database; tables are created on first use."""
-    path = path or config.data_dir() / "bot.db"
-    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA busy_timeout=30000")
-    db = sqlite_utils.Database(conn)
-    ensure_schema(db)
-    return db
+QUEUE_CHANNEL = "bot_jobs"  # notified when a job is queued or a thread's next job may run
 
 
-def ensure_schema(db: sqlite_utils.Database) -> None:
-    db.execute("""CREATE TABLE IF NOT EXISTS jobs (
-        id INTEGER PRIMARY KEY AUTOINCREMENT, delivery_id TEXT, kind TEXT NOT NULL,
-        conversation TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'queued',
-        attempts INTEGER NOT NULL DEFAULT 0, lease_owner TEXT, lease_expires REAL,
-        tracking_comment_id INTEGER, cancel_requested INTEGER NOT NULL DEFAULT 0,
-        created_at REAL NOT NULL, started_at REAL, finished_at REAL, error TEXT, run_id TEXT)""")
-    db.execute("CREATE INDEX IF NOT EXISTS jobs_by_delivery ON jobs(delivery_id)")
-    db.execute("CREATE INDEX IF NOT EXISTS jobs_open ON jobs(status, conversation, id)")
-    db.execute("""CREATE TABLE IF NOT EXISTS conversations (
-        key TEXT PRIMARY KEY, slug TEXT UNIQUE, repo TEXT, number INTEGER,
-        created_at REAL, last_active_at REAL)""")
-    db.execute("""CREATE TABLE IF NOT EXISTS sessions (
-        conversation TEXT NOT NULL, agent TEXT NOT NULL, session_id TEXT, created_at REAL,
-        last_used_at REAL, turns INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (conversation, agent))""")
-    db.execute("""CREATE TABLE IF NOT EXISTS notices (
-        conversation TEXT NOT NULL, kind TEXT NOT NULL, created_at REAL, PRIMARY KEY (conversation, kind))""")
+def connect(path: Path | None = None) -> Database:
+    """The bot database (BOT_DATABASE_URL, else the data dir's SQLite file; `path`: that SQLite
+    file), migrated to the latest schema (bot/db/migrations.py)."""
+    return db_connect(path=path)
 
 
-def write(db: sqlite_utils.Database, statements):
-    """Run `statements(conn)` in one transaction, committed before returning (no await in
+def write(db: Database, statements):
+    """Run `statements(db)` in one transaction, committed before returning (no await in
     between, so no other code of this process can write on the connection meanwhile).
     A None result rolls the writes back."""
-    conn = db.conn
-    if conn.in_transaction:  # inside someone's open transaction: a savepoint of it
-        conn.execute("SAVEPOINT spine_write")
+    if db.in_transaction:  # inside someone's open transaction: a savepoint of it
+        db.execute("SAVEPOINT spine_write")
         try:
-            result = statements(conn)
+            result = statements(db)
         except BaseException:
-            conn.execute("ROLLBACK TO spine_write")
-            conn.execute("RELEASE spine_write")
+            db.execute("ROLLBACK TO spine_write")
+            db.execute("RELEASE spine_write")
             raise
         if result is None:
-            conn.execute("ROLLBACK TO spine_write")
-        conn.execute("RELEASE spine_write")
+            db.execute("ROLLBACK TO spine_write")
+        db.execute("RELEASE spine_write")
         return result
-    conn.execute("BEGIN IMMEDIATE")
+    db.execute(db.dialect.begin)
     try:
-        result = statements(conn)
+        result = statements(db)
     except BaseException:
-        conn.execute("ROLLBACK")
+        db.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT" if result is not None else "ROLLBACK")
+    db.execute("COMMIT" if result is not None else "ROLLBACK")
     return result
 
 
-def write_batch(db: sqlite_utils.Database, batch: list) -> list[tuple[object, Exception | None]]:
+def write_batch(db: Database, batch: list) -> list[tuple[object, Exception | None]]:
     """Run every `statements(conn)` of `batch` in one transaction (one COMMIT), each inside its own
     savepoint: a None result or an exception rolls back that one's writes only, as `write` would.
     Returns (result, exception) per item, in order."""
@@ -108,7 +83,7 @@ class GroupCommit:
     def __init__(self):
         self._pending: list[tuple[object, asyncio.Future]] = []
 
-    def submit(self, db: sqlite_utils.Database, statements) -> asyncio.Future:
+    def submit(self, db: Database, statements) -> asyncio.Future:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         if not self._pending:
@@ -116,7 +91,7 @@ class GroupCommit:
         self._pending.append((statements, future))
         return future
 
-    def _flush(self, db: sqlite_utils.Database) -> None:
+    def _flush(self, db: Database) -> None:
         batch, self._pending = self._pending, []
         try:
             outcomes = write_batch(db, [statements for statements, _ in batch])
@@ -131,10 +106,10 @@ class GroupCommit:
                 future.set_result(result)
 
 
-_group_commits: weakref.WeakKeyDictionary[sqlite_utils.Database, GroupCommit] = weakref.WeakKeyDictionary()
+_group_commits: weakref.WeakKeyDictionary[Database, GroupCommit] = weakref.WeakKeyDictionary()
 
 
-async def commit(db: sqlite_utils.Database, statements):
+async def commit(db: Database, statements):
     """`write(db, statements)` for code on the event loop, committed together with the other
     writes of the same loop iteration; returns once the COMMIT is done."""
     group = _group_commits.get(db)
@@ -154,28 +129,37 @@ def enqueue_delivery(conn, *, delivery_id: str, event: str, action: str | None, 
     about a quarter of the transaction's cost (docs/service.md, Figures)."""
     now = time.time()
     if notice is not None and conn.execute(
-            "INSERT OR IGNORE INTO notices (conversation, kind, created_at) VALUES (?, ?, ?)",
+            "INSERT INTO notices (conversation, kind, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             [conversation, notice, now]).rowcount == 0:
         return None
-    cursor = conn.execute(
+    row = conn.execute(
         "INSERT INTO jobs (delivery_id, kind, conversation, spec, created_at) SELECT ?, ?, ?, ?, ? "
-        "WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE delivery_id = ? AND status != 'failed')",
+        "WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE delivery_id = ? AND status != 'failed') RETURNING id",
         [delivery_id, kind, conversation, orjson.dumps({**spec, "event": event, "action": action}).decode(),
-         now, delivery_id])
-    return cursor.lastrowid if cursor.rowcount else None
+         now, delivery_id]).fetchone()
+    if row is None:
+        return None
+    notify_queued(conn)
+    return row["id"]
 
 
+def notify_queued(db: Database) -> None:
+    """Wake the workers listening on other machines (PostgreSQL NOTIFY, delivered at COMMIT)."""
+    statement = db.dialect.notify_sql(QUEUE_CHANNEL)
+    if statement:
+        db.execute(statement)
 
-def get_job(db: sqlite_utils.Database, job_id: int) -> dict | None:
-    return next(iter(db.query("SELECT * FROM jobs WHERE id = ?", [job_id])), None)
+
+def get_job(db: Database, job_id: int) -> dict | None:
+    return db.execute("SELECT * FROM jobs WHERE id = ?", [job_id]).fetchone()
 
 
-def jobs(db: sqlite_utils.Database, conversation: str | None = None) -> list[dict]:
+def jobs(db: Database, conversation: str | None = None) -> list[dict]:
     if conversation is None:
         return list(db.query("SELECT * FROM jobs ORDER BY id"))
     return list(db.query("SELECT * FROM jobs WHERE conversation = ? ORDER BY id", [conversation]))
 
 
-def update_job(db: sqlite_utils.Database, job_id: int, **fields) -> None:
+def update_job(db: Database, job_id: int, **fields) -> None:
     columns = ", ".join(f"{name} = ?" for name in fields)
     db.execute(f"UPDATE jobs SET {columns} WHERE id = ?", [*fields.values(), job_id])

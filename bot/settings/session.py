@@ -58,13 +58,10 @@ def start_session(login: str, user_id: int, token: str) -> tuple[str, int]:
     key = _sid_hash(sid)
     now = int(time.time())
     with secrets.database() as db:
-        _ensure_table(db)
         db.execute("delete from settings_sessions where expires_at < ?", [now])
-        db["settings_sessions"].insert({
-            "sid_hash": key, "login": login, "user_id": user_id,
-            "token_sealed": secrets.seal(_context(key), token.encode()),
-            "created_at": now, "expires_at": now + SESSION_TTL,
-        })
+        db.execute("insert into settings_sessions (sid_hash, login, user_id, token_sealed, created_at, expires_at) "
+                   "values (?, ?, ?, ?, ?, ?)",
+                   [key, login, user_id, secrets.seal(_context(key), token.encode()), now, now + SESSION_TTL])
     return sign({"sid": sid}, SESSION_TTL), SESSION_TTL
 
 
@@ -74,8 +71,8 @@ def load_session(cookie: str | None) -> WebSession | None:
         return None
     key = _sid_hash(sid)
     with secrets.database() as db:
-        _ensure_table(db)
-        rows = list(db["settings_sessions"].rows_where("sid_hash = ? and expires_at >= ?", [key, int(time.time())]))
+        rows = db.query("select * from settings_sessions where sid_hash = ? and expires_at >= ?",
+                        [key, int(time.time())])
     if not rows:
         return None
     row = rows[0]
@@ -91,7 +88,6 @@ def end_session(cookie: str | None) -> None:
     sid = (unsign(cookie) or {}).get("sid")
     if isinstance(sid, str):
         with secrets.database() as db:
-            _ensure_table(db)
             db.execute("delete from settings_sessions where sid_hash = ?", [_sid_hash(sid)])
 
 
@@ -114,7 +110,3 @@ def _sid_hash(sid: str) -> str:
 def _context(sid_hash: str) -> str:
     return f"websession\x00{sid_hash}"
 
-
-def _ensure_table(db) -> None:
-    db["settings_sessions"].create({"sid_hash": str, "login": str, "user_id": int, "token_sealed": bytes,
-                                    "created_at": int, "expires_at": int}, pk="sid_hash", if_not_exists=True)

@@ -68,7 +68,7 @@ def create_app(start_workers: bool = True) -> Starlette:
         app.state.pool = None
         for problem in app.state.missing_config:
             log.warning("not configured: %s", problem)
-        if start_workers and not app.state.missing_config:
+        if start_workers and not app.state.missing_config and config.workers() > 0:  # 0: intake only
             app.state.pool = WorkerPool(app.state.db)
             await app.state.pool.start()
         yield

@@ -149,7 +149,7 @@ async def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Comm
 def _request_stop(conn, conversation: str) -> int | None:
     """Flag the thread's running and queued episodes for cancellation; a running one's worker
     notices within a second, a queued one ends as stopped when claimed. Returns the first id."""
-    ids = [row[0] for row in conn.execute(
+    ids = [row["id"] for row in conn.execute(
         "SELECT id FROM jobs WHERE conversation = ? AND kind = 'episode' "
         "AND status IN ('queued', 'running') ORDER BY id", [conversation])]
     if not ids:

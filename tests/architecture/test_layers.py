@@ -12,6 +12,7 @@ RANKS = {
     "adapters": 1, "sandbox": 1,
     "bot": 2, "bot.errors": 1.5, "bot.config": 2,  # the kernel: settings, then retries and who may act
     "bot.retry": 3, "bot.permissions": 3, "bot.loopback": 3,
+    "bot.db": 3.5,
     "bot.record": 4,
     "bot.credentials": 5, "bot.github": 5, "bot.workspace": 5,
     "bot.review": 5.5,  # diff lines, findings, merge, the review payload: below the bridge that offers its tools

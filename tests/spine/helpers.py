@@ -60,6 +60,6 @@ def enqueue(db, kind: str, conversation: str, spec: dict | None = None) -> int:
     import uuid
 
     from bot.service import store
-    with db.conn:
-        return store.enqueue_delivery(db.conn, delivery_id=uuid.uuid4().hex, event="issue_comment",
-                                      action="created", kind=kind, conversation=conversation, spec=spec or {})
+    return store.write(db, lambda conn: store.enqueue_delivery(
+        conn, delivery_id=uuid.uuid4().hex, event="issue_comment", action="created", kind=kind,
+        conversation=conversation, spec=spec or {}))

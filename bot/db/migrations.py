@@ -1,0 +1,109 @@
+"""The schema, as numbered migrations applied in order, for both backends.
+
+Every process runs `migrate(db)` when it connects (and an operator may run `bot migrate`): the
+first one to start applies what is missing while the others wait on the lock (PostgreSQL: an
+advisory lock held by the migration's transaction; SQLite: BEGIN IMMEDIATE), then finds nothing
+left to do. DDL is transactional in both, so a migration is applied whole or not at all.
+
+Version 1 is the schema the modules used to create for themselves (`IF NOT EXISTS`, so an
+existing SQLite data dir adopts it unchanged). `{serial}` and `{blob}` are the dialect's
+spelling of an auto-increment key and of bytes (bot/db/dialect.py).
+"""
+from __future__ import annotations
+
+import time
+
+MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (1, "the spine, the record, secrets, settings sessions and spend", (
+        """CREATE TABLE IF NOT EXISTS jobs (
+            id {serial}, delivery_id TEXT, kind TEXT NOT NULL,
+            conversation TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'queued',
+            attempts INTEGER NOT NULL DEFAULT 0, lease_owner TEXT, lease_expires DOUBLE PRECISION,
+            tracking_comment_id BIGINT, cancel_requested INTEGER NOT NULL DEFAULT 0,
+            created_at DOUBLE PRECISION NOT NULL, started_at DOUBLE PRECISION,
+            finished_at DOUBLE PRECISION, error TEXT, run_id TEXT)""",
+        "CREATE INDEX IF NOT EXISTS jobs_by_delivery ON jobs(delivery_id)",
+        "CREATE INDEX IF NOT EXISTS jobs_open ON jobs(status, conversation, id)",
+        """CREATE TABLE IF NOT EXISTS conversations (
+            key TEXT PRIMARY KEY, slug TEXT UNIQUE, repo TEXT, number BIGINT,
+            created_at DOUBLE PRECISION, last_active_at DOUBLE PRECISION)""",
+        """CREATE TABLE IF NOT EXISTS sessions (
+            conversation TEXT NOT NULL, agent TEXT NOT NULL, session_id TEXT,
+            created_at DOUBLE PRECISION, last_used_at DOUBLE PRECISION,
+            turns INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (conversation, agent))""",
+        """CREATE TABLE IF NOT EXISTS notices (
+            conversation TEXT NOT NULL, kind TEXT NOT NULL, created_at DOUBLE PRECISION,
+            PRIMARY KEY (conversation, kind))""",
+        """CREATE TABLE IF NOT EXISTS secrets (
+            scope TEXT NOT NULL, name TEXT NOT NULL, sealed {blob}, fingerprint TEXT,
+            updated_at TEXT, updated_by TEXT, PRIMARY KEY (scope, name))""",
+        """CREATE TABLE IF NOT EXISTS secret_audit (
+            id {serial}, at TEXT, actor TEXT, action TEXT, scope TEXT, name TEXT, fingerprint TEXT)""",
+        """CREATE TABLE IF NOT EXISTS settings_sessions (
+            sid_hash TEXT PRIMARY KEY, login TEXT, user_id BIGINT, token_sealed {blob},
+            created_at BIGINT, expires_at BIGINT)""",
+        """CREATE TABLE IF NOT EXISTS runs (
+            id TEXT PRIMARY KEY, job_id TEXT, conversation TEXT, agent TEXT, agent_version TEXT,
+            session_id TEXT, resumed INTEGER, mode TEXT, started_at TEXT, finished_at TEXT,
+            status TEXT, sandbox_tier INTEGER, limits TEXT, base_commit TEXT, egress TEXT, summary TEXT)""",
+        "CREATE INDEX IF NOT EXISTS idx_runs_started_at ON runs(started_at)",
+        """CREATE TABLE IF NOT EXISTS run_events (
+            run_id TEXT NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL, ts TEXT, tier TEXT,
+            kind TEXT, tool TEXT, args_digest TEXT, outcome TEXT, duration_ms DOUBLE PRECISION,
+            raw TEXT, PRIMARY KEY (run_id, seq))""",
+        """CREATE TABLE IF NOT EXISTS model_spend (
+            run_id TEXT, ts TEXT, conversation TEXT, requester TEXT, installation TEXT,
+            tokens BIGINT, usd DOUBLE PRECISION)""",
+        "CREATE INDEX IF NOT EXISTS idx_model_spend_conversation_ts ON model_spend(conversation, ts)",
+        "CREATE INDEX IF NOT EXISTS idx_model_spend_requester_ts ON model_spend(requester, ts)",
+        "CREATE INDEX IF NOT EXISTS idx_model_spend_installation_ts ON model_spend(installation, ts)",
+    )),
+    (2, "scale-out: worker heartbeats and the packed CLI homes that follow a thread", (
+        """CREATE TABLE IF NOT EXISTS workers (
+            owner TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER, version TEXT,
+            running INTEGER NOT NULL DEFAULT 0, capacity INTEGER NOT NULL DEFAULT 0,
+            started_at DOUBLE PRECISION, seen_at DOUBLE PRECISION NOT NULL)""",
+        """CREATE TABLE IF NOT EXISTS session_homes (
+            conversation TEXT NOT NULL, agent TEXT NOT NULL, version INTEGER NOT NULL,
+            sealed {blob} NOT NULL, size BIGINT NOT NULL, packed_by TEXT,
+            updated_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (conversation, agent))""",
+    )),
+)
+
+LATEST = MIGRATIONS[-1][0]
+# every table, in an order that respects references (for copying a database)
+TABLES = ("jobs", "conversations", "sessions", "notices", "secrets", "secret_audit", "settings_sessions",
+          "runs", "run_events", "model_spend", "workers", "session_homes")
+SERIAL_KEYS = {"jobs": "id", "secret_audit": "id"}
+
+_VERSION_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                  "version INTEGER PRIMARY KEY, description TEXT, applied_at DOUBLE PRECISION)")
+
+
+def version(db) -> int:
+    """The schema version of the database (0: never migrated)."""
+    if "schema_migrations" not in db.table_names():
+        return 0
+    row = db.execute("SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations").fetchone()
+    return int(row["v"])
+
+
+def migrate(db) -> list[int]:
+    """Apply the missing migrations under the migration lock; returns the versions applied here."""
+    if "schema_migrations" in db.table_names() and version(db) >= LATEST:
+        return []  # the common case, without taking the write lock
+    with db.transaction():
+        for statement in db.dialect.migration_lock():
+            db.execute(statement)
+        db.execute(_VERSION_TABLE)
+        done = {row["version"] for row in db.query("SELECT version FROM schema_migrations")}
+        applied = []
+        for number, description, statements in MIGRATIONS:
+            if number in done:
+                continue
+            for statement in statements:
+                db.execute(db.dialect.ddl(statement))
+            db.execute("INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
+                       [number, description, time.time()])
+            applied.append(number)
+        return applied
