@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import ssl
 
+import gidgethub
+import gidgethub.httpx
 import httpx
 
 from bot import config
@@ -16,9 +18,10 @@ from bot.errors import BotError
 
 API_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
                "User-Agent": "github-agent-bot-settings"}
-PER_PAGE = 100
-MAX_PAGES = 10
+PER_PAGE = 100  # GitHub's largest page
+MAX_ITEMS = 100 * PER_PAGE  # a Link chain that never ends is an error, not a hung page
 ADMIN_ROLES = ("admin", "maintain")
+_VERSION = {"X-GitHub-Api-Version": API_HEADERS["X-GitHub-Api-Version"]}
 
 
 @functools.lru_cache(maxsize=1)
@@ -111,13 +114,23 @@ async def can_administer(token: str, login: str, repo: str) -> bool:
 
 
 async def _pages(token: str, path: str, key: str) -> list[dict]:
+    """Every item of a paginated list: gidgethub's getiter follows GitHub's `Link: rel="next"`
+    header to the end (no guessing from page sizes, no fixed page limit that drops the rest)."""
     items: list[dict] = []
-    for page in range(1, MAX_PAGES + 1):
-        data = await _get(token, path, {"per_page": PER_PAGE, "page": page})
-        batch = data.get(key) or []
-        items.extend(batch)
-        if len(batch) < PER_PAGE:
-            break
+    async with _client() as client:
+        api = gidgethub.httpx.GitHubAPI(client, API_HEADERS["User-Agent"], oauth_token=token,
+                                        base_url=config.github_api_url())
+        try:
+            async for item in api.getiter(f"{path}?per_page={PER_PAGE}", iterable_key=key,
+                                          accept=API_HEADERS["Accept"], extra_headers=_VERSION):
+                items.append(item)
+                if len(items) > MAX_ITEMS:
+                    raise GitHubRefused(502, f"GitHub listed more than {MAX_ITEMS} items at {path}.")
+        except gidgethub.HTTPException as exc:
+            status = int(exc.status_code)
+            raise GitHubRefused(status, f"GitHub answered {status} for {path}.") from None
+        except httpx.HTTPError as exc:
+            raise GitHubRefused(502, f"GitHub could not be reached ({type(exc).__name__}).") from None
     return items
 
 

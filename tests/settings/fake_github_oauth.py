@@ -3,6 +3,9 @@
 A real HTTP server on 127.0.0.1 (random port, in a thread). `authorize` approves at once as the
 user chosen with `sign_in_as` and redirects back with a code, like GitHub after the user clicks
 "Authorize". Every call is recorded in `calls` (method, path, form or query).
+
+List endpoints paginate as GitHub's do: `per_page` (default 30, at most 100) and `page`, with a
+`Link` header naming the next and last pages while there are more.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from tests.fakes.local_http import LocalHTTPServer
 
 ROLE_PERMISSION = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read"}
 ROLE_ORDER = ("read", "triage", "write", "maintain", "admin")
+DEFAULT_PER_PAGE, MAX_PER_PAGE = 30, 100
 
 
 class FakeGitHubOAuth(LocalHTTPServer):
@@ -75,14 +79,13 @@ class FakeGitHubOAuth(LocalHTTPServer):
         return 200, {"access_token": token, "token_type": "bearer", "scope": "", "expires_in": 28800,
                      "refresh_token": f"ghr_fake{next(self._ids)}", "refresh_token_expires_in": 15811200}, {}
 
-    def api(self, path: str, login: str) -> tuple[int, object, dict]:
-        parts = path.strip("/").split("/")
+    def api(self, path: str, login: str, query: dict | None = None) -> tuple[int, object, dict]:
+        parts, query = path.strip("/").split("/"), query or {}
         if parts == ["user"]:
             return 200, {"login": login, "id": self.users[login], "type": "User"}, {}
         if parts == ["user", "installations"]:
-            visible = [i for i in self.installations if self._can_see(i, login)]
-            return 200, {"total_count": len(visible),
-                         "installations": [{"id": i, "account": self.accounts[i]} for i in visible]}, {}
+            visible = [{"id": i, "account": self.accounts[i]} for i in self.installations if self._can_see(i, login)]
+            return self._page(path, query, "installations", visible)
         if len(parts) == 4 and parts[:3] == ["user", "memberships", "orgs"]:
             role = self.org_roles.get((parts[3], login))
             if role is None:
@@ -91,13 +94,23 @@ class FakeGitHubOAuth(LocalHTTPServer):
         if len(parts) == 4 and parts[:2] == ["user", "installations"] and parts[3] == "repositories":
             repos = [self._repo(r, login) for r in self.installations.get(int(parts[2]), [])
                      if (r, login) in self.roles]
-            return 200, {"total_count": len(repos), "repositories": repos}, {}
+            return self._page(path, query, "repositories", repos)
         if len(parts) == 6 and parts[0] == "repos" and parts[3] == "collaborators" and parts[5] == "permission":
             role = self.roles.get((f"{parts[1]}/{parts[2]}", parts[4]))
             if role is None:
                 return 404, {"message": "Not Found"}, {}
             return 200, {"permission": ROLE_PERMISSION[role], "role_name": role, "user": {"login": parts[4]}}, {}
         return 404, {"message": "Not Found"}, {}
+
+    def _page(self, path: str, query: dict, key: str, items: list) -> tuple[int, object, dict]:
+        per_page = min(int(query.get("per_page", DEFAULT_PER_PAGE)), MAX_PER_PAGE)
+        page, last = int(query.get("page", 1)), max(1, -(-len(items) // per_page))
+        body = {"total_count": len(items), key: items[(page - 1) * per_page:page * per_page]}
+        if page >= last:
+            return 200, body, {}
+        link = ", ".join(f'<{self.url}{path}?{urlencode(dict(query, per_page=per_page, page=n))}>; rel="{rel}"'
+                         for n, rel in ((page + 1, "next"), (last, "last")))
+        return 200, body, {"Link": link}
 
     def _can_see(self, installation_id: int, login: str) -> bool:
         account = self.accounts[installation_id]
@@ -125,7 +138,7 @@ def _handler_for(fake: FakeGitHubOAuth):
             token = self.headers.get("Authorization", "").split(" ")[-1]
             if token not in fake.tokens:
                 return self._reply(401, {"message": "Bad credentials"}, {})
-            return self._reply(*fake.api(url.path, fake.tokens[token]))
+            return self._reply(*fake.api(url.path, fake.tokens[token], query))
 
         def do_POST(self):
             body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
