@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import subprocess
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -15,7 +14,7 @@ from bot.bridge.admission import Admission
 from bot.bridge.server import BridgeServer
 from bot.bridge.tools import sandbox_for_run
 from bot.credentials import resolve as credentials
-from bot.job import conversations, honesty, runner
+from bot.job import cli_version, conversations, honesty, runner
 from bot.job.context import JobContext, Stop
 from bot.job.model_channel import model_channel
 from bot.job.thread_text import ThreadContext, attachments_dir
@@ -85,7 +84,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
         channel.explain_stop(result)
         honesty.require_tools(result, bridge.tools_listed, strict=episode.mode == "strict", bridged=True)
     thread.record(recorder, run_id)
-    version = await adapter_version(adapter, spawner)
+    version = await cli_version.adapter_version(adapter)
     recorder.attach_egress(run_id, getattr(result, "egress", None) or [])
     recorder.update_run(run_id, agent_version=version, session_id=result.session_id, resumed=int(resumed))
     recorder.finish_run(run_id, "cancelled" if cancel.is_set() else ("ok" if result.ok else "failed"),
@@ -166,20 +165,3 @@ def _host_port(url: str | None) -> str | None:
         return None
     parts = urlsplit(url)
     return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
-
-
-_versions: dict[str, str | None] = {}
-
-
-async def adapter_version(adapter, spawner) -> str | None:
-    """The CLI's version for the provenance, probed once per process."""
-    if adapter.name not in _versions:
-        def probe(argv):
-            done = subprocess.run(list(argv), capture_output=True, text=True, timeout=30)
-            return done.returncode, done.stdout + done.stderr
-        try:
-            _versions[adapter.name] = (await asyncio.to_thread(adapter.detect, probe)).version
-        except Exception as exc:
-            log.warning("version probe of %s failed: %s", adapter.name, exc)
-            _versions[adapter.name] = None
-    return _versions[adapter.name]
