@@ -1,73 +1,152 @@
-"""`bot run "<request>" [--agent NAME] [--repo PATH] [--new]`: the same pipeline on a local
-repository. Live progress goes to stderr, the answer and its provenance to stdout. Changes the
-agent makes through the bridge land in that checkout; nothing is committed or pushed.
-The thread is the repository itself, so the next `bot run` in it resumes the same session.
+"""`bot run "<request>" [--agent NAME] [--repo PATH] [--new] [--plain | --json]`: the same pipeline
+on a local repository. Progress goes to stderr (a live status line on a terminal), the answer and
+a short provenance summary to stdout (bot/cli/render.py). Changes the agent makes through the
+bridge land in that checkout; nothing is committed or pushed. The thread is the repository
+itself, so the next `bot run` in it resumes the same session.
+
+Everything that can be known before the agent starts is checked first, each with one line that
+says what to do: a blank request, the settings, the repository path, the agent's CLI and its
+credentials. Nothing runs, and no session is touched, when one of them is wrong.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
-import logging
+import subprocess
 import sys
 from pathlib import Path
 
+from adapters import base as adapters
+from adapters.base import Tier
 from bot import config
+from bot.cli import preflight
+from bot.cli.render import Terminal
+from bot.credentials import resolve as credentials
 from bot.job import conversations, pipeline
 from bot.job.modes import LocalMode
+from bot.record.recorder import Recorder
 from bot.record.redact import install_log_redaction
 from bot.service import store
+from bot.workspace import repo_config
 from sandbox.limits import raise_open_files_limit
 
-
-class TerminalSurface:
-    """The tracking comment, on a terminal: checklist lines as they appear, the answer at the end."""
-
-    def __init__(self, stream=sys.stderr):
-        self.stream, self.shown, self.last = stream, set(), ""
-
-    async def post(self, body: str) -> int:
-        await self.edit(1, body)
-        return 1
-
-    async def edit(self, handle, body: str) -> None:
-        self.last = body
-        for line in body.splitlines():
-            if (line.startswith("- [") or line.startswith("**")) and line not in self.shown:
-                self.shown.add(line)
-                print(line, file=self.stream, flush=True)
+PROG = "bot run"
 
 
-def context(request: str, repo: Path, agent: str | None, new: bool, surface) -> pipeline.JobContext:
-    key = f"local:{repo}"
-    return pipeline.JobContext(conversation=key, repo=f"local/{repo.name}", request=request,
-                               requester=getpass.getuser(), surface=surface, agent=agent,
-                               new_session=new, mode=LocalMode(repo), progress_interval_s=0.5)
+class Refusal(Exception):  # noqa: N818 - internal to this module: one line, then exit 2
+    """The run cannot start; the message is the one line that says why and what to do."""
 
 
-async def run_local(request: str, repo: Path, agent: str | None, new: bool, out=sys.stdout) -> int:
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="Run one request against a local git repository: "
+                                "the agent works in your checkout (nothing is committed), the answer is "
+                                "printed. The next run in the same repository resumes the session.")
+    p.add_argument("request", help="what to ask the agent (quote it)")
+    p.add_argument("--agent", choices=config.AGENTS, default=None,
+                   help="agent CLI to run (default: the repository's .github/bot.yml, else BOT_DEFAULT_AGENT)")
+    p.add_argument("--repo", default=".", help="the repository, or any folder inside it (default: .)")
+    p.add_argument("--new", action="store_true", help="start a fresh session instead of resuming this repository's")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--plain", action="store_true",
+                       help="plain progress lines, no status line redrawn in place "
+                       "(the default when not on a terminal)")
+    shown.add_argument("--json", action="store_true",
+                       help="print one JSON object (status, answer, steps, tools, provenance) on stdout")
+    return p
+
+
+def repository(path: str) -> Path:
+    """The top of the git repository holding `path` (a subfolder means its repository)."""
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        raise Refusal(f"--repo {path}: no such folder")
+    if not folder.is_dir():
+        raise Refusal(f"--repo {path}: not a folder")
+    done = subprocess.run(["git", "-C", str(folder), "rev-parse", "--show-toplevel"], capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, env=preflight.plain_git_env())
+    if done.returncode != 0 or not done.stdout.strip():
+        raise Refusal(f"{folder.resolve()} is not inside a git repository: run `git init` there first, "
+                      "or pass --repo with a repository's folder")
+    return Path(done.stdout.strip()).resolve()
+
+
+def chosen_agent(asked: str | None, repo: Path) -> str:
+    """The agent the pipeline will pick (bot.job.pipeline._choose_agent), checked before it starts."""
+    try:
+        agent = asked or repo_config.load(repo).agent()
+    except repo_config.ConfigError as exc:
+        raise Refusal(f".github/bot.yml: {exc}") from exc
+    if agent not in adapters.names():
+        raise Refusal(f"unknown agent {agent!r} (from BOT_DEFAULT_AGENT or .github/bot.yml); "
+                      f"use one of {', '.join(adapters.names())}")
+    return agent
+
+
+def check_ready(agent: str, repo: Path) -> None:
+    """The agent's CLI is installed and credentials resolve the way the episode will resolve them."""
+    missing = preflight.missing_binary(agent)
+    if missing:
+        raise Refusal(missing)
+    if credentials.resolve(agent, local_repo_name(repo), None, None) is None:
+        names = " or ".join(credentials.operator_env_names(agent)) or "its API key"
+        raise Refusal(f"no credentials for {agent}: set {names} in your environment "
+                      f"(`bot doctor` shows what each agent would use)")
+
+
+def local_repo_name(repo: Path) -> str:
+    return f"local/{repo.name}"
+
+
+def context(request: str, repo: Path, agent: str | None, new: bool, term: Terminal) -> pipeline.JobContext:
+    return pipeline.JobContext(conversation=f"local:{repo}", repo=local_repo_name(repo), request=request,
+                               requester=getpass.getuser(), surface=term, agent=agent, new_session=new,
+                               mode=LocalMode(repo, on_answer=term.answer), progress_interval_s=0.5)
+
+
+async def run_local(request: str, repo: Path, agent: str | None, new: bool, term: Terminal) -> int:
     db = store.connect()
-    surface = TerminalSurface()
-    ctx = context(request, repo, agent, new, surface)
+    ctx = context(request, repo, agent, new, term)
     conversations.ensure(db, ctx.conversation)
-    status = await pipeline.run(db, ctx, asyncio.Event())
-    print(surface.last, file=out, flush=True)
+    ticker = asyncio.create_task(term.tick())
+    try:
+        status = await pipeline.run(db, ctx, asyncio.Event())
+    finally:
+        ticker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ticker
+    remember_request(db, term, request, ctx.secrets)
+    term.close(status)
     return 0 if status == "done" else 1
 
 
+def remember_request(db, term: Terminal, request: str, secrets: list[str]) -> None:
+    """The request joins the run's record (after the answer was composed, so the provenance's
+    counts are the episode's), for `bot runs`."""
+    prov = term.result.provenance
+    if prov is not None:
+        Recorder(db, secrets=secrets).record(prov.run_id, Tier.ENFORCED, "request", raw=request)
+
+
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="bot run", description="Run one request against a local repository.")
-    parser.add_argument("request", help="what to ask the agent")
-    parser.add_argument("--agent", choices=config.AGENTS, default=None,
-                        help="agent CLI (default: the repository's, else BOT_DEFAULT_AGENT)")
-    parser.add_argument("--repo", default=".", help="path of the git repository (default: .)")
-    parser.add_argument("--new", action="store_true", help="start a fresh session instead of resuming")
-    args = parser.parse_args(argv)
-    raise_open_files_limit()
-    logging.basicConfig(level=config.env("BOT_LOG_LEVEL"))
-    install_log_redaction()
-    repo = Path(args.repo).resolve()
-    if not (repo / ".git").exists():
-        print(f"bot run: {repo} is not a git repository", file=sys.stderr)
+    args = parser().parse_args(argv)
+    if not args.request.strip():
+        parser().print_usage(sys.stderr)
+        print(f"{PROG}: the request is empty: say what the agent should do, e.g. "
+              f"{PROG} \"explain what this repository does\"", file=sys.stderr)
         return 2
-    return asyncio.run(run_local(args.request, repo, args.agent, args.new))
+    preflight.use_user_data_dir()
+    try:
+        preflight.check_settings()
+        repo = repository(args.repo)
+        agent = chosen_agent(args.agent, repo)
+        check_ready(agent, repo)
+    except (Refusal, config.MissingConfig) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    raise_open_files_limit()
+    preflight.quiet_logging()
+    install_log_redaction()
+    term = Terminal(live=Terminal.wants_live(args.plain), as_json=args.json)
+    return asyncio.run(run_local(args.request, repo, args.agent, args.new, term))

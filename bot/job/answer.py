@@ -38,7 +38,10 @@ def compose(db, ctx: JobContext, agent: str, turn: Turn, outcome, touched: list[
                             pr_url=outcome.pr_url if outcome else None,
                             change=outcome.summary() if outcome and outcome.commit_sha else None,
                             status="ok" if result.ok else "failed")
-    return prov.render(fit_answer(text, outcome, len(prov.render(""))))
+    body = fit_answer(text, outcome, len(prov.render("")))
+    if (answered := getattr(ctx.mode, "answered", None)) is not None:  # the terminal wants the parts
+        answered(ctx, body, prov)
+    return prov.render(body)
 
 
 def fit_answer(text: str, outcome, tail_chars: int) -> str:

@@ -39,6 +39,9 @@ class JobContext:
     job_id: int | None = None
     progress_interval_s: float = 3.0
     secrets: list[str] = field(default_factory=list)
+    review: bool = False  # a pull-request review (bot/job/review_job.py)
+    agents: tuple[str, ...] = ()  # the review's agents, in the order named
+    findings: Any = None  # a review episode's collector (bot.review.findings): its bridge offers the review tools
 
     @property
     def token(self) -> str | None:

@@ -9,6 +9,7 @@ so the pipeline reads straight through (claude-code-action's modes are the model
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,12 +20,14 @@ from gidgethub import HTTPException
 from bot.github.client import transient, with_retries
 from bot.job import replies
 from bot.job.context import Stop
+from bot.record.redact import redact
 from bot.workspace import effects, worktrees
 from bot.workspace.local_checkout import dirty_paths, local_worktree
 
 if TYPE_CHECKING:
     from bot.job.context import JobContext
     from bot.job.episode import Turn
+    from bot.record.provenance import Provenance
     from bot.workspace.effects import Outcome
     from bot.workspace.worktrees import Worktree
 
@@ -73,8 +76,16 @@ class GitHubMode:
 
 @dataclass(frozen=True)
 class LocalMode:
+    """`on_answer(text, provenance)` receives the answer and its provenance as parts (redacted), for
+    a terminal that renders them itself instead of the comment's Markdown."""
+
     repo: Path
+    on_answer: Callable[[str, Provenance], None] | None = None
     name = "local"
+
+    def answered(self, ctx: JobContext, text: str, prov: Provenance) -> None:
+        if self.on_answer is not None:
+            self.on_answer(redact(text, ctx.secrets), prov)
 
     async def acknowledge(self, ctx: JobContext) -> None:
         return None

@@ -19,7 +19,7 @@ from adapters import base
 from adapters.base import Tier
 from bot import config, retry
 from bot.github.client import transient
-from bot.job import answer, conversations, replies
+from bot.job import answer, conversations, replies, review_job
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn, run_turn
 from bot.job.tracking import TrackingComment
@@ -85,6 +85,9 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
     try:
         if permission is not None and not worktree.config.may_trigger(permission):
             raise Stop(replies.not_allowed(worktree.config.trigger_permissions))
+        if ctx.review:
+            return await review_job.run(db, ctx, worktree, tracking, cancel, choose=_choose_agent,
+                                        episode=_episode_with_fallback)
         agent = _choose_agent(ctx, worktree.config)
         tracking.header = f"**{agent}** is on it for @{ctx.requester}."
         await tracking.note(f"workspace ready at `{worktree.base_sha[:7]}`")

@@ -10,7 +10,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from dataclasses import replace
+from typing import Protocol, runtime_checkable
 
 from adapters.base import Event, EventKind
 from bot.github.client import with_retries
@@ -28,6 +29,18 @@ class Surface(Protocol):
     async def post(self, body: str) -> int | None: ...
 
     async def edit(self, handle: int | None, body: str) -> None: ...
+
+
+@runtime_checkable
+class Watcher(Protocol):
+    """A surface that follows the job's steps themselves rather than comment text (the terminal:
+    bot/cli/render.py). The comment text still goes to post/edit; a watcher may ignore it."""
+
+    def headline(self, text: str) -> None: ...
+
+    def noted(self, text: str) -> None: ...
+
+    def event(self, event: Event) -> None: ...
 
 
 class Checklist:
@@ -76,6 +89,7 @@ class TrackingComment:
                  on_created: Callable[[int], Awaitable[None] | None] | None = None,
                  interval_s: float = 3.0, header: str = ""):
         self.surface, self._secrets, self.handle = surface, secrets, handle
+        self._watcher = surface if isinstance(surface, Watcher) else None
         self._on_created, self.interval_s, self.header = on_created, interval_s, header
         self.checklist = Checklist()
         self._last_edit = 0.0
@@ -83,6 +97,16 @@ class TrackingComment:
         self._started = time.monotonic()
         self._lock = asyncio.Lock()
         self._finished = False  # after the terminal edit no progress edit may overwrite it
+
+    @property
+    def header(self) -> str:
+        return self._header
+
+    @header.setter
+    def header(self, text: str) -> None:
+        self._header = text
+        if self._watcher and text:
+            self._watcher.headline(redact(text, self._secrets()))
 
     async def start(self, header: str) -> None:
         """Post the working comment, or reset the one a previous attempt already posted."""
@@ -100,9 +124,15 @@ class TrackingComment:
 
     async def note(self, text: str, done: bool = True) -> None:
         self.checklist.add(text, done)
+        if self._watcher:
+            self._watcher.noted(redact(text, self._secrets()))
         await self._maybe_edit()
 
     async def on_event(self, event: Event) -> None:
+        if self._watcher:
+            secrets = self._secrets()
+            self._watcher.event(replace(event, text=redact(event.text, secrets), raw=b"",
+                                        error=redact(event.error, secrets) if event.error else event.error))
         if self.checklist.from_event(event):
             await self._maybe_edit()
 

@@ -185,6 +185,7 @@ class WorkerPool:
             conversation=job.conversation, repo=spec["repo"], request=command["request"],
             requester=spec["author"], requester_id=spec.get("author_id") or 0, agent=command["agent"],
             new_session=command["new_session"], number=spec["number"], title=spec.get("title", ""),
+            review=bool(command.get("review")), agents=tuple(command.get("agents") or ()),
             is_pr=spec.get("is_pr", False), thread=thread,
             surface=surface,
             installation_id=spec["installation_id"], target=target, tracking_handle=job.tracking_comment_id,

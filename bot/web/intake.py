@@ -125,7 +125,8 @@ async def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Comm
     conversation = thread_key(trigger["repo"], trigger["number"])
     spec = {**trigger, "event": event.event, "delivery": event.delivery_id,
             "command": {"kind": command.kind, "agent": command.agent, "new_session": command.new_session,
-                        "request": command.request, "unknown_name": command.unknown_name}}
+                        "request": command.request, "unknown_name": command.unknown_name,
+                        "review": command.review, "agents": list(command.agents)}}
     notice = None
     if command.kind in ("run", "stop") and not association_may_trigger(trigger["association"]):
         kind, spec["reply"], notice = "reply", "not_allowed", "not_allowed"

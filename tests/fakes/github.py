@@ -464,6 +464,40 @@ class FakeGitHub:
     def _reviews(self, body, headers, owner, repo, number):
         return 200, self._state(f"{owner}/{repo}")["reviews"].get(int(number), []), {}
 
+    def _create_review(self, body, headers, owner, repo, number):
+        """POST a review as GitHub checks it: a known event, and every inline comment on a line the
+        pull request's diff shows on its side (RIGHT: added or context lines, new numbering; LEFT:
+        deleted or context lines, old numbering), a multi-line one within one hunk; else 422."""
+        full = f"{owner}/{repo}"
+        state = self._state(full)
+        state["pulls"][int(number)]
+        if body.get("event", "COMMENT") not in ("COMMENT", "APPROVE", "REQUEST_CHANGES", None):
+            return 422, {"message": "Unprocessable Entity", "errors": ["Invalid event"]}, {}
+        patches = {f["filename"]: f.get("patch") for f in state["files"].get(int(number), [])}
+        for comment in body.get("comments") or []:
+            problem = _review_comment_problem(comment, patches)
+            if problem:
+                return 422, {"message": "Unprocessable Entity", "errors": [problem], "status": "422"}, {}
+        review = self.add_review(full, int(number), body.get("body"), user="bot[bot]",
+                                 state={"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED"}.get(
+                                     body.get("event"), "COMMENTED"), association="NONE")
+        review["commit_id"] = body.get("commit_id") or review["commit_id"]
+        review["user"]["type"] = "Bot"
+        review["_comments"] = []
+        for comment in body.get("comments") or []:
+            stored = self.add_review_comment(full, int(number), comment["body"], user="bot[bot]", user_type="Bot",
+                                             path=comment["path"], line=comment["line"], review_id=review["id"],
+                                             association="NONE")
+            stored.update(side=comment.get("side", "RIGHT"), start_line=comment.get("start_line"),
+                          start_side=comment.get("start_side"))
+            review["_comments"].append(stored)
+        return 200, {k: v for k, v in review.items() if not k.startswith("_")}, {}
+
+    def submitted_reviews(self, full_name: str, number: int) -> list[dict]:
+        """Reviews posted through the API (not seeded), each with its inline comments in `_comments`."""
+        with self._lock:
+            return [r for r in self._state(full_name)["reviews"].get(number, []) if "_comments" in r]
+
     def _check_runs(self, body, headers, owner, repo, ref):
         runs = [{k: v for k, v in r.items() if not k.startswith("_")}
                 for r in self._state(f"{owner}/{repo}")["check_runs"] if r["head_sha"] == ref]
@@ -534,6 +568,7 @@ def _routes(gh: FakeGitHub) -> list:
         ("POST", repo + r"/pulls", gh._create_pull),
         ("GET", repo + r"/pulls/(?P<number>\d+)/files", gh._pull_files),
         ("GET", repo + r"/pulls/(?P<number>\d+)/reviews", gh._reviews),
+        ("POST", repo + r"/pulls/(?P<number>\d+)/reviews", gh._create_review),
         ("GET", repo + r"/commits/(?P<ref>[^/]+)/check-runs", gh._check_runs),
         ("GET", repo + r"/check-runs/(?P<cid>\d+)/annotations", gh._annotations),
         ("GET", repo + r"/actions/runs/(?P<run>\d+)/jobs", gh._run_jobs),
@@ -609,6 +644,36 @@ _TEMPLATE = Path(__file__).resolve().parent.parent / "fixtures" / "github" / "ch
 
 def _check_run_template() -> dict:
     return json.loads(_TEMPLATE.read_text())["check_run"]
+
+
+def _review_comment_problem(comment: dict, patches: dict) -> str | None:
+    """Why GitHub would refuse this review comment, or None."""
+    path, side = comment.get("path"), comment.get("side", "RIGHT")
+    if not patches.get(path):
+        return f"Path could not be resolved: {path}"
+    hunks = _shown_lines(patches[path], side)
+    line, start = comment.get("line"), comment.get("start_line") or comment.get("line")
+    if not any(line in hunk and start in hunk for hunk in hunks):
+        return "Line could not be resolved"
+    return None
+
+
+def _shown_lines(patch: str, side: str) -> list[set]:
+    hunks: list[set] = []
+    old = new = 0
+    for raw in patch.split("\n"):
+        header = re.match(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@", raw)
+        if header:
+            old, new = int(header.group(1)), int(header.group(2))
+            hunks.append(set())
+        elif hunks and raw[:1] in (" ", "+", "-"):
+            if raw[:1] != "-" and side == "RIGHT":
+                hunks[-1].add(new)
+            if raw[:1] != "+" and side == "LEFT":
+                hunks[-1].add(old)
+            old += raw[:1] != "+"
+            new += raw[:1] != "-"
+    return hunks
 
 
 def _user(login: str, kind: str = "User") -> dict:
