@@ -65,6 +65,12 @@ VARIABLES: tuple[Variable, ...] = (
     # workspace
     Variable("BOT_SPARE_WORKTREES", "2", "Worktrees kept checked out ahead of need.", int),
     Variable("BOT_MIRRORS_MAX_BYTES", str(20 << 30), "Mirrors beyond this size are evicted, oldest first.", int),
+    Variable("BOT_RETENTION_EVENTS_DAYS", "30", "Days a finished run's events and scratch folder are kept.", float),
+    Variable("BOT_RETENTION_HOME_DAYS", "14", "Days a thread may stay idle before its CLI homes are removed "
+             "(its next turn starts a fresh session).", float),
+    Variable("BOT_DISK_BUDGET", str(50 << 30), "Bytes the data dir may hold; spare worktrees, then mirrors, "
+             "go least recently used first past it.", int),
+    Variable("BOT_GC_INTERVAL", "3600", "Seconds between two retention sweeps of `bot serve` (0: none).", float),
     # agents
     Variable("BOT_AGENTS_DIR", str(PROJECT_ROOT / "agents-cli"), "Where `make agents` installed the CLIs.", Path),
     Variable(f"BOT_{AGENT_PLACEHOLDER}_BIN", None, "An agent CLI's path (else the pinned install)."),

@@ -12,6 +12,7 @@ COMMANDS = {
     "doctor": ("bot.cli.doctor", "show the readiness of every agent CLI and of the sandbox floor"),
     "sandbox": ("bot.cli.sandbox", "run one command under the sandbox floor an episode gets"),
     "runs": ("bot.cli.runs", "show the recorded runs and their events"),
+    "gc": ("bot.cli.gc", "remove what is past the retention windows and the disk budget (--dry-run)"),
 }
 
 USAGE = "usage: bot <command> [options]\n\ncommands:\n" + "\n".join(

@@ -92,12 +92,12 @@ def mark_collected(db, key: str) -> None:
 
 def collected_reason(db, key: str) -> str | None:
     """Why the thread starts fresh when retention collected its CLI homes, else None."""
-    rows = list(db.query("SELECT n.created_at - COALESCE(c.last_active_at, n.created_at) AS idle FROM notices n "
-                         "LEFT JOIN conversations c ON c.key = n.conversation "
-                         "WHERE n.conversation = ? AND n.kind = ?", [key, COLLECTED]))
+    rows = list(db.query("SELECT n.created_at - (SELECT MAX(s.last_used_at) FROM sessions s WHERE s.conversation "
+                         "= n.conversation) AS idle FROM notices n WHERE n.conversation = ? AND n.kind = ?",
+                         [key, COLLECTED]))
     if not rows:
         return None
-    days = max(1, round((rows[0]["idle"] or 0) / 86_400))
+    days = max(1, round((rows[0]["idle"] or 0) / 86_400))  # since the last turn, when it was collected
     return f"the saved session was cleared after {days} day{'s' if days != 1 else ''} without activity"
 
 

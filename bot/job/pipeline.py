@@ -118,7 +118,7 @@ async def _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel) -> 
     """Resume the thread's session; when the CLI no longer knows it, start fresh with a recap."""
     previous = None if ctx.new_session else conversations.session(db, ctx.conversation, agent)
     resume_id = previous.session_id if previous else None
-    reason = "`new` was asked" if ctx.new_session else None
+    reason = "`new` was asked" if ctx.new_session else conversations.collected_reason(db, ctx.conversation)
     turn = await run_turn(db, ctx, worktree, agent, tracking, cancel, resume_id=resume_id,
                           fresh_reason=reason)
     if turn.resumed and not cancel.is_set() and _session_lost(turn.result):

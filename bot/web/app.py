@@ -12,7 +12,7 @@ from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
 from bot import config
-from bot.service import store
+from bot.service import retention, store
 from bot.service.worker import WorkerPool
 from bot.settings import routes as settings
 from bot.web import intake
@@ -71,7 +71,9 @@ def create_app(start_workers: bool = True) -> Starlette:
         if start_workers and not app.state.missing_config and config.workers() > 0:  # 0: intake only
             app.state.pool = WorkerPool(app.state.db)
             await app.state.pool.start()
+        sweeper = retention.Sweeper(app.state.db).start()
         yield
+        await sweeper.stop()
         if app.state.pool is not None:
             await app.state.pool.stop(config.value("BOT_SHUTDOWN_GRACE"))
         _hold_bridge_streams(False)

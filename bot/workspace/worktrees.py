@@ -219,6 +219,11 @@ async def collect_garbage(max_bytes: int | None = None) -> list[str]:
     return removed
 
 
+def mirrors_bytes() -> int:
+    """The mirrors' and their spares' bytes, as `collect_garbage` counts them."""
+    return sum(size for _, size in _mirrors_by_last_use())
+
+
 def _mirrors_by_last_use() -> list[tuple[Path, int]]:
     root = config.data_dir() / "mirrors"
     found = [m for m in root.glob("*/*.git") if (m / "HEAD").exists()]

@@ -1,0 +1,221 @@
+"""Retention: the data dir stays within its windows and its disk budget without an operator.
+
+What goes, in this order (`plan` decides, `apply` acts; `bot gc --dry-run` prints the plan):
+
+1. run events (the recorded transcript of each run) of runs that finished more than
+   BOT_RETENTION_EVENTS_DAYS ago; the run row itself stays (who, agent, status, summary), so
+   spend and history still add up. The bridge's scratch folders (`runs/<run id>`) of the same age.
+2. the CLI homes (and attachments) of threads idle for BOT_RETENTION_HOME_DAYS: the agent's own
+   session transcripts live there. The thread's sessions are marked not resumable
+   (`conversations.collected`), so its next turn starts fresh with a recap and the answer says
+   why. A thread with a queued or running job is never touched.
+3. when the data dir is still over BOT_DISK_BUDGET: spare worktrees, then mirrors, least recently
+   used first (a mirror in use by a job is kept; bot.workspace.worktrees decides that under its
+   lock). Mirrors and spares are caches: the next job clones or checks out again.
+
+The sweep runs every BOT_GC_INTERVAL seconds in the service (`Sweeper`) and on demand (`bot gc`).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot import config
+from bot.job import conversations
+from bot.job.resume_state import empty
+from bot.workspace import pool, worktrees
+
+log = logging.getLogger("bot.service.retention")
+DAY = 86_400.0
+
+
+@dataclass(frozen=True)
+class Policy:
+    events_days: float
+    home_days: float
+    budget_bytes: int
+
+    @classmethod
+    def from_config(cls) -> Policy:
+        return cls(config.value("BOT_RETENTION_EVENTS_DAYS"), config.value("BOT_RETENTION_HOME_DAYS"),
+                   config.value("BOT_DISK_BUDGET"))
+
+
+@dataclass
+class Plan:
+    """What one sweep removes; every list is what a dry run prints."""
+    runs: list[str] = field(default_factory=list)  # run ids whose events go
+    scratch: list[Path] = field(default_factory=list)  # runs/<id> folders
+    threads: list[str] = field(default_factory=list)  # conversation keys whose homes go
+    spares: list[Path] = field(default_factory=list)
+    mirrors_over_bytes: int = 0  # how much the mirrors must shrink after the spares went
+    disk_bytes: int = 0
+
+    def lines(self) -> list[str]:
+        out = [f"run events of {len(self.runs)} run(s) past the window"]
+        out += [f"  run {run_id}" for run_id in self.runs]
+        out += [f"scratch folder {path.name}" for path in self.scratch]
+        out += [f"CLI home of {key} (idle past the window; next turn starts fresh)" for key in self.threads]
+        out += [f"spare worktree {path.parent.parent.name}/{path.parent.name}/{path.name}" for path in self.spares]
+        if self.mirrors_over_bytes > 0:
+            out.append(f"mirrors, least recently used first, until {self.mirrors_over_bytes} bytes are freed")
+        return out
+
+
+@dataclass
+class Swept:
+    events: int = 0
+    runs: int = 0
+    threads: int = 0
+    spares: int = 0
+    mirrors: list[str] = field(default_factory=list)
+
+
+def plan(db, policy: Policy | None = None, now: float | None = None) -> Plan:
+    policy = policy or Policy.from_config()
+    now = time.time() if now is None else now
+    root = config.data_dir()
+    result = Plan(disk_bytes=tree_bytes(root))
+    result.runs = _old_runs(db, now - policy.events_days * DAY)
+    result.scratch = _old_folders(root / "runs", now - policy.events_days * DAY)
+    result.threads = _idle_threads(db, now - policy.home_days * DAY)
+    over = result.disk_bytes - policy.budget_bytes - _bytes_freed(root, result)
+    for spare in _spares_by_age(root):
+        if over <= 0:
+            break
+        result.spares.append(spare)
+        over -= tree_bytes(spare)
+    result.mirrors_over_bytes = max(over, 0)
+    return result
+
+
+async def apply(db, planned: Plan) -> Swept:
+    swept = Swept()
+    for run_id in planned.runs:
+        swept.events += db.execute("DELETE FROM run_events WHERE run_id = ?", [run_id]).rowcount
+        swept.runs += 1
+    for folder in planned.scratch:
+        shutil.rmtree(folder, ignore_errors=True)
+    for key in planned.threads:
+        if _busy(db, key):  # a job arrived since the plan was made
+            continue
+        collect_home(db, key)
+        swept.threads += 1
+    for spare in planned.spares:
+        mirror = _mirror_of(spare)
+        async with worktrees.mirror_lock(mirror):
+            await pool.discard(mirror, spare)
+        swept.spares += 1
+    if planned.mirrors_over_bytes > 0:
+        total = worktrees.mirrors_bytes()
+        swept.mirrors = await worktrees.collect_garbage(max(total - planned.mirrors_over_bytes, 0))
+    return swept
+
+
+async def sweep(db, policy: Policy | None = None) -> Swept:
+    swept = await apply(db, plan(db, policy))
+    log.info("retention: %d event(s) of %d run(s), %d CLI home(s), %d spare(s), %d mirror(s) removed",
+             swept.events, swept.runs, swept.threads, swept.spares, len(swept.mirrors))
+    return swept
+
+
+def collect_home(db, key: str) -> None:
+    """Remove a thread's CLI homes and attachments; its sessions can no longer be resumed."""
+    slug = conversations.slug(key)
+    root = config.data_dir()
+    for folder in (root / "homes" / slug, root / "attachments" / slug):
+        if folder.is_dir() and not folder.is_symlink():
+            empty(folder)  # written by the agent: never follow a link it planted
+            folder.rmdir()
+    if "session_homes" in db.table_names():  # the packed copy that follows a thread between machines
+        db.execute("DELETE FROM session_homes WHERE conversation = ?", [key])
+    conversations.mark_collected(db, key)
+
+
+def tree_bytes(path: Path) -> int:
+    """Bytes on disk under `path` (allocated blocks, links not followed)."""
+    total = 0
+    for item in path.rglob("*") if path.is_dir() else ():
+        with contextlib.suppress(OSError):
+            total += item.lstat().st_blocks * 512
+    return total
+
+
+def _old_runs(db, before: float) -> list[str]:
+    cutoff = _iso(before)
+    return [row["id"] for row in db.query(
+        "SELECT r.id FROM runs r WHERE r.status != 'running' AND COALESCE(r.finished_at, r.started_at) < ? "
+        "AND EXISTS (SELECT 1 FROM run_events e WHERE e.run_id = r.id) ORDER BY r.started_at", [cutoff])] \
+        if "runs" in db.table_names() else []
+
+
+def _old_folders(root: Path, before: float) -> list[Path]:
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and p.lstat().st_mtime < before)
+
+
+def _idle_threads(db, before: float) -> list[str]:
+    homes = config.data_dir() / "homes"
+    rows = db.query("SELECT key FROM conversations WHERE last_active_at < ? ORDER BY last_active_at", [before])
+    return [row["key"] for row in rows
+            if (homes / conversations.slug(row["key"])).is_dir() and not _busy(db, row["key"])]
+
+
+def _busy(db, key: str) -> bool:
+    return any(db.query("SELECT 1 FROM jobs WHERE conversation = ? AND status IN ('queued', 'running') "
+                        "LIMIT 1", [key]))
+
+
+def _bytes_freed(root: Path, planned: Plan) -> int:
+    homes = [root / "homes" / conversations.slug(key) for key in planned.threads]
+    return sum(tree_bytes(path) for path in [*planned.scratch, *homes])
+
+
+def _spares_by_age(root: Path) -> list[Path]:
+    spare_root = root / "worktrees" / pool.SPARE_DIR
+    found = [p for p in spare_root.glob("*/*/*") if p.is_dir() and not p.is_symlink()]
+    return sorted(found, key=lambda p: p.lstat().st_mtime)
+
+
+def _mirror_of(spare: Path) -> Path:
+    """worktrees/.spare/<owner>/<repo.git>/<slot> → mirrors/<owner>/<repo.git>."""
+    return config.data_dir() / "mirrors" / spare.parent.parent.name / spare.parent.name
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
+
+
+class Sweeper:
+    """The service's periodic sweep, every BOT_GC_INTERVAL seconds (the first one interval after
+    start, so a restart loop does not turn into a sweep loop)."""
+
+    def __init__(self, db, interval_s: float | None = None):
+        self.db = db
+        self.interval_s = config.value("BOT_GC_INTERVAL") if interval_s is None else interval_s
+        self._task: asyncio.Task | None = None
+
+    def start(self) -> Sweeper:
+        if self.interval_s > 0:
+            self._task = asyncio.create_task(self._loop())
+        return self
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval_s)
+            try:
+                await sweep(self.db)
+            except Exception:  # a failed sweep must not stop the next one
+                log.exception("retention sweep failed")
