@@ -1,0 +1,99 @@
+"""bot/db: one API, two backends; migrations applied once however many processes start at once."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from bot import db as bot_db
+from bot.db import migrations
+from bot.db.dialect import POSTGRESQL
+from bot.service import queue, store
+from bot.web.intake import _request_stop
+from tests.spine.helpers import enqueue
+
+
+def test_fresh_database_is_migrated_to_the_latest_version(backend):
+    db = bot_db.connect()
+    assert migrations.version(db) == migrations.LATEST
+    assert set(migrations.TABLES) <= set(db.table_names())
+
+
+def test_processes_starting_together_apply_each_migration_once(backend):
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            bot_db.connect().close()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    versions = [row["version"] for row in bot_db.connect().query("SELECT version FROM schema_migrations ORDER BY 1")]
+    assert errors == [] and versions == [number for number, _, _ in migrations.MIGRATIONS]
+
+
+def test_postgresql_without_the_shared_key_is_refused_with_the_reason(pg_url, monkeypatch):
+    monkeypatch.delenv("BOT_SECRET_KEY")
+    with pytest.raises(bot_db.DatabaseConfigError, match="BOT_SECRET_KEY must be set"):
+        bot_db.connect()
+
+
+def test_unknown_scheme_is_refused(monkeypatch):
+    monkeypatch.setenv("BOT_DATABASE_URL", "mysql://x/y")
+    with pytest.raises(bot_db.DatabaseConfigError, match="postgresql://"):
+        bot_db.connect()
+
+
+def test_placeholders_become_pyformat_outside_quotes_only():
+    sql = "SELECT '?', x::text, '%' FROM t WHERE a = ? AND b = :name AND c LIKE 'a%'"
+    assert POSTGRESQL.translate(sql) == ("SELECT '?', x::text, '%%' FROM t WHERE a = %s AND b = %(name)s "
+                                         "AND c LIKE 'a%%'")
+
+
+def test_workers_claiming_at_once_never_share_a_job(backend):
+    db = store.connect()
+    expected = {enqueue(db, "episode", f"o/r#{n}") for n in range(40)}
+    claimed: list[int] = []
+
+    def work(owner: str) -> None:
+        mine = store.connect()
+        while (job := queue.claim(mine, owner)) is not None:
+            claimed.append(job.id)
+
+    threads = [threading.Thread(target=work, args=(f"w{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(claimed) == sorted(expected)
+
+
+def test_a_threads_second_episode_waits_while_another_worker_runs_the_first(backend):
+    db = store.connect()
+    first = enqueue(db, "episode", "o/r#1")
+    second = enqueue(db, "episode", "o/r#1")
+    assert queue.claim(store.connect(), "machine-a").id == first
+    other = store.connect()
+    assert queue.claim(other, "machine-b") is None
+    queue.finish(db, first, "done", owner="machine-a")
+    assert queue.claim(other, "machine-b").id == second
+
+
+def test_stop_from_any_intake_reaches_the_job_another_machine_runs(backend):
+    worker_db = store.connect()
+    job = enqueue(worker_db, "episode", "o/r#1")
+    queue.claim(worker_db, "machine-a")
+    assert store.write(store.connect(), lambda conn: _request_stop(conn, "o/r#1")) == job
+    assert store.get_job(worker_db, job)["cancel_requested"] == 1
+
+
+def test_binary_values_round_trip(backend):
+    db = bot_db.connect()
+    db.execute("INSERT INTO session_homes (conversation, agent, version, sealed, size, updated_at) "
+               "VALUES (?, ?, 1, ?, 3, 0)", ["o/r#1", "codex", b"\x00\xff\x10"])
+    assert db.query("SELECT sealed FROM session_homes")[0]["sealed"] == b"\x00\xff\x10"
