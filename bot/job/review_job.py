@@ -1,0 +1,180 @@
+"""`@bot review` on a pull request (issue 14): one or several agents review the same commit in
+parallel episodes, each in its own worktree and sandbox with its own session and credentials;
+their findings are merged (bot/review/merge.py) and posted as ONE GitHub review; the tracking
+comment links it.
+
+    text, status = await run(db, ctx, worktree, tracking, cancel, choose=..., episode=...)
+
+`choose(ctx, repo_config) -> agent` and `episode(db, ctx, worktree, agent, tracking, cancel) -> Turn`
+are the pipeline's own (agent checks, resume with the lost-session fallback), passed in so the two
+modules do not import each other. An agent that fails (its provider answers 500, no credentials)
+does not sink the others: the review names it and why.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from adapters.base import Tier
+from bot.job import conversations, honesty
+from bot.job.context import JobContext, Stop
+from bot.job.episode import Turn
+from bot.job.tracking import TrackingComment
+from bot.record import provenance
+from bot.record.recorder import Recorder
+from bot.review import post
+from bot.review.diff_lines import DiffLines
+from bot.review.findings import DEFAULT_BUDGET_CHARS, Collector, Scope, plan
+from bot.review.merge import merge
+from bot.review.render import AgentOutcome, review_payload
+from bot.workspace import worktrees
+
+log = logging.getLogger("bot.job.review_job")
+MAX_AGENTS = 4
+Episode = Callable[..., Awaitable[Turn]]
+
+
+@dataclasses.dataclass
+class Review:
+    """One agent's part of the review."""
+
+    agent: str
+    collector: Collector
+    turn: Turn | None = None
+    failure: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.turn is not None and bool(self.turn.result.ok) and self.failure is None
+
+
+class AgentTracking:
+    """One agent's view of the shared tracking comment: its notes carry its name."""
+
+    def __init__(self, tracking: TrackingComment, agent: str, several: bool):
+        self._tracking, self._prefix = tracking, f"{agent}: " if several else ""
+
+    async def note(self, text: str, done: bool = True) -> None:
+        await self._tracking.note(self._prefix + text, done)
+
+    async def on_event(self, event) -> None:
+        await self._tracking.on_event(event)
+
+
+async def run(db, ctx: JobContext, worktree, tracking: TrackingComment, cancel: asyncio.Event, *,
+              choose: Callable[[JobContext, Any], str], episode: Episode) -> tuple[str, str]:
+    if not ctx.is_pr or ctx.thread is None:
+        raise Stop("A review needs a pull request: mention me with `review` on a pull request.")
+    agents = _agents(ctx, worktree.config, choose)
+    tracking.header = f"**{', '.join(agents)}** reviewing for @{ctx.requester}."
+    files = await post.pull_files(ctx.thread)
+    scope = plan(files, DEFAULT_BUDGET_CHARS)
+    diff = DiffLines.from_files(files)
+    await tracking.note(f"reviewing {len(scope.reviewed)} of {scope.total} files at `{worktree.base_sha[:7]}`")
+    reviews = [Review(agent, Collector(agent, diff, scope)) for agent in agents]
+    several = len(reviews) > 1
+    await asyncio.gather(*(_one(db, ctx, worktree, review, scope, AgentTracking(tracking, review.agent, several),
+                                cancel, episode, first=i == 0) for i, review in enumerate(reviews)))
+    if cancel.is_set():
+        raise Stop(ctx.mode.stopped(ctx, started=True), "cancelled")
+    return await _publish(db, ctx, worktree, reviews, scope, tracking)
+
+
+def _agents(ctx: JobContext, cfg, choose) -> list[str]:
+    named = list(dict.fromkeys(ctx.agents or ((ctx.agent,) if ctx.agent else ())))[:MAX_AGENTS]
+    if not named:
+        return [choose(ctx, cfg)]
+    return [choose(dataclasses.replace(ctx, agent=name), cfg) for name in named]
+
+
+async def _one(db, ctx: JobContext, worktree, review: Review, scope: Scope, tracking: AgentTracking,
+               cancel: asyncio.Event, episode: Episode, *, first: bool) -> None:
+    """One agent's episode in its own worktree (the first agent uses the job's), recorded and
+    mapped to the thread's session for that agent; a failure is kept, never raised."""
+    own = worktree
+    try:
+        if not first:
+            own = await worktrees.prepare(ctx.repo, f"{ctx.conversation} review {review.agent}",
+                                          token=ctx.token, pull_number=ctx.number)
+        agent_ctx = dataclasses.replace(ctx, agent=review.agent, findings=review.collector,
+                                        request=review_request(ctx, scope, review.agent))
+        review.turn = await episode(db, agent_ctx, own, review.agent, tracking, cancel)
+        conversations.record_turn(db, ctx.conversation, review.agent, review.turn.result.session_id,
+                                  fresh=not review.turn.resumed)
+        if not review.turn.result.ok:
+            review.failure = honesty.failure_reason(review.turn.result)
+    except Stop as stop:
+        review.failure = stop.text
+    except Exception as exc:  # one agent's failure must not sink the others
+        log.exception("review by %s failed", review.agent)
+        review.failure = f"{type(exc).__name__}: {exc}"
+    finally:
+        if own is not worktree:
+            await worktrees.remove(own)
+    await tracking.note(f"{len(review.collector.findings)} comments" if review.ok else f"failed ({review.failure})",
+                        done=review.ok)
+
+
+def review_request(ctx: JobContext, scope: Scope, agent: str) -> str:
+    skipped = "; ".join(f"{name} ({why})" for name, why in scope.skipped[:40])
+    focus = ctx.request.strip() or "correctness, bugs, security, error handling, missing tests"
+    return (f"Review pull request #{ctx.number} as a careful code reviewer. Do not change any file.\n"
+            f"Files to review ({len(scope.reviewed)} of {scope.total}): {', '.join(scope.reviewed[:200])}.\n"
+            + (f"Not part of this review: {skipped}.\n" if skipped else "")
+            + f"Focus: {focus}\n\n"
+            "For each problem you find, call the `bot` tool comment_on_line (path, line, side RIGHT for the new "
+            "code, body), or suggest_change (path, start_line, end_line, replacement, body) when you can show the "
+            "fix as the complete new text of those lines. The lines must be in the pull request's diff (shown "
+            "above; read_thread shows more of it). A call outside the diff is refused with the lines you may use: "
+            "correct it and call again. Your comments are posted together as one review when you finish.\n"
+            "Finish with a short summary of your review; if you found no problems, say so.")
+
+
+async def _publish(db, ctx: JobContext, worktree, reviews: list[Review], scope: Scope,
+                   tracking: TrackingComment) -> tuple[str, str]:
+    outcomes = [AgentOutcome(r.agent, r.ok, r.turn.result.text or "" if r.ok and r.turn else "", r.failure)
+                for r in reviews]
+    blocks = [_provenance(db, ctx, r) for r in reviews if r.turn is not None]
+    if not any(r.ok for r in reviews):
+        failed = "\n".join(f"- {r.agent}: {r.failure}" for r in reviews)
+        return _tail(f"❌ No review was posted: every agent failed.\n\n{failed}", blocks), "failed"
+    findings = [f for r in reviews if r.ok for f in r.collector.findings]
+    merged = merge(findings, [r.agent for r in reviews])
+    payload = review_payload(merged, outcomes, scope, commit=worktree.base_sha, focus=ctx.request,
+                             provenance="\n".join(b.details_block() for b in blocks))
+    await ctx.refresh_token()
+    posted = await post.post_review(ctx.thread, payload)
+    _record(db, ctx, reviews, posted, len(payload["comments"]))
+    failed = [r for r in reviews if not r.ok]
+    lines = [f"✅ Review posted: {posted.get('html_url') or 'on this pull request'} — "
+             + (f"{len(merged)} comment{'s' if len(merged) != 1 else ''}" if merged
+                else f"no issues found in {len(scope.reviewed)} file{'s' if len(scope.reviewed) != 1 else ''}")
+             + f", by {', '.join(r.agent for r in reviews if r.ok)}."]
+    lines += [f"❌ {r.agent} failed: {r.failure}" for r in failed]
+    return _tail("\n\n".join(lines), blocks), "done"
+
+
+def _provenance(db, ctx: JobContext, review: Review):
+    turn = review.turn
+    result = turn.result
+    return provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=review.agent,
+                            version=turn.version, resumed=turn.resumed, fresh_reason=turn.fresh_reason,
+                            duration_s=result.duration_s, usage=result.usage, session_id=result.session_id,
+                            status="ok" if review.ok else "failed")
+
+
+def _tail(text: str, blocks: list) -> str:
+    return text + "".join(f"\n\n{b.details_block()}\n{b.marker()}" for b in blocks)
+
+
+def _record(db, ctx: JobContext, reviews: list[Review], posted: dict, comments: int) -> None:
+    """The bot's own act, in each agent's run: the review it posted."""
+    recorder = Recorder(db, secrets=ctx.secrets)
+    for review in reviews:
+        if review.turn is not None:
+            recorder.record(review.turn.run_id, Tier.ENFORCED, "review", outcome=str(posted.get("id") or ""),
+                            raw=f"{posted.get('html_url') or ''} ({comments} comments)")
+

@@ -1,0 +1,53 @@
+"""GitHub's side of a review: the pull request's files (the diff the review is checked against)
+and posting the one review.
+
+    files = await pull_files(thread)                 # GET /repos/{o}/{r}/pulls/{n}/files
+    review = await post_review(thread, payload)      # POST /repos/{o}/{r}/pulls/{n}/reviews
+
+A review is posted once, never retried blindly (a 5xx may have stored it: a second POST would
+be a second review). When GitHub refuses the inline comments (422: a line it does not accept),
+the same review is posted once more with the comments written into its body, so the findings
+still arrive.
+"""
+from __future__ import annotations
+
+import logging
+
+from gidgethub import BadRequest
+
+log = logging.getLogger("bot.review.post")
+MAX_FILES = 3000  # GitHub lists at most 3000 files of a pull request
+
+
+async def pull_files(thread) -> list[dict]:
+    async def collect() -> list[dict]:
+        url = f"{thread.prefix}/pulls/{thread.number}/files?per_page=100"
+        found = []
+        async for item in thread.api.getiter(url):
+            found.append(item)
+            if len(found) >= MAX_FILES:
+                break
+        return found
+    return await thread._authed(collect)
+
+
+async def post_review(thread, payload: dict) -> dict:
+    url = f"{thread.prefix}/pulls/{thread.number}/reviews"
+    try:
+        return await thread._authed(lambda: thread.api.post(url, data=payload))
+    except BadRequest as exc:
+        if int(exc.status_code) != 422 or not payload.get("comments"):
+            raise
+        log.warning("GitHub refused the review's inline comments (%s); posting them in the body", exc)
+        return await thread._authed(lambda: thread.api.post(url, data=inline_in_body(payload)))
+
+
+def inline_in_body(payload: dict) -> dict:
+    """The review with its comments listed in the body instead of on the lines."""
+    listed = []
+    for comment in payload["comments"]:
+        lines = (f"{comment['start_line']}-{comment['line']}" if comment.get("start_line") else str(comment["line"]))
+        listed.append(f"#### `{comment['path']}` line {lines} ({comment['side']})\n\n{comment['body']}")
+    note = "GitHub did not accept these comments on their lines, so they are listed here:"
+    body = payload["body"] + f"\n\n{note}\n\n" + "\n\n".join(listed)
+    return {**{k: v for k, v in payload.items() if k != "comments"}, "body": body[:65_000]}

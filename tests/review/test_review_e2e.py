@@ -1,0 +1,48 @@
+"""End to end: `bot serve`, real agent CLIs in the sandbox against fake providers, the fake GitHub
+receiving ONE review whose comments sit on the right path, line and side."""
+from __future__ import annotations
+
+import pytest
+
+from tests.fakes.provider import call, say
+from tests.review.conftest import BUG_LINE
+
+pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
+FIX = {"path": "app.py", "start_line": BUG_LINE, "end_line": BUG_LINE, "replacement": "    return a + b",
+       "body": "add() subtracts: it must add."}
+
+
+def test_one_agent_review_posts_one_review_with_a_suggestion_on_the_buggy_line(world):
+    world.providers["codex"].script(call("suggest_change", FIX), say("One bug: add() subtracts."))
+    world.ask("@bot codex review")
+    answer = world.answer()
+    reviews = world.reviews()
+    assert len(reviews) == 1, answer
+    review = reviews[0]
+    assert review["state"] == "COMMENTED" and "Review by codex" in review["body"]
+    [comment] = review["_comments"]
+    assert (comment["path"], comment["line"], comment["side"]) == ("app.py", BUG_LINE, "RIGHT")
+    assert "```suggestion\n    return a + b\n```" in comment["body"]
+    assert review["html_url"] in answer
+
+
+def test_comment_outside_the_diff_is_refused_and_the_corrected_retry_lands(world):
+    outside = {"path": "app.py", "line": 40, "side": "RIGHT", "body": "add() subtracts."}
+    world.providers["codex"].script(call("comment_on_line", outside),
+                                    call("comment_on_line", {**outside, "line": BUG_LINE}), say("Done."))
+    world.ask("@bot codex review the arithmetic")
+    world.answer()
+    second = world.providers["codex"].main_requests()[1]
+    assert "refused: line 40 of app.py" in (second.tool_result or "")
+    [review] = world.reviews()
+    assert [(c["path"], c["line"]) for c in review["_comments"]] == [("app.py", BUG_LINE)]
+    assert "Focus: the arithmetic" in review["body"]
+
+
+def test_no_findings_posts_an_explicit_no_issues_review(world):
+    world.providers["codex"].script(say("Looks good to me."))
+    world.ask("@bot codex review")
+    answer = world.answer()
+    [review] = world.reviews()
+    assert "No issues found in 1 file" in review["body"] and review["_comments"] == []
+    assert "no issues found in 1 file," in answer
