@@ -33,6 +33,12 @@ WEB_TOOLS = ("webfetch", "websearch")  # websearch runs at a search provider, ou
 GATEWAY = "bot_gateway"
 GATEWAY_KEY_ENV = "OPENAI_API_KEY"
 INSTRUCTIONS = ".bot/opencode-instructions.md"
+# OpenCode provider id -> (the key variable it reads, its API's path under a base URL)
+PROVIDER_KEYS = {"anthropic": ("ANTHROPIC_API_KEY", "/v1"), "openai": ("OPENAI_API_KEY", "/v1"),
+                 "google": ("GOOGLE_GENERATIVE_AI_API_KEY", "/v1beta"),
+                 "openrouter": ("OPENROUTER_API_KEY", "/v1"), "groq": ("GROQ_API_KEY", "/v1"),
+                 "mistral": ("MISTRAL_API_KEY", "/v1"), "xai": ("XAI_API_KEY", "/v1"),
+                 "deepseek": ("DEEPSEEK_API_KEY", "/v1")}
 
 
 class OpenCode(CliAdapter):
@@ -54,8 +60,10 @@ class OpenCode(CliAdapter):
         argv = [self.binary, "run", "--format", "json"]
         model = self.model(episode)
         if base := self.base_url(episode):
-            model = _gateway(config, base, model)
-            env.setdefault(GATEWAY_KEY_ENV, "gateway-holds-the-key")
+            relayed = None if self.operator.base_url else _relayed(config, base, episode.credentials.env)
+            if relayed is None:
+                model = _gateway(config, base, model)
+                env.setdefault(GATEWAY_KEY_ENV, "gateway-holds-the-key")
         if model:
             config["model"] = config["small_model"] = model
         if episode.bridge:
@@ -110,6 +118,19 @@ def _strict(read_dirs: tuple[str, ...], workdir: str) -> dict:
     relative = {f"{posixpath.relpath(folder, workdir)}/*": "allow" for folder in outside}
     absolute = {f"{folder}/*": "allow" for folder in outside}
     return STRICT | {"read": {"*": "deny"} | relative, "external_directory": {"*": "deny"} | absolute}
+
+
+def _relayed(config: dict, base: str, env: dict[str, str]) -> str | None:
+    """The model relay (a base URL that is not the operator's gateway): OpenCode's own provider for
+    the key it holds, its baseURL pointed at the relay, so OpenCode runs its default model of that
+    provider. The key variable holds the relay's token; the relay puts the real key in its place.
+    Returns the provider id, or None when no known provider's key is present."""
+    for provider, (variable, api_path) in PROVIDER_KEYS.items():
+        if variable in env:
+            config["provider"] = {provider: {"options": {"baseURL": f"{base}{api_path}",
+                                                         "apiKey": f"{{env:{variable}}}"}}}
+            return provider
+    return None
 
 
 def _gateway(config: dict, base: str, model: str | None) -> str:

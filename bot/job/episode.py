@@ -14,6 +14,7 @@ from bot.bridge.admission import Admission
 from bot.bridge.server import BridgeServer
 from bot.bridge.tools import sandbox_for_run
 from bot.credentials import resolve as credentials
+from bot.credentials import usage as credential_use
 from bot.job import cli_version, conversations, honesty, runner
 from bot.job.context import JobContext, Stop
 from bot.job.model_channel import model_channel
@@ -43,9 +44,10 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     """One episode: credentials, sandbox config, bridge, runner, record."""
 
     adapter = base.get(agent, config.operator_for(agent))
-    creds = credentials.resolve(agent, ctx.repo, ctx.requester_id or None, ctx.installation_id)
-    if creds is None:
+    origin = credentials.resolve_origin(agent, ctx.repo, ctx.requester_id or None, ctx.installation_id)
+    if origin is None:
         raise Stop(credentials.auth_required_message(agent, ctx.repo))
+    creds = origin.credentials
     ctx.secrets.extend(creds.secret_values())
     resumed = bool(resume_id) and adapter.supports_resume
     spawner = sandbox.select_spawner(config.sandbox_tier(), config.sandbox_host())
@@ -57,6 +59,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     run_id = recorder.start_run(agent=agent, job_id=str(ctx.job_id), conversation=ctx.conversation,
                                 mode=worktree.config.mode, sandbox_tier=spawner.tier,
                                 limits=vars(sandbox_config.limits), base_commit=worktree.base_sha)
+    credential_use.note(recorder.db, run_id, origin)
     if worktree.config.web_access:
         recorder.declare_gap(run_id, web_access_gap(agent))
     policy = Admission.from_repo_config(worktree.path, worktree.config, mount_path=inside)

@@ -7,8 +7,9 @@ no provider host: its egress allows only the repository's own extra hosts, and t
 gateway (BOT_<AGENT>_BASE_URL) is reached by the relay, not from inside.
 
 Direct mode, where a CLI cannot be pointed at the relay for a credential kind (a login file such as
-Codex's ChatGPT `auth.json`, OpenCode with a non-OpenAI key): the key enters the sandbox as before
-and the record declares it ("key in the sandbox: …"), so the provenance and `bot doctor` can say so.
+Codex's ChatGPT `auth.json` or OpenCode's `auth.json`, a custom OpenCode provider's key): the key
+enters the sandbox as before and the record declares it ("key in the sandbox: …"), so the
+provenance and `bot doctor` can say so.
 
     async with model_channel(agent, adapter, creds, ctx, recorder, run_id, sandbox_config,
                              on_retry=tracking.note, on_stop=lambda reason: kill.set()) as channel:
@@ -25,6 +26,7 @@ from adapters.base import Credentials, gateway_root
 from bot import config
 from bot.credentials.resolve import OPENCODE_PROVIDER_ENV, as_credentials, kinds_for, settings_url
 from bot.record.recorder import Recorder
+from bot.relay.apis import KEY_HEADER
 from bot.relay.budgets import Budget, Caps, Ledger, Scope, operator_caps
 from bot.relay.server import ModelRelay, Upstream
 
@@ -35,9 +37,13 @@ RELAYABLE: dict[str, tuple[tuple[str, str, bool, tuple[str, ...]], ...]] = {
     "codex": (("OPENAI_API_KEY", "openai", True, ("CODEX_API_KEY",)),
               ("CODEX_API_KEY", "openai", True, ("CODEX_API_KEY",))),
     "gemini": (("GEMINI_API_KEY", "google", False, ("GEMINI_API_KEY",)),),
-    # OpenCode pointed at a base URL speaks Chat Completions with OPENAI_API_KEY (adapters/opencode.py)
-    "opencode": (("OPENAI_API_KEY", "openai", True, ("OPENAI_API_KEY",)),),
+    # OpenCode's own provider for each key, its baseURL pointed at the relay (adapters/opencode.py);
+    # the relay's provider names are OpenCode's provider ids
+    "opencode": tuple((variable, provider, KEY_HEADER[provider] == "authorization", (variable,))
+                      for provider, variable in OPENCODE_PROVIDER_ENV.items()),
 }
+# an operator gateway for OpenCode is one OpenAI-compatible provider reading OPENAI_API_KEY
+OPENCODE_GATEWAY_KEY = "OPENAI_API_KEY"
 # the adapters' declared gaps that relay mode closes (their wording in adapters/*.py)
 CLOSED_BY_RELAY = ("model calls", "direct channel")
 
@@ -55,10 +61,12 @@ def plan(agent: str, creds: Credentials) -> Plan:
     if creds.files:
         return Plan(None, direct_reason=f"{agent}'s login file ({', '.join(sorted(creds.files))}) cannot be "
                                         "relayed yet")
+    gateway = config.agent_base_url(agent)
     for variable, provider, bearer, inside in RELAYABLE.get(agent, ()):
+        if agent == "opencode" and gateway and variable != OPENCODE_GATEWAY_KEY:
+            continue  # the gateway speaks OpenAI's API: OpenCode calls it as one OpenAI-compatible provider
         value = creds.env.get(variable)
         if value:
-            gateway = config.agent_base_url(agent)
             return Plan(Upstream(provider, value, base_url=gateway_root(gateway) if gateway else None,
                                  bearer=bearer, scope=creds.source, fix_hint=fix_hint(creds.source, variable)),
                         inside)

@@ -15,13 +15,30 @@ import json
 import re
 from dataclasses import dataclass
 
-PROVIDER_OF = {"anthropic": "anthropic", "responses": "openai", "chat": "openai", "gemini": "google"}
-DEFAULT_BASE = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com",
-                "google": "https://generativelanguage.googleapis.com"}
+# provider -> (its API root, the APIs it is called with, where it takes its key upstream).
+# Besides the three first-party APIs, the OpenAI-compatible providers OpenCode can run (its
+# provider ids): reached at <root>/v1/chat/completions (xai's SDK speaks Responses).
+PROVIDERS: dict[str, tuple[str, frozenset[str], str]] = {
+    "anthropic": ("https://api.anthropic.com", frozenset({"anthropic"}), "x-api-key"),
+    "openai": ("https://api.openai.com", frozenset({"responses", "chat"}), "authorization"),
+    "google": ("https://generativelanguage.googleapis.com", frozenset({"gemini"}), "x-goog-api-key"),
+    "openrouter": ("https://openrouter.ai/api", frozenset({"chat", "responses"}), "authorization"),
+    "groq": ("https://api.groq.com/openai", frozenset({"chat", "responses"}), "authorization"),
+    "mistral": ("https://api.mistral.ai", frozenset({"chat"}), "authorization"),
+    "xai": ("https://api.x.ai", frozenset({"responses", "chat"}), "authorization"),
+    "deepseek": ("https://api.deepseek.com", frozenset({"chat"}), "authorization"),
+}
+DEFAULT_BASE = {provider: root for provider, (root, _, _) in PROVIDERS.items()}
 # where each provider takes its key (the relay's upstream side)
-KEY_HEADER = {"anthropic": "x-api-key", "openai": "authorization", "google": "x-goog-api-key"}
+KEY_HEADER = {provider: header for provider, (_, _, header) in PROVIDERS.items()}
 # the headers a client may carry a key in (the relay's inside): all are removed before forwarding
 KEY_CARRIERS = (b"x-api-key", b"authorization", b"x-goog-api-key")
+
+
+def serves(provider: str, api: str) -> bool:
+    """Whether `provider` is called with `api` (the relay forwards nothing else to it)."""
+    return provider in PROVIDERS and api in PROVIDERS[provider][1]
+
 
 _GEMINI = re.compile(rb"^/v1(?:beta)?/models/([A-Za-z0-9][A-Za-z0-9._-]{0,127}):"
                      rb"(generateContent|streamGenerateContent|countTokens)$")
@@ -34,10 +51,6 @@ class Route:
     api: str
     model: str | None = None  # Gemini names the model in the path
     metered: bool = True  # count_tokens calls produce no usage
-
-    @property
-    def provider(self) -> str:
-        return PROVIDER_OF[self.api]
 
 
 def route(method: str, raw_path: bytes) -> Route | None:

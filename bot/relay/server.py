@@ -70,7 +70,7 @@ _DROP_DOWN = {"connection", "keep-alive", "transfer-encoding", "content-length",
 class Upstream:
     """Where the relay forwards and with which credential."""
 
-    provider: str  # anthropic | openai | google
+    provider: str  # anthropic | openai | google, or an OpenAI-compatible one (apis.PROVIDERS)
     credential: str
     base_url: str | None = None  # the operator's gateway (BOT_<AGENT>_BASE_URL root), else the provider
     bearer: bool | None = None  # send the credential as `Authorization: Bearer` (OAuth tokens)
@@ -82,7 +82,7 @@ class Upstream:
         return (self.base_url or apis.DEFAULT_BASE[self.provider]).rstrip("/")
 
     def key_header(self) -> tuple[bytes, bytes]:
-        bearer = self.bearer if self.bearer is not None else self.provider == "openai"
+        bearer = self.bearer if self.bearer is not None else apis.KEY_HEADER[self.provider] == "authorization"
         if bearer:
             return b"authorization", f"Bearer {self.credential}".encode()
         return apis.KEY_HEADER[self.provider].encode(), self.credential.encode()
@@ -231,7 +231,7 @@ class ModelRelay:
         if not self._authorized(scope["headers"], scope.get("query_string", b"")):
             raise _Refused(401, "unauthorized", "the model relay refused the request: it needs this "
                            "episode's token where the API key goes")
-        if route is None or route.provider != self.upstream.provider:
+        if route is None or not apis.serves(self.upstream.provider, route.api):
             raise _Refused(404, "path", f"the model relay forwards only the {self.upstream.provider} "
                            "model API; this request is not one of its calls")
         if self.stopped is not None:

@@ -281,8 +281,25 @@ def _is_auxiliary(req: Request) -> bool:
                           for t in _texts(m.get("content")))
         return "title generator" in system
     if req.api == "gemini":
-        return (body.get("generationConfig") or {}).get("responseMimeType") == "application/json"
-    return False
+        if (body.get("generationConfig") or {}).get("responseMimeType") == "application/json":
+            return True
+    return _opencode_title_call(req.api, body)
+
+
+def _opencode_title_call(api: str, body: dict) -> bool:
+    """OpenCode's title-generation call on its own providers (Anthropic, Gemini, Responses): its
+    system prompt names a title generator."""
+    if api == "anthropic":
+        system = body.get("system")
+    elif api == "gemini":
+        system = (body.get("systemInstruction") or {}).get("parts")
+    elif api == "responses":
+        system = [{"text": body.get("instructions") or ""}] + [
+            {"text": t} for i in body.get("input") or [] if isinstance(i, dict) and i.get("role") in
+            ("system", "developer") for t in _texts(i.get("content"))]
+    else:
+        return False
+    return any("title generator" in text for text in _texts(system))
 
 
 def _schema_value(schema: dict) -> Any:

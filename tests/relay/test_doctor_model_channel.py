@@ -17,10 +17,11 @@ def test_doctor_lists_the_codex_chatgpt_login_as_key_in_the_sandbox():
     assert codex["relay"] == ["OpenAI API key"]
 
 
-def test_doctor_lists_opencodes_non_openai_credentials_as_key_in_the_sandbox():
+def test_doctor_lists_only_opencodes_login_file_as_key_in_the_sandbox():
     opencode = _rows()["opencode"]
-    assert opencode["relay"] == ["OpenAI API key for OpenCode"]
-    assert {"Anthropic API key for OpenCode", "OpenCode auth.json"} <= set(opencode["direct"])
+    assert {"Anthropic API key for OpenCode", "OpenAI API key for OpenCode",
+            "GOOGLE_GENERATIVE_AI_API_KEY (operator)"} <= set(opencode["relay"])
+    assert opencode["direct"] == ["OpenCode auth.json"]
 
 
 def test_doctor_lists_every_claude_and_gemini_credential_kind_as_relayed():

@@ -83,12 +83,12 @@ async def test_relay_mode_declares_no_unobserved_model_channel(tmp_path, recorde
 
 async def test_direct_mode_says_the_key_is_in_the_sandbox(tmp_path, recorder, run_id):
     adapter = base.get("opencode")
-    creds = Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY})
+    creds = Credentials(env={"MY_LLM_KEY": REAL_KEY})  # a custom provider's key (BOT_OPENCODE_KEY_ENV)
     async with model_channel("opencode", adapter, creds, _ctx(), recorder, run_id, _sandbox(tmp_path, adapter)) as channel:
         assert channel.relay is None and channel.credentials is creds
     gaps = [e["raw"] for e in recorder.events(run_id) if e["tier"] == "unobserved"]
     assert gaps[-1] == ("key in the sandbox: opencode cannot be pointed at the relay with this credential "
-                        "(ANTHROPIC_API_KEY)")
+                        "(MY_LLM_KEY)")
     assert any(gap.startswith("opencode's model calls") for gap in gaps)
 
 

@@ -1,0 +1,108 @@
+"""End to end: the real OpenCode CLI with an Anthropic or a Google key, in a tier-1 sandbox, at its
+own default model of that provider, reaches the fake provider only through the model relay. The
+sandbox (the CLI's argv, environment and files, its HOME after the run) never holds the real key;
+the provider sees it on every call.
+
+The fake provider stands at the provider's own address (apis.DEFAULT_BASE), so no operator gateway
+(BOT_OPENCODE_BASE_URL) is set: that would make OpenCode call one OpenAI-compatible provider.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from adapters import base as adapters
+from bot import config as bot_config
+from bot.bridge.admission import Admission
+from bot.bridge.server import BridgeServer
+from bot.config import sandbox_host
+from bot.job.model_channel import model_channel
+from bot.job.runner import run_episode
+from bot.record.recorder import Recorder
+from bot.relay import apis
+from sandbox.base import Limits, SandboxConfig
+from sandbox.tier1 import Tier1Spawner
+from tests.bridge.test_e2e_clis import AGENTS_DIR, make_worktree
+from tests.fakes.provider import FakeProvider, say
+
+pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
+
+REAL_KEY = "sk-real-opencode-PROVIDER-KEY-0123456789"
+KEY_OF = {"anthropic": "ANTHROPIC_API_KEY", "google": "GOOGLE_GENERATIVE_AI_API_KEY"}
+
+
+@dataclass
+class Ran:
+    result: object
+    fake: FakeProvider
+    invocation: adapters.Invocation
+    home: Path
+    calls: list
+
+
+async def _episode(provider: str, root: Path, monkeypatch) -> Ran:
+    worktree = make_worktree(root)
+    recorder = Recorder(root / "bot.db")
+    run_id = recorder.start_run(agent="opencode", conversation="octo/repo#12", sandbox_tier=1)
+    ctx = SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[])
+    kill = asyncio.Event()
+    with FakeProvider() as fake:
+        fake.script(say("Answered through the relay."))
+        monkeypatch.setitem(apis.DEFAULT_BASE, provider, fake.url)
+        adapter = adapters.get("opencode", bot_config.operator_for("opencode"))
+        spawner = Tier1Spawner(host=sandbox_host())
+        config = SandboxConfig(workdir=worktree, home=root / "home", ro_binds=(AGENTS_DIR,),
+                               allowed_hosts=adapter.default_allowed_hosts, limits=Limits(timeout_s=120),
+                               tmpdir=root / "home" / ".tmp")
+        creds = adapters.Credentials(env={KEY_OF[provider]: REAL_KEY}, source="requester")
+        async with BridgeServer(worktree, Admission(worktree), recorder, run_id, scratch_root=root / "scratch",
+                                on_halt=lambda reason: kill.set()) as bridge, \
+                model_channel("opencode", adapter, creds, ctx, recorder, run_id, config,
+                              on_stop=lambda reason: kill.set()) as channel:
+            config.bridge_upstream = ("127.0.0.1", bridge.port)
+            episode = adapters.Episode(prompt="Say something.", workdir=config.mount_path, home=config.home,
+                                       bridge=bridge.bridge_for(spawner.inside_bridge_url(config)),
+                                       base_url=channel.base_url, credentials=channel.credentials)
+            invocation = adapter.command(episode)
+            result = await run_episode(adapter, episode, spawner, config, cancel=kill,
+                                       on_event=lambda event: recorder.attest(run_id, event),
+                                       bridge_connected=bridge.connected)
+            calls = list(channel.relay.calls)
+    return Ran(result, fake, invocation, config.home, calls)
+
+
+@pytest.fixture(scope="module", params=sorted(KEY_OF))
+def ran(request, tmp_path_factory):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+        for variable in ("BOT_OPENCODE_BASE_URL", "BOT_OPENCODE_MODEL", "BOT_OPENCODE_PROVIDER"):
+            monkeypatch.delenv(variable, raising=False)
+        root = tmp_path_factory.mktemp(f"opencode-{request.param}")
+        return asyncio.run(_episode(request.param, root, monkeypatch))
+
+
+def test_opencode_answers_through_the_relay_with_its_providers_key(ran):
+    assert ran.result.ok, (ran.result.error, ran.result.stderr_tail)
+    assert "Answered through the relay." in ran.result.text
+    assert ran.calls and all(call.outcome == "ok" for call in ran.calls)
+
+
+def test_the_provider_sees_the_real_key_on_every_call(ran):
+    seen = [" ".join(r.headers.values()) for r in ran.fake.requests if r.api != "other"]
+    assert seen and all(REAL_KEY in headers for headers in seen)
+
+
+def test_the_key_is_not_in_opencodes_argv_environment_or_files(ran):
+    given = " ".join(ran.invocation.argv) + " ".join(ran.invocation.env.values()) + \
+        " ".join(value.decode(errors="replace") for value in ran.invocation.files.values())
+    assert REAL_KEY not in given
+
+
+def test_no_file_opencode_left_in_its_home_holds_the_key(ran):
+    holding = [path for path in ran.home.rglob("*")
+               if path.is_file() and not path.is_symlink() and REAL_KEY.encode() in path.read_bytes()]
+    assert holding == []
