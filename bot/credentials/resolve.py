@@ -113,11 +113,33 @@ def as_credentials(kind: Kind, value: str, source: str) -> Credentials:
     return Credentials(env=env, files=files, source=source)
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where resolved credentials come from: the scope and kind of a stored key, or the operator's
+    variable. The settings pages show it; the run's record names it (never the value)."""
+
+    credentials: Credentials
+    scope: str | None = None  # e.g. "repo:octo/app"; None for the operator's environment
+    kind: Kind | None = None
+    variable: str | None = None  # the operator's variable, or "auth.json"
+
+    @property
+    def source(self) -> str:
+        return self.credentials.source
+
+
 def resolve(agent: str, repo: str | None, requester: int | None,
             installation_id: int | str | None) -> Credentials | None:
     """The first credentials found for `agent`: requester → repository → installation → operator.
     The requester is the GitHub user id, never the login: a login can be renamed and registered
     again by someone else, who must not inherit the keys."""
+    origin = resolve_origin(agent, repo, requester, installation_id)
+    return origin.credentials if origin else None
+
+
+def resolve_origin(agent: str, repo: str | None, requester: int | None,
+                   installation_id: int | str | None) -> Origin | None:
+    """`resolve`, saying where the credentials come from."""
     owners = {"user": requester, "repo": repo, "installation": installation_id}
     for source, scope_kind in SOURCES:
         if owners[scope_kind] in (None, ""):
@@ -125,30 +147,36 @@ def resolve(agent: str, repo: str | None, requester: int | None,
         found = _stored(agent, secrets.scope_for(scope_kind, owners[scope_kind]), source)
         if found:
             return found
-    return operator_credentials(agent)
+    return operator_origin(agent)
 
 
-def _stored(agent: str, scope: str, source: str) -> Credentials | None:
+def _stored(agent: str, scope: str, source: str) -> Origin | None:
     present = secrets.names(scope)
     for kind in kinds_for(agent):
         if kind.name in present:
             value = secrets.get(scope, kind.name)
             if value:
-                return as_credentials(kind, value, source)
+                return Origin(as_credentials(kind, value, source), scope, kind)
+    return None
+
+
+def operator_origin(agent: str) -> Origin | None:
+    """What the operator's environment provides for `agent`, and in which variable, or None."""
+    for var in operator_env_names(agent):
+        value = config.provider_credential(var)
+        if value:
+            return Origin(Credentials(env={var: value}, source="operator"), variable=var)
+    if agent == "codex":
+        auth = _codex_auth_file()
+        if auth is not None:
+            return Origin(Credentials(files={".codex/auth.json": auth}, source="operator"), variable="auth.json")
     return None
 
 
 def operator_credentials(agent: str) -> Credentials | None:
     """What the operator's environment provides for `agent`, or None."""
-    for var in operator_env_names(agent):
-        value = config.provider_credential(var)
-        if value:
-            return Credentials(env={var: value}, source="operator")
-    if agent == "codex":
-        auth = _codex_auth_file()
-        if auth is not None:
-            return Credentials(files={".codex/auth.json": auth}, source="operator")
-    return None
+    origin = operator_origin(agent)
+    return origin.credentials if origin else None
 
 
 def operator_env_names(agent: str) -> list[str]:

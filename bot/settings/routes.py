@@ -11,7 +11,7 @@ import functools
 import hmac
 import re
 import secrets as random_tokens
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -21,8 +21,10 @@ from starlette.routing import Route
 from bot import config
 from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
+from bot.credentials.shapes import check_shape, with_article
 from bot.errors import BotError
 from bot.settings import pages
+from bot.settings.effective import effective, stored_rows, when
 from bot.settings.github import (
     GitHubRefused,
     admin_installations,
@@ -32,6 +34,8 @@ from bot.settings.github import (
     exchange_code,
     get_user,
 )
+from bot.settings.keytest import try_key
+from bot.settings.lookup import installation_of
 from bot.settings.session import (
     SESSION_COOKIE,
     STATE_COOKIE,
@@ -92,8 +96,24 @@ def page_handler(func):
             if exc.status == 401:
                 end_session(request.cookies.get(SESSION_COOKIE))
                 return html(pages.login_page("GitHub no longer accepts your sign-in. Sign in again."), 401)
-            return html(pages.error_page("GitHub refused", str(exc)), 502 if exc.status >= 500 else 400)
+            return _github_error(request, exc)
     return handler
+
+
+def _github_error(request: Request, exc: GitHubRefused) -> HTMLResponse:
+    """GitHub unreachable is not GitHub refusing; either way the page keeps who is signed in and,
+    after a post, what they typed, so nothing has to be typed again."""
+    unreachable = "could not be reached" in str(exc)
+    title = "GitHub unreachable" if unreachable else "GitHub refused"
+    message = (f"{exc} Nothing was changed; try again in a moment." if unreachable else str(exc))
+    session: WebSession | None = getattr(request.state, "session", None)
+    typed: pages.Typed | None = getattr(request.state, "typed", None)
+    retry = ""
+    if session and typed and request.url.path.endswith("/keys"):
+        retry = pages.add_form(request.url.path, credentials.KINDS, session.csrf, "Try again", typed)
+    body = pages.error_page(title, message, login=session.login if session else None,
+                            csrf=session.csrf if session else None, retry=retry)
+    return html(body, 502 if unreachable or exc.status >= 500 else 400)
 
 
 def _secure(request: Request) -> bool:
@@ -146,32 +166,7 @@ async def logout(request: Request) -> Response:
     return response
 
 
-# ---- personal credentials
-
-@page_handler
-async def home(request: Request) -> Response:
-    session = _session_or_login(request)
-    message, error = _flash(request)
-    personal = _rows(secrets.scope_for("user", session.user_id))
-    repos = await admin_repositories(session.token)
-    installations = await admin_installations(session.token, session.login)
-    return html(pages.home(session.login, session.csrf, personal, list(credentials.KINDS), repos,
-                           installations, credentials.operator_agents(), message, error))
-
-
-@page_handler
-async def add_personal(request: Request) -> Response:
-    session, form = await _session_and_form(request)
-    return _save(secrets.scope_for("user", session.user_id), session, form, "/settings")
-
-
-@page_handler
-async def delete_personal(request: Request) -> Response:
-    session, form = await _session_and_form(request)
-    return _remove(secrets.scope_for("user", session.user_id), session, form, "/settings")
-
-
-# ---- shared credentials: a repository's or an installation's
+# ---- the pages: personal, and shared (a repository's or an installation's)
 
 @dataclass(frozen=True)
 class Shared:
@@ -179,38 +174,114 @@ class Shared:
     title: str
     base: str  # the page's path
     blurb: str
+    github_url: str
+    github_label: str
+    repo: str | None = None
+    installation: int | None = None
+    installation_name: str = ""
+
+
+PERSONAL_BASE = "/settings"
+
+
+async def _render(request: Request, session: WebSession, shared: Shared | None, *, status: int = 200,
+                  message: str | None = None, error: bool = False, typed: pages.Typed | None = None) -> Response:
+    if message is None:
+        message, error = _flash(request)
+    if typed is None:
+        typed = _rotating(request, shared.scope if shared else _personal_scope(session))
+    kinds = list(credentials.KINDS)
+    if shared is None:
+        scope = _personal_scope(session)
+        repos = await admin_repositories(session.token)
+        installations = await admin_installations(session.token, session.login)
+        body = pages.home(session.login, session.csrf, stored_rows(scope), kinds, repos, installations,
+                          effective(session.user_id, None, None), message, error, typed)
+    else:
+        body = pages.shared_page(shared.title, shared.blurb, shared.base, session.login, session.csrf,
+                                 stored_rows(shared.scope), kinds, _history(shared.scope),
+                                 effective(None, shared.repo, shared.installation, shared.installation_name),
+                                 shared.github_url, shared.github_label, message, error, typed)
+    return html(body, status)
+
+
+@page_handler
+async def home(request: Request) -> Response:
+    return await _render(request, _session_or_login(request), None)
 
 
 @page_handler
 async def shared_home(request: Request) -> Response:
     session = _session_or_login(request)
-    shared = await _shared_scope(request, session)
-    message, error = _flash(request)
-    return html(pages.shared_page(shared.title, shared.blurb, shared.base, session.login, session.csrf,
-                                  _rows(shared.scope), list(credentials.KINDS), _history(shared.scope),
-                                  message, error))
+    return await _render(request, session, await _shared_scope(request, session))
 
 
 @page_handler
-async def add_shared(request: Request) -> Response:
+async def add_key(request: Request) -> Response:
     session, form = await _session_and_form(request)
-    shared = await _shared_scope(request, session)
-    return _save(shared.scope, session, form, shared.base)
+    shared = await _shared_if_any(request, session)
+    scope, back = (shared.scope, shared.base) if shared else (_personal_scope(session), PERSONAL_BASE)
+    typed = pages.Typed(str(form.get("kind", "")), str(form.get("value", "")))
+    kind = credentials.find_kind(typed.kind)
+    if kind is None:
+        return await _render(request, session, shared, status=400, message=None,
+                             typed=replace(typed, message="Choose a credential from the list."))
+    try:
+        value = check_shape(kind, typed.value)
+    except credentials.InvalidCredential as exc:
+        return await _render(request, session, shared, status=400, typed=replace(typed, message=str(exc)))
+    current = {info.name: info.fingerprint for info in secrets.listing(scope)}.get(kind.name)
+    if current and form.get("replace") != "yes":
+        named = with_article(kind.label)
+        question = (f"{named[0].upper()}{named[1:]} is already connected here ({current}). Replace it? "
+                    "Runs use the new key from then on.")
+        return await _render(request, session, shared, typed=replace(typed, confirm=question))
+    try:
+        credentials.connect(scope, kind, value, actor=session.login)
+    except (credentials.InvalidCredential, secrets.SecretError) as exc:
+        return await _render(request, session, shared, status=400, typed=replace(typed, message=str(exc)))
+    return RedirectResponse(f"{back}?{urlencode({'saved': kind.name})}", status_code=303)
 
 
 @page_handler
-async def delete_shared(request: Request) -> Response:
+async def delete_key(request: Request) -> Response:
     session, form = await _session_and_form(request)
-    shared = await _shared_scope(request, session)
-    return _remove(shared.scope, session, form, shared.base)
+    shared = await _shared_if_any(request, session)
+    scope, back = (shared.scope, shared.base) if shared else (_personal_scope(session), PERSONAL_BASE)
+    kind = credentials.find_kind(str(form.get("kind", "")))
+    if kind is None or not credentials.disconnect(scope, kind, actor=session.login):
+        raise SettingsRefusal(404, pages.error_page("Nothing to delete", "That credential is not connected.",
+                                                    back, login=session.login, csrf=session.csrf))
+    return RedirectResponse(f"{back}?{urlencode({'deleted': kind.name})}", status_code=303)
+
+
+@page_handler
+async def test_stored_key(request: Request) -> Response:
+    """One cheap call to the provider with the stored key; the page says what it answered."""
+    session, form = await _session_and_form(request)
+    shared = await _shared_if_any(request, session)
+    scope = shared.scope if shared else _personal_scope(session)
+    kind = credentials.find_kind(str(form.get("kind", "")))
+    value = secrets.get(scope, kind.name) if kind else None
+    if kind is None or value is None:
+        return await _render(request, session, shared, status=404, message="That credential is not connected.",
+                             error=True)
+    outcome = await try_key(kind, value)
+    return await _render(request, session, shared, message=f"{kind.agent}: {outcome.message}",
+                         error=not outcome.ok)
 
 
 # ---- helpers
+
+def _personal_scope(session: WebSession) -> str:
+    return secrets.scope_for("user", session.user_id)
+
 
 def _session_or_login(request: Request) -> WebSession:
     session = load_session(request.cookies.get(SESSION_COOKIE))
     if session is None:
         raise SettingsRefusal(200 if request.url.path == "/settings" else 401, pages.login_page())
+    request.state.session = session
     return session
 
 
@@ -221,8 +292,18 @@ async def _session_and_form(request: Request):
     form = await request.form()
     if not hmac.compare_digest(str(form.get("csrf", "")).encode(), session.csrf.encode()):
         raise SettingsRefusal(403, pages.error_page("Form expired", "This form is stale or did not come from "
-                                            "this page. Reload the settings page and try again."))
+                                                    "this page. Reload the settings page and try again.",
+                                                    login=session.login, csrf=session.csrf))
+    request.state.session = session
+    if "value" in form:
+        request.state.typed = pages.Typed(str(form.get("kind", "")), str(form.get("value", "")))
     return session, form
+
+
+async def _shared_if_any(request: Request, session: WebSession) -> Shared | None:
+    if "installation" in request.path_params or "owner" in request.path_params:
+        return await _shared_scope(request, session)
+    return None
 
 
 async def _shared_scope(request: Request, session: WebSession) -> Shared:
@@ -231,43 +312,45 @@ async def _shared_scope(request: Request, session: WebSession) -> Shared:
         return await _administered_installation(request.path_params["installation"], session)
     owner, name = request.path_params["owner"], request.path_params["repo"]
     if not (_NAME.match(owner) and _NAME.match(name)):
-        raise SettingsRefusal(404, pages.error_page("No such repository", "That is not a repository name."))
+        raise SettingsRefusal(404, pages.error_page("No such repository", "That is not a repository name.",
+                                                    login=session.login, csrf=session.csrf))
     repo = f"{owner}/{name}"
     if not await can_administer(session.token, session.login, repo):
         raise SettingsRefusal(403, pages.error_page("Not allowed", f"Only admins and maintainers of {repo} can "
-                                            "manage its credentials."))
+                                                    "manage its credentials.",
+                                                    login=session.login, csrf=session.csrf))
+    installation = await installation_of(session.token, repo)
     return Shared(secrets.scope_for("repo", repo), repo, f"/settings/repos/{repo}",
-                  f"Keys for {repo} serve every permitted requester there without a key of their own.")
+                  f"Keys for {repo} serve every permitted requester there without a key of their own.",
+                  f"{oauth_base()}/{repo}", repo, repo=repo,
+                  installation=installation["id"] if installation else None,
+                  installation_name=installation["account"] if installation else "")
 
 
 async def _administered_installation(installation_id: int, session: WebSession) -> Shared:
     installation = await administered_installation(session.token, session.login, installation_id)
     if installation is None:
         raise SettingsRefusal(403, pages.error_page("Not allowed", "Only the account's owner (or an organization "
-                                            "owner) can manage the credentials of this installation."))
+                                                    "owner) can manage the credentials of this installation.",
+                                                    login=session.login, csrf=session.csrf))
     account = installation["account"]
     return Shared(secrets.scope_for("installation", installation_id), f"{account} (all repositories)",
                   f"/settings/installations/{installation_id}",
                   f"Keys for {account} serve every repository of this installation that has no "
-                  "repository key, for requesters without a key of their own.")
+                  "repository key, for requesters without a key of their own.",
+                  f"{oauth_base()}/{account}", account, installation=installation_id, installation_name=account)
 
 
-def _save(scope: str, session: WebSession, form, back: str) -> Response:
-    kind = credentials.find_kind(str(form.get("kind", "")))
+def _rotating(request: Request, scope: str) -> pages.Typed | None:
+    """`?rotate=<kind>`: the add form chooses that kind and will replace the stored key."""
+    kind = credentials.find_kind(request.query_params.get("rotate", ""))
     if kind is None:
-        raise SettingsRefusal(400, pages.error_page("Unknown credential", "Choose a credential from the list."))
-    try:
-        credentials.connect(scope, kind, str(form.get("value", "")), actor=session.login)
-    except (credentials.InvalidCredential, secrets.SecretError) as exc:
-        raise SettingsRefusal(400, pages.error_page("Not saved", str(exc), back)) from None
-    return RedirectResponse(f"{back}?{urlencode({'saved': kind.name})}", status_code=303)
-
-
-def _remove(scope: str, session: WebSession, form, back: str) -> Response:
-    kind = credentials.find_kind(str(form.get("kind", "")))
-    if kind is None or not credentials.disconnect(scope, kind, actor=session.login):
-        raise SettingsRefusal(404, pages.error_page("Nothing to delete", "That credential is not connected."))
-    return RedirectResponse(f"{back}?{urlencode({'deleted': kind.name})}", status_code=303)
+        return None
+    current = {info.name: info.fingerprint for info in secrets.listing(scope)}.get(kind.name)
+    if current is None:
+        return None
+    return pages.Typed(kind.name, confirm=f"Rotate: paste the new {kind.label}; it replaces {current} "
+                                          "when you save.")
 
 
 def _flash(request: Request) -> tuple[str | None, bool]:
@@ -283,41 +366,26 @@ def _flash(request: Request) -> tuple[str | None, bool]:
 def _history(scope: str, limit: int = 20) -> list[dict]:
     """The latest set/delete audit rows of a scope, newest first."""
     rows = secrets.audit_log(scope)[-limit:][::-1]
-    return [{"at": _when(r["at"]), "actor": r["actor"], "action": r["action"], "fingerprint": r["fingerprint"],
+    return [{"at": when(r["at"]), "actor": r["actor"], "action": r["action"], "fingerprint": r["fingerprint"],
              "label": getattr(credentials.find_kind(r["name"]), "label", r["name"])} for r in rows]
 
 
-def _when(timestamp: str) -> str:
-    return timestamp.replace("T", " ")[:16] + " UTC"
-
-
-def _rows(scope: str) -> list[dict]:
-    rows = []
-    for info in secrets.listing(scope):
-        kind = credentials.find_kind(info.name)
-        if kind:
-            rows.append({"agent": kind.agent, "label": kind.label, "name": kind.name,
-                         "fingerprint": info.fingerprint,
-                         "updated_at": _when(info.updated_at),
-                         "updated_by": info.updated_by})
-    return rows
-
-
+REPO = "/settings/repos/{owner}/{repo}"
+INSTALLATION = "/settings/installations/{installation:int}"
 routes = [
     Route("/settings", home, methods=["GET"], name="settings"),
     Route("/settings/login", login, methods=["GET"], name="settings_login"),
     Route("/settings/callback", callback, methods=["GET"], name="settings_callback"),
     Route("/settings/logout", logout, methods=["POST"], name="settings_logout"),
-    Route("/settings/keys", add_personal, methods=["POST"], name="settings_add_key"),
-    Route("/settings/keys/delete", delete_personal, methods=["POST"], name="settings_delete_key"),
-    Route("/settings/repos/{owner}/{repo}", shared_home, methods=["GET"], name="settings_repo"),
-    Route("/settings/repos/{owner}/{repo}/keys", add_shared, methods=["POST"], name="settings_repo_add"),
-    Route("/settings/repos/{owner}/{repo}/keys/delete", delete_shared, methods=["POST"],
-          name="settings_repo_delete"),
-    Route("/settings/installations/{installation:int}", shared_home, methods=["GET"],
-          name="settings_installation"),
-    Route("/settings/installations/{installation:int}/keys", add_shared, methods=["POST"],
-          name="settings_installation_add"),
-    Route("/settings/installations/{installation:int}/keys/delete", delete_shared, methods=["POST"],
-          name="settings_installation_delete"),
+    Route("/settings/keys", add_key, methods=["POST"], name="settings_add_key"),
+    Route("/settings/keys/delete", delete_key, methods=["POST"], name="settings_delete_key"),
+    Route("/settings/keys/test", test_stored_key, methods=["POST"], name="settings_test_key"),
+    Route(REPO, shared_home, methods=["GET"], name="settings_repo"),
+    Route(f"{REPO}/keys", add_key, methods=["POST"], name="settings_repo_add"),
+    Route(f"{REPO}/keys/delete", delete_key, methods=["POST"], name="settings_repo_delete"),
+    Route(f"{REPO}/keys/test", test_stored_key, methods=["POST"], name="settings_repo_test"),
+    Route(INSTALLATION, shared_home, methods=["GET"], name="settings_installation"),
+    Route(f"{INSTALLATION}/keys", add_key, methods=["POST"], name="settings_installation_add"),
+    Route(f"{INSTALLATION}/keys/delete", delete_key, methods=["POST"], name="settings_installation_delete"),
+    Route(f"{INSTALLATION}/keys/test", test_stored_key, methods=["POST"], name="settings_installation_test"),
 ]

@@ -59,12 +59,14 @@ def test_save_while_signed_out_asks_to_sign_in(client):
 
 
 def test_invalid_auth_json_is_refused_with_a_reason(client, github):
-    """Pasting a bare key as Codex auth.json is refused, the value is not echoed, nothing stored."""
+    """Pasting a bare key as Codex auth.json is refused naming what it is; the message does not repeat
+    the value (only the field keeps it), nothing stored."""
     sign_in(client, github)
     response = _add(client, value="sk-proj-notjsonnotjson", kind="codex:auth_json")
     assert response.status_code == 400
-    assert "expected the JSON content" in response.text
-    assert "sk-proj-notjson" not in response.text
+    assert "looks like an OpenAI API key, not the content of a file" in response.text
+    assert response.text.count("sk-proj-notjson") == 1
+    assert 'value="sk-proj-notjsonnotjson"' in response.text
     assert secrets.listing(f"user:{github.users['octocat']}") == []
 
 
@@ -191,7 +193,7 @@ def test_home_says_which_agents_run_on_the_operators_key(client, github, monkeyp
     monkeypatch.setenv("GEMINI_API_KEY", "AIza-operator-secret-value")
     sign_in(client, github)
     page = client.get("/settings").text
-    assert "these agents run on the operator's own key: gemini." in page
+    assert "the operator&#x27;s GEMINI_API_KEY" in page
     assert "AIza-operator-secret-value" not in page
 
 
@@ -206,5 +208,7 @@ def test_repository_page_shows_who_changed_its_keys(client, github):
                                                               "kind": "claude:api_key"})
     page = client.get("/settings/repos/octo/app").text
     history = page[page.index("<h2>History</h2>"):]
-    assert history.index("<td>hubot</td><td>delete</td>") < history.index("<td>octocat</td><td>set</td>")
+    hubot_deleted = '"Who">hubot</td><td data-label="Change">delete'
+    octocat_set = '"Who">octocat</td><td data-label="Change">set'
+    assert history.index(hubot_deleted) < history.index(octocat_set)
     assert KEY not in page

@@ -1,0 +1,77 @@
+"""What each credential kind looks like, checked before a pasted value is stored.
+
+A value of one kind pasted under another (an Anthropic API key under "Claude subscription token")
+would be stored, resolved first and then rejected by the provider in the middle of someone's run.
+The shapes are the providers' published prefixes; the messages name the kind the value looks like
+and never repeat the value.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from bot.credentials.resolve import InvalidCredential, Kind, normalise
+
+
+class ShapeMismatch(InvalidCredential):
+    """A pasted value does not have the shape of the chosen credential kind."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    label: str  # what a value of this shape is, for messages
+    pattern: re.Pattern[str]
+    example: str  # how it starts, for messages
+
+
+SHAPES = {
+    "anthropic_oauth": Shape("Claude subscription token", re.compile(r"^sk-ant-oat\d\d-[A-Za-z0-9_\-]{20,}$"),
+                             "sk-ant-oat01-…"),
+    "anthropic_api": Shape("Anthropic API key", re.compile(r"^sk-ant-api\d\d-[A-Za-z0-9_\-]{20,}$"),
+                           "sk-ant-api03-…"),
+    "openai_api": Shape("OpenAI API key", re.compile(r"^sk-(?!ant-)[A-Za-z0-9_\-]{16,}$"), "sk-proj-… or sk-…"),
+    "gemini_api": Shape("Gemini API key", re.compile(r"^AIza[A-Za-z0-9_\-]{35}$"), "AIza… (39 characters)"),
+}
+KIND_SHAPE = {"claude:oauth_token": "anthropic_oauth", "claude:api_key": "anthropic_api",
+              "codex:api_key": "openai_api", "opencode:anthropic_api_key": "anthropic_api",
+              "opencode:openai_api_key": "openai_api", "gemini:api_key": "gemini_api"}
+
+
+def looks_like(value: str) -> str | None:
+    """The label of the shape `value` has, if any."""
+    return next((shape.label for shape in SHAPES.values() if shape.pattern.match(value)), None)
+
+
+def check_shape(kind: Kind, value: str) -> str:
+    """The value as it will be stored, or ShapeMismatch naming what it looks like instead."""
+    value = normalise(kind, value) if not kind.json_file else value.strip()
+    if kind.json_file:
+        return _check_json(kind, value)
+    shape = SHAPES[KIND_SHAPE[kind.name]]
+    if shape.pattern.match(value):
+        return value
+    other = looks_like(value)
+    if other:
+        raise ShapeMismatch(f"This looks like {with_article(other)}, not {with_article(kind.label)}. "
+                            f"Choose \u201c{other}\u201d in the list, or paste the {kind.label}.")
+    raise ShapeMismatch(f"This is not {with_article(kind.label)}: it starts with {shape.example}.")
+
+
+def _check_json(kind: Kind, value: str) -> str:
+    other = looks_like(value)
+    if other:
+        raise ShapeMismatch(f"This looks like {with_article(other)}, not the content of a file. "
+                            f"Choose \u201c{other}\u201d in the list, or paste the whole {kind.label}.")
+    value = normalise(kind, value)
+    parsed = json.loads(value)
+    if kind.name == "codex:auth_json" and not (parsed.get("tokens") or parsed.get("OPENAI_API_KEY")):
+        raise ShapeMismatch(f"This is not {with_article(kind.label)}: it has neither \u201ctokens\u201d nor "
+                            "\u201cOPENAI_API_KEY\u201d (run `codex login`, then paste ~/.codex/auth.json).")
+    if kind.name == "opencode:auth_json" and not all(isinstance(v, dict) for v in parsed.values()):
+        raise ShapeMismatch(f"This is not {with_article(kind.label)}: each provider's entry is an object.")
+    return value
+
+
+def with_article(label: str) -> str:
+    return f"{'an' if label[0].lower() in 'aeiou' else 'a'} {label}"

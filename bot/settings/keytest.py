@@ -1,0 +1,80 @@
+"""'Test this key': one cheap call to the provider, through the same upstream a run would use.
+
+The upstream comes from the episode's own `plan()` (bot/job/model_channel.py): the provider, the
+operator's gateway (BOT_<AGENT>_BASE_URL) and whether the key travels as a bearer token. Kinds a run
+passes straight into the sandbox (an OpenCode Anthropic key) are tested against their provider the
+same way. The call asks for a one-token answer; login files (auth.json) are not tested here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+from bot import config
+from bot.credentials.resolve import Kind, as_credentials
+from bot.job.model_channel import plan
+from bot.relay.server import Upstream
+
+# the variable a kind's value arrives in -> (provider, sent as bearer)
+DIRECT = {"ANTHROPIC_API_KEY": ("anthropic", False), "CLAUDE_CODE_OAUTH_TOKEN": ("anthropic", True),
+          "OPENAI_API_KEY": ("openai", True), "GEMINI_API_KEY": ("google", False)}
+CHEAP_MODEL = {"anthropic": "claude-haiku-4-5", "openai": "gpt-5-mini", "google": "gemini-2.5-flash"}
+TIMEOUT = 20
+
+
+@dataclass(frozen=True)
+class KeyTest:
+    ok: bool
+    message: str
+
+
+def upstream_for(kind: Kind, value: str) -> Upstream | None:
+    chosen = plan(kind.agent, as_credentials(kind, value, "requester")).upstream
+    if chosen is not None or not kind.env or kind.env[0] not in DIRECT:
+        return chosen
+    provider, bearer = DIRECT[kind.env[0]]
+    return Upstream(provider, value, bearer=bearer)
+
+
+async def try_key(kind: Kind, value: str) -> KeyTest:
+    """Whether the provider accepts the key, in one sentence (never the key)."""
+    upstream = upstream_for(kind, value)
+    if upstream is None:
+        return KeyTest(False, f"A {kind.label} cannot be tested from this page; the next run will tell.")
+    path, body, headers = _request(upstream, kind.agent)
+    try:
+        async with httpx.AsyncClient(timeout=TIMEOUT) as client:
+            response = await client.post(upstream.root + path, json=body, headers=headers)
+    except httpx.HTTPError as exc:
+        return KeyTest(False, f"The provider ({upstream.root}) could not be reached ({type(exc).__name__}).")
+    return _verdict(kind, response.status_code)
+
+
+def _verdict(kind: Kind, status: int) -> KeyTest:
+    if status == 200:
+        return KeyTest(True, f"The provider accepted this {kind.label}.")
+    if status in (401, 403):
+        return KeyTest(False, f"The provider rejected this {kind.label} (HTTP {status}). "
+                              "Connect a new one: rotate it below.")
+    if status == 429:
+        return KeyTest(True, f"The provider accepted this {kind.label} but is rate-limiting it (HTTP 429).")
+    return KeyTest(False, f"The provider answered HTTP {status}; the key may still be valid. Try again later.")
+
+
+def _request(upstream: Upstream, agent: str) -> tuple[str, dict, dict]:
+    model = config.agent_model(agent) if agent != "opencode" else None
+    model = (model or CHEAP_MODEL[upstream.provider]).rpartition("/")[2]
+    name, header = upstream.key_header()
+    headers = {name.decode(): header.decode()}
+    if upstream.provider == "anthropic":
+        headers["anthropic-version"] = "2023-06-01"
+        if upstream.bearer:
+            headers["anthropic-beta"] = "oauth-2025-04-20"
+        return "/v1/messages", {"model": model, "max_tokens": 1,
+                                "messages": [{"role": "user", "content": "ping"}]}, headers
+    if upstream.provider == "openai":
+        return "/v1/responses", {"model": model, "input": "ping", "max_output_tokens": 16}, headers
+    return (f"/v1beta/models/{model}:generateContent",
+            {"contents": [{"role": "user", "parts": [{"text": "ping"}]}],
+             "generationConfig": {"maxOutputTokens": 1}}, headers)
