@@ -8,6 +8,9 @@ import sys
 COMMANDS = {
     "serve": ("bot.cli.serve", "run the GitHub App service (webhooks on /webhook)"),
     "run": ("bot.cli.run", "run one request against a local repository and print the answer"),
+    "worker": ("bot.cli.worker", "run workers only (many machines on one PostgreSQL; see docs/deploy.md)"),
+    "migrate": ("bot.cli.migrate", "apply the database's schema migrations (they also run at start)"),
+    "db": ("bot.cli.db", "copy every table from one database to another (SQLite to PostgreSQL)"),
     "action": ("bot.cli.action", "run as a GitHub Action step ($GITHUB_EVENT_PATH)"),
     "doctor": ("bot.cli.doctor", "show the readiness of every agent CLI and of the sandbox floor"),
     "sandbox": ("bot.cli.sandbox", "run one command under the sandbox floor an episode gets"),

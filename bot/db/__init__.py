@@ -39,6 +39,10 @@ class Result:
         self.rowcount = cursor.rowcount
         self.lastrowid = getattr(cursor, "lastrowid", None)
 
+    @property
+    def columns(self) -> list[str]:
+        return [column[0] for column in self._cursor.description or ()]
+
     def fetchone(self) -> dict | None:
         return self._cursor.fetchone() if self._cursor.description else None
 

@@ -22,7 +22,7 @@ from bot.job import conversations, pipeline, replies
 from bot.job.modes import GitHubMode
 from bot.job.tracking import GitHubSurface, TrackingComment
 from bot.relay.budgets import Ledger, Scope
-from bot.service import queue, store
+from bot.service import queue, store, wakeup
 
 log = logging.getLogger("bot.service.worker")
 MAX_ATTEMPTS = 3
@@ -48,6 +48,8 @@ class WorkerPool:
         self._stopping = False
         self._loop_task: asyncio.Task | None = None
         self._client: httpx.AsyncClient | None = None
+        self.poll_s = wakeup.poll_seconds(db)  # slow on PostgreSQL: LISTEN/NOTIFY wakes the pool
+        self._wakeup = wakeup.Wakeup(self)
 
     def wake(self) -> None:
         """A job was queued: look now instead of at the next poll."""
@@ -56,6 +58,7 @@ class WorkerPool:
     async def start(self) -> None:
         self._client = httpx.AsyncClient(timeout=30)
         self._loop_task = asyncio.create_task(self._claim_loop())
+        self._wakeup.start()
 
     async def stop(self, grace_s: float = 20.0) -> None:
         self._stopping = True
@@ -70,6 +73,7 @@ class WorkerPool:
             await asyncio.gather(*pending, return_exceptions=True)
         if self._client:
             await self._client.aclose()
+        await self._wakeup.stop()
 
     async def _claim_loop(self) -> None:
         while not self._stopping:
@@ -82,7 +86,7 @@ class WorkerPool:
                     log.exception("claiming a job failed; retrying")
             if job is None:
                 try:
-                    await asyncio.wait_for(self._wake.wait(), POLL_S)
+                    await asyncio.wait_for(self._wake.wait(), self.poll_s)
                 except TimeoutError:
                     pass
                 continue

@@ -1,0 +1,57 @@
+"""`bot worker`: run workers only, no web server. Start one on each machine that should run
+episodes, all pointed at the same PostgreSQL (BOT_DATABASE_URL) with the same BOT_SECRET_KEY;
+`bot serve` with BOT_WORKERS=0 takes the webhooks. SIGTERM stops claiming, gives running jobs
+BOT_SHUTDOWN_GRACE seconds and leaves the rest leased for another worker."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+
+from sse_starlette.sse import AppStatus
+
+from bot import config
+from bot.record.redact import install_log_redaction
+from bot.service import store
+from bot.service.worker import WorkerPool
+from sandbox.limits import raise_open_files_limit
+
+log = logging.getLogger("bot.cli.worker")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bot worker", description=__doc__)
+    parser.add_argument("--workers", type=int, default=None, help="episodes at once (default: BOT_WORKERS)")
+    args = parser.parse_args(argv)
+    size = args.workers if args.workers is not None else config.workers()
+    if size < 1:
+        print("bot worker: BOT_WORKERS (or --workers) must be at least 1", file=sys.stderr)
+        return 2
+    missing = config.missing_app_config()
+    if missing:
+        print("bot worker: GitHub App not configured: " + " ".join(missing), file=sys.stderr)
+        return 2
+    raise_open_files_limit()
+    logging.basicConfig(level=config.env("BOT_LOG_LEVEL"), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_redaction()
+    for noisy in ("httpx", "mcp", "uvicorn.error"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    asyncio.run(_run(size))
+    return 0
+
+
+async def _run(size: int) -> None:
+    AppStatus.disable_automatic_graceful_drain()  # the episodes' bridges outlive a SIGTERM's grace
+    db = store.connect()
+    pool = WorkerPool(db, size)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await pool.start()
+    log.info("worker %s: %d at once, database %s, data dir %s", pool.owner, size, db.describe(), config.data_dir())
+    await stop.wait()
+    await pool.stop(config.value("BOT_SHUTDOWN_GRACE"))
+    AppStatus.should_exit = True
