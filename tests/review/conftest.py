@@ -68,13 +68,15 @@ class World:
 
 @pytest.fixture
 def world(tmp_path):
-    """`bot serve` with codex and claude, each against its own fake provider."""
+    """`bot serve` with codex and claude, each against its own fake provider (so each agent's script
+    is its own while they run at the same time)."""
     gh = seeded_github()
     remotes, patch = make_review_remote(tmp_path)
     gh.add_pull_file(REPO, PR, "app.py", patch)
     with FakeProvider() as codex, FakeProvider() as claude:
         env = service_env(tmp_path, gh, remotes, codex.url, BOT_CLAUDE_BASE_URL=claude.url,
-                          ANTHROPIC_API_KEY="sk-ant-test-operator-key-0123456789")
+                          ANTHROPIC_API_KEY="sk-ant-test-operator-key-0123456789",
+                          BOT_RELAY_RETRIES="0")  # a scripted provider failure reaches the CLI at once
         service = Service(env, tmp_path / "serve.log").start()
         try:
             yield World(gh, {"codex": codex, "claude": claude}, service, tmp_path)
