@@ -42,8 +42,8 @@ def test_prints_answer_with_provenance_and_progress(local):
     bot_run, *_ = local
     done = bot_run("Say hello")
     assert done.returncode == 0, done.stderr
-    assert "MOCK_ANSWER[responses]" in done.stdout and MARKER.search(done.stdout)
-    assert "- [x] workspace ready" in done.stderr
+    assert "MOCK_ANSWER[responses]" in done.stdout and "bot runs show" in done.stdout
+    assert "· workspace ready" in done.stderr
 
 
 def test_second_run_resumes_and_new_starts_fresh(local):
@@ -75,4 +75,4 @@ def test_files_the_agent_changed_in_the_checkout_are_counted(local):
     provider.script(call("save_file", {"path": "notes.md", "content": "hi\n"}), say("Saved."))
     done = bot_run("write a note")
     assert (tmp_path / "repo" / "notes.md").read_text() == "hi\n"
-    assert "1 file changed" in done.stdout
+    assert "  changed  notes.md" in done.stdout
