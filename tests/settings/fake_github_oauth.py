@@ -33,6 +33,7 @@ class FakeGitHubOAuth(LocalHTTPServer):
         self.tokens: dict[str, str] = {}  # token -> login
         self._codes: dict[str, tuple[str, str]] = {}  # code -> (login, redirect_uri)
         self._approving: str | None = None
+        self.failures: dict[str, int] = {}  # API path -> status GitHub answers it with
         self._ids = itertools.count(1)
 
     def handler(self):
@@ -80,6 +81,8 @@ class FakeGitHubOAuth(LocalHTTPServer):
                      "refresh_token": f"ghr_fake{next(self._ids)}", "refresh_token_expires_in": 15811200}, {}
 
     def api(self, path: str, login: str, query: dict | None = None) -> tuple[int, object, dict]:
+        if path in self.failures:
+            return self.failures[path], {"message": "Server Error"}, {}
         parts, query = path.strip("/").split("/"), query or {}
         if parts == ["user"]:
             return 200, {"login": login, "id": self.users[login], "type": "User"}, {}
