@@ -16,6 +16,9 @@ COMMANDS = {
     "sandbox": ("bot.cli.sandbox", "run one command under the sandbox floor an episode gets"),
     "runs": ("bot.cli.runs", "show the recorded runs and their events"),
     "gc": ("bot.cli.gc", "remove what is past the retention windows and the disk budget (--dry-run)"),
+    "keys": ("bot.cli.keys", "rotate the key that encrypts stored secrets (re-encrypts every one)"),
+    "backup": ("bot.cli.backup", "copy the database and the key to one archive (while running)"),
+    "restore": ("bot.cli.restore", "put a `bot backup` archive back in the data dir"),
 }
 
 USAGE = "usage: bot <command> [options]\n\ncommands:\n" + "\n".join(

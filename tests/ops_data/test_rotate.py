@@ -1,0 +1,130 @@
+"""`bot keys rotate`: every secret opens under the new key, none under the old one."""
+from __future__ import annotations
+
+import base64
+import os
+
+import pytest
+
+from bot import config
+from bot.cli import keys
+from bot.credentials import rotation, vault
+from bot.db import connect
+from bot.settings import session
+
+VALUES = {("user:alice", "openai_api_key"): "sk-alice-0123456789abcdef",
+          ("repo:octo/app", "anthropic_api_key"): "sk-ant-app-0123456789abcdef",
+          ("installation:42", "gemini_api_key"): "AIza-install-0123456789abcdef"}
+
+
+def _store_all() -> None:
+    for (scope, name), value in VALUES.items():
+        vault.put(scope, name, value, actor="alice")
+
+
+def _sealed_rows() -> list[dict]:
+    db = connect()
+    try:
+        return db.query("SELECT scope, name, sealed FROM secrets")
+    finally:
+        db.close()
+
+
+def _opens(key: bytes, row: dict) -> bool:
+    try:
+        rotation.unseal_with(key, vault._context(row["scope"], row["name"]), bytes(row["sealed"]))
+    except rotation.RotationError:
+        return False
+    return True
+
+
+def test_every_secret_is_readable_under_the_new_key_only(capsys):
+    _store_all()
+    old = vault.master_key()
+    assert keys.main(["rotate"]) == 0
+    new = vault.master_key()
+    assert new != old
+    assert {key: vault.get(*key) for key in VALUES} == VALUES
+    rows = _sealed_rows()
+    assert len(rows) == len(VALUES)
+    assert all(_opens(new, row) and not _opens(old, row) for row in rows)
+    assert "3 secret(s) re-encrypted" in capsys.readouterr().out
+
+
+def test_the_old_key_is_nowhere_in_the_data_dir():
+    _store_all()
+    old = base64.b64encode(vault.master_key())
+    rotation.rotate()
+    data = config.data_dir()
+    assert sorted(p.name for p in data.iterdir() if p.name.startswith("secret.key")) == ["secret.key"]
+    assert old not in (data / "secret.key").read_bytes()
+    assert (data / "secret.key").stat().st_mode & 0o777 == 0o600
+
+
+def test_settings_sessions_end_with_the_rotation():
+    cookie, _ = session.start_session("alice", 1, "gho_user_token_0123456789")
+    assert session.load_session(cookie) is not None
+    rotation.rotate()
+    assert session.load_session(cookie) is None
+    db = connect()
+    try:
+        assert db.query("SELECT sid_hash FROM settings_sessions") == []
+    finally:
+        db.close()
+
+
+def test_with_bot_secret_key_the_new_key_goes_to_the_named_file(monkeypatch, tmp_path):
+    monkeypatch.setenv("BOT_SECRET_KEY", base64.b64encode(os.urandom(32)).decode())
+    _store_all()
+    out = tmp_path / "new.key"
+    rotation.rotate(out)
+    assert out.stat().st_mode & 0o777 == 0o600
+    monkeypatch.setenv("BOT_SECRET_KEY", out.read_text().strip())
+    assert {key: vault.get(*key) for key in VALUES} == VALUES
+
+
+def test_with_bot_secret_key_and_no_file_nothing_changes(monkeypatch):
+    monkeypatch.setenv("BOT_SECRET_KEY", base64.b64encode(os.urandom(32)).decode())
+    _store_all()
+    before = _sealed_rows()
+    with pytest.raises(rotation.RotationError, match="--key-out"):
+        rotation.rotate()
+    assert _sealed_rows() == before
+
+
+def test_a_failed_commit_keeps_the_old_key(monkeypatch):
+    _store_all()
+    old = vault.master_key()
+
+    def failing_install(path, key, keep_previous):
+        real_install(path, key, keep_previous)
+        raise OSError("disk full")
+    real_install = rotation._install
+    monkeypatch.setattr(rotation, "_install", failing_install)
+    with pytest.raises(OSError):
+        rotation.rotate()
+    assert vault.master_key() == old
+    assert {key: vault.get(*key) for key in VALUES} == VALUES
+
+
+def test_an_interrupted_rotation_is_recovered_by_the_next(monkeypatch):
+    """The key file was replaced but the transaction never committed (a crash): the old key comes back."""
+    _store_all()
+    old = vault.master_key()
+    key_file = config.data_dir() / "secret.key"
+    os.link(key_file, key_file.with_name("secret.key.previous"))
+    fresh = key_file.with_name("fresh")
+    fresh.write_bytes(base64.b64encode(os.urandom(32)) + b"\n")
+    os.replace(fresh, key_file)  # as the rotation does: the old file itself stays as .previous
+    rotation.recover()
+    assert vault.master_key() == old
+    assert {key: vault.get(*key) for key in VALUES} == VALUES
+
+
+def test_an_existing_key_out_file_is_never_overwritten(monkeypatch, tmp_path):
+    monkeypatch.setenv("BOT_SECRET_KEY", base64.b64encode(os.urandom(32)).decode())
+    out = tmp_path / "taken"
+    out.write_text("the operator's\n")
+    with pytest.raises(rotation.RotationError, match="exists"):
+        rotation.rotate(out)
+    assert out.read_text() == "the operator's\n"
