@@ -47,4 +47,14 @@ async def dirty_paths(worktree) -> set[str]:
             raise
         log.warning("the changed-files check of %s was stopped: %s", worktree.path, exc)
         return set()
-    return {os.fsdecode(entry[3:]) for entry in status.split(b"\0") if len(entry) > 3}
+    paths = (os.fsdecode(entry[3:]) for entry in status.split(b"\0") if len(entry) > 3)
+    return {path for path in paths if not is_dropping(path)}
+
+
+DROPPINGS = ("__pycache__",)  # what running the code leaves behind (Python's bytecode cache)
+
+
+def is_dropping(path: str) -> bool:
+    """A file the interpreter wrote while the agent ran the code, not a change it made: never
+    counted as a changed file (git lists an untracked `__pycache__/` folder file by file)."""
+    return any(part in DROPPINGS for part in path.split("/"))
