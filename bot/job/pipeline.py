@@ -22,6 +22,7 @@ from bot.github.client import transient
 from bot.job import answer, conversations, replies, review_job
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn, run_turn
+from bot.job.session_home import following
 from bot.job.tracking import TrackingComment
 from bot.record.recorder import Recorder
 from bot.record.redact import masked_in_logs
@@ -92,7 +93,8 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
         tracking.header = f"**{agent}** is on it for @{ctx.requester}."
         await tracking.note(f"workspace ready at `{worktree.base_sha[:7]}`")
         before = await mode.changes_before(worktree)
-        turn = await _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel)
+        turn = await following(db, ctx.conversation, agent, tracking.note,
+                               lambda: _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel))
         if cancel.is_set():
             raise Stop(mode.stopped(ctx, started=True), "cancelled")
         outcome = await mode.effects(ctx, worktree, agent, turn)

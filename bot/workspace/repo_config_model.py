@@ -237,6 +237,25 @@ class BudgetsSection(Section):
         return {key: getattr(self, key) for key in type(self).model_fields if key in self.model_fields_set}
 
 
+class TriggersSection(Section):
+    """`triggers:` — ways to call the bot besides a comment (issue 14), each off unless set here."""
+
+    UNKNOWN: ClassVar[str] = "unknown trigger (known: {known})"
+    labels: Flag = False  # `bot:review` / `bot:<agent>` on an issue or pull request
+    assignment: Flag = False  # the issue or pull request assigned to the bot's account
+    review_requested: Flag = False  # a review requested from the bot's account
+    pull_request_opened: Flag = False  # every pull request opened (or made ready) is reviewed
+    drafts: Flag = False  # with pull_request_opened: drafts too
+
+
+class ReviewsSection(Section):
+    """`reviews:` — pull-request reviews (issue 14)."""
+
+    UNKNOWN: ClassVar[str] = "unknown reviews key (known: {known})"
+    agents: Agents = ()  # who reviews when no agent is named (a trigger): default the default agent
+    budget: Annotated[int, BeforeValidator(whole(1_000, 2_000_000))] = 60_000  # diff characters per agent
+
+
 class BotYml(Section):
     """The whole file; each field is a top-level key (docs/repo-config.md)."""
 
@@ -254,6 +273,8 @@ class BotYml(Section):
     close_issue: Flag = True
     web_access: Flag = False
     budgets: BudgetsSection = BudgetsSection()
+    triggers: TriggersSection = TriggersSection()
+    reviews: ReviewsSection = ReviewsSection()
 
     @classmethod
     def known(cls) -> str:

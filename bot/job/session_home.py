@@ -1,0 +1,188 @@
+"""The session follows the thread: a CLI home packed after each turn and restored on whichever
+machine runs the thread's next turn (PostgreSQL deployments; one machine keeps its homes on disk).
+
+What is packed is only what the CLI needs to resume (bot.job.resume_state.RESUME_STATE: the
+session transcripts, never credentials, caches or logs), read without following a link and only
+from regular single-link files. The tarball is sealed with the service key (AES-GCM, the
+conversation and agent as associated data, so a row copied to another thread does not open) and
+stored in `session_homes` with a version. A machine remembers the version its local home holds
+and skips the restore when that is the latest. A restore empties the local home first and writes
+each file new (O_EXCL, no link followed), so nothing an earlier agent left in it stays in the way.
+"""
+from __future__ import annotations
+
+import io
+import logging
+import os
+import socket
+import stat
+import tarfile
+import time
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from bot import config
+from bot.credentials import vault
+from bot.errors import BotError
+from bot.job import conversations
+from bot.job.resume_state import RESUME_STATE, empty
+
+log = logging.getLogger("bot.job.session_home")
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class SessionHomeTooLarge(BotError, RuntimeError):
+    """A CLI home's resume state is over BOT_SESSION_MAX_BYTES: it cannot follow the thread."""
+
+
+def _patterns(agent: str) -> list[list[str]]:
+    return [pattern.split("/") for pattern in RESUME_STATE.get(agent, ())]
+
+
+def _context(conversation: str, agent: str) -> str:
+    return f"session-home\x00{conversation}\x00{agent}"
+
+
+def pack(home: Path, agent: str, limit: int | None = None) -> bytes:
+    """A gzipped tarball of the home's resume state; SessionHomeTooLarge past `limit` bytes."""
+    limit = config.value("BOT_SESSION_MAX_BYTES") if limit is None else limit
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as tar:
+        fd = os.open(home, _DIR)
+        try:
+            _add(tar, fd, (), _patterns(agent), buffer, limit)
+        finally:
+            os.close(fd)
+    if buffer.tell() > limit:
+        raise SessionHomeTooLarge(_too_large(buffer.tell(), limit))
+    return buffer.getvalue()
+
+
+def _too_large(size: int, limit: int) -> str:
+    return (f"the CLI's session state is {size} bytes packed, over BOT_SESSION_MAX_BYTES ({limit}): the next "
+            "turn resumes it only if it runs on this machine")
+
+
+def _add(tar: tarfile.TarFile, dir_fd: int, where: tuple[str, ...], patterns, buffer, limit: int) -> None:
+    for name in sorted(os.listdir(dir_fd)):
+        path = (*where, name)
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISDIR(info.st_mode) and any(_leads_to(path, p) for p in patterns):
+            child = os.open(name, _DIR, dir_fd=dir_fd)
+            try:
+                _add(tar, child, path, patterns, buffer, limit)
+            finally:
+                os.close(child)
+        elif stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and any(_matches(path, p) for p in patterns):
+            _add_file(tar, dir_fd, name, "/".join(path))
+            if buffer.tell() > limit:
+                raise SessionHomeTooLarge(_too_large(buffer.tell(), limit))
+
+
+def _add_file(tar: tarfile.TarFile, dir_fd: int, name: str, arcname: str) -> None:
+    fd = os.open(name, _FILE, dir_fd=dir_fd)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # swapped since the lstat: not ours to read
+            return
+        member = tarfile.TarInfo(arcname)
+        member.size, member.mtime, member.mode = info.st_size, int(info.st_mtime), 0o600
+        tar.addfile(member, handle)
+
+
+def _matches(path: tuple[str, ...], pattern: list[str]) -> bool:
+    return len(path) == len(pattern) and all(map(fnmatchcase, path, pattern))
+
+
+def _leads_to(path: tuple[str, ...], pattern: list[str]) -> bool:
+    return len(path) < len(pattern) and all(map(fnmatchcase, path, pattern))
+
+
+def unpack(data: bytes, home: Path, agent: str) -> int:
+    """Replace the home's content by the packed resume state; returns how many files were written."""
+    empty(home)
+    patterns, written = _patterns(agent), 0
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        for member in tar:
+            parts = tuple(member.name.split("/"))
+            if not (member.isreg() and any(_matches(parts, p) for p in patterns)
+                    and all(part not in ("", ".", "..") for part in parts)):
+                continue  # only what `pack` could have written
+            _write(home, parts, tar.extractfile(member).read())
+            written += 1
+    return written
+
+
+def _write(home: Path, parts: tuple[str, ...], content: bytes) -> None:
+    fd = os.open(home, _DIR)
+    try:
+        for part in parts[:-1]:
+            try:
+                os.mkdir(part, 0o700, dir_fd=fd)
+            except FileExistsError:
+                pass
+            child = os.open(part, _DIR, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        out = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                      dir_fd=fd)
+        with os.fdopen(out, "wb") as handle:
+            handle.write(content)
+    finally:
+        os.close(fd)
+
+
+def _marker(conversation: str, agent: str) -> Path:
+    folder = config.data_dir() / "session-versions"
+    folder.mkdir(exist_ok=True)
+    return folder / f"{conversations.slug(conversation)}.{agent}"
+
+
+def local_version(conversation: str, agent: str) -> int:
+    try:
+        return int(_marker(conversation, agent).read_text())
+    except (FileNotFoundError, ValueError):
+        return 0
+
+
+def save(db, conversation: str, agent: str, packed_by: str = "") -> int:
+    """Pack the local home after a turn and store it as the next version; returns that version."""
+    sealed = vault.seal(_context(conversation, agent), pack(conversations.home_dir(conversation, agent), agent))
+    row = db.execute(
+        "INSERT INTO session_homes (conversation, agent, version, sealed, size, packed_by, updated_at) "
+        "VALUES (?, ?, 1, ?, ?, ?, ?) ON CONFLICT (conversation, agent) DO UPDATE SET "
+        "version = session_homes.version + 1, sealed = excluded.sealed, size = excluded.size, "
+        "packed_by = excluded.packed_by, updated_at = excluded.updated_at RETURNING version",
+        [conversation, agent, sealed, len(sealed), packed_by, time.time()]).fetchone()
+    _marker(conversation, agent).write_text(str(row["version"]))
+    return row["version"]
+
+
+def restore(db, conversation: str, agent: str) -> bool:
+    """Before a turn: bring the latest stored home here unless the local one already is it.
+    True when a restore happened."""
+    row = db.execute("SELECT version, sealed FROM session_homes WHERE conversation = ? AND agent = ?",
+                     [conversation, agent]).fetchone()
+    if row is None or row["version"] == local_version(conversation, agent):
+        return False
+    data = vault.unseal(_context(conversation, agent), row["sealed"])
+    unpack(data, conversations.home_dir(conversation, agent), agent)
+    _marker(conversation, agent).write_text(str(row["version"]))
+    return True
+
+
+async def following(db, conversation: str, agent: str, note, turn):
+    """Run `turn()` with the thread's CLI home here first and stored after (shared databases only;
+    one machine's homes stay on its disk). A home too large to store is said with `note`."""
+    if not db.shared:
+        return await turn()
+    if restore(db, conversation, agent):
+        log.info("restored the %s home of %s from the database", agent, conversation)
+    result = await turn()
+    try:
+        save(db, conversation, agent, packed_by=socket.gethostname())
+    except SessionHomeTooLarge as exc:
+        log.warning("%s home of %s not stored: %s", agent, conversation, exc)
+        await note(f"⚠️ {exc}")
+    return result
