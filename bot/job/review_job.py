@@ -71,7 +71,8 @@ async def run(db, ctx: JobContext, worktree, tracking: TrackingComment, cancel: 
     agents = _agents(ctx, worktree.config, choose)
     tracking.header = f"**{', '.join(agents)}** reviewing for @{ctx.requester}."
     files = await post.pull_files(ctx.thread)
-    scope = plan(files, DEFAULT_BUDGET_CHARS)
+    scope = plan(files, getattr(worktree.config, "reviews", None) and worktree.config.reviews.budget
+                 or DEFAULT_BUDGET_CHARS)
     diff = DiffLines.from_files(files)
     await tracking.note(f"reviewing {len(scope.reviewed)} of {scope.total} files at `{worktree.base_sha[:7]}`")
     reviews = [Review(agent, Collector(agent, diff, scope)) for agent in agents]
@@ -84,7 +85,8 @@ async def run(db, ctx: JobContext, worktree, tracking: TrackingComment, cancel: 
 
 
 def _agents(ctx: JobContext, cfg, choose) -> list[str]:
-    named = list(dict.fromkeys(ctx.agents or ((ctx.agent,) if ctx.agent else ())))[:MAX_AGENTS]
+    configured = tuple(getattr(getattr(cfg, "reviews", None), "agents", ()) or ())
+    named = list(dict.fromkeys(ctx.agents or ((ctx.agent,) if ctx.agent else configured)))[:MAX_AGENTS]
     if not named:
         return [choose(ctx, cfg)]
     return [choose(dataclasses.replace(ctx, agent=name), cfg) for name in named]
