@@ -1,4 +1,4 @@
-"""`bot action`: the pipeline as one GitHub Actions step (DESIGN §1, reference/github.md §8).
+"""`bot action`: the pipeline as one GitHub Actions step (the event comes from the workflow run).
 
 Reads the event from $GITHUB_EVENT_PATH / $GITHUB_EVENT_NAME, parses it with the same intake and
 grammar as the service, talks to GitHub with the workflow's GITHUB_TOKEN, runs the same pipeline

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from importlib import metadata
 
 COMMANDS = {
     "serve": ("bot.cli.serve", "run the GitHub App service (webhooks on /webhook)"),
@@ -21,14 +22,25 @@ COMMANDS = {
     "restore": ("bot.cli.restore", "put a `bot backup` archive back in the data dir"),
 }
 
-USAGE = "usage: bot <command> [options]\n\ncommands:\n" + "\n".join(
-    f"  {name:<9} {summary}" for name, (_, summary) in COMMANDS.items())
+USAGE = "usage: bot <command> [options]   (bot <command> --help for its options; bot --version)\n\ncommands:\n" \
+    + "\n".join(f"  {name:<9} {summary}" for name, (_, summary) in COMMANDS.items())
+
+
+def version() -> str:
+    """The installed distribution's version (pyproject.toml), without importing anything heavy."""
+    try:
+        return metadata.version("github-agent-bot")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed: run `make install`)"
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
+        return 0
+    if argv[0] in ("-V", "--version"):
+        print(f"bot {version()}")
         return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:

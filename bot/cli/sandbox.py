@@ -25,12 +25,15 @@ from sandbox.base import REFUSED_EXIT_CODE, Limits, Refused, SandboxConfig
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bot sandbox")
+    parser = argparse.ArgumentParser(prog="bot sandbox", description="Run one command under the sandbox floor "
+                                     "an episode gets, or check the host.")
     sub = parser.add_subparsers(dest="action", required=True)
     sub.add_parser("check", help="show each floor check and its verdict")
     run = sub.add_parser("exec", help="run one command in the sandbox")
-    run.add_argument("--tier", type=int, choices=(0, 1), default=None)
-    run.add_argument("--workdir", type=Path, default=Path.cwd())
+    run.add_argument("--tier", type=int, choices=(0, 1), default=None,
+                     help="sandbox tier: 1 bubblewrap, 0 process jail (default: BOT_SANDBOX_TIER)")
+    run.add_argument("--workdir", type=Path, default=Path.cwd(),
+                     help="folder mounted as the working directory (default: .)")
     run.add_argument("--writable", action="store_true", help="mount the workdir read-write")
     run.add_argument("--allow", action="append", default=[], metavar="HOST[:PORT]",
                      help="allow egress to a public host name, '.suffix' or IP literal")
@@ -38,13 +41,14 @@ def _parser() -> argparse.ArgumentParser:
                      help="operator gateway: exact host:port, allowed even when private")
     run.add_argument("--bridge", default=None, metavar="HOST:PORT",
                      help="host address reachable inside at 127.0.0.1:8765")
-    run.add_argument("--memory", type=int, default=Limits.memory_bytes, metavar="BYTES")
-    run.add_argument("--pids", type=int, default=Limits.pids)
-    run.add_argument("--timeout", type=float, default=Limits.timeout_s, metavar="SECONDS")
+    run.add_argument("--memory", type=int, default=Limits.memory_bytes, metavar="BYTES", help="memory limit")
+    run.add_argument("--pids", type=int, default=Limits.pids, help="process limit")
+    run.add_argument("--timeout", type=float, default=Limits.timeout_s, metavar="SECONDS", help="wall-clock limit")
     run.add_argument("--home", type=Path, default=None, help="CLI home (default: a fresh one)")
-    run.add_argument("--ro-bind", action="append", type=Path, default=[], dest="ro_binds")
-    run.add_argument("--egress-log", type=Path, default=None)
-    run.add_argument("command", nargs=argparse.REMAINDER)
+    run.add_argument("--ro-bind", action="append", type=Path, default=[], dest="ro_binds",
+                     help="also mount this path read-only (repeatable)")
+    run.add_argument("--egress-log", type=Path, default=None, help="write each egress decision here (JSON lines)")
+    run.add_argument("command", nargs=argparse.REMAINDER, help="the command to run, after --")
     return parser
 
 

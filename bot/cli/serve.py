@@ -15,8 +15,9 @@ from sandbox.limits import raise_open_files_limit
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bot serve", description=__doc__)
-    parser.add_argument("--host", default=config.env("BOT_HOST"))
-    parser.add_argument("--port", type=int, default=config.value("BOT_PORT"))
+    parser.add_argument("--host", default=config.env("BOT_HOST"), help="address to listen on (default: BOT_HOST)")
+    parser.add_argument("--port", type=int, default=config.value("BOT_PORT"),
+                        help="port to listen on (default: BOT_PORT)")
     args = parser.parse_args(argv)
     raise_open_files_limit()  # one episode's connections must not starve the others
     logging.basicConfig(level=config.env("BOT_LOG_LEVEL"),
