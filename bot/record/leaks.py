@@ -32,7 +32,7 @@ import html
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
@@ -403,7 +403,7 @@ def _units(value: str) -> list[str]:
     return [unit for unit in units if _random_looking(unit)]
 
 
-def _occurrences(text: str, piece: str):
+def _occurrences(text: str, piece: str) -> Iterator[int]:
     at = text.find(piece)
     while at != -1:
         yield at
@@ -442,7 +442,7 @@ def _shapes_in(text: str) -> list[re.Match]:
     return found
 
 
-def _shapes_in_bytes(data: bytes):
+def _shapes_in_bytes(data: bytes) -> Iterable[re.Match[bytes]]:
     return _DECODED_SHAPES.finditer(data) if _BYTE_PREFIX.search(data) else ()
 
 
@@ -485,7 +485,7 @@ _NOT_BASE32 = bytes.maketrans(bytes(b for b in range(256) if b not in _UPPER + _
 _BASE32_RUN = re.compile(r"[A-Za-z2-7]{24,}")
 
 
-def _base32_runs(value: str):
+def _base32_runs(value: str) -> Iterator[tuple[int, int, bytes]]:
     """(start, end of the run, decoded bytes) for each alignment of each run of the base32 alphabet long enough to
     hold a token; the runs are rare, so they are located only when one exists."""
     if max(map(len, value.encode("ascii", "replace").translate(_NOT_BASE32).split()), default=0) < 24:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from bot.record.leaks import MASK, mask
 
@@ -22,7 +22,7 @@ _running_jobs: dict[int, list[str]] = {}
 
 
 @contextlib.contextmanager
-def masked_in_logs(secrets: list[str]):
+def masked_in_logs(secrets: list[str]) -> Iterator[None]:
     """While the block runs, every value in `secrets` (a list that may grow) is masked in logs."""
     _running_jobs[id(secrets)] = secrets
     try:

@@ -26,9 +26,11 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import gidgethub
 import httpx
+from gidgethub.abc import GitHubAPI
 
 from bot import config
 from bot.record import leaks
@@ -97,7 +99,7 @@ def _never_committed(worktree: Worktree, what: str, paths: list[str], files: lis
                    "the bot never commits.", worktree.base_sha, files=files)
 
 
-async def apply(worktree: Worktree, request: Request, api, token: str | None = None) -> Outcome:
+async def apply(worktree: Worktree, request: Request, api: GitHubAPI, token: str | None = None) -> Outcome:
     """Turn the worktree's changes into a commit and put it where the request belongs."""
     planted = await _planted_repositories(worktree)
     if planted:
@@ -149,7 +151,7 @@ async def apply(worktree: Worktree, request: Request, api, token: str | None = N
     return await _deliver(worktree, request, api, token, done)
 
 
-async def _deliver(wt: Worktree, request: Request, api, token: str | None, done: Outcome) -> Outcome:
+async def _deliver(wt: Worktree, request: Request, api: GitHubAPI, token: str | None, done: Outcome) -> Outcome:
     pull, cfg = request.pull, wt.config
     if pull is None:
         return await _push_and_open(wt, request, api, token, done, wt.full_name,
@@ -170,7 +172,7 @@ async def _deliver(wt: Worktree, request: Request, api, token: str | None, done:
                             "so here is the change as a diff to apply.")
 
 
-async def _push_and_open(wt: Worktree, request: Request, api, token, done: Outcome,
+async def _push_and_open(wt: Worktree, request: Request, api: GitHubAPI, token: str | None, done: Outcome,
                          repo: str, branch: str, base: str) -> Outcome:
     pushed = await _push(wt, token, done, repo, branch)
     if pushed.kind != "pushed":
@@ -208,13 +210,13 @@ async def _push(wt: Worktree, token: str | None, done: Outcome, repo: str, branc
         return await _with_diff(wt, done, "failed", f"Pushing to `{branch}` on {repo} failed: "
                                 f"{reason}. Here is the change as a diff.")
     done.kind = "pushed"
-    done.message = f"Pushed {done.commit_sha[:7]} to {done.branch_link()} ({done.diffstat})."
+    done.message = f"Pushed {cast(str, done.commit_sha)[:7]} to {done.branch_link()} ({done.diffstat})."
     return done
 
 
 async def _push_once(wt: Worktree, token: str | None, url: str, branch: str) -> tuple[int, str, str]:
     return await run_git("push", "--porcelain", "--no-verify", "--no-recurse-submodules", url,
-                         f"HEAD:refs/heads/{branch}", cwd=wt.git_dir, token=token, env=wt.repo_env())
+                         f"HEAD:refs/heads/{branch}", cwd=wt.admin_dir, token=token, env=wt.repo_env())
 
 
 async def _rebase_on_remote(wt: Worktree, token: str | None, url: str, branch: str) -> str | None:
@@ -222,7 +224,7 @@ async def _rebase_on_remote(wt: Worktree, token: str | None, url: str, branch: s
     tracking = "refs/worktree/bot-remote"
     async with mirror_lock(wt.mirror):  # the object store is shared with concurrent jobs
         code, _, err = await run_git("fetch", "--quiet", "--no-write-fetch-head", "--no-recurse-submodules",
-                                     url, f"+refs/heads/{branch}:{tracking}", cwd=wt.git_dir, token=token,
+                                     url, f"+refs/heads/{branch}:{tracking}", cwd=wt.admin_dir, token=token,
                                      env=wt.repo_env())
     if code != 0:
         return f"fetching it failed ({_last_line(redact(err, token))})"
@@ -236,8 +238,9 @@ async def _rebase_on_remote(wt: Worktree, token: str | None, url: str, branch: s
     return None
 
 
-async def _open_pull(api, wt: Worktree, request: Request, done: Outcome, branch: str, base: str) -> dict:
-    owner = done.repo.split("/")[0]
+async def _open_pull(api: GitHubAPI, wt: Worktree, request: Request, done: Outcome, branch: str,
+                     base: str) -> dict:
+    owner = cast(str, done.repo).split("/")[0]
     data = {"title": _title(request), "head": branch, "base": base,
             "body": _pull_body(wt, request, done), "maintainer_can_modify": True}
     try:
@@ -281,12 +284,12 @@ async def _stage(wt: Worktree, changed: list[bytes]) -> list[str]:
     folder) removed. Submodule pointers stay as they were; nothing inside them is taken."""
     submodules = await wt.submodules()
     records = await _index_records(wt, [name for name in changed if not _in_submodule(name, submodules)])
-    code, _, _ = await run_git("diff-index", "--cached", "--quiet", wt.base_sha, cwd=wt.git_dir,
+    code, _, _ = await run_git("diff-index", "--cached", "--quiet", wt.base_sha, cwd=wt.admin_dir,
                                env=wt.repo_env())
     if code != 0:  # the index is the base's since the checkout (and keeps its stat data); else reset
         await _git(wt, "read-tree", wt.base_sha)
     if records:
-        await git_bytes("update-index", "-z", "--index-info", cwd=wt.git_dir, env=wt.repo_env(),
+        await git_bytes("update-index", "-z", "--index-info", cwd=wt.admin_dir, env=wt.repo_env(),
                         stdin=b"".join(records))
     names = await _git(wt, "diff-index", "--cached", "--name-only", "--no-renames", "-z", wt.base_sha)
     return [name for name in names.split("\0") if name]
@@ -324,12 +327,12 @@ async def _index_records(wt: Worktree, changed: list[bytes]) -> list[bytes]:
     root = os.fsencode(wt.path)
     if files:
         listing = b"".join(_c_quoted(root + b"/" + name) + b"\n" for _, name in files)
-        shas = (await git_bytes("hash-object", "-w", "--no-filters", "--stdin-paths", cwd=wt.git_dir,
+        shas = (await git_bytes("hash-object", "-w", "--no-filters", "--stdin-paths", cwd=wt.admin_dir,
                                 env=wt.repo_env(), stdin=listing)).split()
         records += [mode + b" " + sha + b"\t" + name + b"\0" for (mode, name), sha in zip(files, shas, strict=True)]
     for name in links:
         target = os.readlink(root + b"/" + name)
-        sha = (await git_bytes("hash-object", "-w", "--stdin", cwd=wt.git_dir, env=wt.repo_env(),
+        sha = (await git_bytes("hash-object", "-w", "--stdin", cwd=wt.admin_dir, env=wt.repo_env(),
                                stdin=target)).strip()
         records.append(b"120000 " + sha + b"\t" + name + b"\0")
     return records
@@ -448,7 +451,7 @@ def _refusal(wt: Worktree, refused: list[tuple[str, str]], files: list[str]) -> 
 async def _with_diff(wt: Worktree, done: Outcome, kind: str, message: str) -> Outcome:
     # the bot makes exactly one commit, so its parent..itself is the change even after a rebase
     diff = await _git(wt, "diff", "--no-color", "--no-ext-diff", "--no-textconv", f"{done.commit_sha}^",
-                      done.commit_sha)
+                      cast(str, done.commit_sha))
     if len(diff) > MAX_DIFF_CHARS:
         diff = diff[:MAX_DIFF_CHARS] + "\n… (diff truncated)\n"
         message += f" The diff is longer than {MAX_DIFF_CHARS} characters and was truncated."
@@ -458,7 +461,7 @@ async def _with_diff(wt: Worktree, done: Outcome, kind: str, message: str) -> Ou
 
 async def _git(wt: Worktree, *args: str, stdin: bytes | None = None) -> str:
     """git on the bot's git dir alone: no work tree, so nothing in the tree is read."""
-    return await git(*args, cwd=wt.git_dir, env=wt.repo_env(), stdin=stdin)
+    return await git(*args, cwd=wt.admin_dir, env=wt.repo_env(), stdin=stdin)
 
 
 def _api_error(exc: Exception) -> str:

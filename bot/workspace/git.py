@@ -44,6 +44,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 from urllib.parse import urlsplit
 
 from bot import config
@@ -197,7 +198,7 @@ async def run_git_bytes(*args: str, cwd: Path | str, token: str | None = None,
         proc.kill()
         await proc.wait()
         return -9, b"", f"git {args[0]} did not finish in {timeout_s:.0f} s and was stopped"
-    return proc.returncode, out, redact(err.decode("utf-8", "replace"), token)
+    return cast(int, proc.returncode), out, redact(err.decode("utf-8", "replace"), token)
 
 
 def redact(text: str, *secrets: str | None) -> str:

@@ -14,7 +14,7 @@ DIRTY_CHECK_TIMEOUT_S = 120.0
 log = logging.getLogger(__name__)
 
 
-async def local_worktree(repo: Path, conversation: str):
+async def local_worktree(repo: Path, conversation: str) -> Worktree:
     """The user's own checkout as the job's worktree (no mirror, no removal afterwards)."""
     sha = (await git("rev-parse", "HEAD", cwd=repo)).strip()
     branch = (await git("rev-parse", "--abbrev-ref", "HEAD", cwd=repo)).strip()
@@ -24,7 +24,7 @@ async def local_worktree(repo: Path, conversation: str):
                     sha, branch, cfg, git_dir=git_dir)
 
 
-async def dirty_paths(worktree) -> set[str]:
+async def dirty_paths(worktree: Worktree) -> set[str]:
     """The paths `git status` shows changed in the user's checkout, asked before and after the
     episode. The agent could write that checkout, so git is pinned to the git dir recorded
     before it ran (a rewritten `.git` file is never followed), gets the bot's hardened config

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 # C0, DEL and C1 (Cc), bidi/zero-width/other format characters (Cf, which includes every code
 # point HFS+ ignores), line and paragraph separators (Zl, Zp), and surrogates (Cs: a name that
@@ -85,7 +86,7 @@ def is_git_metadata(path: str) -> bool:
     return any(is_git_name(canonical_component(part)) for part in components(path))
 
 
-def protected_by(path: str, patterns) -> str | None:
+def protected_by(path: str, patterns: Iterable[str]) -> str | None:
     """The first protected pattern `path` matches in its own or its canonical spelling, or None."""
     folded = canonical(path)
     return next((pattern for pattern in patterns
@@ -126,7 +127,7 @@ def _glob_regex(pattern: str) -> str:
     return regex
 
 
-def shadowed_by(path: str, patterns) -> str | None:
+def shadowed_by(path: str, patterns: Iterable[str]) -> str | None:
     """The protected pattern whose files a symlink at `path` would alias (`path` is, in any
     spelling, the pattern's folder or one above it), or None."""
     link = canonical(path)

@@ -101,7 +101,7 @@ async def _scrub(path: Path, git_dir: Path, sha: str, verify: bool = True) -> bo
     dot_git.write_text(f"gitdir: {git_dir}\n")
     if not verify and _head(git_dir) == sha:
         return True  # parked pristine at this very commit: nothing to check out
-    steps = [("checkout", "--quiet", "--detach", "--force", "--no-recurse-submodules", sha)]
+    steps: list[tuple[str, ...]] = [("checkout", "--quiet", "--detach", "--force", "--no-recurse-submodules", sha)]
     steps += [("clean", "-ffdxq")] if verify else []
     for args in steps:
         code, _, _ = await run_git(*args, cwd=path, env=env)

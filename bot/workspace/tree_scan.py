@@ -71,7 +71,8 @@ def scan(root: Path, submodules: Iterable[str] = ()) -> Findings:
 
 def _some_files(root: Path, path: str, is_dir: bool, limit: int = 10) -> list[str]:
     """A few files of a `.git` folder (to name in a refusal), or the entry itself."""
-    found, pending = [], [path] if is_dir else []
+    found: list[str] = []
+    pending = [path] if is_dir else []
     while pending and len(found) < limit:
         folder = pending.pop()
         try:
@@ -102,7 +103,10 @@ def bare_repositories(tree: Iterable[str], changed: Iterable[str]) -> list[str]:
     """Folders of `tree` (every path of the commit) that hold HEAD and something under objects/
     and refs/, as git's own test for a git dir asks (in any case: a checkout may fold it), and
     a path of `changed`."""
-    heads, objects, refs, spelled = set(), set(), set(), {}
+    heads: set[str] = set()
+    objects: set[str] = set()
+    refs: set[str] = set()
+    spelled: dict[str, str] = {}
     for path in tree:
         parts = path.split("/")
         folded = [part.casefold() for part in parts]

@@ -64,8 +64,15 @@ class Worktree:
     async def submodules(self) -> set[str]:
         """The base commit's submodule paths (gitlinks), from the bot's object store."""
         if self._submodules is None:
-            self._submodules = await tree_scan.submodule_paths(self.git_dir, self.base_sha)
+            self._submodules = await tree_scan.submodule_paths(self.admin_dir, self.base_sha)
         return self._submodules
+
+    @property
+    def admin_dir(self) -> Path:
+        """The git dir, as bot-side git's cwd; like pinned_env, refuses a tree without one."""
+        if self.git_dir is None:
+            raise ValueError("no git dir recorded for this tree: refusing to let git discover one")
+        return self.git_dir
 
     def repo_env(self) -> dict[str, str]:
         """The bot's git dir with no work tree: for what needs nothing of the tree (hashing, the
@@ -235,9 +242,9 @@ def _disk_size(mirror: Path) -> int:
     """Bytes of the mirror and its spares; re-measured only when the mirror was used since."""
     cache, used = Path(f"{mirror}.size"), _last_used(mirror)
     try:
-        stamp, size = cache.read_text().split()
+        stamp, cached = cache.read_text().split()
         if float(stamp) == used:
-            return int(size)
+            return int(cached)
     except (OSError, ValueError):
         pass
     size = _tree_size(mirror) + _tree_size(worktree_pool.spare_root(mirror))
