@@ -18,7 +18,7 @@ from adapters import base
 from bot import config
 from bot.errors import BotError
 from bot.github.client import Thread, TokenCache, installation_thread, transient, with_retries
-from bot.job import conversations, pipeline, replies
+from bot.job import conversations, pipeline, replies, trigger_gate
 from bot.job.modes import GitHubMode
 from bot.job.tracking import GitHubSurface, TrackingComment
 from bot.relay.budgets import Ledger, Scope
@@ -173,6 +173,9 @@ class WorkerPool:
             await TrackingComment(ctx.surface, lambda: [], handle=job.tracking_comment_id).finish(
                 f"❌ Gave up after {MAX_ATTEMPTS} attempts: the service stopped while running this request.")
             return "failed"
+        if spec.get("automatic") and (why := await trigger_gate.refused(thread, spec["automatic"], spec["author"])):
+            log.info("job %s: automatic trigger not run: %s", job.id, why)  # silent: nobody asked
+            return "done"
         return await pipeline.run(self.db, self._context(job, thread), cancel)
 
     def _context(self, job: queue.Job, thread: Thread) -> pipeline.JobContext:

@@ -20,6 +20,7 @@ from bot.job import grammar
 from bot.job.conversations import thread_key
 from bot.permissions import association_may_trigger, is_bot_author
 from bot.service import store
+from bot.web import triggers
 
 log = logging.getLogger("bot.web.intake")
 MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -108,6 +109,9 @@ def _ignored(delivery: str, reason: str) -> JSONResponse:
 
 async def decide(db, event: sansio.Event) -> JSONResponse:
     """Turn a verified event into at most one job."""
+    if found := triggers.automatic(event.event, event.data):  # a label, an assignment, … (issue 14)
+        job = await triggers.enqueue(db, event.delivery_id, event.event, event.data.get("action"), found)
+        return _JSON({"ok": True, "queued": job is not None, "job": job, "kind": "episode"}, status_code=202)
     trigger = extract_trigger(event.event, event.data)
     if trigger is None:
         return _ignored(event.delivery_id, f"{event.event}.{event.data.get('action')} is not acted on")

@@ -1,0 +1,48 @@
+"""Whether an automatic trigger (bot/web/triggers.py) may run: the repository turned it on in
+`.github/bot.yml` on its default branch (read through GitHub's contents API, so no checkout is
+made for a trigger that is off), a draft only when `triggers.drafts` is set, and the person who
+caused it has a permission the configuration lets trigger. Each "no" is silent in the thread.
+
+    why = await refused(thread, spec["automatic"], spec["author"])    # None: run it
+"""
+from __future__ import annotations
+
+import base64
+import logging
+
+from gidgethub import BadRequest
+
+from bot.workspace.repo_config import CONFIG_PATH, ConfigError, RepoConfig, parse
+
+log = logging.getLogger("bot.job.trigger_gate")
+SWITCHES = {"label": "labels", "assignment": "assignment", "review_requested": "review_requested",
+            "pull_request_opened": "pull_request_opened"}
+
+
+async def refused(thread, automatic: dict, requester: str) -> str | None:
+    try:
+        cfg = await default_branch_config(thread)
+    except ConfigError as exc:
+        return f"{CONFIG_PATH} is invalid ({exc}): automatic triggers stay off"
+    kind = automatic.get("kind") or ""
+    if kind not in SWITCHES or not getattr(cfg.triggers, SWITCHES[kind]):
+        return f"the {kind or 'unknown'} trigger is off in {CONFIG_PATH}"
+    if kind == "pull_request_opened" and automatic.get("draft") and not cfg.triggers.drafts:
+        return "a draft pull request (triggers.drafts is off)"
+    permission = await thread.permission(requester)
+    if not cfg.may_trigger(permission):
+        return f"@{requester} ({permission}) may not trigger the bot"
+    return None
+
+
+async def default_branch_config(thread) -> RepoConfig:
+    """`.github/bot.yml` of the default branch (GitHub's contents API without a ref); the defaults
+    when there is none."""
+    try:
+        found = await thread._authed(lambda: thread.api.getitem(f"{thread.prefix}/contents/{CONFIG_PATH}"))
+    except BadRequest as exc:
+        if int(exc.status_code) == 404:
+            return RepoConfig()
+        raise
+    text = base64.b64decode(found.get("content") or "").decode("utf-8", "replace")
+    return parse(text, source=f"{CONFIG_PATH}@{(found.get('sha') or '')[:7]}")

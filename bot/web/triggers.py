@@ -1,0 +1,111 @@
+"""Ways to call the bot besides a comment (issue 14): a label (`bot:review`, `bot:<agent>`), the
+issue or pull request assigned to the bot's account, a review requested from it, and a pull
+request opened (or made ready for review).
+
+    found = automatic(event_name, payload)      # (trigger, command) or None
+    response = await enqueue(db, delivery, found)
+
+Each becomes a job like a comment's (same queue, session map and provenance), marked
+`automatic` with what triggered it. Whether the repository turned that trigger on, and whether
+the person who caused it may trigger the bot, is decided by the worker (bot/job/trigger_gate.py)
+from `.github/bot.yml` on the default branch: the intake makes no GitHub call. A trigger that is
+off, or a person without the permission, ends without a word in the thread: nobody asked.
+
+On a pull request a trigger asks for a review (`bot:<agent>`: by that agent); on an issue,
+`bot:<agent>` or an assignment asks the agent to work on the issue.
+"""
+from __future__ import annotations
+
+import logging
+
+from bot import config
+from bot.job import grammar
+from bot.job.conversations import thread_key
+from bot.permissions import is_bot_author
+from bot.service import store
+
+log = logging.getLogger("bot.web.triggers")
+LABEL_PREFIX = "bot:"
+ISSUE_REQUEST = ("Work on this issue ({why}): do what it asks, and say what you did and what is left.")
+
+
+def own_accounts() -> set[str]:
+    handle = config.handle().lower()
+    return {handle, f"{handle}[bot]"}
+
+
+def automatic(event: str, data: dict) -> tuple[dict, grammar.Command] | None:
+    action = data.get("action")
+    if event not in ("issues", "pull_request") or not isinstance(data.get(_item_key(event)), dict):
+        return None
+    item = data[_item_key(event)]
+    is_pr = event == "pull_request"
+    sender = data.get("sender") or {}
+    if action == "labeled":
+        found = _label(data, is_pr)
+    elif action == "assigned" and _own((data.get("assignee") or {}).get("login")):
+        found = ("assignment", "", None)
+    elif action == "review_requested" and is_pr and _own((data.get("requested_reviewer") or {}).get("login")):
+        found = ("review_requested", "", None)
+    elif action in ("opened", "ready_for_review") and is_pr:
+        if grammar.parse(item.get("body"), config.handle(), config.AGENTS) is not None:
+            return None  # a command in the body: the comment path answers it
+        found = ("pull_request_opened", "", None)
+        sender = item.get("user") or sender
+    else:
+        return None
+    if found is None:
+        return None
+    kind, detail, agent = found
+    who = {"author": sender.get("login", ""), "author_id": sender.get("id"), "author_type": sender.get("type", "User")}
+    if is_bot_author(who["author"], who["author_type"]):
+        return None
+    trigger = {"repo": (data.get("repository") or {}).get("full_name"),
+               "installation_id": (data.get("installation") or {}).get("id"), **who,
+               "association": item.get("author_association", "NONE"), "number": item["number"], "is_pr": is_pr,
+               "title": item.get("title", ""), "target": {"type": "issue", "id": item["number"]},
+               "automatic": {"kind": kind, "detail": detail, "draft": bool(item.get("draft"))}}
+    return trigger, _command(kind, detail, agent, is_pr)
+
+
+def _item_key(event: str) -> str:
+    return "issue" if event == "issues" else "pull_request"
+
+
+def _own(login: str | None) -> bool:
+    return bool(login) and login.lower() in own_accounts()
+
+
+def _label(data: dict, is_pr: bool) -> tuple[str, str, str | None] | None:
+    name = ((data.get("label") or {}).get("name") or "").strip().lower()
+    if not name.startswith(LABEL_PREFIX):
+        return None
+    word = name[len(LABEL_PREFIX):]
+    agent = grammar.AGENT_ALIASES.get(word, word)
+    if word == "review" and is_pr:
+        return "label", name, None
+    if agent in config.AGENTS:
+        return "label", name, agent
+    return None
+
+
+def _command(kind: str, detail: str, agent: str | None, is_pr: bool) -> grammar.Command:
+    if is_pr:
+        return grammar.Command(kind="run", agent=agent, review=True, agents=(agent,) if agent else ())
+    why = f"it was labelled `{detail}`" if kind == "label" else "it was assigned to you"
+    return grammar.Command(kind="run", agent=agent, request=ISSUE_REQUEST.format(why=why))
+
+
+async def enqueue(db, delivery_id: str, event: str, action: str | None, found: tuple[dict, grammar.Command]):
+    """The job, like a comment's; None for a duplicate delivery."""
+    trigger, command = found
+    spec = {**trigger, "event": event, "delivery": delivery_id,
+            "command": {"kind": command.kind, "agent": command.agent, "new_session": False,
+                        "request": command.request, "unknown_name": None, "review": command.review,
+                        "agents": list(command.agents)}}
+    conversation = thread_key(trigger["repo"], trigger["number"])
+    job_id = await store.commit(db, lambda conn: store.enqueue_delivery(
+        conn, delivery_id=delivery_id, event=event, action=action, kind="episode", conversation=conversation,
+        spec=spec))
+    log.info("automatic %s: job %s for %s", trigger["automatic"]["kind"], job_id, conversation)
+    return job_id
