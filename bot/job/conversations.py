@@ -69,6 +69,8 @@ def record_turn(db, key: str, agent: str, session_id: str | None, fresh: bool) -
     now = time.time()
     existing = session(db, key, agent)
     db.execute("DELETE FROM notices WHERE conversation = ? AND kind = ?", [key, COLLECTED])
+    if fresh and not session_id and existing is not None:
+        return  # a fresh turn that made no session (it failed) leaves the thread's session as it was
     if existing is None or fresh:
         db.execute("INSERT INTO sessions (conversation, agent, session_id, created_at, last_used_at, turns) "
                    "VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (conversation, agent) DO UPDATE SET "

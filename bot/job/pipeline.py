@@ -133,13 +133,9 @@ async def _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel) -> 
 
 
 def _session_lost(result) -> bool:
-    """The CLI said it does not know the session, or a resumed run failed without any answer
-    for no other stated reason (a rejected key or a timeout is not a lost session)."""
-    failure = getattr(result, "failure", None)
-    if failure == "session_unknown":
-        return True
-    return (not result.ok and not (result.text or "").strip()
-            and failure not in ("auth", "provider", "refused", "timeout", "killed", "bridge", "cancelled", "config"))
+    """Only the CLI saying it does not know the session loses it: any other failure (a blank
+    request, a rejected key, a crash) keeps the thread's session for the next turn."""
+    return getattr(result, "failure", None) == "session_unknown"
 
 
 def _record_effects(db, ctx: JobContext, run_id: str, outcome) -> None:

@@ -78,4 +78,4 @@ def test_rejected_key_on_resume_is_not_taken_for_a_lost_session():
     auth = SimpleNamespace(ok=False, text="", failure="auth")
     lost = SimpleNamespace(ok=False, text="", failure="session_unknown")
     silent = SimpleNamespace(ok=False, text="", failure="exit")
-    assert (_session_lost(auth), _session_lost(lost), _session_lost(silent)) == (False, True, True)
+    assert (_session_lost(auth), _session_lost(lost), _session_lost(silent)) == (False, True, False)
