@@ -185,6 +185,12 @@ def git_base_url() -> str:
     return text("BOT_GIT_BASE_URL").rstrip("/")
 
 
+def run_url(run_id: str) -> str | None:
+    """The live run page of a run (bot/web/run_page.py), when the service has a public URL."""
+    base = env("BOT_PUBLIC_URL")
+    return f"{base.rstrip('/')}/runs/{run_id}" if base else None
+
+
 def clone_url(full_name: str) -> str:
     return f"{git_base_url()}/{full_name}.git"
 

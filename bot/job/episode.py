@@ -26,6 +26,7 @@ from bot.workspace.repo_config import size_bytes
 from sandbox.base import Limits, SandboxConfig
 
 log = logging.getLogger("bot.job.episode")
+LIVE = " · [follow it live]"  # the tracking header's link to the run page
 
 
 @dataclass
@@ -59,6 +60,8 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     run_id = recorder.start_run(agent=agent, job_id=str(ctx.job_id), conversation=ctx.conversation,
                                 mode=worktree.config.mode, sandbox_tier=spawner.tier,
                                 limits=vars(sandbox_config.limits), base_commit=worktree.base_sha)
+    if (url := config.run_url(run_id)) and ctx.thread is not None:  # the live run page (bot/web/run_page.py)
+        tracking.header = tracking.header.split(LIVE)[0] + f"{LIVE}({url})"
     credential_use.note(recorder.db, run_id, origin)
     if worktree.config.web_access:
         recorder.declare_gap(run_id, web_access_gap(agent))

@@ -16,6 +16,7 @@ from bot.service import retention, store
 from bot.service.worker import WorkerPool
 from bot.settings import routes as settings
 from bot.web import intake
+from bot.web import run_page
 
 log = logging.getLogger("bot.web.app")
 
@@ -79,5 +80,5 @@ def create_app(start_workers: bool = True) -> Starlette:
         _hold_bridge_streams(False)
 
     routes = [Route("/", home), Route("/healthz", healthz),
-              Route("/webhook", intake.webhook, methods=["POST"]), *_settings_routes()]
+              Route("/webhook", intake.webhook, methods=["POST"]), *_settings_routes(), *run_page.routes]
     return Starlette(routes=routes, lifespan=lifespan)

@@ -1,0 +1,89 @@
+"""The run page: who may open it, and what the record of a finished run shows."""
+from __future__ import annotations
+
+from bot import config
+from bot.record.recorder import Recorder
+from tests.ops_run_page.conftest import REPO, SECRET, mirror_with_commit, record_run
+from tests.settings.conftest import sign_in
+
+
+def test_the_tracking_link_is_the_short_run_path_under_the_public_url(monkeypatch):
+    monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com/")
+    assert config.run_url("ab12cd34") == "https://bot.example.com/runs/ab12cd34"
+
+
+def test_without_a_public_url_there_is_no_link(monkeypatch):
+    monkeypatch.delenv("BOT_PUBLIC_URL", raising=False)
+    assert config.run_url("ab12cd34") is None
+
+
+def test_the_short_link_leads_to_the_page_where_the_sign_in_applies(client):
+    run_id = record_run()
+    response = client.get(f"/runs/{run_id}")
+    assert response.status_code == 302 and response.headers["location"] == f"/settings/runs/{run_id}"
+
+
+def test_someone_not_signed_in_is_asked_to_sign_in(client):
+    run_id = record_run()
+    response = client.get(f"/settings/runs/{run_id}")
+    assert response.status_code == 401 and "/settings/login" in response.text
+    assert client.get(f"/settings/runs/{run_id}/events").status_code == 401
+
+
+def test_a_user_who_cannot_read_the_private_repository_is_refused(client, github):
+    run_id = record_run()
+    sign_in(client, github, "mallory")
+    page = client.get(f"/settings/runs/{run_id}")
+    assert page.status_code == 403 and "sess-4242" not in page.text and "hello.py" not in page.text
+    assert client.get(f"/settings/runs/{run_id}/events").status_code == 403
+
+
+def test_anyone_signed_in_may_read_a_public_repositorys_run(client, github):
+    github.private[REPO] = False
+    run_id = record_run()
+    sign_in(client, github, "mallory")
+    assert client.get(f"/settings/runs/{run_id}").status_code == 200
+
+
+def test_an_id_prefix_opens_nothing(client, github):
+    run_id = record_run()
+    sign_in(client, github, "octocat")
+    assert client.get(f"/settings/runs/{run_id[:12]}").status_code == 404
+
+
+def test_a_local_run_has_no_page(client, github):
+    run_id = record_run(conversation="local:/home/me/repo")
+    sign_in(client, github, "octocat")
+    assert client.get(f"/settings/runs/{run_id}").status_code == 404
+
+
+def test_a_finished_run_shows_the_whole_record(client, github, tmp_path):
+    base, commit = mirror_with_commit(tmp_path)
+    run_id = record_run(base=base, status=None)
+    recorder = Recorder()
+    recorder.record(run_id, "enforced", "commit", outcome="pushed", raw=commit)
+    recorder.finish_run(run_id, "ok")
+    sign_in(client, github, "octocat")
+    page = client.get(f"/settings/runs/{run_id}")
+    assert page.status_code == 200
+    text = page.text
+    for shown in ("codex 0.171.0", "sess-4242", "1500 tokens, $0.0123", "api.openai.com",
+                  "codex&#x27;s context compaction", "read_file", "+print(&#x27;hello, world&#x27;)"):
+        assert shown in text, shown
+    assert "script-src 'none'" in page.headers["content-security-policy"]
+
+
+def test_nothing_secret_is_on_the_page(client, github):
+    run_id = record_run()
+    sign_in(client, github, "octocat")
+    page = client.get(f"/settings/runs/{run_id}").text
+    assert "I read hello.py" in page and SECRET not in page
+
+
+def test_text_the_agent_wrote_is_shown_not_rendered(client, github):
+    run_id = record_run(status=None)
+    Recorder().record(run_id, "attested", "text", raw='{"text":"<script>alert(1)</script><img src=x>"}')
+    Recorder().finish_run(run_id, "ok")
+    sign_in(client, github, "octocat")
+    page = client.get(f"/settings/runs/{run_id}").text
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
