@@ -132,11 +132,18 @@ def _variable(name: str) -> Variable:
     return known
 
 
+# Set by `bot serve` (bot.settings.manifest.install): the GitHub App settings the manifest flow
+# stored, consulted for a variable the environment leaves unset (the environment always wins).
+stored_setting: Callable[[str], str | None] | None = None
+
+
 def env(name: str, default: str | None = None) -> str | None:
     """The variable's text, else its one default (None when it has none). Empty counts as unset."""
     if default is None and name in _BY_NAME:  # transitional: callers still passing a default
         default = _BY_NAME[name].default
     text = os.environ.get(name)
+    if text in (None, "") and stored_setting is not None:
+        text = stored_setting(name)
     return text if text not in (None, "") else default
 
 

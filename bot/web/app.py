@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import html
 import logging
 
 from sse_starlette.sse import AppStatus
@@ -14,7 +13,9 @@ from starlette.routing import Route
 from bot import config
 from bot.service import retention, store
 from bot.service.worker import WorkerPool
+from bot.settings import first_run, manifest
 from bot.settings import routes as settings
+from bot.web import home as home_page
 from bot.web import intake
 from bot.web import run_page
 
@@ -22,21 +23,7 @@ log = logging.getLogger("bot.web.app")
 
 
 async def home(request: Request) -> HTMLResponse:
-    missing = request.app.state.missing_config
-    if missing:
-        items = "".join(f"<li>{html.escape(m)}</li>" for m in missing)
-        state = (f"<p><strong>Not configured yet</strong>: webhooks are answered 503 until these are set "
-                 f"(environment variables, then restart):</p><ul>{items}</ul>")
-    else:
-        counts = {row["status"]: row["n"] for row in request.app.state.db.query(
-            "SELECT status, COUNT(*) AS n FROM jobs GROUP BY status")}
-        state = (f"<p>Ready. Mention <code>@{html.escape(config.handle())}</code> on an issue or pull "
-                 f"request. Jobs: {counts.get('running', 0)} running, {counts.get('queued', 0)} queued, "
-                 f"{counts.get('done', 0)} done, {counts.get('failed', 0)} failed.</p>")
-    return HTMLResponse(f"<!doctype html><html lang=en><meta charset=utf-8><title>github-agent-bot</title>"
-                        f"<h1>github-agent-bot</h1>{state}<p>Webhook URL: <code>/webhook</code>. "
-                        "Health: <code>/healthz</code>. "
-                        "Keys and subscriptions: <a href=/settings>settings</a>.</p></html>")
+    return await home_page.home(request)
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -47,7 +34,7 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 def _settings_routes() -> list:
-    return list(settings.routes)
+    return list(settings.routes) + list(first_run.routes)
 
 
 def _hold_bridge_streams(hold: bool) -> None:
@@ -64,6 +51,8 @@ def create_app(start_workers: bool = True) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         _hold_bridge_streams(True)
+        manifest.install()  # a GitHub App created from `/` (manifest flow) is used from then on
+        app.state.start_workers = start_workers
         app.state.db = store.connect()
         app.state.missing_config = config.missing_app_config()
         app.state.pool = None

@@ -1,0 +1,160 @@
+"""The pages of the GitHub App manifest flow (bot/settings/manifest.py), offered by `/` on a fresh
+install and refused once an App is configured (from the environment or stored).
+
+    GET /setup/github-app?owner=personal|organization&org=…&name=…   what GitHub will be sent, and
+                                                                    the button that posts it there
+    GET /setup/github-app/callback?code=…&state=…                   GitHub's redirect: convert, store
+
+The `state` is random, also kept in a signed one-hour cookie, and must match on the way back: a
+code from someone else's browser is never converted here. Anyone who reaches an unconfigured bot
+first could create its App, so run the first `make serve` where only you can reach it (or behind
+the reverse proxy you will use, before announcing the address).
+"""
+from __future__ import annotations
+
+import hmac
+import json
+import re
+import secrets as random_tokens
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from bot import config
+from bot.service.worker import WorkerPool
+from bot.settings import manifest
+from bot.settings.pages import esc, notice, page
+from bot.settings.session import sign, unsign
+
+STATE_COOKIE = "bot_manifest_state"
+STATE_TTL = 3600  # GitHub's manifest codes live for one hour
+_ORG = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")
+_APP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,33}$")
+
+
+def _headers() -> dict[str, str]:
+    web = config.env("BOT_GITHUB_OAUTH_URL").rstrip("/")
+    return {"Content-Security-Policy": f"default-src 'none'; style-src 'unsafe-inline'; form-action 'self' {web}; "
+                                       "frame-ancestors 'none'; base-uri 'none'",
+            "Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"}
+
+
+def _html(body: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(body, status_code=status, headers=_headers())
+
+
+def _public_base(request: Request) -> str:
+    return (config.env("BOT_PUBLIC_URL") or str(request.base_url)).rstrip("/")
+
+
+def create_app_offer(base: str) -> str:
+    """The form on `/`: for whom to create the App, and its name."""
+    local = re.match(r"^https?://(127\.|localhost|\[::1\])", base)
+    warn = ("<p class=muted>GitHub cannot deliver webhooks to this address; set <code>BOT_PUBLIC_URL</code> "
+            "to a public one (a tunnel will do) first, or change the Webhook URL in the App later.</p>"
+            if local else "")
+    return ('<h2>Create the GitHub App</h2><p>GitHub fills in the permissions, events, webhook URL and '
+            "callback; you confirm on GitHub and this bot stores the App's id, private key, webhook secret "
+            "and OAuth credentials, encrypted in its data dir.</p>" + warn +
+            '<form method="get" action="/setup/github-app"><fieldset><legend>Owner of the App</legend>'
+            '<label><input type="radio" name="owner" value="personal" checked style="width:auto"> '
+            "My personal account</label>"
+            '<label><input type="radio" name="owner" value="organization" style="width:auto"> '
+            "An organisation</label>"
+            '<label for=org>Organisation (if so)</label><input id=org name="org" autocomplete="off">'
+            f'<label for=name>App name</label><input id=name name="name" value="{esc(manifest.suggested_name())}">'
+            '<p><button type="submit">Create the GitHub App</button></p></fieldset></form>')
+
+
+async def start(request: Request) -> Response:
+    if not _unconfigured():
+        return _already()
+    query = request.query_params
+    organization = query.get("org", "").strip() if query.get("owner") == "organization" else None
+    name = query.get("name", "").strip() or manifest.suggested_name()
+    if organization is not None and not _ORG.match(organization):
+        return _html(page("Create the GitHub App", notice("That is not an organisation name.", True) +
+                          create_app_offer(_public_base(request))), 400)
+    if not _APP_NAME.match(name):
+        return _html(page("Create the GitHub App", notice("An App name has up to 34 letters, digits, spaces, "
+                                                          "dots, dashes or underscores.", True) +
+                          create_app_offer(_public_base(request))), 400)
+    state = random_tokens.token_urlsafe(32)
+    body = _confirm(manifest.manifest(_public_base(request), name), manifest.github_form_action(state, organization),
+                    organization)
+    response = _html(page("Create the GitHub App", body))
+    response.set_cookie(STATE_COOKIE, sign({"state": state}, STATE_TTL), max_age=STATE_TTL, path="/setup",
+                        httponly=True, samesite="lax", secure=_public_base(request).startswith("https:"))
+    return response
+
+
+def _confirm(app: dict, action: str, organization: str | None) -> str:
+    owner = f"the organisation <strong>{esc(organization)}</strong>" if organization else "your personal account"
+    permissions = "".join(f"<li>{esc(k)}: {esc(v)}</li>" for k, v in app["default_permissions"].items())
+    events = ", ".join(esc(e) for e in app["default_events"])
+    return (f"<p>GitHub will show a new App <strong>{esc(app['name'])}</strong> for {owner}, filled in with:</p>"
+            f"<ul><li>Webhook URL: <code>{esc(app['hook_attributes']['url'])}</code></li>"
+            f"<li>Callback URL (settings sign-in): <code>{esc(app['callback_urls'][0])}</code></li>"
+            f"<li>Back to this bot after creating: <code>{esc(app['redirect_url'])}</code></li>"
+            f"<li>Events: {events}</li><li>Permissions:<ul>{permissions}</ul></li></ul>"
+            f'<form method="post" action="{esc(action)}">'
+            f'<input type="hidden" name="manifest" value="{esc(json.dumps(app))}">'
+            '<p><button type="submit">Continue on GitHub</button> <a href="/">Cancel</a></p></form>')
+
+
+async def callback(request: Request) -> Response:
+    if not _unconfigured():
+        return _already()
+    expected = str((unsign(request.cookies.get(STATE_COOKIE)) or {}).get("state", ""))
+    given = request.query_params.get("state", "")
+    if not expected or not hmac.compare_digest(expected.encode(), given.encode()):
+        return _failed("This answer from GitHub does not belong to a setup started in this browser "
+                       "(state mismatch). Start again from the start page.")
+    code = request.query_params.get("code", "")
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", code):
+        return _failed("GitHub's answer carries no valid code. Start again from the start page.")
+    try:
+        app = await manifest.convert(code)
+    except manifest.ManifestFailed as exc:
+        return _failed(str(exc), 502)
+    manifest.store(app)
+    await activate(request.app)
+    install = f"{str(app.get('html_url') or '').rstrip('/')}/installations/new"
+    body = (notice(f"The GitHub App {app.get('name') or app.get('slug')} is created; this bot uses it from now on.") +
+            f'<p>Next: <a href="{esc(install)}" rel="noreferrer">install it on your repositories</a>, then '
+            f'mention <code>@{esc(app.get("slug", ""))}</code> on an issue.</p><p><a href="/">Start page</a></p>')
+    response = _html(page("GitHub App created", body))
+    response.delete_cookie(STATE_COOKIE, path="/setup")
+    return response
+
+
+async def activate(app) -> None:
+    """Use the stored App at once: webhooks are accepted and, in `bot serve`, the workers start."""
+    state = app.state
+    state.missing_config = config.missing_app_config()
+    if (not state.missing_config and getattr(state, "pool", None) is None
+            and getattr(state, "start_workers", False) and config.workers() > 0):
+        state.pool = WorkerPool(state.db)
+        await state.pool.start()
+
+
+def _unconfigured() -> bool:
+    return bool(config.missing_app_config())
+
+
+def _already() -> HTMLResponse:
+    return _html(page("Already configured", notice("This bot already has a GitHub App. To start over, remove "
+                                                   "its variables (or the data dir's github-app.sealed) and "
+                                                   "restart.", True) + '<p><a href="/">Start page</a></p>'), 409)
+
+
+def _failed(message: str, status: int = 400) -> HTMLResponse:
+    return _html(page("The GitHub App was not created", notice(message, True) +
+                      '<p><a href="/">Start page</a></p>'), status)
+
+
+routes = [
+    Route("/setup/github-app", start, methods=["GET"], name="setup_github_app"),
+    Route(manifest.CALLBACK_PATH, callback, methods=["GET"], name="setup_github_app_callback"),
+]

@@ -1,0 +1,129 @@
+"""First run: create the GitHub App from a manifest instead of copying seven values by hand.
+
+GitHub's App manifest flow (docs.github.com, "Registering a GitHub App from a manifest"): the
+browser POSTs a `manifest` (name, webhook URL, callback URLs, permissions, events) to
+`<github>/settings/apps/new` (or `/organizations/<org>/settings/apps/new`) with a `state`; the
+person confirms on GitHub, which redirects to our `redirect_url` with a one-hour `code`; we trade it
+at `POST /app-manifests/{code}/conversions` for the App's id, private key (pem), webhook secret and
+OAuth client id and secret.
+
+Those are sealed with the secret store's master key (AES-GCM, bot/credentials/vault.py) into
+`$BOT_DATA_DIR/github-app.sealed` (mode 0600) and read through the configuration hook
+`config.stored_setting`: an environment variable, when set, always wins, and a stored private key
+is used only with the stored App id (never paired with another App's id).
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets as random_tokens
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bot import config
+from bot.credentials import vault as secrets
+from bot.errors import BotError
+
+FILE = "github-app.sealed"
+CONTEXT = "github-app\x00manifest v1"
+# variable -> field of GitHub's conversion answer
+SETTINGS = {"GITHUB_APP_ID": "id", "GITHUB_PRIVATE_KEY": "pem", "GITHUB_WEBHOOK_SECRET": "webhook_secret",
+            "GITHUB_CLIENT_ID": "client_id", "GITHUB_CLIENT_SECRET": "client_secret", "BOT_HANDLE": "slug"}
+PERMISSIONS = {"issues": "write", "pull_requests": "write", "contents": "write", "metadata": "read",
+               "checks": "read", "actions": "read", "members": "read"}
+EVENTS = ["issue_comment", "pull_request_review_comment", "pull_request_review", "issues", "pull_request"]
+CALLBACK_PATH = "/setup/github-app/callback"
+_cache: dict[str, Any] = {"stamp": None, "app": None}
+
+
+class ManifestFailed(BotError):
+    """GitHub did not turn the manifest code into an App (expired, used, or unreachable)."""
+
+
+def manifest(public_url: str, name: str) -> dict:
+    """What GitHub pre-fills on its "Create GitHub App" page."""
+    base = public_url.rstrip("/")
+    return {"name": name, "url": base, "description": "Runs coding-agent CLIs on @mentions, in a sandbox.",
+            "hook_attributes": {"url": f"{base}/webhook", "active": True},
+            "redirect_url": f"{base}{CALLBACK_PATH}", "callback_urls": [f"{base}/settings/callback"],
+            "public": False, "default_permissions": dict(PERMISSIONS), "default_events": list(EVENTS),
+            "request_oauth_on_install": False}
+
+
+def suggested_name() -> str:
+    return f"{config.handle()}-{random_tokens.token_hex(3)}"
+
+
+def github_form_action(state: str, organization: str | None = None) -> str:
+    """Where the browser posts the manifest: a personal account's or an organisation's new-App page."""
+    web = config.env("BOT_GITHUB_OAUTH_URL").rstrip("/")
+    where = f"/organizations/{organization}" if organization else ""
+    return f"{web}{where}/settings/apps/new?state={state}"
+
+
+async def convert(code: str) -> dict:
+    """GitHub's App for a manifest code: id, slug, pem, webhook_secret, client_id, client_secret…"""
+    url = f"{config.github_api_url()}/app-manifests/{code}/conversions"
+    headers = {"Accept": "application/vnd.github+json", "User-Agent": "github-agent-bot"}
+    try:
+        async with httpx.AsyncClient(timeout=20) as client:
+            response = await client.post(url, headers=headers)
+    except httpx.HTTPError as exc:
+        raise ManifestFailed(f"GitHub could not be reached to finish creating the App "
+                             f"({type(exc).__name__}); start again.") from None
+    if response.status_code != 201:
+        raise ManifestFailed(f"GitHub did not accept the App's code (HTTP {response.status_code}): it is "
+                             "valid for one hour and only once. Start again.")
+    app = response.json()
+    missing = [field for field in SETTINGS.values() if not app.get(field)]
+    if missing:
+        raise ManifestFailed(f"GitHub's answer lacks {', '.join(missing)}; start again.")
+    return app
+
+
+def store(app: dict) -> None:
+    """Seal the App's settings into the data dir (atomically, 0600)."""
+    kept = {variable: str(app[field]) for variable, field in SETTINGS.items()}
+    kept["html_url"] = str(app.get("html_url") or "")
+    sealed = secrets.seal(CONTEXT, json.dumps(kept).encode())
+    path = _path()
+    temporary = path.with_suffix(".tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(sealed)
+    os.replace(temporary, path)
+
+
+def stored() -> dict | None:
+    """The stored App settings, or None (re-read when the file changes)."""
+    path = _path()
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    stamp = (str(path), stat.st_mtime_ns, stat.st_size)
+    if _cache["stamp"] != stamp:
+        _cache["app"] = json.loads(secrets.unseal(CONTEXT, path.read_bytes()))
+        _cache["stamp"] = stamp
+    return _cache["app"]
+
+
+def stored_setting(name: str) -> str | None:
+    """The configuration hook: a stored value for an App variable the environment leaves unset."""
+    app = stored() if name in SETTINGS else None
+    if not app:
+        return None
+    if name == "GITHUB_PRIVATE_KEY" and (config.is_set("GITHUB_PRIVATE_KEY_PATH") or config.is_set("GITHUB_APP_ID")):
+        return None  # the operator's App: never pair its id with the stored App's key
+    return app.get(name)
+
+
+def install() -> None:
+    """Make `config.env` fall back to the stored App settings (bot serve calls this at start)."""
+    config.stored_setting = stored_setting
+
+
+def _path() -> Path:
+    return config.data_dir() / FILE

@@ -1,0 +1,79 @@
+"""`/`: the first page an operator sees, in the settings pages' layout.
+
+Not configured: what is missing, and "Create the GitHub App" (the manifest flow). Configured:
+"Ready" only once GitHub accepted the App id and key (bot/settings/app_check.py), the full webhook
+URL to paste into GitHub, and the jobs, counted as `/healthz` counts them.
+"""
+from __future__ import annotations
+
+import time
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from bot import config
+from bot.settings import first_run, manifest
+from bot.settings.app_check import verify_app
+from bot.settings.pages import esc, page
+
+
+def public_base(request: Request) -> str:
+    return (config.env("BOT_PUBLIC_URL") or str(request.base_url)).rstrip("/")
+
+
+def job_counts(state) -> dict[str, int]:
+    """Running: this process's workers, the number `/healthz` reports; the rest from the jobs table
+    (a running row whose lease ran out is waiting to be claimed again, so it counts as queued)."""
+    rows = state.db.query("SELECT status, COUNT(*) AS n FROM jobs WHERE status <> 'running' GROUP BY status")
+    counts = {row["status"]: int(row["n"]) for row in rows}
+    stale = state.db.query("SELECT COUNT(*) AS n FROM jobs WHERE status = 'running' AND lease_expires < ?",
+                           [time.time()])[0]["n"]
+    pool = getattr(state, "pool", None)
+    return {"running": len(pool.running) if pool else 0, "queued": counts.get("queued", 0) + int(stale),
+            "done": counts.get("done", 0), "failed": counts.get("failed", 0),
+            "cancelled": counts.get("cancelled", 0)}
+
+
+async def home(request: Request) -> HTMLResponse:
+    state = request.app.state
+    base = public_base(request)
+    if state.missing_config:
+        status = _not_configured(state.missing_config, base)
+    else:
+        check = await verify_app()
+        status = _ready(check) if check.ok else (
+            f'<p class="notice error" role="alert"><strong>Not ready</strong>: {esc(check.message)}</p>')
+    body = (status + _webhook(base) + _jobs(job_counts(state)) +
+            '<h2>More</h2><ul><li><a href="/settings">Settings</a>: connect keys and subscriptions '
+            '(yours, a repository\'s, an organisation\'s)</li><li><a href="/healthz">/healthz</a></li></ul>')
+    return HTMLResponse(page("github-agent-bot", body))
+
+
+def _ready(check) -> str:
+    app = (f' (<a href="{esc(check.html_url)}" rel="noreferrer">{esc(check.name)}</a>)'
+           if check.html_url else "")
+    return (f'<p class="notice" role="status"><strong>Ready</strong>{app}. Mention '
+            f"<code>@{esc(config.handle())}</code> on an issue or pull request.</p>")
+
+
+def _not_configured(missing: list[str], base: str) -> str:
+    items = "".join(f"<li>{esc(m)}</li>" for m in missing)
+    offer = first_run.create_app_offer(base) if manifest.stored() is None else ""
+    return (f'<p class="notice error" role="alert"><strong>Not configured yet</strong>: webhooks are '
+            f"answered 503 until the GitHub App is set up.</p><ul>{items}</ul>{offer}"
+            "<p>Or set the variables by hand (README, “Create and configure the GitHub App”) and restart.</p>")
+
+
+def _webhook(base: str) -> str:
+    note = ("" if config.env("BOT_PUBLIC_URL") else
+            " <span class=muted>(from the address of this request; set <code>BOT_PUBLIC_URL</code> to "
+            "the public one)</span>")
+    return (f"<h2>Webhook</h2><p>Paste into the App's <em>Webhook URL</em>: <code>{esc(base)}/webhook</code>"
+            f"{note}</p>")
+
+
+def _jobs(counts: dict[str, int]) -> str:
+    cells = "".join(f'<tr><th scope=row>{esc(name)}</th><td data-label="Jobs">{n}</td></tr>'
+                    for name, n in counts.items())
+    return (f"<h2>Jobs</h2><table><caption>Jobs by state</caption><thead><tr><th scope=col>State</th>"
+            f"<th scope=col>Jobs</th></tr></thead><tbody>{cells}</tbody></table>")
