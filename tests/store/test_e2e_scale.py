@@ -1,0 +1,144 @@
+"""End to end on one PostgreSQL: one intake (`bot serve`, BOT_WORKERS=0) and `bot worker`
+processes with separate data dirs, as separate machines would have, the fake GitHub, the fake
+provider and the real Codex CLI in the sandbox.
+
+Twenty threads with two turns each: the first turns on one worker, the second turns on the two
+others (the first is stopped in between, so "another machine" is certain, not likely).
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bot import db as bot_db
+from tests.fakes.provider import FakeProvider, call
+from tests.spine.helpers import payload
+from tests.spine.service import REPO, ROOT, Service, make_remote, seeded_github, service_env
+from tests.store.conftest import TEST_KEY
+
+pytestmark = pytest.mark.e2e
+MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
+THREADS = 20
+SLOW = "touch .started && sleep 30"
+
+
+class Worker:
+    """`bot worker` in its own process group, with its own data dir; `kill()` is a kill -9."""
+
+    def __init__(self, env: dict[str, str], data: Path, log: Path):
+        self.env, self.data, self.log = dict(env, BOT_DATA_DIR=str(data)), data, log
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, db) -> Worker:
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "worker"], cwd=ROOT, env=self.env,
+                                         stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if db.query("SELECT 1 FROM workers WHERE pid = ?", [self.proc.pid]):
+                return self
+            assert self.proc.poll() is None, self.log.read_text()[-3000:]
+            time.sleep(0.1)
+        raise AssertionError("bot worker did not heartbeat:\n" + self.log.read_text()[-3000:])
+
+    def kill(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@pytest.fixture
+def cluster_world(tmp_path, pg_cluster):
+    gh = seeded_github()
+    for number in range(3, 3 + THREADS):
+        gh.add_issue(REPO, number, title=f"Thread {number}", user="Codertocat")
+    remotes = make_remote(tmp_path)
+    url = pg_cluster.new_database()
+    with FakeProvider() as provider:
+        env = service_env(tmp_path, gh, remotes, provider.url, BOT_DATABASE_URL=url, BOT_SECRET_KEY=TEST_KEY,
+                          BOT_LEASE_SECONDS="3", BOT_WORKERS="2")
+        os.environ["BOT_SECRET_KEY"] = TEST_KEY  # this test process reads the database too
+        db = bot_db.connect(url)
+        intake = Service(dict(env, BOT_WORKERS="0", BOT_DATA_DIR=str(tmp_path / "intake")),
+                         tmp_path / "intake.log").start()
+        workers = {name: Worker(env, tmp_path / name, tmp_path / f"{name}.log") for name in ("w1", "w2", "w3")}
+        try:
+            yield gh, provider, intake, workers, db
+        finally:
+            for worker in workers.values():
+                worker.stop()
+            intake.stop()
+            gh.stop()
+            os.environ.pop("BOT_SECRET_KEY", None)
+
+
+def mention(gh, number: int, body: str, comment_id: int) -> dict:
+    gh.add_comment(REPO, number, body, user="Codertocat", comment_id=comment_id)
+    data = payload("issue_comment.created", body)
+    data["comment"]["id"] = comment_id
+    data["issue"]["number"] = number
+    return data
+
+
+def answers(gh, number: int) -> list[str]:
+    return [c["body"] for c in gh.comments(REPO, number) if MARKER.search(c["body"] or "")]
+
+
+def bot_comments(gh, number: int) -> list[dict]:
+    return [c for c in gh.comments(REPO, number) if c["user"]["login"] == "bot[bot]"]
+
+
+def marker(worker: Worker, number: int) -> str | None:
+    """The version of the thread's codex home this worker's machine last held."""
+    found = list((worker.data / "session-versions").glob(f"*{number}*.codex"))
+    return found[0].read_text() if found else None
+
+
+def test_second_turns_run_on_other_workers_and_resume_the_session(cluster_world):
+    gh, provider, intake, workers, db = cluster_world
+    threads = range(3, 3 + THREADS)
+    workers["w1"].start(db)
+    for number in threads:
+        assert intake.deliver(mention(gh, number, "@bot codex Say hello", 100 + number)).status_code == 202
+    gh.wait_for(lambda: all(len(answers(gh, n)) == 1 for n in threads), timeout=600)
+    workers["w1"].stop()  # the second turns can only run on the other machines
+    workers["w2"].start(db)
+    workers["w3"].start(db)
+    for number in threads:
+        intake.deliver(mention(gh, number, "@bot codex Second turn please", 200 + number))
+    gh.wait_for(lambda: all(len(answers(gh, n)) == 2 for n in threads), timeout=600)
+    for number in threads:
+        second = answers(gh, number)[1]
+        assert "prior_assistant_turns=1" in second and "resumed session" in second, second
+        assert marker(workers["w1"], number) == "1"
+        assert "2" in (marker(workers["w2"], number), marker(workers["w3"], number))
+        assert len(bot_comments(gh, number)) == 2
+
+
+def test_killed_worker_job_is_taken_over_after_the_lease_and_answered_once(cluster_world):
+    gh, provider, intake, workers, db = cluster_world
+    provider.script(call("run", {"command": SLOW}))
+    for name in ("w1", "w2"):
+        workers[name].start(db)
+    intake.deliver(mention(gh, 3, "@bot codex run the slow check", 301))
+    started = gh.wait_for(lambda: next((w for w in workers.values()
+                                        if list(w.data.glob("worktrees/*/.started"))), None), timeout=300)
+    started.kill()
+    gh.wait_for(lambda: answers(gh, 3), timeout=300)
+    time.sleep(2)  # a duplicate, if there were one, would show up now
+    assert len(bot_comments(gh, 3)) == 1 and len(gh.calls_to("POST", r"/issues/3/comments$")) == 1
+    assert [(j["status"], j["attempts"]) for j in db.query("SELECT status, attempts FROM jobs")] == [("done", 2)]
