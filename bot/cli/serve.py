@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 import uvicorn
 
 from bot import config
+from bot.db import DatabaseConfigError
 from bot.record.redact import install_log_redaction
+from bot.service import store
 from bot.web.app import create_app
 from sandbox.limits import raise_open_files_limit
 
@@ -19,6 +22,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--port", type=int, default=config.value("BOT_PORT"),
                         help="port to listen on (default: BOT_PORT)")
     args = parser.parse_args(argv)
+    try:
+        store.connect().close()  # a missing shared key or a bad BOT_DATABASE_URL, said before starting
+    except DatabaseConfigError as exc:
+        print(f"bot serve: {exc}", file=sys.stderr)
+        return 2
     raise_open_files_limit()  # one episode's connections must not starve the others
     logging.basicConfig(level=config.env("BOT_LOG_LEVEL"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

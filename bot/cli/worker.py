@@ -13,6 +13,7 @@ import sys
 from sse_starlette.sse import AppStatus
 
 from bot import config
+from bot.db import DatabaseConfigError
 from bot.record.redact import install_log_redaction
 from bot.service import store
 from bot.service.worker import WorkerPool
@@ -32,6 +33,11 @@ def main(argv: list[str]) -> int:
     missing = config.missing_app_config()
     if missing:
         print("bot worker: GitHub App not configured: " + " ".join(missing), file=sys.stderr)
+        return 2
+    try:
+        store.connect().close()  # refuse now, in words, what the pool could not run with
+    except DatabaseConfigError as exc:
+        print(f"bot worker: {exc}", file=sys.stderr)
         return 2
     raise_open_files_limit()
     logging.basicConfig(level=config.env("BOT_LOG_LEVEL"), format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -142,3 +142,15 @@ def test_killed_worker_job_is_taken_over_after_the_lease_and_answered_once(clust
     time.sleep(2)  # a duplicate, if there were one, would show up now
     assert len(bot_comments(gh, 3)) == 1 and len(gh.calls_to("POST", r"/issues/3/comments$")) == 1
     assert [(j["status"], j["attempts"]) for j in db.query("SELECT status, attempts FROM jobs")] == [("done", 2)]
+
+
+def test_stop_sent_to_the_intake_stops_the_run_on_the_worker_machine(cluster_world):
+    gh, provider, intake, workers, db = cluster_world
+    provider.script(call("run", {"command": SLOW}))
+    workers["w1"].start(db)
+    intake.deliver(mention(gh, 3, "@bot codex run the slow check", 401))
+    gh.wait_for(lambda: list(workers["w1"].data.glob("worktrees/*/.started")), timeout=300)
+    intake.deliver(mention(gh, 3, "@bot stop", 402))
+    gh.wait_for(lambda: any("Stopped" in (c["body"] or "") for c in gh.comments(REPO, 3)), timeout=120)
+    gh.wait_for(lambda: ("episode", "cancelled") in [(j["kind"], j["status"]) for j in
+                                                     db.query("SELECT kind, status FROM jobs")], timeout=60)
