@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import httpx
 from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded, apps
@@ -30,6 +30,7 @@ from bot.record.defang import markers
 from bot.record.redact import redact, running_secrets
 
 log = logging.getLogger("bot.github.client")
+T = TypeVar("T")
 USER_AGENT = "github-agent-bot/0.1"
 TOKEN_REFRESH_MARGIN_S = 1200  # a job must still hold a valid token when it pushes at its end
 PERMISSION_TTL_S = 300
@@ -43,11 +44,13 @@ class RetryingAPI(GitHubAPI):
 
     max_wait_s = 300.0
 
-    def __init__(self, client: httpx.AsyncClient, oauth_token: str | None = None, **kwargs):
-        super().__init__(client, USER_AGENT, oauth_token=oauth_token,
+    def __init__(self, client: httpx.AsyncClient, oauth_token: str | None = None, **kwargs: Any) -> None:
+        # gidgethub types its client as httpx2's (the same API)
+        super().__init__(client, USER_AGENT, oauth_token=oauth_token,  # type: ignore[arg-type]
                          base_url=config.github_api_url(), **kwargs)
 
-    async def handle_rate_limit_error(self, *, method, url, exception, attempt) -> bool:
+    async def handle_rate_limit_error(self, *, method: str, url: str, exception: HTTPException,
+                                      attempt: int) -> bool:
         if method == "POST" and _COMMENT_POST.search(url.split("?")[0]) and _outcome_unknown(exception):
             return False  # GitHub may have stored it: Thread.create_comment looks before posting again
         delay = backoff_delay(exception, attempt)
@@ -90,7 +93,7 @@ def _is_secondary_limit(exc: HTTPException) -> bool:
 class TokenCache:
     """Installation tokens, minted from the App JWT, reused until shortly before they expire."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._tokens: dict[int, tuple[str, float]] = {}
         self._locks: dict[int, asyncio.Lock] = {}
 
@@ -169,7 +172,7 @@ class Thread:
         async def post_once() -> int:
             nonlocal look
             if look:
-                found = await self.find_comment(marker, review_thread)
+                found = await self.find_comment(cast(str, marker), review_thread)
                 if found is not None:
                     return found
             look = bool(marker)  # a failed post may have been stored: look before the next one
@@ -244,7 +247,7 @@ def transient(exc: BaseException) -> bool:
     return False
 
 
-async def with_retries(call, policy: retry.Policy = retry.GITHUB_WRITE):
+async def with_retries(call: Callable[[], Awaitable[T]], policy: retry.Policy = retry.GITHUB_WRITE) -> T:
     """Retry an idempotent GitHub write (an edit, a reaction) on network errors and 5xx so it is
     delayed, not lost. Comments are posted with `Thread.create_comment`, which retries itself."""
     return await retry.retrying(call, policy, worth_retrying=_network_or_5xx, what="GitHub call")

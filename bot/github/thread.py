@@ -23,8 +23,10 @@ import hashlib
 import logging
 import os
 import re
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -32,7 +34,7 @@ from gidgethub import BadRequest
 
 from bot import config
 from bot.errors import BotError
-from bot.github.client import USER_AGENT, transient
+from bot.github.client import USER_AGENT, Thread, transient
 
 log = logging.getLogger("bot.github.thread")
 FAILING = ("failure", "timed_out", "startup_failure")
@@ -52,7 +54,7 @@ TEXT_EXTENSIONS = ("txt", "log", "md", "json", "csv", "yaml", "yml", "diff", "pa
 
 def server_url() -> str:
     """GitHub's web host (GITHUB_SERVER_URL, as in Actions; GHES sets its own)."""
-    return config.env("GITHUB_SERVER_URL").rstrip("/")
+    return config.text("GITHUB_SERVER_URL").rstrip("/")
 
 
 @dataclass
@@ -103,7 +105,7 @@ class ThreadData:
     problems: list[str] = field(default_factory=list)
 
 
-async def fetch(thread, *, is_pr: bool, target: dict | None = None) -> ThreadData:
+async def fetch(thread: Thread, *, is_pr: bool, target: dict | None = None) -> ThreadData:
     """The whole thread; a part GitHub refuses is named in `problems` instead."""
     data = ThreadData(repo=thread.repo, number=thread.number, is_pr=is_pr,
                       issue=await thread.issue(), comments=await thread.comments())
@@ -114,7 +116,7 @@ async def fetch(thread, *, is_pr: bool, target: dict | None = None) -> ThreadDat
     return data
 
 
-async def _part(data: ThreadData, what: str, work) -> None:
+async def _part(data: ThreadData, what: str, work: Awaitable[None]) -> None:
     try:
         await work
     except Exception as exc:
@@ -133,17 +135,17 @@ def _reason(exc: Exception) -> str:
     return f"{int(status)}" if status else type(exc).__name__
 
 
-async def _pull_parts(thread, data: ThreadData, target: dict) -> None:
+async def _pull_parts(thread: Thread, data: ThreadData, target: dict) -> None:
     base = f"{thread.prefix}/pulls/{thread.number}"
     data.pull = await thread.pull()
 
-    async def files():
+    async def files() -> None:
         data.files = await _list(thread, f"{base}/files?per_page=100")
 
-    async def reviews():
+    async def reviews() -> None:
         data.reviews = await _list(thread, f"{base}/reviews?per_page=100")
 
-    async def threads():
+    async def threads() -> None:
         comments = await _list(thread, f"{base}/comments?per_page=100")
         data.review_threads = group_review_threads(comments)
         if target.get("type") == "review_comment":
@@ -155,15 +157,15 @@ async def _pull_parts(thread, data: ThreadData, target: dict) -> None:
     await _part(data, "the review comments", threads())
 
 
-async def _list(thread, url: str, key: str | None = None) -> list[dict]:
-    async def collect():
+async def _list(thread: Thread, url: str, key: str | None = None) -> list[dict]:
+    async def collect() -> list[dict]:
         if key is None:
             return [item async for item in thread.api.getiter(url)]
         return [item async for item in thread.api.getiter(url, iterable_key=key)]
     return await thread._authed(collect)
 
 
-async def _get(thread, url: str) -> dict:
+async def _get(thread: Thread, url: str) -> dict:
     return await thread._authed(lambda: thread.api.getitem(url))
 
 
@@ -171,7 +173,7 @@ def group_review_threads(comments: list[dict]) -> list[ReviewThread]:
     """Review comments by thread (a reply names its thread's first comment), in order."""
     roots: dict[int, ReviewThread] = {}
     for comment in sorted(comments, key=lambda c: (c.get("created_at") or "", c.get("id") or 0)):
-        root = comment.get("in_reply_to_id") or comment.get("id")
+        root = cast(int, comment.get("in_reply_to_id") or comment.get("id"))
         if root not in roots:
             line = comment.get("line")
             roots[root] = ReviewThread(path=comment.get("path") or "", line=line or comment.get("original_line"),
@@ -183,7 +185,7 @@ def group_review_threads(comments: list[dict]) -> list[ReviewThread]:
 
 # ---------------------------------------------------------------- CI
 
-async def _failing_checks(thread, data: ThreadData) -> None:
+async def _failing_checks(thread: Thread, data: ThreadData) -> None:
     if data.pull is not None:
         sha = (data.pull.get("head") or {}).get("sha")
         if sha:
@@ -196,7 +198,7 @@ async def _failing_checks(thread, data: ThreadData) -> None:
         await _run_jobs(thread, data, run_id, job_id)
 
 
-async def _check_runs(thread, data: ThreadData, sha: str) -> None:
+async def _check_runs(thread: Thread, data: ThreadData, sha: str) -> None:
     runs = await _list(thread, f"{thread.prefix}/commits/{sha}/check-runs?filter=latest&per_page=100",
                        key="check_runs")
     async with _client() as client:
@@ -215,13 +217,13 @@ async def _check_runs(thread, data: ThreadData, sha: str) -> None:
             data.checks.append(check)
 
 
-async def _annotations(thread, run_id: int) -> list[dict]:
+async def _annotations(thread: Thread, run_id: int) -> list[dict]:
     found = await _list(thread, f"{thread.prefix}/check-runs/{run_id}/annotations?per_page=50")
     failures = [a for a in found if a.get("annotation_level") == "failure"] or found
     return failures[:MAX_ANNOTATIONS]
 
 
-async def _run_jobs(thread, data: ThreadData, run_id: int, job_id: int | None) -> None:
+async def _run_jobs(thread: Thread, data: ThreadData, run_id: int, job_id: int | None) -> None:
     jobs = await _list(thread, f"{thread.prefix}/actions/runs/{run_id}/jobs?per_page=100", key="jobs")
     chosen = [j for j in jobs if (j.get("id") == job_id if job_id else j.get("conclusion") in FAILING)]
     async with _client() as client:
@@ -252,7 +254,7 @@ def named_runs(texts: list[str], repo: str) -> list[tuple[int, int | None]]:
     return found[:2]
 
 
-async def _job_log(client: httpx.AsyncClient, thread, check: Check, job_id: int) -> None:
+async def _job_log(client: httpx.AsyncClient, thread: Thread, check: Check, job_id: int) -> None:
     url = f"{config.github_api_url()}{thread.prefix}/actions/jobs/{job_id}/logs"
     try:
         got = await get(client, url, token=thread.api.oauth_token, cap=LOG_READ_CAP, keep=LOG_KEEP_BYTES)
@@ -423,7 +425,8 @@ async def download(urls: list[str], repo: str, folder: Path, token: str | None) 
     return saved
 
 
-async def _one(client, url: str, repo: str, folder: Path, index: int, token: str | None, room: int) -> Attachment:
+async def _one(client: httpx.AsyncClient, url: str, repo: str, folder: Path, index: int, token: str | None,
+               room: int) -> Attachment:
     target, accept = _download_plan(url, repo) or (url, None)
     try:
         got = await get(client, target, token=token, cap=min(ATTACHMENT_BYTES, max(room, 0)), accept=accept)

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import cast
 
 from markdown_it import MarkdownIt
-from markdown_it.rules_inline import backtick
+from markdown_it.rules_inline import StateInline, backtick
 from markdown_it.token import Token
 
 ZWSP = "\u200b"
@@ -76,13 +78,14 @@ def _code(text: str, lines: list[str]) -> tuple[dict[int, list], dict[int, list]
     return blocks, spans
 
 
-def _located(token: Token, ranges, lines: list[str], cursor: dict[int, int]):
+def _located(token: Token, ranges: Iterable[tuple[int, int]], lines: list[str],
+             cursor: dict[int, int]) -> Iterator[tuple[int, int, int]]:
     """(line, start column, end column) of each code span of an inline token, found by locating
     each of its content lines in the source. A content line not found (tabs expanded, escapes in
     table cells) gets no protection: it is neutralised in full, which is only ever safer."""
     offset = 0
     for j, content in enumerate(token.content.split("\n")):
-        line = token.map[0] + j
+        line = cast(list[int], token.map)[0] + j
         column = lines[line].find(content, cursor.get(line, 0)) if line < len(lines) and content else -1
         if column >= 0:
             cursor[line] = column + len(content)
@@ -93,7 +96,7 @@ def _located(token: Token, ranges, lines: list[str], cursor: dict[int, int]):
         offset += len(content) + 1
 
 
-def _neutralised(line: str, protected) -> str:
+def _neutralised(line: str, protected: Sequence[tuple[int, int]]) -> str:
     """The line with a zero-width space breaking each comment opener and mention outside the
     protected column ranges."""
     cuts = [m.start() + 2 for m in _OPENER.finditer(line)]
@@ -127,7 +130,7 @@ def _closed(text: str, tokens: list[Token]) -> str:
 
 def _fence_closed(text: str, fence: Token) -> bool:
     lines = text.split("\n")
-    first, end = fence.map
+    first, end = cast(list[int], fence.map)
     if end - 1 <= first or end > len(lines):
         return False
     closing = lines[end - 1].strip()
@@ -142,7 +145,7 @@ def _parser() -> MarkdownIt:
     keeps no positions for inline tokens)."""
     md = MarkdownIt("commonmark").enable("table")
 
-    def recording_backtick(state, silent: bool) -> bool:
+    def recording_backtick(state: StateInline, silent: bool) -> bool:
         start, count = state.pos, len(state.tokens)
         matched = backtick(state, silent)
         if matched and not silent and len(state.tokens) > count and state.tokens[-1].type == "code_inline":
@@ -157,7 +160,7 @@ def _parse(text: str) -> list[Token]:
     return _parser().parse(text, {})
 
 
-def _walk(tokens: list[Token]):
+def _walk(tokens: list[Token]) -> Iterator[Token]:
     for token in tokens:
         yield token
         if token.children:
