@@ -26,6 +26,8 @@ from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Pro
 
 LAST_MESSAGE = ".bot/codex-last-message.txt"
 CODEX_HOME = ".codex"
+AUTH_FILE = CODEX_HOME + "/auth.json"
+CHATGPT_BASE = "/backend-api/codex"  # ChatGPT's Codex backend under a base URL (a ChatGPT login)
 REQUIRED_MCP_FAILED = "required MCP servers failed to initialize"
 CONFIG_NOTE = b"# Managed by the bot (CODEX_HOME must exist); settings are passed with -c.\n"
 HTTP_STATUS = re.compile(r"unexpected status (\d{3})")
@@ -70,19 +72,24 @@ class Codex(CliAdapter):
                   ("sandbox_mode", toml("read-only" if strict else "danger-full-access")),
                   ("analytics.enabled", "false"), ("check_for_update_on_startup", "false"),
                   ("history.persistence", toml("none")),
-                  ("features.plugins", "false")]  # else it syncs plugins from github.com and chatgpt.com
+                  ("features.plugins", "false"),  # else it syncs plugins from github.com and chatgpt.com
+                  ("features.apps", "false")]  # else a ChatGPT login connects ChatGPT's apps (chatgpt.com/…/mcp)
         if strict:
             config += [(f"features.{feature}", "false") for feature in STRICT_FEATURES_OFF]
         config.append(("web_search", toml("live" if episode.web_access else "disabled")))
         if episode.instruction:
             config.append(("developer_instructions", toml(episode.instruction)))
         if base := self.base_url(episode):
+            chatgpt = _chatgpt_login(episode.credentials.files)
             config += [("model_provider", toml("bot_gateway")),
                        ("model_providers.bot_gateway.name", toml("bot gateway")),
-                       ("model_providers.bot_gateway.base_url", toml(f"{base}/v1")),
+                       ("model_providers.bot_gateway.base_url",
+                        toml(f"{base}{CHATGPT_BASE}" if chatgpt else f"{base}/v1")),
                        ("model_providers.bot_gateway.wire_api", toml("responses"))]
             key = next((k for k in self.credential_env if k in episode.credentials.env), None)
-            if key:
+            if chatgpt:  # its auth.json's tokens as the bearer, and the account id header
+                config.append(("model_providers.bot_gateway.requires_openai_auth", "true"))
+            elif key:
                 config.append(("model_providers.bot_gateway.env_key", toml(key)))
         if bridge := episode.bridge:
             prefix = f"mcp_servers.{bridge.server_name}"
@@ -165,6 +172,16 @@ def _item(kind: str, item: dict, raw: bytes) -> list[Event]:
         paths = ", ".join(f"{c.get('kind')} {c.get('path')}" for c in item.get("changes") or [])
         return [Event(EventKind.TOOL_RESULT if done else EventKind.TOOL_USE, tool="file_change", text=paths, raw=raw)]
     return [Event(EventKind.PROGRESS, text=str(itype), raw=raw)]
+
+
+def _chatgpt_login(files: dict[str, bytes]) -> bool:
+    """Whether the episode's auth.json is a ChatGPT login (OAuth tokens), which Codex sends to
+    ChatGPT's Codex backend (`<base>/backend-api/codex/responses`), not to the API."""
+    try:
+        doc = json.loads(files.get(AUTH_FILE) or b"null")
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and isinstance(doc.get("tokens"), dict)
 
 
 def _readable(message: str) -> str:

@@ -80,6 +80,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_OPENCODE_KEY_ENV", None, "The variable holding a custom OpenCode provider's key."),
     Variable("BOT_CODEX_AUTH_FILE", None, "A Codex ChatGPT login (`auth.json`) to use."),
     Variable("CODEX_HOME", None, "Codex's own home, searched for `auth.json`."),
+    Variable("BOT_CHATGPT_TOKEN_URL", "https://auth.openai.com/oauth/token",
+             "Where the model relay refreshes a Codex ChatGPT login's tokens."),
     # sandbox
     Variable("BOT_SANDBOX_TIER", "1", "Minimum sandbox tier: 1 (bubblewrap) or 0 (process jail, tests).", int),
     Variable("BOT_CGROUP_ROOT", "/sys/fs/cgroup", "The cgroup v2 mount.", Path),

@@ -18,14 +18,17 @@ provenance and `bot doctor` can say so.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from adapters.base import Credentials, gateway_root
 from bot import config
-from bot.credentials.resolve import OPENCODE_PROVIDER_ENV, as_credentials, kinds_for, settings_url
+from bot.credentials.resolve import OPENCODE_PROVIDER_ENV, Kind, as_credentials, kinds_for, settings_url
+from bot.job import login_store
 from bot.record.recorder import Recorder
+from bot.relay import chatgpt
 from bot.relay.apis import KEY_HEADER
 from bot.relay.budgets import Budget, Caps, Ledger, Scope, operator_caps
 from bot.relay.server import ModelRelay, Upstream
@@ -59,8 +62,7 @@ class Plan:
 
 def plan(agent: str, creds: Credentials) -> Plan:
     if creds.files:
-        return Plan(None, direct_reason=f"{agent}'s login file ({', '.join(sorted(creds.files))}) cannot be "
-                                        "relayed yet")
+        return _login_file_plan(agent, creds)
     gateway = config.agent_base_url(agent)
     for variable, provider, bearer, inside in RELAYABLE.get(agent, ()):
         if agent == "opencode" and gateway and variable != OPENCODE_GATEWAY_KEY:
@@ -74,13 +76,28 @@ def plan(agent: str, creds: Credentials) -> Plan:
     return Plan(None, direct_reason=f"{agent} cannot be pointed at the relay with this credential ({held})")
 
 
+def _login_file_plan(agent: str, creds: Credentials) -> Plan:
+    """Codex's `auth.json`: a ChatGPT login is held (and refreshed) by the relay, Codex gets a
+    placeholder login; an API-key login is relayed as the key. Other login files stay direct."""
+    text = creds.files.get(chatgpt.AUTH_FILE) if agent == "codex" and len(creds.files) == 1 else None
+    login = chatgpt.Login.parse(text) if text else None
+    if login is not None:  # ChatGPT's backend, never the operator's API gateway
+        return Plan(Upstream("chatgpt", login.access_token, scope=creds.source, login=login,
+                             fix_hint=fix_hint(creds.source, "the ChatGPT login (auth.json)")))
+    key = chatgpt.api_key(text) if text else None
+    if key:
+        return plan(agent, Credentials(env={"CODEX_API_KEY": key}, source=creds.source))
+    return Plan(None, direct_reason=f"{agent}'s login file ({', '.join(sorted(creds.files))}) cannot be "
+                                    "relayed yet")
+
+
 def credential_modes(agent: str) -> dict[str, list[str]]:
     """How each credential kind `agent` can be given runs: "relay", or "direct" (the key in the
     sandbox), by the same `plan()` an episode uses. The kinds are the settings page's, plus the
     provider keys only the operator's environment can give OpenCode."""
 
     modes: dict[str, list[str]] = {"relay": [], "direct": []}
-    given = [(kind.label, as_credentials(kind, "probe", "operator")) for kind in kinds_for(agent)]
+    given = [(kind.label, as_credentials(kind, _probe(kind), "operator")) for kind in kinds_for(agent)]
     if agent == "opencode":
         covered = {var for kind in kinds_for(agent) for var in kind.env}
         given += [(f"{var} (operator)", Credentials(env={var: "probe"}, source="operator"))
@@ -88,6 +105,13 @@ def credential_modes(agent: str) -> dict[str, list[str]]:
     for label, creds in given:
         modes["relay" if plan(agent, creds).upstream is not None else "direct"].append(label)
     return modes
+
+
+def _probe(kind: Kind) -> str:
+    """A stand-in value of the kind's shape (a login file is judged by what it holds)."""
+    if kind.file == chatgpt.AUTH_FILE:
+        return json.dumps({"tokens": {"access_token": "probe", "refresh_token": "probe", "account_id": "probe"}})
+    return "probe"
 
 
 def fix_hint(source: str, variable: str) -> str:
@@ -143,11 +167,14 @@ async def model_channel(agent: str, adapter: Any, creds: Credentials, ctx: Any, 
     ledger = Ledger(recorder.db)
     budget = Budget(operator=operator_caps(), repo=Caps(**repo_budgets) if repo_budgets else None,
                     prior=ledger.spent(scope))
+    login = chosen.upstream.login
     async with ModelRelay(chosen.upstream, recorder, run_id, budget=budget, ledger=ledger, spend_scope=scope,
-                          on_retry=on_retry, on_stop=on_stop) as relay:
+                          on_retry=on_retry, on_stop=on_stop,
+                          on_login_refresh=login_store.saver(creds.source, ctx) if login else None) as relay:
         ctx.secrets.append(relay.token)
         narrow_sandbox(sandbox_config, adapter, relay.port)
-        inside = Credentials(env={name: relay.token for name in chosen.inside_env}, source=creds.source)
+        files = {chatgpt.AUTH_FILE: chatgpt.placeholder_auth(relay.token, login)} if login else {}
+        inside = Credentials(env={name: relay.token for name in chosen.inside_env}, files=files, source=creds.source)
         yield Channel(inside, relay.url, relay=relay)
 
 

@@ -7,6 +7,8 @@ APIs (`Route.api`) and their paths, nothing else is forwarded:
   chat       POST /v1/chat/completions                             (provider "openai")
   gemini     POST /v1beta/models/<model>:generateContent | :streamGenerateContent | :countTokens
                                                                    (provider "google")
+  responses  POST /backend-api/codex/responses, and models  GET /backend-api/codex/models
+                                                                   (provider "chatgpt" only)
 `HEAD /` (Claude Code's connectivity preflight) is answered by the relay itself.
 """
 from __future__ import annotations
@@ -27,6 +29,8 @@ PROVIDERS: dict[str, tuple[str, frozenset[str], str]] = {
     "mistral": ("https://api.mistral.ai", frozenset({"chat"}), "authorization"),
     "xai": ("https://api.x.ai", frozenset({"responses", "chat"}), "authorization"),
     "deepseek": ("https://api.deepseek.com", frozenset({"chat"}), "authorization"),
+    # a Codex ChatGPT login: ChatGPT's Codex backend, reached only by its own paths (_CHATGPT)
+    "chatgpt": ("https://chatgpt.com", frozenset(), "authorization"),
 }
 DEFAULT_BASE = {provider: root for provider, (root, _, _) in PROVIDERS.items()}
 # where each provider takes its key (the relay's upstream side)
@@ -35,15 +39,21 @@ KEY_HEADER = {provider: header for provider, (_, _, header) in PROVIDERS.items()
 KEY_CARRIERS = (b"x-api-key", b"authorization", b"x-goog-api-key")
 
 
-def serves(provider: str, api: str) -> bool:
-    """Whether `provider` is called with `api` (the relay forwards nothing else to it)."""
-    return provider in PROVIDERS and api in PROVIDERS[provider][1]
+def serves(provider: str, route: Route) -> bool:
+    """Whether `provider` is called with this route (the relay forwards nothing else to it)."""
+    if route.only is not None:
+        return provider == route.only
+    return provider in PROVIDERS and route.api in PROVIDERS[provider][1]
 
 
 _GEMINI = re.compile(rb"^/v1(?:beta)?/models/([A-Za-z0-9][A-Za-z0-9._-]{0,127}):"
                      rb"(generateContent|streamGenerateContent|countTokens)$")
 _FIXED = {b"/v1/messages": "anthropic", b"/v1/messages/count_tokens": "anthropic",
           b"/v1/responses": "responses", b"/v1/chat/completions": "chat"}
+CHATGPT_BASE = "/backend-api/codex"  # Codex's base URL under a ChatGPT login: <root>/backend-api/codex
+# (method, path) -> api of ChatGPT's Codex backend: the Responses API, and the account's model list
+_CHATGPT = {("POST", f"{CHATGPT_BASE}/responses".encode()): "responses",
+            ("GET", f"{CHATGPT_BASE}/models".encode()): "models"}
 
 
 @dataclass(frozen=True)
@@ -51,10 +61,14 @@ class Route:
     api: str
     model: str | None = None  # Gemini names the model in the path
     metered: bool = True  # count_tokens calls produce no usage
+    only: str | None = None  # the one provider this path belongs to (ChatGPT's backend)
 
 
 def route(method: str, raw_path: bytes) -> Route | None:
     """The API of a forwardable request, else None (the relay refuses it)."""
+    chatgpt = _CHATGPT.get((method, raw_path))
+    if chatgpt is not None:
+        return Route(chatgpt, metered=chatgpt == "responses", only="chatgpt")
     if method != "POST":
         return None
     api = _FIXED.get(raw_path)

@@ -49,6 +49,7 @@ from bot.loopback import LoopbackServer
 from bot.record.recorder import Recorder
 from bot.relay import apis
 from bot.relay.budgets import Budget, Ledger, Scope
+from bot.relay.chatgpt import Login, LoginRefused, Session
 from bot.relay.pricing import PriceTable, load_table
 from bot.relay.retry import RetryPolicy, busy_note, retryable
 from bot.relay.usage import CallUsage, UsageTap
@@ -61,7 +62,8 @@ TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=30.0)
 _DROP_UP = {b"host", b"connection", b"keep-alive", b"proxy-authorization", b"proxy-connection", b"te",
             b"trailer", b"transfer-encoding", b"upgrade", b"content-length", b"accept-encoding", b"cookie",
             b"forwarded", b"x-forwarded-for", b"x-forwarded-host", b"x-forwarded-proto", b"via",
-            b"openai-organization", b"openai-project", b"x-goog-user-project", *apis.KEY_CARRIERS}
+            b"openai-organization", b"openai-project", b"x-goog-user-project", b"chatgpt-account-id",
+            *apis.KEY_CARRIERS}
 # the body is passed on as received (raw), re-framed by the relay's server: no upstream framing
 _DROP_DOWN = {"connection", "keep-alive", "transfer-encoding", "content-length", "upgrade", "trailer", "set-cookie"}
 
@@ -76,6 +78,7 @@ class Upstream:
     bearer: bool | None = None  # send the credential as `Authorization: Bearer` (OAuth tokens)
     scope: str = "operator"  # requester | repository | installation | operator
     fix_hint: str = ""  # where to fix a rejected key, for the answer
+    login: Login | None = None  # a Codex ChatGPT login (provider "chatgpt"): refreshed by the relay
 
     @property
     def root(self) -> str:
@@ -125,7 +128,8 @@ class ModelRelay:
                  budget: Budget | None = None, ledger: Ledger | None = None, spend_scope: Scope | None = None,
                  prices: PriceTable | None = None, retry: RetryPolicy | None = None,
                  on_stop: Callable[[str], Any] | None = None, on_retry: Callable[[str], Any] | None = None,
-                 on_call: Callable[[ModelCall], Any] | None = None, client: httpx.AsyncClient | None = None):
+                 on_call: Callable[[ModelCall], Any] | None = None, client: httpx.AsyncClient | None = None,
+                 on_login_refresh: Callable[[str], Any] | None = None):
         self.upstream = upstream
         self.recorder = recorder
         self.run_id = run_id
@@ -146,7 +150,9 @@ class ModelRelay:
         self._own_client = client is None
         self._server: LoopbackServer | None = None
         self._background: set[asyncio.Task] = set()
-        recorder.add_secrets([self.token, upstream.credential])
+        self._on_login_refresh = on_login_refresh
+        self.session: Session | None = None  # the live ChatGPT login, when the upstream is one
+        recorder.add_secrets([self.token, upstream.credential, *(upstream.login.secrets() if upstream.login else ())])
 
     @property
     def url(self) -> str:
@@ -158,6 +164,9 @@ class ModelRelay:
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False, limits=httpx.Limits(
                 max_connections=64, max_keepalive_connections=16, keepalive_expiry=60))
+        if self.upstream.login is not None:
+            self.session = Session(self.upstream.login, self._client, on_refresh=self._on_login_refresh,
+                                   on_secret=self.recorder.add_secrets)
         config = uvicorn.Config(self, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
                                 timeout_graceful_shutdown=1, access_log=False, http="h11",
                                 proxy_headers=False, server_header=False, date_header=False)
@@ -209,7 +218,7 @@ class ModelRelay:
         call = ModelCall(self.upstream.provider, api, "ok", 0, model=route.model if route else None)
         try:
             self._admit(scope, route, api)
-            body = await _read_body(receive)
+            body = await _read_body(receive) if method == "POST" else b""
             if route.api == "chat":
                 body = _with_usage_requested(body, scope["headers"])
             await self._forward(scope, route, body, send, call, started)
@@ -231,7 +240,7 @@ class ModelRelay:
         if not self._authorized(scope["headers"], scope.get("query_string", b"")):
             raise _Refused(401, "unauthorized", "the model relay refused the request: it needs this "
                            "episode's token where the API key goes")
-        if route is None or not apis.serves(self.upstream.provider, route.api):
+        if route is None or not apis.serves(self.upstream.provider, route):
             raise _Refused(404, "path", f"the model relay forwards only the {self.upstream.provider} "
                            "model API; this request is not one of its calls")
         if self.stopped is not None:
@@ -257,13 +266,14 @@ class ModelRelay:
 
     def _request(self, scope, body: bytes) -> httpx.Request:
         headers = [(k, v) for k, v in scope["headers"] if k not in _DROP_UP]
-        headers += [self.upstream.key_header(), (b"accept-encoding", b"identity")]
+        headers += self.session.headers() if self.session else [self.upstream.key_header()]
+        headers.append((b"accept-encoding", b"identity"))
         query = scope.get("query_string", b"")
         if b"key=" in query:
             query = urlencode([(k, v) for k, v in parse_qsl(query.decode("latin-1"), keep_blank_values=True)
                                if k != "key"]).encode()
         url = self.upstream.root + scope["raw_path"].decode("ascii") + (f"?{query.decode('latin-1')}" if query else "")
-        return self._client.build_request("POST", url, headers=headers, content=body)
+        return self._client.build_request(scope["method"], url, headers=headers, content=body or None)
 
     async def _forward(self, scope, route: apis.Route, body: bytes, send, call: ModelCall, started: float) -> None:
         response = await self._send_with_retries(scope, body, call)
@@ -305,7 +315,8 @@ class ModelRelay:
         return UsageTap(route.api, response.headers.get("content-type", ""))
 
     async def _send_with_retries(self, scope, body: bytes, call: ModelCall) -> httpx.Response:
-        attempt = 0
+        attempt, renewed = 0, False
+        await self._fresh_login()
         while True:
             try:
                 response = await self._client.send(self._request(scope, body), stream=True)
@@ -314,6 +325,10 @@ class ModelRelay:
                 reason = f"provider unreachable ({type(exc).__name__})"
             else:
                 status, headers = response.status_code, response.headers
+                if status == 401 and self.session is not None and not renewed:
+                    renewed = True  # an expired login: refresh once, then the same call again
+                    if await self._renew_login(response, call):
+                        continue
                 if not retryable(status):
                     return response
                 reason = f"provider busy ({status})"
@@ -336,6 +351,32 @@ class ModelRelay:
         self.recorder.record(self.run_id, Tier.ENFORCED, "model_retry", tool=f"{call.provider}/{call.api}",
                              outcome=f"retry:{status}", raw=note)
         self._callback(self._on_retry, note)
+
+    async def _fresh_login(self) -> None:
+        if self.session is None:
+            return
+        try:
+            await self.session.fresh()
+        except LoginRefused as refused:
+            raise _Refused(401, "key", self._login_rejected(str(refused))) from None
+
+    async def _renew_login(self, response: httpx.Response, call: ModelCall) -> bool:
+        """After a 401: refresh the login unless the refresh is refused (the 401 then stands)."""
+        stale = self.session.login.access_token
+        try:
+            await self.session.refresh(stale)
+        except LoginRefused as refused:
+            call.notes.append(f"login refresh failed: {refused}")
+            return False
+        await response.aclose()
+        call.notes.append("the ChatGPT login was refreshed after a 401")
+        return True
+
+    def _login_rejected(self, why: str) -> str:
+        reason = f"the ChatGPT login of the {self.upstream.scope} scope could not be renewed ({why})"
+        fix = self.upstream.fix_hint or "run `codex login` again and connect the new auth.json"
+        self.stop(f"{reason}; {fix}", "key")
+        return f"{reason}; {fix}. Stop now."
 
     def _key_rejected(self, response: httpx.Response) -> str:
         kind = apis.error_type(response.content)

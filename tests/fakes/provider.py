@@ -51,14 +51,21 @@ Turn answered), and helpers prior_assistant_turns, last_user_text, tool_result, 
 provider_tools (tools the provider itself would run, such as web search).
 Auxiliary requests (OpenCode's title generation, Gemini's JSON-schema router/next-speaker
 calls) are answered automatically and never consume a scripted turn.
+A ChatGPT login (Codex's auth.json): `fake.login = FakeLogin(...)` makes the fake stand as ChatGPT's
+Codex backend (POST /backend-api/codex/responses, the Responses API; GET /backend-api/codex/models),
+which answers 401 without the login's current access token and account id, and as its token
+endpoint (POST /oauth/token, Codex's refresh request), which rotates the tokens.
+`fake.login.auth_json()` is the login as `codex login` writes it.
 """
 from __future__ import annotations
 
+import base64
 import gzip
 import itertools
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -482,6 +489,8 @@ def _error_body(api: str, status: int, message: str) -> bytes:
 
 
 def _api_of(path: str) -> str | None:
+    if path.startswith(CHATGPT_RESPONSES):
+        return "responses"
     if path.startswith("/v1/messages"):
         return "anthropic"
     if path.startswith("/v1/responses"):
@@ -491,6 +500,67 @@ def _api_of(path: str) -> str | None:
     if path.startswith("/v1beta/models/") or path.startswith("/v1/models/"):
         return "gemini"
     return None
+
+
+# ---------------------------------------------------------------- a ChatGPT login
+
+CHATGPT_RESPONSES = "/backend-api/codex/responses"  # Codex's model calls under a ChatGPT login
+TOKEN_PATH = "/oauth/token"  # the login's token endpoint (BOT_CHATGPT_TOKEN_URL = fake.url + TOKEN_PATH)
+
+
+def fake_jwt(claims: dict) -> str:
+    """An unsigned JWT with these claims (Codex and the relay read claims, never check signatures)."""
+    def part(value: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}.fake"
+
+
+@dataclass
+class FakeLogin:
+    """A ChatGPT login the fake accepts: ChatGPT's backend (/backend-api/...) answers 401 unless the
+    call carries the current access token and account id; POST /oauth/token with the current
+    refresh token (Codex's JSON request) issues new tokens and rotates the refresh token."""
+
+    account_id: str = "acct-real-0001"
+    lifetime_s: int = 3600  # the access token's exp, from when it is issued (negative: already expired)
+    generation: int = 1
+    refreshes: list[dict] = field(default_factory=list)  # each refresh request's JSON body
+
+    @property
+    def access_token(self) -> str:
+        return fake_jwt({"exp": self._issued + self.lifetime_s, "gen": self.generation,
+                         "secret": f"at-real-{self.generation}-{self.account_id}"})
+
+    @property
+    def refresh_token(self) -> str:
+        return f"rt-real-{self.generation}-0123456789"
+
+    def __post_init__(self) -> None:
+        self._issued = int(time.time())
+
+    def auth_json(self) -> str:
+        """The login as `codex login` writes it."""
+        id_token = fake_jwt({"email": "dev@example.com", "https://api.openai.com/auth": {
+            "chatgpt_plan_type": "plus", "chatgpt_account_id": self.account_id}})
+        return json.dumps({"OPENAI_API_KEY": None, "last_refresh": "2026-11-01T00:00:00Z", "tokens": {
+            "id_token": id_token, "access_token": self.access_token, "refresh_token": self.refresh_token,
+            "account_id": self.account_id}})
+
+    def admits(self, headers: dict) -> bool:
+        lowered = {k.lower(): v for k, v in headers.items()}
+        return (lowered.get("authorization") == f"Bearer {self.access_token}"
+                and lowered.get("chatgpt-account-id") == self.account_id)
+
+    def refresh(self, body: Any) -> dict | None:
+        """New tokens for a valid refresh request, else None (invalid_grant)."""
+        self.refreshes.append(body if isinstance(body, dict) else {})
+        if not isinstance(body, dict) or body.get("grant_type") != "refresh_token" or \
+                body.get("refresh_token") != self.refresh_token:
+            return None
+        self.generation += 1
+        self.lifetime_s, self._issued = 3600, int(time.time())
+        return {"access_token": self.access_token, "refresh_token": self.refresh_token,
+                "id_token": fake_jwt({"gen": self.generation}), "token_type": "Bearer", "expires_in": 3600}
 
 
 # ---------------------------------------------------------------- the server
@@ -503,6 +573,7 @@ class FakeProvider:
         self._queue: list[Turn] = []
         self._lock = threading.Lock()
         self.requests: list[Request] = []
+        self.login: FakeLogin | None = None  # set to stand as ChatGPT's backend for a login
         self._server = ThreadingHTTPServer((host, port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -603,6 +674,8 @@ def _handler_for(fake: FakeProvider):
 
         def do_GET(self) -> None:
             fake.record_other("GET", self.path, dict(self.headers))
+            if self._refused_login():
+                return
             self._send(200, "application/json", json.dumps({"object": "list", "data": [], "models": []}).encode())
 
         def do_POST(self) -> None:
@@ -610,6 +683,21 @@ def _handler_for(fake: FakeProvider):
                 self._post()
             except Exception as exc:  # a fake bug must show as a 500, not a hung CLI
                 self._send(500, "application/json", json.dumps({"error": {"message": repr(exc)}}).encode())
+
+        def _refused_login(self) -> bool:
+            """ChatGPT's backend without the login's current tokens: 401, as ChatGPT answers."""
+            if fake.login is None or not self.path.startswith("/backend-api/") or fake.login.admits(dict(self.headers)):
+                return False
+            self._send(401, "application/json", json.dumps({"detail": "Unauthorized", "error": {
+                "type": "invalid_request_error", "code": "token_expired", "message": "expired"}}).encode())
+            return True
+
+        def _token(self, body: Any) -> None:
+            fake.record_other("POST", self.path, dict(self.headers))
+            issued = fake.login.refresh(body) if fake.login else None
+            if issued is None:
+                return self._send(400, "application/json", b'{"error":"invalid_grant"}')
+            self._send(200, "application/json", json.dumps(issued).encode())
 
         def _post(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -619,6 +707,11 @@ def _handler_for(fake: FakeProvider):
                 body = json.loads(raw or b"{}")
             except ValueError:
                 body = None
+            if self.path == TOKEN_PATH:
+                return self._token(body)
+            if self._refused_login():
+                fake.record_other("POST", self.path, dict(self.headers))
+                return
             api = _api_of(self.path)
             if self.path.endswith("count_tokens") or self.path.endswith(":countTokens"):
                 fake.record_other("POST", self.path, dict(self.headers))

@@ -11,10 +11,10 @@ def _rows() -> dict[str, dict]:
     return {row["agent"]: row for row in doctor.channel_rows()}
 
 
-def test_doctor_lists_the_codex_chatgpt_login_as_key_in_the_sandbox():
+def test_doctor_lists_the_codex_chatgpt_login_as_relayed():
     codex = _rows()["codex"]
-    assert codex["direct"] == ["ChatGPT subscription (Codex auth.json)"]
-    assert codex["relay"] == ["OpenAI API key"]
+    assert codex["direct"] == []
+    assert codex["relay"] == ["ChatGPT subscription (Codex auth.json)", "OpenAI API key"]
 
 
 def test_doctor_lists_only_opencodes_login_file_as_key_in_the_sandbox():
@@ -32,8 +32,8 @@ def test_doctor_lists_every_claude_and_gemini_credential_kind_as_relayed():
 
 def test_doctor_table_names_the_direct_kinds_key_in_the_sandbox():
     text = doctor.render([], [], doctor.channel_rows())
-    line = next(line for line in text.splitlines() if line.startswith("codex"))
-    assert "relay: OpenAI API key" in line and "key in the sandbox: ChatGPT subscription (Codex auth.json)" in line
+    line = next(line for line in text.splitlines() if line.startswith("opencode"))
+    assert "relay: Anthropic API key for OpenCode" in line and "key in the sandbox: OpenCode auth.json" in line
 
 
 def test_doctor_json_holds_the_model_channel_per_agent(capsys):

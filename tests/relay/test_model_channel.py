@@ -38,7 +38,7 @@ def test_the_operators_gateway_becomes_the_relays_upstream(monkeypatch):
     assert chosen.upstream.root == "https://llm.example.internal"
 
 
-def test_a_codex_chatgpt_login_file_stays_direct_with_a_reason():
+def test_a_codex_login_file_with_neither_tokens_nor_key_stays_direct_with_a_reason():
     chosen = plan("codex", Credentials(files={".codex/auth.json": b"{}"}))
     assert chosen.upstream is None and "login file" in chosen.direct_reason
 
