@@ -142,9 +142,10 @@ def resolve_origin(agent: str, repo: str | None, requester: int | None,
     """`resolve`, saying where the credentials come from."""
     owners = {"user": requester, "repo": repo, "installation": installation_id}
     for source, scope_kind in SOURCES:
-        if owners[scope_kind] in (None, ""):
+        owner = owners[scope_kind]
+        if owner is None or owner == "":
             continue
-        found = _stored(agent, secrets.scope_for(scope_kind, owners[scope_kind]), source)
+        found = _stored(agent, secrets.scope_for(scope_kind, owner), source)
         if found:
             return found
     return operator_origin(agent)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from bot.db import Database
 from bot.job import honesty
 from bot.job.context import JobContext
 from bot.job.episode import Turn
@@ -11,13 +12,15 @@ from bot.job.tracking import MAX_COMMENT_CHARS
 from bot.record import provenance
 from bot.record.defang import defang
 from bot.record.recorder import Recorder
+from bot.workspace.effects import Outcome
 
 MAX_ANSWER_CHARS = 50_000
 MIN_DIFF_CHARS = 500  # below this a cut diff is not worth showing
 FIT_MARGIN_CHARS = 1_000  # redaction may lengthen the text a little
 
 
-def compose(db, ctx: JobContext, agent: str, turn: Turn, outcome, touched: list[str] | None = None) -> str:
+def compose(db: Database, ctx: JobContext, agent: str, turn: Turn, outcome: Outcome | None,
+            touched: list[str] | None = None) -> str:
     """The answer comment: the agent's text (inert), what happened to the change, the provenance."""
 
     result = turn.result
@@ -44,14 +47,14 @@ def compose(db, ctx: JobContext, agent: str, turn: Turn, outcome, touched: list[
     return prov.render(body)
 
 
-def fit_answer(text: str, outcome, tail_chars: int) -> str:
+def fit_answer(text: str, outcome: Outcome | None, tail_chars: int) -> str:
     """The answer, what happened to the change and its diff, cut so that with the provenance
     (`tail_chars`) the comment stays under GitHub's limit: the provenance is never cut, the
     answer and the diff share what is left (each at least half when both are long)."""
 
     # the message names paths the agent chose: inert like the agent's own text
     note = f"\n\n{defang(outcome.message)}" if outcome is not None and outcome.kind != "none" else ""
-    diff = outcome.diff if note and outcome.diff else ""
+    diff = outcome.diff if outcome is not None and note and outcome.diff else ""
     room = MAX_COMMENT_CHARS - tail_chars - len(note) - FIT_MARGIN_CHARS
     fence = _fence_for(diff)
     wrapper = f"\n\n<details><summary>diff</summary>\n\n{fence}diff\n{{}}\n{fence}\n</details>"

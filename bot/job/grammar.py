@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 CONTROL_WORDS = ("help", "status", "stop")
@@ -44,7 +45,7 @@ def parse(body: str | None, handle: str, agents: tuple[str, ...] | list[str]) ->
     return None
 
 
-def _live_lines(lines: list[str]):
+def _live_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
     """(index, line) for every line outside code blocks and quotes."""
     in_fence = False
     for index, line in enumerate(lines):

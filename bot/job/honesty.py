@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from adapters.base import Result
+
 NO_TOOLS = "the agent was never given the bot's tools"
 PROVIDER_FAILURES = {"provider": "the model provider failed", "auth": "the model provider rejected the credentials"}
 # Failures that explain themselves (or come first): a missing tool list is not their cause.
@@ -28,7 +30,7 @@ _CLAIM = re.compile(
     r"renamed|replaced)\s", re.IGNORECASE)
 
 
-def require_tools(result, tools_listed: int, *, strict: bool, bridged: bool) -> None:
+def require_tools(result: Result, tools_listed: int, *, strict: bool, bridged: bool) -> None:
     """A strict-mode run whose CLI never listed the bridge's tools is a failure saying so."""
     if not strict or not bridged or tools_listed or result.failure in _OWN_REASON:
         return
@@ -38,7 +40,7 @@ def require_tools(result, tools_listed: int, *, strict: bool, bridged: bool) -> 
     result.error = why if why.startswith(NO_TOOLS) else f"{NO_TOOLS} ({why})"
 
 
-def failure_reason(result) -> str:
+def failure_reason(result: Result) -> str:
     """Why a failed run is not an answer, as the thread should read it."""
     error = result.error or "no answer"
     lead = PROVIDER_FAILURES.get(result.failure or "")

@@ -15,16 +15,20 @@ import asyncio
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from adapters.base import Tier
 from bot import config
 from bot.github import thread as github
 from bot.github.client import is_own_comment
 from bot.github.thread import Check, ReviewThread, ThreadData
+from bot.job.context import JobContext
 from bot.record.defang import markers
 from bot.record.hidden import clean_markdown, clean_plain
+from bot.record.recorder import Recorder
 from bot.workspace.worktrees import conversation_slug as slug
 
 
@@ -56,7 +60,7 @@ def attachments_dir(conversation: str) -> Path:
 class ThreadContext:
     """The job's thread, fetched and cleaned once (on first use) and rendered to a budget."""
 
-    def __init__(self, ctx, attachments: Path | None = None):
+    def __init__(self, ctx: JobContext, attachments: Path | None = None) -> None:
         self.ctx, self.folder = ctx, attachments
         self.removed: Counter = Counter()
         self._data: ThreadData | None = None
@@ -79,7 +83,7 @@ class ThreadContext:
         data = await self.data()
         return render(data, budget, current_job=getattr(self.ctx, "job_id", None)) if data else ""
 
-    def record(self, recorder, run_id: str) -> None:
+    def record(self, recorder: Recorder, run_id: str) -> None:
         """An enforced event: the bot built the agent's view of the thread; what it removed."""
         if self._data is None:
             return
@@ -120,7 +124,7 @@ def clean(data: ThreadData) -> Counter:
         markdown(data.trigger, "body")
         data.trigger["diff_hunk"] = plain(data.trigger.get("diff_hunk"))
     for thread in data.review_threads:
-        thread.diff_hunk = plain(thread.diff_hunk)
+        thread.diff_hunk = cast(str, plain(thread.diff_hunk))  # a str stays a str
     for entry in data.files:
         entry["patch"] = plain(entry.get("patch"))
     for check in data.checks:
@@ -137,12 +141,13 @@ def _take_our_markers(comment: dict) -> None:
     if not is_own_comment(comment) or not comment.get("body"):
         return
     ours = [found for found in markers(comment["body"]) if _MARKER.fullmatch(found)]
-    comment["_markers"] = [_MARKER.fullmatch(found)[1] for found in ours]
+    comment["_markers"] = [match[1] for found in ours if (match := _MARKER.fullmatch(found))]
     for found in ours:
         comment["body"] = comment["body"].replace(found, "", 1)
 
 
-def _clean_check(check: Check, markdown, plain) -> None:
+def _clean_check(check: Check, markdown: Callable[[dict, str], None],
+                 plain: Callable[[str | None], str | None]) -> None:
     holder = {"title": check.title, "summary": check.summary}
     markdown(holder, "title")
     markdown(holder, "summary")
@@ -244,7 +249,8 @@ def _comments(data: ThreadData, budget: Budget, current_job: int | None) -> str:
             rendered.append(text)
     if not rendered:
         return ""
-    kept, used = [], 0
+    kept: list[str] = []
+    used = 0
     for text in reversed(rendered):  # the newest matter most: the oldest are left out first
         text = cut(text, budget.comments) if not kept else text
         if kept and used + len(text) > budget.comments:
