@@ -10,7 +10,7 @@ import sys
 import time
 import traceback
 
-SECTIONS = ("intake", "adapters", "sandbox", "bridge", "relay", "workspace")
+SECTIONS = ("intake", "adapters", "sandbox", "bridge", "relay", "workspace", "scale")
 
 
 def main(argv: list[str]) -> int:
