@@ -1,24 +1,35 @@
-"""`bot doctor [--json]`: the readiness of every agent CLI and of the sandbox floor.
+"""`bot doctor [--json]`: can this machine run agents, and serve GitHub?
 
-Each adapter's detect() runs the CLI's own version and auth probes (never an episode) in a
-throwaway HOME with a scrubbed environment that keeps only the credential variables the CLI
-reads. Exit status 1 when an agent must be refused (missing, too old) or a floor check fails;
-a logged-out agent is an actionable line, not a failure.
+Each adapter's detect() runs the CLI's own version probe (never an episode) in a throwaway HOME
+with a scrubbed environment. Whether an agent has credentials is decided by the very function a
+run uses (bot.credentials.resolve), so doctor and `bot run` cannot disagree. The GitHub App's
+configuration is checked with GitHub itself (a JWT for `GET /app`), with the webhook secret and
+the OAuth settings of the settings page. It ends with a one-line verdict; `--json` has `ok`.
+Exit status 1 when something is broken (a refused agent, a failed floor check, an App GitHub
+refuses or a half-done configuration); a missing key or an App not set up at all is a finding,
+not a failure.
+
+A section is a function returning {"section", "ok", "rows": [{"check", "ok", "detail"}]}
+(SECTIONS); a new area of the bot adds its own function there.
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from adapters import base as adapters
 from adapters.base import Readiness
 from bot import config
+from bot.cli.doctor_database import database_section
+from bot.credentials import resolve as credentials
 from bot.job.model_channel import credential_modes
+from bot.settings import app_check, manifest
 from sandbox import doctor_checks
 from sandbox.base import base_env
 
@@ -53,10 +64,25 @@ def agent_rows() -> list[dict]:
         adapter = adapters.get(name, config.operator_for(name))
         with tempfile.TemporaryDirectory(prefix=f"bot-doctor-{name}-") as scratch:
             ready: Readiness = adapter.detect(probe_for(adapter, Path(scratch)))
+        has_key, why = credential(name)
         rows.append({"agent": name, "binary": adapter.binary, "available": ready.available,
-                     "logged_in": ready.logged_in, "version": ready.version, "refuse": ready.refuse,
-                     "reason": ready.reason, "min_version": adapter.min_version})
+                     "logged_in": has_key, "version": ready.version, "refuse": ready.refuse,
+                     "reason": ready.reason if ready.refuse else why, "min_version": adapter.min_version})
     return rows
+
+
+def credential(agent: str) -> tuple[bool, str]:
+    """Whether a run of `agent` would find credentials, by the run's own resolution (the
+    operator's environment here: a user's or a repository's key is per run), and which."""
+    found = credentials.resolve(agent, None, None, None)
+    names = credentials.operator_env_names(agent)
+    gateway = f" through the gateway BOT_{agent.upper()}_BASE_URL" if config.agent_base_url(agent) else ""
+    if found is None:
+        wanted = " or ".join(names) or "a key"
+        return False, (f"no key: set {wanted} (also for a gateway), or connect one on the settings page"
+                       if gateway else f"no key: set {wanted}, or connect one on the settings page")
+    held = next((n for n in names if n in found.env), None) or ", ".join(sorted(found.files)) or "a key"
+    return True, f"the operator's {held}{gateway}"
 
 
 def sandbox_rows() -> list[dict]:
@@ -73,10 +99,58 @@ def channel_rows() -> list[dict]:
     return [{"agent": name, **credential_modes(name)} for name in config.AGENTS]
 
 
-def render(agents: list[dict], floor: list[dict], channel: Sequence[dict] = ()) -> str:
+def github_section() -> dict:
+    """The GitHub App: id and key verified by GitHub, the webhook secret, the settings login. The
+    App the first run stored in the data dir counts as `bot serve` counts it (the environment wins)."""
+    if (config.value("BOT_DATA_DIR").resolve() / manifest.FILE).is_file():
+        manifest.install()
+    rows = [app_row(), _set_row("webhook secret", ("GITHUB_WEBHOOK_SECRET",)),
+            _set_row("settings page login (OAuth)", ("GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET"))]
+    configured = not all(row["unset"] for row in rows)
+    return {"section": "github app", "configured": configured,
+            "ok": all(row["ok"] for row in rows) if configured else None,
+            "rows": [{k: v for k, v in row.items() if k != "unset"} for row in rows]}
+
+
+def app_row() -> dict:
+    missing = [name for name in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY")
+               if not config.env(name) and not (name == "GITHUB_PRIVATE_KEY" and config.env("GITHUB_PRIVATE_KEY_PATH"))]
+    if missing:
+        return {"check": "App id and private key", "ok": False, "unset": len(missing) == 2,
+                "detail": f"{' and '.join(missing)} not set (the App's settings page on GitHub has both)"}
+    found = asyncio.run(app_check.verify_app())
+    return {"check": "App id and private key", "ok": found.ok, "unset": False, "detail": found.message}
+
+
+def _set_row(check: str, names: tuple[str, ...]) -> dict:
+    missing = [name for name in names if not config.env(name)]
+    detail = "set" if not missing else f"{' and '.join(missing)} not set"
+    return {"check": check, "ok": not missing, "unset": len(missing) == len(names), "detail": detail}
+
+
+# Sections beyond the agents, the sandbox floor and the model channel (a new area adds its own).
+SECTIONS: list[Callable[[], dict]] = [github_section, database_section]
+
+
+def verdict(agents: list[dict], floor: list[dict], sections: Sequence[dict]) -> tuple[bool, str]:
+    """The overall `ok` and the one line that ends the report."""
+    broken = [row["agent"] for row in agents if row["refuse"]]
+    broken += [row["check"] for row in floor if not row["ok"]]
+    broken += [s["section"] for s in sections if s.get("ok") is False]
+    usable = [row["agent"] for row in agents if row["logged_in"] and not row["refuse"]]
+    runs = f"agents ready: {', '.join(usable)}" if usable else "no agent has a key yet"
+    unset = [s["section"] for s in sections if s.get("configured") is False]
+    tail = f"; not set up: {', '.join(unset)}" if unset else ""
+    if broken:
+        return False, f"NOT OK: fix {', '.join(broken)} ({runs}{tail})"
+    return True, f"OK: {runs}{tail}"
+
+
+def render(agents: list[dict], floor: list[dict], channel: Sequence[dict] = (),
+           sections: Sequence[dict] = (), verdict_line: str = "") -> str:
     lines = [f"{'agent':<9} {'version':<10} {'status':<13} detail"]
     for row in agents:
-        status = "REFUSED" if row["refuse"] else ("ready" if row["logged_in"] else "needs login")
+        status = "REFUSED" if row["refuse"] else ("ready" if row["logged_in"] else "needs a key")
         lines.append(f"{row['agent']:<9} {row['version'] or '-':<10} {status:<13} {row['reason']}")
     if floor:
         lines += ["", f"{'sandbox check':<32} ok   detail"]
@@ -85,20 +159,29 @@ def render(agents: list[dict], floor: list[dict], channel: Sequence[dict] = ()) 
         lines += ["", "model channel (per credential kind)"]
         lines += [f"{row['agent']:<9} relay: {', '.join(row['relay']) or 'none'}; "
                   f"key in the sandbox: {', '.join(row['direct']) or 'none'}" for row in channel]
+    for section in sections:
+        off = section.get("configured") is False  # not set up at all: a finding, not a failure
+        lines += ["", f"{section['section']:<32} ok   detail"]
+        lines += [f"{row['check']:<32} {'yes' if row['ok'] else '-' if off else 'NO':<4} {row['detail']}"
+                  for row in section["rows"]]
+    if verdict_line:
+        lines += ["", verdict_line]
     return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bot doctor", description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--json", action="store_true", help="machine-readable output (with an overall `ok`)")
     args = parser.parse_args(argv)
     agents, floor, channel = agent_rows(), sandbox_rows(), channel_rows()
+    sections = [section() for section in SECTIONS]
+    ok, line = verdict(agents, floor, sections)
     if args.json:
-        print(json.dumps({"agents": agents, "sandbox": floor, "model_channel": channel}, indent=2))
+        print(json.dumps({"ok": ok, "verdict": line, "agents": agents, "sandbox": floor, "model_channel": channel,
+                          "sections": sections}, indent=2))
     else:
-        print(render(agents, floor, channel))
-    failed = any(row["refuse"] for row in agents) or any(not row["ok"] for row in floor)
-    return 1 if failed else 0
+        print(render(agents, floor, channel, sections, line))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
