@@ -9,6 +9,7 @@ import sys
 import uvicorn
 
 from bot import config
+from bot.cli import preflight
 from bot.db import DatabaseConfigError
 from bot.record.redact import install_log_redaction
 from bot.service import store
@@ -22,6 +23,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--port", type=int, default=config.value("BOT_PORT"),
                         help="port to listen on (default: BOT_PORT)")
     args = parser.parse_args(argv)
+    try:
+        preflight.check_settings()  # BOT_SANDBOX_TIER, BOT_DEFAULT_AGENT: refused before any "is on it"
+    except config.MissingConfig as exc:
+        print(f"bot serve: {exc}", file=sys.stderr)
+        return 2
     try:
         store.connect().close()  # a missing shared key or a bad BOT_DATABASE_URL, said before starting
     except DatabaseConfigError as exc:
