@@ -11,7 +11,7 @@ TEST_CMDS  := $(SERVE_CMDS) socat hyperfine chromium curl openssl pgrep pg_ctlcl
 TEST_PKGS  := $(SERVE_PKGS) socat hyperfine chromium curl openssl procps postgresql
 PYTEST_ARGS ?=
 
-.PHONY: serve test bench install install-test system-serve system-test agents clean
+.PHONY: serve test bench screenshots install install-test system-serve system-test agents clean
 
 install: system-serve $(VENV)/.installed agents
 install-test: system-test $(VENV)/.installed agents
@@ -44,6 +44,12 @@ test: install-test
 
 bench: install-test
 	$(BIN)/python -m bench
+
+# docs/screenshots/<page>-<1280|390>.png: every settings page and / in Debian's chromium, both widths
+screenshots: install-test
+	rm -f docs/screenshots/*.png
+	SCREENSHOTS_DIR=docs/screenshots $(BIN)/python -m pytest -q -p no:cacheprovider \
+		tests/settings/test_responsive.py -k test_no_page_scrolls_sideways
 
 clean:
 	rm -rf $(VENV) $(AGENTS)/node_modules .bot-data

@@ -20,7 +20,7 @@ header nav a{margin-right:1rem}header form{margin:0}
 a{color:#0969da}h1{font-size:1.6rem;margin:1rem 0 .4rem;overflow-wrap:anywhere}h2{font-size:1.25rem;margin-top:1.8rem}
 .crumbs{margin:.2rem 0 1rem;display:flex;flex-wrap:wrap;gap:.3rem 1rem}
 table{border-collapse:collapse;width:100%;margin:1rem 0}caption{text-align:left;font-weight:600}
-th,td{text-align:left;padding:.4rem;border-bottom:1px solid #d0d7de;vertical-align:top;overflow-wrap:anywhere}
+th,td{text-align:left;padding:.4rem;border-bottom:1px solid #d0d7de;vertical-align:top;overflow-wrap:break-word}
 td form{display:inline-block;margin:0 .3rem .3rem 0}
 label{display:block;margin:.6rem 0 .2rem;font-weight:600}
 input,select{font:inherit;padding:.3rem;width:100%;max-width:100%}
@@ -35,6 +35,7 @@ fieldset{border:1px solid #d0d7de;border-radius:6px;min-width:0}
 code{background:#f6f8fa;padding:0 .2rem;overflow-wrap:anywhere}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:.6rem}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+@media (min-width:40.01rem){td code{white-space:nowrap}td form,td .button{margin:0 .3rem .3rem 0}}
 @media (max-width:40rem){
  table,thead,tbody,tr,th,td,caption{display:block}thead tr{position:absolute;width:1px;height:1px;overflow:hidden;
  clip:rect(0 0 0 0)}tr{border:1px solid #d0d7de;border-radius:6px;margin:.6rem 0;padding:.2rem .4rem}
@@ -42,7 +43,7 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:.6rem
 }
 """
 
-SOURCE_WORDS = {"requester": "yours", "repository": "this repository's", "installation": "the installation's",
+SOURCE_WORDS = {"requester": "your", "repository": "this repository's", "installation": "the installation's",
                 "operator": "the operator's"}
 _HOSTS = re.compile(r"\b((?:console\.anthropic\.com|platform\.openai\.com|aistudio\.google\.com)(?:/[\w./-]*)?)")
 

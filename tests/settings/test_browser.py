@@ -13,6 +13,7 @@ from starlette.applications import Starlette
 from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
 from bot.settings import routes as settings
+from tests.fakes.provider import FakeProvider, fail
 
 pytestmark = pytest.mark.e2e
 CHROMIUM = "/usr/bin/chromium"
@@ -92,9 +93,9 @@ def test_maintainer_sets_a_repository_key(page, site, github):
     _sign_in(page, site, github)
     page.get_by_role("link", name="octo/app").click()
     page.get_by_label("Credential").select_option("gemini:api_key")
-    page.get_by_label("Key, token or file content").fill("AIzaSyBrowserBrowserBrowser")
+    page.get_by_label("Key, token or file content").fill("AIzaSy" + "BrowserBrowserBrowser" + "b" * 12)
     page.get_by_role("button", name="Save").click()
-    assert "gemini" in page.get_by_role("table", name="Credentials of octo/app").inner_text()
+    assert "gemini" in page.get_by_role("table", name="Credentials of octo/app", exact=True).inner_text()
     assert credentials.resolve("gemini", "octo/app", 31337, None).source == "repository"
 
 
@@ -103,3 +104,19 @@ def test_sign_out_in_a_browser(page, site, github):
     _sign_in(page, site, github)
     page.get_by_role("button", name="Sign out").click()
     assert page.get_by_role("link", name="Login with GitHub").is_visible()
+
+
+def test_test_this_key_reports_success_then_rejection(page, site, github, monkeypatch):
+    """The Test button against the fake provider: accepted first, then a scripted 401 reads as rejected."""
+    with FakeProvider() as provider:
+        monkeypatch.setenv("BOT_CLAUDE_BASE_URL", provider.url)
+        _sign_in(page, site, github)
+        page.get_by_label("Credential").select_option("claude:api_key")
+        page.get_by_label("Key, token or file content").fill(KEY)
+        page.get_by_role("button", name="Save").click()
+        page.get_by_role("button", name="Test Anthropic API key for claude").click()
+        assert page.get_by_role("status").inner_text() == "claude: The provider accepted this Anthropic API key."
+        provider.script(fail(401, "invalid x-api-key"))
+        page.get_by_role("button", name="Test Anthropic API key for claude").click()
+        assert "rejected this Anthropic API key (HTTP 401)" in page.get_by_role("alert").inner_text()
+        assert [r.headers.get("x-api-key") for r in provider.requests] == [KEY, KEY]

@@ -52,7 +52,7 @@ def test_personal_key_is_yours(client, github):
     sign_in(client, github)
     credentials.connect(f"user:{github.users['octocat']}", credentials.find_kind("claude:api_key"), KEY,
                         actor="octocat")
-    assert "yours Anthropic API key" in row(client.get("/settings").text, "claude")
+    assert "your Anthropic API key" in row(client.get("/settings").text, "claude")
 
 
 def test_agent_without_any_credential_is_not_usable(client, github):

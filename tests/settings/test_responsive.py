@@ -1,0 +1,116 @@
+"""Every page at 1280 px and at a 390 px phone, in Debian's chromium through Playwright: nothing
+scrolls sideways. With SCREENSHOTS_DIR set (`make screenshots`), each page is also saved there as
+<page>-<width>.png."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from bot import config
+from bot.credentials import resolve as credentials
+from bot.settings import app_check
+from bot.web.app import create_app
+from tests.settings.test_browser import CHROMIUM, _free_port
+
+pytestmark = pytest.mark.e2e
+WIDTHS = (1280, 390)
+LONG_KEY = "sk-ant-api03-" + "W1i2D3e4K5e6Y7s8W9i0" * 5 + "-VeryLongAA"
+CODEX_AUTH = '{"auth_mode": "chatgpt", "tokens": {"access_token": "' + "x" * 300 + '"}}'
+PAGES = {  # name -> (path, signed in)
+    "start": ("/", False),
+    "setup": ("/setup/github-app?owner=organization&org=octo-org&name=my-agent-bot", False),
+    "sign-in": ("/settings", False),
+    "settings": ("/settings", True),
+    "rotate": ("/settings?rotate=claude:api_key", True),
+    "repository": ("/settings/repos/octo-org/a-repository-with-a-rather-long-name", True),
+    "installation": ("/settings/installations/42", True),
+    "not-allowed": ("/settings/repos/octo-org/not-mine", True),
+}
+
+
+@pytest.fixture
+def site(github, monkeypatch):
+    monkeypatch.setattr(config, "stored_setting", None)
+    monkeypatch.setattr(app_check, "_cache", {})
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(start_workers=False), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield instance
+        instance.close()
+
+
+def _world(github) -> None:
+    """A maintainer with keys everywhere, long values, and history, as a real account has."""
+    github.add_repo("octo-org/a-repository-with-a-rather-long-name", installation_id=42, octocat="admin")
+    github.add_installation(42, "octo-org", octocat="admin")
+    github.add_repo("octo-org/not-mine", installation_id=42, octocat="write")
+    user = f"user:{github.users.setdefault('octocat', 1000)}"
+    for scope in (user, "repo:octo-org/a-repository-with-a-rather-long-name", "installation:42"):
+        credentials.connect(scope, credentials.find_kind("claude:api_key"), LONG_KEY, actor="octocat")
+    credentials.connect(user, credentials.find_kind("codex:auth_json"), CODEX_AUTH, actor="octocat")
+
+
+def _sign_in(page, site, github) -> None:
+    github.sign_in_as("octocat")
+    page.goto(f"{site}/settings")
+    page.get_by_role("link", name="Login with GitHub").click()
+    page.wait_for_url(f"{site}/settings")
+
+
+def _overflow(page) -> int:
+    return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_page_scrolls_sideways(browser, site, github, width):
+    _world(github)
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    shots = os.environ.get("SCREENSHOTS_DIR")
+    overflowing = {}
+    signed_in = False
+    for name, (path, needs_session) in PAGES.items():
+        if needs_session and not signed_in:
+            _sign_in(page, site, github)
+            signed_in = True
+        page.goto(f"{site}{path}")
+        overflowing[name] = _overflow(page)
+        if shots:
+            Path(shots).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(shots) / f"{name}-{width}.png"), full_page=True)
+    context.close()
+    assert {name: px for name, px in overflowing.items() if px > 0} == {}
+
+
+def test_mistyped_key_is_refused_with_the_value_kept_in_the_browser(browser, site, github):
+    """Typed into the real form: the refusal names the right kind and the field still holds the key."""
+    context = browser.new_context(viewport={"width": 390, "height": 900})
+    page = context.new_page()
+    _sign_in(page, site, github)
+    page.get_by_label("Credential").select_option("claude:oauth_token")
+    page.get_by_label("Key, token or file content").fill(LONG_KEY)
+    page.get_by_role("button", name="Save").click()
+    assert "looks like an Anthropic API key" in page.locator("#value-error").inner_text()
+    assert page.get_by_label("Key, token or file content").input_value() == LONG_KEY
+    assert _overflow(page) <= 0
+    context.close()
