@@ -36,7 +36,8 @@ class Variable:
 
 VARIABLES: tuple[Variable, ...] = (
     # the service
-    Variable("BOT_DATA_DIR", "./.bot-data", "Database, mirrors, worktrees and CLI homes.", Path),
+    Variable("BOT_DATA_DIR", "./.bot-data", "Database, mirrors, worktrees and CLI homes (`bot run` and `bot runs` "
+             "without it: the per-user data dir, bot/cli/preflight.py).", Path),
     Variable("BOT_HANDLE", "bot", "The mention the bot answers to (`@bot`)."),
     Variable("BOT_HOST", "127.0.0.1", "Address `bot serve` listens on."),
     Variable("BOT_PORT", "8000", "Port `bot serve` listens on.", int),
