@@ -18,7 +18,8 @@ def effective(requester: int | None, repo: str | None, installation: int | str |
     return [_one(agent, requester, repo, installation, installation_name) for agent in config.AGENTS]
 
 
-def _one(agent: str, requester, repo, installation, installation_name: str) -> Effective:
+def _one(agent: str, requester: int | None, repo: str | None, installation: int | str | None,
+         installation_name: str) -> Effective:
     try:
         origin = credentials.resolve_origin(agent, repo, requester, installation)
     except secrets.SecretError:

@@ -17,6 +17,7 @@ import json
 import re
 import secrets as random_tokens
 
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
@@ -34,7 +35,7 @@ _APP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,33}$")
 
 
 def _headers() -> dict[str, str]:
-    web = config.env("BOT_GITHUB_OAUTH_URL").rstrip("/")
+    web = config.text("BOT_GITHUB_OAUTH_URL").rstrip("/")
     return {"Content-Security-Policy": f"default-src 'none'; style-src 'unsafe-inline'; form-action 'self' {web}; "
                                        "frame-ancestors 'none'; base-uri 'none'",
             "Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"}
@@ -129,7 +130,7 @@ async def callback(request: Request) -> Response:
     return response
 
 
-async def activate(app) -> None:
+async def activate(app: Starlette) -> None:
     """Use the stored App at once: webhooks are accepted and, in `bot serve`, the workers start."""
     state = app.state
     state.missing_config = config.missing_app_config()

@@ -11,9 +11,11 @@ import functools
 import hmac
 import re
 import secrets as random_tokens
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -71,7 +73,7 @@ def oauth_configured() -> bool:
 
 
 def oauth_base() -> str:
-    return config.env("BOT_GITHUB_OAUTH_URL").rstrip("/")
+    return config.text("BOT_GITHUB_OAUTH_URL").rstrip("/")
 
 
 def callback_url(request: Request) -> str:
@@ -83,7 +85,7 @@ def html(body: str, status: int = 200) -> HTMLResponse:
     return HTMLResponse(body, status_code=status, headers=SECURITY_HEADERS)
 
 
-def page_handler(func):
+def page_handler(func: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
     @functools.wraps(func)
     async def handler(request: Request) -> Response:
         try:
@@ -285,7 +287,7 @@ def _session_or_login(request: Request) -> WebSession:
     return session
 
 
-async def _session_and_form(request: Request):
+async def _session_and_form(request: Request) -> tuple[WebSession, FormData]:
     session = load_session(request.cookies.get(SESSION_COOKIE))
     if session is None:
         raise SettingsRefusal(401, pages.login_page("Your session has ended. Sign in again."))

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import time
 
+from starlette.datastructures import State
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from bot import config
 from bot.settings import first_run, manifest
-from bot.settings.app_check import verify_app
+from bot.settings.app_check import AppCheck, verify_app
 from bot.settings.pages import esc, page
 
 
@@ -21,7 +22,7 @@ def public_base(request: Request) -> str:
     return (config.env("BOT_PUBLIC_URL") or str(request.base_url)).rstrip("/")
 
 
-def job_counts(state) -> dict[str, int]:
+def job_counts(state: State) -> dict[str, int]:
     """Running: this process's workers, the number `/healthz` reports; the rest from the jobs table
     (a running row whose lease ran out is waiting to be claimed again, so it counts as queued)."""
     rows = state.db.query("SELECT status, COUNT(*) AS n FROM jobs WHERE status <> 'running' GROUP BY status")
@@ -49,7 +50,7 @@ async def home(request: Request) -> HTMLResponse:
     return HTMLResponse(page("github-agent-bot", body))
 
 
-def _ready(check) -> str:
+def _ready(check: AppCheck) -> str:
     app = (f' (<a href="{esc(check.html_url)}" rel="noreferrer">{esc(check.name)}</a>)'
            if check.html_url else "")
     return (f'<p class="notice" role="status"><strong>Ready</strong>{app}. Mention '
