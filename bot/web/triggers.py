@@ -99,6 +99,8 @@ def _command(kind: str, detail: str, agent: str | None, is_pr: bool) -> grammar.
 async def enqueue(db, delivery_id: str, event: str, action: str | None, found: tuple[dict, grammar.Command]):
     """The job, like a comment's; None for a duplicate delivery."""
     trigger, command = found
+    if not trigger["installation_id"]:
+        return None  # not delivered to an installed GitHub App
     spec = {**trigger, "event": event, "delivery": delivery_id,
             "command": {"kind": command.kind, "agent": command.agent, "new_session": False,
                         "request": command.request, "unknown_name": None, "review": command.review,

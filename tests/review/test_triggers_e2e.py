@@ -1,0 +1,91 @@
+"""End to end through `bot serve`: a label and an assignment start a run when .github/bot.yml turns
+the trigger on, and do nothing at all (no reaction, no comment, no review) when it does not."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from bot.service import store
+from tests.fakes.provider import say
+from tests.review.conftest import PR
+from tests.spine.helpers import payload
+from tests.spine.service import REPO
+
+pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
+ON = b"triggers:\n  labels: true\n  assignment: true\n"
+
+
+def labeled(name: str) -> dict:
+    data = payload("pull_request.opened")
+    data.update(action="labeled", label={"name": name, "color": "ededed"})
+    return data
+
+
+def assigned_issue() -> dict:
+    data = payload("issues.opened")
+    data.update(action="assigned", assignee={"login": "bot[bot]", "type": "Bot", "id": 99}, installation={"id": 1})
+    return data
+
+
+def finished_jobs(world) -> list[dict]:
+    db = store.connect(world.tmp / "data" / "bot.db")
+    return [dict(row) for row in db.query("SELECT status, spec FROM jobs WHERE status != 'queued' "
+                                          "AND status != 'running'")]
+
+
+def wait_finished(world, count: int = 1, timeout: float = 60) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if len(done := finished_jobs(world)) >= count:
+            return done
+        time.sleep(0.1)
+    raise AssertionError("the job did not finish")
+
+
+def test_review_label_starts_a_review_when_labels_are_on(world):
+    world.gh.add_content(REPO, ".github/bot.yml", ON)
+    world.providers["codex"].script(say("Nothing to add."))
+    assert world.service.deliver(labeled("bot:review"), event="pull_request").status_code == 202
+    world.answer()
+    [review] = world.reviews()
+    assert "Review by codex" in review["body"]
+
+
+def test_agent_label_names_the_reviewing_agent(world):
+    world.gh.add_content(REPO, ".github/bot.yml", ON)
+    world.providers["claude"].script(say("Nothing to add."))
+    world.service.deliver(labeled("bot:claude"), event="pull_request")
+    world.answer()
+    assert "Review by claude" in world.reviews()[0]["body"]
+
+
+def test_label_does_nothing_when_the_trigger_is_off(world):
+    world.service.deliver(labeled("bot:review"), event="pull_request")
+    wait_finished(world)
+    assert world.gh.comments(REPO, PR) == [] and world.reviews() == [] and world.gh.reactions == []
+    assert world.providers["codex"].requests == []
+
+
+def test_assignment_to_the_bot_starts_a_run_on_the_issue(world):
+    world.gh.add_content(REPO, ".github/bot.yml", ON)
+    world.providers["codex"].script(say("I looked into the spelling."))
+    world.service.deliver(assigned_issue(), event="issues")
+    answer = world.gh.wait_for(lambda: [c for c in world.gh.comments(REPO, 1) if "<!-- bot:run " in c["body"]],
+                               timeout=120)[0]["body"]
+    assert "I looked into the spelling." in answer
+    assert "it was assigned to you" in world.providers["codex"].main_requests()[0].last_user_text
+
+
+def test_assignment_does_nothing_when_the_trigger_is_off(world):
+    world.gh.add_content(REPO, ".github/bot.yml", b"triggers:\n  labels: true\n")
+    world.service.deliver(assigned_issue(), event="issues")
+    wait_finished(world)
+    assert world.gh.comments(REPO, 1) == [] and world.gh.reactions == []
+    assert world.providers["codex"].requests == []
+
+
+def test_assignment_to_someone_else_queues_nothing(world):
+    data = assigned_issue()
+    data["assignee"] = {"login": "octocat", "type": "User", "id": 5}
+    assert world.service.deliver(data, event="issues").json()["queued"] is False
