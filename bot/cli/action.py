@@ -24,7 +24,7 @@ from adapters import base
 from bot import config
 from bot.errors import BotError
 from bot.github.client import RetryingAPI, Thread
-from bot.job import grammar, pipeline, replies
+from bot.job import grammar, pipeline, replies, trigger_gate
 from bot.job.conversations import thread_key
 from bot.job.modes import GitHubMode
 from bot.job.resume_state import scrub_homes
@@ -33,6 +33,7 @@ from bot.permissions import association_may_trigger, is_bot_author
 from bot.record.redact import install_log_redaction, redact
 from bot.service import store
 from bot.service.worker import status_text
+from bot.web import triggers
 from bot.web.intake import extract_trigger
 from sandbox.limits import raise_open_files_limit
 
@@ -144,6 +145,9 @@ def github_token() -> str:
 async def handle(event_name: str, payload: dict, token: str) -> StepOutcome:
     """Decide like the webhook intake, then answer in the thread."""
 
+    if found := triggers.automatic(event_name, payload):  # a label, an assignment, a PR opened (issue 14)
+        async with httpx.AsyncClient(timeout=30) as client:
+            return await _automatic(client, *found, token)
     trigger = extract_trigger(event_name, payload)
     if trigger is None:
         return StepOutcome("ignored", reason=f"{event_name}.{payload.get('action')} is not acted on")
@@ -167,6 +171,15 @@ async def _answer(client, trigger: dict, command: grammar.Command, token: str) -
     if command.kind == "run":
         return await _run(trigger, command, thread, surface, token)
     return await _reply(surface, reply_text(trigger, command), "replied")
+
+
+async def _automatic(client, trigger: dict, command: grammar.Command, token: str) -> StepOutcome:
+    """Run only when bot.yml turns this trigger on and its author may trigger; else silence."""
+    thread = Thread(RetryingAPI(client, oauth_token=token), trigger["repo"], trigger["number"])
+    why = await trigger_gate.refused(thread, trigger["automatic"], trigger["author"])
+    if why:
+        return StepOutcome("ignored", reason=why)
+    return await _run(trigger, command, thread, RecordingSurface(GitHubSurface(thread, None)), token)
 
 
 async def _reply(surface: RecordingSurface, text: str, status: str) -> StepOutcome:
@@ -194,6 +207,7 @@ async def _run(trigger: dict, command: grammar.Command, thread, surface: Recordi
         conversation=thread_key(trigger["repo"], trigger["number"]), repo=trigger["repo"],
         request=command.request, requester=trigger["author"], requester_id=trigger.get("author_id") or 0,
         surface=surface, agent=command.agent, new_session=command.new_session, number=trigger["number"],
+        review=command.review, agents=command.agents,
         title=trigger.get("title", ""), is_pr=trigger.get("is_pr", False), thread=thread, mode=GitHubMode(),
         installation_id=None, target=trigger.get("target"),
         progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"))
