@@ -7,7 +7,7 @@ import pytest
 from bot.record.recorder import Recorder
 from bot.service import store
 from tests.fakes.provider import call, fail, say
-from tests.review.conftest import BUG_LINE
+from tests.review.world import BUG_LINE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 FIX = {"path": "app.py", "start_line": BUG_LINE, "end_line": BUG_LINE, "replacement": "    return a + b",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fakes.provider import call, say
-from tests.review.conftest import BUG_LINE
+from tests.review.world import BUG_LINE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 FIX = {"path": "app.py", "start_line": BUG_LINE, "end_line": BUG_LINE, "replacement": "    return a + b",

@@ -8,7 +8,7 @@ import pytest
 
 from bot.service import store
 from tests.fakes.provider import say
-from tests.review.conftest import PR
+from tests.review.world import PR
 from tests.spine.helpers import payload
 from tests.spine.service import REPO
 
