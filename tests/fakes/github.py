@@ -47,6 +47,8 @@ GET|PATCH /repos/{o}/{r}/pulls/comments/{id}, POST .../pulls/comments/{id}/react
 GET /repos/{o}/{r}/pulls/{n}/comments, POST /repos/{o}/{r}/pulls/{n}/comments/{id}/replies;
 GET /repos/{o}/{r}/pulls/{n}, GET|POST /repos/{o}/{r}/pulls (list filters state, head, base);
 GET /repos/{o}/{r}/pulls/{n}/files, /pulls/{n}/reviews, /commits/{ref}/check-runs,
+POST /repos/{o}/{r}/pulls/{n}/reviews (422 for a comment on a path or line the diff does not show, as
+GitHub; read back with `gh.submitted_reviews(repo, n)`, each with its `_comments`),
 /check-runs/{id}/annotations, /actions/runs/{id}/jobs, /actions/jobs/{id}/logs (302 to a blob),
 /contents/{path}; GET /user-attachments/assets/{id} and /user-attachments/files/{id}/{name} (302
 to a signed blob URL, as for a private repository); GET /_blobs/... (the log and image store: no
