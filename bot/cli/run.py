@@ -24,6 +24,7 @@ from bot import config
 from bot.cli import preflight
 from bot.cli.render import Terminal
 from bot.credentials import resolve as credentials
+from bot.errors import BotError
 from bot.job import conversations, pipeline
 from bot.job.modes import LocalMode
 from bot.record.recorder import Recorder
@@ -35,8 +36,8 @@ from sandbox.limits import raise_open_files_limit
 PROG = "bot run"
 
 
-class Refusal(Exception):  # noqa: N818 - internal to this module: one line, then exit 2
-    """The run cannot start; the message is the one line that says why and what to do."""
+class RunRefused(BotError):
+    """`bot run` cannot start; the message is the one line that says why and what to do."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -61,13 +62,13 @@ def repository(path: str) -> Path:
     """The top of the git repository holding `path` (a subfolder means its repository)."""
     folder = Path(path).expanduser()
     if not folder.exists():
-        raise Refusal(f"--repo {path}: no such folder")
+        raise RunRefused(f"--repo {path}: no such folder")
     if not folder.is_dir():
-        raise Refusal(f"--repo {path}: not a folder")
+        raise RunRefused(f"--repo {path}: not a folder")
     done = subprocess.run(["git", "-C", str(folder), "rev-parse", "--show-toplevel"], capture_output=True,
                           text=True, stdin=subprocess.DEVNULL, env=preflight.plain_git_env())
     if done.returncode != 0 or not done.stdout.strip():
-        raise Refusal(f"{folder.resolve()} is not inside a git repository: run `git init` there first, "
+        raise RunRefused(f"{folder.resolve()} is not inside a git repository: run `git init` there first, "
                       "or pass --repo with a repository's folder")
     return Path(done.stdout.strip()).resolve()
 
@@ -77,9 +78,9 @@ def chosen_agent(asked: str | None, repo: Path) -> str:
     try:
         agent = asked or repo_config.load(repo).agent()
     except repo_config.ConfigError as exc:
-        raise Refusal(f".github/bot.yml: {exc}") from exc
+        raise RunRefused(f".github/bot.yml: {exc}") from exc
     if agent not in adapters.names():
-        raise Refusal(f"unknown agent {agent!r} (from BOT_DEFAULT_AGENT or .github/bot.yml); "
+        raise RunRefused(f"unknown agent {agent!r} (from BOT_DEFAULT_AGENT or .github/bot.yml); "
                       f"use one of {', '.join(adapters.names())}")
     return agent
 
@@ -88,10 +89,10 @@ def check_ready(agent: str, repo: Path) -> None:
     """The agent's CLI is installed and credentials resolve the way the episode will resolve them."""
     missing = preflight.missing_binary(agent)
     if missing:
-        raise Refusal(missing)
+        raise RunRefused(missing)
     if credentials.resolve(agent, local_repo_name(repo), None, None) is None:
         names = " or ".join(credentials.operator_env_names(agent)) or "its API key"
-        raise Refusal(f"no credentials for {agent}: set {names} in your environment "
+        raise RunRefused(f"no credentials for {agent}: set {names} in your environment "
                       f"(`bot doctor` shows what each agent would use)")
 
 
@@ -142,7 +143,7 @@ def main(argv: list[str]) -> int:
         repo = repository(args.repo)
         agent = chosen_agent(args.agent, repo)
         check_ready(agent, repo)
-    except (Refusal, config.MissingConfig) as exc:
+    except (RunRefused, config.MissingConfig) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     raise_open_files_limit()
