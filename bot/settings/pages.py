@@ -198,6 +198,8 @@ def add_form(action: str, kinds: Iterable, csrf: str, legend: str, typed: Typed 
     kinds, typed = list(kinds), typed or Typed()
     options = "".join(f'<option value="{esc(k.name)}"{" selected" if k.name == typed.kind else ""}>'
                       f"{esc(k.agent)}: {esc(k.label)}</option>" for k in kinds)
+    if not typed.kind:  # no default kind: a key saved under the first kind by mistake is how keys got mixed up
+        options = '<option value="" disabled selected>Choose what you paste…</option>' + options
     hints = "".join(f"<li><strong>{esc(k.agent)}: {esc(k.label)}</strong>. {rich(k.hint)}</li>" for k in kinds)
     problem = (f'<p id=value-error class=field-error role=alert>{esc(typed.message)}</p>'
                if typed.message else "")

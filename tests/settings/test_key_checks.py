@@ -120,3 +120,11 @@ def test_key_test_says_when_the_provider_is_unreachable(client, github, monkeypa
     _post(client, API_KEY)
     response = client.post("/settings/keys/test", data={"csrf": csrf_of(client), "kind": "claude:api_key"})
     assert "could not be reached" in response.text
+
+
+def test_no_kind_is_chosen_until_the_person_chooses(client, github):
+    """The form starts on "Choose…", not on the first kind (Claude subscription token)."""
+    sign_in(client, github)
+    page = client.get("/settings").text
+    assert '<option value="" disabled selected>Choose what you paste…</option>' in page
+    assert "<option value=\"claude:oauth_token\" selected>" not in page
