@@ -16,81 +16,38 @@ walked for repositories the agent planted (refused before any git runs, tree_sca
 is then the base tree plus each changed path as the bot lstat'ed it, hashed with --no-filters,
 never `git add`; the commit is `commit-tree` (no hooks, no status); everything that does not need
 the tree (hashing, the index, commit, push, diffs) runs with the bot's git dir and no work tree.
+
+The index is built in staging.py, the push (and its one rebase) is push.py, the request and its
+outcome are outcome.py; this module decides what may be committed and where it goes.
 """
 from __future__ import annotations
 
 import codecs
 import logging
-import os
 import re
-import stat
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import cast
 
 import gidgethub
 import httpx
 from gidgethub.abc import GitHubAPI
 
-from bot import config
 from bot.record import leaks
 from bot.record.redact import running_secrets
 from bot.workspace import paths, tree_scan
-from bot.workspace.git import git, git_bytes, pinned_env, redact, run_git
-from bot.workspace.worktrees import Worktree, mirror_lock
+from bot.workspace.outcome import Outcome, Request
+from bot.workspace.push import push, with_diff
+from bot.workspace.staging import (
+    MAX_FILE_BYTES,
+    bare_git,
+    changed_paths,
+    nested_repositories,
+    oversized_files,
+    stage,
+    symlinks,
+)
+from bot.workspace.worktrees import Worktree
 
 log = logging.getLogger(__name__)
-
-MAX_DIFF_CHARS = 60_000
-MAX_FILE_BYTES = 50 << 20  # GitHub warns above 50 MiB and refuses above 100 MiB
-_REJECTED = re.compile(r"Updates were rejected|\[rejected\]|non-fast-forward|fetch first|stale info")
-
-
-@dataclass
-class Request:
-    """Who asked for what, where. `pull` is the PR object (GET /pulls/N) when the thread is a PR."""
-
-    agent: str
-    text: str
-    requester_login: str
-    requester_id: int | None
-    number: int
-    title: str = ""
-    pull: dict | None = None
-
-
-@dataclass
-class Outcome:
-    kind: str  # none | refused | pushed | pull_request | diff | conflict | failed
-    message: str  # one or two sentences for the answer
-    base_sha: str
-    commit_sha: str | None = None
-    diffstat: str = ""  # "3 files changed, 10 insertions(+), 2 deletions(-)"
-    files: list[str] = field(default_factory=list)
-    repo: str | None = None  # where the branch was pushed (owner/repo)
-    branch: str | None = None
-    pr_number: int | None = None
-    pr_url: str | None = None
-    diff: str | None = None  # for `diff`, `conflict` and `failed`: the change to post instead
-
-    def summary(self) -> str:
-        """One provenance line: base → commit · diffstat · where it went."""
-        parts = [f"base {self.base_sha[:7]}" + (f" → {self.commit_sha[:7]}" if self.commit_sha else "")]
-        if self.diffstat:
-            parts.append(self.diffstat)
-        if self.pr_number:
-            parts.append(f"[PR #{self.pr_number}]({self.pr_url})" if self.pr_url else f"PR #{self.pr_number}")
-        elif self.kind == "pushed":
-            parts.append(self.branch_link())
-        return " · ".join(parts)
-
-    def branch_link(self) -> str:
-        """Markdown for the branch, linked when the git host is a web host (github.com, GHES)."""
-        label = f"`{self.branch}`" + (f" on {self.repo}" if self.repo else "")
-        base = config.git_base_url()
-        if not self.branch or not self.repo or not base.startswith(("https://", "http://")):
-            return label
-        return f"[{label}]({base}/{self.repo}/tree/{self.branch})"
 
 
 def _never_committed(worktree: Worktree, what: str, paths: list[str], files: list[str]) -> Outcome:
@@ -104,15 +61,15 @@ async def apply(worktree: Worktree, request: Request, api: GitHubAPI, token: str
     planted = await _planted_repositories(worktree)
     if planted:
         return planted
-    changed = await _changed_paths(worktree)
-    oversized = _oversized(worktree, changed)
+    changed = await changed_paths(worktree)
+    oversized = oversized_files(worktree, changed)
     if oversized:
         listed = ", ".join(f"`{path}` ({size >> 20} MiB)" for path, size in oversized[:10])
         return Outcome("refused", f"I did not commit anything: the change adds files larger than "
                        f"{MAX_FILE_BYTES >> 20} MiB ({listed}); GitHub refuses or warns on files that "
                        "large, and the bot never commits them.", worktree.base_sha,
                        files=[path for path, _ in oversized])
-    files = await _stage(worktree, changed)
+    files = await stage(worktree, changed)
     if not files:
         return Outcome("none", "No files changed, so nothing was committed.", worktree.base_sha)
     unsafe = [paths.printable(path) for path in files
@@ -128,10 +85,10 @@ async def apply(worktree: Worktree, request: Request, api: GitHubAPI, token: str
     refused = [(path, pattern) for path in files if (pattern := paths.protected_by(path, protected))]
     if refused:
         return _refusal(worktree, refused, files)
-    nested = await _nested_repositories(worktree, files)
+    nested = await nested_repositories(worktree, files)
     if nested:
         return _never_committed(worktree, "nested git repositories", nested, files)
-    links = await _symlinks(worktree, files)
+    links = await symlinks(worktree, files)
     shadowing = [(path, pattern) for path in links if (pattern := paths.shadowed_by(path, protected))]
     if shadowing:
         return _refusal(worktree, shadowing, files)
@@ -145,7 +102,7 @@ async def apply(worktree: Worktree, request: Request, api: GitHubAPI, token: str
                        "publishes a secret of a run; remove it from the change (and rotate it if it is "
                        "real).", worktree.base_sha, files=files)
     sha = await _commit(worktree, request)
-    shortstat = (await _git(worktree, "diff", "--shortstat", "--no-ext-diff", "--no-textconv",
+    shortstat = (await bare_git(worktree, "diff", "--shortstat", "--no-ext-diff", "--no-textconv",
                             worktree.base_sha, sha)).strip()
     done = Outcome("pushed", "", worktree.base_sha, sha, shortstat, files)
     return await _deliver(worktree, request, api, token, done)
@@ -162,19 +119,19 @@ async def _deliver(wt: Worktree, request: Request, api: GitHubAPI, token: str | 
         if cfg.open_pull_requests:
             return await _push_and_open(wt, request, api, token, done, wt.full_name,
                                         _branch_name(request, f"pr{request.number}"), head_ref)
-        return await _push(wt, token, done, wt.full_name, head_ref)
+        return await push(wt, token, done, wt.full_name, head_ref)
     if head_name and pull.get("maintainer_can_modify") and cfg.allow_fork_push:
-        return await _push(wt, token, done, head_name, head_ref)
+        return await push(wt, token, done, head_name, head_ref)
     why = ("the fork is gone" if not head_name else
            "the author did not allow edits by maintainers" if not pull.get("maintainer_can_modify")
            else "this repository's .github/bot.yml does not set allow_fork_push")
-    return await _with_diff(wt, done, "diff", f"This pull request comes from a fork and {why}, "
+    return await with_diff(wt, done, "diff", f"This pull request comes from a fork and {why}, "
                             "so here is the change as a diff to apply.")
 
 
 async def _push_and_open(wt: Worktree, request: Request, api: GitHubAPI, token: str | None, done: Outcome,
                          repo: str, branch: str, base: str) -> Outcome:
-    pushed = await _push(wt, token, done, repo, branch)
+    pushed = await push(wt, token, done, repo, branch)
     if pushed.kind != "pushed":
         return pushed
     try:
@@ -187,55 +144,6 @@ async def _push_and_open(wt: Worktree, request: Request, api: GitHubAPI, token: 
         f"pull request #{pr['number']}"
     pushed.message = f"Opened {link} from {pushed.branch_link()} ({pushed.diffstat})."
     return pushed
-
-
-async def _push(wt: Worktree, token: str | None, done: Outcome, repo: str, branch: str) -> Outcome:
-    """Push HEAD to repo's branch; if the branch moved, rebase on it once and push again."""
-    done.repo, done.branch = repo, branch
-    url = config.clone_url(repo)
-    code, out, err = await _push_once(wt, token, url, branch)
-    if code != 0 and _REJECTED.search(out + err):
-        problem = await _rebase_on_remote(wt, token, url, branch)
-        if problem == "conflict":
-            return await _with_diff(wt, done, "conflict", f"`{branch}` on {repo} moved while I worked and "
-                                    "my change conflicts with the new commits; here it is as a diff.")
-        if problem:
-            return await _with_diff(wt, done, "failed", f"`{branch}` on {repo} moved while I worked and "
-                                    f"{problem}; here is the change as a diff.")
-        done.commit_sha = (await _git(wt, "rev-parse", "HEAD")).strip()
-        code, out, err = await _push_once(wt, token, url, branch)
-    if code != 0:
-        log.warning("push to %s %s failed: %s", repo, branch, redact(err, token))
-        reason = _push_refusal(out) or _last_line(redact(err, token))
-        return await _with_diff(wt, done, "failed", f"Pushing to `{branch}` on {repo} failed: "
-                                f"{reason}. Here is the change as a diff.")
-    done.kind = "pushed"
-    done.message = f"Pushed {cast(str, done.commit_sha)[:7]} to {done.branch_link()} ({done.diffstat})."
-    return done
-
-
-async def _push_once(wt: Worktree, token: str | None, url: str, branch: str) -> tuple[int, str, str]:
-    return await run_git("push", "--porcelain", "--no-verify", "--no-recurse-submodules", url,
-                         f"HEAD:refs/heads/{branch}", cwd=wt.admin_dir, token=token, env=wt.repo_env())
-
-
-async def _rebase_on_remote(wt: Worktree, token: str | None, url: str, branch: str) -> str | None:
-    """Fetch the branch's new tip and replay our commit on it; None on success, else why not."""
-    tracking = "refs/worktree/bot-remote"
-    async with mirror_lock(wt.mirror):  # the object store is shared with concurrent jobs
-        code, _, err = await run_git("fetch", "--quiet", "--no-write-fetch-head", "--no-recurse-submodules",
-                                     url, f"+refs/heads/{branch}:{tracking}", cwd=wt.admin_dir, token=token,
-                                     env=wt.repo_env())
-    if code != 0:
-        return f"fetching it failed ({_last_line(redact(err, token))})"
-    # the one step that needs the tree (a checkout); it passed the scan, and no hook, editor or
-    # submodule recursion is left to the configuration
-    code, _, err = await run_git("rebase", "--quiet", "--no-verify", "--no-autostash", "--onto", tracking,
-                                 wt.base_sha, cwd=wt.path, env=wt.git_env())
-    if code != 0:
-        await run_git("rebase", "--abort", cwd=wt.path, env=wt.git_env())
-        return "conflict"
-    return None
 
 
 async def _open_pull(api: GitHubAPI, wt: Worktree, request: Request, done: Outcome, branch: str,
@@ -278,123 +186,6 @@ async def _planted_repositories(wt: Worktree) -> Outcome | None:
     return None
 
 
-async def _stage(wt: Worktree, changed: list[bytes]) -> list[str]:
-    """Make the index the base tree plus every changed path as the bot finds it: a regular file
-    hashed with --no-filters, a symlink as its target, anything missing (or behind a symlinked
-    folder) removed. Submodule pointers stay as they were; nothing inside them is taken."""
-    submodules = await wt.submodules()
-    records = await _index_records(wt, [name for name in changed if not _in_submodule(name, submodules)])
-    code, _, _ = await run_git("diff-index", "--cached", "--quiet", wt.base_sha, cwd=wt.admin_dir,
-                               env=wt.repo_env())
-    if code != 0:  # the index is the base's since the checkout (and keeps its stat data); else reset
-        await _git(wt, "read-tree", wt.base_sha)
-    if records:
-        await git_bytes("update-index", "-z", "--index-info", cwd=wt.admin_dir, env=wt.repo_env(),
-                        stdin=b"".join(records))
-    names = await _git(wt, "diff-index", "--cached", "--name-only", "--no-renames", "-z", wt.base_sha)
-    return [name for name in names.split("\0") if name]
-
-
-async def _changed_paths(wt: Worktree) -> list[bytes]:
-    """Untracked files that are not ignored, and tracked paths whose file differs from the
-    index by its stat data (contents are compared when hashed). git is pinned to the bot's git
-    dir; the scan has made sure there is no repository in the tree for it to enter."""
-    env = pinned_env(wt.git_dir, wt.path)
-    untracked = await git_bytes("ls-files", "-z", "--others", "--exclude-standard", cwd=wt.path, env=env)
-    tracked = await git_bytes("diff-files", "-z", "--name-only", "--no-renames", "--ignore-submodules=all",
-                              cwd=wt.path, env=env)
-    return list(dict.fromkeys(name for name in (untracked + tracked).split(b"\0") if name))
-
-
-def _in_submodule(name: bytes, submodules: set[str]) -> bool:
-    text = os.fsdecode(name)
-    return any(text == path or text.startswith(path + "/") for path in submodules)
-
-
-async def _index_records(wt: Worktree, changed: list[bytes]) -> list[bytes]:
-    """`update-index --index-info` records: `mode sha<TAB>path` to set, mode 0 to remove."""
-    files, links, gone = [], [], []
-    for name in changed:
-        info = _lstat_below(wt.path, name)
-        if info is None or stat.S_ISDIR(info.st_mode):
-            gone.append(name)
-        elif stat.S_ISREG(info.st_mode):
-            files.append((b"100755" if info.st_mode & stat.S_IXUSR else b"100644", name))
-        elif stat.S_ISLNK(info.st_mode):
-            links.append(name)
-        # a fifo, socket or device is no file git can hold: the base version stays
-    records = [b"0 " + b"0" * 40 + b"\t" + name + b"\0" for name in gone]
-    root = os.fsencode(wt.path)
-    if files:
-        listing = b"".join(_c_quoted(root + b"/" + name) + b"\n" for _, name in files)
-        shas = (await git_bytes("hash-object", "-w", "--no-filters", "--stdin-paths", cwd=wt.admin_dir,
-                                env=wt.repo_env(), stdin=listing)).split()
-        records += [mode + b" " + sha + b"\t" + name + b"\0" for (mode, name), sha in zip(files, shas, strict=True)]
-    for name in links:
-        target = os.readlink(root + b"/" + name)
-        sha = (await git_bytes("hash-object", "-w", "--stdin", cwd=wt.admin_dir, env=wt.repo_env(),
-                               stdin=target)).strip()
-        records.append(b"120000 " + sha + b"\t" + name + b"\0")
-    return records
-
-
-def _lstat_below(root: Path, name: bytes) -> os.stat_result | None:
-    """lstat of root/name; None when it is missing or a folder on the way is not a real folder
-    (a symlinked folder is never followed: its files are not the tree's)."""
-    here = os.fsencode(root)
-    for part in name.split(b"/"):
-        try:
-            info = os.lstat(here)
-        except OSError:
-            return None
-        if not stat.S_ISDIR(info.st_mode):
-            return None
-        here += b"/" + part
-    try:
-        return os.lstat(here)
-    except OSError:
-        return None
-
-
-def _c_quoted(path: bytes) -> bytes:
-    """A path in git's C-style quotes, as `--stdin-paths` reads a line that starts with `"`."""
-    escaped = bytearray(b'"')
-    for byte in path:
-        if byte in (0x22, 0x5C):
-            escaped += b"\\" + bytes([byte])
-        elif byte < 0x20 or byte == 0x7F:
-            escaped += b"\\%03o" % byte
-        else:
-            escaped.append(byte)
-    return bytes(escaped + b'"')
-
-
-async def _nested_repositories(wt: Worktree, files: list[str]) -> list[str]:
-    """Folders the new tree would hand to anyone who checks it out as a bare repository (HEAD,
-    objects/, refs/ as plain files, config naming programs), holding a changed path."""
-    tree = await _git(wt, "ls-files", "-z")
-    return tree_scan.bare_repositories(tree.split("\0"), files)
-
-
-def _oversized(wt: Worktree, changed: list[bytes]) -> list[tuple[str, int]]:
-    """Changed files larger than MAX_FILE_BYTES, checked before anything is hashed into the
-    shared object store."""
-    found = []
-    for name in changed:
-        info = _lstat_below(wt.path, name)
-        if info is not None and stat.S_ISREG(info.st_mode) and info.st_size > MAX_FILE_BYTES:
-            found.append((os.fsdecode(name), info.st_size))
-    return found
-
-
-async def _symlinks(wt: Worktree, files: list[str]) -> dict[str, str]:
-    """Changed paths staged as symlinks (mode 120000), with their targets."""
-    staged = await _git(wt, "ls-files", "--stage", "-z", "--", *files)
-    entries = (entry.split("\t", 1) for entry in staged.split("\0") if "\t" in entry)
-    return {path: await _git(wt, "cat-file", "blob", meta.split()[1])
-            for meta, path in entries if meta.startswith("120000 ")}
-
-
 async def _escaping_symlinks(wt: Worktree, links: dict[str, str]) -> list[str]:
     """Symlinks whose target is absolute, climbs out of the repository or reaches into a `.git`
     dir in any spelling a case-insensitive, NTFS or HFS+ checkout follows (`.GIT`, `.git.`,
@@ -406,10 +197,10 @@ async def _escaping_symlinks(wt: Worktree, links: dict[str, str]) -> list[str]:
 async def _commit(wt: Worktree, request: Request) -> str:
     """The index as a commit on the base, and HEAD moved to it: plumbing only (`git commit`
     would run hooks and a status over the tree)."""
-    tree = (await _git(wt, "write-tree")).strip()
+    tree = (await bare_git(wt, "write-tree")).strip()
     message = _commit_message(wt, request).encode()
-    sha = (await _git(wt, "commit-tree", tree, "-p", wt.base_sha, "-F", "-", stdin=message)).strip()
-    await _git(wt, "update-ref", "-m", "bot: commit", "HEAD", sha)
+    sha = (await bare_git(wt, "commit-tree", tree, "-p", wt.base_sha, "-F", "-", stdin=message)).strip()
+    await bare_git(wt, "update-ref", "-m", "bot: commit", "HEAD", sha)
     return sha
 
 
@@ -448,37 +239,10 @@ def _refusal(wt: Worktree, refused: list[tuple[str, str]], files: list[str]) -> 
     return Outcome("refused", message, wt.base_sha, files=files)
 
 
-async def _with_diff(wt: Worktree, done: Outcome, kind: str, message: str) -> Outcome:
-    # the bot makes exactly one commit, so its parent..itself is the change even after a rebase
-    diff = await _git(wt, "diff", "--no-color", "--no-ext-diff", "--no-textconv", f"{done.commit_sha}^",
-                      cast(str, done.commit_sha))
-    if len(diff) > MAX_DIFF_CHARS:
-        diff = diff[:MAX_DIFF_CHARS] + "\n… (diff truncated)\n"
-        message += f" The diff is longer than {MAX_DIFF_CHARS} characters and was truncated."
-    done.kind, done.message, done.diff = kind, message, diff
-    return done
-
-
-async def _git(wt: Worktree, *args: str, stdin: bytes | None = None) -> str:
-    """git on the bot's git dir alone: no work tree, so nothing in the tree is read."""
-    return await git(*args, cwd=wt.admin_dir, env=wt.repo_env(), stdin=stdin)
-
-
 def _api_error(exc: Exception) -> str:
     errors = getattr(exc, "errors", None) or []
     details = [e.get("message", "") for e in errors if isinstance(e, dict)]
     return "; ".join([str(exc), *details]).strip("; ")
-
-
-def _push_refusal(porcelain: str) -> str:
-    """The reason on a `git push --porcelain` line for a refused ref (`!<TAB>ref<TAB>reason`)."""
-    refused = [line.split("\t")[-1] for line in porcelain.splitlines() if line.startswith("!")]
-    return refused[0] if refused else ""
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no message from git"
 
 
 async def _secrets_leaving(wt: Worktree, request: Request, files: list[str], token: str | None) -> list:
@@ -488,7 +252,7 @@ async def _secrets_leaving(wt: Worktree, request: Request, files: list[str], tok
     the branch name, the pull request's title and the commit message (which carries the request
     that the pull request's body quotes)."""
     secrets = [*running_secrets(), *([token] if token else [])]
-    diff = await _git(wt, "diff", "--cached", "--text", "--no-color", "--no-ext-diff", "--no-textconv",
+    diff = await bare_git(wt, "diff", "--cached", "--text", "--no-color", "--no-ext-diff", "--no-textconv",
                       "--no-renames", "--unified=0", "--src-prefix=a/", "--dst-prefix=b/", wt.base_sha)
     added = _added_lines(diff)
     names = leaks.scan({"a file name": "\n".join(files)}, secrets)
