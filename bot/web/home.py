@@ -16,6 +16,7 @@ from bot import config
 from bot.settings import first_run, manifest
 from bot.settings.app_check import AppCheck, verify_app
 from bot.settings.pages import esc, page
+from bot.settings.routes import SECURITY_HEADERS
 
 
 def public_base(request: Request) -> str:
@@ -47,7 +48,7 @@ async def home(request: Request) -> HTMLResponse:
     body = (status + _webhook(base) + _jobs(job_counts(state)) +
             '<h2>More</h2><ul><li><a href="/settings">Settings</a>: connect keys and subscriptions '
             '(yours, a repository\'s, an organisation\'s)</li><li><a href="/healthz">/healthz</a></li></ul>')
-    return HTMLResponse(page("github-agent-bot", body))
+    return HTMLResponse(page("Status", body), headers=SECURITY_HEADERS)
 
 
 def _ready(check: AppCheck) -> str:

@@ -207,3 +207,9 @@ def test_job_counts_agree_with_healthz(configured):
     running = re.search(r"<th scope=row>running</th><td data-label=\"Jobs\">(\d+)</td>", page).group(1)
     assert int(running) == health["running_jobs"] == 0
     assert '<th scope=row>queued</th><td data-label="Jobs">2</td>' in page
+
+
+def test_start_page_allows_no_script_and_no_framing(site):
+    headers = site.get("/").headers
+    assert "default-src 'none'" in headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
