@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import ssl
+from typing import Any
 
 import gidgethub
 import gidgethub.httpx
@@ -30,7 +31,7 @@ def _tls() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def _client(**kwargs) -> httpx.AsyncClient:
+def _client(**kwargs: Any) -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=15, verify=_tls(), **kwargs)
 
 
@@ -118,8 +119,9 @@ async def _pages(token: str, path: str, key: str) -> list[dict]:
     header to the end (no guessing from page sizes, no fixed page limit that drops the rest)."""
     items: list[dict] = []
     async with _client() as client:
-        api = gidgethub.httpx.GitHubAPI(client, API_HEADERS["User-Agent"], oauth_token=token,
-                                        base_url=config.github_api_url())
+        # gidgethub types its client as httpx2's (the same API)
+        api = gidgethub.httpx.GitHubAPI(client, API_HEADERS["User-Agent"],  # type: ignore[arg-type]
+                                        oauth_token=token, base_url=config.github_api_url())
         try:
             async for item in api.getiter(f"{path}?per_page={PER_PAGE}", iterable_key=key,
                                           accept=API_HEADERS["Accept"], extra_headers=_VERSION):
