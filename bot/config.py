@@ -47,6 +47,15 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_SHUTDOWN_GRACE", "20", "Seconds running jobs get to stop on SIGTERM.", float),
     Variable("BOT_PROGRESS_INTERVAL", "3", "Seconds between edits of the tracking comment.", float),
     Variable("BOT_LOG_LEVEL", "INFO", "Python logging level."),
+    Variable("BOT_POST_SETTLE_SECONDS", "15", "A job retried after its worker died waits this long before looking "
+             "for the earlier attempt's comment, so a post still in flight lands first (docs/operations.md).",
+             float),
+    Variable("BOT_LOG_FORMAT", "text", "`text` lines, or `json`: one JSON object a line, with the job, thread and run "
+             "on every line of a job."),
+    Variable("BOT_METRICS_ADDR", "", "`host:port` of a separate listener serving Prometheus `/metrics` "
+             "(empty: none; docs/operations.md)."),
+    Variable("BOT_METRICS_TOKEN", None, "When set, `/metrics` is also served on the main port to a bearer of "
+             "this token (docs/operations.md)."),
     Variable("BOT_DEFAULT_AGENT", "claude", "Agent used when the comment names none."),
     Variable("BOT_SECRET_KEY", None, "Key that encrypts stored credentials (else a key file in the data dir)."),
     Variable("BOT_DATABASE_URL", None, "`postgresql://…` to share one database between machines (else SQLite in the data dir)."),

@@ -14,6 +14,8 @@ from typing import TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential
 
+from bot import metrics
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -42,6 +44,7 @@ async def retrying(call: Callable[[], Awaitable[T]], policy: Policy, *, worth_re
 
     def log_retry(state: RetryCallState) -> None:
         failure = state.outcome.exception() if state.outcome else None
+        metrics.RETRIES.labels(what).inc()
         log.warning("%s failed (%s: %s); attempt %d of %d in %.1f s", what, type(failure).__name__, failure,
                     state.attempt_number + 1, policy.attempts, state.upcoming_sleep)
 

@@ -48,7 +48,7 @@ import uvicorn
 from mcp.server.lowlevel.server import Server
 
 from adapters.base import Bridge, Tier
-from bot import config
+from bot import config, metrics
 from bot.bridge import reads, tools
 from bot.bridge.admission import Admission, Refusal
 from bot.bridge.tools import ProgressThrottle, RunSandbox, ToolFailure
@@ -205,6 +205,8 @@ class BridgeServer:
             text, outcome, is_error = f"error: {name} failed ({type(exc).__name__}: {exc})", "error", True
             detail = {"reason": f"{type(exc).__name__}: {exc}"}
         duration = elapsed_ms(started)
+        metrics.BRIDGE_CALLS.labels(name if name in tools.TOOLS or name in tools.REVIEW_TOOLS else "unknown",
+                                    metrics.bridge_outcome(outcome)).inc()
         if "path" not in detail and isinstance(args.get("path"), str):
             detail["path"] = args["path"]
         seq = self.recorder.enforced(self.run_id, name, args, outcome=outcome,

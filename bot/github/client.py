@@ -25,7 +25,7 @@ import httpx
 from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded, apps
 from gidgethub.httpx import GitHubAPI
 
-from bot import config, retry
+from bot import config, metrics, retry
 from bot.record.defang import markers
 from bot.record.redact import redact, running_secrets
 
@@ -49,6 +49,15 @@ class RetryingAPI(GitHubAPI):
         super().__init__(client, USER_AGENT, oauth_token=oauth_token,  # type: ignore[arg-type]
                          base_url=config.github_api_url(), **kwargs)
 
+    async def _request(self, method: str, url: str, headers: Any, body: bytes = b"") -> Any:
+        try:
+            answer = await super()._request(method, url, headers, body)
+        except BaseException:
+            metrics.GITHUB_CALLS.labels(method, "0").inc()
+            raise
+        metrics.GITHUB_CALLS.labels(method, str(answer[0])).inc()
+        return answer
+
     async def handle_rate_limit_error(self, *, method: str, url: str, exception: HTTPException,
                                       attempt: int) -> bool:
         if method == "POST" and _COMMENT_POST.search(url.split("?")[0]) and _outcome_unknown(exception):
@@ -58,6 +67,8 @@ class RetryingAPI(GitHubAPI):
             return False
         log.warning("GitHub %s %s answered %s; retrying in %.1f s (attempt %d)",
                     method, url, exception.status_code, delay, attempt)
+        metrics.RATE_LIMIT_WAITS.inc()
+        metrics.RATE_LIMIT_WAIT_SECONDS.inc(delay)
         await retry.sleep(delay)
         return True
 

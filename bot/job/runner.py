@@ -25,6 +25,7 @@ from typing import Any
 
 from adapters.base import Adapter, Episode, Event, Invocation, Result, Usage
 from bot import config as bot_config
+from bot import metrics
 from bot.job.resume_state import empty
 from bot.record.redact import redact
 from sandbox import disk
@@ -50,6 +51,7 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
                                    cwd=invocation.cwd)
     except (Refused, disk.TooDeep) as exc:
         remove_ephemeral(episode.home, invocation)
+        metrics.SANDBOX_REFUSALS.labels(adapter.name).inc()
         return _not_started(adapter, f"the sandbox refused to start {adapter.name}: {exc}", "refused")
     except OSError as exc:  # e.g. the binary vanished since `bot doctor`
         remove_ephemeral(episode.home, invocation)

@@ -15,7 +15,7 @@ import uuid
 import httpx
 
 from adapters import base
-from bot import config
+from bot import config, logs, metrics, retry
 from bot.errors import BotError
 from bot.github.client import Thread, TokenCache, installation_thread, transient, with_retries
 from bot.job import conversations, pipeline, replies, trigger_gate
@@ -103,24 +103,34 @@ class WorkerPool:
         cancel = asyncio.Event()
         if job.cancel_requested:  # `@bot stop` arrived while it was queued
             cancel.set()
+        with logs.job_context(job.id, job.conversation):
+            await self._handle_in_context(job, cancel)
+
+    async def _handle_in_context(self, job: queue.Job, cancel: asyncio.Event) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(job, cancel))
         try:
             status = await self._run(job, cancel)
-            queue.finish(self.db, job.id, status, owner=self.owner)
+            self._finish(job, status)
         except asyncio.CancelledError:
             log.info("job %s interrupted by shutdown; left leased", job.id)
             raise
         except NotYet as exc:
             if job.attempts >= MAX_ATTEMPTS:
-                queue.finish(self.db, job.id, "failed", error=f"GitHub unreachable: {exc.__cause__}",
-                             owner=self.owner)
+                log.error("job %s given up after its last attempt (%d of %d): GitHub unreachable (%s)",
+                          job.id, job.attempts, MAX_ATTEMPTS, exc.__cause__)
+                metrics.JOBS_GIVEN_UP.labels(job.kind).inc()
+                self._finish(job, "failed", error=f"GitHub unreachable: {exc.__cause__}")
             else:  # left leased: claimed again when the lease runs out, as after a crash
                 log.warning("job %s: GitHub unreachable (%s); trying again later", job.id, exc.__cause__)
         except Exception as exc:
             log.exception("job %s failed outside the pipeline", job.id)
-            queue.finish(self.db, job.id, "failed", error=f"{type(exc).__name__}: {exc}", owner=self.owner)
+            self._finish(job, "failed", error=f"{type(exc).__name__}: {exc}")
         finally:
             heartbeat.cancel()
+
+    def _finish(self, job: queue.Job, status: str, error: str | None = None) -> None:
+        if queue.finish(self.db, job.id, status, error=error, owner=self.owner):
+            metrics.JOBS_FINISHED.labels(job.kind, status).inc()
 
     async def _heartbeat(self, job: queue.Job, cancel: asyncio.Event) -> None:
         """Renew the lease and watch for a stop request."""
@@ -158,6 +168,8 @@ class WorkerPool:
 
     async def _run(self, job: queue.Job, cancel: asyncio.Event) -> str:
         spec = job.spec
+        if job.attempts > 1 and job.tracking_comment_id is None:
+            await let_earlier_posts_land(job)
         try:
             thread = await installation_thread(self._client, self.tokens, spec["installation_id"],
                                                spec["repo"], spec["number"])
@@ -169,6 +181,9 @@ class WorkerPool:
                 raise NotYet(type(exc).__name__) from exc
             raise
         if job.attempts > MAX_ATTEMPTS:
+            log.error("job %s given up after its last attempt: the service stopped %d times while running it",
+                      job.id, MAX_ATTEMPTS)
+            metrics.JOBS_GIVEN_UP.labels(job.kind).inc()
             ctx = self._context(job, thread)
             await TrackingComment(ctx.surface, lambda: [], handle=job.tracking_comment_id).finish(
                 f"❌ Gave up after {MAX_ATTEMPTS} attempts: the service stopped while running this request.")
@@ -214,6 +229,19 @@ class WorkerPool:
         comment_id = await thread.create_comment(f"{text}\n{marker}", review_thread=review_thread,
                                                  marker=marker, look_first=job.attempts > 1)
         store.update_job(self.db, job.id, tracking_comment_id=comment_id)
+
+
+async def let_earlier_posts_land(job: queue.Job) -> None:
+    """A job taken over from a worker that died (or never reached GitHub) may have a comment POST
+    of that worker still in flight: GitHub finishes a request whose client is gone. Looking for its
+    marker before the POST landed would miss it and post a second answer (the kill -9 double answer
+    of issue 16). The earlier worker sent nothing after its lease ran out, and the lease had run out
+    when this worker claimed the job; so once BOT_POST_SETTLE_SECONDS (longer than GitHub lets a
+    request run) have passed since the claim, every earlier post has landed or never will."""
+    settle = config.value("BOT_POST_SETTLE_SECONDS")
+    log.info("job %s: attempt %d; waiting %.0f s for an earlier attempt's post to land before looking for it",
+             job.id, job.attempts, settle)
+    await retry.sleep(settle)  # the one place waits go through (tests replace it)
 
 
 def job_marker(job_id: int) -> str:

@@ -98,6 +98,9 @@ class FakeGitHub:
         self._lock = threading.RLock()
         self._ids = itertools.count(1001)
         self._failures: list[dict] = []
+        self._flaky: dict | None = None  # flaky_writes(): random 502s and secondary rate limits
+        self.injected = {"502": 0, "rate_limit": 0}
+        self._kills: list[dict] = []  # kill_on(): kill the service at a chosen call
         self._blobs: dict[str, tuple[bytes, str]] = {}  # key -> (body, content type)
         self._attachments: dict[str, str] = {}  # attachment path -> blob key
         self._server: ThreadingHTTPServer | None = None
@@ -275,6 +278,50 @@ class FakeGitHub:
                                "headers": headers or {}, "body": body or {"message": "injected failure"},
                                "times": times, "after": after})
 
+    def flaky_writes(self, error_share: float = 0.1, rate_limit_share: float = 0.02, seed: int = 0) -> None:
+        """From now on a share of the writes (POST, PATCH; not token minting) answers 502, half of
+        them after carrying the write out (a gateway timeout: the client cannot know it took effect),
+        and another share answers 403 with a secondary rate limit and `retry-after: 1`. Off by default."""
+        import random
+        self._flaky = {"error": error_share, "limit": rate_limit_share, "rng": random.Random(seed)}
+
+    def kill_on(self, method: str, path_pattern: str, kill, nth: int = 1, after: bool = True,
+                land_after: float | None = None) -> None:
+        """Call `kill()` (a kill -9 of the service under test) at the `nth` matching call: with
+        `after`, once the call took effect and before its answer is sent (the client never learns
+        it worked); otherwise before it is carried out. The killed call gets no answer. With
+        `land_after`, the call is still carried out that many seconds after the kill, as GitHub
+        finishes a request whose client died while it was in flight."""
+        self._kills.append({"method": method, "pattern": re.compile(path_pattern), "left": nth,
+                            "kill": kill, "after": after, "land_after": land_after})
+
+    def _kill_point(self, method: str, path: str) -> dict | None:
+        for point in self._kills:
+            if point["method"] == method and point["pattern"].search(path) and point["left"] > 0:
+                point["left"] -= 1
+                if point["left"] == 0:
+                    return point
+        return None
+
+    def injected_counts(self) -> tuple[int, int]:
+        """(502s, secondary rate limits) answered by flaky_writes so far."""
+        with self._lock:
+            return self.injected["502"], self.injected["rate_limit"]
+
+    def _flaky_failure(self, method: str, path: str) -> dict | None:
+        if self._flaky is None or method not in ("POST", "PATCH") or path.endswith("/access_tokens"):
+            return None
+        draw = self._flaky["rng"].random()
+        if draw < self._flaky["error"]:
+            self.injected["502"] += 1
+            return {"status": 502, "body": {"message": "Server Error"}, "headers": {},
+                    "after": self._flaky["rng"].random() < 0.5}
+        if draw < self._flaky["error"] + self._flaky["limit"]:
+            self.injected["rate_limit"] += 1
+            return {"status": 403, "headers": {"retry-after": "1"}, "after": False,
+                    "body": {"message": "You have exceeded a secondary rate limit. Please wait a few minutes."}}
+        return None
+
     def expire_tokens(self) -> None:
         """Every installation token issued so far stops working (401), as after its hour is up."""
         with self._lock:
@@ -331,7 +378,19 @@ class FakeGitHub:
     def _dispatch(self, method: str, path: str, body, headers: dict) -> tuple[int, object, dict]:
         with self._lock:
             self.calls.append(Call(method, path, body, headers))
-            failure = self._injected_failure(method, path)
+            killing = self._kill_point(method, path)
+            if killing and killing["land_after"] is not None:
+                killing["kill"]()
+                threading.Timer(killing["land_after"], self._route, (method, path, body, headers)).start()
+                return 0, None, {}
+            if killing and not killing["after"]:
+                killing["kill"]()
+                return 0, None, {}
+            if killing:
+                self._route(method, path, body, headers)
+                killing["kill"]()
+                return 0, None, {}
+            failure = self._injected_failure(method, path) or self._flaky_failure(method, path)
             if failure and not failure["after"]:
                 return failure["status"], failure["body"], failure["headers"]
             answer = self._route(method, path, body, headers)

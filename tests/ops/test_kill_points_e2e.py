@@ -1,0 +1,83 @@
+"""kill -9 of `bot serve` at each GitHub call a reply job makes (before it is carried out, and
+after it took effect but before the answer reaches the bot): the next start answers the command
+exactly once."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from tests.ops.soak import JOB_MARKER, _comment_payload, _rows
+from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
+
+pytestmark = pytest.mark.e2e
+
+LAND = 4.0  # seconds after the kill that GitHub stores the killed service's comment
+SETTLE = "8"  # set it to "0" to see the double answer this test is about
+POINTS = [("POST", r"/access_tokens$"), ("POST", r"/issues/1/comments$")]
+
+
+@pytest.fixture
+def world(tmp_path):
+    gh = seeded_github()
+    env = service_env(tmp_path, gh, make_remote(tmp_path), "http://127.0.0.1:9", BOT_LEASE_SECONDS="1",
+                      BOT_POST_SETTLE_SECONDS="2")
+    services: list[Service] = []
+    try:
+        yield gh, env, services
+    finally:
+        for service in services:
+            service.stop()
+        gh.stop()
+
+
+def answers(gh) -> list[dict]:
+    return [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]" and JOB_MARKER.search(c["body"])]
+
+
+@pytest.mark.parametrize("after", [False, True], ids=["before", "after"])
+@pytest.mark.parametrize(("method", "path"), POINTS, ids=["token", "comment"])
+def test_help_answered_once_when_killed_at_a_github_call(world, tmp_path, method, path, after):
+    gh, env, services = world
+    services.append(Service(env, tmp_path / "serve-0.log").start())
+    killed = []
+
+    def kill() -> None:
+        os.killpg(services[0].proc.pid, signal.SIGKILL)
+        killed.append(time.monotonic())
+
+    gh.kill_on(method, path, kill, after=after)
+    comment = gh.add_comment(REPO, 1, "@bot help", user="Codertocat")
+    assert services[0].deliver(_comment_payload(1, comment["id"], "@bot help")).status_code == 202
+    gh.wait_for(lambda: killed, timeout=60)
+    services[0].proc.wait()
+    services.append(Service(env, tmp_path / "serve-1.log").start())
+    gh.wait_for(lambda: _rows(tmp_path, "SELECT status FROM jobs")[0]["status"] == "done", timeout=60)
+    time.sleep(1.5)  # a second answer, if one were coming
+    assert len(answers(gh)) == 1
+
+
+def test_help_answered_once_when_the_killed_post_lands_late(world, tmp_path):
+    """The window of the double answer: the killed service's POST was in flight and GitHub stored
+    it only after the next start had looked for it. The next start waits for such a post to land
+    (BOT_POST_SETTLE_SECONDS after it took the job over) before it looks and posts."""
+    gh, env, services = world
+    env = dict(env, BOT_POST_SETTLE_SECONDS=SETTLE)
+    services.append(Service(env, tmp_path / "serve-0.log").start())
+    killed = []
+
+    def kill() -> None:
+        os.killpg(services[0].proc.pid, signal.SIGKILL)
+        killed.append(time.monotonic())
+
+    gh.kill_on("POST", r"/issues/1/comments$", kill, land_after=LAND)
+    comment = gh.add_comment(REPO, 1, "@bot help", user="Codertocat")
+    assert services[0].deliver(_comment_payload(1, comment["id"], "@bot help")).status_code == 202
+    gh.wait_for(lambda: killed, timeout=60)
+    services[0].proc.wait()
+    services.append(Service(env, tmp_path / "serve-1.log").start())
+    gh.wait_for(lambda: _rows(tmp_path, "SELECT status FROM jobs")[0]["status"] == "done", timeout=60)
+    time.sleep(max(0.0, killed[0] + LAND + 1.5 - time.monotonic()))  # the late post has landed
+    assert len(answers(gh)) == 1
