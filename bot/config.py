@@ -128,6 +128,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("GITHUB_STEP_SUMMARY", None, "Set by the runner (Action)."),
     Variable("GITHUB_SERVER_URL", "https://github.com", "GitHub's web host (set by the runner in an Action)."),
     Variable("RUNNER_TEMP", None, "Set by the runner (Action); the data dir goes under it."),
+    Variable("BOT_SESSION_CACHE_DIR", None, "The Action's per-thread session cache folder (set by action.yml)."),
 )
 _BY_NAME = {variable.name: variable for variable in VARIABLES}
 

@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import os
+import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from gidgethub import actions as workflow
 
 from adapters import base
 from bot import config
+from bot.cli import action_session, action_workflow
 from bot.errors import BotError
 from bot.github.client import RetryingAPI, Thread
 from bot.job import grammar, pipeline, replies, trigger_gate
@@ -70,7 +72,17 @@ class RecordingSurface:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bot action", description=__doc__.split("\n\n")[0])
-    parser.parse_args(argv or [])
+    parser.add_argument("step", nargs="?", default="run", choices=("run", "plan", "workflow"),
+                        help="run: answer the event (default); plan: only say what it needs (kind, agent); "
+                             "workflow: print the workflow file a repository adds to use this Action")
+    parser.add_argument("--uses", help="workflow: where the Action lives, OWNER/REPO@REF (default: this checkout)")
+    parser.add_argument("--handle", default="bot", help="workflow: the mention, without @")
+    parser.add_argument("--agent", default="claude", help="workflow: the default agent")
+    args = parser.parse_args(argv or [])
+    if args.step == "plan":
+        return plan_step()
+    if args.step == "workflow":
+        return workflow_step(args.uses, args.handle, args.agent)
     raise_open_files_limit()
     logging.basicConfig(level=config.env("BOT_LOG_LEVEL"))
     install_log_redaction()  # the workflow log of a public repository is public
@@ -92,6 +104,43 @@ def main(argv: list[str] | None = None) -> int:
         scrub_credential_files()
     report(outcome)
     return EXIT_FAILED if outcome.status == "failed" else EXIT_OK
+
+
+def workflow_step(uses: str | None, handle: str, agent: str) -> int:
+    try:
+        print(action_workflow.render(uses or action_workflow.this_checkout(), handle, agent), end="")
+    except action_workflow.WorkflowError as exc:
+        print(f"bot action workflow: {exc}", file=sys.stderr)
+        return EXIT_MISCONFIGURED
+    return EXIT_OK
+
+
+def plan_step() -> int:
+    """Before anything is installed: whether this event is for the bot and which agent's CLI the
+    run needs (action.yml installs only that one). Written to $GITHUB_OUTPUT as `kind`, `agent`."""
+    _defaults_from_runner()
+    try:
+        kind, agent = plan(read_event(), load_payload())
+    except Misconfigured as exc:
+        workflow.command("error", str(exc))
+        return EXIT_MISCONFIGURED
+    set_output("kind", kind)
+    set_output("agent", agent)
+    print(f"bot: {kind}" + (f" with {agent}" if agent else ""))
+    return EXIT_OK
+
+
+def plan(event_name: str, payload: dict) -> tuple[str, str]:
+    """("ignored" | "reply" | "run", the agent a run needs or "") by the same rules as `handle`."""
+    trigger = extract_trigger(event_name, payload)
+    if trigger is None or is_bot_author(trigger["author"], trigger["author_type"]):
+        return "ignored", ""
+    command = grammar.parse(trigger["body"], config.handle(), config.AGENTS)
+    if command is None:
+        return "ignored", ""
+    if command.kind != "run" or not association_may_trigger(trigger["association"]):
+        return "reply", ""
+    return "run", command.agent or config.default_agent()
 
 
 def could_not_answer(exc: HTTPException, token: str) -> str:
@@ -211,8 +260,22 @@ async def _run(trigger: dict, command: grammar.Command, thread, surface: Recordi
         title=trigger.get("title", ""), is_pr=trigger.get("is_pr", False), thread=thread, mode=GitHubMode(),
         installation_id=None, target=trigger.get("target"),
         progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"))
-    status = await pipeline.run(store.connect(), ctx, asyncio.Event())
+    db, folder = store.connect(), session_folder()
+    if folder is not None:
+        action_session.restore(db, ctx.conversation, folder)
+    try:
+        status = await pipeline.run(db, ctx, asyncio.Event())
+    finally:
+        if folder is not None:
+            action_session.export(db, ctx.conversation, folder)
+            set_output("session", "saved")
     return StepOutcome(status, answer=surface.last_body, comment_id=surface.handle)
+
+
+def session_folder() -> Path | None:
+    """The thread's session cache (action.yml restores and saves it), when the step has one."""
+    folder = config.env("BOT_SESSION_CACHE_DIR")
+    return Path(folder) if folder else None
 
 
 def scrub_credential_files() -> int:
