@@ -88,7 +88,7 @@ def store(app: dict) -> None:
     kept = {variable: str(app[field]) for variable, field in SETTINGS.items()}
     kept["html_url"] = str(app.get("html_url") or "")
     sealed = secrets.seal(CONTEXT, json.dumps(kept).encode())
-    path = _path()
+    path = config.data_dir() / FILE
     temporary = path.with_suffix(".tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as handle:
@@ -126,4 +126,5 @@ def install() -> None:
 
 
 def _path() -> Path:
-    return config.data_dir() / FILE
+    """Not `config.data_dir()`: looking for the file must not create the data dir."""
+    return config.value("BOT_DATA_DIR").resolve() / FILE

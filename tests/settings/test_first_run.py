@@ -213,3 +213,10 @@ def test_start_page_allows_no_script_and_no_framing(site):
     headers = site.get("/").headers
     assert "default-src 'none'" in headers["content-security-policy"]
     assert "frame-ancestors 'none'" in headers["content-security-policy"]
+
+
+def test_looking_for_a_stored_app_creates_no_data_dir(monkeypatch, tmp_path):
+    monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "absent"))
+    monkeypatch.setattr(config, "stored_setting", manifest.stored_setting)
+    assert config.env("GITHUB_APP_ID") is None
+    assert not (tmp_path / "absent").exists()
