@@ -81,6 +81,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_DISK_BUDGET", str(50 << 30), "Bytes the data dir may hold; spare worktrees, then mirrors, "
              "go least recently used first past it.", int),
     Variable("BOT_GC_INTERVAL", "3600", "Seconds between two retention sweeps of `bot serve` (0: none).", float),
+    Variable("BOT_RETENTION_CLOSED_DAYS", "2", "Days after its issue or pull request was closed that a thread's CLI "
+             "homes are removed (the next turn, if any, starts fresh).", float),
     # agents
     Variable("BOT_AGENTS_DIR", str(PROJECT_ROOT / "agents-cli"), "Where `make agents` installed the CLIs.", Path),
     Variable(f"BOT_{AGENT_PLACEHOLDER}_BIN", None, "An agent CLI's path (else the pinned install)."),

@@ -5,8 +5,9 @@ What goes, in this order (`plan` decides, `apply` acts; `bot gc --dry-run` print
 1. run events (the recorded transcript of each run) of runs that finished more than
    BOT_RETENTION_EVENTS_DAYS ago; the run row itself stays (who, agent, status, summary), so
    spend and history still add up. The bridge's scratch folders (`runs/<run id>`) of the same age.
-2. the CLI homes (and attachments) of threads idle for BOT_RETENTION_HOME_DAYS: the agent's own
-   session transcripts live there. The thread's sessions are marked not resumable
+2. the CLI homes (and attachments) of threads idle for BOT_RETENTION_HOME_DAYS, or closed (the
+   issue or pull request, `note_closed`) for BOT_RETENTION_CLOSED_DAYS: the agent's own session
+   transcripts live there. The thread's sessions are marked not resumable
    (`conversations.collected`), so its next turn starts fresh with a recap and the answer says
    why. A thread with a queued or running job is never touched.
 3. when the data dir is still over BOT_DISK_BUDGET: spare worktrees, then mirrors, least recently
@@ -35,16 +36,20 @@ log = logging.getLogger("bot.service.retention")
 DAY = 86_400.0
 
 
+CLOSED = "closed"  # a notices row: the thread's issue or pull request was closed at created_at
+
+
 @dataclass(frozen=True)
 class Policy:
     events_days: float
     home_days: float
     budget_bytes: int
+    closed_days: float = 2.0
 
     @classmethod
     def from_config(cls) -> Policy:
         return cls(config.value("BOT_RETENTION_EVENTS_DAYS"), config.value("BOT_RETENTION_HOME_DAYS"),
-                   config.value("BOT_DISK_BUDGET"))
+                   config.value("BOT_DISK_BUDGET"), config.value("BOT_RETENTION_CLOSED_DAYS"))
 
 
 @dataclass
@@ -84,7 +89,7 @@ def plan(db, policy: Policy | None = None, now: float | None = None) -> Plan:
     result = Plan(disk_bytes=tree_bytes(root))
     result.runs = _old_runs(db, now - policy.events_days * DAY)
     result.scratch = _old_folders(root / "runs", now - policy.events_days * DAY)
-    result.threads = _idle_threads(db, now - policy.home_days * DAY)
+    result.threads = _idle_threads(db, now - policy.home_days * DAY, now - policy.closed_days * DAY)
     over = result.disk_bytes - policy.budget_bytes - _bytes_freed(root, result)
     for spare in _spares_by_age(root):
         if over <= 0:
@@ -125,6 +130,23 @@ async def sweep(db, policy: Policy | None = None) -> Swept:
     return swept
 
 
+def note_closed(db, event: str, payload: dict) -> bool:
+    """An issue or pull request closed (or reopened): remember when, for the closed-thread window.
+    Returns whether the event was one of those (the webhook intake then has nothing else to do)."""
+    item = payload.get("issue") if event == "issues" else payload.get("pull_request") if event == "pull_request" \
+        else None
+    action, repo = payload.get("action"), (payload.get("repository") or {}).get("full_name")
+    if not isinstance(item, dict) or action not in ("closed", "reopened") or not isinstance(repo, str):
+        return False
+    key = conversations.thread_key(repo, item.get("number"))
+    if action == "reopened":
+        db.execute("DELETE FROM notices WHERE conversation = ? AND kind = ?", [key, CLOSED])
+    elif any(db.query("SELECT 1 FROM conversations WHERE key = ?", [key])):
+        db.execute("INSERT INTO notices (conversation, kind, created_at) VALUES (?, ?, ?) ON CONFLICT "
+                   "(conversation, kind) DO UPDATE SET created_at = excluded.created_at", [key, CLOSED, time.time()])
+    return True
+
+
 def collect_home(db, key: str) -> None:
     """Remove a thread's CLI homes and attachments; its sessions can no longer be resumed."""
     slug = conversations.slug(key)
@@ -161,9 +183,11 @@ def _old_folders(root: Path, before: float) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and p.lstat().st_mtime < before)
 
 
-def _idle_threads(db, before: float) -> list[str]:
+def _idle_threads(db, idle_before: float, closed_before: float) -> list[str]:
     homes = config.data_dir() / "homes"
-    rows = db.query("SELECT key FROM conversations WHERE last_active_at < ? ORDER BY last_active_at", [before])
+    rows = db.query("SELECT key FROM conversations c WHERE last_active_at < ? OR EXISTS (SELECT 1 FROM notices n "
+                    "WHERE n.conversation = c.key AND n.kind = ? AND n.created_at < ? AND n.created_at >= "
+                    "c.last_active_at) ORDER BY last_active_at", [idle_before, CLOSED, closed_before])
     return [row["key"] for row in rows
             if (homes / conversations.slug(row["key"])).is_dir() and not _busy(db, row["key"])]
 

@@ -19,7 +19,7 @@ from bot import config
 from bot.job import grammar
 from bot.job.conversations import thread_key
 from bot.permissions import association_may_trigger, is_bot_author
-from bot.service import store
+from bot.service import retention, store
 from bot.web import triggers
 
 log = logging.getLogger("bot.web.intake")
@@ -112,6 +112,8 @@ async def decide(db, event: sansio.Event) -> JSONResponse:
     if found := triggers.automatic(event.event, event.data):  # a label, an assignment, … (issue 14)
         job = await triggers.enqueue(db, event.delivery_id, event.event, event.data.get("action"), found)
         return _JSON({"ok": True, "queued": job is not None, "job": job, "kind": "episode"}, status_code=202)
+    if retention.note_closed(db, event.event, event.data):  # when a thread's CLI homes may go
+        return _ignored(event.delivery_id, f"{event.event}.{event.data.get('action')} noted for retention")
     trigger = extract_trigger(event.event, event.data)
     if trigger is None:
         return _ignored(event.delivery_id, f"{event.event}.{event.data.get('action')} is not acted on")

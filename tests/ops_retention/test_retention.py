@@ -7,12 +7,14 @@ import subprocess
 import time
 
 import pytest
+from gidgethub import sansio
 
 from bot import config
 from bot.cli import gc
 from bot.job import conversations
 from bot.record.recorder import Recorder
 from bot.service import retention, store
+from bot.web import intake
 from bot.workspace import pool, worktrees
 
 DAY = 86_400
@@ -208,3 +210,54 @@ def test_the_service_sweeper_removes_what_is_past_the_windows(db):
 
     asyncio.run(asyncio.wait_for(until_swept(), 60))
     assert _events(db, "old") == 0
+
+
+# closed threads --------------------------------------------------------------------------------
+
+def _closed_event(number: int, action: str = "closed") -> dict:
+    return {"action": action, "issue": {"number": number}, "repository": {"full_name": "o/r"}}
+
+
+def _closed_days_ago(db, key: str, days: float) -> None:
+    db.execute("UPDATE notices SET created_at = ? WHERE conversation = ? AND kind = ?",
+               [NOW - days * DAY, key, retention.CLOSED])
+
+
+def test_a_thread_closed_past_its_window_loses_its_home_before_the_idle_window(db):
+    _thread(db, "o/r#1", idle_days=4)
+    _thread(db, "o/r#2", idle_days=4)
+    assert retention.note_closed(db, "issues", _closed_event(1))
+    assert retention.note_closed(db, "issues", _closed_event(2))
+    _closed_days_ago(db, "o/r#1", 3)
+    _closed_days_ago(db, "o/r#2", 1)
+    planned = retention.plan(db, retention.Policy(30, 14, 1 << 40, closed_days=2), NOW)
+    assert planned.threads == ["o/r#1"]
+
+
+def test_a_reopened_thread_is_kept_like_any_other(db):
+    _thread(db, "o/r#1", idle_days=4)
+    retention.note_closed(db, "issues", _closed_event(1))
+    _closed_days_ago(db, "o/r#1", 3)
+    assert retention.note_closed(db, "issues", _closed_event(1, "reopened"))
+    assert retention.plan(db, retention.Policy(30, 14, 1 << 40, closed_days=2), NOW).threads == []
+
+
+def test_a_comment_after_the_close_keeps_the_home(db):
+    _thread(db, "o/r#1", idle_days=0)
+    retention.note_closed(db, "issues", _closed_event(1))
+    _closed_days_ago(db, "o/r#1", 3)  # closed 3 days ago, active since
+    assert retention.plan(db, retention.Policy(30, 14, 1 << 40, closed_days=2), NOW).threads == []
+
+
+def test_the_webhook_intake_notes_a_closed_pull_request(db):
+    _thread(db, "o/r#7", idle_days=0)
+    event = sansio.Event({"action": "closed", "pull_request": {"number": 7}, "repository": {"full_name": "o/r"}},
+                         event="pull_request", delivery_id="d-closed")
+    response = asyncio.run(intake.decide(db, event))
+    assert response.status_code == 202
+    assert list(db.query("SELECT kind FROM notices WHERE conversation = 'o/r#7'")) == [{"kind": "closed"}]
+
+
+def test_a_thread_the_bot_never_ran_in_is_not_noted(db):
+    assert retention.note_closed(db, "issues", _closed_event(99))
+    assert list(db.query("SELECT * FROM notices")) == []
