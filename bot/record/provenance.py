@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from adapters.base import Usage
+from bot import config
 from bot.record.hidden import describe
 from bot.record.recorder import Recorder
 from sandbox.base import Limits
@@ -88,7 +89,8 @@ class Provenance:
             parts.append(self.change)
         elif self.base_commit:
             parts.append(f"base {self.base_commit[:7]}")
-        parts.append(f"run {self.run_id[:8]}…")
+        url = config.run_url(self.run_id) if not (self.conversation or "local:").startswith("local:") else None
+        parts.append(f"[run {self.run_id[:8]}…]({url})" if url else f"run {self.run_id[:8]}…")  # the run page
         return " · ".join(parts)
 
     def details_block(self) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from bot import config
+from bot.record import provenance
 from bot.record.recorder import Recorder
 from tests.ops_run_page.conftest import REPO, SECRET, mirror_with_commit, record_run
 from tests.settings.conftest import sign_in
@@ -87,3 +88,17 @@ def test_text_the_agent_wrote_is_shown_not_rendered(client, github):
     sign_in(client, github, "octocat")
     page = client.get(f"/settings/runs/{run_id}").text
     assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_the_answers_provenance_links_the_run_page(monkeypatch):
+    """The answer replaces the tracking comment's header: its provenance keeps the link."""
+    monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com")
+    run_id = record_run()
+    footer = provenance.build(Recorder(), run_id, agent="codex").footer_line()
+    assert f"[run {run_id[:8]}…](https://bot.example.com/runs/{run_id})" in footer
+
+
+def test_a_local_runs_provenance_has_no_link(monkeypatch):
+    monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com")
+    run_id = record_run(conversation="local:/home/me/repo")
+    assert "](https://" not in provenance.build(Recorder(), run_id, agent="codex").footer_line()
