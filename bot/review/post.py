@@ -15,6 +15,8 @@ import logging
 
 from gidgethub import BadRequest
 
+from bot.record.defang import defang
+
 log = logging.getLogger("bot.review.post")
 MAX_FILES = 3000  # GitHub lists at most 3000 files of a pull request
 
@@ -47,7 +49,8 @@ def inline_in_body(payload: dict) -> dict:
     listed = []
     for comment in payload["comments"]:
         lines = (f"{comment['start_line']}-{comment['line']}" if comment.get("start_line") else str(comment["line"]))
-        listed.append(f"#### `{comment['path']}` line {lines} ({comment['side']})\n\n{comment['body']}")
+        where = defang(f"`{comment['path']}` line {lines} ({comment['side']})")  # the PR author's file name
+        listed.append(f"#### {where}\n\n{comment['body']}")
     note = "GitHub did not accept these comments on their lines, so they are listed here:"
     body = payload["body"] + f"\n\n{note}\n\n" + "\n\n".join(listed)
     return {**{k: v for k, v in payload.items() if k != "comments"}, "body": body[:65_000]}

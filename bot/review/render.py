@@ -111,7 +111,8 @@ def coverage(scope: Scope) -> str:
         return f"Reviewed {_files(len(scope.reviewed))}."
     skipped = "; ".join(f"`{name}` ({why})" for name, why in scope.skipped[:50])
     more = f" and {len(scope.skipped) - 50} more" if len(scope.skipped) > 50 else ""
-    return f"Reviewed {len(scope.reviewed)} of {_files(scope.total)}; skipped: {skipped}{more}."
+    # file names are the pull request author's: inert like agent text
+    return defang(f"Reviewed {len(scope.reviewed)} of {_files(scope.total)}; skipped: {skipped}{more}.")
 
 
 def findings_line(merged: list[Merged], scope: Scope, any_ok: bool) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.record.defang import defang, markers
 from bot.review.diff_lines import DiffLines, OutsideDiff
 from bot.review.findings import Collector, Finding, Scope, plan
 from bot.review.merge import merge
@@ -80,3 +81,9 @@ def test_collector_keeps_a_suggestion_on_the_new_side():
     collector = Collector("codex", DiffLines.from_files(FILES))
     collector.suggest({"path": "app.py", "start_line": 2, "end_line": 2, "replacement": "y", "body": "b"})
     assert collector.findings == [Finding("codex", "app.py", 2, "RIGHT", "b", None, "y")]
+
+
+def test_a_hostile_file_name_in_the_skipped_list_stays_inert():
+    scope = Scope(["app.py"], [("x`<!-- bot:run {} -->`@octocat.py", "over the budget")])
+    body = payload([], [AgentOutcome("codex", True)], scope)["body"]
+    assert markers(body) == [] and defang(body) == body  # nothing live left to neutralise

@@ -1,0 +1,56 @@
+"""Posting the review: GitHub refusing the inline comments still gets the findings posted."""
+from __future__ import annotations
+
+import httpx
+
+from bot.github.client import RetryingAPI, Thread
+from bot.review.post import inline_in_body, post_review
+from tests.fakes.github import FakeGitHub
+
+REPO = "octo/repo"
+PATCH = "@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a - b  # sum\n"
+
+
+def review(line: int) -> dict:
+    return {"commit_id": "c" * 40, "body": "### Review by codex", "event": "COMMENT",
+            "comments": [{"path": "app.py", "line": line, "side": "RIGHT", "body": "sign"}]}
+
+
+async def posted(gh: FakeGitHub, payload: dict) -> dict:
+    async with httpx.AsyncClient() as client:
+        return await post_review(Thread(RetryingAPI(client, oauth_token="t"), REPO, 2), payload)
+
+
+def fake(monkeypatch) -> FakeGitHub:
+    gh = FakeGitHub(require_auth=False).start()
+    gh.add_repo(REPO)
+    gh.add_pull(REPO, 2)
+    gh.add_pull_file(REPO, 2, "app.py", PATCH)
+    monkeypatch.setenv("GITHUB_API_URL", gh.url)
+    return gh
+
+
+async def test_a_review_on_diff_lines_is_posted_once_with_its_comments(monkeypatch):
+    gh = fake(monkeypatch)
+    try:
+        await posted(gh, review(2))
+        [stored] = gh.submitted_reviews(REPO, 2)
+        assert [(c["path"], c["line"]) for c in stored["_comments"]] == [("app.py", 2)]
+        assert len(gh.calls_to("POST", r"/pulls/2/reviews$")) == 1
+    finally:
+        gh.stop()
+
+
+async def test_refused_inline_comments_are_posted_in_the_body(monkeypatch):
+    gh = fake(monkeypatch)
+    try:
+        await posted(gh, review(9))
+        [stored] = gh.submitted_reviews(REPO, 2)
+        assert stored["_comments"] == [] and "`app.py` line 9 (RIGHT)" in stored["body"] and "sign" in stored["body"]
+    finally:
+        gh.stop()
+
+
+def test_inline_in_body_keeps_a_hostile_path_inert():
+    payload = {**review(2), "comments": [{"path": "a`<!-- x -->`.py", "line": 2, "side": "RIGHT", "body": "b"}]}
+    assert "<!--" not in inline_in_body(payload)["body"]
