@@ -30,6 +30,7 @@ from pathlib import Path
 from bot import config
 from bot.job import conversations
 from bot.job.resume_state import empty
+from bot.service import store
 from bot.workspace import pool, worktrees
 
 log = logging.getLogger("bot.service.retention")
@@ -219,10 +220,11 @@ def _iso(epoch: float) -> str:
 
 class Sweeper:
     """The service's periodic sweep, every BOT_GC_INTERVAL seconds (the first one interval after
-    start, so a restart loop does not turn into a sweep loop)."""
+    start, so a restart loop does not turn into a sweep loop). A sweep walks the data dir, so it
+    runs on a thread with a connection of its own and never stalls the service's event loop; the
+    mirror locks it takes are flocks, which the workers' locks exclude across threads too."""
 
-    def __init__(self, db, interval_s: float | None = None):
-        self.db = db
+    def __init__(self, interval_s: float | None = None):
         self.interval_s = config.value("BOT_GC_INTERVAL") if interval_s is None else interval_s
         self._task: asyncio.Task | None = None
 
@@ -240,6 +242,14 @@ class Sweeper:
         while True:
             await asyncio.sleep(self.interval_s)
             try:
-                await sweep(self.db)
+                await asyncio.to_thread(_sweep_on_this_thread)
             except Exception:  # a failed sweep must not stop the next one
                 log.exception("retention sweep failed")
+
+
+def _sweep_on_this_thread() -> Swept:
+    db = store.connect()
+    try:
+        return asyncio.run(sweep(db))
+    finally:
+        db.close()

@@ -61,7 +61,7 @@ def create_app(start_workers: bool = True) -> Starlette:
         if start_workers and not app.state.missing_config and config.workers() > 0:  # 0: intake only
             app.state.pool = WorkerPool(app.state.db)
             await app.state.pool.start()
-        sweeper = retention.Sweeper(app.state.db).start()
+        sweeper = retention.Sweeper().start()  # bot gc, every BOT_GC_INTERVAL, on a thread of its own
         yield
         await sweeper.stop()
         if app.state.pool is not None:

@@ -34,7 +34,7 @@ from bot.record import provenance
 from bot.record.recorder import Recorder
 from bot.record.redact import redact
 from bot.settings.github import API_HEADERS
-from bot.settings.session import SESSION_COOKIE, WebSession, load_session
+from bot.settings.session import SESSION_COOKIE, load_session
 from bot.workspace import worktrees
 from bot.workspace.git import run_git
 
@@ -67,27 +67,40 @@ async def short_link(request: Request) -> Response:
 
 
 async def run_page(request: Request) -> Response:
+    recorder = Recorder()
     try:
-        recorder, run, _ = await _allowed(request)
+        run = await _allowed(request, recorder)
+        if run["status"] == "running":
+            return _html(200, _live(run, _requester(recorder, run)))
+        return _html(200, await _record(recorder, run))
     except RunPageRefusal as refused:
         return _html(refused.status, refused.body)
-    if run["status"] == "running":
-        return _html(200, _live(run, _requester(recorder, run)))
-    return _html(200, await _record(recorder, run))
+    finally:
+        recorder.db.close()
 
 
 async def run_events(request: Request) -> Response:
+    recorder = Recorder()
     try:
-        recorder, run, _ = await _allowed(request)
+        run = await _allowed(request, recorder)
     except RunPageRefusal as refused:
+        recorder.db.close()
         return Response("not allowed" if refused.status != 404 else "no such run", refused.status,
                         media_type="text/plain")
-    after = int(request.headers.get("last-event-id") or 0)
-    return EventSourceResponse(_stream(recorder, run["id"], after), ping=15)
+    last = request.headers.get("last-event-id") or ""
+    return EventSourceResponse(_stream(recorder, run["id"], int(last) if last.isdigit() else 0), ping=15)
 
 
 async def _stream(recorder: Recorder, run_id: str, after: int) -> AsyncIterator[dict]:
     """Every event past `after`, as they are recorded; `done` once the run has finished."""
+    try:
+        async for message in _messages(recorder, run_id, after):
+            yield message
+    finally:
+        recorder.db.close()
+
+
+async def _messages(recorder: Recorder, run_id: str, after: int) -> AsyncIterator[dict]:
     while True:
         run = recorder.run(run_id) or {}
         for event in recorder.db.query("SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq",
@@ -109,9 +122,9 @@ def shown(event: dict) -> dict:
 
 # ---- who may look
 
-async def _allowed(request: Request) -> tuple[Recorder, dict, WebSession]:
+async def _allowed(request: Request, recorder: Recorder) -> dict:
+    """The run, when the signed-in viewer may read its repository on GitHub; else RunPageRefusal."""
     run_id = request.path_params["run_id"]
-    recorder = Recorder()
     run = recorder.run(run_id) if _RUN_ID.match(run_id) else None
     repo = _repo_of(run)
     if run is None or run["id"] != run_id or repo is None:
@@ -121,10 +134,16 @@ async def _allowed(request: Request) -> tuple[Recorder, dict, WebSession]:
         raise RunPageRefusal(401, _doc("Sign in to see this run", (
             "<p>This run is in a repository on GitHub; sign in to show that you can read it.</p>"
             "<p><a href=/settings/login>Sign in with GitHub</a>, then open this link again.</p>")))
-    if not await can_read(session.token, repo):
+    try:
+        readable = await can_read(session.token, repo)
+    except httpx.HTTPError:
+        raise RunPageRefusal(502, _doc("GitHub unreachable", (
+            "<p>GitHub could not be asked whether you may read this run's repository. Try again in a "
+            "moment.</p>"))) from None
+    if not readable:
         raise RunPageRefusal(403, _doc("Not yours to see", (
             f"<p>GitHub does not let @{html.escape(session.login)} read this run's repository.</p>")))
-    return recorder, run, session
+    return run
 
 
 def _repo_of(run: dict | None) -> str | None:
@@ -137,10 +156,9 @@ async def can_read(token: str, repo: str) -> bool:
     """Whether GitHub lets this token's user read `repo`: a public repository, or their permission."""
     headers = dict(API_HEADERS, Authorization=f"Bearer {token}")
     async with httpx.AsyncClient(base_url=config.github_api_url(), headers=headers, timeout=15) as client:
-        try:
-            response = await client.get(f"/repos/{repo}")
-        except httpx.HTTPError:
-            return False
+        response = await client.get(f"/repos/{repo}")
+    if response.status_code >= 500:
+        raise httpx.HTTPStatusError("GitHub failed", request=response.request, response=response)
     if response.status_code != 200:
         return False
     data = response.json()

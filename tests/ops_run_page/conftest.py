@@ -26,7 +26,7 @@ class FakeGitHubRepos(FakeGitHubOAuth):
 
     def api(self, path, login, query=None):
         parts = path.strip("/").split("/")
-        if len(parts) == 3 and parts[0] == "repos":
+        if len(parts) == 3 and parts[0] == "repos" and path not in self.failures:
             full_name = f"{parts[1]}/{parts[2]}"
             role = self.roles.get((full_name, login))
             if full_name not in self.private or (self.private[full_name] and role is None):

@@ -102,3 +102,11 @@ def test_a_local_runs_provenance_has_no_link(monkeypatch):
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com")
     run_id = record_run(conversation="local:/home/me/repo")
     assert "](https://" not in provenance.build(Recorder(), run_id, agent="codex").footer_line()
+
+
+def test_github_failing_is_said_as_such_not_as_a_refusal(client, github):
+    run_id = record_run()
+    sign_in(client, github, "octocat")
+    github.failures[f"/repos/{REPO}"] = 502
+    page = client.get(f"/settings/runs/{run_id}")
+    assert page.status_code == 502 and "GitHub unreachable" in page.text and "sess-4242" not in page.text
