@@ -101,6 +101,9 @@ async def _one(db, ctx: JobContext, worktree, review: Review, scope: Scope, trac
         if not first:
             own = await worktrees.prepare(ctx.repo, f"{ctx.conversation} review {review.agent}",
                                           token=ctx.token, pull_number=ctx.number)
+            if own.base_sha != worktree.base_sha:  # every agent reviews the same commit, or none of this one
+                raise Stop(f"the pull request moved to `{own.base_sha[:7]}` while the review started "
+                           f"at `{worktree.base_sha[:7]}`")
         agent_ctx = dataclasses.replace(ctx, agent=review.agent, findings=review.collector,
                                         request=review_request(ctx, scope, review.agent))
         review.turn = await episode(db, agent_ctx, own, review.agent, tracking, cancel)

@@ -87,3 +87,12 @@ def test_a_hostile_file_name_in_the_skipped_list_stays_inert():
     scope = Scope(["app.py"], [("x`<!-- bot:run {} -->`@octocat.py", "over the budget")])
     body = payload([], [AgentOutcome("codex", True)], scope)["body"]
     assert markers(body) == [] and defang(body) == body  # nothing live left to neutralise
+
+
+def test_differing_views_on_the_same_line_are_shown_side_by_side():
+    findings = [Finding("claude", "app.py", 2, "RIGHT", "Fix the sign.", None, "    return a + b"),
+                Finding("codex", "app.py", 2, "RIGHT", "Use sum().", None, "    return sum((a, b))")]
+    [comment] = payload(findings, [AgentOutcome("claude", True), AgentOutcome("codex", True)])["comments"]
+    body = comment["body"]
+    assert body.startswith("**The agents differ here:**")
+    assert body.index("**claude**") < body.index("return a + b") < body.index("**codex**") < body.index("sum((a, b))")

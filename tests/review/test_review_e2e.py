@@ -6,6 +6,8 @@ import pytest
 
 from tests.fakes.provider import call, say
 from tests.review.world import BUG_LINE
+from tests.spine.helpers import payload
+from tests.spine.service import REPO
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 FIX = {"path": "app.py", "start_line": BUG_LINE, "end_line": BUG_LINE, "replacement": "    return a + b",
@@ -46,3 +48,13 @@ def test_no_findings_posts_an_explicit_no_issues_review(world):
     [review] = world.reviews()
     assert "No issues found in 1 file" in review["body"] and review["_comments"] == []
     assert "no issues found in 1 file," in answer
+
+
+def test_review_on_an_issue_says_it_needs_a_pull_request(world):
+    world.gh.add_comment(REPO, 1, "@bot review", user="Codertocat", comment_id=7002)
+    data = payload("issue_comment.created", "@bot review")
+    data["comment"]["id"] = 7002
+    world.service.deliver(data)
+    said = world.gh.wait_for(lambda: [c for c in world.gh.comments(REPO, 1) if "needs a pull request" in c["body"]],
+                             timeout=120)
+    assert len(said) == 1 and world.providers["codex"].requests == []
