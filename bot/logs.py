@@ -36,8 +36,10 @@ def job_context(job_id: int | str, thread: str) -> Iterator[None]:
 
 
 def bind_run(run_id: str) -> None:
-    """The job's run was created: its lines from now on name it too."""
-    _RUN.set(run_id)
+    """The job's run was created: its lines from now on name it too (inside a job only, so a run
+    recorded outside one, as by `bot run`, never leaks into unrelated lines)."""
+    if _JOB.get() is not None:
+        _RUN.set(run_id)
 
 
 def current() -> dict[str, str]:

@@ -8,7 +8,7 @@ import sys
 
 import uvicorn
 
-from bot import config
+from bot import config, logs
 from bot.cli import preflight
 from bot.db import DatabaseConfigError
 from bot.record.redact import install_log_redaction
@@ -34,8 +34,7 @@ def main(argv: list[str]) -> int:
         print(f"bot serve: {exc}", file=sys.stderr)
         return 2
     raise_open_files_limit()  # one episode's connections must not starve the others
-    logging.basicConfig(level=config.env("BOT_LOG_LEVEL"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(config.env("BOT_LOG_LEVEL"))  # text or JSON lines, the job's ids on each
     install_log_redaction()
     for noisy in ("httpx", "mcp", "uvicorn.error"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

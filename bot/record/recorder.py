@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.base import Event, Tier
+from bot import logs, metrics
 from bot.db import Database, connect
 from bot.record.redact import redact
 
@@ -41,6 +42,8 @@ def args_digest(args: Any) -> str:
     canonical = json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
+
+_started: dict[str, tuple[str, float]] = {}  # run id -> (agent, monotonic start): the episode histogram
 
 class Recorder:
     def __init__(self, db: Database | Path | str | None = None,
@@ -69,6 +72,8 @@ class Recorder:
             "mode": mode, "started_at": now_iso(), "status": "running",
             "sandbox_tier": sandbox_tier, "limits": self._json(limits or {}),
             "base_commit": base_commit})
+        logs.bind_run(run_id)
+        _started[run_id] = (agent, time.monotonic())
         return run_id
 
     def update_run(self, run_id: str, **fields: Any) -> None:
@@ -80,6 +85,9 @@ class Recorder:
     def finish_run(self, run_id: str, status: str, summary: dict | None = None) -> None:
         self._update_run(run_id, {"status": status, "finished_at": now_iso(),
                                   "summary": self._json(summary or {})})
+        if (started := _started.pop(run_id, None)) is not None:
+            agent, at = started
+            metrics.EPISODE_SECONDS.labels(agent, status).observe(time.monotonic() - at)
 
     def attach_egress(self, run_id: str, decisions: Iterable[Any]) -> dict[str, dict]:
         """Per-host counts of the egress proxy's decisions, stored on the run."""

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import os
 import socket
+import time
 import uuid
 
 import httpx
@@ -48,6 +49,7 @@ class WorkerPool:
         self._stopping = False
         self._loop_task: asyncio.Task | None = None
         self._client: httpx.AsyncClient | None = None
+        self.last_claim_at: float | None = None  # monotonic; /readyz: the workers are claiming
         self.poll_s = wakeup.poll_seconds(db)  # slow on PostgreSQL: LISTEN/NOTIFY wakes the pool
         self._wakeup = wakeup.Wakeup(self)
 
@@ -78,6 +80,7 @@ class WorkerPool:
     async def _claim_loop(self) -> None:
         while not self._stopping:
             self._wake.clear()  # before claiming, so a job queued meanwhile is not missed
+            self.last_claim_at = time.monotonic()
             job = None
             if len(self.running) < self.size:
                 try:

@@ -16,7 +16,7 @@ from bot.service.worker import WorkerPool
 from bot.settings import first_run, manifest
 from bot.settings import routes as settings
 from bot.web import home as home_page
-from bot.web import intake
+from bot.web import health, intake
 from bot.web import run_page
 
 log = logging.getLogger("bot.web.app")
@@ -62,12 +62,16 @@ def create_app(start_workers: bool = True) -> Starlette:
             app.state.pool = WorkerPool(app.state.db)
             await app.state.pool.start()
         sweeper = retention.Sweeper().start()  # bot gc, every BOT_GC_INTERVAL, on a thread of its own
+        metrics_listener = await health.start_metrics_listener(app.state.db)
         yield
+        if metrics_listener is not None:
+            await metrics_listener.stop()
         await sweeper.stop()
         if app.state.pool is not None:
             await app.state.pool.stop(config.value("BOT_SHUTDOWN_GRACE"))
         _hold_bridge_streams(False)
 
-    routes = [Route("/", home), Route("/healthz", healthz),
+    routes = [Route("/", home), Route("/healthz", healthz), Route("/readyz", health.readyz),
+              Route("/metrics", health.metrics_on_main_port),
               Route("/webhook", intake.webhook, methods=["POST"]), *_settings_routes(), *run_page.routes]
     return Starlette(routes=routes, lifespan=lifespan)

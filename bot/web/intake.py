@@ -15,7 +15,7 @@ from gidgethub import BadRequest, ValidationFailure, sansio
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from bot import config
+from bot import config, metrics
 from bot.job import grammar
 from bot.job.conversations import thread_key
 from bot.permissions import association_may_trigger, is_bot_author
@@ -53,8 +53,13 @@ async def webhook(request: Request) -> JSONResponse:
     except (BadRequest, KeyError, ValueError, orjson.JSONDecodeError) as exc:
         return _refuse(400, delivery, f"malformed delivery: {type(exc).__name__}")
     if event.event == "ping":
+        metrics.DELIVERIES.labels("ping").inc()
         return _JSON({"ok": True, "pong": True})
-    response = await decide(request.app.state.db, event)
+    try:
+        response = await decide(request.app.state.db, event)
+    except Exception as exc:  # nothing stored (a full disk, a lost database): GitHub may redeliver
+        log.exception("delivery %s could not be stored", delivery)
+        return _refuse(503, delivery, f"could not store the delivery ({type(exc).__name__}); try again later")
     pool = getattr(request.app.state, "pool", None)
     if pool is not None and response.status_code == 202:
         pool.wake()
@@ -99,11 +104,13 @@ async def _read_capped(request: Request, headers: dict[str, str]) -> bytes | Non
 
 def _refuse(status: int, delivery: str, reason: str) -> JSONResponse:
     log.warning("webhook refused: status=%s delivery=%s reason=%s", status, delivery, reason)
+    metrics.DELIVERIES.labels(f"refused_{status}").inc()
     return _JSON({"ok": False, "reason": reason}, status_code=status)
 
 
 def _ignored(delivery: str, reason: str) -> JSONResponse:
     log.info("webhook ignored: delivery=%s reason=%s", delivery, reason)
+    metrics.DELIVERIES.labels("ignored").inc()
     return _JSON({"ok": True, "queued": False, "reason": reason}, status_code=202)
 
 
@@ -111,6 +118,7 @@ async def decide(db, event: sansio.Event) -> JSONResponse:
     """Turn a verified event into at most one job."""
     if found := triggers.automatic(event.event, event.data):  # a label, an assignment, … (issue 14)
         job = await triggers.enqueue(db, event.delivery_id, event.event, event.data.get("action"), found)
+        metrics.DELIVERIES.labels("queued" if job is not None else "duplicate").inc()
         return _JSON({"ok": True, "queued": job is not None, "job": job, "kind": "episode"}, status_code=202)
     if retention.note_closed(db, event.event, event.data):  # when a thread's CLI homes may go
         return _ignored(event.delivery_id, f"{event.event}.{event.data.get('action')} noted for retention")
@@ -148,8 +156,10 @@ async def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Comm
         kind=kind, conversation=conversation, spec=spec, notice=notice))
     if job_id is None:
         log.info("delivery %s: duplicate, or the thread was already told", event.delivery_id)
+        metrics.DELIVERIES.labels("duplicate").inc()
         return _JSON({"ok": True, "queued": False, "reason": "duplicate delivery or notice already sent"})
     log.info("queued job %s (%s) for %s from delivery %s", job_id, kind, conversation, event.delivery_id)
+    metrics.DELIVERIES.labels("queued").inc()
     return _JSON({"ok": True, "queued": True, "job": job_id, "kind": kind}, status_code=202)
 
 

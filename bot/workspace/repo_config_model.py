@@ -254,6 +254,7 @@ class ReviewsSection(Section):
     UNKNOWN: ClassVar[str] = "unknown reviews key (known: {known})"
     agents: Agents = ()  # who reviews when no agent is named (a trigger): default the default agent
     budget: Annotated[int, BeforeValidator(whole(1_000, 2_000_000))] = 60_000  # diff characters per agent
+    verdicts: Flag = False  # a review may approve or request changes (else it is always a comment)
 
 
 class BotYml(Section):

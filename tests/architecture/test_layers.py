@@ -10,8 +10,8 @@ from tests.architecture.imports import cycles, graph, project_modules
 # a package may import packages of a lower rank (and itself), never of an equal or higher one
 RANKS = {
     "adapters": 1, "sandbox": 1,
-    "bot": 2, "bot.errors": 1.5, "bot.config": 2,
-    "bot.metrics": 2.5, "bot.logs": 2.5,  # every layer may count and log into them  # the kernel: settings, then retries and who may act
+    "bot": 2, "bot.errors": 1.5, "bot.config": 2,  # the kernel: settings, then retries and who may act
+    "bot.metrics": 2.5, "bot.logs": 2.5,  # every layer may count and log into them
     "bot.retry": 3, "bot.permissions": 3, "bot.loopback": 3,
     "bot.db": 3.5,
     "bot.record": 4,

@@ -369,7 +369,7 @@ class FakeGitHub:
         return None
 
     def _authorized(self, headers: dict, path: str) -> bool:
-        if not self.require_auth or path == "/rate_limit" or path.endswith("/access_tokens") \
+        if not self.require_auth or path in ("/rate_limit", "/app") or path.endswith("/access_tokens") \
                 or path.startswith("/_blobs/"):
             return True
         scheme, _, value = headers.get("authorization", "").partition(" ")
@@ -429,6 +429,15 @@ class FakeGitHub:
         return 201, {"token": token, "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
                      "permissions": {"issues": "write", "pull_requests": "write", "contents": "write"},
                      "repository_selection": "all"}, {}
+
+    def _app(self, body, headers):
+        """GET /app with the App's JWT: who the App is (the settings' App check asks it)."""
+        status, answer, extra = self._access_token(body, headers, "0")
+        if status != 201:
+            return status, answer, extra
+        self.tokens.pop(answer["token"], None)
+        return 200, {"id": int(self.app_id or 1), "slug": "bot", "name": "bot",
+                     "html_url": "https://github.com/apps/bot"}, {}
 
     def _repo(self, body, headers, owner, repo):
         return 200, self._state(f"{owner}/{repo}")["repo"], {}
@@ -608,6 +617,7 @@ def _routes(gh: FakeGitHub) -> list:
     kind = r"(?P<kind>comments)"
     table = [
         ("POST", r"/app/installations/(?P<installation>\d+)/access_tokens", gh._access_token),
+        ("GET", r"/app", gh._app),
         ("GET", r"/rate_limit", gh._rate_limit),
         ("GET", repo, gh._repo),
         ("GET", repo + r"/installation", gh._installation),

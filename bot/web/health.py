@@ -1,0 +1,160 @@
+"""`/readyz` (it can do its work) and Prometheus `/metrics`.
+
+/readyz is ready when the database answers a query of the jobs table, the GitHub App is verified
+(GitHub accepted its id and key, bot.settings.app_check), and the workers' claim loop has looked
+for work recently; its job counts are the ones the page at `/` shows (bot.web.home.job_counts).
+/metrics is never on the public port by default: it is served on a separate listener
+(BOT_METRICS_ADDR, e.g. 127.0.0.1:9464) and, when BOT_METRICS_TOKEN is set, on the main port to a
+bearer of that token only; otherwise the main port answers 404.
+"""
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+from typing import Any
+
+import uvicorn
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from bot import config, metrics
+from bot.loopback import LoopbackServer
+from bot.settings.app_check import verify_app
+from bot.web.home import job_counts
+
+log = logging.getLogger("bot.web.health")
+CLAIMING_WITHIN_S = 30.0  # a claim loop silent for longer is stuck (it looks every half second)
+
+
+async def readiness(app: Any) -> tuple[bool, dict]:
+    checks: dict[str, Any] = {}
+    try:
+        checks["jobs"] = job_counts(app.state)
+        checks["database"] = "ok"
+    except Exception as exc:  # any failure to read the queue means not ready
+        checks["database"] = f"unreachable: {type(exc).__name__}"
+    if app.state.missing_config:
+        checks["app"] = "not configured: " + "; ".join(app.state.missing_config)
+    else:
+        check = await verify_app()
+        checks["app"] = "verified" if check.ok else f"not verified: {check.message}"
+    pool = getattr(app.state, "pool", None)
+    last = getattr(pool, "last_claim_at", None)
+    if pool is None:
+        checks["workers"] = "not started"
+    elif last is None or time.monotonic() - last > CLAIMING_WITHIN_S:
+        checks["workers"] = "not claiming"
+    else:
+        checks["workers"] = "claiming"
+    ready = checks["database"] == "ok" and checks["app"] == "verified" and checks["workers"] == "claiming"
+    return ready, checks
+
+
+async def readyz(request: Request) -> JSONResponse:
+    ready, checks = await readiness(request.app)
+    return JSONResponse({"ready": ready, **checks}, status_code=200 if ready else 503)
+
+
+class StoredState:
+    """Gauges read from the database at scrape time: they agree with `/` and survive restarts."""
+
+    def __init__(self, db: Any):
+        self.db = db
+
+    def describe(self) -> list:
+        return []  # collected at scrape time only
+
+    def collect(self):
+        try:
+            yield from self._queue()
+            yield from self._jobs()
+            yield from self._spend()
+        except Exception as exc:  # a scrape must not fail because one table is missing or busy
+            log.warning("metrics from the database failed: %s: %s", type(exc).__name__, exc)
+
+    def _queue(self):
+        now = time.time()
+        depth = GaugeMetricFamily("bot_queue_depth", "Jobs waiting to be claimed.", labels=["kind"])
+        oldest = GaugeMetricFamily("bot_queue_oldest_age_seconds", "Age of the oldest queued job.")
+        age = 0.0
+        for row in self.db.query("SELECT kind, COUNT(*) AS n, MIN(created_at) AS first FROM jobs "
+                                 "WHERE status = 'queued' GROUP BY kind"):
+            depth.add_metric([row["kind"]], row["n"])
+            age = max(age, now - row["first"])
+        oldest.add_metric([], age)
+        yield depth
+        yield oldest
+
+    def _jobs(self):
+        family = GaugeMetricFamily("bot_jobs", "Stored jobs by status and agent (reply jobs: agent \"-\").",
+                                   labels=["status", "agent"])
+        agents = set(config.AGENTS)
+        for row in self.db.query("SELECT status, kind, json_extract(spec, '$.command.agent') AS agent, "
+                                 "COUNT(*) AS n FROM jobs GROUP BY status, kind, agent"):
+            agent = row["agent"] if row["kind"] == "episode" and row["agent"] in agents else "-"
+            if row["kind"] == "episode" and row["agent"] is None:
+                agent = "default"
+            family.add_metric([row["status"], agent], row["n"])
+        yield family
+
+    def _spend(self):
+        tokens = CounterMetricFamily("bot_model_tokens", "Model tokens spent, by agent (the relay's ledger).",
+                                     labels=["agent"])
+        cost = CounterMetricFamily("bot_model_cost_usd", "Model cost in USD, by agent (the relay's ledger).",
+                                   labels=["agent"])
+        rows = self.db.query("SELECT r.agent AS agent, SUM(s.tokens) AS tokens, SUM(COALESCE(s.usd, 0)) AS usd "
+                             "FROM model_spend s JOIN runs r ON r.id = s.run_id GROUP BY r.agent")
+        for row in rows:
+            tokens.add_metric([row["agent"] or "-"], row["tokens"] or 0)
+            cost.add_metric([row["agent"] or "-"], row["usd"] or 0.0)
+        yield tokens
+        yield cost
+
+
+def exposition(db: Any) -> bytes:
+    stored = CollectorRegistry()
+    stored.register(StoredState(db))
+    return generate_latest(metrics.REGISTRY) + generate_latest(stored)
+
+
+async def metrics_on_main_port(request: Request) -> Response:
+    """The main port serves /metrics only to a bearer of BOT_METRICS_TOKEN (not set: 404)."""
+    token = config.env("BOT_METRICS_TOKEN")
+    if not token:
+        return Response("Not Found", status_code=404)
+    offered = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+    if not hmac.compare_digest(offered.encode(), token.encode()):
+        return Response("Unauthorized", status_code=401, headers={"www-authenticate": "Bearer"})
+    return Response(exposition(request.app.state.db), media_type=CONTENT_TYPE_LATEST)
+
+
+def metrics_app(db: Any) -> Starlette:
+    """The separate listener's app (BOT_METRICS_ADDR): /metrics only, no token."""
+    async def scrape(request: Request) -> Response:
+        return Response(exposition(db), media_type=CONTENT_TYPE_LATEST)
+    return Starlette(routes=[Route("/metrics", scrape)])
+
+
+async def start_metrics_listener(db: Any) -> LoopbackServer | None:
+    """The separate /metrics listener when BOT_METRICS_ADDR names one."""
+    address = metrics_address()
+    if address is None:
+        return None
+    server = LoopbackServer(uvicorn.Config(metrics_app(db), host=address[0], port=address[1], log_level="warning",
+                                           access_log=False, lifespan="off"), "metrics listener")
+    port = await server.start()
+    log.info("metrics on http://%s:%d/metrics", address[0], port)
+    return server
+
+
+def metrics_address() -> tuple[str, int] | None:
+    text = (config.env("BOT_METRICS_ADDR") or "").strip()
+    if not text:
+        return None
+    host, _, port = text.rpartition(":")
+    return (host or "127.0.0.1"), int(port)
