@@ -128,6 +128,12 @@ REVIEW_TOOLS: dict[str, tuple[str, dict]] = {
                  "replacement": {"type": "string", "description": "the new text of those lines"},
                  "body": {"type": "string", "description": "why, in markdown"}},
                 ["path", "start_line", "end_line", "replacement", "body"])),
+    "set_verdict": (
+        "Your overall verdict on the pull request: approve, request_changes or comment (the default). "
+        "The repository decides whether a review may approve or request changes.",
+        _schema({"verdict": {"type": "string", "enum": ["approve", "request_changes", "comment"],
+                             "description": "approve, request_changes or comment"},
+                 "reason": {"type": "string", "description": "one sentence why"}}, ["verdict"])),
 }
 _ALL_TOOLS = {**TOOLS, **REVIEW_TOOLS}
 
@@ -135,6 +141,8 @@ _ALL_TOOLS = {**TOOLS, **REVIEW_TOOLS}
 def review_call(collector: Any, tool: str, args: dict) -> tuple[str, dict]:
     """A review tool's call, kept by the run's collector; a line outside the diff is refused."""
     try:
+        if tool == "set_verdict":
+            return collector.decide(args), {"verdict": args.get("verdict")}
         text = collector.comment(args) if tool == "comment_on_line" else collector.suggest(args)
     except OutsideDiff as refused:
         raise Refusal("outside_diff", str(refused)) from None

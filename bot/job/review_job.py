@@ -140,8 +140,8 @@ def review_request(ctx: JobContext, scope: Scope, agent: str) -> str:
 
 async def _publish(db, ctx: JobContext, worktree, reviews: list[Review], scope: Scope,
                    tracking: TrackingComment) -> tuple[str, str]:
-    outcomes = [AgentOutcome(r.agent, r.ok, r.turn.result.text or "" if r.ok and r.turn else "", r.failure)
-                for r in reviews]
+    outcomes = [AgentOutcome(r.agent, r.ok, r.turn.result.text or "" if r.ok and r.turn else "", r.failure,
+                             r.collector.verdict) for r in reviews]
     blocks = [_provenance(db, ctx, r) for r in reviews if r.turn is not None]
     if not any(r.ok for r in reviews):
         failed = "\n".join(f"- {r.agent}: {r.failure}" for r in reviews)
@@ -149,7 +149,8 @@ async def _publish(db, ctx: JobContext, worktree, reviews: list[Review], scope: 
     findings = [f for r in reviews if r.ok for f in r.collector.findings]
     merged = merge(findings, [r.agent for r in reviews])
     payload = review_payload(merged, outcomes, scope, commit=worktree.base_sha, focus=ctx.request,
-                             provenance="\n".join(b.details_block() for b in blocks))
+                             provenance="\n".join(b.details_block() for b in blocks),
+                             verdicts=bool(getattr(getattr(worktree.config, "reviews", None), "verdicts", False)))
     await ctx.refresh_token()
     posted = await post.post_review(ctx.thread, payload)
     _record(db, ctx, reviews, posted, len(payload["comments"]))

@@ -16,6 +16,7 @@ from bot.review.diff_lines import DiffLines, OutsideDiff
 MAX_FINDINGS = 50  # per agent and review: more is noise
 MAX_BODY_CHARS = 8_000
 DEFAULT_BUDGET_CHARS = 60_000  # of patch text per agent
+VERDICTS = {"approve": "APPROVE", "request_changes": "REQUEST_CHANGES", "comment": "COMMENT"}
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,8 @@ class Collector:
         self.agent, self.diff = agent, diff
         self.scope = scope or Scope(sorted(diff.files))
         self.findings: list[Finding] = []
+        self.verdict: str | None = None  # APPROVE | REQUEST_CHANGES | COMMENT, if the agent gave one
+        self.verdict_reason = ""
 
     def comment(self, args: dict) -> str:
         side = str(args.get("side") or "RIGHT").upper()
@@ -79,6 +82,13 @@ class Collector:
         finding = self._finding(args["path"], end, "RIGHT", args.get("body") or "",
                                 start if start != end else None, suggestion=args["replacement"])
         return self._keep(finding)
+
+    def decide(self, args: dict) -> str:
+        """The agent's verdict; whether it counts is the repository's choice (reviews.verdicts)."""
+        self.verdict = VERDICTS[str(args["verdict"]).lower()]
+        self.verdict_reason = str(args.get("reason") or "")[:MAX_BODY_CHARS]
+        return (f"verdict {args['verdict']} noted. It is used only where the repository lets reviews approve or "
+                f"request changes; otherwise the review is posted as a comment.")
 
     def _finding(self, path: str, line: int, side: str, body: str, start_line, suggestion: str | None = None):
         path = path.removeprefix("./")

@@ -26,6 +26,7 @@ class AgentOutcome:
     ok: bool
     summary: str = ""  # the agent's final message
     reason: str | None = None  # why it failed
+    verdict: str | None = None  # what the agent asked: APPROVE | REQUEST_CHANGES | COMMENT
 
 
 def suggestion_block(replacement: str) -> str:
@@ -76,15 +77,41 @@ def review_comment(item: Merged, several: bool) -> dict:
     return entry
 
 
+def verdict(outcomes: list[AgentOutcome], allowed: bool) -> str:
+    """The review's event: COMMENT unless the repository allows verdicts; then changes requested
+    when any finished agent asks for them, approved only when every agent finished and approved."""
+    if not allowed:
+        return EVENT
+    given = [o.verdict if o.ok else None for o in outcomes]
+    if "REQUEST_CHANGES" in given:
+        return "REQUEST_CHANGES"
+    if given and all(v == "APPROVE" for v in given):
+        return "APPROVE"
+    return EVENT
+
+
+def verdict_line(outcomes: list[AgentOutcome], event: str) -> str:
+    asked = [f"{o.agent}: {o.verdict.lower().replace('_', ' ')}" for o in outcomes if o.ok and o.verdict
+             and o.verdict != EVENT]
+    if not asked:
+        return ""
+    if event == EVENT:
+        return f"Verdicts asked ({'; '.join(asked)}); this repository posts reviews as comments (reviews.verdicts)."
+    return f"Verdict: {event.lower().replace('_', ' ')} ({'; '.join(asked)})."
+
+
 def review_payload(merged: list[Merged], outcomes: list[AgentOutcome], scope: Scope, *, commit: str,
-                   focus: str = "", provenance: str = "") -> dict:
+                   focus: str = "", provenance: str = "", verdicts: bool = False) -> dict:
     several = len(outcomes) > 1
+    event = verdict(outcomes, verdicts)
     body = summary(merged, outcomes, scope, focus=focus)
+    if line := verdict_line(outcomes, event):
+        body = f"{body}\n\n{line}"
     if provenance:
         body = f"{body}\n\n{provenance}"
     if len(body) > MAX_BODY_CHARS:
         body = body[:MAX_BODY_CHARS] + "\n\n… (truncated)"
-    return {"commit_id": commit, "body": body, "event": EVENT,
+    return {"commit_id": commit, "body": body, "event": event,
             "comments": [review_comment(item, several) for item in merged]}
 
 

@@ -55,3 +55,8 @@ async def test_suggest_change_is_kept_with_its_replacement(review_bridge, collec
     text, is_error = await call(review_bridge, "suggest_change", path="app.py", start_line=2, end_line=2,
                                 replacement="    return a + b", body="add, not subtract")
     assert not is_error and collector.findings[0].suggestion == "    return a + b"
+
+
+async def test_set_verdict_is_kept_for_the_review(review_bridge, collector):
+    text, is_error = await call(review_bridge, "set_verdict", verdict="request_changes", reason="add() is wrong")
+    assert not is_error and collector.verdict == "REQUEST_CHANGES"

@@ -96,3 +96,21 @@ def test_differing_views_on_the_same_line_are_shown_side_by_side():
     body = comment["body"]
     assert body.startswith("**The agents differ here:**")
     assert body.index("**claude**") < body.index("return a + b") < body.index("**codex**") < body.index("sum((a, b))")
+
+
+def test_verdicts_are_comments_unless_the_repository_allows_them():
+    review = review_payload([], [AgentOutcome("codex", True, verdict="REQUEST_CHANGES")], Scope(["app.py"]),
+                            commit="c" * 40)
+    assert review["event"] == "COMMENT" and "this repository posts reviews as comments" in review["body"]
+
+
+def test_allowed_verdicts_request_changes_when_any_agent_asks():
+    outcomes = [AgentOutcome("claude", True, verdict="APPROVE"), AgentOutcome("codex", True, verdict="REQUEST_CHANGES")]
+    assert review_payload([], outcomes, Scope(["app.py"]), commit="c" * 40, verdicts=True)["event"] == "REQUEST_CHANGES"
+
+
+def test_allowed_verdicts_approve_only_when_every_agent_finished_and_approved():
+    approved = [AgentOutcome("claude", True, verdict="APPROVE"), AgentOutcome("codex", True, verdict="APPROVE")]
+    one_failed = [approved[0], AgentOutcome("codex", False, reason="500")]
+    assert review_payload([], approved, Scope(["app.py"]), commit="c" * 40, verdicts=True)["event"] == "APPROVE"
+    assert review_payload([], one_failed, Scope(["app.py"]), commit="c" * 40, verdicts=True)["event"] == "COMMENT"
