@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from bot.service import backup
+from bot.settings import manifest as first_run_app
 
 
 def main(argv: list[str]) -> int:
@@ -14,9 +15,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("file", type=Path, help="the archive to create (.tar.gz; must not exist)")
     args = parser.parse_args(argv)
     try:
-        manifest = backup.backup(args.file)
+        written = backup.backup(args.file, sealed_files=(first_run_app.FILE,))
     except backup.BackupError as exc:
         print(f"bot backup: {exc}", file=sys.stderr)
         return 1
-    print(f"backed up: database ({manifest['bytes']} bytes) and key ({manifest['key']}) to {args.file}")
+    print(f"backed up: database ({written['bytes']} bytes), key ({written['key']}) and "
+          f"{len(written['files'])} sealed file(s) to {args.file}")
     return 0

@@ -10,7 +10,18 @@ import argparse
 import sys
 from pathlib import Path
 
+from bot import config
 from bot.credentials import rotation
+from bot.job import session_home
+from bot.settings import manifest
+
+# every sealed value the bot keeps beside the stored secrets
+SESSION_HOMES = rotation.SealedColumn("session_homes", ("conversation", "agent"), "sealed",
+                                      lambda row: session_home._context(row["conversation"], row["agent"]))
+
+
+def sealed_files() -> tuple[rotation.SealedFile, ...]:
+    return (rotation.SealedFile(config.data_dir() / manifest.FILE, manifest.CONTEXT),)
 
 
 def main(argv: list[str]) -> int:
@@ -20,10 +31,10 @@ def main(argv: list[str]) -> int:
     rotate.add_argument("--key-out", type=Path, help="where the new key goes when BOT_SECRET_KEY holds the old one")
     args = parser.parse_args(argv)
     try:
-        done = rotation.rotate(args.key_out)
+        done = rotation.rotate(args.key_out, (rotation.SECRETS, SESSION_HOMES), sealed_files())
     except rotation.RotationError as exc:
         print(f"bot keys rotate: {exc}", file=sys.stderr)
         return 1
-    print(f"rotated: {done.secrets} secret(s) re-encrypted under the new key in {done.key_file}; "
+    print(f"rotated: {done.secrets} sealed value(s) re-encrypted under the new key in {done.key_file}; "
           f"{done.sessions_ended} settings session(s) ended (sign in again)")
     return 0

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from bot.service import backup
+from bot.settings import manifest
 
 
 def main(argv: list[str]) -> int:
@@ -15,7 +16,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--force", action="store_true", help="replace the data dir's current database")
     args = parser.parse_args(argv)
     try:
-        done = backup.restore(args.file, force=args.force)
+        done = backup.restore(args.file, force=args.force, sealed_files=(manifest.FILE,))
     except backup.BackupError as exc:
         print(f"bot restore: {exc}", file=sys.stderr)
         return 1

@@ -1,10 +1,13 @@
 """`bot keys rotate`: every sealed value re-encrypted under a new master key; the old one is gone.
 
-Sealed here: `secrets.sealed` (bot/credentials/vault.py: AES-GCM, the row's scope and name as
-associated data). Re-sealed in one write transaction that holds the database's write lock, so no
-secret is stored meanwhile; the new key file replaces the old one before that transaction commits,
-and the old key stays beside it as `secret.key.previous` only until the commit (an interrupted
-rotation is finished or undone by `recover`, which the next rotation runs first).
+Every sealed value is named by a `SealedColumn` (a table's column, with the associated data each
+row was sealed with: `secrets.sealed` here, the packed CLI homes and others registered by the
+command that runs the rotation, bot/cli/keys.py) or a `SealedFile` (the GitHub App settings the
+first-run flow stored). Columns are re-sealed in one write transaction that holds the database's
+write lock, so nothing is sealed under the old key meanwhile; the new key file, then each sealed
+file, replace the old ones before that transaction commits, and the old ones stay beside them as
+`*.previous` only until the commit (an interrupted rotation is finished or undone by `recover`,
+which the next rotation runs first).
 
 Settings sessions (`settings_sessions.token_sealed`) are ended instead of re-sealed: their cookies
 are signed with a key derived from the master key (bot/settings/session.py), so no cookie made
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,13 +41,31 @@ class RotationError(BotError, RuntimeError):
 
 
 @dataclass(frozen=True)
+class SealedColumn:
+    table: str
+    keys: tuple[str, ...]  # the columns that name a row
+    column: str
+    context: Callable[[dict], str]  # the associated data the row's value was sealed with
+
+
+@dataclass(frozen=True)
+class SealedFile:
+    path: Path
+    context: str
+
+
+SECRETS = SealedColumn("secrets", ("scope", "name"), "sealed", lambda row: vault._context(row["scope"], row["name"]))
+
+
+@dataclass(frozen=True)
 class Rotated:
-    secrets: int
+    secrets: int  # sealed values re-encrypted (rows and files)
     sessions_ended: int
     key_file: Path
 
 
-def rotate(key_out: Path | None = None) -> Rotated:
+def rotate(key_out: Path | None = None, columns: tuple[SealedColumn, ...] = (SECRETS,),
+           files: tuple[SealedFile, ...] = ()) -> Rotated:
     inline = config.is_set("BOT_SECRET_KEY")
     if inline and key_out is None:
         raise RotationError("BOT_SECRET_KEY holds the key: name a file for the new one (--key-out FILE), "
@@ -52,37 +74,46 @@ def rotate(key_out: Path | None = None) -> Rotated:
     if inline and key_file.exists():
         raise RotationError(f"{key_file} exists: name a new file for the new key")
     if not inline:
-        recover()
+        recover(columns, files)
     old = vault.master_key()
     new = AESGCM.generate_key(bit_length=256)
+    present = [f for f in files if f.path.exists()]
+    resealed = {f.path: seal_with(new, f.context, unseal_with(old, f.context, f.path.read_bytes())) for f in present}
     db, installed = connect(), False
     try:
-        with db.transaction():  # the write lock: no secret is sealed under the old key meanwhile
-            count = _reseal_secrets(db, old, new)
+        with db.transaction():  # the write lock: no value is sealed under the old key meanwhile
+            count = sum(_reseal(db, column, old, new) for column in columns)
             ended = db.execute("DELETE FROM settings_sessions").rowcount
             installed = True
-            _install(key_file, new, keep_previous=not inline)
+            _install(key_file, base64.b64encode(new) + b"\n", keep_previous=not inline)
+            for path, data in resealed.items():
+                _install(path, data, keep_previous=True)
     except BaseException:
-        if installed:  # the commit failed: the stored secrets are still the old key's
-            _undo(key_file, inline)
+        if installed:  # the commit failed: the stored values are still the old key's
+            _undo(key_file, inline, list(resealed))
         raise
     finally:
         db.close()
-    _previous(key_file).unlink(missing_ok=True)
-    return Rotated(count, max(ended, 0), key_file)
+    for path in [key_file, *resealed]:
+        _previous(path).unlink(missing_ok=True)
+    return Rotated(count + len(resealed), max(ended, 0), key_file)
 
 
-def recover() -> None:
+def recover(columns: tuple[SealedColumn, ...] = (SECRETS,), files: tuple[SealedFile, ...] = ()) -> None:
     """Finish or undo a rotation interrupted between the key file's replacement and the commit:
-    whichever of secret.key and secret.key.previous opens the stored secrets stays."""
+    whichever of secret.key and secret.key.previous opens the stored values stays, and the
+    sealed files follow it."""
     key_file = config.data_dir() / "secret.key"
     previous = _previous(key_file)
     if not previous.exists():
         return
-    if not _opens_all(vault.master_key()):
-        os.replace(previous, key_file)  # the commit never happened: the old key is the right one
-    else:
-        previous.unlink()
+    undo = not _opens_all(vault.master_key(), columns)
+    for path in [f.path for f in files] + [key_file]:
+        if _previous(path).exists():
+            if undo:  # the commit never happened: the old key and the files it opens are the right ones
+                os.replace(_previous(path), path)
+            else:
+                _previous(path).unlink()
 
 
 def seal_with(key: bytes, context: str, plaintext: bytes) -> bytes:
@@ -99,37 +130,45 @@ def unseal_with(key: bytes, context: str, sealed: bytes) -> bytes:
                             "nothing changed") from None
 
 
-def _reseal_secrets(db, old: bytes, new: bytes) -> int:
-    rows = db.query("SELECT scope, name, sealed FROM secrets")
+def _rows(db, column: SealedColumn) -> list[dict]:
+    if column.table not in db.table_names():
+        return []
+    names = ", ".join((*column.keys, column.column))
+    return db.query(f"SELECT {names} FROM {column.table} WHERE {column.column} IS NOT NULL")
+
+
+def _reseal(db, column: SealedColumn, old: bytes, new: bytes) -> int:
+    rows = _rows(db, column)
+    where = " AND ".join(f"{key} = ?" for key in column.keys)
     for row in rows:
-        context = vault._context(row["scope"], row["name"])
-        plaintext = unseal_with(old, context, bytes(row["sealed"]))
-        db.execute("UPDATE secrets SET sealed = ? WHERE scope = ? AND name = ?",
-                   [seal_with(new, context, plaintext), row["scope"], row["name"]])
+        context = column.context(row)
+        plaintext = unseal_with(old, context, bytes(row[column.column]))
+        db.execute(f"UPDATE {column.table} SET {column.column} = ? WHERE {where}",
+                   [seal_with(new, context, plaintext), *(row[key] for key in column.keys)])
     return len(rows)
 
 
-def _opens_all(key: bytes) -> bool:
+def _opens_all(key: bytes, columns: tuple[SealedColumn, ...]) -> bool:
     db = connect()
     try:
-        rows = db.query("SELECT scope, name, sealed FROM secrets")
+        found = [(column, row) for column in columns for row in _rows(db, column)]
     finally:
         db.close()
     try:
-        for row in rows:
-            unseal_with(key, vault._context(row["scope"], row["name"]), bytes(row["sealed"]))
+        for column, row in found:
+            unseal_with(key, column.context(row), bytes(row[column.column]))
     except RotationError:
         return False
     return True
 
 
-def _install(path: Path, key: bytes, keep_previous: bool) -> None:
-    """Write the key (0600, fsynced) and move it into place; the old file is kept aside."""
+def _install(path: Path, data: bytes, keep_previous: bool) -> None:
+    """Write `data` (0600, fsynced) and move it into place; the old file is kept aside."""
     fresh = path.with_name(path.name + ".new")
     fresh.unlink(missing_ok=True)
     fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as handle:
-        handle.write(base64.b64encode(key) + b"\n")
+        handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
     if keep_previous and path.exists():
@@ -142,12 +181,14 @@ def _install(path: Path, key: bytes, keep_previous: bool) -> None:
         os.close(directory)
 
 
-def _undo(key_file: Path, inline: bool) -> None:
-    key_file.with_name(key_file.name + ".new").unlink(missing_ok=True)
+def _undo(key_file: Path, inline: bool, files: list[Path]) -> None:
+    for path in [key_file, *files]:
+        path.with_name(path.name + ".new").unlink(missing_ok=True)
     if inline:
         key_file.unlink(missing_ok=True)
-    elif _previous(key_file).exists():
-        os.replace(_previous(key_file), key_file)
+    for path in files if inline else [key_file, *files]:
+        if _previous(path).exists():
+            os.replace(_previous(path), path)
 
 
 def _previous(path: Path) -> Path:

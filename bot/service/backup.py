@@ -45,8 +45,9 @@ class Restored:
     secrets: int
 
 
-def backup(dest: Path) -> dict:
-    """Write the archive to `dest` (which must not exist); returns its manifest."""
+def backup(dest: Path, sealed_files: tuple[str, ...] = ()) -> dict:
+    """Write the archive to `dest` (which must not exist); returns its manifest. `sealed_files`:
+    other files of the data dir sealed with the key (the GitHub App settings of the first run)."""
     source = _sqlite_path()
     if dest.exists():
         raise BackupError(f"{dest} exists: name a new file")
@@ -55,28 +56,32 @@ def backup(dest: Path) -> dict:
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".bot-backup-") as scratch:
         snapshot = Path(scratch) / "bot.db"
         _online_copy(source, snapshot)
-        manifest = {"format": FORMAT, "created_at": time.time(),
+        manifest: dict = {"format": FORMAT, "created_at": time.time(),
                     "key": "BOT_SECRET_KEY (not in this archive)" if inline else "secret.key",
-                    "bytes": snapshot.stat().st_size}
+                    "bytes": snapshot.stat().st_size, "files": []}
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as archive:
             _add_bytes(archive, "manifest.json", json.dumps(manifest, indent=2).encode())
             archive.add(snapshot, "bot.db", recursive=False)
             if not inline and key_file.exists():
                 _add_bytes(archive, "secret.key", key_file.read_bytes())
+            for name in sealed_files:
+                if (config.data_dir() / name).is_file():
+                    _add_bytes(archive, name, (config.data_dir() / name).read_bytes())
+                    manifest["files"].append(name)
             raw.flush()
             os.fsync(raw.fileno())
     return manifest
 
 
-def restore(archive_path: Path, force: bool = False) -> Restored:
+def restore(archive_path: Path, force: bool = False, sealed_files: tuple[str, ...] = ()) -> Restored:
     target = _sqlite_path()
     if target.exists() and not force:
         raise BackupError(f"{target} exists: stop the service and pass --force to replace it "
                           "(the current database is kept aside)")
     data = config.data_dir()
     with tempfile.TemporaryDirectory(dir=data, prefix=".bot-restore-") as scratch:
-        files = _unpack(archive_path, Path(scratch))
+        files = _unpack(archive_path, Path(scratch), MEMBERS + sealed_files)
         _check_database(files["bot.db"])
         key = files.get("secret.key")
         secrets = _check_key(files["bot.db"], key)
@@ -90,6 +95,9 @@ def restore(archive_path: Path, force: bool = False) -> Restored:
         if key is not None:
             os.chmod(key, 0o600)
             os.replace(key, data / "secret.key")
+        for name in sealed_files:
+            if name in files:
+                os.replace(files[name], data / name)
     return Restored(target, aside, key is not None, secrets)
 
 
@@ -118,13 +126,13 @@ def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes) -> None:
     archive.addfile(info, io.BytesIO(data))
 
 
-def _unpack(archive_path: Path, into: Path) -> dict[str, Path]:
+def _unpack(archive_path: Path, into: Path, names: tuple[str, ...]) -> dict[str, Path]:
     """Only the known names, only regular files, written by us (never tarfile.extract)."""
     found: dict[str, Path] = {}
     try:
         with tarfile.open(archive_path, mode="r:gz") as archive:
             for member in archive:
-                if member.name not in MEMBERS or not member.isfile() or member.name in found:
+                if member.name not in names or not member.isfile() or member.name in found:
                     raise BackupError(f"{archive_path} holds {member.name!r}: not a bot backup")
                 path = into / member.name
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

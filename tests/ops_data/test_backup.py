@@ -12,6 +12,7 @@ from bot.cli import backup as backup_cli
 from bot.cli import restore as restore_cli
 from bot.credentials import vault
 from bot.service import backup, queue, store
+from bot.settings import manifest
 
 SECRETS = {("user:alice", "openai_api_key"): "sk-alice-0123456789abcdef",
            ("repo:octo/app", "anthropic_api_key"): "sk-ant-app-0123456789abcdef"}
@@ -139,3 +140,13 @@ def test_a_backup_whose_key_does_not_open_its_secrets_is_refused(tmp_path, monke
     with pytest.raises(backup.BackupError, match="do not open"):
         backup.restore(tampered)
     assert not (tmp_path / "elsewhere" / "bot.db").exists()
+
+
+def test_the_github_app_a_first_run_stored_comes_back_with_the_restore(tmp_path, monkeypatch):
+    manifest.store({"id": 42, "pem": "pem", "webhook_secret": "w", "client_id": "c", "client_secret": "s",
+                    "slug": "my-bot"})
+    archive = tmp_path / "b.tar.gz"
+    assert backup_cli.main([str(archive)]) == 0
+    monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "elsewhere"))
+    assert restore_cli.main([str(archive)]) == 0
+    assert manifest.stored()["GITHUB_APP_ID"] == "42"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 
 import pytest
@@ -10,7 +11,8 @@ from bot import config
 from bot.cli import keys
 from bot.credentials import rotation, vault
 from bot.db import connect
-from bot.settings import session
+from bot.job import session_home
+from bot.settings import manifest, session
 
 VALUES = {("user:alice", "openai_api_key"): "sk-alice-0123456789abcdef",
           ("repo:octo/app", "anthropic_api_key"): "sk-ant-app-0123456789abcdef",
@@ -48,7 +50,7 @@ def test_every_secret_is_readable_under_the_new_key_only(capsys):
     rows = _sealed_rows()
     assert len(rows) == len(VALUES)
     assert all(_opens(new, row) and not _opens(old, row) for row in rows)
-    assert "3 secret(s) re-encrypted" in capsys.readouterr().out
+    assert "3 sealed value(s) re-encrypted" in capsys.readouterr().out
 
 
 def test_the_old_key_is_nowhere_in_the_data_dir():
@@ -128,3 +130,53 @@ def test_an_existing_key_out_file_is_never_overwritten(monkeypatch, tmp_path):
     with pytest.raises(rotation.RotationError, match="exists"):
         rotation.rotate(out)
     assert out.read_text() == "the operator's\n"
+
+
+def test_the_packed_cli_homes_and_the_stored_github_app_open_under_the_new_key_only():
+    """Not only the secrets table: every sealed value the bot keeps is re-encrypted."""
+    _store_all()
+    context = session_home._context("octo/app#1", "codex")
+    db = connect()
+    try:
+        db.execute("INSERT INTO session_homes (conversation, agent, version, sealed, size, packed_by, updated_at) "
+                   "VALUES (?, ?, 1, ?, 6, 'test', 0)", ["octo/app#1", "codex", vault.seal(context, b"packed")])
+    finally:
+        db.close()
+    app = {"id": 42, "pem": "-----BEGIN RSA PRIVATE KEY-----", "webhook_secret": "whsec", "client_id": "Iv1.x",
+           "client_secret": "cs", "slug": "my-bot", "html_url": "https://github.com/apps/my-bot"}
+    manifest.store(app)
+    old = vault.master_key()
+    assert keys.main(["rotate"]) == 0
+    new = vault.master_key()
+    db = connect()
+    try:
+        [row] = db.query("SELECT sealed FROM session_homes")
+    finally:
+        db.close()
+    assert rotation.unseal_with(new, context, bytes(row["sealed"])) == b"packed"
+    assert not _opens(old, {"scope": "x", "name": "y", "sealed": bytes(row["sealed"])})
+    sealed_app = (config.data_dir() / manifest.FILE).read_bytes()
+    assert json.loads(rotation.unseal_with(new, manifest.CONTEXT, sealed_app))["GITHUB_APP_ID"] == "42"
+    with pytest.raises(rotation.RotationError):
+        rotation.unseal_with(old, manifest.CONTEXT, sealed_app)
+    assert not list(config.data_dir().glob("*.previous"))
+
+
+def test_a_rotation_failing_at_a_sealed_file_leaves_key_and_file_as_they_were(monkeypatch):
+    _store_all()
+    manifest.store({"id": 7, "pem": "pem", "webhook_secret": "w", "client_id": "c", "client_secret": "s",
+                    "slug": "b"})
+    path = config.data_dir() / manifest.FILE
+    before_key, before_file = vault.master_key(), path.read_bytes()
+    real_install = rotation._install
+
+    def failing_at_the_file(target, data, keep_previous):
+        real_install(target, data, keep_previous)
+        if target == path:
+            raise OSError("disk full")
+    monkeypatch.setattr(rotation, "_install", failing_at_the_file)
+    with pytest.raises(OSError):
+        keys.main(["rotate"])
+    assert vault.master_key() == before_key and path.read_bytes() == before_file
+    assert {key: vault.get(*key) for key in VALUES} == VALUES
+    assert not list(config.data_dir().glob("*.previous"))
