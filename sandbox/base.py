@@ -144,5 +144,6 @@ def base_env(home: Path | str, tmpdir: Path | str) -> dict[str, str]:
     env.setdefault("LANG", "C.UTF-8")
     env.update(HOME=str(home), TMPDIR=str(tmpdir), XDG_CONFIG_HOME=f"{home}/.config",
                XDG_DATA_HOME=f"{home}/.local/share", XDG_CACHE_HOME=f"{home}/.cache",
-               XDG_STATE_HOME=f"{home}/.local/state")
+               XDG_STATE_HOME=f"{home}/.local/state",
+               PYTHONDONTWRITEBYTECODE="1")  # no __pycache__ left in the worktree as a "change"
     return env

@@ -131,6 +131,7 @@ def remember_request(db, term: Terminal, request: str, secrets: list[str]) -> No
 
 
 def main(argv: list[str]) -> int:
+    raise_open_files_limit()  # first thing: one episode's connections must not starve the process
     args = parser().parse_args(argv)
     if not args.request.strip():
         parser().print_usage(sys.stderr)
@@ -146,7 +147,6 @@ def main(argv: list[str]) -> int:
     except (RunRefused, config.MissingConfig) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    raise_open_files_limit()
     preflight.quiet_logging()
     install_log_redaction()
     term = Terminal(live=Terminal.wants_live(args.plain), as_json=args.json)

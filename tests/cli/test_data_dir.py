@@ -26,3 +26,9 @@ def test_python_run_in_the_checkout_leaves_no_pycache_counted_as_changed(bot):
     done = bot.run("import the module", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["provenance"]["files_changed"] == []
+
+
+def test_python_run_by_the_agent_writes_no_bytecode_into_the_checkout(bot):
+    bot.provider.script(call("run", {"command": "python3 -c 'import pkg.mod'"}), say("Imported."))
+    assert bot.run("import the module").returncode == 0
+    assert not (bot.repo / "pkg" / "__pycache__").exists()
