@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 from bot import config
+from bot.db import Database
 from bot.job import conversations
 from bot.job.resume_state import empty, scrub_homes
 
@@ -22,7 +23,7 @@ SESSIONS_FILE = "sessions.json"
 _FIELDS = {"agent": str, "session_id": str, "created_at": float, "last_used_at": float, "turns": int}
 
 
-def export(db, key: str, folder: Path) -> int:
+def export(db: Database, key: str, folder: Path) -> int:
     """Replace `folder` with this thread's scrubbed CLI homes and session rows; returns how many
     sessions it holds."""
     slug = conversations.slug(key)
@@ -39,7 +40,7 @@ def export(db, key: str, folder: Path) -> int:
     return len(rows)
 
 
-def restore(db, key: str, folder: Path) -> int:
+def restore(db: Database, key: str, folder: Path) -> int:
     """Take this thread's part of a restored session cache into the data dir; returns how many
     sessions came back (0 when there is no cache or it is another thread's)."""
     try:
@@ -67,7 +68,7 @@ def restore(db, key: str, folder: Path) -> int:
     return restored
 
 
-def _valid(row) -> bool:
+def _valid(row: object) -> bool:
     if not isinstance(row, dict) or row.get("agent") not in config.AGENTS:
         return False
     for name, kind in _FIELDS.items():

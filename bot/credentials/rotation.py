@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from bot import config
 from bot.credentials import vault
-from bot.db import connect
+from bot.db import Database, connect
 from bot.errors import BotError
 
 NONCE_BYTES = 12
@@ -70,7 +70,7 @@ def rotate(key_out: Path | None = None, columns: tuple[SealedColumn, ...] = (SEC
     if inline and key_out is None:
         raise RotationError("BOT_SECRET_KEY holds the key: name a file for the new one (--key-out FILE), "
                             "then restart the service with its content as BOT_SECRET_KEY.")
-    key_file = key_out if inline else config.data_dir() / "secret.key"
+    key_file = key_out if inline and key_out is not None else config.data_dir() / "secret.key"
     if inline and key_file.exists():
         raise RotationError(f"{key_file} exists: name a new file for the new key")
     if not inline:
@@ -130,14 +130,14 @@ def unseal_with(key: bytes, context: str, sealed: bytes) -> bytes:
                             "nothing changed") from None
 
 
-def _rows(db, column: SealedColumn) -> list[dict]:
+def _rows(db: Database, column: SealedColumn) -> list[dict]:
     if column.table not in db.table_names():
         return []
     names = ", ".join((*column.keys, column.column))
     return db.query(f"SELECT {names} FROM {column.table} WHERE {column.column} IS NOT NULL")
 
 
-def _reseal(db, column: SealedColumn, old: bytes, new: bytes) -> int:
+def _reseal(db: Database, column: SealedColumn, old: bytes, new: bytes) -> int:
     rows = _rows(db, column)
     where = " AND ".join(f"{key} = ?" for key in column.keys)
     for row in rows:

@@ -136,7 +136,10 @@ def _unpack(archive_path: Path, into: Path, names: tuple[str, ...]) -> dict[str,
                     raise BackupError(f"{archive_path} holds {member.name!r}: not a bot backup")
                 path = into / member.name
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "wb") as out, archive.extractfile(member) as data:
+                data = archive.extractfile(member)
+                if data is None:
+                    raise BackupError(f"{archive_path} holds {member.name!r}: not a bot backup")
+                with os.fdopen(fd, "wb") as out, data:
                     out.write(data.read())
                 found[member.name] = path
     except (tarfile.TarError, OSError, EOFError) as exc:

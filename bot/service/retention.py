@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot import config
+from bot.db import Database
 from bot.job import conversations
 from bot.job.resume_state import empty
 from bot.service import store
@@ -83,7 +84,7 @@ class Swept:
     mirrors: list[str] = field(default_factory=list)
 
 
-def plan(db, policy: Policy | None = None, now: float | None = None) -> Plan:
+def plan(db: Database, policy: Policy | None = None, now: float | None = None) -> Plan:
     policy = policy or Policy.from_config()
     now = time.time() if now is None else now
     root = config.data_dir()
@@ -101,7 +102,7 @@ def plan(db, policy: Policy | None = None, now: float | None = None) -> Plan:
     return result
 
 
-async def apply(db, planned: Plan) -> Swept:
+async def apply(db: Database, planned: Plan) -> Swept:
     swept = Swept()
     for run_id in planned.runs:
         swept.events += db.execute("DELETE FROM run_events WHERE run_id = ?", [run_id]).rowcount
@@ -124,14 +125,14 @@ async def apply(db, planned: Plan) -> Swept:
     return swept
 
 
-async def sweep(db, policy: Policy | None = None) -> Swept:
+async def sweep(db: Database, policy: Policy | None = None) -> Swept:
     swept = await apply(db, plan(db, policy))
     log.info("retention: %d event(s) of %d run(s), %d CLI home(s), %d spare(s), %d mirror(s) removed",
              swept.events, swept.runs, swept.threads, swept.spares, len(swept.mirrors))
     return swept
 
 
-def note_closed(db, event: str, payload: dict) -> bool:
+def note_closed(db: Database, event: str, payload: dict) -> bool:
     """An issue or pull request closed (or reopened): remember when, for the closed-thread window.
     Returns whether the event was one of those (the webhook intake then has nothing else to do)."""
     item = payload.get("issue") if event == "issues" else payload.get("pull_request") if event == "pull_request" \
@@ -139,7 +140,10 @@ def note_closed(db, event: str, payload: dict) -> bool:
     action, repo = payload.get("action"), (payload.get("repository") or {}).get("full_name")
     if not isinstance(item, dict) or action not in ("closed", "reopened") or not isinstance(repo, str):
         return False
-    key = conversations.thread_key(repo, item.get("number"))
+    number = item.get("number")
+    if not isinstance(number, int):
+        return False
+    key = conversations.thread_key(repo, number)
     if action == "reopened":
         db.execute("DELETE FROM notices WHERE conversation = ? AND kind = ?", [key, CLOSED])
     elif any(db.query("SELECT 1 FROM conversations WHERE key = ?", [key])):
@@ -148,7 +152,7 @@ def note_closed(db, event: str, payload: dict) -> bool:
     return True
 
 
-def collect_home(db, key: str) -> None:
+def collect_home(db: Database, key: str) -> None:
     """Remove a thread's CLI homes and attachments; its sessions can no longer be resumed."""
     slug = conversations.slug(key)
     root = config.data_dir()
@@ -170,7 +174,7 @@ def tree_bytes(path: Path) -> int:
     return total
 
 
-def _old_runs(db, before: float) -> list[str]:
+def _old_runs(db: Database, before: float) -> list[str]:
     cutoff = _iso(before)
     return [row["id"] for row in db.query(
         "SELECT r.id FROM runs r WHERE r.status != 'running' AND COALESCE(r.finished_at, r.started_at) < ? "
@@ -184,7 +188,7 @@ def _old_folders(root: Path, before: float) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and p.lstat().st_mtime < before)
 
 
-def _idle_threads(db, idle_before: float, closed_before: float) -> list[str]:
+def _idle_threads(db: Database, idle_before: float, closed_before: float) -> list[str]:
     homes = config.data_dir() / "homes"
     rows = db.query("SELECT key FROM conversations c WHERE last_active_at < ? OR EXISTS (SELECT 1 FROM notices n "
                     "WHERE n.conversation = c.key AND n.kind = ? AND n.created_at < ? AND n.created_at >= "
@@ -193,7 +197,7 @@ def _idle_threads(db, idle_before: float, closed_before: float) -> list[str]:
             if (homes / conversations.slug(row["key"])).is_dir() and not _busy(db, row["key"])]
 
 
-def _busy(db, key: str) -> bool:
+def _busy(db: Database, key: str) -> bool:
     return any(db.query("SELECT 1 FROM jobs WHERE conversation = ? AND status IN ('queued', 'running') "
                         "LIMIT 1", [key]))
 

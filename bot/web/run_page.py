@@ -263,14 +263,14 @@ def _text_of(raw: str) -> str:
     return found if found is not None else raw
 
 
-def _first_text(data, depth: int) -> str | None:
+def _first_text(data: object, depth: int) -> str | None:
     if depth > 6:
         return None
     if isinstance(data, dict):
         for key in ("text", "result", "content", "message", "output", "delta"):
             if isinstance(data.get(key), str) and data[key].strip():
                 return data[key]
-        values = data.values()
+        values = list(data.values())
     elif isinstance(data, list):
         values = data
     else:
@@ -289,7 +289,7 @@ def _clean(text: str | None, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _e(text) -> str:
+def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
