@@ -17,6 +17,7 @@ import getpass
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from adapters import base as adapters
 from adapters.base import Tier
@@ -122,7 +123,7 @@ async def run_local(request: str, repo: Path, agent: str | None, new: bool, term
     return 0 if status == "done" else 1
 
 
-def remember_request(db, term: Terminal, request: str, secrets: list[str]) -> None:
+def remember_request(db: Any, term: Terminal, request: str, secrets: list[str]) -> None:
     """The request joins the run's record (after the answer was composed, so the provenance's
     counts are the episode's), for `bot runs`."""
     prov = term.result.provenance

@@ -16,7 +16,10 @@ import json
 import shutil
 import sys
 import textwrap
+from collections import Counter
+from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from adapters import base as adapters
@@ -60,7 +63,7 @@ def main(argv: list[str]) -> int:
     return show_run(recorder, args.run_id, args.json)
 
 
-def has_records(folder) -> bool:
+def has_records(folder: Path) -> bool:
     """Whether a database exists to read (a server database always does)."""
     try:
         if config.is_set("BOT_DATABASE_URL"):
@@ -177,7 +180,7 @@ def show_run(recorder: Recorder, run_id: str, as_json: bool) -> int:
     return 0
 
 
-def run_lines(run: dict, counts) -> list[str]:
+def run_lines(run: dict, counts: Counter) -> list[str]:
     summary = run.get("summary") or {}
     session = ("resumed session" if run.get("resumed") else "new session") if run.get("resumed") is not None else ""
     fields = [
@@ -187,7 +190,7 @@ def run_lines(run: dict, counts) -> list[str]:
         ("error", summary.get("error")),
         ("started", f"{_when(run.get('started_at'))} · took {_duration(run['duration_s'])}"
          if run.get("started_at") else None),
-        ("thread", run.get("conversation") + (f" (job {run['job_id']})" if run.get("job_id") else "")
+        ("thread", f"{run['conversation']}" + (f" (job {run['job_id']})" if run.get("job_id") else "")
          if run.get("conversation") else None),
         ("session", run.get("session_id")),
         ("spend", " · ".join(filter(None, [_tokens(run["tokens"]) + " tokens" if run["tokens"] else None,
@@ -226,7 +229,7 @@ def _detail(event: dict) -> str:
     return " ".join(safe(str(value or "")).split())
 
 
-def _flat(value: dict, prefix: str = ""):
+def _flat(value: dict, prefix: str = "") -> Iterator[tuple[str, Any]]:
     for key, item in sorted(value.items()):
         if isinstance(item, dict):
             yield from _flat(item, f"{prefix}{key}.")
@@ -260,9 +263,11 @@ def _sandbox(run: dict) -> str | None:
 
 
 def _seconds_between(start: str | None, end: str | None) -> float | None:
+    if not start or not end:
+        return None
     try:
         return round((datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds(), 3)
-    except (TypeError, ValueError):
+    except ValueError:
         return None
 
 
