@@ -14,6 +14,7 @@ from bot import config
 from bot.cli import action_session, action_workflow
 from bot.cli import main as cli
 from bot.job import conversations
+from bot.relay.budgets import Ledger, Scope
 from bot.service import store
 from tests.action.conftest import payload
 
@@ -246,3 +247,17 @@ def test_a_cache_of_another_thread_or_planted_files_is_not_taken(tmp_path, monke
     assert action_session.restore(db, KEY, folder) == 1
     home = config.data_dir() / "homes" / slug / "codex"
     assert not (home / ".bashrc").exists() and not (home / "link").exists()
+
+
+def test_the_threads_model_spend_follows_it_so_a_thread_budget_counts_every_turn(tmp_path, monkeypatch):
+    db = store.connect()
+    conversations.record_turn(db, KEY, "codex", "s1", fresh=True)
+    Ledger(db).add("run-1", Scope(conversation=KEY, requester="21031067"), 1200, 0.05)
+    Ledger(db).add("run-x", Scope(conversation="Codertocat/Hello-World#2", requester="21031067"), 999, 9.0)
+    folder = tmp_path / "session"
+    action_session.export(db, KEY, folder)
+    monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "next-run"))
+    fresh = store.connect()
+    action_session.restore(fresh, KEY, folder)
+    spent = Ledger(fresh).spent(Scope(conversation=KEY))["thread"]
+    assert (spent.tokens, spent.usd) == (1200, 0.05)
