@@ -26,9 +26,11 @@ from pathlib import Path
 import httpx
 
 from tests.fakes.github import FakeGitHub
+from tests.fakes.provider import FakeProvider, fail, say
 from tests.spine.helpers import app_key, payload, signed
 from tests.spine.service import REPO, Service, free_port, make_remote, service_env
 
+WORKING = "<sub>working ·"  # the tracking comment before its terminal edit
 JOB_MARKER = re.compile(r"<!-- bot:job (\d+) -->")
 COMMANDS = ("help", "status", "frobnicate do a thing")  # the last one: an unknown agent's reply
 
@@ -44,6 +46,8 @@ class Delivery:
 @dataclass
 class Counts:
     deliveries_sent: int = 0
+    episodes: int = 0
+    failed_turns: int = 0
     duplicates_sent: int = 0
     ignored_sent: int = 0
     kills: int = 0
@@ -65,8 +69,9 @@ class Counts:
                 f"edited or bot-authored {self.ignored_sent}, re-sent after a kill {self.resent_after_kill})",
                 f"kill -9 of the service: {self.kills}",
                 f"fake GitHub: {self.injected_502} writes answered 502, "
-                f"{self.injected_rate_limits} secondary rate limits",
-                f"accepted commands {self.accepted}, terminal comments {self.terminal}",
+                f"{self.injected_rate_limits} secondary rate limits; fake provider: {self.failed_turns} turns "
+                f"answered 500",
+                f"accepted commands {self.accepted} ({self.episodes} agent runs), terminal comments {self.terminal}",
                 f"answered twice {self.answered_twice}, duplicate comments {self.duplicate_comments}, "
                 f"lost {self.lost}, jobs not finished {self.unfinished_jobs}",
                 f"burst {self.burst_s:.1f} s, drain after the burst {self.drain_s:.1f} s"]
@@ -77,6 +82,8 @@ class Burst:
     threads: int = 20
     per_thread: int = 1
     commands: tuple[str, ...] = COMMANDS
+    episode_share: float = 0.0  # commands that run Codex (in the sandbox) against the fake provider
+    failed_turn_share: float = 0.3  # of the episodes' model turns, answered 500 by the fake provider
     duplicate_share: float = 0.2
     ignored_share: float = 0.1
     kills: tuple[float, ...] = (0.3, 0.7)  # points of the burst (share of deliveries sent) to kill at
@@ -85,6 +92,7 @@ class Burst:
     seed: int = 1
     senders: int = 8
     lease_s: float = 2.0
+    settle_s: float = 5.0  # BOT_POST_SETTLE_SECONDS: the fake GitHub lands a POST within milliseconds
     drain_timeout_s: float = 300.0
     env_extra: dict = field(default_factory=dict)
 
@@ -92,10 +100,15 @@ class Burst:
         rng = random.Random(self.seed)
         gh = self._github()
         remotes = make_remote(base)
-        env = service_env(base, gh, remotes, "http://127.0.0.1:9", BOT_LEASE_SECONDS=str(self.lease_s),
+        provider = FakeProvider().start()
+        env = service_env(base, gh, remotes, provider.url, BOT_LEASE_SECONDS=str(self.lease_s),
+                          BOT_POST_SETTLE_SECONDS=str(self.settle_s),
                           BOT_PORT=str(free_port()), **self.env_extra)
         counts = Counts()
         plan = self._plan(gh, rng, counts)
+        episodes = sum(1 for d in plan if d.command is not None and "codex" in d.data["comment"]["body"])
+        provider.script(*[fail(500, "injected provider failure") if rng.random() < self.failed_turn_share
+                          else say("done") for _ in range(episodes * 2)])
         services: list[Service] = []
         try:
             services.append(Service(env, base / "serve-0.log").start())
@@ -105,10 +118,12 @@ class Burst:
             drained = time.monotonic()
             self._drain(gh, base, counts)
             counts.drain_s = time.monotonic() - drained
+            counts.failed_turns = sum(1 for r in provider.requests if r.reply is not None and r.reply.kind == "fail")
         finally:
             for service in services:
                 service.stop()
             gh.stop()
+            provider.stop()
         self._count(gh, base, plan, counts)
         return counts
 
@@ -130,7 +145,8 @@ class Burst:
         plan: list[Delivery] = []
         for number in range(1, self.threads + 1):
             for _ in range(self.per_thread):
-                body = f"@bot {rng.choice(self.commands)}"
+                body = (f"@bot codex say done, thread {number}" if rng.random() < self.episode_share
+                        else f"@bot {rng.choice(self.commands)}")
                 comment = gh.add_comment(REPO, number, body, user="Codertocat")
                 plan.append(Delivery("issue_comment", _comment_payload(number, comment["id"], body),
                                      str(uuid.uuid4()), comment["id"]))
@@ -217,8 +233,8 @@ class Burst:
         answers: dict[int, list[int]] = {}
         for number in range(1, self.threads + 1):
             for comment in gh.comments(REPO, number):
-                if comment["user"]["login"] != "bot[bot]":
-                    continue
+                if comment["user"]["login"] != "bot[bot]" or WORKING in (comment["body"] or ""):
+                    continue  # not ours, or a tracking comment that never reached its answer
                 found = JOB_MARKER.search(comment["body"] or "")
                 command = command_of_job.get(int(found.group(1))) if found else None
                 answers.setdefault(command if command is not None else -comment["id"], []).append(comment["id"])
@@ -227,6 +243,7 @@ class Burst:
         counts.answered_twice = len(counts.twice)
         counts.duplicate_comments = sum(len(ids) - 1 for ids in answers.values())
         counts.lost = len(commands - {c for c in answers if answers[c]})
+        counts.episodes = sum(1 for row in jobs.values() if row["kind"] == "episode")
         counts.unfinished_jobs = sum(1 for row in jobs.values() if row["status"] in ("queued", "running"))
         counts.injected_502, counts.injected_rate_limits = gh.injected_counts()
 

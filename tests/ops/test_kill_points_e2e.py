@@ -81,3 +81,38 @@ def test_help_answered_once_when_the_killed_post_lands_late(world, tmp_path):
     gh.wait_for(lambda: _rows(tmp_path, "SELECT status FROM jobs")[0]["status"] == "done", timeout=60)
     time.sleep(max(0.0, killed[0] + LAND + 1.5 - time.monotonic()))  # the late post has landed
     assert len(answers(gh)) == 1
+
+
+EPISODE_POINTS = [("POST", r"/issues/comments/\d+/reactions$", False), ("POST", r"/issues/1/comments$", True),
+                  ("PATCH", r"/issues/comments/\d+$", True)]
+
+
+@pytest.mark.parametrize(("method", "path", "after"), EPISODE_POINTS, ids=["eyes", "tracking", "edit"])
+def test_episode_answered_once_when_killed_at_a_github_call(tmp_path, method, path, after):
+    """An agent run (the real Codex against the fake provider) killed at its 👀, its tracking
+    comment's POST, or its first edit: the next start ends the same comment with the answer."""
+    from tests.fakes.provider import FakeProvider, say
+
+    gh = seeded_github()
+    with FakeProvider() as provider:
+        provider.script(say("first"), say("second"))
+        env = service_env(tmp_path, gh, make_remote(tmp_path), provider.url, BOT_LEASE_SECONDS="1",
+                          BOT_POST_SETTLE_SECONDS="2")
+        services = [Service(env, tmp_path / "serve-0.log").start()]
+        killed = []
+        gh.kill_on(method, path, lambda: (os.killpg(services[0].proc.pid, signal.SIGKILL), killed.append(1)),
+                   after=after)
+        try:
+            comment = gh.add_comment(REPO, 1, "@bot codex say something", user="Codertocat")
+            assert services[0].deliver(_comment_payload(1, comment["id"], "@bot codex say something")).status_code == 202
+            gh.wait_for(lambda: killed, timeout=120)
+            services[0].proc.wait()
+            services.append(Service(env, tmp_path / "serve-1.log").start())
+            gh.wait_for(lambda: _rows(tmp_path, "SELECT status FROM jobs")[0]["status"] != "running", timeout=180)
+            time.sleep(1.5)  # a second answer, if one were coming
+            finals = [c for c in answers(gh) if "<sub>working" not in c["body"]]
+            assert len(answers(gh)) == 1 and len(finals) == 1
+        finally:
+            for service in services:
+                service.stop()
+            gh.stop()
