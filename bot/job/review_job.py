@@ -16,7 +16,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters.base import Tier
 from bot.job import conversations, honesty
@@ -31,6 +31,12 @@ from bot.review.findings import DEFAULT_BUDGET_CHARS, Collector, Scope, plan
 from bot.review.merge import merge
 from bot.review.render import AgentOutcome, review_payload
 from bot.workspace import worktrees
+
+if TYPE_CHECKING:
+    from adapters.base import Event
+    from bot.record.provenance import Provenance
+    from bot.workspace.repo_config import RepoConfig
+    from bot.workspace.worktrees import Worktree
 
 log = logging.getLogger("bot.job.review_job")
 MAX_AGENTS = 4
@@ -60,19 +66,18 @@ class AgentTracking:
     async def note(self, text: str, done: bool = True) -> None:
         await self._tracking.note(self._prefix + text, done)
 
-    async def on_event(self, event) -> None:
+    async def on_event(self, event: Event) -> None:
         await self._tracking.on_event(event)
 
 
-async def run(db, ctx: JobContext, worktree, tracking: TrackingComment, cancel: asyncio.Event, *,
-              choose: Callable[[JobContext, Any], str], episode: Episode) -> tuple[str, str]:
+async def run(db: Any, ctx: JobContext, worktree: Worktree, tracking: TrackingComment, cancel: asyncio.Event, *,
+              choose: Callable[[JobContext, RepoConfig], str], episode: Episode) -> tuple[str, str]:
     if not ctx.is_pr or ctx.thread is None:
         raise Stop("A review needs a pull request: mention me with `review` on a pull request.")
     agents = _agents(ctx, worktree.config, choose)
     tracking.header = f"**{', '.join(agents)}** reviewing for @{ctx.requester}."
     files = await post.pull_files(ctx.thread)
-    scope = plan(files, getattr(worktree.config, "reviews", None) and worktree.config.reviews.budget
-                 or DEFAULT_BUDGET_CHARS)
+    scope = plan(files, worktree.config.reviews.budget or DEFAULT_BUDGET_CHARS)
     diff = DiffLines.from_files(files)
     await tracking.note(f"reviewing {len(scope.reviewed)} of {scope.total} files at `{worktree.base_sha[:7]}`")
     reviews = [Review(agent, Collector(agent, diff, scope)) for agent in agents]
@@ -84,15 +89,14 @@ async def run(db, ctx: JobContext, worktree, tracking: TrackingComment, cancel: 
     return await _publish(db, ctx, worktree, reviews, scope, tracking)
 
 
-def _agents(ctx: JobContext, cfg, choose) -> list[str]:
-    configured = tuple(getattr(getattr(cfg, "reviews", None), "agents", ()) or ())
-    named = list(dict.fromkeys(ctx.agents or ((ctx.agent,) if ctx.agent else configured)))[:MAX_AGENTS]
+def _agents(ctx: JobContext, cfg: RepoConfig, choose: Callable[[JobContext, RepoConfig], str]) -> list[str]:
+    named = list(dict.fromkeys(ctx.agents or ((ctx.agent,) if ctx.agent else cfg.reviews.agents)))[:MAX_AGENTS]
     if not named:
         return [choose(ctx, cfg)]
     return [choose(dataclasses.replace(ctx, agent=name), cfg) for name in named]
 
 
-async def _one(db, ctx: JobContext, worktree, review: Review, scope: Scope, tracking: AgentTracking,
+async def _one(db: Any, ctx: JobContext, worktree: Worktree, review: Review, scope: Scope, tracking: AgentTracking,
                cancel: asyncio.Event, episode: Episode, *, first: bool) -> None:
     """One agent's episode in its own worktree (the first agent uses the job's), recorded and
     mapped to the thread's session for that agent; a failure is kept, never raised."""
@@ -106,11 +110,10 @@ async def _one(db, ctx: JobContext, worktree, review: Review, scope: Scope, trac
                            f"at `{worktree.base_sha[:7]}`")
         agent_ctx = dataclasses.replace(ctx, agent=review.agent, findings=review.collector,
                                         request=review_request(ctx, scope, review.agent))
-        review.turn = await episode(db, agent_ctx, own, review.agent, tracking, cancel)
-        conversations.record_turn(db, ctx.conversation, review.agent, review.turn.result.session_id,
-                                  fresh=not review.turn.resumed)
-        if not review.turn.result.ok:
-            review.failure = honesty.failure_reason(review.turn.result)
+        turn = review.turn = await episode(db, agent_ctx, own, review.agent, tracking, cancel)
+        conversations.record_turn(db, ctx.conversation, review.agent, turn.result.session_id, fresh=not turn.resumed)
+        if not turn.result.ok:
+            review.failure = honesty.failure_reason(turn.result)
     except Stop as stop:
         review.failure = stop.text
     except Exception as exc:  # one agent's failure must not sink the others
@@ -138,19 +141,19 @@ def review_request(ctx: JobContext, scope: Scope, agent: str) -> str:
             "Finish with a short summary of your review; if you found no problems, say so.")
 
 
-async def _publish(db, ctx: JobContext, worktree, reviews: list[Review], scope: Scope,
+async def _publish(db: Any, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
                    tracking: TrackingComment) -> tuple[str, str]:
     outcomes = [AgentOutcome(r.agent, r.ok, r.turn.result.text or "" if r.ok and r.turn else "", r.failure,
                              r.collector.verdict) for r in reviews]
-    blocks = [_provenance(db, ctx, r) for r in reviews if r.turn is not None]
+    blocks = [_provenance(db, ctx, r, r.turn) for r in reviews if r.turn is not None]
     if not any(r.ok for r in reviews):
-        failed = "\n".join(f"- {r.agent}: {r.failure}" for r in reviews)
-        return _tail(f"❌ No review was posted: every agent failed.\n\n{failed}", blocks), "failed"
+        reasons = "\n".join(f"- {r.agent}: {r.failure}" for r in reviews)
+        return _tail(f"❌ No review was posted: every agent failed.\n\n{reasons}", blocks), "failed"
     findings = [f for r in reviews if r.ok for f in r.collector.findings]
     merged = merge(findings, [r.agent for r in reviews])
     payload = review_payload(merged, outcomes, scope, commit=worktree.base_sha, focus=ctx.request,
                              provenance="\n".join(b.details_block() for b in blocks),
-                             verdicts=bool(getattr(getattr(worktree.config, "reviews", None), "verdicts", False)))
+                             verdicts=worktree.config.reviews.verdicts)
     await ctx.refresh_token()
     posted = await post.post_review(ctx.thread, payload)
     _record(db, ctx, reviews, posted, len(payload["comments"]))
@@ -163,8 +166,7 @@ async def _publish(db, ctx: JobContext, worktree, reviews: list[Review], scope: 
     return _tail("\n\n".join(lines), blocks), "done"
 
 
-def _provenance(db, ctx: JobContext, review: Review):
-    turn = review.turn
+def _provenance(db: Any, ctx: JobContext, review: Review, turn: Turn) -> Provenance:
     result = turn.result
     return provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=review.agent,
                             version=turn.version, resumed=turn.resumed, fresh_reason=turn.fresh_reason,
@@ -172,11 +174,11 @@ def _provenance(db, ctx: JobContext, review: Review):
                             status="ok" if review.ok else "failed")
 
 
-def _tail(text: str, blocks: list) -> str:
+def _tail(text: str, blocks: list[Provenance]) -> str:
     return text + "".join(f"\n\n{b.details_block()}\n{b.marker()}" for b in blocks)
 
 
-def _record(db, ctx: JobContext, reviews: list[Review], posted: dict, comments: int) -> None:
+def _record(db: Any, ctx: JobContext, reviews: list[Review], posted: dict, comments: int) -> None:
     """The bot's own act, in each agent's run: the review it posted."""
     recorder = Recorder(db, secrets=ctx.secrets)
     for review in reviews:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from typing import Any
 
 from gidgethub import BadRequest
 
@@ -19,7 +20,7 @@ SWITCHES = {"label": "labels", "assignment": "assignment", "review_requested": "
             "pull_request_opened": "pull_request_opened"}
 
 
-async def refused(thread, automatic: dict, requester: str) -> str | None:
+async def refused(thread: Any, automatic: dict, requester: str) -> str | None:
     try:
         cfg = await default_branch_config(thread)
     except ConfigError as exc:
@@ -35,7 +36,7 @@ async def refused(thread, automatic: dict, requester: str) -> str | None:
     return None
 
 
-async def default_branch_config(thread) -> RepoConfig:
+async def default_branch_config(thread: Any) -> RepoConfig:
     """`.github/bot.yml` of the default branch (GitHub's contents API without a ref); the defaults
     when there is none."""
     try:

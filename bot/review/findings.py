@@ -90,12 +90,13 @@ class Collector:
         return (f"verdict {args['verdict']} noted. It is used only where the repository lets reviews approve or "
                 f"request changes; otherwise the review is posted as a comment.")
 
-    def _finding(self, path: str, line: int, side: str, body: str, start_line, suggestion: str | None = None):
+    def _finding(self, path: str, line: int, side: str, body: str, start_line: object,
+                 suggestion: str | None = None) -> Finding:
         path = path.removeprefix("./")
         if path in dict(self.scope.skipped):
             raise OutsideDiff(f"{path} is not part of this review ({dict(self.scope.skipped)[path]}); "
                               f"comment only on: {', '.join(self.scope.reviewed)}.")
-        start = int(start_line) if start_line not in (None, "", line) else None
+        start = int(str(start_line)) if start_line not in (None, "", line) else None
         self.diff.check(path, side, line, start)
         if len(self.findings) >= MAX_FINDINGS:
             raise OutsideDiff(f"this review already holds {MAX_FINDINGS} comments; keep the most important "

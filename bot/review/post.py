@@ -12,6 +12,7 @@ still arrive.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from gidgethub import BadRequest
 
@@ -21,7 +22,7 @@ log = logging.getLogger("bot.review.post")
 MAX_FILES = 3000  # GitHub lists at most 3000 files of a pull request
 
 
-async def pull_files(thread) -> list[dict]:
+async def pull_files(thread: Any) -> list[dict]:
     async def collect() -> list[dict]:
         url = f"{thread.prefix}/pulls/{thread.number}/files?per_page=100"
         found = []
@@ -33,7 +34,7 @@ async def pull_files(thread) -> list[dict]:
     return await thread._authed(collect)
 
 
-async def post_review(thread, payload: dict) -> dict:
+async def post_review(thread: Any, payload: dict) -> dict:
     url = f"{thread.prefix}/pulls/{thread.number}/reviews"
     try:
         return await thread._authed(lambda: thread.api.post(url, data=payload))

@@ -17,6 +17,7 @@ On a pull request a trigger asks for a review (`bot:<agent>`: by that agent); on
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from bot import config
 from bot.job import grammar
@@ -73,7 +74,7 @@ def _item_key(event: str) -> str:
 
 
 def _own(login: str | None) -> bool:
-    return bool(login) and login.lower() in own_accounts()
+    return login is not None and login.lower() in own_accounts()
 
 
 def _label(data: dict, is_pr: bool) -> tuple[str, str, str | None] | None:
@@ -96,7 +97,8 @@ def _command(kind: str, detail: str, agent: str | None, is_pr: bool) -> grammar.
     return grammar.Command(kind="run", agent=agent, request=ISSUE_REQUEST.format(why=why))
 
 
-async def enqueue(db, delivery_id: str, event: str, action: str | None, found: tuple[dict, grammar.Command]):
+async def enqueue(db: Any, delivery_id: str, event: str, action: str | None,
+                  found: tuple[dict, grammar.Command]) -> int | None:
     """The job, like a comment's; None for a duplicate delivery."""
     trigger, command = found
     if not trigger["installation_id"]:
