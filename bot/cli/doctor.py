@@ -138,12 +138,12 @@ def verdict(agents: list[dict], floor: list[dict], sections: Sequence[dict]) -> 
     broken += [row["check"] for row in floor if not row["ok"]]
     broken += [s["section"] for s in sections if s.get("ok") is False]
     usable = [row["agent"] for row in agents if row["logged_in"] and not row["refuse"]]
-    runs = f"agents ready: {', '.join(usable)}" if usable else "no agent has a key yet"
+    runs = f"agents ready: {', '.join(usable)}" if usable else "but no agent can run yet: give one a key (above)"
     unset = [s["section"] for s in sections if s.get("configured") is False]
     tail = f"; not set up: {', '.join(unset)}" if unset else ""
     if broken:
         return False, f"NOT OK: fix {', '.join(broken)} ({runs}{tail})"
-    return True, f"OK: {runs}{tail}"
+    return True, f"OK{': ' if usable else ', '}{runs}{tail}"
 
 
 def render(agents: list[dict], floor: list[dict], channel: Sequence[dict] = (),
@@ -152,17 +152,19 @@ def render(agents: list[dict], floor: list[dict], channel: Sequence[dict] = (),
     for row in agents:
         status = "REFUSED" if row["refuse"] else ("ready" if row["logged_in"] else "needs a key")
         lines.append(f"{row['agent']:<9} {row['version'] or '-':<10} {status:<13} {row['reason']}")
+    width = max([len(row["check"]) for row in floor] + [len(row["check"]) for section in sections
+                                                          for row in section["rows"]] + [len("sandbox check")])
     if floor:
-        lines += ["", f"{'sandbox check':<32} ok   detail"]
-        lines += [f"{row['check']:<32} {'yes' if row['ok'] else 'NO':<4} {row['detail']}" for row in floor]
+        lines += ["", f"{'sandbox check':<{width}} ok   detail"]
+        lines += [f"{row['check']:<{width}} {'yes' if row['ok'] else 'NO':<4} {row['detail']}" for row in floor]
     if channel:
         lines += ["", "model channel (per credential kind)"]
         lines += [f"{row['agent']:<9} relay: {', '.join(row['relay']) or 'none'}; "
                   f"key in the sandbox: {', '.join(row['direct']) or 'none'}" for row in channel]
     for section in sections:
         off = section.get("configured") is False  # not set up at all: a finding, not a failure
-        lines += ["", f"{section['section']:<32} ok   detail"]
-        lines += [f"{row['check']:<32} {'yes' if row['ok'] else '-' if off else 'NO':<4} {row['detail']}"
+        lines += ["", f"{section['section']:<{width}} ok   detail"]
+        lines += [f"{row['check']:<{width}} {'yes' if row['ok'] else '-' if off else 'NO':<4} {row['detail']}"
                   for row in section["rows"]]
     if verdict_line:
         lines += ["", verdict_line]
