@@ -24,24 +24,35 @@ def _git(cwd: Path, *args: str) -> str:
                           check=True, capture_output=True, text=True).stdout
 
 
-def make_review_remote(base: Path) -> tuple[Path, str]:
-    """A bare repository whose main has app.py and whose refs/pull/2/head brings the bug; returns
-    (the remotes folder, app.py's patch as GitHub's files API gives it)."""
+def make_review_remote(base: Path, bot_yml: str | None = None,
+                       extra: dict[str, str] | None = None) -> tuple[Path, dict[str, str]]:
+    """A bare repository whose main has app.py (and `bot_yml` as .github/bot.yml) and whose
+    refs/pull/2/head brings the bug (and the `extra` files); returns (the remotes folder, each
+    changed file's patch as GitHub's files API gives it)."""
     work = base / "seed"
     work.mkdir(parents=True)
     _git(work, "init", "-q", "-b", "main")
     (work / "app.py").write_text(BASE_APP)
+    if bot_yml is not None:
+        (work / ".github").mkdir()
+        (work / ".github" / "bot.yml").write_text(bot_yml)
     _git(work, "add", ".")
     _git(work, "commit", "-qm", "initial")
     bare = base / "remotes" / f"{REPO}.git"
     bare.parent.mkdir(parents=True)
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
     (work / "app.py").write_text(HEAD_APP)
-    _git(work, "commit", "-qam", "docstring")
+    for name, text in (extra or {}).items():
+        (work / name).write_text(text)
+    _git(work, "add", ".")
+    _git(work, "commit", "-qm", "docstring")
     subprocess.run(["git", "-C", str(work), "push", "-q", str(bare), "HEAD:refs/heads/changes",
                     "HEAD:refs/pull/2/head"], check=True)
-    diff = _git(work, "diff", "HEAD~1", "HEAD", "--", "app.py")
-    return base / "remotes", diff[diff.index("@@"):]
+    patches = {}
+    for name in ["app.py", *(extra or {})]:
+        diff = _git(work, "diff", "HEAD~1", "HEAD", "--", name)
+        patches[name] = diff[diff.index("@@"):]
+    return base / "remotes", patches
 
 
 class World:
@@ -67,12 +78,13 @@ class World:
 
 
 @contextlib.contextmanager
-def open_world(tmp_path: Path):
+def open_world(tmp_path: Path, bot_yml: str | None = None, extra: dict[str, str] | None = None):
     """`bot serve` with codex and claude, each against its own fake provider (so each agent's script
     is its own while they run at the same time)."""
     gh = seeded_github()
-    remotes, patch = make_review_remote(tmp_path)
-    gh.add_pull_file(REPO, PR, "app.py", patch)
+    remotes, patches = make_review_remote(tmp_path, bot_yml, extra)
+    for name, patch in patches.items():
+        gh.add_pull_file(REPO, PR, name, patch)
     with FakeProvider() as codex, FakeProvider() as claude:
         env = service_env(tmp_path, gh, remotes, codex.url, BOT_CLAUDE_BASE_URL=claude.url,
                           ANTHROPIC_API_KEY="sk-ant-test-operator-key-0123456789",
