@@ -89,3 +89,30 @@ def test_assignment_to_someone_else_queues_nothing(world):
     data = assigned_issue()
     data["assignee"] = {"login": "octocat", "type": "User", "id": 5}
     assert world.service.deliver(data, event="issues").json()["queued"] is False
+
+
+def test_opened_pull_request_is_reviewed_when_the_trigger_is_on(world):
+    world.gh.add_content(REPO, ".github/bot.yml", b"triggers:\n  pull_request_opened: true\n")
+    world.providers["codex"].script(say("Nothing to add."))
+    world.service.deliver(payload("pull_request.opened"), event="pull_request")
+    world.answer()
+    assert len(world.reviews()) == 1
+
+
+def test_opened_draft_is_skipped_unless_drafts_are_on(world):
+    world.gh.add_content(REPO, ".github/bot.yml", b"triggers:\n  pull_request_opened: true\n")
+    data = payload("pull_request.opened")
+    data["pull_request"]["draft"] = True
+    world.service.deliver(data, event="pull_request")
+    wait_finished(world)
+    assert world.gh.comments(REPO, PR) == [] and world.reviews() == [] and world.providers["codex"].requests == []
+
+
+def test_review_requested_from_the_bot_starts_a_review(world):
+    world.gh.add_content(REPO, ".github/bot.yml", b"triggers:\n  review_requested: true\n")
+    world.providers["codex"].script(say("Nothing to add."))
+    data = payload("pull_request.opened")
+    data.update(action="review_requested", requested_reviewer={"login": "bot[bot]", "type": "Bot", "id": 99})
+    world.service.deliver(data, event="pull_request")
+    world.answer()
+    assert len(world.reviews()) == 1
