@@ -3,7 +3,9 @@ same fake provider.
 
 Three processes, as in an episode: the fake provider (its own process, standing for the remote
 provider), the relay (this process, as in the bot) and a client (its own process, standing for the
-agent CLI; it keeps its connection to the relay alive, as the CLIs do). Each call is a streamed
+agent CLI). Every connection stays open between calls, as in production: the CLI's to the relay, the
+relay's pooled one to the provider, and the direct client's to the provider (a fresh connection per
+call would measure the relay's connection set-up, which a pooled client pays once per episode). Each call is a streamed
 Anthropic Messages answer of 4,000 text deltas (a 4k-token answer, about 400 kB of SSE). Direct and
 relayed calls alternate, so both see the same machine load. Reported: p50/p99 of the whole call
 and of the time to first byte, each way, and what the relay adds (relayed minus direct).
@@ -33,6 +35,7 @@ import sys
 from tests.fakes.provider import FakeProvider, say
 turns = int(sys.argv[1])
 fake = FakeProvider().start()
+fake.keep_alive = True
 fake.script(*[say("abcd" * DELTAS, pieces=DELTAS) for _ in range(turns)], *[say("ok") for _ in range(turns)])
 print(fake.url, flush=True)
 sys.stdin.read()
@@ -73,7 +76,7 @@ def call(url, key, keep, phase):
 samples = {phase: {"direct": [], "relay": []} for phase in bodies}
 for phase in bodies:
     for i in range(n + warmup):
-        for name, url, key, keep in (("direct", direct, "sk-bench-real", False), ("relay", relay, token, True)):
+        for name, url, key, keep in (("direct", direct, "sk-bench-real", True), ("relay", relay, token, True)):
             measured = call(url, key, keep, phase)
             if i >= warmup:
                 samples[phase][name].append(measured)

@@ -42,6 +42,7 @@ from urllib.parse import parse_qsl, urlencode
 import httpx
 import orjson
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from adapters.base import Tier
 from bot import retry
@@ -57,6 +58,7 @@ from bot.relay.usage import CallUsage, UsageTap
 log = logging.getLogger(__name__)
 TOKEN_ENV = "BOT_RELAY_TOKEN"
 REQUEST_CAP = 64 << 20
+WRITE_BUFFER = 4 << 20  # bytes buffered towards the CLI before the relay waits for it to read
 TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=30.0)
 # never forwarded upstream: hop-by-hop, framing, the client's keys, who-it-bills headers
 _DROP_UP = {b"host", b"connection", b"keep-alive", b"proxy-authorization", b"proxy-connection", b"te",
@@ -65,7 +67,20 @@ _DROP_UP = {b"host", b"connection", b"keep-alive", b"proxy-authorization", b"pro
             b"openai-organization", b"openai-project", b"x-goog-user-project", b"chatgpt-account-id",
             *apis.KEY_CARRIERS}
 # the body is passed on as received (raw), re-framed by the relay's server: no upstream framing
-_DROP_DOWN = {"connection", "keep-alive", "transfer-encoding", "content-length", "upgrade", "trailer", "set-cookie"}
+# (a Content-Length stays when the provider sent one without chunking: the raw bytes match it)
+_DROP_DOWN = {b"connection", b"keep-alive", b"transfer-encoding", b"content-length", b"upgrade", b"trailer",
+              b"set-cookie"}
+
+
+class _RelayProtocol(H11Protocol):
+    """uvicorn's h11 protocol with a larger write buffer towards the CLI. At the default 64 KiB the
+    relay pauses after every upstream chunk until the client has read it, so a streamed answer
+    crosses the relay one chunk at a time behind the client; with room for a whole answer the
+    relay keeps reading the provider while the client reads (memory stays bounded per connection)."""
+
+    def connection_made(self, transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        transport.set_write_buffer_limits(high=WRITE_BUFFER)
 
 
 @dataclass(frozen=True)
@@ -168,7 +183,7 @@ class ModelRelay:
             self.session = Session(self.upstream.login, self._client, on_refresh=self._on_login_refresh,
                                    on_secret=self.recorder.add_secrets)
         config = uvicorn.Config(self, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
-                                timeout_graceful_shutdown=1, access_log=False, http="h11",
+                                timeout_graceful_shutdown=1, access_log=False, http=_RelayProtocol,
                                 proxy_headers=False, server_header=False, date_header=False)
         self._server = LoopbackServer(config, "model relay")
         self.port = await self._server.start()
@@ -284,11 +299,11 @@ class ModelRelay:
                 raise _Refused(response.status_code, "key", self._key_rejected(response))
             call.outcome = "ok" if response.status_code < 400 else f"http:{response.status_code}"
             tap = self._tap(route, response, call)
-            await send({"type": "http.response.start", "status": response.status_code,
-                        "headers": [(k, v) for k, v in response.headers.raw if k.decode().lower() not in _DROP_DOWN]})
+            headers, sized = _headers_down(response)
+            await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
             call.answering = True
             try:
-                async for chunk in response.aiter_raw():
+                async for chunk in response.aiter_raw():  # each piece as it arrives (a size would hold them)
                     if call.ttfb_ms is None:
                         call.ttfb_ms = _ms(started)
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -296,6 +311,8 @@ class ModelRelay:
                         tap.feed(chunk)
             except httpx.HTTPError as exc:  # the provider cut the stream: the client sees it end early
                 call.outcome = f"error:cut ({type(exc).__name__})"
+                if sized:  # a short sized body cannot be ended cleanly: the connection is closed
+                    return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             await response.aclose()
@@ -399,6 +416,21 @@ class ModelRelay:
                              outcome=call.outcome, duration_ms=call.latency_ms,
                              raw=json.dumps(call.detail(), sort_keys=True))
         self._callback(self._on_call, call)
+
+
+def _headers_down(response: httpx.Response) -> tuple[list[tuple[bytes, bytes]], bool]:
+    """The provider's headers for the CLI, and whether its Content-Length is kept (then the relay's
+    server sends the body as it is, without re-chunking it)."""
+    headers, sized = [], False
+    chunked = b"transfer-encoding" in (k.lower() for k, _ in response.headers.raw)
+    for name, value in response.headers.raw:
+        lowered = name.lower()
+        if lowered == b"content-length" and not chunked:
+            headers.append((name, value))
+            sized = True
+        elif lowered not in _DROP_DOWN:
+            headers.append((name, value))
+    return headers, sized
 
 
 async def _read_body(receive) -> bytes:

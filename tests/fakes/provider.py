@@ -574,6 +574,7 @@ class FakeProvider:
         self._lock = threading.Lock()
         self.requests: list[Request] = []
         self.login: FakeLogin | None = None  # set to stand as ChatGPT's backend for a login
+        self.keep_alive = False  # True: connections stay open between calls, as a provider's do
         self._server = ThreadingHTTPServer((host, port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -652,6 +653,7 @@ class FakeProvider:
 def _handler_for(fake: FakeProvider):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: on a kept connection Nagle holds the second
 
         def log_message(self, *args) -> None:  # keep test output clean
             pass
@@ -662,11 +664,12 @@ def _handler_for(fake: FakeProvider):
                 self.send_header(name, value)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
-            self.send_header("Connection", "close")
+            if not fake.keep_alive:
+                self.send_header("Connection", "close")
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(body)
-            self.close_connection = True
+            self.close_connection = not fake.keep_alive
 
         def do_HEAD(self) -> None:
             fake.record_other("HEAD", self.path, dict(self.headers))

@@ -116,3 +116,29 @@ async def test_after_a_stop_every_call_is_refused_without_reaching_the_provider(
         refused = await post(r, *ANTHROPIC)
     assert refused.status_code == 400 and "stopped by @alice" in refused.json()["error"]["message"]
     assert fake.requests == []
+
+
+async def test_a_sized_reply_keeps_its_content_length(fake, relay):
+    """A reply the provider sized is passed on as it is: the relay's server does not re-chunk it."""
+    fake.script(say("sized"))
+    async with relay() as r:
+        answer = await post(r, *ANTHROPIC)
+    assert answer.headers.get("content-length") == str(len(answer.content))
+    assert "transfer-encoding" not in answer.headers
+
+
+async def test_a_provider_that_cuts_a_sized_reply_short_is_recorded_as_cut(relay, recorder, run_id):
+    async def short_provider(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"id\":")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(short_provider, "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    async with server, relay("anthropic", base_url=base) as r:
+        try:
+            await post(r, *ANTHROPIC)
+        except httpx.HTTPError:
+            pass  # the client sees the answer end early
+    assert model_calls(recorder, run_id)[-1]["outcome"].startswith("error:cut")
