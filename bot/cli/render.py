@@ -194,6 +194,14 @@ class Terminal:
 
     # the end -----------------------------------------------------------------------------------
 
+    def abandon(self) -> None:
+        """Stop the status line and leave the screen clean (the run was interrupted)."""
+        self.live = False
+        if self._status_shown:
+            self.err.write(CLEAR_LINE)
+            self.err.flush()
+            self._status_shown = False
+
     def close(self, status: str) -> None:
         """Stop the status line and show the outcome: the answer and its summary, or --json."""
         self.live = False

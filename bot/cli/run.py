@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import contextlib
 import getpass
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -114,6 +115,10 @@ async def run_local(request: str, repo: Path, agent: str | None, new: bool, term
     ticker = asyncio.create_task(term.tick())
     try:
         status = await pipeline.run(db, ctx, asyncio.Event())
+    except asyncio.CancelledError:  # Ctrl-C: the sandbox is gone, the screen is left clean
+        term.abandon()
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # tasks cancelled mid-shutdown are not news
+        raise
     finally:
         ticker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -151,4 +156,8 @@ def main(argv: list[str]) -> int:
     preflight.quiet_logging()
     install_log_redaction()
     term = Terminal(live=Terminal.wants_live(args.plain), as_json=args.json)
-    return asyncio.run(run_local(args.request, repo, args.agent, args.new, term))
+    try:
+        return asyncio.run(run_local(args.request, repo, args.agent, args.new, term))
+    except KeyboardInterrupt:
+        print(f"{PROG}: stopped; the repository's session is kept for the next run", file=sys.stderr)
+        return 130

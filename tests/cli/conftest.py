@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -59,8 +60,9 @@ class Bot:
     def run(self, request: str, *extra: str, **kw) -> Done:
         return self("run", request, "--agent", "codex", "--repo", str(self.repo), *extra, **kw)
 
-    def on_terminal(self, *args: str) -> tuple[int, str]:
-        """Stdout and stderr both on one pseudo-terminal, as in a terminal window: what it showed."""
+    def on_terminal(self, *args: str, interrupt_at: str | None = None) -> tuple[int, str]:
+        """Stdout and stderr both on one pseudo-terminal, as in a terminal window: what it showed.
+        With `interrupt_at`, Ctrl-C (SIGINT) is sent once that text has been shown."""
         leader, follower = pty.openpty()
         proc = subprocess.Popen([sys.executable, "-m", "bot.cli", *args], env=self.env | {"COLUMNS": "100"},
                                 stdin=follower, stdout=follower, stderr=follower, cwd=ROOT, close_fds=True)
@@ -74,6 +76,9 @@ class Bot:
             if not chunk:
                 break
             shown += chunk
+            if interrupt_at and interrupt_at.encode() in shown:
+                proc.send_signal(signal.SIGINT)
+                interrupt_at = None
         os.close(leader)
         return proc.wait(timeout=240), shown.decode("utf-8", "replace")
 

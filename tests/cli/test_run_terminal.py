@@ -107,3 +107,16 @@ def test_json_is_one_object_matching_the_schema(bot):
     jsonschema.validate(result, SCHEMA)
     assert (result["status"], result["answer"]) == ("done", ANSWER)
     assert [(t["tool"], t["ok"]) for t in result["tools"]] == [("read_file", True), ("save_file", True)]
+
+
+def test_ctrl_c_stops_the_run_leaves_the_screen_clean_and_keeps_the_session(bot):
+    from tests.cli.test_bad_input import sessions
+    bot.provider.script(say("first"))
+    assert bot.run("hello").returncode == 0
+    before = sessions(bot)
+    bot.provider.script(call("run", {"command": "sleep 120"}), say("never"))
+    code, shown = bot.on_terminal("run", "wait", "--agent", "codex", "--repo", str(bot.repo),
+                                  interrupt_at="sleep 120")
+    assert code == 130, shown
+    assert visible(shown).rstrip().splitlines()[-1] == "bot run: stopped; the repository's session is kept for the next run"
+    assert "Traceback" not in shown and sessions(bot) == before, shown
