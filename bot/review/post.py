@@ -17,6 +17,7 @@ from typing import Any
 from gidgethub import BadRequest
 
 from bot.record.defang import defang
+from bot.record.redact import redact, running_secrets
 
 log = logging.getLogger("bot.review.post")
 MAX_FILES = 3000  # GitHub lists at most 3000 files of a pull request
@@ -34,8 +35,9 @@ async def pull_files(thread: Any) -> list[dict]:
     return await thread._authed(collect)
 
 
-async def post_review(thread: Any, payload: dict) -> dict:
+async def post_review(thread: Any, payload: dict, secrets: list[str] | tuple[str, ...] = ()) -> dict:
     url = f"{thread.prefix}/pulls/{thread.number}/reviews"
+    payload = masked(payload, secrets)
     try:
         return await thread._authed(lambda: thread.api.post(url, data=payload))
     except BadRequest as exc:
@@ -43,6 +45,14 @@ async def post_review(thread: Any, payload: dict) -> dict:
             raise
         log.warning("GitHub refused the review's inline comments (%s); posting them in the body", exc)
         return await thread._authed(lambda: thread.api.post(url, data=inline_in_body(payload)))
+
+
+def masked(payload: dict, secrets: list[str] | tuple[str, ...] = ()) -> dict:
+    """Every text of the review masked for the job's secrets and those of every job running now
+    (the same last gate as Thread.create_comment): agent text may echo a key."""
+    every = [*secrets, *running_secrets()]
+    return {**payload, "body": redact(payload["body"], every),
+            "comments": [{**c, "body": redact(c["body"], every)} for c in payload.get("comments") or []]}
 
 
 def inline_in_body(payload: dict) -> dict:

@@ -54,3 +54,17 @@ async def test_refused_inline_comments_are_posted_in_the_body(monkeypatch):
 def test_inline_in_body_keeps_a_hostile_path_inert():
     payload = {**review(2), "comments": [{"path": "a`<!-- x -->`.py", "line": 2, "side": "RIGHT", "body": "b"}]}
     assert "<!--" not in inline_in_body(payload)["body"]
+
+
+async def test_a_secret_in_the_review_is_masked_before_it_reaches_github(monkeypatch):
+    gh = fake(monkeypatch)
+    secret = "sk-test-SECRET-value-0123456789"
+    payload = {**review(2), "body": f"key {secret}"}
+    payload["comments"][0]["body"] = f"the key is {secret}"
+    try:
+        async with httpx.AsyncClient() as client:
+            await post_review(Thread(RetryingAPI(client, oauth_token="t"), REPO, 2), payload, [secret])
+        [stored] = gh.submitted_reviews(REPO, 2)
+        assert secret not in stored["body"] and secret not in stored["_comments"][0]["body"]
+    finally:
+        gh.stop()

@@ -58,3 +58,12 @@ def test_review_on_an_issue_says_it_needs_a_pull_request(world):
     said = world.gh.wait_for(lambda: [c for c in world.gh.comments(REPO, 1) if "needs a pull request" in c["body"]],
                              timeout=120)
     assert len(said) == 1 and world.providers["codex"].requests == []
+
+
+def test_an_operator_key_the_agent_writes_into_a_comment_is_redacted(world):
+    leak = {"path": "app.py", "line": BUG_LINE, "side": "RIGHT", "body": "key: sk-test-operator-key-0123456789"}
+    world.providers["codex"].script(call("comment_on_line", leak), say("sk-test-operator-key-0123456789"))
+    world.ask("@bot codex review")
+    world.answer()
+    [review] = world.reviews()
+    assert "sk-test-operator-key-0123456789" not in review["body"] + review["_comments"][0]["body"]
