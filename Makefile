@@ -11,7 +11,7 @@ TEST_CMDS  := $(SERVE_CMDS) socat hyperfine chromium curl openssl pgrep pg_ctlcl
 TEST_PKGS  := $(SERVE_PKGS) socat hyperfine chromium curl openssl procps postgresql
 PYTEST_ARGS ?=
 
-.PHONY: serve test bench screenshots install install-test system-serve system-test agents clean
+.PHONY: serve test bench soak screenshots install install-test system-serve system-test agents clean
 
 install: system-serve $(VENV)/.installed agents
 install-test: system-test $(VENV)/.installed agents
@@ -44,6 +44,10 @@ test: install-test
 
 bench: install-test
 	$(BIN)/python -m bench
+
+# the fault and load suite's figures (bench/soak.py; SOAK_THREADS, SOAK_PER_THREAD scale it)
+soak: install-test
+	$(BIN)/python -m bench soak
 
 # docs/screenshots/<page>-<1280|390>.png: every settings page and / in Debian's chromium, both widths
 screenshots: install-test

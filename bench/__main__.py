@@ -10,7 +10,7 @@ import sys
 import time
 import traceback
 
-SECTIONS = ("intake", "adapters", "sandbox", "bridge", "relay", "workspace", "scale", "review")
+SECTIONS = ("intake", "adapters", "sandbox", "bridge", "relay", "workspace", "scale", "review", "soak")
 
 
 def main(argv: list[str]) -> int:

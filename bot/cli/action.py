@@ -132,6 +132,8 @@ def plan_step() -> int:
 
 def plan(event_name: str, payload: dict) -> tuple[str, str]:
     """("ignored" | "reply" | "run", the agent a run needs or "") by the same rules as `handle`."""
+    if found := triggers.automatic(event_name, payload):  # a label, an assignment, a PR opened (issue 14)
+        return "run", found[1].agent or config.default_agent()
     trigger = extract_trigger(event_name, payload)
     if trigger is None or is_bot_author(trigger["author"], trigger["author_type"]):
         return "ignored", ""

@@ -32,7 +32,7 @@ from tests.spine.service import REPO, Service, free_port, make_remote, service_e
 
 WORKING = "<sub>working ·"  # the tracking comment before its terminal edit
 JOB_MARKER = re.compile(r"<!-- bot:job (\d+) -->")
-COMMANDS = ("help", "status", "frobnicate do a thing")  # the last one: an unknown agent's reply
+COMMANDS = ("help", "status")  # replies; agent runs come from `episode_share`
 
 
 @dataclass
