@@ -17,6 +17,7 @@ import getpass
 import logging
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,11 @@ def parser() -> argparse.ArgumentParser:
     shown.add_argument("--json", action="store_true",
                        help="print one JSON object (status, answer, steps, tools, provenance) on stdout")
     return p
+
+
+def is_blank(request: str) -> bool:
+    """Nothing to ask: only spaces, line breaks, control or invisible format characters."""
+    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in request)
 
 
 def repository(path: str) -> Path:
@@ -139,7 +145,7 @@ def remember_request(db: Any, term: Terminal, request: str, secrets: list[str]) 
 def main(argv: list[str]) -> int:
     raise_open_files_limit()  # first thing: one episode's connections must not starve the process
     args = parser().parse_args(argv)
-    if not args.request.strip():
+    if is_blank(args.request):
         parser().print_usage(sys.stderr)
         print(f"{PROG}: the request is empty: say what the agent should do, e.g. "
               f"{PROG} \"explain what this repository does\"", file=sys.stderr)

@@ -26,7 +26,7 @@ def one_line_refusal(done, *words: str) -> None:
     assert "Traceback" not in done.stderr and all(word in lines[0] for word in words), lines[0]
 
 
-@pytest.mark.parametrize("request_text", ["", "   ", "\n\t "])
+@pytest.mark.parametrize("request_text", ["", "   ", "\n\t ", "\u200b \u2060"])
 def test_blank_request_is_refused_with_the_usage_before_anything_runs(bot, request_text):
     done = bot.run(request_text)
     one_line_refusal(done, "the request is empty")
