@@ -57,3 +57,30 @@ async def test_jobs_running_side_by_side_log_their_own_ids():
     assert by_job == {("1", "octo/a#1", None, "claimed"), ("1", "octo/a#1", "run-a", "answered"),
                       ("2", "octo/b#2", None, "claimed"), ("2", "octo/b#2", "run-b", "answered"),
                       (None, None, None, "outside any job")}
+
+
+def bridge_calls(tool: str, outcome: str) -> float:
+    return metrics.REGISTRY.get_sample_value("bot_bridge_calls_total", {"tool": tool, "outcome": outcome}) or 0.0
+
+
+async def test_bridged_calls_are_counted_by_tool_and_outcome(tmp_path):
+    """One allowed write, one refused, one call of a tool that does not exist (counted as unknown,
+    so an agent cannot mint label values)."""
+    from bot.bridge.admission import Admission
+    from bot.bridge.server import BridgeServer
+    from tests.bridge.conftest import call, git
+
+    root = tmp_path / "worktree"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    recorder = Recorder(connect(path=tmp_path / "bot.db"))
+    run_id = recorder.start_run(agent="codex", conversation="octo/repo#1")
+    before = (bridge_calls("save_file", "ok"), bridge_calls("save_file", "refused:git_dir"),
+              bridge_calls("unknown", "refused:unknown_tool"))
+    async with BridgeServer(root, Admission(root), recorder, run_id, scratch_root=tmp_path / "scratch") as bridge:
+        await call(bridge, "save_file", path="a.txt", content="a")
+        await call(bridge, "save_file", path=".git/config", content="x")
+        await bridge.call_tool("made_up_tool_name_1234", {})
+    after = (bridge_calls("save_file", "ok"), bridge_calls("save_file", "refused:git_dir"),
+             bridge_calls("unknown", "refused:unknown_tool"))
+    assert [a - b for a, b in zip(after, before, strict=True)] == [1, 1, 1]
