@@ -52,7 +52,8 @@ class JobFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         fields = current()
-        record.job, record.thread, record.run = fields.get("job"), fields.get("thread"), fields.get("run")
+        # not `record.thread`: a LogRecord's own attribute (the OS thread id)
+        record.bot_job, record.bot_thread, record.bot_run = fields.get("job"), fields.get("thread"), fields.get("run")
         record.job_suffix = "".join(f" {k}={v}" for k, v in fields.items())
         return True
 
@@ -65,7 +66,7 @@ class JsonFormatter(logging.Formatter):
         line = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
                 "level": record.levelname, "logger": record.name, "message": record.getMessage()}
         for name in ("job", "thread", "run"):
-            value = getattr(record, name, None)
+            value = getattr(record, f"bot_{name}", None)
             if value is not None:
                 line[name] = value
         if record.exc_info:

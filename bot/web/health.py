@@ -12,11 +12,12 @@ from __future__ import annotations
 import hmac
 import logging
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import uvicorn
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -66,10 +67,10 @@ class StoredState:
     def __init__(self, db: Any):
         self.db = db
 
-    def describe(self) -> list:
+    def describe(self) -> list[Metric]:
         return []  # collected at scrape time only
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         try:
             yield from self._queue()
             yield from self._jobs()
@@ -77,7 +78,7 @@ class StoredState:
         except Exception as exc:  # a scrape must not fail because one table is missing or busy
             log.warning("metrics from the database failed: %s: %s", type(exc).__name__, exc)
 
-    def _queue(self):
+    def _queue(self) -> Iterator[Metric]:
         now = time.time()
         depth = GaugeMetricFamily("bot_queue_depth", "Jobs waiting to be claimed.", labels=["kind"])
         oldest = GaugeMetricFamily("bot_queue_oldest_age_seconds", "Age of the oldest queued job.")
@@ -90,7 +91,7 @@ class StoredState:
         yield depth
         yield oldest
 
-    def _jobs(self):
+    def _jobs(self) -> Iterator[Metric]:
         family = GaugeMetricFamily("bot_jobs", "Stored jobs by status and agent (reply jobs: agent \"-\").",
                                    labels=["status", "agent"])
         agents = set(config.AGENTS)
@@ -102,7 +103,7 @@ class StoredState:
             family.add_metric([row["status"], agent], row["n"])
         yield family
 
-    def _spend(self):
+    def _spend(self) -> Iterator[Metric]:
         tokens = CounterMetricFamily("bot_model_tokens", "Model tokens spent, by agent (the relay's ledger).",
                                      labels=["agent"])
         cost = CounterMetricFamily("bot_model_cost_usd", "Model cost in USD, by agent (the relay's ledger).",
