@@ -47,6 +47,7 @@ RELAYABLE: dict[str, tuple[tuple[str, str, bool, tuple[str, ...]], ...]] = {
 }
 # an operator gateway for OpenCode is one OpenAI-compatible provider reading OPENAI_API_KEY
 OPENCODE_GATEWAY_KEY = "OPENAI_API_KEY"
+OPENCODE_AUTH = "OPENCODE_AUTH_CONTENT"  # OpenCode's auth.json, as the settings page stores it
 # the adapters' declared gaps that relay mode closes (their wording in adapters/*.py)
 CLOSED_BY_RELAY = ("model calls", "direct channel")
 
@@ -63,6 +64,10 @@ class Plan:
 def plan(agent: str, creds: Credentials) -> Plan:
     if creds.files:
         return _login_file_plan(agent, creds)
+    if agent == "opencode" and OPENCODE_AUTH in creds.env:
+        key = _opencode_auth_key(creds.env[OPENCODE_AUTH])
+        if key is not None:
+            return plan(agent, Credentials(env={key[0]: key[1]}, source=creds.source))
     gateway = config.agent_base_url(agent)
     for variable, provider, bearer, inside in RELAYABLE.get(agent, ()):
         if agent == "opencode" and gateway and variable != OPENCODE_GATEWAY_KEY:
@@ -74,6 +79,23 @@ def plan(agent: str, creds: Credentials) -> Plan:
                         inside)
     held = ", ".join(sorted(creds.env)) or "none"
     return Plan(None, direct_reason=f"{agent} cannot be pointed at the relay with this credential ({held})")
+
+
+def _opencode_auth_key(text: str) -> tuple[str, str] | None:
+    """(variable, key) when OpenCode's auth.json holds one login and it is an API key of a provider
+    the relay knows; its OAuth logins (and several logins, where the user picks the provider) stay
+    direct."""
+    try:
+        logins = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(logins, dict) or len(logins) != 1:
+        return None
+    (provider, login), = logins.items()
+    if provider not in OPENCODE_PROVIDER_ENV or not isinstance(login, dict) or login.get("type") != "api" \
+            or not isinstance(login.get("key"), str) or not login["key"]:
+        return None
+    return OPENCODE_PROVIDER_ENV[provider], login["key"]
 
 
 def _login_file_plan(agent: str, creds: Credentials) -> Plan:

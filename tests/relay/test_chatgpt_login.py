@@ -12,11 +12,13 @@ import pytest
 from adapters import base
 from adapters.base import Credentials
 from bot.credentials import vault
+from bot.credentials.resolve import find_kind
 from bot.job import login_store
 from bot.job.model_channel import model_channel, plan
 from bot.relay import chatgpt
 from bot.relay.retry import RetryPolicy
 from bot.relay.server import ModelRelay, Upstream
+from bot.settings.keytest import upstream_for
 from sandbox.base import SandboxConfig
 from tests.fakes.provider import CHATGPT_RESPONSES, TOKEN_PATH, FakeLogin, say
 from tests.relay.conftest import header
@@ -154,3 +156,7 @@ def test_the_operators_refreshed_login_goes_back_to_its_file_owner_only(tmp_path
     monkeypatch.setenv("BOT_CODEX_AUTH_FILE", str(path))
     login_store.saver("operator", None)(login.auth_json())
     assert path.read_text() == login.auth_json() and path.stat().st_mode & 0o777 == 0o600
+
+
+def test_the_settings_key_test_leaves_a_chatgpt_login_untested(login):
+    assert upstream_for(find_kind("codex:auth_json"), login.auth_json()) is None

@@ -83,3 +83,15 @@ async def test_the_relay_refuses_another_api_than_the_providers(relay, fake):
     async with relay("mistral") as open_relay:
         answer = await post(open_relay, ANTHROPIC[0], ANTHROPIC[1], {"x-api-key": open_relay.token})
     assert answer.status_code == 404 and fake.requests == []
+
+
+def test_an_opencode_login_file_with_one_api_key_is_relayed_as_that_key():
+    auth = json.dumps({"google": {"type": "api", "key": REAL_KEY}})
+    chosen = plan("opencode", Credentials(env={"OPENCODE_AUTH_CONTENT": auth}, source="requester"))
+    assert (chosen.upstream.provider, chosen.upstream.credential) == ("google", REAL_KEY)
+    assert chosen.inside_env == ("GOOGLE_GENERATIVE_AI_API_KEY",)
+
+
+def test_an_opencode_oauth_login_stays_direct():
+    auth = json.dumps({"anthropic": {"type": "oauth", "refresh": "r", "access": "a", "expires": 1}})
+    assert plan("opencode", Credentials(env={"OPENCODE_AUTH_CONTENT": auth})).upstream is None
