@@ -116,33 +116,41 @@ def workflow_step(uses: str | None, handle: str, agent: str) -> int:
 
 
 def plan_step() -> int:
-    """Before anything is installed: whether this event is for the bot and which agent's CLI the
-    run needs (action.yml installs only that one). Written to $GITHUB_OUTPUT as `kind`, `agent`."""
+    """Before anything is installed: whether this event is for the bot and which agents' CLIs the
+    run needs (action.yml installs only those). Written to $GITHUB_OUTPUT as `kind` and `agents`
+    (space-separated)."""
     _defaults_from_runner()
     try:
-        kind, agent = plan(read_event(), load_payload())
+        kind, agents = plan(read_event(), load_payload())
     except Misconfigured as exc:
         workflow.command("error", str(exc))
         return EXIT_MISCONFIGURED
     set_output("kind", kind)
-    set_output("agent", agent)
-    print(f"bot: {kind}" + (f" with {agent}" if agent else ""))
+    set_output("agents", " ".join(agents))
+    print(f"bot: {kind}" + (f" with {', '.join(agents)}" if agents else ""))
     return EXIT_OK
 
 
-def plan(event_name: str, payload: dict) -> tuple[str, str]:
-    """("ignored" | "reply" | "run", the agent a run needs or "") by the same rules as `handle`."""
-    if found := triggers.automatic(event_name, payload):  # a label, an assignment, a PR opened (issue 14)
-        return "run", found[1].agent or config.default_agent()
+def plan(event_name: str, payload: dict) -> tuple[str, tuple[str, ...]]:
+    """("ignored" | "reply" | "run", the agents a run needs) by the same rules as `handle`: a
+    comment's command (a review may name several agents), or an automatic trigger (a label, an
+    assignment, a pull request opened; issue 14), which runs only when .github/bot.yml turns it on."""
+    if found := triggers.automatic(event_name, payload):
+        return "run", _agents(found[1])
     trigger = extract_trigger(event_name, payload)
     if trigger is None or is_bot_author(trigger["author"], trigger["author_type"]):
-        return "ignored", ""
+        return "ignored", ()
     command = grammar.parse(trigger["body"], config.handle(), config.AGENTS)
     if command is None:
-        return "ignored", ""
+        return "ignored", ()
     if command.kind != "run" or not association_may_trigger(trigger["association"]):
-        return "reply", ""
-    return "run", command.agent or config.default_agent()
+        return "reply", ()
+    return "run", _agents(command)
+
+
+def _agents(command: grammar.Command) -> tuple[str, ...]:
+    named = tuple(command.agents) or ((command.agent,) if command.agent else ())
+    return tuple(agent for agent in named if agent in config.AGENTS) or (config.default_agent(),)
 
 
 def could_not_answer(exc: HTTPException, token: str) -> str:

@@ -26,7 +26,7 @@ def test_action_is_a_composite_that_runs_bot_action():
     assert action["runs"]["using"] == "composite"
     scripts = "\n".join(step["run"] for step in _run_steps(action["runs"]["steps"]))
     assert '"$GITHUB_ACTION_PATH/scripts/action-install" bot' in scripts
-    assert '"$GITHUB_ACTION_PATH/scripts/action-install" agent "$AGENT"' in scripts
+    assert '"$GITHUB_ACTION_PATH/scripts/action-install" agent "${agents[@]}"' in scripts
     assert '"$BOT" action\n' in scripts
 
 

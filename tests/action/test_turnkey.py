@@ -36,7 +36,7 @@ def _step(step_id: str) -> dict:
 def test_a_run_command_plans_its_named_agent(github, runner):
     runner.event("issue_comment", payload("issue_comment.created", "@bot codex fix the typo"))
     assert cli.main(["action", "plan"]) == 0
-    assert runner.outputs() == {"kind": "run", "agent": "codex"}
+    assert runner.outputs() == {"kind": "run", "agents": "codex"}
     assert github.calls == []
 
 
@@ -44,20 +44,26 @@ def test_a_run_without_an_agent_plans_the_default_agent(github, runner, monkeypa
     monkeypatch.setenv("BOT_DEFAULT_AGENT", "gemini")
     runner.event("issue_comment", payload("issue_comment.created", "@bot fix the typo"))
     cli.main(["action", "plan"])
-    assert runner.outputs() == {"kind": "run", "agent": "gemini"}
+    assert runner.outputs() == {"kind": "run", "agents": "gemini"}
 
 
 def test_help_plans_a_reply_and_no_agent(github, runner):
     runner.event("issue_comment", payload("issue_comment.created", "@bot help"))
     cli.main(["action", "plan"])
-    assert runner.outputs() == {"kind": "reply", "agent": ""}
+    assert runner.outputs() == {"kind": "reply", "agents": ""}
 
 
 def test_a_comment_for_another_handle_plans_nothing(github, runner, monkeypatch):
     monkeypatch.setenv("BOT_HANDLE", "claude-bot")
     runner.event("issue_comment", payload("issue_comment.created", "@bot codex fix the typo"))
     cli.main(["action", "plan"])
-    assert runner.outputs() == {"kind": "ignored", "agent": ""}
+    assert runner.outputs() == {"kind": "ignored", "agents": ""}
+
+
+def test_a_review_by_several_agents_plans_each_of_them(github, runner):
+    runner.event("issue_comment", payload("issue_comment.created", "@bot review with claude, codex and gemini"))
+    cli.main(["action", "plan"])
+    assert runner.outputs() == {"kind": "run", "agents": "claude codex gemini"}
 
 
 def test_a_bot_author_plans_nothing(github, runner):
@@ -72,15 +78,15 @@ def test_an_untrusted_author_plans_a_reply_not_a_run(github, runner):
     runner.event("issue_comment", payload("issue_comment.created", "@bot codex fix it",
                                           author_association="NONE"))
     cli.main(["action", "plan"])
-    assert runner.outputs() == {"kind": "reply", "agent": ""}
+    assert runner.outputs() == {"kind": "reply", "agents": ""}
 
 
 # ---- action.yml: installs only the planned agent, cached by the lockfile and the agent
 
 def test_the_agent_installed_is_the_planned_one():
-    install = next(s for s in _steps() if s.get("name") == "Install the agent's CLI")
+    install = next(s for s in _steps() if s.get("name") == "Install the agents' CLIs")
     assert install["if"] == "steps.plan.outputs.kind == 'run'"
-    assert install["env"]["AGENT"] == "${{ steps.plan.outputs.agent }}"
+    assert install["env"]["AGENTS"] == "${{ steps.plan.outputs.agents }}"
     assert "make" not in install["run"] and "npm" not in install["run"]
 
 
@@ -104,6 +110,11 @@ def test_an_agents_cache_key_names_the_agent_and_follows_the_lockfile():
     codex, claude = _keys("agent-key", "codex"), _keys("agent-key", "claude")
     assert codex["key"].startswith("bot-agent-codex-") and claude["key"].startswith("bot-agent-claude-")
     assert codex["key"] != claude["key"] and codex["path"].endswith("/agents/codex")
+
+
+def test_several_agents_share_one_install_under_one_key():
+    both = _keys("agent-key", "gemini", "codex", "codex")
+    assert both["key"].startswith("bot-agent-codex+gemini-") and both["path"].endswith("/agents/codex+gemini")
 
 
 def test_an_unknown_agent_is_refused_by_the_installer():
