@@ -34,3 +34,8 @@ def test_an_unrelated_label_is_not_acted_on(github, runner):  # noqa: F811
     runner.event("pull_request", labeled("bug"))
     cli.main(["action"])
     assert github.calls == []
+
+
+def test_the_install_step_plans_a_run_for_an_agent_label(monkeypatch):
+    from bot.cli.action import plan
+    assert plan("pull_request", labeled("bot:claude")) == ("run", "claude")
