@@ -254,8 +254,10 @@ def reply_text(trigger: dict, command: grammar.Command) -> str:
     if command.kind == "stop":
         return replies.stop_in_actions()
     if command.kind == "status":
-        return status_text(store.connect(), f"{trigger['repo']}#{trigger['number']}",
-                           trigger["author"], trigger.get("author_id"))
+        db, key = store.connect(), thread_key(trigger["repo"], trigger["number"])
+        if (folder := session_folder()) is not None:  # the thread's sessions and spend so far
+            action_session.restore(db, key, folder)
+        return status_text(db, key, trigger["author"], trigger.get("author_id"))
     return replies.help_text(config.handle(), agents, config.default_agent())
 
 

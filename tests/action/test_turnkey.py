@@ -272,3 +272,16 @@ def test_the_threads_model_spend_follows_it_so_a_thread_budget_counts_every_turn
     action_session.restore(fresh, KEY, folder)
     spent = Ledger(fresh).spent(Scope(conversation=KEY))["thread"]
     assert (spent.tokens, spent.usd) == (1200, 0.05)
+
+
+def test_status_in_a_new_workflow_run_counts_the_threads_earlier_turns(github, runner, tmp_path, monkeypatch):
+    db = store.connect()
+    conversations.record_turn(db, KEY, "codex", "s1", fresh=True)
+    Ledger(db).add("run-1", Scope(conversation=KEY, requester="21031067"), 4321, 0.5)
+    folder = tmp_path / "session"
+    action_session.export(db, KEY, folder)
+    monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "next-run"))
+    monkeypatch.setenv("BOT_SESSION_CACHE_DIR", str(folder))
+    runner.event("issue_comment", payload("issue_comment.created", "@bot status"))
+    assert cli.main(["action"]) == 0
+    assert "4,321" in runner.outputs()["answer"] and "codex" in runner.outputs()["answer"]
