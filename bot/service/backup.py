@@ -28,6 +28,7 @@ from bot import config
 from bot.credentials import rotation, vault
 from bot.db import url as database_url
 from bot.errors import BotError
+from bot.service import wakeup
 
 MEMBERS = ("manifest.json", "bot.db", "secret.key")
 FORMAT = 1
@@ -79,6 +80,9 @@ def restore(archive_path: Path, force: bool = False, sealed_files: tuple[str, ..
     if target.exists() and not force:
         raise BackupError(f"{target} exists: stop the service and pass --force to replace it "
                           "(the current database is kept aside)")
+    if target.exists() and (live := _live_workers(target)):
+        raise BackupError(f"{live} worker(s) of a running service reported in the last "
+                          f"{wakeup.ALIVE_S:.0f} s: stop the service before restoring")
     data = config.data_dir()
     with tempfile.TemporaryDirectory(dir=data, prefix=".bot-restore-") as scratch:
         files = _unpack(archive_path, Path(scratch), MEMBERS + sealed_files)
@@ -99,6 +103,18 @@ def restore(archive_path: Path, force: bool = False, sealed_files: tuple[str, ..
             if name in files:
                 os.replace(files[name], data / name)
     return Restored(target, aside, key is not None, secrets)
+
+
+def _live_workers(database: Path) -> int:
+    """Workers whose heartbeat (bot/service/wakeup.py) is recent: a service still uses this file."""
+    conn = sqlite3.connect(database, timeout=30)
+    try:
+        row = conn.execute("SELECT COUNT(*) FROM workers WHERE seen_at >= ?", [time.time() - wakeup.ALIVE_S]).fetchone()
+    except sqlite3.OperationalError:  # a database from before worker heartbeats
+        return 0
+    finally:
+        conn.close()
+    return int(row[0])
 
 
 def _sqlite_path() -> Path:

@@ -11,7 +11,7 @@ import pytest
 from bot.cli import backup as backup_cli
 from bot.cli import restore as restore_cli
 from bot.credentials import vault
-from bot.service import backup, queue, store
+from bot.service import backup, queue, store, wakeup
 from bot.settings import manifest
 
 SECRETS = {("user:alice", "openai_api_key"): "sk-alice-0123456789abcdef",
@@ -150,3 +150,14 @@ def test_the_github_app_a_first_run_stored_comes_back_with_the_restore(tmp_path,
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "elsewhere"))
     assert restore_cli.main([str(archive)]) == 0
     assert manifest.stored()["GITHUB_APP_ID"] == "42"
+
+
+def test_restore_refuses_while_a_service_still_uses_the_database(tmp_path):
+    db = store.connect()
+    archive = tmp_path / "b.tar.gz"
+    backup.backup(archive)
+    wakeup.beat(db, "host:1:abc", 0, 2, 0.0)  # a worker reported just now
+    with pytest.raises(backup.BackupError, match="stop the service"):
+        backup.restore(archive, force=True)
+    db.execute("UPDATE workers SET seen_at = 0")  # long gone (killed without saying goodbye)
+    assert backup.restore(archive, force=True).moved_aside is not None
