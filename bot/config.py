@@ -41,7 +41,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_HANDLE", "bot", "The mention the bot answers to (`@bot`)."),
     Variable("BOT_HOST", "127.0.0.1", "Address `bot serve` listens on."),
     Variable("BOT_PORT", "8000", "Port `bot serve` listens on.", int),
-    Variable("BOT_PUBLIC_URL", None, "The service's public URL (settings page links, OAuth callback)."),
+    Variable("BOT_PUBLIC_URL", None, "The service's public URL (settings page links, OAuth callback, the run page linked from each run)."),
     Variable("BOT_WORKERS", "2", "Episodes run at once by one process.", int),
     Variable("BOT_LEASE_SECONDS", "30", "A claimed job's lease; renewed while it runs.", float),
     Variable("BOT_SHUTDOWN_GRACE", "20", "Seconds running jobs get to stop on SIGTERM.", float),
