@@ -344,7 +344,7 @@ class ModelRelay:
                 status, headers = response.status_code, response.headers
                 if status == 401 and self.session is not None and not renewed:
                     renewed = True  # an expired login: refresh once, then the same call again
-                    if await self._renew_login(response, call):
+                    if await self._renew_login(self.session, response, call):
                         continue
                 if not retryable(status):
                     return response
@@ -377,11 +377,10 @@ class ModelRelay:
         except LoginRefused as refused:
             raise _Refused(401, "key", self._login_rejected(str(refused))) from None
 
-    async def _renew_login(self, response: httpx.Response, call: ModelCall) -> bool:
+    async def _renew_login(self, session: Session, response: httpx.Response, call: ModelCall) -> bool:
         """After a 401: refresh the login unless the refresh is refused (the 401 then stands)."""
-        stale = self.session.login.access_token
         try:
-            await self.session.refresh(stale)
+            await session.refresh(session.login.access_token)
         except LoginRefused as refused:
             call.notes.append(f"login refresh failed: {refused}")
             return False
