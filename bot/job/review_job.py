@@ -155,7 +155,8 @@ async def _publish(db: Any, ctx: JobContext, worktree: Worktree, reviews: list[R
                              provenance="\n".join(b.details_block() for b in blocks),
                              verdicts=worktree.config.reviews.verdicts)
     await ctx.refresh_token()
-    posted = await post.post_review(ctx.thread, payload, ctx.secrets)
+    marker = f"<!-- bot:review {ctx.job_id} -->" if ctx.job_id is not None else None
+    posted = await post.post_review(ctx.thread, payload, ctx.secrets, marker=marker)
     _record(db, ctx, reviews, posted, len(payload["comments"]))
     failed = [r for r in reviews if not r.ok]
     lines = [f"✅ Review posted: {posted.get('html_url') or 'on this pull request'} — "

@@ -5,9 +5,11 @@ and posting the one review.
     review = await post_review(thread, payload)      # POST /repos/{o}/{r}/pulls/{n}/reviews
 
 A review is posted once, never retried blindly (a 5xx may have stored it: a second POST would
-be a second review). When GitHub refuses the inline comments (422: a line it does not accept),
-the same review is posted once more with the comments written into its body, so the findings
-still arrive.
+be a second review). With a `marker` (a hidden line naming the job), the pull request's reviews
+are searched for the bot's own review carrying it first, so a job run again after a crash finds
+the review it already posted instead of posting a second one. When GitHub refuses the inline
+comments (422: a line it does not accept), the same review is posted once more with the comments
+written into its body, so the findings still arrive.
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from typing import Any
 
 from gidgethub import BadRequest
 
-from bot.record.defang import defang
+from bot.github.client import is_own_comment
+from bot.record.defang import defang, markers
 from bot.record.redact import redact, running_secrets
 
 log = logging.getLogger("bot.review.post")
@@ -35,8 +38,14 @@ async def pull_files(thread: Any) -> list[dict]:
     return await thread._authed(collect)
 
 
-async def post_review(thread: Any, payload: dict, secrets: list[str] | tuple[str, ...] = ()) -> dict:
+async def post_review(thread: Any, payload: dict, secrets: list[str] | tuple[str, ...] = (),
+                      marker: str | None = None) -> dict:
     url = f"{thread.prefix}/pulls/{thread.number}/reviews"
+    if marker:
+        found = await find_review(thread, marker)
+        if found is not None:
+            return found
+        payload = {**payload, "body": f"{payload['body']}\n{marker}"}
     payload = masked(payload, secrets)
     try:
         return await thread._authed(lambda: thread.api.post(url, data=payload))
@@ -45,6 +54,16 @@ async def post_review(thread: Any, payload: dict, secrets: list[str] | tuple[str
             raise
         log.warning("GitHub refused the review's inline comments (%s); posting them in the body", exc)
         return await thread._authed(lambda: thread.api.post(url, data=inline_in_body(payload)))
+
+
+async def find_review(thread: Any, marker: str) -> dict | None:
+    """The bot's own review of this pull request carrying `marker` outside code, or None."""
+    async def collect() -> list[dict]:
+        return [r async for r in thread.api.getiter(f"{thread.prefix}/pulls/{thread.number}/reviews?per_page=100")]
+    for review in await thread._authed(collect):
+        if is_own_comment(review) and marker in markers(review.get("body") or ""):
+            return review
+    return None
 
 
 def masked(payload: dict, secrets: list[str] | tuple[str, ...] = ()) -> dict:

@@ -68,3 +68,31 @@ async def test_a_secret_in_the_review_is_masked_before_it_reaches_github(monkeyp
         assert secret not in stored["body"] and secret not in stored["_comments"][0]["body"]
     finally:
         gh.stop()
+
+
+async def test_a_job_run_again_finds_its_review_instead_of_posting_a_second(monkeypatch):
+    gh = fake(monkeypatch)
+    try:
+        async with httpx.AsyncClient() as client:
+            thread = Thread(RetryingAPI(client, oauth_token="t"), REPO, 2)
+            first = await post_review(thread, review(2), marker="<!-- bot:review 7 -->")
+            again = await post_review(thread, review(2), marker="<!-- bot:review 7 -->")
+        assert again["id"] == first["id"] and len(gh.submitted_reviews(REPO, 2)) == 1
+    finally:
+        gh.stop()
+
+
+async def test_a_marker_someone_else_wrote_is_not_the_bots_review(monkeypatch):
+    gh = fake(monkeypatch)
+    gh.add_review(REPO, 2, "copied <!-- bot:review 7 -->", user="mallory")
+    try:
+        await posted_with_marker(gh)
+        assert len(gh.submitted_reviews(REPO, 2)) == 1
+    finally:
+        gh.stop()
+
+
+async def posted_with_marker(gh: FakeGitHub) -> dict:
+    async with httpx.AsyncClient() as client:
+        return await post_review(Thread(RetryingAPI(client, oauth_token="t"), REPO, 2), review(2),
+                                 marker="<!-- bot:review 7 -->")
