@@ -49,18 +49,27 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
+    explicit = config.is_set("BOT_DATA_DIR")
     folder = preflight.use_user_data_dir()
     if not has_records(folder):
         if args.command == "show":
             print(f"bot runs: no run {args.run_id!r}: nothing is recorded in {folder} "
                   "(`bot runs list` shows the runs of BOT_DATA_DIR)", file=sys.stderr)
             return 1
-        print("[]" if args.json else f"no runs recorded yet (in {folder})")
+        print("[]" if args.json else f"no runs recorded yet (in {folder}){'' if explicit else service_hint()}")
         return 0
     recorder = Recorder()
     if args.command == "list":
         return list_runs(recorder, args.limit, args.json)
     return show_run(recorder, args.run_id, args.json)
+
+
+def service_hint() -> str:
+    """`bot serve`'s default data dir is ./.bot-data: say so when one is here."""
+    service = Path(next(v.default for v in config.VARIABLES if v.name == "BOT_DATA_DIR") or ".bot-data")
+    if not (service / "bot.db").is_file():
+        return ""
+    return f"; the service's runs are in {service}: BOT_DATA_DIR={service} bot runs list"
 
 
 def has_records(folder: Path) -> bool:

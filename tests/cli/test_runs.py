@@ -54,3 +54,10 @@ def test_without_a_data_dir_nothing_is_listed_and_nothing_is_created(bot):
     done = bot("runs", "list", env={"BOT_DATA_DIR": "", "XDG_DATA_HOME": str(xdg)})
     assert done.returncode == 0 and "no runs recorded yet" in done.stdout
     assert not xdg.exists()
+
+
+def test_in_the_services_folder_the_list_points_at_its_data_dir(bot):
+    (bot.tmp / "svc" / ".bot-data").mkdir(parents=True)
+    (bot.tmp / "svc" / ".bot-data" / "bot.db").write_bytes(b"")
+    done = bot("runs", "list", env={"BOT_DATA_DIR": "", "XDG_DATA_HOME": str(bot.tmp / "xdg")}, cwd=bot.tmp / "svc")
+    assert "BOT_DATA_DIR=.bot-data bot runs list" in done.stdout
