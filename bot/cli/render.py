@@ -235,11 +235,16 @@ def summary(prov: Provenance) -> str:
                                                     prov.status if prov.status not in (None, "ok") else ""]))),
             ("time", _duration(prov.duration_s)),
             ("spend", _spend(prov)),
-            ("changed", ", ".join(prov.files_changed) if prov.files_changed else "nothing"),
+            ("files", _files(prov.files_changed)),
             ("record", _tiers(prov)),
             ("sandbox", _sandbox(prov)),
             ("run", f"{prov.run_id[:12]}  (bot runs show {prov.run_id[:12]})")]
-    return "\n".join(f"  {name:<8} {one_line(value, 160)}" for name, value in rows if value)
+    return "\n".join(f"  {name:<8} {one_line(value, 4000)}" for name, value in rows if value)
+
+
+def _files(paths: list[str]) -> str:
+    count = f"{len(paths)} file{'s' if len(paths) != 1 else ''} changed"
+    return f"{count}: {', '.join(paths)}" if paths else "no file changed"
 
 
 def _duration(seconds: float) -> str:

@@ -49,9 +49,9 @@ def test_provenance_is_a_short_aligned_summary(bot):
     done = bot.run("write a note")
     summary = done.stdout.split(ANSWER, 1)[1].strip("\n").splitlines()
     names = [line.split()[0] for line in summary]
-    assert names == ["agent", "time", "spend", "changed", "record", "sandbox", "run"]
+    assert names == ["agent", "time", "spend", "files", "record", "sandbox", "run"]
     assert len({line.index(line.split()[1]) for line in summary}) == 1  # values start in one column
-    assert "notes.md" in summary[3]
+    assert summary[3].endswith("1 file changed: notes.md")
 
 
 def test_on_a_terminal_a_status_line_with_elapsed_time_is_redrawn_in_place(bot):

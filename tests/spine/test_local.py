@@ -75,4 +75,4 @@ def test_files_the_agent_changed_in_the_checkout_are_counted(local):
     provider.script(call("save_file", {"path": "notes.md", "content": "hi\n"}), say("Saved."))
     done = bot_run("write a note")
     assert (tmp_path / "repo" / "notes.md").read_text() == "hi\n"
-    assert "  changed  notes.md" in done.stdout
+    assert "1 file changed: notes.md" in done.stdout
