@@ -45,6 +45,14 @@ def plain(text: str) -> str:
     return safe(text).replace("**", "").replace("`", "")
 
 
+def checkbox(line: str) -> str:
+    """A Markdown task-list line as a terminal shows it: `- [x] a` → `✓ a`, `- [ ] b` → `○ b`."""
+    for box, mark in (("- [x] ", "✓ "), ("- [X] ", "✓ "), ("- [ ] ", "○ ")):
+        if line.startswith(box):
+            return mark + line[len(box):]
+    return line
+
+
 def one_line(text: str, limit: int) -> str:
     text = " ".join(safe(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -108,6 +116,7 @@ class Terminal:
         self._latest = ""
         self._started = time.monotonic()
         self._status_shown = False
+        self._shown_steps: set[str] = set()
 
     @staticmethod
     def wants_live(plain_asked: bool, out: TextIO | None = None, err: TextIO | None = None) -> bool:
@@ -131,9 +140,14 @@ class Terminal:
         self.result.agent = found.group(1) if found else self.result.agent
 
     def noted(self, text: str) -> None:
-        line = plain(text)
-        self.result.steps.append(line)
-        self._print(f"· {line}")
+        """A step line; an agent's progress report (a Markdown checklist, sent again whole as it
+        advances) shows only its lines not shown before, a ticked box as ✓."""
+        for line in filter(None, (checkbox(one_line(raw, 200)) for raw in plain(text).splitlines())):
+            if line in self._shown_steps:
+                continue
+            self._shown_steps.add(line)
+            self.result.steps.append(line)
+            self._print(f"· {line}")
 
     def event(self, event: Event) -> None:
         if event.kind == EventKind.TOOL_USE:

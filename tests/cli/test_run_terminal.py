@@ -120,3 +120,12 @@ def test_ctrl_c_stops_the_run_leaves_the_screen_clean_and_keeps_the_session(bot)
     assert code == 130, shown
     assert visible(shown).rstrip().splitlines()[-1] == "bot run: stopped; the repository's session is kept for the next run"
     assert "Traceback" not in shown and sessions(bot) == before, shown
+
+
+def test_an_agents_progress_checklist_shows_each_line_once(bot):
+    bot.provider.script(call("report_progress", {"markdown": "- [x] read the code\n- [ ] write the note"}),
+                        call("report_progress", {"markdown": "- [x] read the code\n- [x] write the note"}),
+                        say(ANSWER))
+    done = bot.run("write a note")
+    steps = [line for line in done.stderr.splitlines() if line.startswith("· ") and ("note" in line or "code" in line)]
+    assert steps == ["· ✓ read the code", "· ○ write the note", "· ✓ write the note"]
