@@ -176,17 +176,27 @@ class Burst:
         the plan answered reaches each kill point, and start it again at once."""
         lock = threading.Lock()
         done = threading.Event()
-        killer = threading.Thread(target=self._killer, args=(len(plan), services, env, base, counts, done))
+        broken: list[BaseException] = []  # the killer could not start the service again
+        killer = threading.Thread(target=self._killer, args=(len(plan), services, env, base, counts, done, broken))
         killer.start()
         try:
             with ThreadPoolExecutor(self.senders) as pool:
-                list(pool.map(lambda d: self._deliver(d, services, lock, counts), plan))
+                list(pool.map(lambda d: self._deliver(d, services, lock, counts, broken), plan))
         finally:
             done.set()
             killer.join()
+        if broken:
+            raise broken[0]
 
     def _killer(self, total: int, services: list[Service], env: dict, base: Path, counts: Counts,
-                done: threading.Event) -> None:
+                done: threading.Event, broken: list[BaseException]) -> None:
+        try:
+            self._kill_at_points(total, services, env, base, counts, done)
+        except BaseException as exc:  # the senders stop instead of retrying into a dead port
+            broken.append(exc)
+
+    def _kill_at_points(self, total: int, services: list[Service], env: dict, base: Path, counts: Counts,
+                        done: threading.Event) -> None:
         for point in sorted(self.kills):
             while counts.deliveries_sent < int(point * total) and not done.is_set():
                 time.sleep(0.005)
@@ -196,9 +206,12 @@ class Burst:
             counts.kills += 1
             services.append(Service(env, base / f"serve-{len(services)}.log").start())
 
-    def _deliver(self, delivery: Delivery, services: list[Service], lock: threading.Lock, counts: Counts) -> None:
+    def _deliver(self, delivery: Delivery, services: list[Service], lock: threading.Lock, counts: Counts,
+                 broken: list[BaseException]) -> None:
         body, headers = signed(delivery.data, delivery.event, delivery.delivery_id)
         for attempt in range(200):
+            if broken:
+                return
             try:
                 response = httpx.post(f"{services[-1].url}/webhook", content=body, headers=headers, timeout=30)
             except httpx.HTTPError:  # the service is being killed or restarted: GitHub redelivers
