@@ -71,7 +71,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
                             read_thread=conversations.thread_reader(ctx, thread),
                             run_sandbox=sandbox_for_run(worktree.path, policy),
                             on_progress=tracking.note, on_halt=lambda reason: kill.set(),
-                            stop=cancel, read_dirs=read_dirs) as bridge, \
+                            stop=cancel, read_dirs=read_dirs, review=ctx.findings) as bridge, \
             model_channel(agent, adapter, creds, ctx, recorder, run_id, sandbox_config,
                           on_retry=tracking.note, on_stop=lambda reason: kill.set(),
                           repo_budgets=worktree.config.budgets) as channel:
