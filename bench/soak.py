@@ -40,12 +40,12 @@ def _one(burst: Burst, label: str) -> tuple[list[str], bool]:
 def run() -> list[str]:
     threads, per_thread = _int("SOAK_THREADS", 100), _int("SOAK_PER_THREAD", 15)
     big = Burst(threads=threads, per_thread=per_thread, episode_share=0.02, write_502_share=0.1,
-                rate_limit_share=0.02, kills=(0.3, 0.7), senders=16, seed=16, drain_timeout_s=1200,
+                rate_limit_share=0.02, slow_post_share=0.02, kills=(0.3, 0.7), senders=16, seed=16, drain_timeout_s=1200,
                 env_extra={"BOT_WORKERS": "8"})
     lines, clean = _one(big, f"burst of {threads} threads x {per_thread} commands, 2% agent runs")
     for n, kills in enumerate(KILL_POINTS[:_int("SOAK_KILL_RUNS", len(KILL_POINTS))]):
         small = Burst(threads=30, per_thread=2, episode_share=0.1, write_502_share=0.1, rate_limit_share=0.02,
-                      kills=kills, seed=100 + n, env_extra={"BOT_WORKERS": "4"})
+                      slow_post_share=0.1, kills=kills, seed=100 + n, env_extra={"BOT_WORKERS": "4"})
         more, ok = _one(small, f"kills at {kills[0]:.0%} and {kills[1]:.0%} of 60 commands")
         lines += more
         clean = clean and ok

@@ -278,12 +278,16 @@ class FakeGitHub:
                                "headers": headers or {}, "body": body or {"message": "injected failure"},
                                "times": times, "after": after})
 
-    def flaky_writes(self, error_share: float = 0.1, rate_limit_share: float = 0.02, seed: int = 0) -> None:
+    def flaky_writes(self, error_share: float = 0.1, rate_limit_share: float = 0.02, seed: int = 0,
+                     slow_share: float = 0.0, slow_s: float = 6.0) -> None:
         """From now on a share of the writes (POST, PATCH; not token minting) answers 502, half of
         them after carrying the write out (a gateway timeout: the client cannot know it took effect),
-        and another share answers 403 with a secondary rate limit and `retry-after: 1`. Off by default."""
+        and another share answers 403 with a secondary rate limit and `retry-after: 1`; `slow_share`
+        of the comment POSTs are carried out only `slow_s` seconds after they arrived (a slow
+        GitHub, so a client killed meanwhile leaves a post in flight). Off by default."""
         import random
-        self._flaky = {"error": error_share, "limit": rate_limit_share, "rng": random.Random(seed)}
+        self._flaky = {"error": error_share, "limit": rate_limit_share, "rng": random.Random(seed),
+                       "slow": slow_share, "slow_s": slow_s}
 
     def kill_on(self, method: str, path_pattern: str, kill, nth: int = 1, after: bool = True,
                 land_after: float | None = None) -> None:
@@ -376,6 +380,12 @@ class FakeGitHub:
         return scheme.lower() in ("token", "bearer") and value in self.tokens
 
     def _dispatch(self, method: str, path: str, body, headers: dict) -> tuple[int, object, dict]:
+        if self._flaky and self._flaky["slow"] and method == "POST" and path.endswith("/comments"):
+            with self._lock:
+                slow = self._flaky["rng"].random() < self._flaky["slow"]
+                self.injected["slow"] = self.injected.get("slow", 0) + slow
+            if slow:
+                time.sleep(self._flaky["slow_s"])
         with self._lock:
             self.calls.append(Call(method, path, body, headers))
             killing = self._kill_point(method, path)

@@ -60,6 +60,7 @@ class Counts:
     unfinished_jobs: int = 0
     injected_502: int = 0
     injected_rate_limits: int = 0
+    slow_posts: int = 0
     burst_s: float = 0.0
     drain_s: float = 0.0
     twice: list = field(default_factory=list)
@@ -69,8 +70,8 @@ class Counts:
                 f"edited or bot-authored {self.ignored_sent}, re-sent after a kill {self.resent_after_kill})",
                 f"kill -9 of the service: {self.kills}",
                 f"fake GitHub: {self.injected_502} writes answered 502, "
-                f"{self.injected_rate_limits} secondary rate limits; fake provider: {self.failed_turns} turns "
-                f"answered 500",
+                f"{self.injected_rate_limits} secondary rate limits, {self.slow_posts} comments stored 6 s late; "
+                f"fake provider: {self.failed_turns} turns answered 500",
                 f"accepted commands {self.accepted} ({self.episodes} agent runs), terminal comments {self.terminal}",
                 f"answered twice {self.answered_twice}, duplicate comments {self.duplicate_comments}, "
                 f"lost {self.lost}, jobs not finished {self.unfinished_jobs}",
@@ -89,10 +90,11 @@ class Burst:
     kills: tuple[float, ...] = (0.3, 0.7)  # points of the burst (share of deliveries sent) to kill at
     write_502_share: float = 0.0
     rate_limit_share: float = 0.0
+    slow_post_share: float = 0.0  # comment POSTs the fake GitHub carries out only seconds later
     seed: int = 1
     senders: int = 8
     lease_s: float = 2.0
-    settle_s: float = 5.0  # BOT_POST_SETTLE_SECONDS: the fake GitHub lands a POST within milliseconds
+    settle_s: float = 10.0  # BOT_POST_SETTLE_SECONDS: longer than the fake GitHub's slow posts (6 s)
     drain_timeout_s: float = 300.0
     env_extra: dict = field(default_factory=dict)
 
@@ -134,9 +136,9 @@ class Burst:
         gh.set_permission(REPO, "Codertocat", "admin")
         for number in range(1, self.threads + 1):
             gh.add_issue(REPO, number, title=f"thread {number}", user="Codertocat")
-        if self.write_502_share or self.rate_limit_share:
+        if self.write_502_share or self.rate_limit_share or self.slow_post_share:
             gh.flaky_writes(error_share=self.write_502_share, rate_limit_share=self.rate_limit_share,
-                            seed=self.seed)
+                            seed=self.seed, slow_share=self.slow_post_share)
         return gh
 
     def _plan(self, gh: FakeGitHub, rng: random.Random, counts: Counts) -> list[Delivery]:
@@ -259,6 +261,7 @@ class Burst:
         counts.episodes = sum(1 for row in jobs.values() if row["kind"] == "episode")
         counts.unfinished_jobs = sum(1 for row in jobs.values() if row["status"] in ("queued", "running"))
         counts.injected_502, counts.injected_rate_limits = gh.injected_counts()
+        counts.slow_posts = gh.injected.get("slow", 0)
 
 
 def _rows(base: Path, sql: str) -> list[dict]:
