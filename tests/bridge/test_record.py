@@ -20,7 +20,7 @@ def test_start_run_creates_running_row(recorder):
 
 def test_database_is_in_wal_mode(recorder):
     """The shared bot.db runs in WAL mode so other modules can read while we write."""
-    assert recorder.db.execute("pragma journal_mode").fetchone()[0] == "wal"
+    assert recorder.db.execute("pragma journal_mode").fetchone()["journal_mode"] == "wal"
 
 
 def test_enforced_call_stores_digest_not_arguments(recorder, run_id):
