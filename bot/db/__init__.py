@@ -63,6 +63,8 @@ class Database:
         return self.dialect.shared
 
     def execute(self, sql: str, params: Params = None) -> Result:
+        if self.dialect is POSTGRESQL and self.conn.closed:  # the server restarted or dropped us
+            self.conn = _postgresql(self.url).conn
         if not params:
             return Result(self.conn.execute(sql))
         return Result(self.conn.execute(self.dialect.translate(sql), params))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import threading
 
+import psycopg
 import pytest
 
 from bot import db as bot_db
@@ -97,3 +98,12 @@ def test_binary_values_round_trip(backend):
     db.execute("INSERT INTO session_homes (conversation, agent, version, sealed, size, updated_at) "
                "VALUES (?, ?, 1, ?, 3, 0)", ["o/r#1", "codex", b"\x00\xff\x10"])
     assert db.query("SELECT sealed FROM session_homes")[0]["sealed"] == b"\x00\xff\x10"
+
+
+def test_a_connection_the_server_dropped_is_opened_again(pg_url):
+    db = store.connect()
+    pid = db.query("SELECT pg_backend_pid() AS pid")[0]["pid"]
+    store.connect().execute("SELECT pg_terminate_backend(?)", [pid])
+    with pytest.raises(psycopg.OperationalError):
+        db.execute("SELECT 1")
+    assert db.query("SELECT 1 AS one") == [{"one": 1}]
