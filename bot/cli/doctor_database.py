@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 
 from bot import config
-from bot.db import DatabaseConfigError, connect, migrations
+from bot.db import Database, DatabaseConfigError, connect, migrations
 from bot.service.wakeup import connected_workers
 
 
@@ -24,7 +24,7 @@ def database_section() -> dict:
     return {"section": "database", "configured": True, "ok": all(row["ok"] for row in rows), "rows": rows}
 
 
-def _schema_row(db) -> dict:
+def _schema_row(db: Database) -> dict:
     version = migrations.version(db)
     if version > migrations.LATEST:
         return {"check": "schema version", "ok": False,
@@ -33,7 +33,7 @@ def _schema_row(db) -> dict:
     return {"check": "schema version", "ok": True, "detail": f"{version}{pending}"}
 
 
-def _workers_row(db) -> dict:
+def _workers_row(db: Database) -> dict:
     if "workers" not in db.table_names():
         return {"check": "connected workers", "ok": True, "detail": "none yet"}
     now = time.time()

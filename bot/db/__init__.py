@@ -13,117 +13,21 @@ bot/db/dialect.py and nowhere else.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from bot import config
 from bot.db import migrations
-from bot.db.dialect import POSTGRESQL, SQLITE, Dialect
+from bot.db.database import Database, Result
+from bot.db.dialect import POSTGRESQL, SQLITE
 from bot.errors import BotError
 
-Params = Sequence[Any] | dict[str, Any] | None
+__all__ = ["Database", "DatabaseConfigError", "Result", "connect", "url"]
 
 
 class DatabaseConfigError(BotError, RuntimeError):
     """BOT_DATABASE_URL names no database the bot can use, or PostgreSQL lacks the shared key."""
-
-
-class Result:
-    """A statement's outcome: its rows as dicts (RETURNING or SELECT) and how many rows it changed."""
-
-    def __init__(self, cursor):
-        self._cursor = cursor
-        self.rowcount = cursor.rowcount
-        self.lastrowid = getattr(cursor, "lastrowid", None)
-
-    @property
-    def columns(self) -> list[str]:
-        return [column[0] for column in self._cursor.description or ()]
-
-    def fetchone(self) -> dict | None:
-        return self._cursor.fetchone() if self._cursor.description else None
-
-    def fetchall(self) -> list[dict]:
-        return self._cursor.fetchall() if self._cursor.description else []
-
-    def __iter__(self) -> Iterator[dict]:
-        return iter(self.fetchall())
-
-
-class Database:
-    def __init__(self, conn, dialect: Dialect, url: str):
-        self.conn, self.dialect, self.url = conn, dialect, url
-
-    @property
-    def shared(self) -> bool:
-        """Several machines may use this database at once (PostgreSQL)."""
-        return self.dialect.shared
-
-    def execute(self, sql: str, params: Params = None) -> Result:
-        if self.dialect is POSTGRESQL and self.conn.closed:  # the server restarted or dropped us
-            self.conn = _postgresql(self.url).conn
-        if not params:
-            return Result(self.conn.execute(sql))
-        return Result(self.conn.execute(self.dialect.translate(sql), params))
-
-    def executemany(self, sql: str, rows: Sequence[Params]) -> None:
-        if self.dialect is SQLITE:
-            self.conn.executemany(sql, rows)
-        else:
-            with self.conn.cursor() as cursor:
-                cursor.executemany(self.dialect.translate(sql), rows)
-
-    def query(self, sql: str, params: Params = None) -> list[dict]:
-        return self.execute(sql, params).fetchall()
-
-    @property
-    def in_transaction(self) -> bool:
-        if self.dialect is SQLITE:
-            return self.conn.in_transaction
-        import psycopg.pq  # noqa: PLC0415 - only a PostgreSQL connection gets here
-        return self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
-
-    @contextmanager
-    def transaction(self) -> Iterator[Database]:
-        """One write transaction (nested: a savepoint of the open one); rolled back on an exception."""
-        if self.in_transaction:
-            self.execute("SAVEPOINT nested")
-            try:
-                yield self
-            except BaseException:
-                self.execute("ROLLBACK TO nested")
-                self.execute("RELEASE nested")
-                raise
-            self.execute("RELEASE nested")
-            return
-        self.execute(self.dialect.begin)
-        try:
-            yield self
-        except BaseException:
-            self.execute("ROLLBACK")
-            raise
-        self.execute("COMMIT")
-
-    def table_names(self) -> list[str]:
-        if self.dialect is SQLITE:
-            sql = "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
-        else:
-            sql = "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1"
-        return [row["name"] for row in self.query(sql)]
-
-    def describe(self) -> str:
-        """Where the data lives, without a password."""
-        if self.dialect is SQLITE:
-            return f"SQLite {self.url.removeprefix('sqlite:///')}"
-        parts = urlsplit(self.url)
-        host = parts.hostname or "(unix socket)"
-        return f"PostgreSQL {host}{':' + str(parts.port) if parts.port else ''}{parts.path}"
-
-    def close(self) -> None:
-        self.conn.close()
 
 
 def url() -> str:
@@ -146,7 +50,7 @@ def connect(database_url: str | None = None, *, path: Path | None = None, migrat
     return db
 
 
-def _dict_row(cursor, row) -> dict:
+def _dict_row(cursor: sqlite3.Cursor, row: tuple) -> dict:
     return {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
 
 
@@ -169,14 +73,17 @@ def _postgresql(target: str) -> Database:
             "open secrets, settings sessions and CLI homes with the same key (a per-machine key file would "
             "make the other machines' rows unreadable). Generate one with `openssl rand -base64 32` and "
             "give it to every process.")
+    return Database(_pg_connection(target), POSTGRESQL, target, reopen=_pg_connection)
+
+
+def _pg_connection(target: str) -> Any:
     import psycopg  # noqa: PLC0415 - SQLite-only deployments never load the driver
     from psycopg.rows import dict_row  # noqa: PLC0415
 
     try:
-        conn = psycopg.connect(target, autocommit=True, row_factory=dict_row)
+        return psycopg.connect(target, autocommit=True, row_factory=dict_row)
     except psycopg.OperationalError as exc:
         raise DatabaseConfigError(f"cannot connect to PostgreSQL ({_redacted(target)}): {exc}") from None
-    return Database(conn, POSTGRESQL, target)
 
 
 def _redacted(target: str) -> str:

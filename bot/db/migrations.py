@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import time
 
+from bot.db.database import Database
+
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "the spine, the record, secrets, settings sessions and spend", (
         """CREATE TABLE IF NOT EXISTS jobs (
@@ -80,15 +82,14 @@ _VERSION_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("
                   "version INTEGER PRIMARY KEY, description TEXT, applied_at DOUBLE PRECISION)")
 
 
-def version(db) -> int:
+def version(db: Database) -> int:
     """The schema version of the database (0: never migrated)."""
     if "schema_migrations" not in db.table_names():
         return 0
-    row = db.execute("SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations").fetchone()
-    return int(row["v"])
+    return int(db.query("SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations")[0]["v"])
 
 
-def migrate(db) -> list[int]:
+def migrate(db: Database) -> list[int]:
     """Apply the missing migrations under the migration lock; returns the versions applied here."""
     if "schema_migrations" in db.table_names() and version(db) >= LATEST:
         return []  # the common case, without taking the write lock

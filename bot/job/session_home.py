@@ -18,16 +18,20 @@ import socket
 import stat
 import tarfile
 import time
+from collections.abc import Awaitable, Callable
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import TypeVar
 
 from bot import config
 from bot.credentials import vault
+from bot.db import Database
 from bot.errors import BotError
 from bot.job import conversations
 from bot.job.resume_state import RESUME_STATE, empty
 
 log = logging.getLogger("bot.job.session_home")
+T = TypeVar("T")
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
@@ -64,7 +68,8 @@ def _too_large(size: int, limit: int) -> str:
             "turn resumes it only if it runs on this machine")
 
 
-def _add(tar: tarfile.TarFile, dir_fd: int, where: tuple[str, ...], patterns, buffer, limit: int) -> None:
+def _add(tar: tarfile.TarFile, dir_fd: int, where: tuple[str, ...], patterns: list[list[str]],
+         buffer: io.BytesIO, limit: int) -> None:
     for name in sorted(os.listdir(dir_fd)):
         path = (*where, name)
         info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
@@ -109,7 +114,9 @@ def unpack(data: bytes, home: Path, agent: str) -> int:
             if not (member.isreg() and any(_matches(parts, p) for p in patterns)
                     and all(part not in ("", ".", "..") for part in parts)):
                 continue  # only what `pack` could have written
-            _write(home, parts, tar.extractfile(member).read())
+            extracted = tar.extractfile(member)
+            if extracted is not None:
+                _write(home, parts, extracted.read())
             written += 1
     return written
 
@@ -146,20 +153,20 @@ def local_version(conversation: str, agent: str) -> int:
         return 0
 
 
-def save(db, conversation: str, agent: str, packed_by: str = "") -> int:
+def save(db: Database, conversation: str, agent: str, packed_by: str = "") -> int:
     """Pack the local home after a turn and store it as the next version; returns that version."""
     sealed = vault.seal(_context(conversation, agent), pack(conversations.home_dir(conversation, agent), agent))
-    row = db.execute(
+    version = db.query(
         "INSERT INTO session_homes (conversation, agent, version, sealed, size, packed_by, updated_at) "
         "VALUES (?, ?, 1, ?, ?, ?, ?) ON CONFLICT (conversation, agent) DO UPDATE SET "
         "version = session_homes.version + 1, sealed = excluded.sealed, size = excluded.size, "
         "packed_by = excluded.packed_by, updated_at = excluded.updated_at RETURNING version",
-        [conversation, agent, sealed, len(sealed), packed_by, time.time()]).fetchone()
-    _marker(conversation, agent).write_text(str(row["version"]))
-    return row["version"]
+        [conversation, agent, sealed, len(sealed), packed_by, time.time()])[0]["version"]
+    _marker(conversation, agent).write_text(str(version))
+    return int(version)
 
 
-def restore(db, conversation: str, agent: str) -> bool:
+def restore(db: Database, conversation: str, agent: str) -> bool:
     """Before a turn: bring the latest stored home here unless the local one already is it.
     True when a restore happened."""
     row = db.execute("SELECT version, sealed FROM session_homes WHERE conversation = ? AND agent = ?",
@@ -172,7 +179,8 @@ def restore(db, conversation: str, agent: str) -> bool:
     return True
 
 
-async def following(db, conversation: str, agent: str, note, turn):
+async def following(db: Database, conversation: str, agent: str, note: Callable[[str], Awaitable[None]],
+                    turn: Callable[[], Awaitable[T]]) -> T:
     """Run `turn()` with the thread's CLI home here first and stored after (shared databases only;
     one machine's homes stay on its disk). A home too large to store is said with `note`."""
     if not db.shared:

@@ -17,6 +17,7 @@ import os
 import socket
 import time
 from importlib import metadata
+from typing import Any
 
 from bot.db import Database
 from bot.service.store import QUEUE_CHANNEL
@@ -42,7 +43,7 @@ def version() -> str:
 class Wakeup:
     """Started and stopped with a WorkerPool: `pool.wake()` on each notification, and its heartbeat."""
 
-    def __init__(self, pool):
+    def __init__(self, pool: Any) -> None:
         self.pool = pool
         self.started_at = time.time()
         self._tasks: list[asyncio.Task] = []
