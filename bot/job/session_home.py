@@ -182,11 +182,17 @@ def restore(db: Database, conversation: str, agent: str) -> bool:
 async def following(db: Database, conversation: str, agent: str, note: Callable[[str], Awaitable[None]],
                     turn: Callable[[], Awaitable[T]]) -> T:
     """Run `turn()` with the thread's CLI home here first and stored after (shared databases only;
-    one machine's homes stay on its disk). A home too large to store is said with `note`."""
+    one machine's homes stay on its disk). A home too large to store, or a stored one that does not
+    open, is said with `note` and the turn runs anyway (without the session, the CLI starts fresh)."""
     if not db.shared:
         return await turn()
-    if restore(db, conversation, agent):
-        log.info("restored the %s home of %s from the database", agent, conversation)
+    try:
+        if restore(db, conversation, agent):
+            log.info("restored the %s home of %s from the database", agent, conversation)
+    except vault.SecretError:  # another key (rotated, or not the shared one) or an altered row
+        log.warning("the stored %s home of %s does not open with this key; the turn starts without it",
+                    agent, conversation)
+        await note("stored session could not be opened with this service's key; starting without it")
     result = await turn()
     try:
         save(db, conversation, agent, packed_by=socket.gethostname())

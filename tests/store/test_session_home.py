@@ -1,6 +1,7 @@
 """The session follows the thread: a CLI home packed after a turn, restored on another machine."""
 from __future__ import annotations
 
+import base64
 import os
 
 import pytest
@@ -122,3 +123,19 @@ async def test_one_machine_keeps_its_homes_on_disk_only():
     db = store.connect()
     await session_home.following(db, "o/r#1", "codex", _note, _a_turn_writing_the_home)
     assert db.query("SELECT * FROM session_homes") == []
+
+
+async def test_a_stored_home_that_does_not_open_leaves_the_turn_to_start_without_it(pg_url, monkeypatch, tmp_path):
+    db = store.connect()
+    _machine(monkeypatch, tmp_path, "machine-a")
+    _home()
+    session_home.save(db, "o/r#1", "codex")
+    _machine(monkeypatch, tmp_path, "machine-b")
+    monkeypatch.setenv("BOT_SECRET_KEY", base64.b64encode(b"z" * 32).decode())  # the key was rotated
+    notes: list[str] = []
+
+    async def note(text: str) -> None:
+        notes.append(text)
+
+    assert await session_home.following(db, "o/r#1", "codex", note, _a_turn_writing_the_home) == "answer"
+    assert notes == ["stored session could not be opened with this service's key; starting without it"]
