@@ -171,10 +171,11 @@ def restore(db: Database, conversation: str, agent: str) -> bool:
     True when a restore happened."""
     row = db.execute("SELECT version, sealed FROM session_homes WHERE conversation = ? AND agent = ?",
                      [conversation, agent]).fetchone()
-    if row is None or row["version"] == local_version(conversation, agent):
-        return False
+    home = conversations.home_dir(conversation, agent)
+    if row is None or (row["version"] == local_version(conversation, agent) and any(home.iterdir())):
+        return False  # nothing stored, or the local home is the latest (and was not removed since)
     data = vault.unseal(_context(conversation, agent), row["sealed"])
-    unpack(data, conversations.home_dir(conversation, agent), agent)
+    unpack(data, home, agent)
     _marker(conversation, agent).write_text(str(row["version"]))
     return True
 

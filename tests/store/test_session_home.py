@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import os
+import shutil
 
 import pytest
 
@@ -139,3 +140,11 @@ async def test_a_stored_home_that_does_not_open_leaves_the_turn_to_start_without
 
     assert await session_home.following(db, "o/r#1", "codex", note, _a_turn_writing_the_home) == "answer"
     assert notes == ["stored session could not be opened with this service's key; starting without it"]
+
+
+def test_a_local_home_removed_since_its_last_turn_is_restored(backend):
+    home = _home()
+    db = store.connect()
+    session_home.save(db, "o/r#1", "codex")
+    shutil.rmtree(home)  # retention, or an operator, cleared this machine's homes
+    assert session_home.restore(db, "o/r#1", "codex") is True and (home / ROLLOUT).is_file()
