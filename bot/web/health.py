@@ -71,12 +71,11 @@ class StoredState:
         return []  # collected at scrape time only
 
     def collect(self) -> Iterator[Metric]:
-        try:
-            yield from self._queue()
-            yield from self._jobs()
-            yield from self._spend()
-        except Exception as exc:  # a scrape must not fail because one table is missing or busy
-            log.warning("metrics from the database failed: %s: %s", type(exc).__name__, exc)
+        for part in (self._queue, self._jobs, self._spend):
+            try:
+                yield from list(part())
+            except Exception as exc:  # a scrape must not fail because one table is missing or busy
+                log.warning("metrics from the database failed: %s: %s", type(exc).__name__, exc)
 
     def _queue(self) -> Iterator[Metric]:
         now = time.time()
@@ -95,8 +94,10 @@ class StoredState:
         family = GaugeMetricFamily("bot_jobs", "Stored jobs by status and agent (reply jobs: agent \"-\").",
                                    labels=["status", "agent"])
         agents = set(config.AGENTS)
-        for row in self.db.query("SELECT status, kind, json_extract(spec, '$.command.agent') AS agent, "
-                                 "COUNT(*) AS n FROM jobs GROUP BY status, kind, agent"):
+        agent_of = ("json_extract(spec, '$.command.agent')" if getattr(self.db, "dialect", None) is None
+                    or self.db.dialect.name == "sqlite" else "(spec::jsonb -> 'command' ->> 'agent')")
+        for row in self.db.query(f"SELECT status, kind, {agent_of} AS agent, COUNT(*) AS n FROM jobs "
+                                 "GROUP BY status, kind, agent"):
             agent = row["agent"] if row["kind"] == "episode" and row["agent"] in agents else "-"
             if row["kind"] == "episode" and row["agent"] is None:
                 agent = "default"
