@@ -1,11 +1,13 @@
 """bot/db: one API, two backends; migrations applied once however many processes start at once."""
 from __future__ import annotations
 
+import sqlite3
 import threading
 
 import psycopg
 import pytest
 
+from bot import config
 from bot import db as bot_db
 from bot.db import migrations
 from bot.db.dialect import POSTGRESQL
@@ -107,3 +109,21 @@ def test_a_connection_the_server_dropped_is_opened_again(pg_url):
     with pytest.raises(psycopg.OperationalError):
         db.execute("SELECT 1")
     assert db.query("SELECT 1 AS one") == [{"one": 1}]
+
+
+def test_an_existing_sqlite_data_dir_adopts_the_versioned_schema_with_its_rows():
+    """A data dir from before the migrations (tables made by each module) keeps every row."""
+    old = sqlite3.connect(config.data_dir() / "bot.db")
+    old.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, delivery_id TEXT, kind TEXT NOT NULL, "
+                "conversation TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'queued', "
+                "attempts INTEGER NOT NULL DEFAULT 0, lease_owner TEXT, lease_expires REAL, "
+                "tracking_comment_id INTEGER, cancel_requested INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, "
+                "started_at REAL, finished_at REAL, error TEXT, run_id TEXT)")
+    old.execute('CREATE TABLE [secrets] ([scope] TEXT, [name] TEXT, [sealed] BLOB, [fingerprint] TEXT, '
+                '[updated_at] TEXT, [updated_by] TEXT, PRIMARY KEY ([scope], [name]))')
+    old.execute("INSERT INTO jobs (kind, conversation, spec, created_at) VALUES ('episode', 'o/r#1', '{}', 1)")
+    old.commit()
+    old.close()
+    db = store.connect()
+    assert migrations.version(db) == migrations.LATEST and [j["conversation"] for j in store.jobs(db)] == ["o/r#1"]
+    assert enqueue(db, "episode", "o/r#2") == 2
