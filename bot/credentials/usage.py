@@ -27,7 +27,6 @@ class KeyUse:
 
 def note(db: Database, run_id: str, origin: Origin) -> None:
     """Record that `run_id` runs on `origin`'s credential."""
-    _ensure(db)
     scope = origin.scope or "operator"
     name = origin.kind.name if origin.kind else (origin.variable or "")
     db.execute(f"INSERT INTO {TABLE} (run_id, at, scope, name, fingerprint) VALUES (?, ?, ?, ?, ?)",
@@ -36,7 +35,6 @@ def note(db: Database, run_id: str, origin: Origin) -> None:
 
 def key_use(db: Database, scope: str, name: str, fingerprint: str) -> KeyUse:
     """Runs on this stored key (this exact value), its latest use and the model spend of those runs."""
-    _ensure(db)
     row = db.query(f"select count(*) as runs, max(at) as last from {TABLE} "
                    "where scope = ? and name = ? and fingerprint = ?", [scope, name, fingerprint])[0]
     if not row["runs"]:
@@ -53,9 +51,3 @@ def fingerprint_of(origin: Origin) -> str:
                                                       for v in origin.credentials.files.values()]
     return secrets.fingerprint(values[0]) if values else ""
 
-
-def _ensure(db: Database) -> None:
-    """Until bot/db/migrations.py carries this table, it is created on first use (both backends)."""
-    db.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (run_id TEXT PRIMARY KEY, at TEXT, scope TEXT, name TEXT, "
-               "fingerprint TEXT)")
-    db.execute(f"CREATE INDEX IF NOT EXISTS idx_{TABLE}_key ON {TABLE}(scope, name, fingerprint)")

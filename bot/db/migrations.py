@@ -70,12 +70,16 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             sealed {blob} NOT NULL, size BIGINT NOT NULL, packed_by TEXT,
             updated_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (conversation, agent))""",
     )),
+    (3, "which stored key each run used (settings pages: a key's runs, spend and last use)", (
+        """CREATE TABLE IF NOT EXISTS credential_use (
+            run_id TEXT PRIMARY KEY, at TEXT, scope TEXT, name TEXT, fingerprint TEXT)""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
 # every table, in an order that respects references (for copying a database)
 TABLES = ("jobs", "conversations", "sessions", "notices", "secrets", "secret_audit", "settings_sessions",
-          "runs", "run_events", "model_spend", "workers", "session_homes")
+          "runs", "run_events", "model_spend", "workers", "session_homes", "credential_use")
 SERIAL_KEYS = {"jobs": "id", "secret_audit": "id"}
 
 _VERSION_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("
