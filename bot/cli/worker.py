@@ -17,6 +17,7 @@ from bot.db import DatabaseConfigError
 from bot.record.redact import install_log_redaction
 from bot.service import store
 from bot.service.worker import WorkerPool
+from bot.settings import manifest
 from sandbox.limits import raise_open_files_limit
 
 log = logging.getLogger("bot.cli.worker")
@@ -30,6 +31,7 @@ def main(argv: list[str]) -> int:
     if size < 1:
         print("bot worker: BOT_WORKERS (or --workers) must be at least 1", file=sys.stderr)
         return 2
+    manifest.install()  # a GitHub App created from `/` on this machine's data dir
     missing = config.missing_app_config()
     if missing:
         print("bot worker: GitHub App not configured: " + " ".join(missing), file=sys.stderr)
