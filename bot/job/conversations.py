@@ -49,8 +49,8 @@ def ensure(db, key: str) -> None:
     repo, _, number = key.rpartition("#")
     now = time.time()
     db.execute("INSERT INTO conversations (key, slug, repo, number, created_at, last_active_at) "
-               "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", [key, slug(key), repo, int(number) if number.isdigit() else None,
-                                             now, now])
+               "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+               [key, slug(key), repo, int(number) if number.isdigit() else None, now, now])
     db.execute("UPDATE conversations SET last_active_at = ? WHERE key = ?", [now, key])
 
 

@@ -15,9 +15,8 @@ from bot.service import retention, store
 from bot.service.worker import WorkerPool
 from bot.settings import first_run, manifest
 from bot.settings import routes as settings
+from bot.web import health, intake, run_page
 from bot.web import home as home_page
-from bot.web import health, intake
-from bot.web import run_page
 
 log = logging.getLogger("bot.web.app")
 
