@@ -48,9 +48,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_SHUTDOWN_GRACE", "20", "Seconds running jobs get to stop on SIGTERM.", float),
     Variable("BOT_PROGRESS_INTERVAL", "3", "Seconds between edits of the tracking comment.", float),
     Variable("BOT_LOG_LEVEL", "INFO", "Python logging level."),
-    Variable("BOT_POST_SETTLE_SECONDS", "15", "A job retried after its worker died waits this long before looking "
-             "for the earlier attempt's comment, so a post still in flight lands first (docs/operations.md).",
-             float),
+    Variable("BOT_POST_SETTLE_SECONDS", "15", "A job retried after its worker died waits this long before it "
+             "writes to the thread, so the earlier attempt's writes still in flight land first "
+             "(docs/operations.md).", float),
     Variable("BOT_LOG_FORMAT", "text", "`text` lines, or `json`: one JSON object a line, with the job, thread and run "
              "on every line of a job."),
     Variable("BOT_METRICS_ADDR", "", "`host:port` of a separate listener serving Prometheus `/metrics` "

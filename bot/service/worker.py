@@ -171,8 +171,8 @@ class WorkerPool:
 
     async def _run(self, job: queue.Job, cancel: asyncio.Event) -> str:
         spec = job.spec
-        if job.attempts > 1 and job.tracking_comment_id is None:
-            await let_earlier_posts_land(job)
+        if job.attempts > 1:
+            await let_earlier_writes_land(job)
         try:
             thread = await installation_thread(self._client, self.tokens, spec["installation_id"],
                                                spec["repo"], spec["number"])
@@ -234,16 +234,17 @@ class WorkerPool:
         store.update_job(self.db, job.id, tracking_comment_id=comment_id)
 
 
-async def let_earlier_posts_land(job: queue.Job) -> None:
-    """A job taken over from a worker that died (or never reached GitHub) may have a comment POST
-    of that worker still in flight: GitHub finishes a request whose client is gone. Looking for its
-    marker before the POST landed would miss it and post a second answer (the kill -9 double answer
-    of issue 16). The earlier worker sent nothing after its lease ran out, and the lease had run out
+async def let_earlier_writes_land(job: queue.Job) -> None:
+    """A job taken over from a worker that died (or never reached GitHub) may have a write of that
+    worker still in flight: GitHub finishes a request whose client is gone. A comment POST landing
+    after this attempt looked for its marker is a second answer (the kill -9 double answer of issue
+    16); a progress edit landing after this attempt's final edit turns the answer back into
+    "working". The earlier worker sent nothing after its lease ran out, and the lease had run out
     when this worker claimed the job; so once BOT_POST_SETTLE_SECONDS (longer than GitHub lets a
-    request run) have passed since the claim, every earlier post has landed or never will."""
+    request run) have passed since the claim, every earlier write has landed or never will."""
     settle = config.value("BOT_POST_SETTLE_SECONDS")
-    log.info("job %s: attempt %d; waiting %.0f s for an earlier attempt's post to land before looking for it",
-             job.id, job.attempts, settle)
+    log.info("job %s: attempt %d; waiting %.0f s for an earlier attempt's writes to land", job.id, job.attempts,
+             settle)
     await retry.sleep(settle)  # the one place waits go through (tests replace it)
 
 

@@ -116,3 +116,34 @@ def test_episode_answered_once_when_killed_at_a_github_call(tmp_path, method, pa
             for service in services:
                 service.stop()
             gh.stop()
+
+
+def test_episode_answer_is_not_overwritten_by_the_killed_services_late_edit(tmp_path):
+    """The killed service's progress edit was in flight and GitHub applied it only after the next
+    start had already written the answer: the comment would say "working" for good. The next
+    start waits for such a write to land before it touches the thread."""
+    from tests.fakes.provider import FakeProvider, say
+
+    gh = seeded_github()
+    with FakeProvider() as provider:
+        provider.script(say("first"), say("second"))
+        env = service_env(tmp_path, gh, make_remote(tmp_path), provider.url, BOT_LEASE_SECONDS="1",
+                          BOT_POST_SETTLE_SECONDS=SETTLE)
+        services = [Service(env, tmp_path / "serve-0.log").start()]
+        killed: list[float] = []
+        gh.kill_on("PATCH", r"/issues/comments/\d+$", lambda: (os.killpg(services[0].proc.pid, signal.SIGKILL),
+                                                              killed.append(time.monotonic())), land_after=LAND)
+        try:
+            comment = gh.add_comment(REPO, 1, "@bot codex say something", user="Codertocat")
+            assert services[0].deliver(_comment_payload(1, comment["id"], "@bot codex say something")).status_code == 202
+            gh.wait_for(lambda: killed, timeout=120)
+            services[0].proc.wait()
+            services.append(Service(env, tmp_path / "serve-1.log").start())
+            gh.wait_for(lambda: _rows(tmp_path, "SELECT status FROM jobs")[0]["status"] != "running", timeout=180)
+            time.sleep(max(0.0, killed[0] + LAND + 1.5 - time.monotonic()))  # the late edit has landed
+            [answer] = answers(gh)
+            assert "<sub>working" not in answer["body"]
+        finally:
+            for service in services:
+                service.stop()
+            gh.stop()
