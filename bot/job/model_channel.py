@@ -27,6 +27,7 @@ from adapters.base import Credentials, gateway_root
 from bot import config
 from bot.credentials.resolve import OPENCODE_PROVIDER_ENV, Kind, as_credentials, kinds_for, settings_url
 from bot.job import login_store
+from bot.job.direct_hosts import open_provider_hosts
 from bot.record.recorder import Recorder
 from bot.relay import chatgpt
 from bot.relay.apis import KEY_HEADER
@@ -180,6 +181,7 @@ async def model_channel(agent: str, adapter: Any, creds: Credentials, ctx: Any, 
     if chosen.upstream is None:
         for gap in tuple(getattr(adapter, "unobserved", ())) + (f"key in the sandbox: {chosen.direct_reason}",):
             recorder.declare_gap(run_id, gap)
+        open_provider_hosts(sandbox_config, agent, adapter, creds)
         yield Channel(creds, config.agent_base_url(agent), direct_reason=chosen.direct_reason)
         return
     for gap in relay_gaps(tuple(getattr(adapter, "unobserved", ()))):
