@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot import config
+from bot.db import Database
 from bot.github.client import is_own_comment
 from bot.job import thread_text
+from bot.job.context import JobContext
 from bot.workspace.worktrees import conversation_slug
 
 LIMIT_OPENING = 8000
@@ -45,7 +47,7 @@ class Session:
     turns: int
 
 
-def ensure(db, key: str) -> None:
+def ensure(db: Database, key: str) -> None:
     repo, _, number = key.rpartition("#")
     now = time.time()
     db.execute("INSERT INTO conversations (key, slug, repo, number, created_at, last_active_at) "
@@ -54,17 +56,17 @@ def ensure(db, key: str) -> None:
     db.execute("UPDATE conversations SET last_active_at = ? WHERE key = ?", [now, key])
 
 
-def session(db, key: str, agent: str) -> Session | None:
+def session(db: Database, key: str, agent: str) -> Session | None:
     rows = list(db.query("SELECT * FROM sessions WHERE conversation = ? AND agent = ?", [key, agent]))
     return Session(**rows[0]) if rows else None
 
 
-def sessions(db, key: str) -> list[Session]:
+def sessions(db: Database, key: str) -> list[Session]:
     return [Session(**row) for row in db.query(
         "SELECT * FROM sessions WHERE conversation = ? ORDER BY agent", [key])]
 
 
-def record_turn(db, key: str, agent: str, session_id: str | None, fresh: bool) -> None:
+def record_turn(db: Database, key: str, agent: str, session_id: str | None, fresh: bool) -> None:
     """After a turn: remember the backend session id; a fresh session restarts the count."""
     now = time.time()
     existing = session(db, key, agent)
@@ -84,7 +86,7 @@ def record_turn(db, key: str, agent: str, session_id: str | None, fresh: bool) -
 COLLECTED = "home-collected"  # a notices row: retention removed the thread's CLI homes
 
 
-def mark_collected(db, key: str) -> None:
+def mark_collected(db: Database, key: str) -> None:
     """Retention removed the thread's CLI homes (bot.service.retention): no session of the thread
     can be resumed, and the next turn says why it starts fresh."""
     db.execute("UPDATE sessions SET session_id = NULL WHERE conversation = ?", [key])
@@ -92,7 +94,7 @@ def mark_collected(db, key: str) -> None:
                "(conversation, kind) DO UPDATE SET created_at = excluded.created_at", [key, COLLECTED, time.time()])
 
 
-def collected_reason(db, key: str) -> str | None:
+def collected_reason(db: Database, key: str) -> str | None:
     """Why the thread starts fresh when retention collected its CLI homes, else None."""
     rows = list(db.query("SELECT n.created_at - (SELECT MAX(s.last_used_at) FROM sessions s WHERE s.conversation "
                          "= n.conversation) AS idle FROM notices n WHERE n.conversation = ? AND n.kind = ?",
@@ -103,7 +105,7 @@ def collected_reason(db, key: str) -> str | None:
     return f"the saved session was cleared after {days} day{'s' if days != 1 else ''} without activity"
 
 
-def forget(db, key: str, agent: str) -> None:
+def forget(db: Database, key: str, agent: str) -> None:
     """The CLI no longer knows the session: the next turn starts fresh."""
     db.execute("DELETE FROM sessions WHERE conversation = ? AND agent = ?", [key, agent])
 
@@ -126,7 +128,7 @@ def _strip_provenance(body: str) -> str:
     return re.sub(r"<!--.*?-->", "", body.split("<details>", 1)[0], flags=re.S).strip()
 
 
-def standing_instruction(ctx) -> str:
+def standing_instruction(ctx: JobContext) -> str:
     where = f"{ctx.repo}#{ctx.number}" if ctx.number else ctx.repo
     return (f"You are a coding agent answering a request from @{ctx.requester} on {where}. "
             f"The repository is checked out in your working directory; read it with the `bot` MCP "
@@ -135,7 +137,8 @@ def standing_instruction(ctx) -> str:
             f"pushes them for you. Your final message is posted as the answer, so make it complete.")
 
 
-async def prompt(ctx, resumed: bool, fresh_reason: str | None, context=None) -> str:
+async def prompt(ctx: JobContext, resumed: bool, fresh_reason: str | None,
+                 context: thread_text.ThreadContext | None = None) -> str:
     """The request; a fresh session also gets the thread (bot.job.thread_text): the issue or pull
     request, its comments, reviews, diff, failing checks and attachments, hidden content removed."""
     if resumed or ctx.thread is None:
@@ -148,7 +151,7 @@ async def prompt(ctx, resumed: bool, fresh_reason: str | None, context=None) -> 
             f"---\n\nThe request to answer now, from @{ctx.requester}:\n{ctx.request}")
 
 
-def thread_reader(ctx, context=None) -> Callable[[], Awaitable[str]]:
+def thread_reader(ctx: JobContext, context: thread_text.ThreadContext | None = None) -> Callable[[], Awaitable[str]]:
     """The bridge's read_thread tool: the whole thread with a larger budget than the prompt's."""
     async def read_thread() -> str:
         if ctx.thread is None:

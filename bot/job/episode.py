@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -15,6 +16,7 @@ from bot.bridge.server import BridgeServer
 from bot.bridge.tools import sandbox_for_run
 from bot.credentials import resolve as credentials
 from bot.credentials import usage as credential_use
+from bot.db import Database
 from bot.job import cli_version, conversations, honesty, runner
 from bot.job.context import JobContext, Stop
 from bot.job.model_channel import model_channel
@@ -22,8 +24,9 @@ from bot.job.thread_text import ThreadContext, attachments_dir
 from bot.job.tracking import TrackingComment
 from bot.record.provenance import web_access_gap
 from bot.record.recorder import Recorder
-from bot.workspace.repo_config import size_bytes
-from sandbox.base import Limits, SandboxConfig
+from bot.workspace.repo_config import RepoLimits, size_bytes
+from bot.workspace.worktrees import Worktree
+from sandbox.base import Limits, SandboxConfig, Spawner
 
 log = logging.getLogger("bot.job.episode")
 LIVE = " · [follow it live]"  # the tracking header's link to the run page
@@ -40,7 +43,7 @@ class Turn:
     version: str | None
 
 
-async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: TrackingComment,
+async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str, tracking: TrackingComment,
                    cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None) -> Turn:
     """One episode: credentials, sandbox config, bridge, runner, record."""
 
@@ -75,6 +78,7 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
             model_channel(agent, adapter, creds, ctx, recorder, run_id, sandbox_config,
                           on_retry=tracking.note, on_stop=lambda reason: kill.set(),
                           repo_budgets=worktree.config.budgets) as channel:
+        assert bridge.port is not None  # set by __aenter__
         sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
         ctx.secrets.append(bridge.token)
         prompt = await conversations.prompt(ctx, resumed, fresh_reason, thread)
@@ -98,14 +102,16 @@ async def run_turn(db, ctx: JobContext, worktree, agent: str, tracking: Tracking
     return Turn(result, run_id, resumed, None if resumed else fresh_reason, version)
 
 
-async def _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id, tracking,
-                           cancel: asyncio.Event, kill: asyncio.Event, connected: asyncio.Event):
+async def _run_with_cancel(adapter: base.Adapter, episode: base.Episode, spawner: Spawner,
+                           sandbox_config: SandboxConfig, recorder: Recorder, run_id: str,
+                           tracking: TrackingComment, cancel: asyncio.Event, kill: asyncio.Event,
+                           connected: asyncio.Event) -> base.Result:
 
-    async def forward_cancel():
+    async def forward_cancel() -> None:
         await cancel.wait()
         kill.set()
 
-    async def on_event(event) -> None:
+    async def on_event(event: base.Event) -> None:
         recorder.attest(run_id, event)
         await tracking.on_event(event)
 
@@ -117,7 +123,8 @@ async def _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, 
         watcher.cancel()
 
 
-def _sandbox_config(ctx: JobContext, worktree, agent: str, adapter, spawner, attachments=None):
+def _sandbox_config(ctx: JobContext, worktree: Worktree, agent: str, adapter: base.Adapter, spawner: Spawner,
+                    attachments: Path | None = None) -> SandboxConfig:
 
     cfg = worktree.config
     home = conversations.home_dir(ctx.conversation, agent)
@@ -137,7 +144,7 @@ REPO_LIMITS = {"connections": "connections", "worktree_growth_bytes": "worktree_
                "home_bytes": "home_bytes", "tmpfs_bytes": "tmp_bytes"}
 
 
-def sandbox_limits(repo):
+def sandbox_limits(repo: RepoLimits) -> Limits:
     """The episode's limits: the repository's memory, time and processes; for connections and
     disk the operator's caps (BOT_LIMIT_*, else the defaults), which the repository may only lower."""
 

@@ -173,10 +173,10 @@ class Channel:
 async def model_channel(agent: str, adapter: Any, creds: Credentials, ctx: Any, recorder: Recorder, run_id: str,
                         sandbox_config: Any, *, on_retry: Callable[[str], Any] | None = None,
                         on_stop: Callable[[str], Any] | None = None,
-                        repo_budgets: Mapping[str, float] | None = None) -> AsyncIterator[Channel]:
+                        repo_budgets: Mapping[str, Any] | None = None) -> AsyncIterator[Channel]:
     """Relay mode when `plan()` allows it (the sandbox config is narrowed in place), else direct.
     Declares the run's unobserved gaps either way (the adapter's, less what the relay closes).
-    `repo_budgets` (`.github/bot.yml`'s `budgets`) can only lower the operator's caps."""
+    `repo_budgets` (`.github/bot.yml`'s `budgets`, int or float per cap) can only lower the operator's caps."""
     chosen = plan(agent, creds)
     if chosen.upstream is None:
         for gap in tuple(getattr(adapter, "unobserved", ())) + (f"key in the sandbox: {chosen.direct_reason}",):
@@ -196,6 +196,7 @@ async def model_channel(agent: str, adapter: Any, creds: Credentials, ctx: Any, 
                           on_retry=on_retry, on_stop=on_stop,
                           on_login_refresh=login_store.saver(creds.source, ctx) if login else None) as relay:
         ctx.secrets.append(relay.token)
+        assert relay.port is not None  # set by __aenter__
         narrow_sandbox(sandbox_config, adapter, relay.port)
         files = {chatgpt.AUTH_FILE: chatgpt.placeholder_auth(relay.token, login)} if login else {}
         inside = Credentials(env={name: relay.token for name in chosen.inside_env}, files=files, source=creds.source)

@@ -16,8 +16,9 @@ import contextlib
 import logging
 
 from adapters import base
-from adapters.base import Tier
+from adapters.base import Result, Tier
 from bot import config, retry
+from bot.db import Database
 from bot.github.client import transient
 from bot.job import answer, conversations, replies, review_job
 from bot.job.context import JobContext, Stop
@@ -26,18 +27,20 @@ from bot.job.session_home import following
 from bot.job.tracking import TrackingComment
 from bot.record.recorder import Recorder
 from bot.record.redact import masked_in_logs
-from bot.workspace.repo_config import ConfigError
+from bot.workspace.outcome import Outcome
+from bot.workspace.repo_config import ConfigError, RepoConfig
+from bot.workspace.worktrees import Worktree
 
 log = logging.getLogger("bot.job.pipeline")
 
 
-async def run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
+async def run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:
     """Run one episode job to a terminal comment. Returns the job's final status."""
     with masked_in_logs(ctx.secrets):
         return await _run(db, ctx, cancel)
 
 
-async def _run(db, ctx: JobContext, cancel: asyncio.Event) -> str:
+async def _run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:
     conversations.ensure(db, ctx.conversation)
     ctx.add_secret(ctx.token)  # a git error message must not leak it
     tracking = TrackingComment(ctx.surface, lambda: ctx.secrets, handle=ctx.tracking_handle,
@@ -74,7 +77,7 @@ async def _finish_quietly(tracking: TrackingComment, text: str) -> None:
         await asyncio.shield(tracking.finish(text))
 
 
-async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: asyncio.Event) -> tuple[str, str]:
+async def _execute(db: Database, ctx: JobContext, tracking: TrackingComment, cancel: asyncio.Event) -> tuple[str, str]:
     mode = ctx.mode
     if cancel.is_set():
         raise Stop(mode.stopped(ctx, started=False), "cancelled")
@@ -107,7 +110,7 @@ async def _execute(db, ctx: JobContext, tracking: TrackingComment, cancel: async
         await mode.release(worktree)
 
 
-def _choose_agent(ctx: JobContext, cfg) -> str:
+def _choose_agent(ctx: JobContext, cfg: RepoConfig) -> str:
     agent = ctx.agent or cfg.agent()
     if agent not in base.names():
         raise Stop(replies.agent_not_available(agent, base.names()))
@@ -116,7 +119,8 @@ def _choose_agent(ctx: JobContext, cfg) -> str:
     return agent
 
 
-async def _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel) -> Turn:
+async def _episode_with_fallback(db: Database, ctx: JobContext, worktree: Worktree, agent: str,
+                                 tracking: TrackingComment, cancel: asyncio.Event) -> Turn:
     """Resume the thread's session; when the CLI no longer knows it, start fresh with a recap."""
     previous = None if ctx.new_session else conversations.session(db, ctx.conversation, agent)
     resume_id = previous.session_id if previous else None
@@ -132,13 +136,13 @@ async def _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel) -> 
     return turn
 
 
-def _session_lost(result) -> bool:
+def _session_lost(result: Result) -> bool:
     """Only the CLI saying it does not know the session loses it: any other failure (a blank
     request, a rejected key, a crash) keeps the thread's session for the next turn."""
     return getattr(result, "failure", None) == "session_unknown"
 
 
-def _record_effects(db, ctx: JobContext, run_id: str, outcome) -> None:
+def _record_effects(db: Database, ctx: JobContext, run_id: str, outcome: Outcome | None) -> None:
     """The bot's own commit, push and pull request are enforced acts of this run."""
 
     if outcome is None or not outcome.commit_sha:

@@ -29,7 +29,7 @@ from bot import metrics
 from bot.job.resume_state import empty
 from bot.record.redact import redact
 from sandbox import disk
-from sandbox.base import Refused, SandboxConfig, Spawner
+from sandbox.base import Refused, SandboxConfig, SandboxProcess, Spawner
 
 log = logging.getLogger(__name__)
 CHUNK = 1 << 16
@@ -95,7 +95,7 @@ def _watch_interval_s() -> float:
     return bot_config.value("BOT_DISK_WATCH_INTERVAL")
 
 
-async def _stop_when_over(proc, quotas: list[disk.Quota]) -> disk.Breach:
+async def _stop_when_over(proc: SandboxProcess, quotas: list[disk.Quota]) -> disk.Breach:
     breach = await disk.watch(quotas, _watch_interval_s())
     log.warning("%s; stopping the episode", breach[1])
     await proc.kill()
@@ -221,7 +221,7 @@ def _replace_special(dir_fd: int, name: str) -> None:
         os.unlink(name, dir_fd=dir_fd)
 
 
-async def _drive(proc, adapter: Adapter, events: list[Event], on_event: OnEvent | None,
+async def _drive(proc: SandboxProcess, adapter: Adapter, events: list[Event], on_event: OnEvent | None,
                  cancel: asyncio.Event | None) -> bool:
     """Pump stdout until EOF; True when `cancel` fired first (the process is then killed)."""
     pump = asyncio.create_task(_pump(proc.stdout, adapter, events, on_event))
@@ -266,7 +266,7 @@ async def _deliver(new: list[Event], events: list[Event], on_event: OnEvent | No
             log.exception("on_event failed for a %s event", event.kind)
 
 
-async def _collect_stderr(proc) -> str:
+async def _collect_stderr(proc: SandboxProcess) -> str:
     kept = bytearray()
     while chunk := await proc.stderr.read(CHUNK):
         kept += chunk

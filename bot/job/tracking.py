@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 from adapters.base import Event, EventKind
-from bot.github.client import with_retries
+from bot.github.client import Thread, with_retries
 from bot.record.defang import defang
 from bot.record.redact import redact
 
@@ -49,7 +49,7 @@ class Checklist:
 
     DONE, OPEN, WARN = "done", "open", "warn"
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.items: list[list[str]] = []  # [state, text]
 
     def add(self, text: str, done: bool = True, state: str | None = None) -> None:
@@ -193,7 +193,8 @@ class GitHubSurface:
     job retried after a crash (`look_first`), finds the comment already posted instead of posting
     a second one."""
 
-    def __init__(self, thread, review_thread: int | None = None, marker: str = "", look_first: bool = False):
+    def __init__(self, thread: Thread, review_thread: int | None = None, marker: str = "",
+                 look_first: bool = False) -> None:
         self.thread, self.review_thread = thread, review_thread
         self.marker, self.look_first = marker, look_first
         self.muted = False
@@ -209,7 +210,7 @@ class GitHubSurface:
                                                 marker=self.marker or None, look_first=self.look_first)
 
     async def edit(self, handle: int | None, body: str) -> None:
-        if self.muted:
+        if self.muted or handle is None:  # None: the post was muted, there is no comment to edit
             return
         await with_retries(lambda: self.thread.update_comment(handle, self._marked(body),
                                                               review=self.review_thread is not None))
