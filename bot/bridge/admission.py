@@ -19,9 +19,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
 
 from bot.errors import BotError
 from bot.workspace import paths
+
+if TYPE_CHECKING:
+    from bot.workspace.repo_config import RepoConfig
 
 DEFAULT_PROTECTED = (".github/workflows/**",)
 
@@ -54,11 +58,11 @@ class Admission:
         self.worktree = Path(self.worktree).resolve()
 
     @classmethod
-    def from_repo_config(cls, worktree: Path, repo_config, **overrides) -> Admission:
+    def from_repo_config(cls, worktree: Path, repo_config: RepoConfig, **overrides: Any) -> Admission:
         """The policy a repository's `.github/bot.yml` (bot.repo_config.RepoConfig) asks for."""
-        values = dict(protected=tuple(repo_config.protected_paths),
-                      run_timeout_s=min(repo_config.limits.timeout_s, cls.run_timeout_s),
-                      run_allowed_hosts=tuple(repo_config.registry_hosts()))
+        values: dict[str, Any] = dict(protected=tuple(repo_config.protected_paths),
+                                      run_timeout_s=min(repo_config.limits.timeout_s, cls.run_timeout_s),
+                                      run_allowed_hosts=tuple(repo_config.registry_hosts()))
         return cls(worktree, **(values | overrides))
 
     def charge_call(self) -> None:

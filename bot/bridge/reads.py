@@ -144,6 +144,7 @@ def read_file(policy: Admission, args: dict, read_dirs: tuple[str, ...] = ()) ->
     """Lines `offset`.. (1-based) of a text file, at most `limit` lines and READ_MAX_BYTES: a file
     of the worktree, or one in a `read_dirs` folder (the thread's attachments) named by its
     absolute path, walked from that folder the same way."""
+    root: str | Path
     if (attached := _in_read_dir(args["path"], read_dirs)) is not None:
         root, relative = attached
         shown = str(PurePosixPath(root) / relative)
@@ -160,7 +161,7 @@ def read_file(policy: Admission, args: dict, read_dirs: tuple[str, ...] = ()) ->
     return _text_of(shown, data, size, offset, limit)
 
 
-def _in_read_dir(requested, read_dirs: tuple[str, ...]) -> tuple[str, str] | None:
+def _in_read_dir(requested: object, read_dirs: tuple[str, ...]) -> tuple[str, str] | None:
     """(folder, path inside it) when `requested` is an absolute path under one of `read_dirs`,
     spelled plainly (no `.` or `..`, no control characters); else None (the worktree's rules)."""
     if not isinstance(requested, str) or not requested.startswith("/") or paths.forbidden_character(requested):
@@ -197,7 +198,8 @@ def _text_of(relative: str, data: bytes, size: int, offset: int, limit: int) -> 
 
 def _within(lines: list[bytes], cap: int) -> tuple[list[bytes], bool]:
     """As many whole lines as fit in `cap` bytes (a first line longer than that is cut)."""
-    kept, used = [], 0
+    kept: list[bytes] = []
+    used = 0
     for line in lines:
         if used + len(line) > cap:
             if not kept:
@@ -319,7 +321,7 @@ async def search(policy: Admission, args: dict) -> tuple[str, dict]:
 
 
 class _Found:
-    def __init__(self):
+    def __init__(self) -> None:
         self.matches: list[tuple[str, int, str]] = []
         self.stopped: str | None = None
         self.error: str | None = None
@@ -348,6 +350,7 @@ async def _ripgrep(rg: str, fd: int, folder: bool, pattern: str, glob: str | Non
     finally:
         with contextlib.suppress(ProcessLookupError):
             process.kill()
+        assert process.stderr is not None  # PIPE
         stderr = (await process.stderr.read(4096)).decode("utf-8", "replace").strip()
         await process.wait()
     # judged by what rg said, not its exit code: a process-wide child reaper elsewhere in the bot
@@ -360,8 +363,9 @@ async def _ripgrep(rg: str, fd: int, folder: bool, pattern: str, glob: str | Non
     return found
 
 
-async def _collect(process, found: _Found) -> None:
+async def _collect(process: asyncio.subprocess.Process, found: _Found) -> None:
     """Parse `path\\0line:text\\n` records until EOF or a cap (then the process is killed)."""
+    assert process.stdout is not None  # PIPE
     buffer, total = b"", 0
     while chunk := await process.stdout.read(65536):
         total += len(chunk)

@@ -46,6 +46,7 @@ from typing import Any
 import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel.server import Server
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from adapters.base import Bridge, Tier
 from bot import config, metrics
@@ -128,7 +129,7 @@ class BridgeServer:
         await stop.wait()
         await self.halt("stopped (@bot stop or shutdown)")
 
-    async def __aexit__(self, *exc_info) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         if self._timer:
             self._timer.cancel()
         if self._stop_watch:
@@ -162,12 +163,12 @@ class BridgeServer:
 
     # MCP ---------------------------------------------------------------------
 
-    def _mcp_app(self):
+    def _mcp_app(self) -> ASGIApp:
         server = Server(SERVER_NAME, version="1", on_list_tools=self._list_tools,
                         on_call_tool=self._call_tool_handler)
         return server.streamable_http_app(stateless_http=True, host="127.0.0.1")
 
-    async def _list_tools(self, ctx, params) -> types.ListToolsResult:
+    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         self.connected.set()
         self.tools_listed += 1
         return types.ListToolsResult(tools=[
@@ -177,7 +178,7 @@ class BridgeServer:
     def _review_tools(self) -> dict:
         return tools.REVIEW_TOOLS if self.review is not None else {}
 
-    async def _call_tool_handler(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool_handler(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         text, is_error = await self.call_tool(params.name, dict(params.arguments or {}))
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
 
@@ -254,11 +255,11 @@ class BridgeServer:
 class _BearerGuard:
     """401 for any HTTP request without this episode's bearer token."""
 
-    def __init__(self, app, bridge: BridgeServer):
+    def __init__(self, app: ASGIApp, bridge: BridgeServer) -> None:
         self._app = app
         self._bridge = bridge
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._authorized(scope):
             self._bridge.rejected_requests += 1
             body = json.dumps({"error": "unauthorized"}).encode()
@@ -269,7 +270,7 @@ class _BearerGuard:
             return
         await self._app(scope, receive, send)
 
-    def _authorized(self, scope) -> bool:
+    def _authorized(self, scope: Scope) -> bool:
         expected = f"Bearer {self._bridge.token}".encode()
         for key, value in scope.get("headers", []):
             if key == b"authorization":

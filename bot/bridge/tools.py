@@ -29,7 +29,7 @@ from bot.bridge.admission import Admission, Refusal
 from bot.errors import BotError
 from bot.review.diff_lines import OutsideDiff
 from sandbox import select_spawner
-from sandbox.base import Limits, Refused, SandboxConfig, Spawner
+from sandbox.base import Limits, Refused, SandboxConfig, SandboxProcess, Spawner
 
 RunSandbox = Callable[[Path], "tuple[Spawner, SandboxConfig]"]  # scratch home -> spawner, config
 
@@ -406,10 +406,10 @@ def _restore_git_pointer(worktree: Path, pointer: bytes | None) -> bool:
     return True
 
 
-async def _collect(process, timeout: float, cap: int) -> tuple[int, str]:
+async def _collect(process: SandboxProcess, timeout: float, cap: int) -> tuple[int, str]:
     chunks: list[bytes] = []
 
-    async def pump(stream) -> None:
+    async def pump(stream: asyncio.StreamReader) -> None:
         while block := await stream.read(65536):
             chunks.append(block)
 
