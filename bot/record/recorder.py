@@ -162,6 +162,7 @@ class Recorder:
     def _next_seq(self, run_id: str) -> int:
         row = self.db.execute("select coalesce(max(seq), 0) + 1 as seq from run_events "
                               "where run_id = ?", [run_id]).fetchone()
+        assert row is not None  # an aggregate always returns one row
         return row["seq"]
 
     def _insert(self, table: str, row: dict[str, Any]) -> None:
