@@ -135,6 +135,7 @@ class Ledger:
                 f"select coalesce(sum(tokens), 0) as tokens, coalesce(sum(usd), 0) as usd, "
                 f"sum(case when usd is null then 1 else 0 end) as unpriced from model_spend "
                 f"where {column} = ? and ts >= ?", [owner, start]).fetchone()
+            assert row is not None  # an aggregate always returns one row
             sums[window] = Spend(int(row["tokens"]), float(row["usd"]), int(row["unpriced"] or 0))
         return sums
 

@@ -34,9 +34,9 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode
 
 import httpx
@@ -54,6 +54,10 @@ from bot.relay.chatgpt import Login, LoginRefused, Session
 from bot.relay.pricing import PriceTable, load_table
 from bot.relay.retry import RetryPolicy, busy_note, retryable
 from bot.relay.usage import CallUsage, UsageTap
+
+if TYPE_CHECKING:
+    from starlette.types import Receive, Send
+    from starlette.types import Scope as AsgiScope
 
 log = logging.getLogger(__name__)
 TOKEN_ENV = "BOT_RELAY_TOKEN"
@@ -78,7 +82,7 @@ class _RelayProtocol(H11Protocol):
     crosses the relay one chunk at a time behind the client; with room for a whole answer the
     relay keeps reading the provider while the client reads (memory stays bounded per connection)."""
 
-    def connection_made(self, transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         transport.set_write_buffer_limits(high=WRITE_BUFFER)
 
@@ -173,6 +177,11 @@ class ModelRelay:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        assert self._client is not None, "the relay is used inside `async with`"
+        return self._client
+
     # lifecycle ---------------------------------------------------------------
 
     async def __aenter__(self) -> ModelRelay:
@@ -189,7 +198,7 @@ class ModelRelay:
         self.port = await self._server.start()
         return self
 
-    async def __aexit__(self, *exc_info) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         if self._server:
             await self._server.stop()
         if self._background:
@@ -220,7 +229,7 @@ class ModelRelay:
 
     # ASGI --------------------------------------------------------------------
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
         started = time.perf_counter()
@@ -233,6 +242,7 @@ class ModelRelay:
         call = ModelCall(self.upstream.provider, api, "ok", 0, model=route.model if route else None)
         try:
             self._admit(scope, route, api)
+            assert route is not None  # _admit refuses a request without one
             body = await _read_body(receive) if method == "POST" else b""
             if route.api == "chat":
                 body = _with_usage_requested(body, scope["headers"])
@@ -251,7 +261,7 @@ class ModelRelay:
             call.latency_ms = _ms(started)
             self._finish(call)
 
-    def _admit(self, scope, route: apis.Route | None, api: str) -> None:
+    def _admit(self, scope: AsgiScope, route: apis.Route | None, api: str) -> None:
         if not self._authorized(scope["headers"], scope.get("query_string", b"")):
             raise _Refused(401, "unauthorized", "the model relay refused the request: it needs this "
                            "episode's token where the API key goes")
@@ -265,8 +275,8 @@ class ModelRelay:
             self.stop(exceeded.message, "budget")
             raise _Refused(400, "budget", f"{exceeded.message}. Stop now.")
 
-    def _authorized(self, headers, query: bytes) -> bool:
-        presented = []
+    def _authorized(self, headers: Iterable[tuple[bytes, bytes]], query: bytes) -> bool:
+        presented: list[bytes] = []
         for name, value in headers:
             if name in (b"x-api-key", b"x-goog-api-key"):
                 presented.append(value)
@@ -279,7 +289,7 @@ class ModelRelay:
 
     # forwarding --------------------------------------------------------------
 
-    def _request(self, scope, body: bytes) -> httpx.Request:
+    def _request(self, scope: AsgiScope, body: bytes) -> httpx.Request:
         headers = [(k, v) for k, v in scope["headers"] if k not in _DROP_UP]
         headers += self.session.headers() if self.session else [self.upstream.key_header()]
         headers.append((b"accept-encoding", b"identity"))
@@ -288,9 +298,10 @@ class ModelRelay:
             query = urlencode([(k, v) for k, v in parse_qsl(query.decode("latin-1"), keep_blank_values=True)
                                if k != "key"]).encode()
         url = self.upstream.root + scope["raw_path"].decode("ascii") + (f"?{query.decode('latin-1')}" if query else "")
-        return self._client.build_request(scope["method"], url, headers=headers, content=body or None)
+        return self._http.build_request(scope["method"], url, headers=headers, content=body or None)
 
-    async def _forward(self, scope, route: apis.Route, body: bytes, send, call: ModelCall, started: float) -> None:
+    async def _forward(self, scope: AsgiScope, route: apis.Route, body: bytes, send: Send, call: ModelCall,
+                       started: float) -> None:
         response = await self._send_with_retries(scope, body, call)
         call.status = response.status_code
         try:
@@ -331,12 +342,14 @@ class ModelRelay:
             return None
         return UsageTap(route.api, response.headers.get("content-type", ""))
 
-    async def _send_with_retries(self, scope, body: bytes, call: ModelCall) -> httpx.Response:
+    async def _send_with_retries(self, scope: AsgiScope, body: bytes, call: ModelCall) -> httpx.Response:
         attempt, renewed = 0, False
+        response: httpx.Response | None
+        headers: Mapping[str, str]
         await self._fresh_login()
         while True:
             try:
-                response = await self._client.send(self._request(scope, body), stream=True)
+                response = await self._http.send(self._request(scope, body), stream=True)
             except httpx.TransportError as exc:
                 response, status, headers = None, 502, {}
                 reason = f"provider unreachable ({type(exc).__name__})"
@@ -432,8 +445,9 @@ def _headers_down(response: httpx.Response) -> tuple[list[tuple[bytes, bytes]], 
     return headers, sized
 
 
-async def _read_body(receive) -> bytes:
-    parts, size = [], 0
+async def _read_body(receive: Receive) -> bytes:
+    parts: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
@@ -447,7 +461,7 @@ async def _read_body(receive) -> bytes:
             return b"".join(parts)
 
 
-def _with_usage_requested(body: bytes, headers) -> bytes:
+def _with_usage_requested(body: bytes, headers: Iterable[tuple[bytes, bytes]]) -> bytes:
     """A streamed Chat Completions request reports its usage only when asked: always ask, so a
     client cannot spend uncounted tokens by leaving it out."""
     if any(k == b"content-encoding" for k, _ in headers) or b'"stream"' not in body:
@@ -466,7 +480,7 @@ def _with_usage_requested(body: bytes, headers) -> bytes:
     return orjson.dumps(request)
 
 
-async def _respond(send, status: int, body: bytes, content_type: bytes = b"application/json") -> None:
+async def _respond(send: Send, status: int, body: bytes, content_type: bytes = b"application/json") -> None:
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", content_type), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})

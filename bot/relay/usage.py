@@ -42,11 +42,11 @@ class CallUsage:
         return asdict(self)
 
 
-def _int(value) -> int:
+def _int(value: object) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
-def _dict(value) -> dict:
+def _dict(value: object) -> dict:
     return value if isinstance(value, dict) else {}
 
 
