@@ -9,13 +9,16 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import orjson
 
 from bot.db import Database
 from bot.db import connect as db_connect
 
+T = TypeVar("T")
 QUEUE_CHANNEL = "bot_jobs"  # notified when a job is queued or a thread's next job may run
 
 
@@ -25,7 +28,7 @@ def connect(path: Path | None = None) -> Database:
     return db_connect(path=path)
 
 
-def write(db: Database, statements):
+def write(db: Database, statements: Callable[[Database], T]) -> T:
     """Run `statements(db)` in one transaction, committed before returning (no await in
     between, so no other code of this process can write on the connection meanwhile).
     A None result rolls the writes back."""
@@ -51,12 +54,12 @@ def write(db: Database, statements):
     return result
 
 
-def write_batch(db: Database, batch: list) -> list[tuple[object, Exception | None]]:
+def write_batch(db: Database, batch: list[Callable[[Database], object]]) -> list[tuple[object, Exception | None]]:
     """Run every `statements(conn)` of `batch` in one transaction (one COMMIT), each inside its own
     savepoint: a None result or an exception rolls back that one's writes only, as `write` would.
     Returns (result, exception) per item, in order."""
-    def run_all(conn) -> list:
-        outcomes = []
+    def run_all(conn: Database) -> list[tuple[object, Exception | None]]:
+        outcomes: list[tuple[object, Exception | None]] = []
         for statements in batch:
             conn.execute("SAVEPOINT spine_item")
             try:
@@ -80,12 +83,12 @@ class GroupCommit:
     flushed while the connection is inside someone's open transaction becomes a savepoint of it;
     nothing in this process holds a transaction across an await."""
 
-    def __init__(self):
-        self._pending: list[tuple[object, asyncio.Future]] = []
+    def __init__(self) -> None:
+        self._pending: list[tuple[Callable[[Database], Any], asyncio.Future[Any]]] = []
 
-    def submit(self, db: Database, statements) -> asyncio.Future:
+    def submit(self, db: Database, statements: Callable[[Database], T]) -> asyncio.Future[T]:
         loop = asyncio.get_running_loop()
-        future = loop.create_future()
+        future: asyncio.Future[T] = loop.create_future()
         if not self._pending:
             loop.call_soon(self._flush, db)
         self._pending.append((statements, future))
@@ -109,7 +112,7 @@ class GroupCommit:
 _group_commits: weakref.WeakKeyDictionary[Database, GroupCommit] = weakref.WeakKeyDictionary()
 
 
-async def commit(db: Database, statements):
+async def commit(db: Database, statements: Callable[[Database], T]) -> T:
     """`write(db, statements)` for code on the event loop, committed together with the other
     writes of the same loop iteration; returns once the COMMIT is done."""
     group = _group_commits.get(db)
@@ -118,7 +121,7 @@ async def commit(db: Database, statements):
     return await group.submit(db, statements)
 
 
-def enqueue_delivery(conn, *, delivery_id: str, event: str, action: str | None, kind: str,
+def enqueue_delivery(conn: Database, *, delivery_id: str, event: str, action: str | None, kind: str,
                      conversation: str, spec: dict, notice: str | None = None) -> int | None:
     """Insert the job unless the delivery already has a live one (a failed job may be retried),
     claiming the once-per-thread notice if any. Returns the job id, or None when nothing may be
@@ -160,6 +163,6 @@ def jobs(db: Database, conversation: str | None = None) -> list[dict]:
     return list(db.query("SELECT * FROM jobs WHERE conversation = ? ORDER BY id", [conversation]))
 
 
-def update_job(db: Database, job_id: int, **fields) -> None:
+def update_job(db: Database, job_id: int, **fields: object) -> None:
     columns = ", ".join(f"{name} = ?" for name in fields)
     db.execute(f"UPDATE jobs SET {columns} WHERE id = ?", [*fields.values(), job_id])
