@@ -17,7 +17,7 @@ import logging
 
 from adapters import base
 from adapters.base import Result, Tier
-from bot import config, retry
+from bot import retry
 from bot.db import Database
 from bot.github.client import transient
 from bot.job import answer, conversations, replies, review_job
@@ -47,7 +47,7 @@ async def _run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:
                                on_created=ctx.on_tracking_created, interval_s=ctx.progress_interval_s)
     try:
         await ctx.mode.acknowledge(ctx)
-        await tracking.start(f"**{ctx.agent or config.default_agent()}** is on it for @{ctx.requester}.")
+        await tracking.start(_first_header(ctx))
     except Exception as exc:  # the acknowledgement failed: still try to answer below
         log.warning("acknowledgement failed: %s", exc)
     try:
@@ -63,6 +63,12 @@ async def _run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:
         text, status = replies.run_failed(exc), "failed"
     await deliver_final(tracking, text)
     return status
+
+
+def _first_header(ctx: JobContext) -> str:
+    """Names the agent only when the command did: otherwise `.github/bot.yml`, read once the
+    workspace is ready, may choose another than the operator's default (`_execute` names it then)."""
+    return f"**{ctx.agent}** is on it for @{ctx.requester}." if ctx.agent else f"On it for @{ctx.requester}."
 
 
 async def deliver_final(tracking: TrackingComment, text: str) -> None:
