@@ -166,6 +166,7 @@ class Adapter(Protocol):
     default_allowed_hosts: tuple[str, ...]
     supports_resume: bool
     unobserved: tuple[str, ...]
+    min_version: str
 
     def detect(self, probe: ProbeFn) -> Readiness: ...
 

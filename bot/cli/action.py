@@ -23,7 +23,7 @@ from gidgethub import actions as workflow
 
 from adapters import base
 from bot import config
-from bot.cli import action_session, action_workflow
+from bot.cli import action_session, action_workflow, preflight
 from bot.errors import BotError
 from bot.github.client import RetryingAPI, Thread
 from bot.job import grammar, pipeline, replies, trigger_gate
@@ -58,10 +58,11 @@ class StepOutcome:
 class RecordingSurface:
     """A GitHubSurface that remembers the last text it posted, for the step's outputs."""
 
-    def __init__(self, inner):
-        self.inner, self.last_body, self.handle = inner, "", None
+    def __init__(self, inner: GitHubSurface) -> None:
+        self.inner, self.last_body = inner, ""
+        self.handle: int | None = None
 
-    async def post(self, body: str) -> int:
+    async def post(self, body: str) -> int | None:
         self.handle, self.last_body = await self.inner.post(body), body
         return self.handle
 
@@ -79,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--handle", default="bot", help="workflow: the mention, without @")
     parser.add_argument("--agent", default="claude", help="workflow: the default agent")
     args = parser.parse_args(argv or [])
+    if args.step != "workflow" and settings_refused():
+        return EXIT_MISCONFIGURED
     if args.step == "plan":
         return plan_step()
     if args.step == "workflow":
@@ -104,6 +107,18 @@ def main(argv: list[str] | None = None) -> int:
         scrub_credential_files()
     report(outcome)
     return EXIT_FAILED if outcome.status == "failed" else EXIT_OK
+
+
+def settings_refused() -> bool:
+    """BOT_DEFAULT_AGENT (the action's `agent` input) and BOT_SANDBOX_TIER (`sandbox-tier`) are
+    refused in one error line before the event is read or anything installed, as `bot serve` and
+    `bot run` refuse them: an unknown agent would otherwise be planned, then answered in the thread."""
+    try:
+        preflight.check_settings()
+    except config.MissingConfig as exc:
+        workflow.command("error", f"{exc} (in the workflow: the action's `agent` or `sandbox-tier` input)")
+        return True
+    return False
 
 
 def workflow_step(uses: str | None, handle: str, agent: str) -> int:
@@ -164,8 +179,8 @@ def could_not_answer(exc: HTTPException, token: str) -> str:
 
 def _defaults_from_runner() -> None:
     """Where the runner tells us more than the service defaults: git host and a data dir."""
-    if config.is_set("GITHUB_SERVER_URL"):
-        os.environ.setdefault("BOT_GIT_BASE_URL", config.env("GITHUB_SERVER_URL"))
+    if config.is_set("GITHUB_SERVER_URL") and (server := config.env("GITHUB_SERVER_URL")):
+        os.environ.setdefault("BOT_GIT_BASE_URL", server)
     temp = config.env("RUNNER_TEMP")
     if temp and not config.is_set("BOT_DATA_DIR"):
         os.environ["BOT_DATA_DIR"] = str(Path(temp) / "bot-data")
@@ -219,7 +234,7 @@ async def handle(event_name: str, payload: dict, token: str) -> StepOutcome:
         return await _answer(client, trigger, command, token)
 
 
-async def _answer(client, trigger: dict, command: grammar.Command, token: str) -> StepOutcome:
+async def _answer(client: httpx.AsyncClient, trigger: dict, command: grammar.Command, token: str) -> StepOutcome:
 
     thread = Thread(RetryingAPI(client, oauth_token=token), trigger["repo"], trigger["number"])
     target = trigger.get("target") or {}
@@ -232,7 +247,7 @@ async def _answer(client, trigger: dict, command: grammar.Command, token: str) -
     return await _reply(surface, reply_text(trigger, command), "replied")
 
 
-async def _automatic(client, trigger: dict, command: grammar.Command, token: str) -> StepOutcome:
+async def _automatic(client: httpx.AsyncClient, trigger: dict, command: grammar.Command, token: str) -> StepOutcome:
     """Run only when bot.yml turns this trigger on and its author may trigger; else silence."""
     thread = Thread(RetryingAPI(client, oauth_token=token), trigger["repo"], trigger["number"])
     why = await trigger_gate.refused(thread, trigger["automatic"], trigger["author"])
@@ -261,7 +276,7 @@ def reply_text(trigger: dict, command: grammar.Command) -> str:
     return replies.help_text(config.handle(), agents, config.default_agent())
 
 
-async def _run(trigger: dict, command: grammar.Command, thread, surface: RecordingSurface,
+async def _run(trigger: dict, command: grammar.Command, thread: Thread, surface: RecordingSurface,
                token: str) -> StepOutcome:
 
     ctx = pipeline.JobContext(

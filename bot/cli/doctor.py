@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from adapters import base as adapters
-from adapters.base import Readiness
+from adapters.base import Adapter, ProbeFn, Readiness
 from bot import config
 from bot.cli.doctor_database import database_section
 from bot.credentials import resolve as credentials
@@ -36,7 +36,7 @@ from sandbox.base import base_env
 PROBE_TIMEOUT_S = 30
 
 
-def probe_for(adapter, home: Path):
+def probe_for(adapter: Adapter, home: Path) -> ProbeFn:
     """A ProbeFn running argv with its own HOME and only the adapter's credential variables."""
 
     env = base_env(home, home / "tmp") | {name: value for name in adapter.credential_env

@@ -18,6 +18,7 @@ import secrets
 import shutil
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
 from bot import config
 from sandbox import doctor_checks, select_spawner
@@ -70,7 +71,7 @@ def _check() -> int:
     return 0 if all(ok for _, ok, _ in results) else REFUSED_EXIT_CODE
 
 
-def _config(args, run_dir: Path) -> SandboxConfig:
+def _config(args: argparse.Namespace, run_dir: Path) -> SandboxConfig:
     bridge = None
     if args.bridge:
         host, _, port = args.bridge.rpartition(":")
@@ -84,7 +85,7 @@ def _config(args, run_dir: Path) -> SandboxConfig:
         egress_log=args.egress_log or run_dir / "egress.jsonl")
 
 
-async def _exec(args, command: list[str]) -> int:
+async def _exec(args: argparse.Namespace, command: list[str]) -> int:
 
     run_dir = config.data_dir() / "runs" / f"sandbox-{secrets.token_hex(6)}"
     run_dir.mkdir(parents=True)
@@ -109,7 +110,7 @@ async def _exec(args, command: list[str]) -> int:
     return rc if rc >= 0 else 128 - rc
 
 
-async def _copy(reader: asyncio.StreamReader, out) -> None:
+async def _copy(reader: asyncio.StreamReader, out: BinaryIO) -> None:
     while chunk := await reader.read(1 << 16):
         out.write(chunk)
         out.flush()
