@@ -60,8 +60,8 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
     inside = sandbox_config.mount_path if spawner.tier >= 1 else str(worktree.path)
     read_dirs = (str(thread.folder),) if thread.folder else ()  # bound at the same path inside
     recorder = Recorder(db, secrets=ctx.secrets)
-    run_id = recorder.start_run(agent=agent, job_id=str(ctx.job_id), conversation=ctx.conversation,
-                                mode=worktree.config.mode, sandbox_tier=spawner.tier,
+    run_id = recorder.start_run(agent=agent, job_id=None if ctx.job_id is None else str(ctx.job_id),
+                                conversation=ctx.conversation, mode=worktree.config.mode, sandbox_tier=spawner.tier,
                                 limits=vars(sandbox_config.limits), base_commit=worktree.base_sha)
     if (url := config.run_url(run_id)) and ctx.thread is not None:  # the live run page (bot/web/run_page.py)
         tracking.header = tracking.header.split(LIVE)[0] + f"{LIVE}({url})"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 
@@ -76,3 +77,11 @@ def test_files_the_agent_changed_in_the_checkout_are_counted(local):
     done = bot_run("write a note")
     assert (tmp_path / "repo" / "notes.md").read_text() == "hi\n"
     assert "1 file changed: notes.md" in done.stdout
+
+
+def test_a_local_run_is_recorded_without_a_job(local):
+    """`bot run` has no queued job: the run's job_id is NULL, not the text "None"."""
+    bot_run, tmp_path, _ = local
+    assert bot_run("Say hello").returncode == 0
+    with sqlite3.connect(tmp_path / "data" / "bot.db") as db:
+        assert db.execute("select job_id from runs").fetchall() == [(None,)]
