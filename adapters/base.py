@@ -159,14 +159,23 @@ ProbeFn = Callable[[Sequence[str]], "tuple[int, str]"]
 
 
 class Adapter(Protocol):
-    name: str
-    executable: str
-    binary: str
-    credential_env: tuple[str, ...]
-    default_allowed_hosts: tuple[str, ...]
-    supports_resume: bool
-    unobserved: tuple[str, ...]
-    min_version: str
+    # read-only members: an adapter's class attributes (tuples of any length) and properties satisfy them
+    @property
+    def name(self) -> str: ...
+    @property
+    def executable(self) -> str: ...
+    @property
+    def credential_env(self) -> tuple[str, ...]: ...
+    @property
+    def default_allowed_hosts(self) -> tuple[str, ...]: ...
+    @property
+    def supports_resume(self) -> bool: ...
+    @property
+    def unobserved(self) -> tuple[str, ...]: ...
+    @property
+    def min_version(self) -> str: ...
+    @property
+    def binary(self) -> str: ...
 
     def detect(self, probe: ProbeFn) -> Readiness: ...
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from adapters.base import (
+    Bridge,
     CliAdapter,
     Episode,
     Event,
@@ -62,7 +63,7 @@ class ClaudeCode(CliAdapter):
         files = {SETTINGS: _settings(native, episode.web_access)} | episode.credentials.files
         env = dict(QUIET_ENV) | episode.credentials.env
         if episode.bridge:
-            files[MCP_CONFIG] = _mcp_config(episode)
+            files[MCP_CONFIG] = _mcp_config(episode.bridge)
             argv += ["--mcp-config", str(episode.home / MCP_CONFIG)]
             allowed.append(f"mcp__{episode.bridge.server_name}")
             env[episode.bridge.token_env] = episode.bridge.token
@@ -113,7 +114,8 @@ class ClaudeCode(CliAdapter):
         done = [e.text for e in events if e.kind == EventKind.DONE and e.text]
         return done[-1] if done else super()._final_text(events, last_message)
 
-    def _bridge_problem(self, episode, events, exit_code, stderr) -> str | None:
+    def _bridge_problem(self, episode: Episode, events: list[Event], exit_code: int | None,
+                        stderr: str) -> str | None:
         if not episode.bridge:
             return None
         for event in events:
@@ -130,8 +132,7 @@ def _settings(native: bool, web_access: bool) -> bytes:
                        "includeCoAuthoredBy": False, "autoUpdates": False}, indent=1).encode()
 
 
-def _mcp_config(episode: Episode) -> bytes:
-    bridge = episode.bridge
+def _mcp_config(bridge: Bridge) -> bytes:
     server = {"type": "http", "url": bridge.url,
               "headers": {"Authorization": f"Bearer ${{{bridge.token_env}}}"}}
     return json.dumps({"mcpServers": {bridge.server_name: server}}, indent=1).encode()

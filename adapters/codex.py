@@ -34,7 +34,7 @@ HTTP_STATUS = re.compile(r"unexpected status (\d{3})")
 STRICT_FEATURES_OFF = ("shell_tool", "unified_exec")
 
 
-def toml(value) -> str:
+def toml(value: object) -> str:
     """A TOML value for `-c key=value` (JSON strings and booleans are valid TOML)."""
     return json.dumps(value)
 
@@ -143,7 +143,8 @@ class Codex(CliAdapter):
             return last_message.strip()
         return super()._final_text(events, None)
 
-    def _bridge_problem(self, episode, events, exit_code, stderr) -> str | None:
+    def _bridge_problem(self, episode: Episode, events: list[Event], exit_code: int | None,
+                        stderr: str) -> str | None:
         if exit_code and REQUIRED_MCP_FAILED in stderr:
             return "the bot's tool bridge did not connect to codex (required MCP server failed to initialize)"
         return None

@@ -143,8 +143,9 @@ def _policy(episode: Episode) -> bytes:
     """Strict: allow each bridge tool by name (Gemini rejects an mcpName rule without a toolName)
     and deny the native shell and writes. Either mode: deny the web tools unless web access is on."""
     strict, bridge = episode.mode != "native", episode.bridge
-    rules = [f'[[rule]]\nmcpName = "{bridge.server_name}"\ntoolName = "{tool}"\n'
-             f'decision = "allow"\npriority = 200\n' for tool in (bridge.tools if bridge and strict else ())]
+    server, tools = (bridge.server_name, bridge.tools) if bridge and strict else ("", ())
+    rules = [f'[[rule]]\nmcpName = "{server}"\ntoolName = "{tool}"\n'
+             f'decision = "allow"\npriority = 200\n' for tool in tools]
     denied = (NATIVE_WRITE_TOOLS if strict else ()) + (() if episode.web_access else WEB_TOOLS)
     if denied:
         names = ", ".join(f'"{name}"' for name in denied)
