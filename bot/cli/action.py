@@ -23,7 +23,7 @@ from gidgethub import actions as workflow
 
 from adapters import base
 from bot import config
-from bot.cli import action_session, action_workflow
+from bot.cli import action_session, action_workflow, preflight
 from bot.errors import BotError
 from bot.github.client import RetryingAPI, Thread
 from bot.job import grammar, pipeline, replies, trigger_gate
@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--handle", default="bot", help="workflow: the mention, without @")
     parser.add_argument("--agent", default="claude", help="workflow: the default agent")
     args = parser.parse_args(argv or [])
+    if args.step != "workflow" and settings_refused():
+        return EXIT_MISCONFIGURED
     if args.step == "plan":
         return plan_step()
     if args.step == "workflow":
@@ -105,6 +107,18 @@ def main(argv: list[str] | None = None) -> int:
         scrub_credential_files()
     report(outcome)
     return EXIT_FAILED if outcome.status == "failed" else EXIT_OK
+
+
+def settings_refused() -> bool:
+    """BOT_DEFAULT_AGENT (the action's `agent` input) and BOT_SANDBOX_TIER (`sandbox-tier`) are
+    refused in one error line before the event is read or anything installed, as `bot serve` and
+    `bot run` refuse them: an unknown agent would otherwise be planned, then answered in the thread."""
+    try:
+        preflight.check_settings()
+    except config.MissingConfig as exc:
+        workflow.command("error", f"{exc} (in the workflow: the action's `agent` or `sandbox-tier` input)")
+        return True
+    return False
 
 
 def workflow_step(uses: str | None, handle: str, agent: str) -> int:
