@@ -6,8 +6,13 @@ nothing here reads the bot's configuration.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def select_spawner(tier: int, host=None):
+if TYPE_CHECKING:
+    from sandbox.base import Host, Spawner
+
+
+def select_spawner(tier: int, host: Host | None = None) -> Spawner:
     """The Spawner for `tier`: 1 → Tier1Spawner, 0 → Tier0Spawner; `host` is the operator's
     settings for this machine (sandbox.base.Host)."""
     from sandbox.base import Host
@@ -20,7 +25,7 @@ def select_spawner(tier: int, host=None):
     raise ValueError(f"unknown sandbox tier {tier!r} (BOT_SANDBOX_TIER is 0 or 1)")
 
 
-def doctor_checks(host=None) -> list[tuple[str, bool, str]]:
+def doctor_checks(host: Host | None = None) -> list[tuple[str, bool, str]]:
     """Each tier-1 floor check as (name, ok, detail), measured with real probes."""
     from sandbox import preflight
     from sandbox.base import Host

@@ -139,7 +139,7 @@ async def watch(quotas: list[Quota], interval_s: float) -> Breach:
         await asyncio.sleep(max(interval_s, 10 * (time.monotonic() - started)))
 
 
-def human(n: int) -> str:
+def human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:g} {unit}" if unit == "B" else f"{n:.3g} {unit}"

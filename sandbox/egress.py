@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import overload
 
 from sandbox.base import EgressDecision, Limits
 from sandbox.inject import ConnectionCap, pipe, tcp_relay
@@ -45,6 +46,10 @@ def normalize_host(host: str) -> str:
     return host
 
 
+@overload
+def split_host_port(text: str) -> tuple[str, int]: ...
+@overload
+def split_host_port(text: str, default_port: int | None) -> tuple[str, int | None]: ...
 def split_host_port(text: str, default_port: int | None = DEFAULT_PORT) -> tuple[str, int | None]:
     """'h', 'h:443', '[::1]:443', '::1' -> (host, port)."""
     text = text.strip()
@@ -91,10 +96,10 @@ class Policy:
             key = "." + normalize_host(host[1:]) if host.startswith(".") else normalize_host(host)
             table.setdefault(key, set()).add(port)
         for entry in gateways:
-            host, port = split_host_port(entry, default_port=None)
-            if port is None:
+            host, gateway_port = split_host_port(entry, default_port=None)
+            if gateway_port is None:
                 raise ValueError(f"gateway {entry!r} needs an explicit port")
-            policy.gateways.add((normalize_host(host), port))
+            policy.gateways.add((normalize_host(host), gateway_port))
         return policy
 
     def check(self, host: str, port: int) -> tuple[bool, str, bool]:
@@ -115,7 +120,7 @@ class Policy:
 
 async def system_resolve(host: str, port: int) -> list[str]:
     infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(info[4][0] for info in infos))
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))  # already a str: the type says str | int
 
 
 class EgressProxy:
@@ -176,7 +181,7 @@ class EgressProxy:
         finally:
             writer.close()
 
-    async def _serve(self, reader, writer) -> None:
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT_S)
         method, _, target = head.split(b"\r\n", 1)[0].decode("latin-1").partition(" ")
         target = target.rsplit(" ", 1)[0]
@@ -221,7 +226,8 @@ class EgressProxy:
         self.record(EgressDecision(host, port, False, reason, time=time.time()))
         return None, reason
 
-    async def _tunnel(self, host, port, addresses, sni, hello, reader, writer) -> None:
+    async def _tunnel(self, host: str, port: int, addresses: list[str], sni: str | None, hello: bytes,
+                      reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         for address in addresses:  # the vetted answers only: never a second lookup
             try:
                 up_reader, up_writer = await asyncio.wait_for(

@@ -95,7 +95,7 @@ def hand_over(identity: Identity, home: Path, workdir: Path) -> None:
     """Let the sandbox user write its HOME and read (or, when mounted so, write) the worktree.
     Links are never followed."""
     _chown_tree(home, identity, include_top=True)
-    _chown_tree(workdir, identity, include_top=False, skip={".git"})
+    _chown_tree(workdir, identity, include_top=False, skip=frozenset({".git"}))
     top = os.stat(workdir, follow_symlinks=False)
     if stat.S_ISDIR(top.st_mode):
         os.chown(workdir, -1, identity.gid, follow_symlinks=False)

@@ -158,7 +158,8 @@ class ConnectionCap:
             await self.serve(handler, reader, writer)
         return capped
 
-    async def serve(self, handler, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def serve(self, handler: Callable[..., Awaitable[None]], reader: asyncio.StreamReader,
+                    writer: asyncio.StreamWriter) -> None:
         if self.active >= self.limit:
             try:
                 self.refuse(writer)
@@ -214,7 +215,8 @@ def tcp_relay(host: str, port: int) -> Callable[..., Awaitable[None]]:
     return handle
 
 
-async def serve(listener: socket.socket, handler, limit: int = RELAY_CHUNK) -> asyncio.AbstractServer:
+async def serve(listener: socket.socket, handler: Callable[..., Awaitable[None]],
+                limit: int = RELAY_CHUNK) -> asyncio.AbstractServer:
     """Accept on an injected listener; `limit` caps readline/readuntil (the proxy's header cap)."""
     listener.setblocking(False)
     return await asyncio.start_server(handler, sock=listener, limit=limit)

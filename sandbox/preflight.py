@@ -10,10 +10,14 @@ import platform
 import secrets
 import subprocess
 import tempfile
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 from sandbox import limits, seccomp
 from sandbox.base import Host, Refused
+
+T = TypeVar("T")
 
 Check = tuple[str, bool, str]
 
@@ -104,7 +108,7 @@ async def _probe_sandbox(host: Host) -> tuple[tuple[bool, str], tuple[bool, str]
     return proxy, (owner != 0 and kernel.startswith("core_pattern refused"), who)
 
 
-def _run_coroutine(factory):
+def _run_coroutine(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """asyncio.run, also when called from inside a running loop (then in a worker thread)."""
     try:
         asyncio.get_running_loop()

@@ -18,8 +18,9 @@ class Tier1Process:
         self._groups = groups
         self._limits = limits
         self.pid = proc.pid
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
+        assert proc.stdout is not None and proc.stderr is not None  # started with both piped
+        self.stdout: asyncio.StreamReader = proc.stdout
+        self.stderr: asyncio.StreamReader = proc.stderr
         self.egress: list[EgressDecision] = []
         self.servers: list[asyncio.AbstractServer] = []
         self._timed_out = False

@@ -12,7 +12,7 @@ import asyncio
 import os
 import resource
 import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sandbox.base import EgressDecision, Refused, SandboxConfig, base_env
 
@@ -23,8 +23,9 @@ class Tier0Process:
     def __init__(self, proc: asyncio.subprocess.Process, timeout_s: float):
         self._proc = proc
         self.pid = proc.pid
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
+        assert proc.stdout is not None and proc.stderr is not None  # started with both piped
+        self.stdout: asyncio.StreamReader = proc.stdout
+        self.stderr: asyncio.StreamReader = proc.stderr
         self.egress: list[EgressDecision] = []
         self._timed_out = False
         self._killed = False
@@ -89,6 +90,7 @@ class Tier0Spawner:
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             start_new_session=True, preexec_fn=_backstops(config), limit=1 << 24)
         if stdin is not None:
+            assert proc.stdin is not None  # piped when there is stdin
             proc.stdin.write(stdin)
             await proc.stdin.drain()
             proc.stdin.close()
@@ -110,7 +112,7 @@ def _place_system_files(config: SandboxConfig, env: dict[str, str]) -> dict[str,
     return {name: moved.get(value, value) for name, value in env.items()}
 
 
-def _backstops(config: SandboxConfig):
+def _backstops(config: SandboxConfig) -> Callable[[], None]:
     nofile = config.limits.open_files
 
     def apply() -> None:

@@ -261,7 +261,9 @@ class Tier1Spawner:
             groups.remove()
             raise
 
-    async def _launch(self, bwrap, config, argv, env, stdin, cwd, filter_fd, groups, who) -> Tier1Process:
+    async def _launch(self, bwrap: str, config: SandboxConfig, argv: Sequence[str], env: dict[str, str],
+                      stdin: bytes | None, cwd: str | None, filter_fd: int, groups: limits.CgroupSet,
+                      who: identity.Identity) -> Tier1Process:
         info_r, info_w = os.pipe()
         block_r, block_w = os.pipe()
         fds = (filter_fd, info_w, block_r)
@@ -283,12 +285,13 @@ class Tier1Spawner:
         try:
             child_pid = await _read_child_pid(info_r)
             if child_pid is None:
-                detail = (await proc.stderr.read()).decode("utf-8", "replace").strip()
+                detail = (await process.stderr.read()).decode("utf-8", "replace").strip()
                 if await proc.wait() == limits.JOIN_FAILED_EXIT:
                     raise Refused(f"no usable cgroup for the memory and process caps: {detail}", FIX_CGROUP)
                 raise Refused(f"bubblewrap could not create the sandbox: {detail or 'no detail'}",
                               _fix_for(detail))
             if switch is not None:
+                assert userns_w is not None  # _switch_for gives both or neither
                 _map_sandbox_user(who, child_pid, userns_w)
             await self._wire_network(process, config, child_pid)
             os.write(block_w, b"1")
@@ -296,7 +299,7 @@ class Tier1Spawner:
             await process.kill()
             raise
         finally:
-            for fd in (info_r, block_w) + ((userns_w,) if switch else ()):
+            for fd in (info_r, block_w) + ((userns_w,) if userns_w is not None else ()):
                 os.close(fd)
         process.start_watchdog()
         if stdin is not None:
@@ -304,7 +307,7 @@ class Tier1Spawner:
         return process
 
     async def _wire_network(self, process: Tier1Process, config: SandboxConfig, child_pid: int) -> None:
-        routes = {INSIDE_PROXY_PORT: None}
+        routes: dict[int, tuple[str, int] | None] = {INSIDE_PROXY_PORT: None}
         if config.bridge_upstream is not None:
             routes[INSIDE_BRIDGE_PORT] = config.bridge_upstream
         for port in loopback_gateways(config):
@@ -382,8 +385,12 @@ async def _read_child_pid(fd: int) -> int | None:
     os.set_blocking(fd, False)
     data = b""
     while True:
-        ready: asyncio.Future = loop.create_future()
-        loop.add_reader(fd, lambda ready=ready: ready.done() or ready.set_result(None))
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def wake(ready: asyncio.Future[None] = ready) -> None:
+            if not ready.done():
+                ready.set_result(None)
+        loop.add_reader(fd, wake)
         try:
             await ready
         finally:
@@ -399,6 +406,7 @@ async def _read_child_pid(fd: int) -> int | None:
 
 
 async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
+    assert proc.stdin is not None  # piped when there is stdin
     try:
         proc.stdin.write(data)
         await proc.stdin.drain()
