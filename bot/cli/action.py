@@ -79,13 +79,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--uses", help="workflow: where the Action lives, OWNER/REPO@REF (default: this checkout)")
     parser.add_argument("--handle", default="bot", help="workflow: the mention, without @")
     parser.add_argument("--agent", default="claude", help="workflow: the default agent")
+    parser.add_argument("--triggers", help="workflow: also the automatic triggers, NAME,… or all "
+                                           "(labels, assignment, review_requested, pull_request_opened)")
+    parser.add_argument("--config", help="workflow: the triggers this .github/bot.yml turns on")
     args = parser.parse_args(argv or [])
     if args.step != "workflow" and settings_refused():
         return EXIT_MISCONFIGURED
     if args.step == "plan":
         return plan_step()
     if args.step == "workflow":
-        return workflow_step(args.uses, args.handle, args.agent)
+        return workflow_step(args.uses, args.handle, args.agent, args.triggers, args.config)
     raise_open_files_limit()
     logging.basicConfig(level=config.env("BOT_LOG_LEVEL"))
     install_log_redaction()  # the workflow log of a public repository is public
@@ -121,9 +124,11 @@ def settings_refused() -> bool:
     return False
 
 
-def workflow_step(uses: str | None, handle: str, agent: str) -> int:
+def workflow_step(uses: str | None, handle: str, agent: str, triggers: str | None = None,
+                  config_path: str | None = None) -> int:
     try:
-        print(action_workflow.render(uses or action_workflow.this_checkout(), handle, agent), end="")
+        chosen = action_workflow.triggers_from(triggers, config_path)
+        print(action_workflow.render(uses or action_workflow.this_checkout(), handle, agent, chosen), end="")
     except action_workflow.WorkflowError as exc:
         print(f"bot action workflow: {exc}", file=sys.stderr)
         return EXIT_MISCONFIGURED

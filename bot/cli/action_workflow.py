@@ -5,14 +5,23 @@ repository and commit of the checkout the command runs from (its `origin` remote
 full commit SHA, as GitHub advises for third-party actions). The pre-filter `if:` starts a runner
 only for a comment that mentions the handle and was not written by a bot; the `concurrency`
 group queues the turns of one thread (never cancelling the running one).
+
+With triggers (`--triggers labels,assignment,…` or `all`, or `--config` naming a `.github/bot.yml`
+whose `triggers:` turns them on; docs/reviews.md) it also subscribes to the `issues`,
+`pull_request` and `pull_request_review` events they come by, and the `if:` lets exactly those
+through: a `bot:` label, an assignment, a review request, a pull request opened or made ready
+(not a draft unless `drafts:` is on). Without, it listens to comments only.
 """
 from __future__ import annotations
 
 import re
 import subprocess
+from dataclasses import dataclass
+from pathlib import Path
 
 from bot import config
 from bot.errors import BotError
+from bot.workspace.repo_config import ConfigError, RepoConfig, parse
 
 KEY_INPUTS = {"claude": ("anthropic-api-key", "ANTHROPIC_API_KEY"), "codex": ("openai-api-key", "OPENAI_API_KEY"),
               "opencode": ("openai-api-key", "OPENAI_API_KEY"), "gemini": ("gemini-api-key", "GEMINI_API_KEY")}
@@ -22,9 +31,7 @@ _HANDLE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,38}$")
 TEMPLATE = """\
 name: agent bot
 on:
-  issue_comment: {{types: [created]}}
-  pull_request_review_comment: {{types: [created]}}
-  issues: {{types: [opened]}}
+{events}
 permissions: {{}}
 # the turns of one thread run one at a time, in order
 concurrency:
@@ -32,10 +39,7 @@ concurrency:
   cancel-in-progress: false
 jobs:
   answer:
-    # a runner starts only for a comment that mentions the handle and was not written by a bot
-    if: >-
-      contains(github.event.comment.body || github.event.issue.body, '@{handle}')
-      && github.event.sender.type != 'Bot'
+{condition}
     runs-on: ubuntu-24.04
     timeout-minutes: 30
     permissions: {{contents: write, issues: write, pull-requests: write, actions: write}}
@@ -48,17 +52,100 @@ jobs:
 """
 
 
+COMMENT_EVENTS = {"issue_comment": ("created",), "pull_request_review_comment": ("created",), "issues": ("opened",)}
+MENTION_IF = """\
+    # a runner starts only for a comment that mentions the handle and was not written by a bot
+    if: >-
+      contains(github.event.comment.body || github.event.issue.body, '@{handle}')
+      && github.event.sender.type != 'Bot'"""
+TRIGGERS = ("labels", "assignment", "review_requested", "pull_request_opened")
+# trigger -> the events (and their activity types) it comes by, bot/web/triggers.py
+TRIGGER_EVENTS: dict[str, dict[str, tuple[str, ...]]] = {
+    "labels": {"issues": ("labeled",), "pull_request": ("labeled",)},
+    "assignment": {"issues": ("assigned",), "pull_request": ("assigned",)},
+    "review_requested": {"pull_request": ("review_requested",)},
+    "pull_request_opened": {"pull_request": ("opened", "ready_for_review")}}
+TRIGGER_IF = {"labels": "startsWith(github.event.label.name, 'bot:')",
+              "assignment": "github.event.action == 'assigned'",
+              "review_requested": "github.event.action == 'review_requested'",
+              "pull_request_opened": "(github.event_name == 'pull_request'{not_draft}\n"
+                                     "            && (github.event.action == 'opened'"
+                                     " || github.event.action == 'ready_for_review'))"}
+TYPE_ORDER = ("created", "submitted", "opened", "ready_for_review", "labeled", "assigned", "review_requested")
+
+
 class WorkflowError(BotError, ValueError):
     """The workflow cannot be written as asked; the message says what to pass."""
 
 
-def render(uses: str, handle: str = "bot", agent: str = "claude") -> str:
+@dataclass(frozen=True)
+class Triggers:
+    """The automatic triggers the workflow must let in (`.github/bot.yml`'s `triggers:`)."""
+
+    names: tuple[str, ...] = ()
+    drafts: bool = False
+
+
+def triggers_from(names: str | None = None, config_path: str | None = None) -> Triggers:
+    """`--triggers a,b` (or `all`) and/or the triggers a bot.yml turns on."""
+    chosen: set[str] = set()
+    drafts = False
+    if config_path:
+        section = _config(config_path).triggers
+        chosen |= {name for name in TRIGGERS if getattr(section, name)}
+        drafts = bool(section.drafts)
+    for name in filter(None, (part.strip() for part in (names or "").split(","))):
+        if name == "all":
+            chosen |= set(TRIGGERS)
+        elif name in TRIGGERS:
+            chosen.add(name)
+        else:
+            raise WorkflowError(f"unknown trigger {name!r} (one of {', '.join(TRIGGERS)}, or all)")
+    return Triggers(tuple(name for name in TRIGGERS if name in chosen), drafts)
+
+
+def _config(path: str) -> RepoConfig:
+    try:
+        return parse(Path(path).read_text(), source=path)
+    except OSError as exc:
+        raise WorkflowError(f"cannot read {path}: {exc.strerror}") from None
+    except ConfigError as exc:
+        raise WorkflowError(str(exc)) from None
+
+
+def render(uses: str, handle: str = "bot", agent: str = "claude", triggers: Triggers = Triggers()) -> str:
     if not _HANDLE.match(handle):
         raise WorkflowError(f"{handle!r} is not a GitHub login")
     if agent not in KEY_INPUTS:
         raise WorkflowError(f"unknown agent {agent!r} (one of {', '.join(KEY_INPUTS)})")
     key_input, key_secret = KEY_INPUTS[agent]
-    return TEMPLATE.format(uses=uses, handle=handle, agent=agent, key_input=key_input, key_secret=key_secret)
+    condition = _trigger_if(handle, triggers) if triggers.names else MENTION_IF.format(handle=handle)
+    return TEMPLATE.format(uses=uses, handle=handle, agent=agent, key_input=key_input, key_secret=key_secret,
+                           events=_events(triggers), condition=condition)
+
+
+def _events(triggers: Triggers) -> str:
+    events = {name: set(types) for name, types in COMMENT_EVENTS.items()}
+    if triggers.names:
+        events["pull_request_review"] = {"submitted"}  # `@bot …` in a review's body
+    for name in triggers.names:
+        for event, types in TRIGGER_EVENTS[name].items():
+            events.setdefault(event, set()).update(types)
+    return "\n".join(f"  {event}: {{types: [{', '.join(sorted(types, key=TYPE_ORDER.index))}]}}"
+                     for event, types in events.items())
+
+
+def _trigger_if(handle: str, triggers: Triggers) -> str:
+    """A mention in any body the subscribed events carry, or one of the triggers, never from a bot."""
+    not_draft = "" if triggers.drafts else " && !github.event.pull_request.draft"
+    alternatives = [f"|| {TRIGGER_IF[name].format(not_draft=not_draft)}" for name in triggers.names]
+    return "\n".join([
+        "    # a runner starts for a mention or a trigger .github/bot.yml turns on, never for a bot",
+        "    if: >-",
+        "      github.event.sender.type != 'Bot' && (",
+        "        contains(github.event.comment.body || github.event.review.body || github.event.issue.body",
+        f"                 || github.event.pull_request.body, '@{handle}')",
+        *(f"        {line}" for line in alternatives)]) + ")"
 
 
 def this_checkout() -> str:
