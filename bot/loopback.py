@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Iterator
 
 import uvicorn
 
@@ -14,7 +15,7 @@ class _QuietServer(uvicorn.Server):
     """uvicorn in-process: it must not take over the host process's signal handlers."""
 
     @contextlib.contextmanager
-    def capture_signals(self):
+    def capture_signals(self) -> Iterator[None]:
         yield
 
 
