@@ -12,11 +12,13 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Callable
 
 import httpx
 
 from adapters import base
 from bot import config, logs, metrics, retry
+from bot.db import Database
 from bot.errors import BotError
 from bot.github.client import Thread, TokenCache, installation_thread, transient, with_retries
 from bot.job import conversations, pipeline, replies, trigger_gate
@@ -39,7 +41,7 @@ class NotYet(BotError):
 
 
 class WorkerPool:
-    def __init__(self, db, size: int | None = None):
+    def __init__(self, db: Database, size: int | None = None):
         self.db, self.size = db, size or config.workers()
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.tokens = TokenCache()
@@ -95,7 +97,10 @@ class WorkerPool:
                 continue
             task = asyncio.create_task(self._handle(job))
             self.running[job.id] = task
-            task.add_done_callback(lambda _t, job_id=job.id: self._done(job_id))
+            task.add_done_callback(self._when_done(job.id))
+
+    def _when_done(self, job_id: int) -> Callable[[asyncio.Task], None]:
+        return lambda _task: self._done(job_id)
 
     def _done(self, job_id: int) -> None:
         self.running.pop(job_id, None)
@@ -174,6 +179,7 @@ class WorkerPool:
         if job.attempts > 1:
             await let_earlier_writes_land(job)
         try:
+            assert self._client is not None, "the pool is started before it runs jobs"
             thread = await installation_thread(self._client, self.tokens, spec["installation_id"],
                                                spec["repo"], spec["number"])
             if job.kind == "reply":  # safe to repeat: its comment is found by its marker
@@ -253,7 +259,7 @@ def job_marker(job_id: int) -> str:
     return f"<!-- bot:job {job_id} -->"
 
 
-def reply_text(db, job: queue.Job) -> str:
+def reply_text(db: Database, job: queue.Job) -> str:
     spec = job.spec
     agents = base.names() or list(config.AGENTS)
     kind = spec["reply"]
@@ -268,7 +274,7 @@ def reply_text(db, job: queue.Job) -> str:
     return replies.help_text(config.handle(), agents, config.default_agent())
 
 
-def status_text(db, conversation: str, requester: str | None = None, requester_id: int | None = None) -> str:
+def status_text(db: Database, conversation: str, requester: str | None = None, requester_id: int | None = None) -> str:
     """The thread's status with its model spend and the asker's today, from the relay's ledger."""
     spend = Ledger(db).spent(Scope(conversation=conversation, requester=str(requester_id) if requester_id else None))
     return replies.status(conversation, conversations.sessions(db, conversation), queue.open_jobs(db, conversation),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import AsyncIterator
 
 from sse_starlette.sse import AppStatus
 from starlette.applications import Starlette
@@ -48,7 +49,7 @@ def _hold_bridge_streams(hold: bool) -> None:
 
 def create_app(start_workers: bool = True) -> Starlette:
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette):
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         _hold_bridge_streams(True)
         manifest.install()  # a GitHub App created from `/` (manifest flow) is used from then on
         app.state.start_workers = start_workers

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http
 import logging
+from typing import Any
 from urllib.parse import parse_qs
 
 import orjson
@@ -16,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from bot import config, metrics
+from bot.db import Database
 from bot.job import grammar
 from bot.job.conversations import thread_key
 from bot.permissions import association_may_trigger, is_bot_author
@@ -32,7 +34,7 @@ _READ_HEADERS = frozenset({b"x-github-event", b"x-github-delivery", b"x-hub-sign
 class _JSON(JSONResponse):
     """Starlette's JSONResponse (same compact UTF-8 bytes), rendered by orjson."""
 
-    def render(self, content) -> bytes:
+    def render(self, content: object) -> bytes:
         return orjson.dumps(content)
 
 
@@ -114,7 +116,7 @@ def _ignored(delivery: str, reason: str) -> JSONResponse:
     return _JSON({"ok": True, "queued": False, "reason": reason}, status_code=202)
 
 
-async def decide(db, event: sansio.Event) -> JSONResponse:
+async def decide(db: Database, event: sansio.Event) -> JSONResponse:
     """Turn a verified event into at most one job."""
     if found := triggers.automatic(event.event, event.data):  # a label, an assignment, … (issue 14)
         job = await triggers.enqueue(db, event.delivery_id, event.event, event.data.get("action"), found)
@@ -135,7 +137,7 @@ async def decide(db, event: sansio.Event) -> JSONResponse:
     return await _enqueue(db, event, trigger, command)
 
 
-async def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Command) -> JSONResponse:
+async def _enqueue(db: Database, event: sansio.Event, trigger: dict, command: grammar.Command) -> JSONResponse:
     conversation = thread_key(trigger["repo"], trigger["number"])
     spec = {**trigger, "event": event.event, "delivery": event.delivery_id,
             "command": {"kind": command.kind, "agent": command.agent, "new_session": command.new_session,
@@ -163,7 +165,7 @@ async def _enqueue(db, event: sansio.Event, trigger: dict, command: grammar.Comm
     return _JSON({"ok": True, "queued": True, "job": job_id, "kind": kind}, status_code=202)
 
 
-def _request_stop(conn, conversation: str) -> int | None:
+def _request_stop(conn: Any, conversation: str) -> int | None:
     """Flag the thread's running and queued episodes for cancellation; a running one's worker
     notices within a second, a queued one ends as stopped when claimed. Returns the first id."""
     ids = [row["id"] for row in conn.execute(
