@@ -3,54 +3,31 @@ uvicorn server: events recorded while the run goes arrive in the page as they ha
 GitHub does not let read the repository sees none of it."""
 from __future__ import annotations
 
-import socket
-import threading
-import time
-
 import pytest
-import uvicorn
 
 from bot.record.recorder import Recorder
+from tests.browser import chromium, new_page, serve
 from tests.ops_run_page.conftest import app, record_run
 
 pytestmark = pytest.mark.e2e
-CHROMIUM = "/usr/bin/chromium"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
 def site(github):
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    with serve(app(), lifespan="off") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with chromium() as instance:
         yield instance
-        instance.close()
 
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context()
-    yield context.new_page()
-    context.close()
+    with new_page(browser) as page:
+        yield page
 
 
 def _sign_in(page, site, github, login):

@@ -2,78 +2,47 @@
 the real uvicorn server and the fake GitHub. Found by their labels and roles, as a screen reader would."""
 from __future__ import annotations
 
-import socket
-import threading
-import time
-
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 
 from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
 from bot.settings import routes as settings
+from tests.browser import chromium, new_page, serve, sign_in_with_github
 from tests.fakes.provider import FakeProvider, fail
 
 pytestmark = pytest.mark.e2e
-CHROMIUM = "/usr/bin/chromium"
 KEY = "sk-ant-api03-BrowserBrowserBrowser7Xy"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
 def site(github):
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(Starlette(routes=settings.routes), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    with serve(Starlette(routes=settings.routes), lifespan="off") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with chromium() as instance:
         yield instance
-        instance.close()
 
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context()
-    yield context.new_page()
-    context.close()
-
-
-def _sign_in(page, site, github, login="octocat"):
-    github.sign_in_as(login)
-    page.goto(f"{site}/settings")
-    page.get_by_role("link", name="Login with GitHub").click()
-    page.wait_for_url(f"{site}/settings")
+    with new_page(browser) as page:
+        yield page
 
 
 def test_login_with_github_in_a_browser(page, site, github):
     """Clicking Login with GitHub goes through GitHub's authorize step and lands signed in."""
-    _sign_in(page, site, github)
+    sign_in_with_github(page, site, github)
     assert "Signed in as octocat" in page.get_by_role("banner").inner_text()
     assert page.get_by_role("heading", level=1).inner_text() == "Your settings"
 
 
 def test_connect_and_delete_a_personal_key(page, site, github):
     """A key typed into the labelled field is saved, shown by fingerprint only, then deleted."""
-    _sign_in(page, site, github)
+    sign_in_with_github(page, site, github)
     page.get_by_label("Credential").select_option("claude:api_key")
     page.get_by_label("Key, token or file content").fill(KEY)
     page.get_by_role("button", name="Save").click()
@@ -90,7 +59,7 @@ def test_connect_and_delete_a_personal_key(page, site, github):
 def test_maintainer_sets_a_repository_key(page, site, github):
     """From the list of administered repositories to a saved repository key."""
     github.add_repo("octo/app", octocat="maintain")
-    _sign_in(page, site, github)
+    sign_in_with_github(page, site, github)
     page.get_by_role("link", name="octo/app").click()
     page.get_by_label("Credential").select_option("gemini:api_key")
     page.get_by_label("Key, token or file content").fill("AIzaSy" + "BrowserBrowserBrowser" + "b" * 12)
@@ -101,7 +70,7 @@ def test_maintainer_sets_a_repository_key(page, site, github):
 
 def test_sign_out_in_a_browser(page, site, github):
     """The Sign out button ends the session and shows the login page again."""
-    _sign_in(page, site, github)
+    sign_in_with_github(page, site, github)
     page.get_by_role("button", name="Sign out").click()
     assert page.get_by_role("link", name="Login with GitHub").is_visible()
 
@@ -110,7 +79,7 @@ def test_test_this_key_reports_success_then_rejection(page, site, github, monkey
     """The Test button against the fake provider: accepted first, then a scripted 401 reads as rejected."""
     with FakeProvider() as provider:
         monkeypatch.setenv("BOT_CLAUDE_BASE_URL", provider.url)
-        _sign_in(page, site, github)
+        sign_in_with_github(page, site, github)
         page.get_by_label("Credential").select_option("claude:api_key")
         page.get_by_label("Key, token or file content").fill(KEY)
         page.get_by_role("button", name="Save").click()

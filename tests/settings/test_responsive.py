@@ -4,18 +4,15 @@ scrolls sideways. With SCREENSHOTS_DIR set (`make screenshots`), each page is al
 from __future__ import annotations
 
 import os
-import threading
-import time
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from bot import config
 from bot.credentials import resolve as credentials
 from bot.settings import app_check
 from bot.web.app import create_app
-from tests.settings.test_browser import CHROMIUM, _free_port
+from tests.browser import chromium, serve, sign_in_with_github
 
 pytestmark = pytest.mark.e2e
 WIDTHS = (1280, 390)
@@ -37,26 +34,14 @@ PAGES = {  # name -> (path, signed in)
 def site(github, monkeypatch):
     monkeypatch.setattr(config, "stored_setting", None)
     monkeypatch.setattr(app_check, "_cache", {})
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(start_workers=False), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    with serve(create_app(start_workers=False)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with chromium() as instance:
         yield instance
-        instance.close()
 
 
 def _world(github) -> None:
@@ -68,13 +53,6 @@ def _world(github) -> None:
     for scope in (user, "repo:octo-org/a-repository-with-a-rather-long-name", "installation:42"):
         credentials.connect(scope, credentials.find_kind("claude:api_key"), LONG_KEY, actor="octocat")
     credentials.connect(user, credentials.find_kind("codex:auth_json"), CODEX_AUTH, actor="octocat")
-
-
-def _sign_in(page, site, github) -> None:
-    github.sign_in_as("octocat")
-    page.goto(f"{site}/settings")
-    page.get_by_role("link", name="Login with GitHub").click()
-    page.wait_for_url(f"{site}/settings")
 
 
 def _overflow(page) -> int:
@@ -91,7 +69,7 @@ def test_no_page_scrolls_sideways(browser, site, github, width):
     signed_in = False
     for name, (path, needs_session) in PAGES.items():
         if needs_session and not signed_in:
-            _sign_in(page, site, github)
+            sign_in_with_github(page, site, github)
             signed_in = True
         page.goto(f"{site}{path}")
         overflowing[name] = _overflow(page)
@@ -106,7 +84,7 @@ def test_mistyped_key_is_refused_with_the_value_kept_in_the_browser(browser, sit
     """Typed into the real form: the refusal names the right kind and the field still holds the key."""
     context = browser.new_context(viewport={"width": 390, "height": 900})
     page = context.new_page()
-    _sign_in(page, site, github)
+    sign_in_with_github(page, site, github)
     page.get_by_label("Credential").select_option("claude:oauth_token")
     page.get_by_label("Key, token or file content").fill(LONG_KEY)
     page.get_by_role("button", name="Save").click()
