@@ -13,6 +13,7 @@ from bot.record.recorder import Recorder
 from bot.settings import routes as settings
 from bot.web import run_page
 from bot.workspace import worktrees
+from tests.settings.conftest import use_fake_github
 from tests.settings.fake_github_oauth import ROLE_ORDER, FakeGitHubOAuth
 
 REPO = "octo/app"
@@ -41,10 +42,7 @@ class FakeGitHubRepos(FakeGitHubOAuth):
 @pytest.fixture
 def github(monkeypatch):
     with FakeGitHubRepos() as fake:
-        monkeypatch.setenv("GITHUB_API_URL", fake.url)
-        monkeypatch.setenv("BOT_GITHUB_OAUTH_URL", fake.url)
-        monkeypatch.setenv("GITHUB_CLIENT_ID", fake.client_id)
-        monkeypatch.setenv("GITHUB_CLIENT_SECRET", fake.client_secret)
+        use_fake_github(fake, monkeypatch)
         fake.private[REPO] = True
         fake.add_repo(REPO, octocat="read")
         yield fake

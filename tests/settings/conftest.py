@@ -12,13 +12,18 @@ from bot.settings import routes as settings
 from tests.settings.fake_github_oauth import FakeGitHubOAuth
 
 
+def use_fake_github(fake: FakeGitHubOAuth, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Points the bot's GitHub API and its OAuth app at the fake."""
+    monkeypatch.setenv("GITHUB_API_URL", fake.url)
+    monkeypatch.setenv("BOT_GITHUB_OAUTH_URL", fake.url)
+    monkeypatch.setenv("GITHUB_CLIENT_ID", fake.client_id)
+    monkeypatch.setenv("GITHUB_CLIENT_SECRET", fake.client_secret)
+
+
 @pytest.fixture
 def github(monkeypatch):
     with FakeGitHubOAuth() as fake:
-        monkeypatch.setenv("GITHUB_API_URL", fake.url)
-        monkeypatch.setenv("BOT_GITHUB_OAUTH_URL", fake.url)
-        monkeypatch.setenv("GITHUB_CLIENT_ID", fake.client_id)
-        monkeypatch.setenv("GITHUB_CLIENT_SECRET", fake.client_secret)
+        use_fake_github(fake, monkeypatch)
         yield fake
 
 

@@ -26,28 +26,20 @@ def test_api_key_under_subscription_token_names_the_right_kind():
     assert API_KEY not in str(caught.value)
 
 
-def test_subscription_token_under_api_key_names_the_right_kind():
+@pytest.mark.parametrize(("name", "value", "named"), [
+    ("claude:api_key", OAUTH_TOKEN, "Claude subscription token"),
+    ("claude:api_key", "hello", "sk-ant-api"),
+    ("claude:api_key", OPENAI_KEY, "OpenAI API key"),
+    ("codex:api_key", API_KEY, "Anthropic API key"),
+    ("codex:auth_json", OPENAI_KEY, "OpenAI API key"),
+], ids=["subscription-token-under-api-key", "hello-under-anthropic-key", "openai-key-under-anthropic-key",
+        "anthropic-key-under-openai-key", "bare-key-under-codex-auth-json"])
+def test_a_refusal_names_what_the_value_looks_like(name, value, named):
+    """A value pasted under the wrong kind is refused, naming the kind it looks like (or, for
+    something like no key at all, the shape the kind expects)."""
     with pytest.raises(ShapeMismatch) as caught:
-        check_shape(kind("claude:api_key"), OAUTH_TOKEN)
-    assert "Claude subscription token" in str(caught.value)
-
-
-def test_hello_is_not_an_anthropic_key():
-    with pytest.raises(ShapeMismatch) as caught:
-        check_shape(kind("claude:api_key"), "hello")
-    assert "sk-ant-api" in str(caught.value)
-
-
-def test_openai_key_under_anthropic_names_openai():
-    with pytest.raises(ShapeMismatch) as caught:
-        check_shape(kind("claude:api_key"), OPENAI_KEY)
-    assert "OpenAI API key" in str(caught.value)
-
-
-def test_anthropic_key_is_not_an_openai_key():
-    with pytest.raises(ShapeMismatch) as caught:
-        check_shape(kind("codex:api_key"), API_KEY)
-    assert "Anthropic API key" in str(caught.value)
+        check_shape(kind(name), value)
+    assert named in str(caught.value)
 
 
 def test_gemini_key_has_its_length():
@@ -64,12 +56,6 @@ def test_gemini_key_has_its_length():
 ])
 def test_well_shaped_values_pass(name, value):
     check_shape(kind(name), value)
-
-
-def test_a_bare_key_as_codex_auth_json_names_the_api_key_kind():
-    with pytest.raises(ShapeMismatch) as caught:
-        check_shape(kind("codex:auth_json"), OPENAI_KEY)
-    assert "OpenAI API key" in str(caught.value)
 
 
 def test_codex_auth_json_needs_tokens_or_a_key():
