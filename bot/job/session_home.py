@@ -153,6 +153,30 @@ def local_version(conversation: str, agent: str) -> int:
         return 0
 
 
+def used_here_at(conversation: str) -> float | None:
+    """When this machine last saved or restored one of the thread's homes (its version markers'
+    time), or None when it never did."""
+    return max((marker.lstat().st_mtime for marker in _markers(conversation)), default=None)
+
+
+def drop_local(conversation: str) -> None:
+    """Remove this machine's copies of the thread's CLI homes and their version markers. The stored
+    copies stay: the thread's next turn here restores them, as on a machine that never ran it."""
+    folder = config.data_dir() / "homes" / conversations.slug(conversation)
+    if folder.is_dir() and not folder.is_symlink():
+        empty(folder)  # written by the agent: never follow a link it planted
+        folder.rmdir()
+    for marker in _markers(conversation):
+        marker.unlink(missing_ok=True)
+
+
+def _markers(conversation: str) -> list[Path]:
+    folder, slug = config.data_dir() / "session-versions", conversations.slug(conversation)  # no glob characters
+    if not folder.is_dir():
+        return []
+    return [path for path in folder.glob(f"{slug}.*") if path.name.rpartition(".")[0] == slug]
+
+
 def save(db: Database, conversation: str, agent: str, packed_by: str = "") -> int:
     """Pack the local home after a turn and store it as the next version; returns that version."""
     sealed = vault.seal(_context(conversation, agent), pack(conversations.home_dir(conversation, agent), agent))

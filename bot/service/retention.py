@@ -14,6 +14,16 @@ What goes, in this order (`plan` decides, `apply` acts; `bot gc --dry-run` print
    used first (a mirror in use by a job is kept; bot.workspace.worktrees decides that under its
    lock). Mirrors and spares are caches: the next job clones or checks out again.
 
+On a shared database (PostgreSQL, many machines) a CLI home also lives in the database
+(bot.job.session_home), so a machine's homes are copies. Whether a thread's session is collected
+(its stored home deleted, the thread marked collected) is decided from the database alone: the
+thread is past the idle or closed window, whichever machine sweeps, and only once (the deletion
+and the marking are one transaction that does nothing when another machine did it first). A
+machine drops its local copy (and its version marker, so a later turn here restores from the
+database) when the thread is past the window, when the copy was not used here for the idle window
+(the thread went on elsewhere), or for the disk budget (least recently used here first, after the
+spare worktrees and before the mirrors); that never changes what another machine resumes.
+
 The sweep runs every BOT_GC_INTERVAL seconds in the service (`Sweeper`) and on demand (`bot gc`).
 """
 from __future__ import annotations
@@ -29,7 +39,7 @@ from pathlib import Path
 
 from bot import config
 from bot.db import Database
-from bot.job import conversations
+from bot.job import conversations, session_home
 from bot.job.resume_state import empty
 from bot.service import store
 from bot.workspace import pool, worktrees
@@ -60,6 +70,7 @@ class Plan:
     runs: list[str] = field(default_factory=list)  # run ids whose events go
     scratch: list[Path] = field(default_factory=list)  # runs/<id> folders
     threads: list[str] = field(default_factory=list)  # conversation keys whose homes go
+    local_homes: list[str] = field(default_factory=list)  # shared database: only this machine's copy goes
     spares: list[Path] = field(default_factory=list)
     mirrors_over_bytes: int = 0  # how much the mirrors must shrink after the spares went
     disk_bytes: int = 0
@@ -69,6 +80,8 @@ class Plan:
         out += [f"  run {run_id}" for run_id in self.runs]
         out += [f"scratch folder {path.name}" for path in self.scratch]
         out += [f"CLI home of {key} (idle past the window; next turn starts fresh)" for key in self.threads]
+        out += [f"local copy of the CLI home of {key} (the stored one stays; resumed from it)"
+                for key in self.local_homes]
         out += [f"spare worktree {path.parent.parent.name}/{path.parent.name}/{path.name}" for path in self.spares]
         if self.mirrors_over_bytes > 0:
             out.append(f"mirrors, least recently used first, until {self.mirrors_over_bytes} bytes are freed")
@@ -80,6 +93,7 @@ class Swept:
     events: int = 0
     runs: int = 0
     threads: int = 0
+    local_homes: int = 0
     spares: int = 0
     mirrors: list[str] = field(default_factory=list)
 
@@ -91,13 +105,28 @@ def plan(db: Database, policy: Policy | None = None, now: float | None = None) -
     result = Plan(disk_bytes=tree_bytes(root))
     result.runs = _old_runs(db, now - policy.events_days * DAY)
     result.scratch = _old_folders(root / "runs", now - policy.events_days * DAY)
-    result.threads = _idle_threads(db, now - policy.home_days * DAY, now - policy.closed_days * DAY)
+    idle_before, closed_before = now - policy.home_days * DAY, now - policy.closed_days * DAY
+    expired = _expired_threads(db, idle_before, closed_before)
+    copies: list[tuple[str, float]] = []
+    if db.shared:
+        result.threads = [key for key in expired if _collectable(db, key)]
+        copies = _local_copies_by_use(db, root, exclude=set(result.threads))
+        result.local_homes = [key for key, used in copies if key in expired or used < idle_before]
+    else:
+        homes = root / "homes"
+        result.threads = [key for key in expired if (homes / conversations.slug(key)).is_dir()]
     over = result.disk_bytes - policy.budget_bytes - _bytes_freed(root, result)
     for spare in _spares_by_age(root):
         if over <= 0:
             break
         result.spares.append(spare)
         over -= tree_bytes(spare)
+    for key, _ in copies:
+        if over <= 0:
+            break
+        if key not in result.local_homes:
+            result.local_homes.append(key)
+            over -= tree_bytes(root / "homes" / conversations.slug(key))
     result.mirrors_over_bytes = max(over, 0)
     return result
 
@@ -112,8 +141,11 @@ async def apply(db: Database, planned: Plan) -> Swept:
     for key in planned.threads:
         if _busy(db, key):  # a job arrived since the plan was made
             continue
-        collect_home(db, key)
-        swept.threads += 1
+        swept.threads += collect_home(db, key)
+    for key in planned.local_homes:
+        if not _busy(db, key):
+            session_home.drop_local(key)
+            swept.local_homes += 1
     for spare in planned.spares:
         mirror = _mirror_of(spare)
         async with worktrees.mirror_lock(mirror):
@@ -152,17 +184,30 @@ def note_closed(db: Database, event: str, payload: dict) -> bool:
     return True
 
 
-def collect_home(db: Database, key: str) -> None:
-    """Remove a thread's CLI homes and attachments; its sessions can no longer be resumed."""
-    slug = conversations.slug(key)
-    root = config.data_dir()
-    for folder in (root / "homes" / slug, root / "attachments" / slug):
-        if folder.is_dir() and not folder.is_symlink():
-            empty(folder)  # written by the agent: never follow a link it planted
-            folder.rmdir()
-    if "session_homes" in db.table_names():  # the packed copy that follows a thread between machines
-        db.execute("DELETE FROM session_homes WHERE conversation = ?", [key])
+def collect_home(db: Database, key: str) -> bool:
+    """Remove a thread's CLI homes and attachments; its sessions can no longer be resumed.
+    False when another machine collected the thread first (shared database: nothing is marked)."""
+    session_home.drop_local(key)
+    folder = config.data_dir() / "attachments" / conversations.slug(key)
+    if folder.is_dir() and not folder.is_symlink():
+        empty(folder)  # written by the agent: never follow a link it planted
+        folder.rmdir()
+    if not db.shared:
+        conversations.mark_collected(db, key)
+        return True
+    return bool(store.write(db, lambda conn: _collect_stored(conn, key)))
+
+
+def _collect_stored(db: Database, key: str) -> bool | None:
+    """Delete the stored homes and mark the thread collected, unless that is done already (the
+    DELETE and UPDATE wait for a concurrent collection's transaction, then find nothing to do)."""
+    deleted = db.execute("DELETE FROM session_homes WHERE conversation = ?", [key]).rowcount
+    cleared = db.execute("UPDATE sessions SET session_id = NULL WHERE conversation = ? AND session_id IS NOT NULL",
+                         [key]).rowcount
+    if not deleted and not cleared:
+        return None  # rolls back: nothing was written
     conversations.mark_collected(db, key)
+    return True
 
 
 def tree_bytes(path: Path) -> int:
@@ -188,13 +233,38 @@ def _old_folders(root: Path, before: float) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and p.lstat().st_mtime < before)
 
 
-def _idle_threads(db: Database, idle_before: float, closed_before: float) -> list[str]:
-    homes = config.data_dir() / "homes"
+def _expired_threads(db: Database, idle_before: float, closed_before: float) -> list[str]:
+    """Threads past the idle or closed window, by the database, without a queued or running job."""
     rows = db.query("SELECT key FROM conversations c WHERE last_active_at < ? OR EXISTS (SELECT 1 FROM notices n "
                     "WHERE n.conversation = c.key AND n.kind = ? AND n.created_at < ? AND n.created_at >= "
                     "c.last_active_at) ORDER BY last_active_at", [idle_before, CLOSED, closed_before])
-    return [row["key"] for row in rows
-            if (homes / conversations.slug(row["key"])).is_dir() and not _busy(db, row["key"])]
+    return [row["key"] for row in rows if not _busy(db, row["key"])]
+
+
+def _collectable(db: Database, key: str) -> bool:
+    """Shared database: the thread still has a stored home or a resumable session to collect."""
+    return any(db.query("SELECT 1 FROM session_homes WHERE conversation = ? LIMIT 1", [key])) \
+        or _resumable(db, key)
+
+
+def _resumable(db: Database, key: str) -> bool:
+    return any(db.query("SELECT 1 FROM sessions WHERE conversation = ? AND session_id IS NOT NULL LIMIT 1",
+                        [key]))
+
+
+def _local_copies_by_use(db: Database, root: Path, exclude: set[str]) -> list[tuple[str, float]]:
+    """This machine's copies of CLI homes (shared database), least recently used here first: when
+    it last saved or restored them, else the thread's last activity. Threads with a queued or
+    running job are left out."""
+    homes = root / "homes"
+    present = {p.name for p in homes.iterdir() if p.is_dir() and not p.is_symlink()} if homes.is_dir() else set()
+    copies: list[tuple[str, float]] = []
+    for row in db.query("SELECT key, last_active_at FROM conversations") if present else ():
+        key = row["key"]
+        if conversations.slug(key) in present and key not in exclude and not _busy(db, key):
+            used = session_home.used_here_at(key)
+            copies.append((key, (row["last_active_at"] or 0.0) if used is None else used))
+    return sorted(copies, key=lambda copy: copy[1])
 
 
 def _busy(db: Database, key: str) -> bool:
@@ -203,7 +273,7 @@ def _busy(db: Database, key: str) -> bool:
 
 
 def _bytes_freed(root: Path, planned: Plan) -> int:
-    homes = [root / "homes" / conversations.slug(key) for key in planned.threads]
+    homes = [root / "homes" / conversations.slug(key) for key in [*planned.threads, *planned.local_homes]]
     return sum(tree_bytes(path) for path in [*planned.scratch, *homes])
 
 
