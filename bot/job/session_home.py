@@ -11,6 +11,7 @@ each file new (O_EXCL, no link followed), so nothing an earlier agent left in it
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 import os
@@ -148,9 +149,23 @@ def _marker(conversation: str, agent: str) -> Path:
 
 def local_version(conversation: str, agent: str) -> int:
     try:
-        return int(_marker(conversation, agent).read_text())
+        return int(_marker(conversation, agent).read_text().partition(":")[0])
     except (FileNotFoundError, ValueError):
         return 0
+
+
+def _stamp(version: int, sealed: bytes) -> str:
+    """What a version marker holds: the version and a digest of the sealed row. Versions restart
+    at 1 when retention deletes a stored home, so the number alone could match a copy made before
+    that; each seal has a fresh nonce, so the digest tells the two apart."""
+    return f"{version}:{hashlib.sha256(sealed).hexdigest()[:32]}"
+
+
+def _holds(conversation: str, agent: str, stamp: str) -> bool:
+    try:
+        return _marker(conversation, agent).read_text() == stamp
+    except FileNotFoundError:
+        return False
 
 
 def used_here_at(conversation: str) -> float | None:
@@ -186,7 +201,7 @@ def save(db: Database, conversation: str, agent: str, packed_by: str = "") -> in
         "version = session_homes.version + 1, sealed = excluded.sealed, size = excluded.size, "
         "packed_by = excluded.packed_by, updated_at = excluded.updated_at RETURNING version",
         [conversation, agent, sealed, len(sealed), packed_by, time.time()])[0]["version"]
-    _marker(conversation, agent).write_text(str(version))
+    _marker(conversation, agent).write_text(_stamp(int(version), sealed))
     return int(version)
 
 
@@ -196,11 +211,11 @@ def restore(db: Database, conversation: str, agent: str) -> bool:
     row = db.execute("SELECT version, sealed FROM session_homes WHERE conversation = ? AND agent = ?",
                      [conversation, agent]).fetchone()
     home = conversations.home_dir(conversation, agent)
-    if row is None or (row["version"] == local_version(conversation, agent) and any(home.iterdir())):
+    if row is None or (_holds(conversation, agent, _stamp(row["version"], row["sealed"])) and any(home.iterdir())):
         return False  # nothing stored, or the local home is the latest (and was not removed since)
     data = vault.unseal(_context(conversation, agent), row["sealed"])
     unpack(data, home, agent)
-    _marker(conversation, agent).write_text(str(row["version"]))
+    _marker(conversation, agent).write_text(_stamp(row["version"], row["sealed"]))
     return True
 
 

@@ -111,3 +111,19 @@ def test_a_thread_collected_once_is_not_collected_again_by_another_machine(pg_ur
     swept = _sweep(db)
     assert swept.threads == 0 and swept.local_homes == 1
     assert not _local_copy() and session_home.local_version(KEY, "codex") == 0
+
+
+def test_a_copy_older_than_a_collection_is_replaced_by_the_threads_new_session(pg_url, monkeypatch, tmp_path):
+    _machine(monkeypatch, tmp_path, "machine-a")
+    db = store.connect()
+    _turn(db, idle_days=20)  # stored as version 1; machine A keeps its copy and its marker
+    _machine(monkeypatch, tmp_path, "machine-c")
+    _sweep(db)  # collected: the stored home is gone, so the next one is version 1 again
+    _machine(monkeypatch, tmp_path, "machine-b")
+    home = conversations.home_dir(KEY, "codex")
+    (home / ROLLOUT).parent.mkdir(parents=True)
+    (home / ROLLOUT).write_text('{"type":"new session"}\n')
+    assert session_home.save(db, KEY, "codex", "machine-b") == 1
+    _machine(monkeypatch, tmp_path, "machine-a")
+    assert session_home.restore(db, KEY, "codex") is True
+    assert (conversations.home_dir(KEY, "codex") / ROLLOUT).read_text() == '{"type":"new session"}\n'
