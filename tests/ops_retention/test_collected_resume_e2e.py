@@ -1,41 +1,20 @@
 """A thread whose CLI home retention collected resumes fresh, with a recap, and says why."""
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import sys
 import time
 
 import pytest
 
-from tests.fakes.provider import FakeProvider
-from tests.spine.service import ROOT
+from tests.spine.local_cli import local_cli
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
 def local(tmp_path):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-    (repo / "hello.py").write_text("print('hello')\n")
-    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "i"],
-                   check=True)
-    with FakeProvider() as provider:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC", "GITHUB_"))}
-        env.update(BOT_DATA_DIR=str(tmp_path / "data"), BOT_CODEX_BASE_URL=provider.url,
-                   OPENAI_API_KEY="sk-local-test-0123456789", PYTHONPATH=str(ROOT))
-
-        def bot(*args: str) -> subprocess.CompletedProcess:
-            return subprocess.run([sys.executable, "-m", "bot.cli", *args], env=env, capture_output=True,
-                                  text=True, timeout=180, cwd=ROOT)
-
-        def bot_run(request: str) -> subprocess.CompletedProcess:
-            return bot("run", request, "--agent", "codex", "--repo", str(repo))
-        yield bot, bot_run, tmp_path / "data"
+    with local_cli(tmp_path) as cli:
+        yield cli.bot, cli.run, cli.data
 
 
 def test_a_thread_whose_home_was_collected_starts_fresh_and_says_so(local):

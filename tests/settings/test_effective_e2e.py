@@ -14,7 +14,7 @@ from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
 from tests.fakes.provider import FakeProvider, say
 from tests.settings.conftest import csrf_of, sign_in
-from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
+from tests.spine.service import REPO, make_remote, seeded_github, service_env, serving
 from tests.spine.test_service_e2e import answers, comment
 
 pytestmark = pytest.mark.e2e
@@ -38,12 +38,8 @@ def world(tmp_path, monkeypatch):
         monkeypatch.setenv("BOT_DATA_DIR", env["BOT_DATA_DIR"])  # the page and the service share the store
         monkeypatch.setenv("BOT_CODEX_BASE_URL", provider.url)
         monkeypatch.setenv("OPENAI_API_KEY", env["OPENAI_API_KEY"])
-        service = Service(env, tmp_path / "serve.log").start()
-        try:
+        with serving(gh, env, tmp_path / "serve.log") as service:
             yield gh, provider, service
-        finally:
-            service.stop()
-            gh.stop()
 
 
 def test_repository_page_names_the_key_the_next_run_uses(world, client, github):

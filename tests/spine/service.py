@@ -8,6 +8,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -59,6 +61,8 @@ def free_port() -> int:
 class Service:
     """`bot serve` in its own process group; `kill()` is a kill -9."""
 
+    stop_seconds = 30  # how long `stop()` waits after SIGTERM before the kill -9
+
     def __init__(self, env: dict[str, str], log_path: Path):
         self.env, self.log_path = env, log_path
         self.port = int(env["BOT_PORT"])
@@ -94,9 +98,20 @@ class Service:
         if self.proc and self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGTERM)
             try:
-                self.proc.wait(30)
+                self.proc.wait(self.stop_seconds)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+@contextmanager
+def serving(gh: FakeGitHub, env: dict[str, str], log_path: Path) -> Iterator[Service]:
+    """`bot serve` started for the length of the block; then it and the fake GitHub are stopped."""
+    service = Service(env, log_path).start()
+    try:
+        yield service
+    finally:
+        service.stop()
+        gh.stop()
 
 
 def service_env(tmp: Path, gh: FakeGitHub, remotes: Path, provider_url: str, **extra: str) -> dict[str, str]:

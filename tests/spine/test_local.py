@@ -1,17 +1,14 @@
 """`bot run`: the same pipeline on a local repository, answer and provenance in the terminal."""
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import sqlite3
-import subprocess
-import sys
 
 import pytest
 
-from tests.fakes.provider import FakeProvider, call, say
-from tests.spine.service import ROOT
+from tests.fakes.provider import call, say
+from tests.spine.local_cli import local_cli
 
 pytestmark = pytest.mark.e2e
 MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
@@ -19,23 +16,8 @@ MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
 
 @pytest.fixture
 def local(tmp_path):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-    (repo / "hello.py").write_text("print('hello')\n")
-    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "i"],
-                   check=True)
-    with FakeProvider() as provider:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC", "GITHUB_"))}
-        env.update(BOT_DATA_DIR=str(tmp_path / "data"), BOT_CODEX_BASE_URL=provider.url,
-                   OPENAI_API_KEY="sk-local-test-0123456789", PYTHONPATH=str(ROOT))
-
-        def bot_run(request: str, *extra: str) -> subprocess.CompletedProcess:
-            return subprocess.run([sys.executable, "-m", "bot.cli", "run", request, "--agent", "codex",
-                                   "--repo", str(repo), *extra], env=env, capture_output=True, text=True,
-                                  timeout=180, cwd=ROOT)
-        yield bot_run, tmp_path, provider
+    with local_cli(tmp_path) as cli:
+        yield cli.run, tmp_path, cli.provider
 
 
 def test_prints_answer_with_provenance_and_progress(local):

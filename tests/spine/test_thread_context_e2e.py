@@ -10,7 +10,7 @@ import pytest
 
 from tests.fakes.provider import FakeProvider
 from tests.spine.helpers import payload
-from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
+from tests.spine.service import REPO, make_remote, seeded_github, service_env, serving
 
 pytestmark = pytest.mark.e2e
 MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
@@ -29,12 +29,8 @@ def world(tmp_path):
     remotes = make_remote(tmp_path)
     with FakeProvider() as provider:
         env = service_env(tmp_path, gh, remotes, provider.url, GITHUB_SERVER_URL=gh.url)
-        service = Service(env, tmp_path / "serve.log").start()
-        try:
+        with serving(gh, env, tmp_path / "serve.log") as service:
             yield gh, provider, service
-        finally:
-            service.stop()
-            gh.stop()
 
 
 def seed_pull_request(gh) -> dict:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -29,14 +28,17 @@ THREADS = 20
 SLOW = "touch .started && sleep 30"
 
 
-class Worker:
-    """`bot worker` in its own process group, with its own data dir; `kill()` is a kill -9."""
+class Worker(Service):
+    """`bot worker` in its own process group, with its own data dir; `kill()` is a kill -9. Ready
+    when it heartbeats in the database (it serves no HTTP), so `start` takes the database."""
+
+    stop_seconds = 60
 
     def __init__(self, env: dict[str, str], data: Path, log: Path):
-        self.env, self.data, self.log = dict(env, BOT_DATA_DIR=str(data)), data, log
-        self.proc: subprocess.Popen | None = None
+        super().__init__(dict(env, BOT_DATA_DIR=str(data)), log)
+        self.data, self.log = data, log
 
-    def start(self, db) -> Worker:
+    def start(self, db) -> Worker:  # type: ignore[override]
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "worker"], cwd=ROOT, env=self.env,
                                          stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -47,18 +49,6 @@ class Worker:
             assert self.proc.poll() is None, self.log.read_text()[-3000:]
             time.sleep(0.1)
         raise AssertionError("bot worker did not heartbeat:\n" + self.log.read_text()[-3000:])
-
-    def kill(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 @pytest.fixture
