@@ -159,8 +159,9 @@ async def apply(db: Database, planned: Plan) -> Swept:
 
 async def sweep(db: Database, policy: Policy | None = None) -> Swept:
     swept = await apply(db, plan(db, policy))
-    log.info("retention: %d event(s) of %d run(s), %d CLI home(s), %d spare(s), %d mirror(s) removed",
-             swept.events, swept.runs, swept.threads, swept.spares, len(swept.mirrors))
+    log.info("retention: %d event(s) of %d run(s), %d CLI home(s), %d local copy(ies) of CLI homes, %d spare(s), "
+             "%d mirror(s) removed", swept.events, swept.runs, swept.threads, swept.local_homes, swept.spares,
+             len(swept.mirrors))
     return swept
 
 
