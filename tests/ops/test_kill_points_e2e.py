@@ -33,6 +33,24 @@ def world(tmp_path):
         gh.stop()
 
 
+def killer(services: list[Service], killed: list[float]):
+    """The kill hook: a kill -9 of the first service, noting when."""
+    def kill() -> None:
+        os.killpg(services[0].proc.pid, signal.SIGKILL)
+        killed.append(time.monotonic())
+    return kill
+
+
+def mention_until_killed_then_restart(gh, env, tmp_path, services, killed, text: str, timeout: float) -> None:
+    """Delivers the mention to the first service, waits for the kill hook to fire, then starts the
+    next one on the same data dir."""
+    comment = gh.add_comment(REPO, 1, text, user="Codertocat")
+    assert services[0].deliver(_comment_payload(1, comment["id"], text)).status_code == 202
+    gh.wait_for(lambda: killed, timeout=timeout)
+    services[0].proc.wait()
+    services.append(Service(env, tmp_path / "serve-1.log").start())
+
+
 def answers(gh) -> list[dict]:
     return [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]" and JOB_MARKER.search(c["body"])]
 
@@ -42,18 +60,9 @@ def answers(gh) -> list[dict]:
 def test_help_answered_once_when_killed_at_a_github_call(world, tmp_path, method, path, after):
     gh, env, services = world
     services.append(Service(env, tmp_path / "serve-0.log").start())
-    killed = []
-
-    def kill() -> None:
-        os.killpg(services[0].proc.pid, signal.SIGKILL)
-        killed.append(time.monotonic())
-
-    gh.kill_on(method, path, kill, after=after)
-    comment = gh.add_comment(REPO, 1, "@bot help", user="Codertocat")
-    assert services[0].deliver(_comment_payload(1, comment["id"], "@bot help")).status_code == 202
-    gh.wait_for(lambda: killed, timeout=60)
-    services[0].proc.wait()
-    services.append(Service(env, tmp_path / "serve-1.log").start())
+    killed: list[float] = []
+    gh.kill_on(method, path, killer(services, killed), after=after)
+    mention_until_killed_then_restart(gh, env, tmp_path, services, killed, "@bot help", timeout=60)
     gh.wait_for(lambda: _rows(tmp_path, "SELECT status FROM jobs")[0]["status"] == "done", timeout=60)
     time.sleep(1.5)  # a second answer, if one were coming
     assert len(answers(gh)) == 1
@@ -66,18 +75,9 @@ def test_help_answered_once_when_the_killed_post_lands_late(world, tmp_path):
     gh, env, services = world
     env = dict(env, BOT_POST_SETTLE_SECONDS=SETTLE)
     services.append(Service(env, tmp_path / "serve-0.log").start())
-    killed = []
-
-    def kill() -> None:
-        os.killpg(services[0].proc.pid, signal.SIGKILL)
-        killed.append(time.monotonic())
-
-    gh.kill_on("POST", r"/issues/1/comments$", kill, land_after=LAND)
-    comment = gh.add_comment(REPO, 1, "@bot help", user="Codertocat")
-    assert services[0].deliver(_comment_payload(1, comment["id"], "@bot help")).status_code == 202
-    gh.wait_for(lambda: killed, timeout=60)
-    services[0].proc.wait()
-    services.append(Service(env, tmp_path / "serve-1.log").start())
+    killed: list[float] = []
+    gh.kill_on("POST", r"/issues/1/comments$", killer(services, killed), land_after=LAND)
+    mention_until_killed_then_restart(gh, env, tmp_path, services, killed, "@bot help", timeout=60)
     gh.wait_for(lambda: _rows(tmp_path, "SELECT status FROM jobs")[0]["status"] == "done", timeout=60)
     time.sleep(max(0.0, killed[0] + LAND + 1.5 - time.monotonic()))  # the late post has landed
     assert len(answers(gh)) == 1
@@ -99,15 +99,11 @@ def test_episode_answered_once_when_killed_at_a_github_call(tmp_path, method, pa
         env = service_env(tmp_path, gh, make_remote(tmp_path), provider.url, BOT_LEASE_SECONDS="1",
                           BOT_POST_SETTLE_SECONDS="2")
         services = [Service(env, tmp_path / "serve-0.log").start()]
-        killed = []
-        gh.kill_on(method, path, lambda: (os.killpg(services[0].proc.pid, signal.SIGKILL), killed.append(1)),
-                   after=after)
+        killed: list[float] = []
+        gh.kill_on(method, path, killer(services, killed), after=after)
         try:
-            comment = gh.add_comment(REPO, 1, "@bot codex say something", user="Codertocat")
-            assert services[0].deliver(_comment_payload(1, comment["id"], "@bot codex say something")).status_code == 202
-            gh.wait_for(lambda: killed, timeout=120)
-            services[0].proc.wait()
-            services.append(Service(env, tmp_path / "serve-1.log").start())
+            mention_until_killed_then_restart(gh, env, tmp_path, services, killed, "@bot codex say something",
+                                              timeout=120)
             gh.wait_for(lambda: _rows(tmp_path, "SELECT status FROM jobs")[0]["status"] != "running", timeout=180)
             time.sleep(1.5)  # a second answer, if one were coming
             finals = [c for c in answers(gh) if "<sub>working" not in c["body"]]
@@ -131,14 +127,10 @@ def test_episode_answer_is_not_overwritten_by_the_killed_services_late_edit(tmp_
                           BOT_POST_SETTLE_SECONDS=SETTLE)
         services = [Service(env, tmp_path / "serve-0.log").start()]
         killed: list[float] = []
-        gh.kill_on("PATCH", r"/issues/comments/\d+$", lambda: (os.killpg(services[0].proc.pid, signal.SIGKILL),
-                                                              killed.append(time.monotonic())), land_after=LAND)
+        gh.kill_on("PATCH", r"/issues/comments/\d+$", killer(services, killed), land_after=LAND)
         try:
-            comment = gh.add_comment(REPO, 1, "@bot codex say something", user="Codertocat")
-            assert services[0].deliver(_comment_payload(1, comment["id"], "@bot codex say something")).status_code == 202
-            gh.wait_for(lambda: killed, timeout=120)
-            services[0].proc.wait()
-            services.append(Service(env, tmp_path / "serve-1.log").start())
+            mention_until_killed_then_restart(gh, env, tmp_path, services, killed, "@bot codex say something",
+                                              timeout=120)
             gh.wait_for(lambda: _rows(tmp_path, "SELECT status FROM jobs")[0]["status"] != "running", timeout=180)
             time.sleep(max(0.0, killed[0] + LAND + 1.5 - time.monotonic()))  # the late edit has landed
             [answer] = answers(gh)

@@ -15,20 +15,11 @@ from types import SimpleNamespace
 import pytest
 
 from adapters import base as adapters
-from bot import config as bot_config
-from bot.bridge.admission import Admission
-from bot.bridge.server import BridgeServer
-from bot.config import sandbox_host
 from bot.credentials import vault
-from bot.job.model_channel import model_channel
-from bot.job.runner import run_episode
-from bot.record.recorder import Recorder
 from bot.relay import apis, chatgpt
-from sandbox.base import Limits, SandboxConfig
-from sandbox.tier1 import Tier1Spawner
-from tests.bridge.test_e2e_clis import AGENTS_DIR, make_worktree
 from tests.fakes.provider import CHATGPT_RESPONSES, TOKEN_PATH, FakeLogin, FakeProvider, say
 from tests.relay.conftest import header
+from tests.relay.episode import relay_episode
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 
@@ -45,38 +36,19 @@ class Ran:
 
 
 async def _episode(root: Path, monkeypatch) -> Ran:
-    worktree = make_worktree(root)
-    recorder = Recorder(root / "bot.db")
-    run_id = recorder.start_run(agent="codex", conversation="octo/repo#12", sandbox_tier=1)
     ctx = SimpleNamespace(conversation="octo/repo#12", repo="octo/repo", requester_id=42, installation_id=7,
                           secrets=[])
-    kill = asyncio.Event()
     with FakeProvider() as fake:
         fake.login = FakeLogin(lifetime_s=-120)  # expired: the relay must refresh before the first call
         auth = fake.login.auth_json()
         fake.script(say("Answered through the relay."))
         monkeypatch.setitem(apis.DEFAULT_BASE, "chatgpt", fake.url)
         monkeypatch.setenv("BOT_CHATGPT_TOKEN_URL", fake.url + TOKEN_PATH)
-        adapter = adapters.get("codex", bot_config.operator_for("codex"))
-        spawner = Tier1Spawner(host=sandbox_host())
-        config = SandboxConfig(workdir=worktree, home=root / "home", ro_binds=(AGENTS_DIR,),
-                               allowed_hosts=adapter.default_allowed_hosts, limits=Limits(timeout_s=120),
-                               tmpdir=root / "home" / ".tmp")
         creds = adapters.Credentials(files={chatgpt.AUTH_FILE: auth.encode()}, source="requester")
-        async with BridgeServer(worktree, Admission(worktree), recorder, run_id, scratch_root=root / "scratch",
-                                on_halt=lambda reason: kill.set()) as bridge, \
-                model_channel("codex", adapter, creds, ctx, recorder, run_id, config,
-                              on_stop=lambda reason: kill.set()) as channel:
-            config.bridge_upstream = ("127.0.0.1", bridge.port)
-            episode = adapters.Episode(prompt="Say something.", workdir=config.mount_path, home=config.home,
-                                       bridge=bridge.bridge_for(spawner.inside_bridge_url(config)),
-                                       base_url=channel.base_url, credentials=channel.credentials)
-            invocation = adapter.command(episode)
-            result = await run_episode(adapter, episode, spawner, config, cancel=kill,
-                                       on_event=lambda event: recorder.attest(run_id, event),
-                                       bridge_connected=bridge.connected)
+        relayed = await relay_episode("codex", creds, ctx, root)
     stored = vault.get(vault.scope_for("user", 42), "codex:auth_json")
-    return Ran(result, fake, fake.login, chatgpt.Login.parse(auth), invocation, config.home, stored)
+    return Ran(relayed.result, fake, fake.login, chatgpt.Login.parse(auth), relayed.invocation,
+               relayed.config.home, stored)
 
 
 @pytest.fixture(scope="module")

@@ -14,17 +14,10 @@ from types import SimpleNamespace
 import pytest
 
 from adapters import base as adapters
-from bot import config as bot_config
-from bot.bridge.admission import Admission
-from bot.bridge.server import BridgeServer
-from bot.config import sandbox_host
-from bot.job.model_channel import model_channel
-from bot.job.runner import run_episode
 from bot.record.recorder import Recorder
-from sandbox.base import Limits, SandboxConfig
-from sandbox.tier1 import Tier1Spawner
-from tests.bridge.test_e2e_clis import AGENTS_DIR, make_worktree
+from sandbox.base import SandboxConfig
 from tests.fakes.provider import FakeProvider, FakeUsage, say
+from tests.relay.episode import relay_episode
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 
@@ -45,36 +38,15 @@ class Ran:
 
 
 async def _episode(agent: str, root: Path, monkeypatch) -> Ran:
-    worktree = make_worktree(root)
-    recorder = Recorder(root / "bot.db")
-    run_id = recorder.start_run(agent=agent, conversation="octo/repo#12", sandbox_tier=1)
     ctx = SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[])
-    kill = asyncio.Event()
-    policy = Admission(worktree)
     with FakeProvider() as fake:
         fake.usage = USAGE
         fake.script(say("Answered through the relay."))
         monkeypatch.setenv(f"BOT_{agent.upper()}_BASE_URL", fake.url)  # the relay's upstream
-        adapter = adapters.get(agent, bot_config.operator_for(agent))
-        spawner = Tier1Spawner(host=sandbox_host())
-        config = SandboxConfig(workdir=worktree, home=root / "home", ro_binds=(AGENTS_DIR,),
-                               allowed_hosts=adapter.default_allowed_hosts, limits=Limits(timeout_s=120),
-                               tmpdir=root / "home" / ".tmp")
         creds = adapters.Credentials(env={CREDENTIAL[agent]: REAL_KEY}, source="repository")
-        async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=root / "scratch",
-                                on_halt=lambda reason: kill.set()) as bridge, \
-                model_channel(agent, adapter, creds, ctx, recorder, run_id, config,
-                              on_stop=lambda reason: kill.set()) as channel:
-            config.bridge_upstream = ("127.0.0.1", bridge.port)
-            episode = adapters.Episode(prompt="Say something.", workdir=config.mount_path, home=config.home,
-                                       bridge=bridge.bridge_for(spawner.inside_bridge_url(config)),
-                                       base_url=channel.base_url, credentials=channel.credentials)
-            env = adapter.command(episode).env
-            result = await run_episode(adapter, episode, spawner, config, cancel=kill,
-                                       on_event=lambda event: recorder.attest(run_id, event),
-                                       bridge_connected=bridge.connected)
-    recorder.attach_egress(run_id, result.egress)
-    return Ran(result, recorder, run_id, fake, config, env)
+        relayed = await relay_episode(agent, creds, ctx, root)
+    relayed.recorder.attach_egress(relayed.run_id, relayed.result.egress)
+    return Ran(relayed.result, relayed.recorder, relayed.run_id, fake, relayed.config, relayed.invocation.env)
 
 
 @pytest.fixture(scope="module", params=["claude", "codex", "opencode", "gemini"])

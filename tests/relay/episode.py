@@ -1,0 +1,57 @@
+"""One episode of a real agent CLI in a tier-1 sandbox whose only way to a model is the relay: the
+MCP bridge and the model channel around it, as a job sets them up. The caller starts the fake
+provider and points the relay's upstream at it first."""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+from adapters import base as adapters
+from bot import config as bot_config
+from bot.bridge.admission import Admission
+from bot.bridge.server import BridgeServer
+from bot.config import sandbox_host
+from bot.job.model_channel import model_channel
+from bot.job.runner import run_episode
+from bot.record.recorder import Recorder
+from sandbox.base import Limits, SandboxConfig
+from sandbox.tier1 import Tier1Spawner
+from tests.bridge.test_e2e_clis import AGENTS_DIR, make_worktree
+
+
+@dataclass
+class Relayed:
+    result: object
+    recorder: Recorder
+    run_id: str
+    invocation: adapters.Invocation
+    config: SandboxConfig
+    calls: list  # the relay's record of the model calls
+
+
+async def relay_episode(agent: str, creds: adapters.Credentials, ctx: SimpleNamespace, root: Path) -> Relayed:
+    worktree = make_worktree(root)
+    recorder = Recorder(root / "bot.db")
+    run_id = recorder.start_run(agent=agent, conversation="octo/repo#12", sandbox_tier=1)
+    kill = asyncio.Event()
+    adapter = adapters.get(agent, bot_config.operator_for(agent))
+    spawner = Tier1Spawner(host=sandbox_host())
+    config = SandboxConfig(workdir=worktree, home=root / "home", ro_binds=(AGENTS_DIR,),
+                           allowed_hosts=adapter.default_allowed_hosts, limits=Limits(timeout_s=120),
+                           tmpdir=root / "home" / ".tmp")
+    async with BridgeServer(worktree, Admission(worktree), recorder, run_id, scratch_root=root / "scratch",
+                            on_halt=lambda reason: kill.set()) as bridge, \
+            model_channel(agent, adapter, creds, ctx, recorder, run_id, config,
+                          on_stop=lambda reason: kill.set()) as channel:
+        config.bridge_upstream = ("127.0.0.1", bridge.port)
+        episode = adapters.Episode(prompt="Say something.", workdir=config.mount_path, home=config.home,
+                                   bridge=bridge.bridge_for(spawner.inside_bridge_url(config)),
+                                   base_url=channel.base_url, credentials=channel.credentials)
+        invocation = adapter.command(episode)
+        result = await run_episode(adapter, episode, spawner, config, cancel=kill,
+                                   on_event=lambda event: recorder.attest(run_id, event),
+                                   bridge_connected=bridge.connected)
+        calls = list(channel.relay.calls)
+    return Relayed(result, recorder, run_id, invocation, config, calls)
