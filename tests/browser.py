@@ -1,6 +1,6 @@
 """What the browser tests share: the real uvicorn server on a free loopback port and Debian's
-chromium, headless, through Playwright. Context managers rather than fixtures, so each test module
-keeps its own fixtures (with its own app and scope) in a few lines."""
+chromium, headless, through Playwright. The `browser` and `page` fixtures are offered by the
+conftests of the folders with browser tests; each test module serves its own app as `site`."""
 from __future__ import annotations
 
 import socket
@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 import uvicorn
 
 CHROMIUM = "/usr/bin/chromium"
@@ -65,3 +66,15 @@ def sign_in_with_github(page: Any, site: str, github: Any, login: str = "octocat
     page.goto(f"{site}/settings")
     page.get_by_role("link", name="Login with GitHub").click()
     page.wait_for_url(f"{site}/settings")
+
+
+@pytest.fixture(scope="module", name="browser")
+def browser_fixture() -> Iterator[Any]:
+    with chromium() as instance:
+        yield instance
+
+
+@pytest.fixture(name="page")
+def page_fixture(browser: Any) -> Iterator[Any]:
+    with new_page(browser) as fresh:
+        yield fresh

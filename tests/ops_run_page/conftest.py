@@ -13,6 +13,7 @@ from bot.record.recorder import Recorder
 from bot.settings import routes as settings
 from bot.web import run_page
 from bot.workspace import worktrees
+from tests.browser import browser_fixture, page_fixture  # noqa: F401 (the browser tests' fixtures)
 from tests.settings.conftest import use_fake_github
 from tests.settings.fake_github_oauth import ROLE_ORDER, FakeGitHubOAuth
 

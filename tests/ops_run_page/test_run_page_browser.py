@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.record.recorder import Recorder
-from tests.browser import chromium, new_page, serve
+from tests.browser import serve
 from tests.ops_run_page.conftest import app, record_run
 
 pytestmark = pytest.mark.e2e
@@ -16,18 +16,6 @@ pytestmark = pytest.mark.e2e
 def site(github):
     with serve(app(), lifespan="off") as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as instance:
-        yield instance
-
-
-@pytest.fixture
-def page(browser):
-    with new_page(browser) as page:
-        yield page
 
 
 def _sign_in(page, site, github, login):

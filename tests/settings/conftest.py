@@ -9,6 +9,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from bot.settings import routes as settings
+from tests.browser import browser_fixture, page_fixture  # noqa: F401 (the browser tests' fixtures)
 from tests.settings.fake_github_oauth import FakeGitHubOAuth
 
 

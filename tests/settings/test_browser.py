@@ -8,7 +8,7 @@ from starlette.applications import Starlette
 from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
 from bot.settings import routes as settings
-from tests.browser import chromium, new_page, serve, sign_in_with_github
+from tests.browser import serve, sign_in_with_github
 from tests.fakes.provider import FakeProvider, fail
 
 pytestmark = pytest.mark.e2e
@@ -19,18 +19,6 @@ KEY = "sk-ant-api03-BrowserBrowserBrowser7Xy"
 def site(github):
     with serve(Starlette(routes=settings.routes), lifespan="off") as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as instance:
-        yield instance
-
-
-@pytest.fixture
-def page(browser):
-    with new_page(browser) as page:
-        yield page
 
 
 def test_login_with_github_in_a_browser(page, site, github):

@@ -12,7 +12,7 @@ from bot import config
 from bot.credentials import resolve as credentials
 from bot.settings import app_check
 from bot.web.app import create_app
-from tests.browser import chromium, serve, sign_in_with_github
+from tests.browser import serve, sign_in_with_github
 
 pytestmark = pytest.mark.e2e
 WIDTHS = (1280, 390)
@@ -36,12 +36,6 @@ def site(github, monkeypatch):
     monkeypatch.setattr(app_check, "_cache", {})
     with serve(create_app(start_workers=False)) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as instance:
-        yield instance
 
 
 def _world(github) -> None:
