@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from bot import db as bot_db
+from bot.job import conversations
 from tests.fakes.provider import FakeProvider, call
 from tests.spine.helpers import payload
 from tests.spine.service import REPO, ROOT, Service, make_remote, seeded_github, service_env
@@ -93,9 +94,10 @@ def bot_comments(gh, number: int) -> list[dict]:
 
 
 def marker(worker: Worker, number: int) -> str | None:
-    """The version of the thread's codex home this worker's machine last held."""
-    found = list((worker.data / "session-versions").glob(f"*{number}*.codex"))
-    return found[0].read_text() if found else None
+    """The version of the thread's codex home this worker's machine last held (a marker is
+    `version:digest of the sealed row`)."""
+    found = worker.data / "session-versions" / f"{conversations.slug(f'{REPO}#{number}')}.codex"
+    return found.read_text().partition(":")[0] if found.exists() else None
 
 
 def test_second_turns_run_on_other_workers_and_resume_the_session(cluster_world):
