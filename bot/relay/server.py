@@ -62,7 +62,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 TOKEN_ENV = "BOT_RELAY_TOKEN"
 REQUEST_CAP = 64 << 20
-TAP_BATCH = 1 << 20  # reply bytes joined for one read of the usage tap (_Batched)
 WRITE_BUFFER = 4 << 20  # bytes buffered towards the CLI before the relay waits for it to read
 TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=30.0)
 # never forwarded upstream: hop-by-hop, framing, the client's keys, who-it-bills headers
@@ -310,7 +309,7 @@ class ModelRelay:
                 await response.aread()
                 raise _Refused(response.status_code, "key", self._key_rejected(response))
             call.outcome = "ok" if response.status_code < 400 else f"http:{response.status_code}"
-            tap = _Batched(self._tap(route, response, call))
+            tap = self._tap(route, response, call)
             headers, sized = _headers_down(response)
             await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
             call.answering = True
@@ -319,7 +318,8 @@ class ModelRelay:
                     if call.ttfb_ms is None:
                         call.ttfb_ms = _ms(started)
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    tap.add(chunk)
+                    if tap is not None:
+                        tap.feed(chunk)
             except httpx.HTTPError as exc:  # the provider cut the stream: the client sees it end early
                 call.outcome = f"error:cut ({type(exc).__name__})"
                 if sized:  # a short sized body cannot be ended cleanly: the connection is closed
@@ -327,7 +327,7 @@ class ModelRelay:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             await response.aclose()
-        if tap.tap is not None:
+        if tap is not None:
             usage, model = tap.result()
             call.usage, call.model = usage, call.model or model
             if usage is None:
@@ -428,36 +428,6 @@ class ModelRelay:
                              outcome=call.outcome, duration_ms=call.latency_ms,
                              raw=json.dumps(call.detail(), sort_keys=True))
         self._callback(self._on_call, call)
-
-
-class _Batched:
-    """Feeds the usage tap joined pieces of up to TAP_BATCH bytes instead of each piece as it
-    passes: a reply smaller than that is read once the client has all of it (the tap's scan no
-    longer sits between two pieces of the answer), a longer one a batch at a time (memory stays
-    bounded)."""
-
-    def __init__(self, tap: UsageTap | None):
-        self.tap = tap
-        self._pieces: list[bytes] = []
-        self._held = 0
-
-    def add(self, chunk: bytes) -> None:
-        if self.tap is None:
-            return
-        self._pieces.append(chunk)
-        self._held += len(chunk)
-        if self._held >= TAP_BATCH:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self._pieces and self.tap is not None:
-            self.tap.feed(b"".join(self._pieces))
-        self._pieces, self._held = [], 0
-
-    def result(self) -> tuple[CallUsage | None, str | None]:
-        self._flush()
-        assert self.tap is not None
-        return self.tap.result()
 
 
 def _headers_down(response: httpx.Response) -> tuple[list[tuple[bytes, bytes]], bool]:
