@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import http.cookiejar
 import inspect
 import json
 import logging
@@ -74,6 +75,10 @@ _DROP_UP = {b"host", b"connection", b"keep-alive", b"proxy-authorization", b"pro
 # (a Content-Length stays when the provider sent one without chunking: the raw bytes match it)
 _DROP_DOWN = {b"connection", b"keep-alive", b"transfer-encoding", b"content-length", b"upgrade", b"trailer",
               b"set-cookie"}
+
+
+# a jar that keeps nothing: a provider's Set-Cookie must not ride along on the episode's later calls
+_NO_COOKIES = http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=()))
 
 
 class _RelayProtocol(H11Protocol):
@@ -186,8 +191,9 @@ class ModelRelay:
 
     async def __aenter__(self) -> ModelRelay:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False, limits=httpx.Limits(
-                max_connections=64, max_keepalive_connections=16, keepalive_expiry=60))
+            self._client = httpx.AsyncClient(
+                timeout=TIMEOUT, follow_redirects=False, cookies=_NO_COOKIES,
+                limits=httpx.Limits(max_connections=64, max_keepalive_connections=16, keepalive_expiry=60))
         if self.upstream.login is not None:
             self.session = Session(self.upstream.login, self._client, on_refresh=self._on_login_refresh,
                                    on_secret=self.recorder.add_secrets)

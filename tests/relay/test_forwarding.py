@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import httpx
 
@@ -142,3 +143,32 @@ async def test_a_provider_that_cuts_a_sized_reply_short_is_recorded_as_cut(relay
         except httpx.HTTPError:
             pass  # the client sees the answer end early
     assert model_calls(recorder, run_id)[-1]["outcome"].startswith("error:cut")
+
+
+async def test_a_cookie_the_provider_sets_is_never_sent_back_upstream(relay):
+    """The relay's upstream client keeps no cookie jar: a provider's Set-Cookie reaches neither
+    the CLI nor the provider's next call (no state the bot did not choose to send)."""
+    seen: list[bytes] = []
+
+    async def cookie_provider(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError:
+                break
+            length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+            await reader.readexactly(length)
+            seen.append(head)
+            body = b'{"id":"msg_1","type":"message","content":[],"usage":{"input_tokens":1,"output_tokens":1}}'
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nset-cookie: session=tracked; Path=/\r\n"
+                         b"content-length: %d\r\n\r\n%s" % (len(body), body))
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(cookie_provider, "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    async with server, relay("anthropic", base_url=base) as r, httpx.AsyncClient() as client:
+        first = await client.post(r.url + "/v1/messages", json=ANTHROPIC[1], headers={"x-api-key": r.token})
+        await client.post(r.url + "/v1/messages", json=ANTHROPIC[1], headers={"x-api-key": r.token})
+    assert "set-cookie" not in first.headers
+    assert len(seen) == 2 and b"session=tracked" not in seen[1].lower()
