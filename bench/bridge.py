@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from bench.stats import p50_p99_ms
 from bot.bridge.admission import Admission
 from bot.bridge.server import BridgeServer
 from bot.config import sandbox_host
@@ -117,17 +118,11 @@ async def _measure() -> list[str]:
             raise RuntimeError(f"sandboxed client failed ({code}): {err.decode()[-2000:]}")
         data = json.loads(out)
         recorded = recorder.tier_counts(run_id)["enforced"]
-    bridged, direct = _percentiles(data["bridged"]), _percentiles(data["direct"])
+    bridged, direct = p50_p99_ms(data["bridged"]), p50_p99_ms(data["direct"])
     return [f"bridged save_file from inside tier 1: p50 {bridged[0]:.2f} ms · p99 {bridged[1]:.2f} ms "
             f"({CALLS} calls, {recorded} recorded enforced incl. warm-up)",
             f"direct local file write in the sandbox:  p50 {direct[0] * 1000:.1f} µs · p99 {direct[1] * 1000:.1f} µs",
             f"ratio (p50 bridged / p50 direct): {bridged[0] / direct[0]:.0f}×"]
-
-
-def _percentiles(samples: list[float]) -> tuple[float, float]:
-    ms = sorted(s * 1000 for s in samples)
-    cuts = statistics.quantiles(ms, n=100, method="inclusive")
-    return statistics.median(ms), cuts[98]
 
 
 if __name__ == "__main__":

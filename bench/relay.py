@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench.stats import p50_p99_ms
 from bot.record.recorder import Recorder
 from bot.relay.retry import RetryPolicy
 from bot.relay.server import ModelRelay, Upstream
@@ -124,8 +124,8 @@ def _report(samples: dict, counted: int, recorded: int, cpu_ms: float) -> list[s
 
 
 def _phase_lines(samples: dict) -> list[str]:
-    total = {name: _percentiles([s[0] for s in values]) for name, values in samples.items()}
-    ttfb = {name: _percentiles([s[1] for s in values]) for name, values in samples.items()}
+    total = {name: p50_p99_ms([s[0] for s in values]) for name, values in samples.items()}
+    ttfb = {name: p50_p99_ms([s[1] for s in values]) for name, values in samples.items()}
     return [f"  whole call   direct p50 {total['direct'][0]:.2f} ms · p99 {total['direct'][1]:.2f} ms | "
             f"relayed p50 {total['relay'][0]:.2f} ms · p99 {total['relay'][1]:.2f} ms",
             f"  first byte   direct p50 {ttfb['direct'][0]:.2f} ms · p99 {ttfb['direct'][1]:.2f} ms | "
@@ -133,12 +133,6 @@ def _phase_lines(samples: dict) -> list[str]:
             f"  relay adds per call: p50 {total['relay'][0] - total['direct'][0]:.2f} ms · "
             f"p99 {total['relay'][1] - total['direct'][1]:.2f} ms; to the first byte: "
             f"p50 {ttfb['relay'][0] - ttfb['direct'][0]:.2f} ms · p99 {ttfb['relay'][1] - ttfb['direct'][1]:.2f} ms"]
-
-
-def _percentiles(samples: list[float]) -> tuple[float, float]:
-    ms = sorted(s * 1000 for s in samples)
-    cuts = statistics.quantiles(ms, n=100, method="inclusive")
-    return statistics.median(ms), cuts[98]
 
 
 if __name__ == "__main__":

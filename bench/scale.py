@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.stats import p50_p99_ms  # noqa: E402
 from tests.store.postgres import Cluster, bin_dir  # noqa: E402
 
 THINK_S = 0.5
@@ -109,10 +109,9 @@ def _claim_latency(cluster: Cluster) -> tuple[float, float]:
     for _ in range(CLAIMS):
         started = time.perf_counter()
         job = queue.claim(db, "bench")
-        timings.append((time.perf_counter() - started) * 1000)
+        timings.append(time.perf_counter() - started)
         queue.finish(db, job.id, "done", owner="bench")
-    timings.sort()
-    return statistics.median(timings), timings[int(len(timings) * 0.99) - 1]
+    return p50_p99_ms(timings)
 
 
 def _pack_restore(cluster: Cluster) -> tuple[float, float, int, int]:
