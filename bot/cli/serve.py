@@ -8,10 +8,9 @@ import sys
 
 import uvicorn
 
-from bot import config, logs
-from bot.cli import preflight
+from bot import config
+from bot.cli import preflight, service_logging
 from bot.db import DatabaseConfigError
-from bot.record.redact import install_log_redaction
 from bot.service import store
 from bot.web.app import create_app
 from sandbox.limits import raise_open_files_limit
@@ -34,10 +33,7 @@ def main(argv: list[str]) -> int:
         print(f"bot serve: {exc}", file=sys.stderr)
         return 2
     raise_open_files_limit()  # one episode's connections must not starve the others
-    logs.configure(config.env("BOT_LOG_LEVEL"))  # text or JSON lines, the job's ids on each
-    install_log_redaction()
-    for noisy in ("httpx", "mcp", "uvicorn.error"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    service_logging.start()
     server = uvicorn.Server(uvicorn.Config(create_app(), host=args.host, port=args.port,
                                            log_level="warning", access_log=False,
                                            timeout_graceful_shutdown=5))

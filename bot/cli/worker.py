@@ -13,8 +13,8 @@ import sys
 from sse_starlette.sse import AppStatus
 
 from bot import config
+from bot.cli import service_logging
 from bot.db import DatabaseConfigError
-from bot.record.redact import install_log_redaction
 from bot.service import store
 from bot.service.worker import WorkerPool
 from bot.settings import manifest
@@ -42,10 +42,7 @@ def main(argv: list[str]) -> int:
         print(f"bot worker: {exc}", file=sys.stderr)
         return 2
     raise_open_files_limit()
-    logging.basicConfig(level=config.env("BOT_LOG_LEVEL"), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    install_log_redaction()
-    for noisy in ("httpx", "mcp", "uvicorn.error"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    service_logging.start()  # as bot serve's: BOT_LOG_FORMAT, the job's ids, secrets masked
     asyncio.run(_run(size))
     return 0
 
