@@ -20,6 +20,7 @@ import html
 import json
 import re
 import secrets as random_tokens
+import time
 from collections.abc import AsyncIterator
 
 import httpx
@@ -34,11 +35,15 @@ from bot.record import provenance
 from bot.record.recorder import Recorder
 from bot.record.redact import redact
 from bot.settings.github import API_HEADERS
-from bot.settings.session import SESSION_COOKIE, load_session
+from bot.settings.session import SESSION_COOKIE, WebSession, load_session
 from bot.workspace import worktrees
 from bot.workspace.git import run_git
 
 POLL_S = 0.25
+# An open stream answers to the viewer's session on every poll and to GitHub's word on their read
+# access this often; a viewer holds this many streams at once (per process).
+ACCESS_RECHECK_S = 30.0
+MAX_STREAMS_PER_VIEWER = 4
 MAX_TEXT = 600
 MAX_DIFF = 200_000
 _RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
@@ -79,29 +84,68 @@ async def run_page(request: Request) -> Response:
         recorder.db.close()
 
 
+_open_streams: dict[int, int] = {}  # viewer's GitHub user id -> streams open in this process
+
+
 async def run_events(request: Request) -> Response:
     recorder = Recorder()
     try:
-        run = await _allowed(request, recorder)
+        run, viewer = await _allowed_viewer(request, recorder)
     except RunPageRefusal as refused:
         recorder.db.close()
         return Response("not allowed" if refused.status != 404 else "no such run", refused.status,
                         media_type="text/plain")
+    if _open_streams.get(viewer.user_id, 0) >= MAX_STREAMS_PER_VIEWER:
+        recorder.db.close()
+        return Response(f"too many open streams: close another tab of this run first (at most "
+                        f"{MAX_STREAMS_PER_VIEWER} at once)", 429, media_type="text/plain",
+                        headers={"Retry-After": "30"})
+    _open_streams[viewer.user_id] = _open_streams.get(viewer.user_id, 0) + 1
     last = request.headers.get("last-event-id") or ""
-    return EventSourceResponse(_stream(recorder, run["id"], int(last) if last.isdigit() else 0), ping=15)
+    watch = _AccessWatch(request.cookies.get(SESSION_COOKIE), viewer.user_id, _repo_of(run) or "")
+    return EventSourceResponse(_stream(recorder, run["id"], int(last) if last.isdigit() else 0, watch), ping=15)
 
 
-async def _stream(recorder: Recorder, run_id: str, after: int) -> AsyncIterator[dict]:
-    """Every event past `after`, as they are recorded; `done` once the run has finished."""
+class _AccessWatch:
+    """Whether the viewer who opened a stream may still read it: signed in with the same session
+    (every poll, from the database), and GitHub still lets them read the repository (every
+    ACCESS_RECHECK_S). A GitHub outage keeps the stream: access is re-asked on the next round."""
+
+    def __init__(self, cookie: str | None, user_id: int, repo: str):
+        self.cookie, self.user_id, self.repo = cookie, user_id, repo
+        self.checked_at = time.monotonic()
+
+    async def still_allowed(self) -> bool:
+        session = load_session(self.cookie)
+        if session is None or session.user_id != self.user_id:
+            return False
+        if time.monotonic() - self.checked_at < ACCESS_RECHECK_S:
+            return True
+        self.checked_at = time.monotonic()
+        try:
+            return await can_read(session.token, self.repo)
+        except httpx.HTTPError:
+            return True
+
+
+async def _stream(recorder: Recorder, run_id: str, after: int, watch: _AccessWatch) -> AsyncIterator[dict]:
+    """Every event past `after`, as they are recorded; `done` once the run has finished;
+    `revoked` (and the end) once the viewer has signed out or lost read access."""
     try:
-        async for message in _messages(recorder, run_id, after):
+        async for message in _messages(recorder, run_id, after, watch):
             yield message
     finally:
         recorder.db.close()
+        _open_streams[watch.user_id] -= 1
+        if _open_streams[watch.user_id] <= 0:
+            del _open_streams[watch.user_id]
 
 
-async def _messages(recorder: Recorder, run_id: str, after: int) -> AsyncIterator[dict]:
+async def _messages(recorder: Recorder, run_id: str, after: int, watch: _AccessWatch) -> AsyncIterator[dict]:
     while True:
+        if not await watch.still_allowed():
+            yield {"event": "revoked", "data": json.dumps({"reason": "signed out or no longer allowed"})}
+            return
         run = recorder.run(run_id) or {}
         for event in recorder.db.query("SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq",
                                        [run_id, after]):
@@ -123,7 +167,12 @@ def shown(event: dict) -> dict:
 # ---- who may look
 
 async def _allowed(request: Request, recorder: Recorder) -> dict:
-    """The run, when the signed-in viewer may read its repository on GitHub; else RunPageRefusal."""
+    return (await _allowed_viewer(request, recorder))[0]
+
+
+async def _allowed_viewer(request: Request, recorder: Recorder) -> tuple[dict, WebSession]:
+    """The run and its viewer, when the signed-in viewer may read its repository on GitHub;
+    else RunPageRefusal."""
     run_id = request.path_params["run_id"]
     run = recorder.run(run_id) if _RUN_ID.match(run_id) else None
     repo = _repo_of(run)
@@ -143,7 +192,7 @@ async def _allowed(request: Request, recorder: Recorder) -> dict:
     if not readable:
         raise RunPageRefusal(403, _doc("Not yours to see", (
             f"<p>GitHub does not let @{html.escape(session.login)} read this run's repository.</p>")))
-    return run
+    return run, session
 
 
 def _repo_of(run: dict | None) -> str | None:
@@ -181,6 +230,7 @@ source.addEventListener("transcript", (message) => {
   list.appendChild(item);
 });
 source.addEventListener("done", () => { source.close(); location.reload(); });
+source.addEventListener("revoked", () => { source.close(); location.reload(); });
 """
     body = (f"{_summary(run, requester=requester)}<h2>Live transcript</h2><p id=state>running…</p><ol id=events></ol>"
             f"<script nonce={nonce}>{script}</script>")
