@@ -2,15 +2,17 @@
 reviews of a pull request (issue 14): `@bot [agent] review [focus]`, `@bot review with claude, codex
 [focus]`, `@bot claude, codex review [focus]` (a review is a run with `review` set and its `agents`).
 
-A command is a line that starts with the whole-word mention. The rest of that line, plus every
-line after it, is the request. Quoted lines (`>`) and code (fenced or indented) never trigger.
+A command is a line that starts with the whole-word mention, where GitHub renders that mention as
+live text (bot/record/live_mentions.py: not in code of any kind, HTML, a link or a quote). The
+rest of that line, plus every line after it, is the request.
 """
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
+
+from bot.record import live_mentions
 
 CONTROL_WORDS = ("help", "status", "stop")
 AGENT_ALIASES = {"claude-code": "claude", "claudecode": "claude", "gemini-cli": "gemini",
@@ -19,7 +21,6 @@ AGENT_ALIASES = {"claude-code": "claude", "claudecode": "claude", "gemini-cli": 
 OTHER_AGENT_NAMES = frozenset({"copilot", "cursor", "aider", "openhands", "devin", "sweep", "amp",
                                "goose", "qwen", "kimi", "grok", "deepseek", "gpt", "chatgpt",
                                "openai", "anthropic", "google", "mistral", "llama", "jules", "cline"})
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
 @dataclass(frozen=True)
@@ -35,26 +36,13 @@ class Command:
 
 def parse(body: str | None, handle: str, agents: tuple[str, ...] | list[str]) -> Command | None:
     """The first command addressed to `@handle` in a comment body, or None."""
-    lines = (body or "").replace("\r\n", "\n").split("\n")
-    mention = re.compile(rf"^\s{{0,3}}@{re.escape(handle)}(?![\w-])(.*)$", re.IGNORECASE)
-    for index, line in _live_lines(lines):
-        match = mention.match(line)
-        if match:
-            rest = [match.group(1).strip()] + lines[index + 1:]
-            return _command("\n".join(rest).strip(), tuple(agents))
-    return None
-
-
-def _live_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
-    """(index, line) for every line outside code blocks and quotes."""
-    in_fence = False
-    for index, line in enumerate(lines):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        if in_fence or line.lstrip().startswith(">") or line.startswith(("    ", "\t")):
-            continue
-        yield index, line
+    text = live_mentions.normalised(body)
+    first = next(live_mentions.live_mentions(text, handle), None)
+    if first is None:
+        return None
+    index, rest = first
+    following = text.split("\n")[index + 1:]
+    return _command("\n".join([rest.strip(), *following]).strip(), tuple(agents))
 
 
 def _command(text: str, agents: tuple[str, ...]) -> Command:
