@@ -176,6 +176,8 @@ class Adapter(Protocol):
     def min_version(self) -> str: ...
     @property
     def binary(self) -> str: ...
+    @property
+    def session_id_pattern(self) -> re.Pattern[str]: ...
 
     def detect(self, probe: ProbeFn) -> Readiness: ...
 
@@ -190,6 +192,33 @@ class Adapter(Protocol):
 
 
 STDERR_TAIL = 2000
+# Claude Code, Codex (its thread ids) and Gemini CLI name sessions by lowercase UUIDs.
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+NO_SESSION = re.compile(r"(?!)")  # an adapter that declares no grammar resumes nothing
+MAX_SESSION_ID = 200
+
+
+class InvalidSessionId(ValueError):
+    """A value offered as a CLI's session id that is not one in that CLI's grammar."""
+
+
+class SessionGrammar(Protocol):
+    """What check_session_id needs of an adapter (every Adapter has it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def session_id_pattern(self) -> re.Pattern[str]: ...
+
+
+def check_session_id(adapter: SessionGrammar, value: object) -> None:
+    """Raise InvalidSessionId unless `value` is a session id of `adapter`'s CLI. Called wherever an
+    id is read (the session map, the Action's cache, the CLI's own output): an id is passed to
+    the CLI's argv, and one outside the grammar (an option, `latest`, a path) must never be."""
+    if not isinstance(value, str) or len(value) > MAX_SESSION_ID or \
+            adapter.session_id_pattern.fullmatch(value) is None:
+        shown = repr(value)[:60] if isinstance(value, str) else type(value).__name__
+        raise InvalidSessionId(f"{shown} is not a {adapter.name} session id")
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -250,6 +279,7 @@ class CliAdapter:
     min_version = "0.0.0"
     credential_env: tuple[str, ...] = ()  # variables that authenticate the CLI
     unknown_session_markers: tuple[str, ...] = ()  # stderr text when --resume names a lost session
+    session_id_pattern: re.Pattern[str] = NO_SESSION  # the CLI's session ids, whole (fullmatch)
 
     def __init__(self, operator: Operator | None = None):
         self.operator = operator or Operator()
@@ -277,7 +307,17 @@ class CliAdapter:
             events = self._parse(obj, line)
         except Exception:  # a schema drift must not end the episode
             return unrecognised(line)
+        for event in events:
+            if event.session_id is not None and not self._is_session_id(event.session_id):
+                event.session_id = None  # the line is kept; the id is never stored or resumed
         return events or unrecognised(line)
+
+    def _is_session_id(self, value: object) -> bool:
+        try:
+            check_session_id(self, value)
+        except InvalidSessionId:
+            return False
+        return True
 
     def _parse(self, obj: dict, raw: bytes) -> list[Event]:
         raise NotImplementedError
@@ -318,7 +358,7 @@ class CliAdapter:
                last_message: str | None) -> Result:
         secrets = episode.credentials.secret_values() + ([episode.bridge.token] if episode.bridge else [])
         tail = _mask(_ANSI.sub("", stderr[-STDERR_TAIL:]), secrets)  # the runner redacts every encoding after
-        session = next((e.session_id for e in reversed(events) if e.session_id), None)
+        session = next((e.session_id for e in reversed(events) if self._is_session_id(e.session_id)), None)
         text = self._final_text(events, last_message)
         error, failure = self._failure(episode, events, exit_code, tail, text)
         return Result(ok=error is None, text=text, session_id=session, usage=self._usage(events),

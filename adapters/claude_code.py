@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from adapters.base import (
+    UUID,
     Bridge,
     CliAdapter,
     Episode,
@@ -48,6 +49,7 @@ class ClaudeCode(CliAdapter):
     min_version = "2.1.0"
     credential_env = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
     unknown_session_markers = ("No conversation found with session ID",)
+    session_id_pattern = UUID
 
     def command(self, episode: Episode) -> Invocation:
         native = episode.mode == "native"
@@ -70,7 +72,7 @@ class ClaudeCode(CliAdapter):
         if allowed:
             argv += ["--allowedTools", ",".join(allowed)]
         if episode.resume_session:
-            argv += ["--resume", episode.resume_session]
+            argv.append(f"--resume={episode.resume_session}")  # one argument: never an option
         if model := self.model(episode):
             argv += ["--model", model]
         if episode.instruction:

@@ -22,7 +22,18 @@ from __future__ import annotations
 import json
 import re
 
-from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, ProbeFn, Usage, http_failure, register
+from adapters.base import (
+    UUID,
+    CliAdapter,
+    Episode,
+    Event,
+    EventKind,
+    Invocation,
+    ProbeFn,
+    Usage,
+    http_failure,
+    register,
+)
 
 LAST_MESSAGE = ".bot/codex-last-message.txt"
 CODEX_HOME = ".codex"
@@ -49,6 +60,7 @@ class Codex(CliAdapter):
     min_version = "0.171.0"
     credential_env = ("CODEX_API_KEY", "OPENAI_API_KEY")
     unknown_session_markers = ("no rollout found for thread id",)
+    session_id_pattern = UUID  # its thread ids (`exec resume` also takes a thread name: never given)
 
     def command(self, episode: Episode) -> Invocation:
         home = episode.home
@@ -59,8 +71,8 @@ class Codex(CliAdapter):
             argv += ["-c", f"{key}={value}"]
         if model := self.model(episode):
             argv += ["-m", model]
-        if episode.resume_session:
-            argv.append(episode.resume_session)
+        if episode.resume_session:  # after `--`: positional, even if it starts with `-`
+            argv += ["--", episode.resume_session]
         argv.append("-")
         return Invocation(argv=argv, env=self._env(episode), stdin=episode.prompt.encode(),
                           files={CODEX_HOME + "/config.toml": CONFIG_NOTE} | episode.credentials.files,

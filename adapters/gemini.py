@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 
-from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Usage, http_failure, register
+from adapters.base import UUID, CliAdapter, Episode, Event, EventKind, Invocation, Usage, http_failure, register
 
 SETTINGS = ".gemini/settings.json"
 # Gemini ignores system settings unless root owns the file and every folder above it: placed by the sandbox
@@ -45,6 +45,7 @@ class Gemini(CliAdapter):
     min_version = "0.61.0"
     credential_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA")
     unknown_session_markers = ("Error resuming session",)
+    session_id_pattern = UUID  # its --resume also takes `latest` or an index: never given
 
     def command(self, episode: Episode) -> Invocation:
         home, native = episode.home, episode.mode == "native"
@@ -70,7 +71,7 @@ class Gemini(CliAdapter):
         if model := self.model(episode):
             argv += ["-m", model]
         if episode.resume_session:
-            argv += ["--resume", episode.resume_session]
+            argv.append(f"--resume={episode.resume_session}")  # one argument: never an option
         return Invocation(argv=argv, env=env, stdin=episode.prompt.encode(), files=files,
                           ephemeral=tuple(episode.credentials.files), system_files={SYSTEM_SETTINGS: settings})
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 
 from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Usage, http_failure, register
 
@@ -50,6 +51,8 @@ class OpenCode(CliAdapter):
     min_version = "1.18.0"
     credential_env = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY")
     unknown_session_markers = ("Session not found",)
+    # ses_ + 12 hex digits of time and counter + 14 random base62 characters (its Identifier)
+    session_id_pattern = re.compile(r"ses_[0-9a-f]{12}[0-9A-Za-z]{14}")
 
     def command(self, episode: Episode) -> Invocation:
         permission = (NATIVE if episode.mode == "native" else _strict(episode.read_dirs, episode.workdir)) | \
@@ -76,7 +79,7 @@ class OpenCode(CliAdapter):
             files[INSTRUCTIONS] = episode.instruction.encode()
             config["instructions"] = [str(episode.home / INSTRUCTIONS)]
         if episode.resume_session:
-            argv += ["--session", episode.resume_session]
+            argv.append(f"--session={episode.resume_session}")  # one argument: never an option
         env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
         env["OPENCODE_PERMISSION"] = json.dumps(permission)
         return Invocation(argv=argv, env=env, stdin=episode.prompt.encode(), files=files,

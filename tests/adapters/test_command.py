@@ -106,8 +106,8 @@ def test_claude_ignores_project_settings(tmp_path):
 
 
 def test_claude_resume(tmp_path):
-    """A backend session id becomes --resume ID."""
-    assert _value_after(_command("claude", tmp_path, resume_session="abc").argv, "--resume") == "abc"
+    """A backend session id becomes --resume=ID (one argument: the id is never read as an option)."""
+    assert "--resume=abc" in _command("claude", tmp_path, resume_session="abc").argv
 
 
 def test_claude_gateway_and_quiet_env(tmp_path):
@@ -250,8 +250,8 @@ def test_opencode_bridge_header_uses_env_placeholder(tmp_path):
 
 
 def test_opencode_resume_by_session(tmp_path):
-    """--session ses_… resumes."""
-    assert _value_after(_command("opencode", tmp_path, resume_session="ses_1").argv, "--session") == "ses_1"
+    """--session=ses_… resumes."""
+    assert "--session=ses_1" in _command("opencode", tmp_path, resume_session="ses_1").argv
 
 
 def test_opencode_gateway_provider(tmp_path):
@@ -320,8 +320,8 @@ def test_gemini_vertex_credentials_select_vertex_auth(tmp_path):
 
 
 def test_gemini_resume(tmp_path):
-    """--resume <uuid> resumes."""
-    assert _value_after(_command("gemini", tmp_path, resume_session="u-1").argv, "--resume") == "u-1"
+    """--resume=<uuid> resumes."""
+    assert "--resume=u-1" in _command("gemini", tmp_path, resume_session="u-1").argv
 
 
 def test_claude_login_probe_garbage_is_not_logged_in(tmp_path):
