@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from bot.record import inert
+
 WRITE_LEVELS = ("write", "maintain", "admin")
 
 
@@ -50,7 +52,8 @@ def not_allowed_once(levels: Sequence[str] = WRITE_LEVELS) -> str:
 
 
 def unknown_agent(name: str | None, agents: Sequence[str]) -> str:
-    return f"I don't know an agent called `{name}`. Available: " + ", ".join(f"`{a}`" for a in agents) + "."
+    """`name` is the word the user typed: quoted inert (bot/record/inert.py)."""
+    return f"I don't know an agent called {inert.code(name)}. Available: " + ", ".join(f"`{a}`" for a in agents) + "."
 
 
 def agent_not_available(agent: str, agents: Sequence[str]) -> str:
@@ -71,12 +74,20 @@ def stop_in_actions() -> str:
             "run from the repository's Actions tab to stop it.")
 
 
-def stopped(requester: str | None, *, started: bool) -> str:
-    """A stop asked for in the thread names who asked; at a terminal there is only the user."""
-    if not started:
-        return (f"⏹️ Stopped before it started, at @{requester}'s request." if requester
-                else "⏹️ Stopped before it started.")
-    return f"⏹️ Stopped at @{requester}'s request" if requester else "⏹️ Stopped."
+def stopped(by: str | None, *, started: bool) -> str:
+    """Names who stopped it (after their permission was checked); at a terminal, nobody."""
+    who = f" by @{by}" if by else ""
+    return f"⏹️ Stopped{who} before it started." if not started else f"⏹️ Stopped{who}."
+
+
+def not_allowed_to(login: str, command: str, levels: Sequence[str] = WRITE_LEVELS) -> str:
+    """A command that acts (`stop`, …) asked by someone GitHub does not let act here."""
+    return (f"Sorry @{login}, only people with {' or '.join(levels)} permission on this repository can "
+            f"use `{command}` here, so nothing was done.")
+
+
+def unknown_command(command: str) -> str:
+    return f"I don't know how to do `{command}`, so nothing was done."
 
 
 def shutting_down() -> str:

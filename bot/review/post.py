@@ -14,12 +14,14 @@ written into its body, so the findings still arrive.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from gidgethub import BadRequest
 
 from bot.github.client import is_own_comment
-from bot.record.defang import defang, markers
+from bot.record import inert
+from bot.record.defang import markers
 from bot.record.redact import redact, running_secrets
 
 log = logging.getLogger("bot.review.post")
@@ -38,13 +40,21 @@ async def pull_files(thread: Any) -> list[dict]:
     return await thread._authed(collect)
 
 
+class NotPosted(Exception):
+    """The re-check right before posting refused: the text says why (a permission revoked mid-run)."""
+
+
 async def post_review(thread: Any, payload: dict, secrets: list[str] | tuple[str, ...] = (),
-                      marker: str | None = None) -> dict:
+                      marker: str | None = None,
+                      still_allowed: Callable[[], Awaitable[str | None]] | None = None) -> dict:
+    """`still_allowed` is asked right before the POST (None: post; else NotPosted with its text)."""
     url = f"{thread.prefix}/pulls/{thread.number}/reviews"
     if marker:
         found = await find_review(thread, marker)
         if found is not None:
             return found
+    if still_allowed is not None and (refused := await still_allowed()):
+        raise NotPosted(refused)
         payload = {**payload, "body": f"{payload['body']}\n{marker}"}
     payload = masked(payload, secrets)
     try:
@@ -79,7 +89,7 @@ def inline_in_body(payload: dict) -> dict:
     listed = []
     for comment in payload["comments"]:
         lines = (f"{comment['start_line']}-{comment['line']}" if comment.get("start_line") else str(comment["line"]))
-        where = defang(f"`{comment['path']}` line {lines} ({comment['side']})")  # the PR author's file name
+        where = f"{inert.code(comment['path'])} line {lines} ({comment['side']})"  # the PR author's file name
         listed.append(f"#### {where}\n\n{comment['body']}")
     note = "GitHub did not accept these comments on their lines, so they are listed here:"
     body = payload["body"] + f"\n\n{note}\n\n" + "\n\n".join(listed)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.record import inert
 from bot.record.defang import defang
 from bot.review.findings import Finding, Scope
 from bot.review.merge import Merged, tally
@@ -119,7 +120,7 @@ def summary(merged: list[Merged], outcomes: list[AgentOutcome], scope: Scope, *,
     names = [o.agent for o in outcomes]
     lines = [f"### Review by {', '.join(names)}"]
     if focus:
-        lines.append(f"Focus: {defang(focus.strip())[:500]}")
+        lines.append(f"Focus: {inert.text(focus, 500)}")  # what the requester typed
     lines.append(coverage(scope))
     lines.append(findings_line(merged, scope, any(o.ok for o in outcomes)))
     if len(outcomes) > 1 or any(not o.ok for o in outcomes):
@@ -136,10 +137,9 @@ def summary(merged: list[Merged], outcomes: list[AgentOutcome], scope: Scope, *,
 def coverage(scope: Scope) -> str:
     if not scope.skipped:
         return f"Reviewed {_files(len(scope.reviewed))}."
-    skipped = "; ".join(f"`{name}` ({why})" for name, why in scope.skipped[:50])
+    skipped = "; ".join(f"{inert.code(name)} ({why})" for name, why in scope.skipped[:50])  # the PR author's names
     more = f" and {len(scope.skipped) - 50} more" if len(scope.skipped) > 50 else ""
-    # file names are the pull request author's: inert like agent text
-    return defang(f"Reviewed {len(scope.reviewed)} of {_files(scope.total)}; skipped: {skipped}{more}.")
+    return (f"Reviewed {len(scope.reviewed)} of {_files(scope.total)}; skipped: {skipped}{more}.")
 
 
 def findings_line(merged: list[Merged], scope: Scope, any_ok: bool) -> str:

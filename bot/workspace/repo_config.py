@@ -20,6 +20,7 @@ import yaml
 
 from bot import config
 from bot.errors import BotError
+from bot.record import inert
 from bot.workspace import paths
 from bot.workspace.git import git_env
 from bot.workspace.repo_config_model import (  # noqa: F401  (re-exported: the runtime names)
@@ -43,7 +44,7 @@ class ConfigError(BotError, ValueError):
     def __init__(self, message: str, key: str | None = None, line: int | None = None,
                  source: str = CONFIG_PATH):
         self.key, self.line, self.source, self.reason = key, line, source, message
-        where = source + (f" line {line}" if line else "") + (f", key `{key}`" if key else "")
+        where = source + (f" line {line}" if line else "") + (f", key {inert.code(key)}" if key else "")
         super().__init__(f"{where}: {message}")
 
     def comment(self) -> str:

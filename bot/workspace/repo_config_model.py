@@ -22,6 +22,7 @@ from pydantic_core import PydanticCustomError
 
 from bot import config
 from bot.permissions import PERMISSION_LEVELS, levels_from
+from bot.record import inert
 
 MODES = ("strict", "native")
 REGISTRY_HOSTS = {
@@ -50,7 +51,7 @@ def invalid(message: str) -> PydanticCustomError:
 
 def agent(value: Any) -> str:
     if value not in config.AGENTS:
-        raise invalid(f"`{value}` is not an agent (one of: {', '.join(config.AGENTS)})")
+        raise invalid(f"{inert.code(value)} is not an agent (one of: {', '.join(config.AGENTS)})")
     return str(value)
 
 
@@ -68,13 +69,13 @@ def permissions(value: Any) -> tuple[str, ...]:
     items = (value,) if isinstance(value, str) else string_list(value)
     for item in items:
         if item not in PERMISSION_LEVELS:
-            raise invalid(f"`{item}` is not a permission level (one of: {', '.join(PERMISSION_LEVELS)})")
+            raise invalid(f"{inert.code(item)} is not a permission level (one of: {', '.join(PERMISSION_LEVELS)})")
     return levels_from(value) if isinstance(value, str) else items
 
 
 def mode(value: Any) -> str:
     if value not in MODES:
-        raise invalid(f"`{value}` is not a mode (strict or native)")
+        raise invalid(f"{inert.code(value)} is not a mode (strict or native)")
     return str(value)
 
 
@@ -89,7 +90,7 @@ def hosts(value: Any) -> tuple[str, ...]:
     items = string_list(value)
     for item in items:
         if not _HOST.match(item) or "*" in item:
-            raise invalid(f"`{item}` is not a host name (use `.example.com` for subdomains)")
+            raise invalid(f"{inert.code(item)} is not a host name (use `.example.com` for subdomains)")
     return items
 
 
@@ -97,13 +98,13 @@ def registries(value: Any) -> tuple[str, ...]:
     items = string_list(value)
     for item in items:
         if item not in REGISTRY_HOSTS:
-            raise invalid(f"`{item}` is not a known registry (one of: {', '.join(REGISTRY_HOSTS)})")
+            raise invalid(f"{inert.code(item)} is not a known registry (one of: {', '.join(REGISTRY_HOSTS)})")
     return items
 
 
 def boolean(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise invalid(f"must be true or false, not `{value}`")
+        raise invalid(f"must be true or false, not {inert.code(value)}")
     return value
 
 
@@ -118,7 +119,7 @@ def string_list(value: Any) -> tuple[str, ...]:
 def whole(low: int, high: int) -> Callable[[Any], int]:
     def check(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise invalid(f"must be a whole number from {low} to {high}, not `{value}`")
+            raise invalid(f"must be a whole number from {low} to {high}, not {inert.code(value)}")
         return value
     return check
 
@@ -127,21 +128,21 @@ def size(value: Any) -> int:
     """'512MiB', '2GiB', '1048576' as bytes, within 64MiB..64GiB."""
     match = _SIZE.match(str(value)) if not isinstance(value, bool) else None
     if not match:
-        raise invalid(f"`{value}` is not a size (e.g. 2GiB, 512MiB)")
+        raise invalid(f"{inert.code(value)} is not a size (e.g. 2GiB, 512MiB)")
     unit = (match.group(2) or "B").upper().rstrip("B").rstrip("I")
     count = int(float(match.group(1)) * 1024 ** " KMGT".index(unit or " "))
     if not 64 << 20 <= count <= 64 << 30:
-        raise invalid(f"`{value}` is outside 64MiB..64GiB")
+        raise invalid(f"{inert.code(value)} is outside 64MiB..64GiB")
     return count
 
 
 def duration(value: Any) -> float:
     match = _DURATION.match(str(value)) if not isinstance(value, bool) else None
     if not match:
-        raise invalid(f"`{value}` is not a duration (e.g. 300s, 10m)")
+        raise invalid(f"{inert.code(value)} is not a duration (e.g. 300s, 10m)")
     seconds = float(match.group(1)) * {"s": 1, "m": 60, "h": 3600}[(match.group(2) or "s").lower()]
     if not 10 <= seconds <= 6 * 3600:
-        raise invalid(f"`{value}` is outside 10s..6h")
+        raise invalid(f"{inert.code(value)} is outside 10s..6h")
     return seconds
 
 
@@ -149,7 +150,7 @@ def amount(is_whole: bool) -> Callable[[Any], float]:
     def check(value: Any) -> float:
         numeric = isinstance(value, int | float) and not isinstance(value, bool)
         if not numeric or not value >= 0 or (is_whole and not isinstance(value, int)):
-            raise invalid(f"must be a {'whole number' if is_whole else 'number'} at least 0, not `{value}`")
+            raise invalid(f"must be a {'whole number' if is_whole else 'number'} at least 0, not {inert.code(value)}")
         return value if is_whole else float(value)
     return check
 
