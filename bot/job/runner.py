@@ -3,7 +3,8 @@
     result = await run_episode(adapter, episode, spawner, config, on_event=record, cancel=stop,
                                bridge_connected=bridge.connected)
 
-Every stdout line becomes events (raw line kept) delivered to `on_event` as they arrive;
+Every stdout line (kept up to LINE_CAP, its rest counted in a cut event) becomes events (raw line
+kept) delivered to `on_event` as they arrive; memory keeps a bounded few for `finish()` (kept_events);
 `cancel` kills the whole sandbox; failures that would be silent become errors: the bridge
 never reached in strict mode, a non-zero exit with nothing parsed, exit codes with meaning,
 a timeout, the memory or process cap, a disk quota (sandbox/disk.py: the worktree's growth and
@@ -23,10 +24,13 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from adapters.base import Adapter, Episode, Event, Invocation, Result, Usage
+from adapters.base import Adapter, Episode, Event, EventKind, Invocation, Result, Usage
 from bot import config as bot_config
 from bot import metrics
+from bot.job.disk_caps import stop_for_full_layer
+from bot.job.kept_events import KeptEvents
 from bot.job.resume_state import empty
+from bot.job.stdout_lines import Line, LineSplitter
 from bot.record.redact import redact
 from sandbox import disk
 from sandbox.base import Refused, SandboxConfig, SandboxProcess, Spawner
@@ -35,6 +39,8 @@ log = logging.getLogger(__name__)
 CHUNK = 1 << 16
 STDERR_KEEP = 64 << 10
 LAST_MESSAGE_CAP = 1 << 20  # an answer longer than this is cut
+BIG_LINE = 256 << 10  # a stdout line longer than this is parsed off the event loop
+SLICE_S = 0.002  # the longest the pump parses before it lets the event loop run others
 OnEvent = Callable[[Event], Any]
 
 
@@ -57,7 +63,7 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
         remove_ephemeral(episode.home, invocation)
         return _not_started(adapter, f"{adapter.name} could not be started: {exc.strerror or exc} "
                             f"({invocation.argv[0]})", "missing")
-    events: list[Event] = []
+    events = KeptEvents()
     watcher = asyncio.create_task(_stop_when_over(proc, quotas))
     try:
         cancelled = await _drive(proc, adapter, events, on_event, cancel)
@@ -71,12 +77,15 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
         raise
     finally:
         remove_ephemeral(episode.home, invocation)
-    result = adapter.finish(episode, events, exit_code, stderr, _last_message(episode.home, invocation))
+    if events.dropped:
+        log.info("%d of the episode's %d events were kept in the record only", events.dropped, events.count)
+    result = adapter.finish(episode, events.events(), exit_code, stderr, _last_message(episode.home, invocation))
     _redact_result(result, episode)
     result.duration_s = time.monotonic() - started
     result.outcome = dict(proc.outcome())
     result.egress = list(proc.egress)
     _apply_floor(result, cancelled, config, episode, bridge_connected)
+    stop_for_full_layer(result, config)
     if over is not None:
         _stop_for_disk(result, over, episode.home)
     return result
@@ -221,7 +230,7 @@ def _replace_special(dir_fd: int, name: str) -> None:
         os.unlink(name, dir_fd=dir_fd)
 
 
-async def _drive(proc: SandboxProcess, adapter: Adapter, events: list[Event], on_event: OnEvent | None,
+async def _drive(proc: SandboxProcess, adapter: Adapter, events: KeptEvents, on_event: OnEvent | None,
                  cancel: asyncio.Event | None) -> bool:
     """Pump stdout until EOF; True when `cancel` fired first (the process is then killed)."""
     pump = asyncio.create_task(_pump(proc.stdout, adapter, events, on_event))
@@ -240,22 +249,48 @@ async def _drive(proc: SandboxProcess, adapter: Adapter, events: list[Event], on
     return cancelled
 
 
-async def _pump(stream: asyncio.StreamReader, adapter: Adapter, events: list[Event],
+async def _pump(stream: asyncio.StreamReader, adapter: Adapter, events: KeptEvents,
                 on_event: OnEvent | None) -> None:
-    """Split stdout into lines of any length (no StreamReader limit) and parse each one."""
-    buffer = b""
+    """Split stdout into lines, each kept up to LINE_CAP (the rest is counted in a cut event),
+    and parse each one, yielding the loop often enough that one flood cannot stall the service."""
+    lines, fair = LineSplitter(), _FairShare()
     while chunk := await stream.read(CHUNK):
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        for line in lines:
-            await _deliver(adapter.parse(line), events, on_event)
-    if buffer:
-        await _deliver(adapter.parse(buffer), events, on_event)
+        for line in lines.feed(chunk):
+            await _deliver(await _parsed(adapter, line, lines.cap), events, on_event)
+            await fair.turn()
+    for line in lines.close():
+        await _deliver(await _parsed(adapter, line, lines.cap), events, on_event)
 
 
-async def _deliver(new: list[Event], events: list[Event], on_event: OnEvent | None) -> None:
+async def _parsed(adapter: Adapter, line: Line, cap: int) -> list[Event]:
+    """The line's events (a long line parsed off the event loop), then its cut if it had one."""
+    if len(line.data) > BIG_LINE:
+        parsed = await asyncio.to_thread(adapter.parse, line.data)
+    else:
+        parsed = adapter.parse(line.data)
+    if not line.cut:
+        return parsed
+    said = (f"a stdout line of {len(line.data) + line.cut} bytes was cut at {cap} bytes: "
+            f"{line.cut} bytes were not parsed")
+    return [*parsed, Event(EventKind.ERROR, text=said, error=said, data={"cut_bytes": line.cut})]
+
+
+class _FairShare:
+    """Gives the event loop back after each slice of parsing: a CLI printing at full speed keeps
+    its reader's buffer full, so its reads alone would never wait."""
+
+    def __init__(self) -> None:
+        self._since = time.monotonic()
+
+    async def turn(self) -> None:
+        if time.monotonic() - self._since >= SLICE_S:
+            await asyncio.sleep(0)
+            self._since = time.monotonic()
+
+
+async def _deliver(new: list[Event], events: KeptEvents, on_event: OnEvent | None) -> None:
     for event in new:
-        events.append(event)
+        events.add(event)
         if on_event is None:
             continue
         try:
