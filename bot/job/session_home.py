@@ -11,6 +11,7 @@ each file new (O_EXCL, no link followed), so nothing an earlier agent left in it
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import io
 import logging
@@ -35,6 +36,8 @@ log = logging.getLogger("bot.job.session_home")
 T = TypeVar("T")
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+SPARSE_HOLE = 1 << 20  # a file holding more than this in holes is sparse: never read
+UNPACKED_PER_PACKED = 4  # a file larger than this many times the packed cap is never read
 
 
 class SessionHomeTooLarge(BotError, RuntimeError):
@@ -81,9 +84,24 @@ def _add(tar: tarfile.TarFile, dir_fd: int, where: tuple[str, ...], patterns: li
             finally:
                 os.close(child)
         elif stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and any(_matches(path, p) for p in patterns):
+            _refuse_unreadable(info, "/".join(path), limit)
             _add_file(tar, dir_fd, name, "/".join(path))
             if buffer.tell() > limit:
                 raise SessionHomeTooLarge(_too_large(buffer.tell(), limit))
+
+
+def _refuse_unreadable(info: os.stat_result, path: str, limit: int) -> None:
+    """A file is read only for what it holds on disk: a sparse one (a hole of 500 GiB costs no
+    disk and packs to almost nothing) would be read as zeros for hours; one larger than what
+    may be stored unpacked would be read only to be refused."""
+    if info.st_size - info.st_blocks * 512 > SPARSE_HOLE:
+        raise SessionHomeTooLarge(f"the file {path!r} of the CLI's session state is sparse ({info.st_size} "
+                                  f"bytes long, {info.st_blocks * 512} on disk): it is not packed, so the next "
+                                  "turn resumes the session only if it runs on this machine")
+    if info.st_size > limit * UNPACKED_PER_PACKED:
+        raise SessionHomeTooLarge(f"the file {path!r} of the CLI's session state is {info.st_size} bytes, over "
+                                  f"{UNPACKED_PER_PACKED} x BOT_SESSION_MAX_BYTES ({limit}): it is not packed, so "
+                                  "the next turn resumes the session only if it runs on this machine")
 
 
 def _add_file(tar: tarfile.TarFile, dir_fd: int, name: str, arcname: str) -> None:
@@ -194,22 +212,41 @@ def _markers(conversation: str) -> list[Path]:
 
 def save(db: Database, conversation: str, agent: str, packed_by: str = "") -> int:
     """Pack the local home after a turn and store it as the next version; returns that version."""
-    sealed = vault.seal(_context(conversation, agent), pack(conversations.home_dir(conversation, agent), agent))
+    return _store(db, conversation, agent, _sealed(conversation, agent), packed_by)
+
+
+def _sealed(conversation: str, agent: str) -> bytes:
+    return vault.seal(_context(conversation, agent), pack(conversations.home_dir(conversation, agent), agent))
+
+
+def _store(db: Database, conversation: str, agent: str, sealed: bytes, packed_by: str) -> int:
+    version = _insert(db, conversation, agent, sealed, packed_by)
+    _marker(conversation, agent).write_text(_stamp(version, sealed))
+    return version
+
+
+def _insert(db: Database, conversation: str, agent: str, sealed: bytes, packed_by: str) -> int:
     version = db.query(
         "INSERT INTO session_homes (conversation, agent, version, sealed, size, packed_by, updated_at) "
         "VALUES (?, ?, 1, ?, ?, ?, ?) ON CONFLICT (conversation, agent) DO UPDATE SET "
         "version = session_homes.version + 1, sealed = excluded.sealed, size = excluded.size, "
         "packed_by = excluded.packed_by, updated_at = excluded.updated_at RETURNING version",
         [conversation, agent, sealed, len(sealed), packed_by, time.time()])[0]["version"]
-    _marker(conversation, agent).write_text(_stamp(int(version), sealed))
     return int(version)
 
 
 def restore(db: Database, conversation: str, agent: str) -> bool:
     """Before a turn: bring the latest stored home here unless the local one already is it.
     True when a restore happened."""
-    row = db.execute("SELECT version, sealed FROM session_homes WHERE conversation = ? AND agent = ?",
-                     [conversation, agent]).fetchone()
+    return _bring_here(_stored_row(db, conversation, agent), conversation, agent)
+
+
+def _stored_row(db: Database, conversation: str, agent: str) -> dict | None:
+    return db.execute("SELECT version, sealed FROM session_homes WHERE conversation = ? AND agent = ?",
+                      [conversation, agent]).fetchone()
+
+
+def _bring_here(row: dict | None, conversation: str, agent: str) -> bool:
     home = conversations.home_dir(conversation, agent)
     if row is None or (_holds(conversation, agent, _stamp(row["version"], row["sealed"])) and any(home.iterdir())):
         return False  # nothing stored, or the local home is the latest (and was not removed since)
@@ -217,6 +254,22 @@ def restore(db: Database, conversation: str, agent: str) -> bool:
     unpack(data, home, agent)
     _marker(conversation, agent).write_text(_stamp(row["version"], row["sealed"]))
     return True
+
+
+async def _restore_off_loop(db: Database, conversation: str, agent: str) -> bool:
+    """`restore` with the hashing, decrypting and unpacking on a thread (the database stays on
+    the loop)."""
+    row = _stored_row(db, conversation, agent)
+    return await asyncio.to_thread(_bring_here, row, conversation, agent)
+
+
+async def _save_off_loop(db: Database, conversation: str, agent: str, packed_by: str) -> int:
+    """`save` with the packing and sealing on a thread: a large home never stalls the service."""
+    sealed = await asyncio.to_thread(_sealed, conversation, agent)
+    version = _insert(db, conversation, agent, sealed, packed_by)
+    stamp = await asyncio.to_thread(_stamp, version, sealed)
+    _marker(conversation, agent).write_text(stamp)
+    return version
 
 
 async def following(db: Database, conversation: str, agent: str, note: Callable[[str], Awaitable[None]],
@@ -227,7 +280,7 @@ async def following(db: Database, conversation: str, agent: str, note: Callable[
     if not db.shared:
         return await turn()
     try:
-        if restore(db, conversation, agent):
+        if await _restore_off_loop(db, conversation, agent):
             log.info("restored the %s home of %s from the database", agent, conversation)
     except vault.SecretError:  # another key (rotated, or not the shared one) or an altered row
         log.warning("the stored %s home of %s does not open with this key; the turn starts without it",
@@ -235,7 +288,7 @@ async def following(db: Database, conversation: str, agent: str, note: Callable[
         await note("stored session could not be opened with this service's key; starting without it")
     result = await turn()
     try:
-        save(db, conversation, agent, packed_by=socket.gethostname())
+        await _save_off_loop(db, conversation, agent, socket.gethostname())
     except SessionHomeTooLarge as exc:
         log.warning("%s home of %s not stored: %s", agent, conversation, exc)
         await note(f"⚠️ {exc}")
