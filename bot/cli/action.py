@@ -287,6 +287,7 @@ async def _run(trigger: dict, command: grammar.Command, thread: Thread, surface:
     ctx = pipeline.JobContext(
         conversation=thread_key(trigger["repo"], trigger["number"]), repo=trigger["repo"],
         request=command.request, requester=trigger["author"], requester_id=trigger.get("author_id") or 0,
+        repo_id=trigger.get("repo_id") or 0,
         surface=surface, agent=command.agent, new_session=command.new_session, number=trigger["number"],
         review=command.review, agents=command.agents,
         title=trigger.get("title", ""), is_pr=trigger.get("is_pr", False), thread=thread, mode=GitHubMode(),

@@ -98,7 +98,7 @@ def check_ready(agent: str, repo: Path) -> None:
     missing = preflight.missing_binary(agent)
     if missing:
         raise RunRefused(missing)
-    if credentials.resolve(agent, local_repo_name(repo), None, None) is None:
+    if credentials.resolve(agent, None, None, None) is None:
         names = " or ".join(credentials.operator_env_names(agent)) or "its API key"
         raise RunRefused(f"no credentials for {agent}: set {names} in your environment "
                       f"(`bot doctor` shows what each agent would use)")

@@ -119,7 +119,7 @@ class Origin:
     variable. The settings pages show it; the run's record names it (never the value)."""
 
     credentials: Credentials
-    scope: str | None = None  # e.g. "repo:octo/app"; None for the operator's environment
+    scope: str | None = None  # e.g. "repo:1296269" (the repository's id); None for the operator's environment
     kind: Kind | None = None
     variable: str | None = None  # the operator's variable, or "auth.json"
 
@@ -128,22 +128,22 @@ class Origin:
         return self.credentials.source
 
 
-def resolve(agent: str, repo: str | None, requester: int | None,
+def resolve(agent: str, repo_id: int | None, requester: int | None,
             installation_id: int | str | None) -> Credentials | None:
     """The first credentials found for `agent`: requester → repository → installation → operator.
-    The requester is the GitHub user id, never the login: a login can be renamed and registered
-    again by someone else, who must not inherit the keys."""
-    origin = resolve_origin(agent, repo, requester, installation_id)
+    The requester and the repository are GitHub ids, never names: a login or a repository can be
+    renamed and the name taken again by someone else, who must not inherit the keys."""
+    origin = resolve_origin(agent, repo_id, requester, installation_id)
     return origin.credentials if origin else None
 
 
-def resolve_origin(agent: str, repo: str | None, requester: int | None,
+def resolve_origin(agent: str, repo_id: int | None, requester: int | None,
                    installation_id: int | str | None) -> Origin | None:
     """`resolve`, saying where the credentials come from."""
-    owners = {"user": requester, "repo": repo, "installation": installation_id}
+    owners = {"user": requester, "repo": repo_id, "installation": installation_id}
     for source, scope_kind in SOURCES:
         owner = owners[scope_kind]
-        if owner is None or owner == "":
+        if owner is None or owner == "" or owner == 0:
             continue
         found = _stored(agent, secrets.scope_for(scope_kind, owner), source)
         if found:

@@ -46,9 +46,12 @@ class SecretInfo:
 
 
 def scope_for(kind: str, owner: str | int) -> str:
-    """`scope_for("repo", "Octo/App")` → "repo:octo/app" (logins and repos are case-insensitive)."""
+    """`scope_for("repo", 1296269)` → "repo:1296269". A user and a repository are named by their
+    GitHub id (a name can be renamed and taken again); an installation by its id."""
     if kind not in SCOPE_KINDS:
         raise SecretError(f"unknown scope kind {kind!r}")
+    if kind in ("user", "repo") and not (isinstance(owner, int) or str(owner).isdigit()):
+        raise SecretError(f"a {kind} scope is named by its GitHub id, not {owner!r}")
     scope = f"{kind}:{str(owner).strip().lower()}"
     _check_scope(scope)
     return scope

@@ -28,6 +28,7 @@ class JobContext:
     new_session: bool = False
     number: int | None = None
     requester_id: int = 0
+    repo_id: int = 0  # GitHub's id of the repository: repository keys are bound to it, not its name
     title: str = ""
     is_pr: bool = False
     mode: Any = None  # bot.job.modes.GitHubMode or LocalMode: the steps that differ

@@ -48,7 +48,7 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
     """One episode: credentials, sandbox config, bridge, runner, record."""
 
     adapter = base.get(agent, config.operator_for(agent))
-    origin = credentials.resolve_origin(agent, ctx.repo, ctx.requester_id or None, ctx.installation_id)
+    origin = credentials.resolve_origin(agent, ctx.repo_id or None, ctx.requester_id or None, ctx.installation_id)
     if origin is None:
         raise Stop(credentials.auth_required_message(agent, ctx.repo))
     creds = origin.credentials

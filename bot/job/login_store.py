@@ -26,7 +26,7 @@ def saver(source: str, ctx: Any) -> Callable[[str], None]:
     """The callback that stores a renewed `auth.json` for credentials of `source` in this job."""
     if source == "operator":
         return _save_operator_file
-    owner = {"requester": getattr(ctx, "requester_id", None), "repository": getattr(ctx, "repo", None),
+    owner = {"requester": getattr(ctx, "requester_id", None), "repository": getattr(ctx, "repo_id", None),
              "installation": getattr(ctx, "installation_id", None)}.get(source)
     if source not in _SCOPE_KIND or owner in (None, "", 0):
         return _lost(f"no scope to store a {source} login in")

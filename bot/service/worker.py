@@ -215,6 +215,7 @@ class WorkerPool:
         return pipeline.JobContext(
             conversation=job.conversation, repo=spec["repo"], request=command["request"],
             requester=spec["author"], requester_id=spec.get("author_id") or 0, agent=command["agent"],
+            repo_id=spec.get("repo_id") or 0,
             new_session=command["new_session"], number=spec["number"], title=spec.get("title", ""),
             review=bool(command.get("review")), agents=tuple(command.get("agents") or ()),
             is_pr=spec.get("is_pr", False), thread=thread,

@@ -12,16 +12,16 @@ from bot.credentials import vault as secrets
 from bot.settings.pages import Effective
 
 
-def effective(requester: int | None, repo: str | None, installation: int | str | None,
+def effective(requester: int | None, repo_id: int | None, installation: int | str | None,
               installation_name: str = "") -> list[Effective]:
     """Per agent, what `resolve` gives a run for this requester / repository / installation."""
-    return [_one(agent, requester, repo, installation, installation_name) for agent in config.AGENTS]
+    return [_one(agent, requester, repo_id, installation, installation_name) for agent in config.AGENTS]
 
 
-def _one(agent: str, requester: int | None, repo: str | None, installation: int | str | None,
+def _one(agent: str, requester: int | None, repo_id: int | None, installation: int | str | None,
          installation_name: str) -> Effective:
     try:
-        origin = credentials.resolve_origin(agent, repo, requester, installation)
+        origin = credentials.resolve_origin(agent, repo_id, requester, installation)
     except secrets.SecretError:
         return Effective(agent, None, "", "", False, "a stored key cannot be decrypted: connect it again")
     missing_cli = _missing_cli(agent)

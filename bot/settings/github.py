@@ -114,6 +114,15 @@ async def can_administer(token: str, login: str, repo: str) -> bool:
     return data.get("role_name") in ADMIN_ROLES or data.get("permission") == "admin"
 
 
+async def repository_id(token: str, repo: str) -> int:
+    """GitHub's id of `repo` as the user sees it: what a repository's keys are bound to, so a
+    renamed repository keeps them and a new one that takes the old name gets none."""
+    data = await _get(token, f"/repos/{repo}")
+    if not isinstance(data.get("id"), int) or data["id"] <= 0:
+        raise GitHubRefused(502, f"GitHub named no id for {repo}.")
+    return int(data["id"])
+
+
 async def _pages(token: str, path: str, key: str) -> list[dict]:
     """Every item of a paginated list: gidgethub's getiter follows GitHub's `Link: rel="next"`
     header to the end (no guessing from page sizes, no fixed page limit that drops the rest)."""

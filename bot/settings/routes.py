@@ -35,6 +35,7 @@ from bot.settings.github import (
     can_administer,
     exchange_code,
     get_user,
+    repository_id,
 )
 from bot.settings.keytest import try_key
 from bot.settings.lookup import installation_of
@@ -179,6 +180,7 @@ class Shared:
     github_url: str
     github_label: str
     repo: str | None = None
+    repo_id: int | None = None
     installation: int | None = None
     installation_name: str = ""
 
@@ -202,7 +204,7 @@ async def _render(request: Request, session: WebSession, shared: Shared | None, 
     else:
         body = pages.shared_page(shared.title, shared.blurb, shared.base, session.login, session.csrf,
                                  stored_rows(shared.scope), kinds, _history(shared.scope),
-                                 effective(None, shared.repo, shared.installation, shared.installation_name),
+                                 effective(None, shared.repo_id, shared.installation, shared.installation_name),
                                  shared.github_url, shared.github_label, message, error, typed)
     return html(body, status)
 
@@ -322,9 +324,10 @@ async def _shared_scope(request: Request, session: WebSession) -> Shared:
                                                     "manage its credentials.",
                                                     login=session.login, csrf=session.csrf))
     installation = await installation_of(session.token, repo)
-    return Shared(secrets.scope_for("repo", repo), repo, f"/settings/repos/{repo}",
+    repo_id = await repository_id(session.token, repo)
+    return Shared(secrets.scope_for("repo", repo_id), repo, f"/settings/repos/{repo}",
                   f"Keys for {repo} serve every permitted requester there without a key of their own.",
-                  f"{oauth_base()}/{repo}", repo, repo=repo,
+                  f"{oauth_base()}/{repo}", repo, repo=repo, repo_id=repo_id,
                   installation=installation["id"] if installation else None,
                   installation_name=installation["account"] if installation else "")
 

@@ -180,7 +180,8 @@ def _request_stop(conn: Any, conversation: str) -> int | None:
 def extract_trigger(event: str, data: dict) -> dict | None:
     """Who said what where, for the events we act on; None for anything else."""
     action, repo = data.get("action"), data.get("repository") or {}
-    base = {"repo": repo.get("full_name"), "installation_id": (data.get("installation") or {}).get("id")}
+    base = {"repo": repo.get("full_name"), "repo_id": repo.get("id"),
+            "installation_id": (data.get("installation") or {}).get("id")}
     if event == "issue_comment" and action == "created":
         issue, comment = data["issue"], data["comment"]
         return {**base, **_who(comment), "number": issue["number"], "is_pr": "pull_request" in issue,

@@ -184,7 +184,7 @@ async def _allowed_viewer(request: Request, recorder: Recorder) -> tuple[dict, W
             "<p>This run is in a repository on GitHub; sign in to show that you can read it.</p>"
             "<p><a href=/settings/login>Sign in with GitHub</a>, then open this link again.</p>")))
     try:
-        readable = await can_read(session.token, repo)
+        readable = await can_read(session.token, repo, _job_spec(recorder, run).get("repo_id"))
     except httpx.HTTPError:
         raise RunPageRefusal(502, _doc("GitHub unreachable", (
             "<p>GitHub could not be asked whether you may read this run's repository. Try again in a "
@@ -201,8 +201,10 @@ def _repo_of(run: dict | None) -> str | None:
     return repo if _REPO.match(repo) else None
 
 
-async def can_read(token: str, repo: str) -> bool:
-    """Whether GitHub lets this token's user read `repo`: a public repository, or their permission."""
+async def can_read(token: str, repo: str, repo_id: object = None) -> bool:
+    """Whether GitHub lets this token's user read `repo`: a public repository, or their permission.
+    With the run's repository id, the repository GitHub names `repo` now must be that one: a
+    repository created again under the name (or another renamed into it) opens nothing."""
     headers = dict(API_HEADERS, Authorization=f"Bearer {token}")
     async with httpx.AsyncClient(base_url=config.github_api_url(), headers=headers, timeout=15) as client:
         response = await client.get(f"/repos/{repo}")
@@ -211,6 +213,8 @@ async def can_read(token: str, repo: str) -> bool:
     if response.status_code != 200:
         return False
     data = response.json()
+    if isinstance(repo_id, int) and data.get("id") != repo_id:
+        return False
     return data.get("private") is False or bool((data.get("permissions") or {}).get("pull"))
 
 
@@ -271,15 +275,20 @@ def _summary(run: dict, events: list[dict] | None = None, requester: str = "—"
 
 
 def _requester(recorder: Recorder, run: dict) -> str:
+    author = _job_spec(recorder, run).get("author")
+    return f"@{author}" if isinstance(author, str) else "—"
+
+
+def _job_spec(recorder: Recorder, run: dict) -> dict:
+    """The spec of the job the run served ({} for none): who asked, and the repository's id."""
     if not (run.get("job_id") or "").isdigit():
-        return "—"
+        return {}
     rows = recorder.db.query("SELECT spec FROM jobs WHERE id = ?", [int(run["job_id"])])
     try:
         spec = json.loads(rows[0]["spec"]) if rows else {}
     except (TypeError, ValueError):
         spec = {}
-    author = spec.get("author") if isinstance(spec, dict) else None
-    return f"@{author}" if isinstance(author, str) else "—"
+    return spec if isinstance(spec, dict) else {}
 
 
 async def _diff(run: dict, events: list[dict]) -> str:

@@ -62,6 +62,7 @@ def automatic(event: str, data: dict) -> tuple[dict, grammar.Command] | None:
     if is_bot_author(who["author"], who["author_type"]):
         return None
     trigger = {"repo": (data.get("repository") or {}).get("full_name"),
+               "repo_id": (data.get("repository") or {}).get("id"),
                "installation_id": (data.get("installation") or {}).get("id"), **who,
                "association": item.get("author_association", "NONE"), "number": item["number"], "is_pr": is_pr,
                "title": item.get("title", ""), "target": {"type": "issue", "id": item["number"]},

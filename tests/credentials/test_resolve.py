@@ -28,9 +28,9 @@ def _connect(scope: str, name: str, value: str) -> None:
 def test_requester_key_wins_over_everything():
     """A user's own key is used even when the repo, the org and the operator have one."""
     _connect("user:583231", "claude:api_key", ANTHROPIC)
-    _connect("repo:octo/app", "claude:api_key", REPO_KEY)
+    _connect("repo:1296269", "claude:api_key", REPO_KEY)
     _connect("installation:42", "claude:api_key", ORG_KEY)
-    found = credentials.resolve("claude", "octo/app", 583231, 42)
+    found = credentials.resolve("claude", 1296269, 583231, 42)
     assert found.env == {"ANTHROPIC_API_KEY": ANTHROPIC}
     assert found.source == "requester"
 
@@ -38,9 +38,9 @@ def test_requester_key_wins_over_everything():
 def test_repository_key_is_next(monkeypatch):
     """Without a personal key the repository's key is used before the installation's."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-operator")
-    _connect("repo:octo/app", "claude:api_key", REPO_KEY)
+    _connect("repo:1296269", "claude:api_key", REPO_KEY)
     _connect("installation:42", "claude:api_key", ORG_KEY)
-    found = credentials.resolve("claude", "Octo/App", 4242, 42)
+    found = credentials.resolve("claude", 1296269, 4242, 42)
     assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("repository", REPO_KEY)
 
 
@@ -48,14 +48,14 @@ def test_installation_key_before_operator(monkeypatch):
     """The installation's key beats the operator's environment."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-operator")
     _connect("installation:42", "claude:api_key", ORG_KEY)
-    found = credentials.resolve("claude", "octo/app", 4242, "42")
+    found = credentials.resolve("claude", 1296269, 4242, "42")
     assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("installation", ORG_KEY)
 
 
 def test_operator_environment_is_the_fallback(monkeypatch):
     """With nothing stored the operator's ANTHROPIC_API_KEY is used."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-operator")
-    found = credentials.resolve("claude", "octo/app", 4242, None)
+    found = credentials.resolve("claude", 1296269, 4242, None)
     assert (found.source, found.env) == ("operator", {"ANTHROPIC_API_KEY": "sk-operator"})
 
 
@@ -68,19 +68,19 @@ def test_operator_claude_oauth_token(monkeypatch):
 
 def test_nothing_found_is_none():
     """No stored key and no operator variable: resolve gives None."""
-    assert credentials.resolve("gemini", "octo/app", 583231, 42) is None
+    assert credentials.resolve("gemini", 1296269, 583231, 42) is None
 
 
 def test_other_agents_key_does_not_count():
     """A stored claude key is not offered to gemini."""
     _connect("user:583231", "claude:api_key", ANTHROPIC)
-    assert credentials.resolve("gemini", "octo/app", 583231, None) is None
+    assert credentials.resolve("gemini", 1296269, 583231, None) is None
 
 
 def test_other_users_key_is_not_used():
     """One user's key never serves another requester."""
     _connect("user:583231", "claude:api_key", ANTHROPIC)
-    assert credentials.resolve("claude", "octo/app", 666, None) is None
+    assert credentials.resolve("claude", 1296269, 666, None) is None
 
 
 def test_subscription_preferred_over_api_key_in_one_scope():
@@ -102,8 +102,8 @@ def test_codex_auth_json_becomes_a_home_file():
 
 def test_codex_api_key_sets_both_variables():
     """An OpenAI key for codex is exported as OPENAI_API_KEY and CODEX_API_KEY."""
-    _connect("repo:octo/app", "codex:api_key", "sk-proj-abcdefabcdefabcdef")
-    found = credentials.resolve("codex", "octo/app", None, None)
+    _connect("repo:1296269", "codex:api_key", "sk-proj-abcdefabcdefabcdef")
+    found = credentials.resolve("codex", 1296269, None, None)
     assert found.env == {"OPENAI_API_KEY": "sk-proj-abcdefabcdefabcdef",
                          "CODEX_API_KEY": "sk-proj-abcdefabcdefabcdef"}
 
@@ -188,3 +188,16 @@ def test_personal_key_follows_the_user_id_not_the_login():
     _connect("user:583231", "claude:api_key", ANTHROPIC)
     assert credentials.resolve("claude", None, 583231, None).source == "requester"
     assert credentials.resolve("claude", None, 999999, None) is None
+
+
+def test_a_repository_key_is_bound_to_the_repository_id_not_its_name():
+    """A repository deleted and created again under the same name (a new id), or another one renamed
+    into the name, gets nothing of the old repository's keys; a rename keeps the id and its keys."""
+    _connect("repo:1296269", "claude:api_key", REPO_KEY)
+    assert credentials.resolve("claude", 1296270, None, None) is None
+    assert credentials.resolve("claude", 1296269, None, None).env == {"ANTHROPIC_API_KEY": REPO_KEY}
+
+
+def test_a_repository_scope_cannot_be_named_by_the_repository_name():
+    with pytest.raises(secrets.SecretError, match="GitHub id"):
+        secrets.scope_for("repo", "octo/app")

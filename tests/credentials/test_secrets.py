@@ -146,7 +146,8 @@ def test_empty_value_is_refused():
         secrets.put("user:octocat", "claude:api_key", "  \n", actor="octocat")
 
 
-def test_scope_for_lowercases_the_owner():
-    """Logins and repository names are case-insensitive on GitHub, so scopes are lower-case."""
-    assert secrets.scope_for("repo", "Octo/App") == "repo:octo/app"
+def test_scope_for_names_an_owner_by_its_github_id():
+    """Names can be renamed and taken again on GitHub; ids cannot, so scopes hold ids."""
+    assert secrets.scope_for("repo", 1296269) == "repo:1296269"
+    assert secrets.scope_for("user", "583231") == "user:583231"
     assert secrets.scope_for("installation", 42) == "installation:42"

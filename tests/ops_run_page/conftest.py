@@ -34,7 +34,8 @@ class FakeGitHubRepos(FakeGitHubOAuth):
             if full_name not in self.private or (self.private[full_name] and role is None):
                 return 404, {"message": "Not Found"}, {}
             rank = ROLE_ORDER.index(role) if role else -1
-            return 200, {"full_name": full_name, "private": self.private[full_name],
+            return 200, {"id": self.repo_ids.get(full_name, 0), "full_name": full_name,
+                         "private": self.private[full_name],
                          "permissions": {"pull": rank >= 0 or not self.private[full_name], "push": rank >= 2,
                                          "admin": rank >= 4}}, {}
         return super().api(path, login, query)

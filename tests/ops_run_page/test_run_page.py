@@ -1,6 +1,8 @@
 """The run page: who may open it, and what the record of a finished run shows."""
 from __future__ import annotations
 
+import json
+
 from bot import config
 from bot.record import provenance
 from bot.record.recorder import Recorder
@@ -110,3 +112,28 @@ def test_github_failing_is_said_as_such_not_as_a_refusal(client, github):
     github.failures[f"/repos/{REPO}"] = 502
     page = client.get(f"/settings/runs/{run_id}")
     assert page.status_code == 502 and "GitHub unreachable" in page.text and "sess-4242" not in page.text
+
+
+def _served_job(repo_id: int) -> str:
+    """The job a service run served, as the intake stores it: the repository's id in its spec."""
+    recorder = Recorder(secrets=[])
+    spec = json.dumps({"repo": REPO, "repo_id": repo_id, "author": "octocat"})
+    job = recorder.db.query("INSERT INTO jobs (delivery_id, kind, conversation, spec, created_at) "
+                            "VALUES (?, 'episode', ?, ?, 0) RETURNING id", ["d-1", f"{REPO}#12", spec])
+    return str(job[0]["id"])
+
+
+def test_a_repository_created_again_under_the_runs_repository_name_opens_nothing(client, github):
+    """Access follows the repository's id: a reader of the new octo/app cannot open the old one's runs."""
+    run_id = record_run()
+    Recorder().update_run(run_id, job_id=_served_job(repo_id=github.repo_ids[REPO] + 1))
+    sign_in(client, github, "octocat")
+    assert client.get(f"/settings/runs/{run_id}").status_code == 403
+
+
+def test_the_runs_own_repository_opens_its_page(client, github):
+    run_id = record_run()
+    Recorder().update_run(run_id, job_id=_served_job(repo_id=github.repo_ids[REPO]))
+    sign_in(client, github, "octocat")
+    page = client.get(f"/settings/runs/{run_id}")
+    assert page.status_code == 200 and "@octocat" in page.text

@@ -3,6 +3,7 @@ is open, not only when it opens, and one viewer holds a bounded number of stream
 from __future__ import annotations
 
 import pytest
+from sse_starlette.sse import AppStatus
 
 from bot.settings.session import SESSION_COOKIE, end_session
 from bot.web import run_page
@@ -14,6 +15,8 @@ from tests.settings.conftest import sign_in
 def recheck_every_poll(monkeypatch):
     monkeypatch.setattr(run_page, "ACCESS_RECHECK_S", 0.0)
     monkeypatch.setattr(run_page, "POLL_S", 0.01)
+    # a uvicorn server an earlier test ran in this process flags every later stream to end at once
+    monkeypatch.setattr(AppStatus, "should_exit", False)
 
 
 def _events_until_closed(response) -> list[str]:

@@ -27,6 +27,7 @@ class FakeGitHubOAuth(LocalHTTPServer):
         self.calls: list[tuple[str, str, dict]] = []
         self.users: dict[str, int] = {}
         self.roles: dict[tuple[str, str], str] = {}  # (repo, login) -> role
+        self.repo_ids: dict[str, int] = {}  # repo -> its id (GitHub's, which a rename keeps)
         self.installations: dict[int, list[str]] = {}  # id -> repos
         self.accounts: dict[int, dict] = {}  # id -> {"login", "type"}
         self.org_roles: dict[tuple[str, str], str] = {}  # (org, login) -> admin | member
@@ -44,6 +45,7 @@ class FakeGitHubOAuth(LocalHTTPServer):
         self._approving = login
 
     def add_repo(self, full_name: str, installation_id: int = 1, **roles: str) -> None:
+        self.repo_ids.setdefault(full_name, 100_000 + len(self.repo_ids))
         self.installations.setdefault(installation_id, []).append(full_name)
         self.accounts.setdefault(installation_id, {"login": full_name.split("/")[0], "type": "Organization"})
         for login, role in roles.items():
@@ -98,6 +100,11 @@ class FakeGitHubOAuth(LocalHTTPServer):
             repos = [self._repo(r, login) for r in self.installations.get(int(parts[2]), [])
                      if (r, login) in self.roles]
             return self._page(path, query, "repositories", repos)
+        if len(parts) == 3 and parts[0] == "repos" and f"{parts[1]}/{parts[2]}" in self.repo_ids:
+            full_name = f"{parts[1]}/{parts[2]}"
+            if (full_name, login) not in self.roles:
+                return 404, {"message": "Not Found"}, {}
+            return 200, dict(self._repo(full_name, login), private=True), {}
         if len(parts) == 6 and parts[0] == "repos" and parts[3] == "collaborators" and parts[5] == "permission":
             role = self.roles.get((f"{parts[1]}/{parts[2]}", parts[4]))
             if role is None:
@@ -124,7 +131,7 @@ class FakeGitHubOAuth(LocalHTTPServer):
         rank = ROLE_ORDER.index(self.roles[(full_name, login)])
         permissions = {"pull": True, "triage": rank >= 1, "push": rank >= 2, "maintain": rank >= 3,
                        "admin": rank >= 4}
-        return {"full_name": full_name, "permissions": permissions}
+        return {"id": self.repo_ids.get(full_name, 0), "full_name": full_name, "permissions": permissions}
 
 
 def _handler_for(fake: FakeGitHubOAuth):

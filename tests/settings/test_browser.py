@@ -53,7 +53,7 @@ def test_maintainer_sets_a_repository_key(page, site, github):
     page.get_by_label("Key, token or file content").fill("AIzaSy" + "BrowserBrowserBrowser" + "b" * 12)
     page.get_by_role("button", name="Save").click()
     assert "gemini" in page.get_by_role("table", name="Credentials of octo/app", exact=True).inner_text()
-    assert credentials.resolve("gemini", "octo/app", 31337, None).source == "repository"
+    assert credentials.resolve("gemini", github.repo_ids["octo/app"], 31337, None).source == "repository"
 
 
 def test_sign_out_in_a_browser(page, site, github):

@@ -35,7 +35,7 @@ def test_repository_page_shows_the_installations_key_serving_it(client, github):
 def test_repository_key_wins_over_the_installations(client, github):
     github.add_repo("octo/website", installation_id=42, octocat="admin")
     credentials.connect("installation:42", credentials.find_kind("claude:api_key"), KEY, actor="owner")
-    credentials.connect("repo:octo/website", credentials.find_kind("claude:api_key"), REPO_KEY, actor="octocat")
+    credentials.connect(f"repo:{github.repo_ids['octo/website']}", credentials.find_kind("claude:api_key"), REPO_KEY, actor="octocat")
     sign_in(client, github)
     assert "this repository's Anthropic API key" in row(client.get("/settings/repos/octo/website").text, "claude")
 
@@ -74,9 +74,9 @@ def test_stored_key_shows_its_last_use_runs_and_spend(client, github):
     a run on another key of the same scope does not count."""
     github.add_repo("octo/app", installation_id=1, octocat="admin")
     kind = credentials.find_kind("claude:api_key")
-    credentials.connect("repo:octo/app", kind, REPO_KEY, actor="octocat")
+    credentials.connect(f"repo:{github.repo_ids['octo/app']}", kind, REPO_KEY, actor="octocat")
     db = connect()
-    origin = credentials.resolve_origin("claude", "octo/app", None, None)
+    origin = credentials.resolve_origin("claude", github.repo_ids["octo/app"], None, None)
     for run_id, usd in (("run-a", 0.25), ("run-b", 0.5)):
         usage.note(db, run_id, origin)
         Ledger(db).add(run_id, Scope(conversation="octo/app#1"), 1000, usd)
@@ -92,11 +92,11 @@ def test_rotated_key_starts_counting_again(client, github):
     """Use is per key value: after a rotation the new key has no runs yet."""
     github.add_repo("octo/app", installation_id=1, octocat="admin")
     kind = credentials.find_kind("claude:api_key")
-    credentials.connect("repo:octo/app", kind, REPO_KEY, actor="octocat")
+    credentials.connect(f"repo:{github.repo_ids['octo/app']}", kind, REPO_KEY, actor="octocat")
     db = connect()
-    usage.note(db, "run-a", credentials.resolve_origin("claude", "octo/app", None, None))
+    usage.note(db, "run-a", credentials.resolve_origin("claude", github.repo_ids["octo/app"], None, None))
     db.close()
-    credentials.connect("repo:octo/app", kind, KEY, actor="octocat")
+    credentials.connect(f"repo:{github.repo_ids['octo/app']}", kind, KEY, actor="octocat")
     sign_in(client, github)
     page = client.get("/settings/repos/octo/app").text
     assert '<td data-label="Last used">never</td><td data-label="Runs">0</td>' in page

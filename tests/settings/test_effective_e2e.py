@@ -14,6 +14,7 @@ from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
 from tests.fakes.provider import FakeProvider, say
 from tests.settings.conftest import csrf_of, sign_in
+from tests.spine.helpers import payload
 from tests.spine.service import REPO, make_remote, seeded_github, service_env, serving
 from tests.spine.test_service_e2e import answers, comment
 
@@ -44,6 +45,7 @@ def world(tmp_path, monkeypatch):
 
 def test_repository_page_names_the_key_the_next_run_uses(world, client, github):
     gh, provider, service = world
+    github.repo_ids[REPO] = payload("issue_comment.created", "")["repository"]["id"]  # the payload's repository
     github.add_repo(REPO, installation_id=1, Codertocat="maintain")  # the payload's installation
     credentials.connect("installation:1", credentials.find_kind("codex:api_key"), INSTALLATION_KEY, actor="owner")
     sign_in(client, github, "Codertocat")

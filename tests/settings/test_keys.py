@@ -29,7 +29,7 @@ def test_personal_key_serves_the_requester(client, github):
     """A key saved on the page is what resolve() hands to that user's episodes."""
     sign_in(client, github, "octocat")
     _add(client)
-    found = credentials.resolve("claude", "octo/app", github.users["octocat"], None)
+    found = credentials.resolve("claude", None, github.users["octocat"], None)
     assert (found.source, found.env) == ("requester", {"ANTHROPIC_API_KEY": KEY})
 
 
@@ -112,7 +112,7 @@ def test_maintainer_connects_a_repository_key(client, github):
     github.add_repo("octo/app", octocat="maintain")
     sign_in(client, github)
     assert _add(client, path="/settings/repos/octo/app").status_code == 303
-    found = credentials.resolve("claude", "octo/app", 31337, None)
+    found = credentials.resolve("claude", github.repo_ids["octo/app"], 31337, None)
     assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("repository", KEY)
     assert KEY not in client.get("/settings/repos/octo/app").text
 
@@ -131,7 +131,7 @@ def test_writer_cannot_post_a_repository_key(client, github):
     response = client.post("/settings/repos/octo/app/keys",
                            data={"csrf": csrf_of(client), "kind": "claude:api_key", "value": KEY})
     assert response.status_code == 403
-    assert secrets.listing("repo:octo/app") == []
+    assert secrets.listing(f"repo:{github.repo_ids['octo/app']}") == []
 
 
 def test_repository_key_delete(client, github):
@@ -142,7 +142,7 @@ def test_repository_key_delete(client, github):
     response = client.post("/settings/repos/octo/app/keys/delete",
                            data={"csrf": csrf_of(client), "kind": "claude:api_key"})
     assert response.headers["location"] == "/settings/repos/octo/app?deleted=claude%3Aapi_key"
-    assert secrets.listing("repo:octo/app") == []
+    assert secrets.listing(f"repo:{github.repo_ids['octo/app']}") == []
 
 
 def test_malformed_repository_path_is_not_found(client, github):
@@ -166,7 +166,7 @@ def test_org_owner_connects_an_installation_key(client, github):
     github.add_installation(42, "octo-org", octocat="admin")
     sign_in(client, github)
     assert _add(client, path="/settings/installations/42").status_code == 303
-    found = credentials.resolve("claude", "octo-org/any", 31337, 42)
+    found = credentials.resolve("claude", None, 31337, 42)
     assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("installation", KEY)
 
 

@@ -32,6 +32,7 @@ PAGES = {  # name -> (path, signed in)
 
 @pytest.fixture
 def site(github, monkeypatch):
+    configure_app(monkeypatch)  # the OAuth client comes with the rest of the App, never alone
     monkeypatch.setattr(config, "stored_setting", None)
     monkeypatch.setattr(app_check, "_cache", {})
     with serve(create_app(start_workers=False)) as url:
@@ -44,7 +45,8 @@ def _world(github) -> None:
     github.add_installation(42, "octo-org", octocat="admin")
     github.add_repo("octo-org/not-mine", installation_id=42, octocat="write")
     user = f"user:{github.users.setdefault('octocat', 1000)}"
-    for scope in (user, "repo:octo-org/a-repository-with-a-rather-long-name", "installation:42"):
+    repo = f"repo:{github.repo_ids['octo-org/a-repository-with-a-rather-long-name']}"
+    for scope in (user, repo, "installation:42"):
         credentials.connect(scope, credentials.find_kind("claude:api_key"), LONG_KEY, actor="octocat")
     credentials.connect(user, credentials.find_kind("codex:auth_json"), CODEX_AUTH, actor="octocat")
 
