@@ -11,10 +11,14 @@ TEST_CMDS  := $(SERVE_CMDS) socat hyperfine chromium curl openssl pgrep pg_ctlcl
 TEST_PKGS  := $(SERVE_PKGS) socat hyperfine chromium curl openssl procps postgresql
 PYTEST_ARGS ?=
 
-.PHONY: serve test bench soak screenshots install install-test system-serve system-test agents clean
+.PHONY: serve test bench soak screenshots install install-test prereqs system-serve system-test agents clean
 
-install: system-serve $(VENV)/.installed agents
-install-test: system-test $(VENV)/.installed agents
+install: prereqs system-serve $(VENV)/.installed-serve agents
+install-test: prereqs system-test $(VENV)/.installed-test agents
+
+# what make cannot install itself (Python >= 3.11 with venv, Node.js >= 20 with npm), one line each
+prereqs:
+	@./scripts/check-prereqs "$(PY)"
 
 system-serve:
 	@./scripts/ensure-system "$(SERVE_CMDS)" "$(SERVE_PKGS)"
@@ -22,16 +26,24 @@ system-serve:
 system-test:
 	@./scripts/ensure-system "$(TEST_CMDS)" "$(TEST_PKGS)"
 
-$(VENV)/.installed: pyproject.toml
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+# serving needs the package and its dependencies; the tests add their tools and the browser driver
+$(VENV)/.installed-serve: pyproject.toml
+	@test -x $(BIN)/python || { echo "== creating the virtual environment $(VENV)"; $(PY) -m venv $(VENV); }
+	@echo "== installing the bot and what it needs to serve into $(VENV) (pip shows each download and its size)"
+	$(BIN)/pip install --progress-bar on --upgrade pip
+	$(BIN)/pip install --progress-bar on -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed-serve
+	@echo "== installing the test tools (the test extras of pyproject.toml: pytest, ruff, mypy, playwright, ...) into $(VENV)"
+	$(BIN)/pip install --progress-bar on -e '.[test]'
 	touch $@
 
 agents: $(AGENTS)/node_modules/.installed
 
 $(AGENTS)/node_modules/.installed: $(AGENTS)/package.json $(AGENTS)/package-lock.json
-	cd $(AGENTS) && npm install --no-audit --no-fund --no-save --loglevel=error
+	@echo "== installing the pinned agent CLIs into $(AGENTS)/node_modules (claude-code, codex, opencode, gemini-cli: about 1.2 GB on disk; npm warns here if this Node is too old for one)"
+	cd $(AGENTS) && npm install --no-audit --no-fund --no-save --loglevel=warn
 	touch $@
 
 serve: install
