@@ -51,6 +51,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_POST_SETTLE_SECONDS", "15", "A job retried after its worker died waits this long before it "
              "writes to the thread, so the earlier attempt's writes still in flight land first "
              "(docs/operations.md).", float),
+    Variable("BOT_OUTSIDER_REPLY_WINDOW", "3600", "Seconds in which a thread answers people without permission "
+             "to run the bot (help, status, the agent list) at most once; the not-allowed notice is once per "
+             "thread (docs/threat-model.md).", float),
     Variable("BOT_LOG_FORMAT", "text", "`text` lines, or `json`: one JSON object a line, with the job, thread and run "
              "on every line of a job."),
     Variable("BOT_METRICS_ADDR", "", "`host:port` of a separate listener serving Prometheus `/metrics` "

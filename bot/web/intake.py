@@ -21,7 +21,7 @@ from bot.db import Database
 from bot.job import grammar
 from bot.job.conversations import thread_key
 from bot.permissions import association_may_trigger, is_bot_author
-from bot.service import retention, store
+from bot.service import reply_cap, retention, store
 from bot.web import triggers
 
 log = logging.getLogger("bot.web.intake")
@@ -153,9 +153,9 @@ async def _enqueue(db: Database, event: sansio.Event, trigger: dict, command: gr
         if command.kind == "stop":
             spec["stopped_job"] = await store.commit(db, lambda conn: _request_stop(conn, conversation))
     # group commit: one COMMIT for the deliveries of this loop iteration; 202 only after it
-    job_id = await store.commit(db, lambda conn: store.enqueue_delivery(
+    job_id = await store.commit(db, reply_cap.capped(spec, conversation, lambda conn: store.enqueue_delivery(
         conn, delivery_id=event.delivery_id, event=event.event, action=event.data.get("action"),
-        kind=kind, conversation=conversation, spec=spec, notice=notice))
+        kind=kind, conversation=conversation, spec=spec, notice=notice)))
     if job_id is None:
         log.info("delivery %s: duplicate, or the thread was already told", event.delivery_id)
         metrics.DELIVERIES.labels("duplicate").inc()
