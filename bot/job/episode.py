@@ -77,7 +77,7 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
                             stop=cancel, read_dirs=read_dirs, review=ctx.findings) as bridge, \
             model_channel(agent, adapter, creds, ctx, recorder, run_id, sandbox_config,
                           on_retry=tracking.note, on_stop=lambda reason: kill.set(),
-                          repo_budgets=worktree.config.budgets) as channel:
+                          repo_budgets=worktree.config.budgets, web_access=worktree.config.web_access) as channel:
         assert bridge.port is not None  # set by __aenter__
         sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
         ctx.secrets.append(bridge.token)

@@ -173,10 +173,12 @@ class Channel:
 async def model_channel(agent: str, adapter: Any, creds: Credentials, ctx: Any, recorder: Recorder, run_id: str,
                         sandbox_config: Any, *, on_retry: Callable[[str], Any] | None = None,
                         on_stop: Callable[[str], Any] | None = None,
-                        repo_budgets: Mapping[str, Any] | None = None) -> AsyncIterator[Channel]:
+                        repo_budgets: Mapping[str, Any] | None = None,
+                        web_access: bool = False) -> AsyncIterator[Channel]:
     """Relay mode when `plan()` allows it (the sandbox config is narrowed in place), else direct.
     Declares the run's unobserved gaps either way (the adapter's, less what the relay closes).
-    `repo_budgets` (`.github/bot.yml`'s `budgets`, int or float per cap) can only lower the operator's caps."""
+    `repo_budgets` (`.github/bot.yml`'s `budgets`, int or float per cap) can only lower the operator's caps.
+    `web_access` (the repository's): the relay lets provider-run tools through, else drops them."""
     chosen = plan(agent, creds)
     if chosen.upstream is None:
         for gap in tuple(getattr(adapter, "unobserved", ())) + (f"key in the sandbox: {chosen.direct_reason}",):
@@ -193,7 +195,7 @@ async def model_channel(agent: str, adapter: Any, creds: Credentials, ctx: Any, 
                     prior=ledger.spent(scope))
     login = chosen.upstream.login
     async with ModelRelay(chosen.upstream, recorder, run_id, budget=budget, ledger=ledger, spend_scope=scope,
-                          on_retry=on_retry, on_stop=on_stop,
+                          on_retry=on_retry, on_stop=on_stop, web_access=web_access,
                           on_login_refresh=login_store.saver(creds.source, ctx) if login else None) as relay:
         ctx.secrets.append(relay.token)
         assert relay.port is not None  # set by __aenter__

@@ -36,7 +36,11 @@ DEFAULT_BASE = {provider: root for provider, (root, _, _) in PROVIDERS.items()}
 # where each provider takes its key (the relay's upstream side)
 KEY_HEADER = {provider: header for provider, (_, _, header) in PROVIDERS.items()}
 # the headers a client may carry a key in (the relay's inside): all are removed before forwarding
-KEY_CARRIERS = (b"x-api-key", b"authorization", b"x-goog-api-key")
+KEY_CARRIERS = (b"x-api-key", b"authorization", b"x-goog-api-key", b"api-key")
+# query parameters that carry a key somewhere (compared lowercased, after percent-decoding): each
+# must hold the episode's token, and none is forwarded
+QUERY_KEY_CARRIERS = frozenset({"key", "api_key", "apikey", "api-key", "access_token", "token", "x-api-key",
+                                "x-goog-api-key", "authorization"})
 
 
 def serves(provider: str, route: Route) -> bool:
@@ -92,10 +96,11 @@ def api_of_path(raw_path: bytes) -> str:
 
 
 _ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                    404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+                    404: "not_found_error", 413: "request_too_large", 415: "invalid_request_error",
+                    429: "rate_limit_error",
                     502: "api_error", 529: "overloaded_error"}
 _GOOGLE_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
-                  413: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 502: "UNAVAILABLE"}
+                  413: "INVALID_ARGUMENT", 415: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 502: "UNAVAILABLE"}
 _OPENAI_TYPES = {401: "invalid_api_key", 403: "permission_denied", 404: "not_found", 429: "rate_limit_exceeded"}
 
 

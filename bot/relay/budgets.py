@@ -4,7 +4,9 @@ requester per UTC day and per installation per UTC month, each in tokens and in 
 The operator sets caps in the environment (`BOT_BUDGET_*`, `operator_caps()`); a repository may
 tighten them in `.github/bot.yml` (`budgets.<cap>`), never loosen them: `effective_caps(operator,
 repo)`. A cap is reached once the spend is at or over it; the next call is then refused (a call's
-size is only known once it is answered, so the call that crosses a cap completes).
+size is only known once it is answered, so the call that crosses a cap completes). Admission holds
+each call's maximum (`hold`) until the call is answered and settled to its real usage (`settle`):
+held amounts count as spent, so calls in flight together cross a cap by at most one call.
 
 Spend outlives the episode in the `model_spend` table (one row per priced call, in the recorder's
 database): `Ledger.spent(scope)` sums the thread's, the requester's day and the installation's
@@ -148,12 +150,22 @@ class Exceeded:
     spent: float
     limit: float
     raise_how: str
+    held: float = 0  # what calls still being answered may cost at most
 
     @property
     def message(self) -> str:
         unit = (lambda v: f"${v:.4f}") if self.cap.endswith("_usd") else (lambda v: f"{int(v)} tokens")
-        return (f"budget reached: {CAPS[self.cap]} is {unit(self.spent)} of a {unit(self.limit)} cap "
+        held = f" with up to {unit(self.held)} more held by calls still being answered" if self.held else ""
+        return (f"budget reached: {CAPS[self.cap]} is {unit(self.spent)}{held} of a {unit(self.limit)} cap "
                 f"({self.cap}); {self.raise_how}")
+
+
+@dataclass(frozen=True)
+class Hold:
+    """The most one call in flight can cost, counted as spent until it is settled."""
+
+    tokens: int
+    usd: float
 
 
 @dataclass
@@ -164,6 +176,8 @@ class Budget:
     repo: Caps | None = None
     prior: dict[str, Spend] = field(default_factory=dict)  # Ledger.spent(scope) at the start
     turn: Spend = field(default_factory=Spend)
+    held_tokens: int = 0  # the holds of the calls in flight
+    held_usd: float = 0.0
 
     @property
     def caps(self) -> Caps:
@@ -180,16 +194,32 @@ class Budget:
     def charge(self, tokens: int, usd: float | None) -> None:
         self.turn.add(tokens, usd)
 
+    def hold(self, tokens: int, usd: float | None) -> Hold:
+        """Count a call's maximum as spent while it is in flight (an unpriced call holds no money)."""
+        held = Hold(max(0, tokens), max(0.0, usd or 0.0))
+        self.held_tokens += held.tokens
+        self.held_usd = round(self.held_usd + held.usd, 8)
+        return held
+
+    def settle(self, held: Hold | None, tokens: int | None = None, usd: float | None = None) -> None:
+        """Release a hold and charge what the call really cost (None tokens: nothing to charge)."""
+        if held is not None:
+            self.held_tokens -= held.tokens
+            self.held_usd = max(0.0, round(self.held_usd - held.usd, 8))
+        if tokens is not None:
+            self.charge(tokens, usd)
+
     def exceeded(self) -> Exceeded | None:
-        """The first cap already reached, else None."""
+        """The first cap already reached, counting the holds of calls in flight, else None."""
         for cap, limit in self.caps.items():
             window, _, unit = cap.rpartition("_")
             if window != "turn" and window not in self.prior:
                 continue  # the scope of that window is unknown (a local run has no installation)
             spend = self.spent(window)
+            held = self.held_usd if unit == "usd" else self.held_tokens
             used = spend.usd if unit == "usd" else spend.tokens
-            if used >= limit:
-                return Exceeded(cap, used, limit, self._raise_how(cap))
+            if used + held >= limit:
+                return Exceeded(cap, used, limit, self._raise_how(cap), held)
         return None
 
     def _raise_how(self, cap: str) -> str:

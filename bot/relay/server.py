@@ -12,15 +12,23 @@ Usage by the pipeline:
         it relay.token where it expects its key ...
 
 - Accepts the token wherever a CLI puts its key: `x-api-key`, `Authorization: Bearer`,
-  `x-goog-api-key` or `?key=`; every carrier present must hold it, else 401. All are removed and
-  the real credential is set where the provider expects it.
+  `x-goog-api-key`, `api-key` or a query parameter such as `?key=` (its name read after
+  percent-decoding, apis.QUERY_KEY_CARRIERS); every carrier present must hold it, else 401. All
+  are removed and the real credential is set where the provider expects it.
+- Every body is parsed and judged before it is forwarded (bot/relay/body_policy.py): what cannot be
+  read is refused, provider-run tools pass only with the repository's web access (`web_access`),
+  each one dropped, refused or allowed is recorded as a `model_policy` event.
 - Forwards only the provider's model APIs (bot/relay/apis.py); anything else is refused (404) and
   recorded. `HEAD /` (Claude Code's preflight) is answered here.
-- Streams pass through as they arrive; `UsageTap` reads the usage from the bytes going by.
+- Streams pass through as they arrive; `UsageTap` reads the usage from the bytes going by. A chat
+  stream always asks for its usage; what the client did not ask for is removed on the way back
+  (bot/relay/reply_filter.py).
 - Every call is recorded as one `enforced` event "model_call": provider, api, model, status,
   latency, time to first byte, tokens, cost (or "unpriced"), retries. `.calls` holds the same.
-- Budgets (bot/relay/budgets.py): a call once a cap is reached is refused in the API's own error
-  format, and `on_stop(reason)` is called once: the runner ends the episode.
+- Budgets (bot/relay/budgets.py): each call holds its maximum while in flight; a call once a cap is
+  reached is refused in the API's own error format, and `on_stop(reason)` is called once: the
+  runner ends the episode (a call refused only for the holds of calls in flight gets a 429 to
+  retry). A reply that reports no usage is charged its maximum.
 - 429 / 529 / 5xx and unreachable providers are retried (bot/relay/retry.py); each wait is told to
   `on_retry(note)` and recorded. A rejected key (401/403) stops the episode with the key's scope
   and where to fix it.
@@ -41,7 +49,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode
 
 import httpx
-import orjson
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -49,10 +56,12 @@ from adapters.base import Tier
 from bot import retry
 from bot.loopback import LoopbackServer
 from bot.record.recorder import Recorder
-from bot.relay import apis
-from bot.relay.budgets import Budget, Ledger, Scope
+from bot.relay import apis, body_policy
+from bot.relay.body_policy import Checked
+from bot.relay.budgets import Budget, Hold, Ledger, Scope
 from bot.relay.chatgpt import Login, LoginRefused, Session
 from bot.relay.pricing import PriceTable, load_table
+from bot.relay.reply_filter import UsageChunkFilter
 from bot.relay.retry import RetryPolicy, busy_note, retryable
 from bot.relay.usage import CallUsage, UsageTap
 
@@ -103,6 +112,7 @@ class Upstream:
     scope: str = "operator"  # requester | repository | installation | operator
     fix_hint: str = ""  # where to fix a rejected key, for the answer
     login: Login | None = None  # a Codex ChatGPT login (provider "chatgpt"): refreshed by the relay
+    billing: tuple[tuple[str, str], ...] = ()  # the operator's OpenAI-Organization / -Project headers
 
     @property
     def root(self) -> str:
@@ -129,21 +139,25 @@ class ModelCall:
     retries: int = 0
     notes: list[str] = field(default_factory=list)
     answering: bool = False  # the answer's status line went to the client (no other answer now)
+    ceiling: CallUsage | None = None  # the most the forwarded call can cost
+    hold: Hold | None = None  # its ceiling, held against the budget until the call is settled
+    charged_max: bool = False  # the reply reported no usage: charged its ceiling
 
     def detail(self) -> dict:
         return {"provider": self.provider, "api": self.api, "model": self.model, "status": self.status,
                 "latency_ms": self.latency_ms, "ttfb_ms": self.ttfb_ms,
                 "tokens": self.usage.as_dict() if self.usage else None,
                 "cost_usd": self.cost_usd if self.cost_usd is not None else ("unpriced" if self.usage else None),
-                "retries": self.retries, **({"notes": self.notes} if self.notes else {})}
+                "retries": self.retries, **({"charged": "maximum"} if self.charged_max else {}),
+                **({"notes": self.notes} if self.notes else {})}
 
 
 class _Refused(Exception):
     """A call answered by the relay itself: `outcome` is "refused:<why>" or "error:<what>"."""
 
-    def __init__(self, status: int, why: str, message: str):
+    def __init__(self, status: int, why: str, message: str, retry_after: str | None = None):
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status, self.message, self.retry_after = status, message, retry_after
         self.outcome = why if ":" in why else f"refused:{why}"
 
 
@@ -153,8 +167,9 @@ class ModelRelay:
                  prices: PriceTable | None = None, retry: RetryPolicy | None = None,
                  on_stop: Callable[[str], Any] | None = None, on_retry: Callable[[str], Any] | None = None,
                  on_call: Callable[[ModelCall], Any] | None = None, client: httpx.AsyncClient | None = None,
-                 on_login_refresh: Callable[[str], Any] | None = None):
+                 on_login_refresh: Callable[[str], Any] | None = None, web_access: bool = False):
         self.upstream = upstream
+        self.web_access = web_access  # the repository's: provider-run tools pass (recorded)
         self.recorder = recorder
         self.run_id = run_id
         self.budget = budget or Budget()
@@ -249,15 +264,18 @@ class ModelRelay:
         try:
             self._admit(scope, route, api)
             assert route is not None  # _admit refuses a request without one
-            body = await _read_body(receive) if method == "POST" else b""
-            if route.api == "chat":
-                body = _with_usage_requested(body, scope["headers"])
-            await self._forward(scope, route, body, send, call, started)
-        except _Refused as refused:
+            checked = await self._checked(scope, route, receive, call)
+            self._hold(call, checked)
+            await self._forward(scope, route, checked, send, call, started)
+        except (_Refused, body_policy.BodyRefused) as refused:
             call.outcome, call.status = refused.outcome, refused.status
             if refused.outcome == "refused:path":
                 call.notes.append(f"{method} {raw_path[:200].decode('ascii', 'replace')}")
-            await _respond(send, refused.status, apis.error_body(api, refused.status, refused.message))
+            if isinstance(refused, body_policy.BodyRefused):
+                self._record_policy(call, "refused", refused.message)
+            retry_after = getattr(refused, "retry_after", None)
+            await _respond(send, refused.status, apis.error_body(api, refused.status, refused.message),
+                           extra=[(b"retry-after", retry_after.encode())] if retry_after else ())
         except Exception as exc:  # still a recorded call, never a dropped one
             log.exception("model relay call failed")
             call.outcome = f"error:{type(exc).__name__}"
@@ -276,39 +294,64 @@ class ModelRelay:
                            "model API; this request is not one of its calls")
         if self.stopped is not None:
             raise _Refused(400, "stopped", f"the episode is stopped: {self.stopped}. Stop now.")
+
+    async def _checked(self, scope: AsgiScope, route: apis.Route, receive: Receive, call: ModelCall) -> Checked:
+        """The request as the body policy lets it go upstream (a GET carries no body to judge)."""
+        headers = scope["headers"]
+        if scope["method"] != "POST":
+            return Checked(b"", list(headers))
+        body = await _read_body(receive)
+        checked = body_policy.check(route.api, body, headers, web_access=self.web_access,
+                                    model=route.model, metered=route.metered)
+        call.model = call.model or checked.model
+        for outcome, what in body_policy.provider_run_items(checked):
+            self._record_policy(call, outcome, what)
+        if checked.strip_usage:
+            call.notes.append("asked the provider for the stream's usage; removed from the reply")
+        return checked
+
+    def _record_policy(self, call: ModelCall, outcome: str, what: str) -> None:
+        call.notes.append(f"{outcome}: {what}")
+        self.recorder.record(self.run_id, Tier.ENFORCED, "model_policy", tool=f"{call.provider}/{call.api}",
+                             outcome=outcome, raw=what)
+
+    def _hold(self, call: ModelCall, checked: Checked) -> None:
+        """Admit the call against the budgets and hold its maximum; no await between the two, so
+        concurrent calls see each other's holds."""
         exceeded = self.budget.exceeded()
+        if exceeded is not None and exceeded.held and exceeded.spent < exceeded.limit:
+            raise _Refused(429, "budget_held", f"{exceeded.message}. Retry once they are answered.", "1")
         if exceeded is not None:
             self.stop(exceeded.message, "budget")
             raise _Refused(400, "budget", f"{exceeded.message}. Stop now.")
+        if checked.ceiling.total_tokens:
+            call.ceiling = checked.ceiling
+            call.hold = self.budget.hold(checked.ceiling.total_tokens, self.prices.cost(call.model, checked.ceiling))
 
     def _authorized(self, headers: Iterable[tuple[bytes, bytes]], query: bytes) -> bool:
         presented: list[bytes] = []
         for name, value in headers:
-            if name in (b"x-api-key", b"x-goog-api-key"):
+            if name in apis.KEY_CARRIERS and name != b"authorization":
                 presented.append(value)
             elif name == b"authorization":
                 presented.append(value[7:] if value[:7].lower() == b"bearer " else value)
-        if b"key=" in query:
-            presented += [v.encode() for k, v in parse_qsl(query.decode("latin-1"), keep_blank_values=True)
-                          if k == "key"]
+        presented += [value.encode("latin-1", "replace") for value in _query_keys(query)[0]]
         return bool(presented) and all(hmac.compare_digest(p, self._token_bytes) for p in presented)
 
     # forwarding --------------------------------------------------------------
 
-    def _request(self, scope: AsgiScope, body: bytes) -> httpx.Request:
-        headers = [(k, v) for k, v in scope["headers"] if k not in _DROP_UP]
+    def _request(self, scope: AsgiScope, checked: Checked) -> httpx.Request:
+        headers = [(k, v) for k, v in checked.headers if k not in _DROP_UP]
         headers += self.session.headers() if self.session else [self.upstream.key_header()]
+        headers += [(name.encode(), value.encode()) for name, value in self.upstream.billing]
         headers.append((b"accept-encoding", b"identity"))
-        query = scope.get("query_string", b"")
-        if b"key=" in query:
-            query = urlencode([(k, v) for k, v in parse_qsl(query.decode("latin-1"), keep_blank_values=True)
-                               if k != "key"]).encode()
+        query = _query_keys(scope.get("query_string", b""))[1]
         url = self.upstream.root + scope["raw_path"].decode("ascii") + (f"?{query.decode('latin-1')}" if query else "")
-        return self._http.build_request(scope["method"], url, headers=headers, content=body or None)
+        return self._http.build_request(scope["method"], url, headers=headers, content=checked.body or None)
 
-    async def _forward(self, scope: AsgiScope, route: apis.Route, body: bytes, send: Send, call: ModelCall,
+    async def _forward(self, scope: AsgiScope, route: apis.Route, checked: Checked, send: Send, call: ModelCall,
                        started: float) -> None:
-        response = await self._send_with_retries(scope, body, call)
+        response = await self._send_with_retries(scope, checked, call)
         call.status = response.status_code
         try:
             if response.status_code in (401, 403):
@@ -316,28 +359,30 @@ class ModelRelay:
                 raise _Refused(response.status_code, "key", self._key_rejected(response))
             call.outcome = "ok" if response.status_code < 400 else f"http:{response.status_code}"
             tap = self._tap(route, response, call)
-            headers, sized = _headers_down(response)
+            unasked = UsageChunkFilter() if checked.strip_usage and tap is not None and tap.sse else None
+            headers, sized = _headers_down(response, resized=unasked is not None)
             await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
             call.answering = True
             try:
                 async for chunk in response.aiter_raw():  # each piece as it arrives (a size would hold them)
                     if call.ttfb_ms is None:
                         call.ttfb_ms = _ms(started)
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    out = unasked.feed(chunk) if unasked is not None else chunk
+                    if out:
+                        await send({"type": "http.response.body", "body": out, "more_body": True})
                     if tap is not None:
                         tap.feed(chunk)
             except httpx.HTTPError as exc:  # the provider cut the stream: the client sees it end early
                 call.outcome = f"error:cut ({type(exc).__name__})"
                 if sized:  # a short sized body cannot be ended cleanly: the connection is closed
                     return
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            rest = unasked.close() if unasked is not None else b""
+            await send({"type": "http.response.body", "body": rest, "more_body": False})
         finally:
             await response.aclose()
         if tap is not None:
             usage, model = tap.result()
             call.usage, call.model = usage, call.model or model
-            if usage is None:
-                call.notes.append("usage missing from the reply")
 
     @staticmethod
     def _tap(route: apis.Route, response: httpx.Response, call: ModelCall) -> UsageTap | None:
@@ -348,14 +393,14 @@ class ModelRelay:
             return None
         return UsageTap(route.api, response.headers.get("content-type", ""))
 
-    async def _send_with_retries(self, scope: AsgiScope, body: bytes, call: ModelCall) -> httpx.Response:
+    async def _send_with_retries(self, scope: AsgiScope, checked: Checked, call: ModelCall) -> httpx.Response:
         attempt, renewed = 0, False
         response: httpx.Response | None
         headers: Mapping[str, str]
         await self._fresh_login()
         while True:
             try:
-                response = await self._http.send(self._request(scope, body), stream=True)
+                response = await self._http.send(self._request(scope, checked), stream=True)
             except httpx.TransportError as exc:
                 response, status, headers = None, 502, {}
                 reason = f"provider unreachable ({type(exc).__name__})"
@@ -424,11 +469,14 @@ class ModelRelay:
     # the record --------------------------------------------------------------
 
     def _finish(self, call: ModelCall) -> None:
+        if call.usage is None and call.ceiling is not None and 200 <= call.status < 400:
+            call.usage, call.charged_max = call.ceiling, True  # the provider may have billed all of it
+            call.notes.append("usage missing from the reply: charged its maximum")
         if call.usage is not None:
             call.cost_usd = self.prices.cost(call.model, call.usage)
-            self.budget.charge(call.usage.total_tokens, call.cost_usd)
             if self.ledger is not None:
                 self.ledger.add(self.run_id, self.spend_scope, call.usage.total_tokens, call.cost_usd)
+        self.budget.settle(call.hold, call.usage.total_tokens if call.usage else None, call.cost_usd)
         self.calls.append(call)
         self.recorder.record(self.run_id, Tier.ENFORCED, "model_call", tool=f"{call.provider}/{call.api}",
                              outcome=call.outcome, duration_ms=call.latency_ms,
@@ -436,11 +484,11 @@ class ModelRelay:
         self._callback(self._on_call, call)
 
 
-def _headers_down(response: httpx.Response) -> tuple[list[tuple[bytes, bytes]], bool]:
+def _headers_down(response: httpx.Response, resized: bool = False) -> tuple[list[tuple[bytes, bytes]], bool]:
     """The provider's headers for the CLI, and whether its Content-Length is kept (then the relay's
-    server sends the body as it is, without re-chunking it)."""
+    server sends the body as it is, without re-chunking it; never when the relay `resized` it)."""
     headers, sized = [], False
-    chunked = b"transfer-encoding" in (k.lower() for k, _ in response.headers.raw)
+    chunked = resized or b"transfer-encoding" in (k.lower() for k, _ in response.headers.raw)
     for name, value in response.headers.raw:
         lowered = name.lower()
         if lowered == b"content-length" and not chunked:
@@ -467,29 +515,23 @@ async def _read_body(receive: Receive) -> bytes:
             return b"".join(parts)
 
 
-def _with_usage_requested(body: bytes, headers: Iterable[tuple[bytes, bytes]]) -> bytes:
-    """A streamed Chat Completions request reports its usage only when asked: always ask, so a
-    client cannot spend uncounted tokens by leaving it out."""
-    if any(k == b"content-encoding" for k, _ in headers) or b'"stream"' not in body:
-        return body
-    try:
-        request = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return body
-    if not isinstance(request, dict) or request.get("stream") is not True:
-        return body
-    options = request.get("stream_options")
-    options = options if isinstance(options, dict) else {}
-    if options.get("include_usage") is True:
-        return body
-    request["stream_options"] = {**options, "include_usage": True}
-    return orjson.dumps(request)
-
-
-async def _respond(send: Send, status: int, body: bytes, content_type: bytes = b"application/json") -> None:
+async def _respond(send: Send, status: int, body: bytes, content_type: bytes = b"application/json",
+                   extra: Iterable[tuple[bytes, bytes]] = ()) -> None:
     await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", content_type), (b"content-length", str(len(body)).encode())]})
+        (b"content-type", content_type), (b"content-length", str(len(body)).encode()), *extra]})
     await send({"type": "http.response.body", "body": body})
+
+
+def _query_keys(query: bytes) -> tuple[list[str], bytes]:
+    """The keys a query string carries (names read after percent-decoding) and the query without them;
+    a query without one is kept byte for byte."""
+    if not query:
+        return [], query
+    pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+    keys = [value for name, value in pairs if name.strip().lower() in apis.QUERY_KEY_CARRIERS]
+    if not keys:
+        return [], query
+    return keys, urlencode([(n, v) for n, v in pairs if n.strip().lower() not in apis.QUERY_KEY_CARRIERS]).encode()
 
 
 def _ms(started: float) -> float:

@@ -4,7 +4,7 @@ the agent CLIs use (reference agent-clis.md §8), scripted per test.
 APIs (the `api` name each recorded request carries):
   anthropic  POST /v1/messages[?beta=true] (SSE or JSON), HEAD /, /v1/messages/count_tokens
   responses  POST /v1/responses (SSE)                      -- Codex
-  chat       POST /v1/chat/completions (SSE or JSON)       -- OpenCode
+  chat       POST /v1/chat/completions (SSE or JSON)       -- OpenCode (a stream's usage only when asked)
   gemini     POST /v1beta/models/M:streamGenerateContent?alt=sse and :generateContent
 
 Usage:
@@ -426,7 +426,9 @@ def _responses(turn: Turn, model: str, usage: FakeUsage) -> tuple[str, bytes]:
     return "text/event-stream", _sse([(name, dict(data, type=name)) for name, data in events])
 
 
-def _chat(turn: Turn, model: str, stream: bool, fake_usage: FakeUsage) -> tuple[str, bytes]:
+def _chat(turn: Turn, model: str, stream: bool, fake_usage: FakeUsage, include_usage: bool = False) -> tuple[str, bytes]:
+    """As the real API: a stream reports its usage only when asked (`stream_options.include_usage`),
+    then every chunk carries `"usage": null` and one more chunk with empty `choices` the usage."""
     n = next(_ids)
     if turn.kind == "tool":
         calls = [{"index": 0, "id": f"call_fake_{n}", "type": "function",
@@ -444,12 +446,13 @@ def _chat(turn: Turn, model: str, stream: bool, fake_usage: FakeUsage) -> tuple[
         return "application/json", json.dumps(dict(base, object="chat.completion", usage=usage, choices=[
             {"index": 0, "message": message, "finish_reason": finish}])).encode()
     chunk = dict(base, object="chat.completion.chunk")
+    choices = [[{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}],
+               *[[{"index": 0, "delta": d, "finish_reason": None}] for d in deltas],
+               [{"index": 0, "delta": {}, "finish_reason": finish}]]
+    usage_null = {"usage": None} if include_usage else {}
     return "text/event-stream", _sse([
-        (None, dict(chunk, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                     "finish_reason": None}])),
-        *[(None, dict(chunk, choices=[{"index": 0, "delta": d, "finish_reason": None}])) for d in deltas],
-        (None, dict(chunk, choices=[{"index": 0, "delta": {}, "finish_reason": finish}])),
-        (None, dict(chunk, choices=[], usage=usage)),
+        *[(None, dict(chunk, choices=c, **usage_null)) for c in choices],
+        *([(None, dict(chunk, choices=[], usage=usage))] if include_usage else []),
         (None, "[DONE]")])
 
 
@@ -739,5 +742,7 @@ def _render(api: str, path: str, body: dict, turn: Turn, usage: FakeUsage) -> tu
     if api == "responses":
         return _responses(turn, model, usage)
     if api == "chat":
-        return _chat(turn, model, bool(body.get("stream")), usage)
+        options = body.get("stream_options")
+        include_usage = isinstance(options, dict) and options.get("include_usage") is True
+        return _chat(turn, model, bool(body.get("stream")), usage, include_usage)
     return _gemini(turn, model, "streamGenerateContent" in path, usage)

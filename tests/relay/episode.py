@@ -31,7 +31,11 @@ class Relayed:
     calls: list  # the relay's record of the model calls
 
 
-async def relay_episode(agent: str, creds: adapters.Credentials, ctx: SimpleNamespace, root: Path) -> Relayed:
+async def relay_episode(agent: str, creds: adapters.Credentials, ctx: SimpleNamespace, root: Path, *,
+                        prompt: str = "Say something.", cli_web_access: bool = False,
+                        model: str | None = None) -> Relayed:
+    """`cli_web_access`: the CLI offers its web tools while the repository's web access stays off
+    (what a CLI that always sends them does)."""
     worktree = make_worktree(root)
     recorder = Recorder(root / "bot.db")
     run_id = recorder.start_run(agent=agent, conversation="octo/repo#12", sandbox_tier=1)
@@ -46,7 +50,8 @@ async def relay_episode(agent: str, creds: adapters.Credentials, ctx: SimpleName
             model_channel(agent, adapter, creds, ctx, recorder, run_id, config,
                           on_stop=lambda reason: kill.set()) as channel:
         config.bridge_upstream = ("127.0.0.1", bridge.port)
-        episode = adapters.Episode(prompt="Say something.", workdir=config.mount_path, home=config.home,
+        episode = adapters.Episode(prompt=prompt, workdir=config.mount_path, home=config.home,
+                                   web_access=cli_web_access, model=model,
                                    bridge=bridge.bridge_for(spawner.inside_bridge_url(config)),
                                    base_url=channel.base_url, credentials=channel.credentials)
         invocation = adapter.command(episode)
