@@ -7,14 +7,17 @@ import signal
 import time
 
 from sandbox.base import EgressDecision, Limits
+from sandbox.layers import Layers
 from sandbox.limits import CgroupSet
 
 
 class Tier1Process:
     tier = 1
 
-    def __init__(self, proc: asyncio.subprocess.Process, groups: CgroupSet, limits: Limits):
+    def __init__(self, proc: asyncio.subprocess.Process, groups: CgroupSet, limits: Limits,
+                 layers: Layers | None = None):
         self._proc = proc
+        self._layers = layers
         self._groups = groups
         self._limits = limits
         self.pid = proc.pid
@@ -62,6 +65,9 @@ class Tier1Process:
                        "pids_max_hit": self._groups.pids_max_hits() > 0,
                        "memory_peak_bytes": self._groups.peak_memory(),
                        "cgroup_version": self._groups.version}
+        if self._layers is not None:  # the launcher has applied and reported them when it exits
+            self._stats.update(self._layers.outcome())
+            self._layers.remove()
         for server in self.servers:
             server.close()
         # A v1 cgroup stays busy for a few ms after its last task exits: remove it off the

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from sandbox import egress, identity, inject, limits, seccomp
+from sandbox import egress, identity, inject, layers, limits, seccomp
 from sandbox.base import INSIDE_BRIDGE_PORT, INSIDE_PROXY_PORT, Host, Limits, Refused, SandboxConfig, base_env
 from sandbox.process import Tier1Process
 
@@ -256,14 +256,21 @@ class Tier1Spawner:
             os.close(filter_fd)
             raise Refused(f"no usable cgroup for the memory and process caps: {exc}", FIX_CGROUP) from None
         try:
-            return await self._launch(bwrap, config, argv, env, stdin, cwd, filter_fd, groups, who)
+            capped = await asyncio.to_thread(layers.plan, config)
         except BaseException:
             groups.remove()
+            os.close(filter_fd)
+            raise
+        try:
+            return await self._launch(bwrap, config, argv, env, stdin, cwd, filter_fd, groups, who, capped)
+        except BaseException:
+            groups.remove()
+            capped.remove()
             raise
 
     async def _launch(self, bwrap: str, config: SandboxConfig, argv: Sequence[str], env: dict[str, str],
                       stdin: bytes | None, cwd: str | None, filter_fd: int, groups: limits.CgroupSet,
-                      who: identity.Identity) -> Tier1Process:
+                      who: identity.Identity, capped: layers.Layers) -> Tier1Process:
         info_r, info_w = os.pipe()
         block_r, block_w = os.pipe()
         fds = (filter_fd, info_w, block_r)
@@ -272,7 +279,7 @@ class Tier1Spawner:
         passed = fds + ((switch.userns_block_fd,) if switch else ()) + tuple(data_fds.values())
         try:
             proc = await asyncio.create_subprocess_exec(
-                *limits.join_prefix(groups.join_paths(), config.limits.open_files),
+                *limits.join_prefix(groups.join_paths(), config.limits.open_files), *capped.prefix(),
                 *bwrap_argv(bwrap, config, argv, cwd, fds, switch, data_fds),
                 env=inside_env(config, env, trust_repositories=who.switched),
                 stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
@@ -281,13 +288,15 @@ class Tier1Spawner:
         finally:
             for fd in passed:
                 os.close(fd)
-        process = Tier1Process(proc, groups, config.limits)
+        process = Tier1Process(proc, groups, config.limits, capped)
         try:
             child_pid = await _read_child_pid(info_r)
             if child_pid is None:
                 detail = (await process.stderr.read()).decode("utf-8", "replace").strip()
                 if await proc.wait() == limits.JOIN_FAILED_EXIT:
                     raise Refused(f"no usable cgroup for the memory and process caps: {detail}", FIX_CGROUP)
+                if proc.returncode == layers.FAILED_EXIT:
+                    raise Refused(f"no size-capped layer for the writable folders: {detail}", FIX_USERNS)
                 raise Refused(f"bubblewrap could not create the sandbox: {detail or 'no detail'}",
                               _fix_for(detail))
             if switch is not None:

@@ -2,7 +2,8 @@
 
   bot sandbox exec [--tier 1] [--workdir PATH] [--writable] [--allow HOST[:PORT]]...
                    [--gateway HOST:PORT]... [--bridge HOST:PORT] [--memory BYTES] [--pids N]
-                   [--timeout SECONDS] [--egress-log PATH] -- COMMAND...
+                   [--timeout SECONDS] [--worktree-growth BYTES] [--home-size BYTES]
+                   [--tmp-size BYTES] [--egress-log PATH] -- COMMAND...
   bot sandbox check
 
 `exec` streams the command's output, then prints each egress decision and the
@@ -23,6 +24,9 @@ from typing import BinaryIO
 from bot import config
 from sandbox import doctor_checks, select_spawner
 from sandbox.base import REFUSED_EXIT_CODE, Limits, Refused, SandboxConfig
+from sandbox.disk import human
+
+CAP_FLAGS = {"worktree": "--worktree-growth", "home": "--home-size"}  # the flag that sets each folder's cap
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,6 +49,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--memory", type=int, default=Limits.memory_bytes, metavar="BYTES", help="memory limit")
     run.add_argument("--pids", type=int, default=Limits.pids, help="process limit")
     run.add_argument("--timeout", type=float, default=Limits.timeout_s, metavar="SECONDS", help="wall-clock limit")
+    run.add_argument("--worktree-growth", type=int, default=Limits.worktree_growth_bytes, metavar="BYTES",
+                     help="how much a --writable workdir may grow (a write past it fails: no space)")
+    run.add_argument("--home-size", type=int, default=Limits.home_bytes, metavar="BYTES",
+                     help="how much the CLI home may hold")
+    run.add_argument("--tmp-size", type=int, default=Limits.tmpfs_bytes, metavar="BYTES",
+                     help="size of /tmp and /dev/shm")
     run.add_argument("--home", type=Path, default=None, help="CLI home (default: a fresh one)")
     run.add_argument("--ro-bind", action="append", type=Path, default=[], dest="ro_binds",
                      help="also mount this path read-only (repeatable)")
@@ -79,7 +89,9 @@ def _config(args: argparse.Namespace, run_dir: Path) -> SandboxConfig:
     return SandboxConfig(
         workdir=args.workdir.resolve(), home=(args.home or run_dir / "home").resolve(),
         writable=args.writable, allowed_hosts=tuple(args.allow), gateways=tuple(args.gateway),
-        limits=Limits(memory_bytes=args.memory, pids=args.pids, timeout_s=args.timeout),
+        limits=Limits(memory_bytes=args.memory, pids=args.pids, timeout_s=args.timeout,
+                      worktree_growth_bytes=args.worktree_growth, home_bytes=args.home_size,
+                      tmpfs_bytes=args.tmp_size),
         min_tier=1 if args.tier in (None, 1) else 0, ro_binds=tuple(p.resolve() for p in args.ro_binds),
         bridge_upstream=bridge, tmpdir=run_dir / "tmp", run_id=run_dir.name,
         egress_log=args.egress_log or run_dir / "egress.jsonl")
@@ -106,7 +118,11 @@ async def _exec(args: argparse.Namespace, command: list[str]) -> int:
             shutil.rmtree(run_dir / "home", ignore_errors=True)
     for decision in proc.egress:
         print("egress: " + json.dumps(decision.as_dict(), sort_keys=True), file=sys.stderr)
-    print("sandbox: " + json.dumps(proc.outcome(), sort_keys=True), file=sys.stderr)
+    outcome = proc.outcome()
+    print("sandbox: " + json.dumps(outcome, sort_keys=True), file=sys.stderr)
+    for full in outcome.get("disk_full", []):
+        print(f"bot sandbox: the {full['layer']} reached its {human(full['bytes'])} cap "
+              f"({CAP_FLAGS.get(full['layer'], '?')})", file=sys.stderr)
     return rc if rc >= 0 else 128 - rc
 
 

@@ -296,7 +296,7 @@ async def test_episode_growing_the_worktree_past_its_quota_is_stopped_with_the_r
     """A CLI writing into the worktree without end is stopped once it grew past the quota."""
     result = await _episode(config, FILL_FOREVER.format(where="/workspace"), worktree_growth_bytes=8 << 20)
     assert (result.ok, result.failure) == (False, "killed")
-    assert result.error == "stopped: the worktree grew past its 8 MiB disk quota"
+    assert result.error.startswith("stopped: the worktree reached its 8 MiB disk cap (BOT_LIMIT_WORKTREE")
     assert not result.outcome["timed_out"]
 
 
@@ -304,7 +304,7 @@ async def test_episode_filling_the_cli_home_past_its_quota_is_stopped_with_the_r
     """A CLI filling its HOME without end is stopped once the HOME holds more than the quota."""
     result = await _episode(config, FILL_FOREVER.format(where="$HOME"), home_bytes=8 << 20)
     assert (result.ok, result.failure) == (False, "killed")
-    assert result.error.startswith("stopped: the CLI home went past its 8 MiB disk quota")
+    assert result.error.startswith("stopped: the CLI home reached its 8 MiB disk cap (BOT_LIMIT_HOME")
     assert not result.outcome["timed_out"]
 
 
@@ -313,7 +313,8 @@ async def test_a_quota_passed_just_before_exit_still_fails_the_episode(config):
     catches it, so nothing the bot does next (commit, cache) takes the oversized tree."""
     script = f'head -c {16 << 20} /dev/zero > /workspace/burst; {ANSWER}'
     result = await _episode(config, script, worktree_growth_bytes=8 << 20)
-    assert (result.ok, result.error) == (False, "stopped: the worktree grew past its 8 MiB disk quota")
+    assert not result.ok
+    assert result.error.startswith("stopped: the worktree reached its 8 MiB disk cap (BOT_LIMIT_WORKTREE")
 
 
 async def test_a_home_over_its_quota_is_cleared_for_the_next_turn(config, quick_watch):

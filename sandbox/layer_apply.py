@@ -1,0 +1,144 @@
+"""Apply an overlay's upper layer (what a sandbox changed) to the folder it covered (stdlib only).
+
+The upper layer was written by the sandbox, so every entry is hostile: nothing is ever followed.
+Folders on both sides are walked through descriptors opened with O_NOFOLLOW, a symbolic link is
+recreated as a link, a file is copied to a fresh name and renamed into place, and an entry that
+is in the way (a folder where a file goes, a link where a folder goes) is removed first. Overlay
+marks are read as overlay writes them with `userxattr`: a whiteout (a character device 0/0)
+deletes the entry, an opaque folder (user.overlay.opaque) replaces the folder. Modes keep their
+permission bits only; the owner is kept when the bot is root. FIFOs and sockets are skipped.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+OPAQUE = "user.overlay.opaque"
+TEMP_PREFIX = ".bot-layer-"
+
+
+def apply(upper: str, lower: str) -> None:
+    """Make `lower` hold what the overlay of `upper` on it showed."""
+    stack = [(os.open(upper, _DIR), os.open(lower, _DIR))]
+    try:
+        while stack:
+            upper_fd, lower_fd = stack.pop()
+            try:
+                for name in _names(upper_fd):
+                    child = _apply_entry(upper_fd, lower_fd, name)
+                    if child is not None:
+                        stack.append(child)
+            finally:
+                os.close(upper_fd)
+                os.close(lower_fd)
+    finally:
+        for upper_fd, lower_fd in stack:
+            os.close(upper_fd)
+            os.close(lower_fd)
+
+
+def _names(fd: int) -> list[str]:
+    with os.scandir(fd) as entries:
+        return [entry.name for entry in entries]
+
+
+def _apply_entry(upper_fd: int, lower_fd: int, name: str) -> tuple[int, int] | None:
+    """Apply one entry; a folder returns its pair of descriptors, to be walked next."""
+    info = os.stat(name, dir_fd=upper_fd, follow_symlinks=False)
+    mode = info.st_mode
+    if stat.S_ISCHR(mode) and info.st_rdev == 0:
+        _remove(lower_fd, name)
+    elif stat.S_ISDIR(mode):
+        return _folder(upper_fd, lower_fd, name, info)
+    elif stat.S_ISREG(mode):
+        _file(upper_fd, lower_fd, name, info)
+    elif stat.S_ISLNK(mode):
+        target = os.readlink(name, dir_fd=upper_fd)
+        _remove(lower_fd, name)
+        os.symlink(target, name, dir_fd=lower_fd)
+        _own(lower_fd, name, info)
+    return None
+
+
+def _folder(upper_fd: int, lower_fd: int, name: str, info: os.stat_result) -> tuple[int, int]:
+    child_upper = os.open(name, _DIR, dir_fd=upper_fd)
+    try:
+        existing = _lstat(lower_fd, name)
+        if existing is not None and (not stat.S_ISDIR(existing.st_mode) or _opaque(child_upper)):
+            _remove(lower_fd, name)
+            existing = None
+        if existing is None:
+            os.mkdir(name, 0o700, dir_fd=lower_fd)
+        child_lower = os.open(name, _DIR, dir_fd=lower_fd)
+    except BaseException:
+        os.close(child_upper)
+        raise
+    os.chmod(child_lower, stat.S_IMODE(info.st_mode) & 0o777)
+    _own(child_lower, None, info)
+    return child_upper, child_lower
+
+
+def _file(upper_fd: int, lower_fd: int, name: str, info: os.stat_result) -> None:
+    temp = TEMP_PREFIX + os.urandom(6).hex()
+    source = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=upper_fd)
+    try:
+        target = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=lower_fd)
+        try:
+            _copy(source, target, info.st_size)
+            os.chmod(target, stat.S_IMODE(info.st_mode) & 0o777)
+            _own(target, None, info)
+            os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
+        finally:
+            os.close(target)
+    finally:
+        os.close(source)
+    existing = _lstat(lower_fd, name)
+    if existing is not None and stat.S_ISDIR(existing.st_mode):
+        _remove(lower_fd, name)
+    os.replace(temp, name, src_dir_fd=lower_fd, dst_dir_fd=lower_fd)
+
+
+def _copy(source: int, target: int, size: int) -> None:
+    while size > 0:
+        sent = os.sendfile(target, source, None, min(size, 1 << 30))
+        if sent == 0:
+            return
+        size -= sent
+
+
+def _own(fd: int, name: str | None, info: os.stat_result) -> None:
+    if os.geteuid() != 0:
+        return  # not root: everything is the bot's own uid already
+    if name is None:
+        os.fchown(fd, info.st_uid, info.st_gid)
+    else:
+        os.chown(name, info.st_uid, info.st_gid, dir_fd=fd, follow_symlinks=False)
+
+
+def _opaque(fd: int) -> bool:
+    try:
+        return os.getxattr(fd, OPAQUE) == b"y"
+    except OSError:
+        return False
+
+
+def _lstat(dir_fd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _remove(dir_fd: int, name: str) -> None:
+    info = _lstat(dir_fd, name)
+    if info is None:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(name, dir_fd=dir_fd)  # descriptor-based: never follows a link inside
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=dir_fd)

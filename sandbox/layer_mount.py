@@ -1,0 +1,135 @@
+"""The capped-layer launcher: `python -I -S layer_mount.py SPEC -- COMMAND...` (stdlib only).
+
+In a private mount namespace (and, for a bot that is not root, a user namespace mapping only its
+own uid), each writable folder of the sandbox gets an overlay whose upper layer is a tmpfs of the
+folder's cap: bubblewrap, started next, binds the overlay where it would bind the folder, so every
+write the sandbox makes lands on that tmpfs and fails with ENOSPC at the cap. A layer that stays
+full is a stopped sandbox. When bubblewrap has exited (the sandbox's PID namespace, and so every
+process that could still write, is gone) the changes are applied to the real folder
+(sandbox/layer_apply.py) and what happened is written to SPEC's report file as JSON.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import select
+import signal
+import sys
+
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the standard library
+import layer_apply  # noqa: E402  (run by path, not as part of the package)
+
+FAILED_EXIT = 72  # no capped layer could be made: nothing ran
+CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+MS_PRIVATE, MS_REC, MNT_DETACH = 1 << 18, 1 << 14, 2
+POLL_S = 0.25
+FULL_LOOKS = 2  # a layer seen full this many looks in a row stops the sandbox
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{what}: {os.strerror(code)}")
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+    _check(_libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+                       data.encode() if data else None), f"mount {fstype or 'propagation'} on {target}")
+
+
+def enter_namespace() -> None:
+    """A mount namespace of our own whose mounts never propagate back to the host."""
+    uid, gid = os.geteuid(), os.getegid()
+    if uid == 0:
+        _check(_libc.unshare(CLONE_NEWNS), "unshare")
+    else:
+        _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as handle:
+                handle.write(text)
+    _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
+
+
+def mount_layer(layer: dict, scratch: str) -> dict:
+    """A tmpfs of the layer's size at `scratch`, an overlay of it over the layer's folder."""
+    size = max(int(layer["size"]), 4096)  # tmpfs reads size=0 as unlimited
+    inodes = max(1024, size // 4096)  # empty files cost no blocks: bound them too
+    os.mkdir(scratch, 0o700)
+    _mount("tmpfs", scratch, "tmpfs", 0, f"size={size},nr_inodes={inodes},mode=0700")
+    upper, work = os.path.join(scratch, "upper"), os.path.join(scratch, "work")
+    os.mkdir(upper)
+    os.mkdir(work)
+    top = os.stat(layer["path"])
+    if os.geteuid() == 0:
+        os.chown(upper, top.st_uid, top.st_gid)
+    os.chmod(upper, top.st_mode & 0o7777)  # the overlay's top folder takes the upper's owner and mode
+    _mount("overlay", layer["path"], "overlay", 0,
+           f"lowerdir={layer['path']},upperdir={upper},workdir={work},userxattr")
+    return {"name": layer["name"], "path": layer["path"], "size": size, "scratch": scratch, "upper": upper}
+
+
+def is_full(layer: dict) -> bool:
+    stats = os.statvfs(layer["scratch"])
+    free = stats.f_bavail * stats.f_frsize
+    return free < min(1 << 20, layer["size"] // 16) or stats.f_favail == 0
+
+
+def run(command: list[str], layers: list[dict]) -> tuple[int, list[str]]:
+    """Start the command, stop it when a layer stays full; its wait status and the full layers."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.execvp(command[0], command)
+        finally:
+            os._exit(127)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the sandbox's pipes are bubblewrap's alone
+    pidfd, looks, full = os.pidfd_open(pid), dict.fromkeys(range(len(layers)), 0), set()
+    while not select.select([pidfd], [], [], POLL_S)[0]:
+        for index, layer in enumerate(layers):
+            looks[index] = looks[index] + 1 if is_full(layer) else 0
+            if looks[index] >= FULL_LOOKS:
+                full.add(layer["name"])
+        if full:
+            os.kill(pid, signal.SIGKILL)  # bubblewrap's PID namespace dies with it
+    status = os.waitpid(pid, 0)[1]
+    return status, sorted(full | {layer["name"] for layer in layers if is_full(layer)})
+
+
+def apply_layers(layers: list[dict], full: list[str]) -> list[dict]:
+    report = []
+    for layer in layers:
+        entry = {"name": layer["name"], "size": layer["size"], "full": layer["name"] in full}
+        try:
+            _check(_libc.umount2(layer["path"].encode(), MNT_DETACH), f"umount {layer['path']}")
+            layer_apply.apply(layer["upper"], layer["path"])
+            entry["applied"] = True
+        except OSError as exc:
+            entry["applied"], entry["error"] = False, os.strerror(exc.errno) if exc.errno else "failed"
+        report.append(entry)
+    return report
+
+
+def main(argv: list[str]) -> int:
+    spec, command = json.loads(argv[1]), argv[3:]
+    try:
+        enter_namespace()
+        layers = [mount_layer(layer, os.path.join(spec["scratch"], str(index)))
+                  for index, layer in enumerate(spec["layers"])]
+    except OSError as exc:
+        print(f"bot-sandbox: cannot cap the sandbox's writable folders: {exc}", file=sys.stderr)
+        return FAILED_EXIT
+    status, full = run(command, layers)
+    with open(spec["report"], "w") as handle:
+        json.dump(apply_layers(layers, full), handle)
+    if os.WIFSIGNALED(status):  # die as bubblewrap died, so the caller sees the same status
+        number = os.WTERMSIG(status)
+        if number not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+    return os.waitstatus_to_exitcode(status)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,82 @@
+"""The writable folders of a tier-1 sandbox, each capped by the kernel at its size.
+
+The worktree (when writable) may grow by `Limits.worktree_growth_bytes`, the CLI home hold
+`Limits.home_bytes`. Each becomes an overlay whose upper layer is a tmpfs of that size, made by
+the launcher sandbox/layer_mount.py in a mount namespace of its own just before bubblewrap: a
+write past the cap fails with ENOSPC while it is written, at any speed, and the changes reach
+the host folder only when the sandbox has ended, at most the cap. /tmp and /dev/shm need none
+of this: bubblewrap mounts them as tmpfs of `Limits.tmpfs_bytes`.
+
+Why this and not another cap: bubblewrap 0.8 cannot overlay, a loop-mounted image needs root,
+and project quotas need a filesystem mounted with them; an overlay on a tmpfs works for root and
+for an unprivileged bot alike (kernel overlays in a user namespace). tmpfs pages are memory: a
+layer's contents count against the sandbox's memory cgroup like /tmp's, so the memory limit
+bounds the sum of what the layers hold. A file changed in place is copied up whole, so it
+counts at its full size against the worktree's growth.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandbox.base import SandboxConfig
+from sandbox.disk import usage
+
+LAUNCHER = Path(__file__).resolve().parent / "layer_mount.py"
+FAILED_EXIT = 72  # the launcher's exit status when no layer could be made (nothing ran)
+MIN_SIZE = 1 << 20  # a home already at its cap still gets room for a CLI's lock files
+
+
+@dataclass
+class Layers:
+    """One run's capped folders: the launcher's argv prefix and, after the run, its report."""
+
+    spec: list[dict]
+    scratch: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="bot-layers-")))
+
+    def prefix(self) -> list[str]:
+        """argv that makes the layers, then runs the rest (bubblewrap) over them."""
+        spec = {"scratch": str(self.scratch), "report": str(self.scratch / "report.json"), "layers": self.spec}
+        return [_interpreter(), "-I", "-S", str(LAUNCHER), json.dumps(spec), "--"]
+
+    def report(self) -> list[dict]:
+        """What each layer did: name, size, full (it reached its cap), applied (changes kept)."""
+        try:
+            return list(json.loads((self.scratch / "report.json").read_text()))
+        except (OSError, ValueError):
+            return []
+
+    def outcome(self) -> dict:
+        """For the sandbox's outcome: the layers that reached their cap, and those whose changes
+        could not be applied to the host folder (a sandbox that was killed applies none)."""
+        report = self.report()
+        return {"disk_full": [{"layer": e["name"], "bytes": e["size"]} for e in report if e.get("full")],
+                "disk_unkept": [{"layer": e["name"], "error": str(e.get("error"))}
+                                for e in report if not e.get("applied")]}
+
+    def remove(self) -> None:
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _interpreter() -> str:
+    """This Python, by a path the bot's user can run: an interpreter installed under a folder
+    that user cannot search (a root-owned pyenv) is still reachable through /proc."""
+    if os.access(sys.executable, os.X_OK):
+        return sys.executable
+    return f"/proc/{os.getpid()}/exe"
+
+
+def plan(config: SandboxConfig) -> Layers:
+    """The home (and the worktree when writable) with the room each has left. Measures the home:
+    call off the event loop."""
+    lim = config.limits
+    held = usage(Path(config.home), stop_above=lim.home_bytes)
+    spec = [{"name": "home", "path": str(config.home), "size": max(lim.home_bytes - held, MIN_SIZE)}]
+    if config.writable:
+        spec.append({"name": "worktree", "path": str(config.workdir), "size": lim.worktree_growth_bytes})
+    return Layers(spec)
