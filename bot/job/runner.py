@@ -30,6 +30,7 @@ from bot import metrics
 from bot.job.disk_caps import stop_for_full_layer
 from bot.job.kept_events import KeptEvents
 from bot.job.resume_state import empty
+from bot.job.session_home import strip_loaders
 from bot.job.stdout_lines import Line, LineSplitter
 from bot.record.redact import redact
 from sandbox import disk
@@ -48,8 +49,10 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
                       on_event: OnEvent | None = None, cancel: asyncio.Event | None = None,
                       bridge_connected: asyncio.Event | None = None) -> Result:
     invocation = adapter.command(episode)
+    strip_loaders(episode.home, adapter.loaders.home)  # before the adapter's own files are written
     write_home_files(episode.home, invocation)
     config.system_files = invocation.system_files
+    config.masked = adapter.loaders.project if episode.mode == "strict" else ()
     started = time.monotonic()
     try:
         quotas = await disk_quotas(config)
@@ -258,6 +261,7 @@ async def _pump(stream: asyncio.StreamReader, adapter: Adapter, events: KeptEven
         for line in lines.feed(chunk):
             await _deliver(await _parsed(adapter, line, lines.cap), events, on_event)
             await fair.turn()
+        await fair.turn()
     for line in lines.close():
         await _deliver(await _parsed(adapter, line, lines.cap), events, on_event)
 
