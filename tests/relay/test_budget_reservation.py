@@ -86,7 +86,9 @@ class _HoldingProvider:
         writer.close()
 
 
-async def test_twelve_concurrent_calls_against_a_cap_that_fits_one_cross_it_by_at_most_one_call(relay):
+async def _twelve_at_once(relay) -> tuple[int, list[int], object]:
+    """Twelve calls at once against a cap one call's real usage fits but its hold does not; the
+    provider answers once every call was either seen by it or answered by the relay."""
     settled = asyncio.Event()
     done: list[int] = []
     holding = _HoldingProvider(lambda: count())
@@ -108,8 +110,18 @@ async def test_twelve_concurrent_calls_against_a_cap_that_fits_one_cross_it_by_a
         await asyncio.wait_for(settled.wait(), 30)
         holding.release.set()
         statuses = await asyncio.gather(*calls)
-    assert holding.seen == 1 and statuses.count(200) == 1
-    assert r.budget.turn.tokens == 15  # settled to the real usage, the hold released
+    return holding.seen, statuses, r
+
+
+async def test_twelve_concurrent_calls_against_a_cap_that_fits_one_cross_it_by_at_most_one_call(relay):
+    seen, statuses, r = await _twelve_at_once(relay)
+    assert seen == 1 and statuses.count(200) == 1
+    assert r.budget.turn.tokens == 15 and r.budget.held_tokens == 0  # settled to the real usage
+
+
+async def test_a_call_refused_only_for_the_holds_of_calls_in_flight_is_told_to_retry_without_a_stop(relay):
+    _, statuses, r = await _twelve_at_once(relay)
+    assert sorted(set(statuses)) == [200, 429] and r.stopped is None
 
 
 @pytest.mark.parametrize("cap", [Caps(turn_tokens=10_000), Caps(turn_usd=1.0)])
