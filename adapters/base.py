@@ -155,6 +155,21 @@ class Result:
     version: str | None = None
 
 
+@dataclass(frozen=True)
+class Loaders:
+    """Where a CLI loads code or configuration from on its own (plugins, hooks, MCP servers,
+    extensions, policies, `.env` files, instruction files that import other files). In strict
+    mode none of them may come from the worktree or from the CLI home: each present `project`
+    path is hidden from the sandbox's view of the worktree, and every `home` path is removed
+    from the CLI home before the CLI starts (the adapter's own files are written after)."""
+
+    project: tuple[str, ...] = ()  # relative to the project directory (the worktree's top)
+    home: tuple[str, ...] = ()  # relative to HOME; the XDG folders are under HOME in the sandbox
+    # The CLI also looks for `project` paths in every parent of the project directory. Inside the
+    # sandbox the worktree's only parent is the sandbox's own read-only root, holding none of them.
+    parents: bool = False
+
+
 ProbeFn = Callable[[Sequence[str]], "tuple[int, str]"]
 
 
@@ -176,6 +191,8 @@ class Adapter(Protocol):
     def min_version(self) -> str: ...
     @property
     def binary(self) -> str: ...
+    @property
+    def loaders(self) -> Loaders: ...
     @property
     def session_id_pattern(self) -> re.Pattern[str]: ...
 
@@ -278,6 +295,7 @@ class CliAdapter:
     unobserved: tuple[str, ...] = ()
     min_version = "0.0.0"
     credential_env: tuple[str, ...] = ()  # variables that authenticate the CLI
+    loaders = Loaders()  # every place the CLI loads code or configuration from on its own
     unknown_session_markers: tuple[str, ...] = ()  # stderr text when --resume names a lost session
     session_id_pattern: re.Pattern[str] = NO_SESSION  # the CLI's session ids, whole (fullmatch)
 

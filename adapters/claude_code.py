@@ -20,6 +20,7 @@ from adapters.base import (
     Event,
     EventKind,
     Invocation,
+    Loaders,
     ProbeFn,
     Usage,
     http_failure,
@@ -48,6 +49,17 @@ class ClaudeCode(CliAdapter):
                   "its direct channel to api.anthropic.com")
     min_version = "2.1.0"
     credential_env = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
+    # .claude/: settings(.local).json (hooks, permissions, MCP servers), agents, commands, skills,
+    # hooks, output styles, rules; .mcp.json (stdio MCP servers, i.e. programs); CLAUDE.md and
+    # CLAUDE.local.md (their @imports reach any file), also read from every parent of the project;
+    # .claude-plugin/ (a plugin marketplace). HOME: the same folders under ~/.claude and
+    # ~/.claude.json (user and per-project MCP servers, allowed tools).
+    loaders = Loaders(
+        project=(".claude", ".mcp.json", "CLAUDE.md", "CLAUDE.local.md", ".claude-plugin"),
+        home=(".claude/settings.json", ".claude/settings.local.json", ".claude/agents", ".claude/commands",
+              ".claude/skills", ".claude/plugins", ".claude/hooks", ".claude/output-styles", ".claude/rules",
+              ".claude/CLAUDE.md", ".claude.json", ".mcp.json"),
+        parents=True)
     unknown_session_markers = ("No conversation found with session ID",)
     session_id_pattern = UUID
 

@@ -29,6 +29,7 @@ from adapters.base import (
     Event,
     EventKind,
     Invocation,
+    Loaders,
     ProbeFn,
     Usage,
     http_failure,
@@ -59,6 +60,16 @@ class Codex(CliAdapter):
                   "its code-mode exec scripts (absent from its --json stream)")
     min_version = "0.171.0"
     credential_env = ("CODEX_API_KEY", "OPENAI_API_KEY")
+    # .codex/: project-scoped config.toml (MCP servers with a command, i.e. programs; features),
+    # hooks.json, rules (exec policy), skills; .agents/skills; looked up from the project up to its
+    # root. CODEX_HOME (~/.codex): the same, AGENTS.md / AGENTS.override.md (global instructions),
+    # managed_config.toml, plugins, prompts; ~/.agents/skills.
+    loaders = Loaders(
+        project=(".codex", ".agents"),
+        home=(".codex/config.toml", ".codex/managed_config.toml", ".codex/requirements.toml",
+              ".codex/hooks.json", ".codex/rules", ".codex/skills", ".codex/plugins", ".codex/prompts",
+              ".codex/AGENTS.md", ".codex/AGENTS.override.md", ".agents"),
+        parents=True)
     unknown_session_markers = ("no rollout found for thread id",)
     session_id_pattern = UUID  # its thread ids (`exec resume` also takes a thread name: never given)
 

@@ -16,7 +16,18 @@ from __future__ import annotations
 import json
 import re
 
-from adapters.base import UUID, CliAdapter, Episode, Event, EventKind, Invocation, Usage, http_failure, register
+from adapters.base import (
+    UUID,
+    CliAdapter,
+    Episode,
+    Event,
+    EventKind,
+    Invocation,
+    Loaders,
+    Usage,
+    http_failure,
+    register,
+)
 
 SETTINGS = ".gemini/settings.json"
 # Gemini ignores system settings unless root owns the file and every folder above it: placed by the sandbox
@@ -44,6 +55,16 @@ class Gemini(CliAdapter):
                   "its direct channel to generativelanguage.googleapis.com")
     min_version = "0.61.0"
     credential_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA")
+    # .gemini/: settings.json (MCP servers with a command, hooks, tools), extensions, commands,
+    # policies, agents, skills, system.md, .env; .env (read into its environment, looked up from
+    # the project through every parent, then ~/.gemini/.env and ~/.env); GEMINI.md (@imports);
+    # .agents/skills. HOME: the same under ~/.gemini, ~/.env, ~/.agents.
+    loaders = Loaders(
+        project=(".gemini", ".env", "GEMINI.md", ".agents"),
+        home=(".gemini/settings.json", ".gemini/extensions", ".gemini/commands", ".gemini/policies",
+              ".gemini/agents", ".gemini/skills", ".gemini/hooks", ".gemini/system.md", ".gemini/.env",
+              ".gemini/GEMINI.md", ".env", ".agents"),
+        parents=True)
     unknown_session_markers = ("Error resuming session",)
     session_id_pattern = UUID  # its --resume also takes `latest` or an index: never given
 

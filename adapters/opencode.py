@@ -16,7 +16,7 @@ import json
 import posixpath
 import re
 
-from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Usage, http_failure, register
+from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Loaders, Usage, http_failure, register
 
 QUIET_ENV = {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
              "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
@@ -50,6 +50,15 @@ class OpenCode(CliAdapter):
                   "its context compaction", "its direct channel to the model provider")
     min_version = "1.18.0"
     credential_env = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY")
+    # .opencode/: plugin(s)/*.{js,ts} (imported into the CLI's own process, even with
+    # OPENCODE_DISABLE_PROJECT_CONFIG set), tool(s), agent(s), command(s), mode(s), opencode.json;
+    # opencode.json(c) and tui.json(c) (plugins, MCP servers with a command) found up from the
+    # project; .claude/ and .agents/ (skills). HOME: ~/.opencode, $XDG_CONFIG_HOME/opencode (the
+    # same folders and config), its package cache (npm plugins), ~/.claude, ~/.agents.
+    loaders = Loaders(
+        project=(".opencode", "opencode.json", "opencode.jsonc", "tui.json", "tui.jsonc", ".claude", ".agents"),
+        home=(".opencode", ".config/opencode", ".cache/opencode", ".claude", ".agents"),
+        parents=True)
     unknown_session_markers = ("Session not found",)
     # ses_ + 12 hex digits of time and counter + 14 random base62 characters (its Identifier)
     session_id_pattern = re.compile(r"ses_[0-9a-f]{12}[0-9A-Za-z]{14}")

@@ -69,6 +69,10 @@ class SandboxConfig:
     # tier 1: absolute path inside -> content, placed read-only; owned by root inside when the bot
     # runs as root (a CLI's system-wide settings, which it trusts only when root owns them)
     system_files: dict[str, bytes] = field(default_factory=dict)
+    # tier 1: worktree-relative paths the command must not see (a CLI's own loaders: plugins,
+    # hooks, settings). Each present one is covered read-only, a folder by an empty folder and a
+    # file by an empty file; one that is absent stays absent (the worktree is then read-only).
+    masked: tuple[str, ...] = ()
 
 
 @dataclass

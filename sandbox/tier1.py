@@ -185,6 +185,49 @@ def _linked_repository(workdir: Path, pointer: str, home: Path | None) -> Path |
     return common
 
 
+def masked_entries(config: SandboxConfig) -> list[tuple[str, bool]]:
+    """The masked paths present in the worktree, as (path inside, is a folder), outermost first;
+    a path under an already masked folder is covered by it. A symlink counts as what it points to
+    on the host; inside, bwrap mounts over what it resolves to there, and one that resolves out of
+    the worktree or nowhere makes the sandbox fail to start rather than stay unmasked."""
+    entries: list[tuple[str, bool]] = []
+    for relative in sorted(config.masked, key=lambda path: PurePosixPath(path).parts):
+        parts = PurePosixPath(relative).parts
+        if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
+            raise ValueError(f"masked path {relative!r} is not inside the worktree")
+        inside = str(PurePosixPath(config.mount_path, *parts))
+        if any(folder and _is_under(inside, path) for path, folder in entries):
+            continue
+        host = Path(config.workdir, *parts)
+        if host.is_symlink() or host.exists():
+            entries.append((inside, host.is_dir()))
+    return entries
+
+
+def masked_files(config: SandboxConfig) -> dict[str, bytes]:
+    """An empty stand-in for each masked file present (`{}` for JSON, which a CLI parses)."""
+    return {path: b"{}" if path.endswith((".json", ".jsonc")) else b""
+            for path, folder in masked_entries(config) if not folder}
+
+
+def mask_mounts(config: SandboxConfig, file_fds: dict[str, int]) -> list[str]:
+    """Mounts over the worktree's masked paths, after the worktree's own bind: an empty read-only
+    tmpfs over each folder, the placed stand-in (file_fds, from masked_files) over each file."""
+    args: list[str] = []
+    for path, folder in masked_entries(config):
+        if folder:
+            args += ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
+        elif path in file_fds:
+            args += ["--perms", "0444", "--ro-bind-data", str(file_fds[path]), path]
+        else:
+            raise ValueError(f"no stand-in was placed for the masked file {path}")
+    return args
+
+
+def _is_under(path: str, folder: str) -> bool:
+    return PurePosixPath(path).is_relative_to(folder) and path != folder
+
+
 def bwrap_argv(bwrap: str, config: SandboxConfig, argv: Sequence[str], cwd: str | None,
                fds: tuple[int, int, int], switch: Switch | None = None,
                data_fds: dict[str, int] | None = None) -> list[str]:
@@ -192,7 +235,10 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, argv: Sequence[str], cwd: str 
     seccomp_fd, info_fd, block_fd = fds
     lim = config.limits
     user_args, prefix = _switch_args(switch)
-    args = [bwrap, *_system_mounts(data_fds or {}), "--dev", "/dev", *_proc_mounts(),
+    data_fds = data_fds or {}
+    masks = {path: fd for path, fd in data_fds.items() if _is_under(path, config.mount_path)}
+    system = {path: fd for path, fd in data_fds.items() if path not in masks}
+    args = [bwrap, *_system_mounts(system), "--dev", "/dev", *_proc_mounts(),
             "--perms", "1777", "--size", str(lim.tmpfs_bytes), "--tmpfs", SANDBOX_TMP,
             "--perms", "1777", "--size", str(lim.tmpfs_bytes), "--tmpfs", "/dev/shm", "--tmpfs", "/run",
             "--dir", "/var", "--symlink", "/tmp", "/var/tmp"]
@@ -203,6 +249,7 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, argv: Sequence[str], cwd: str 
     binds += ["--bind" if config.writable else "--ro-bind", str(config.workdir), config.mount_path]
     binds += git_mounts(Path(config.workdir), config.mount_path, Path(config.home))
     args += _parent_dirs(binds[2::3]) + binds
+    args += mask_mounts(config, masks)
     args += ["--remount-ro", "/"]  # bwrap's root tmpfs (mount points, /etc skeleton) stays read-only
     args += ["--unshare-all", *user_args, "--die-with-parent", "--new-session", "--hostname", "sandbox",
              "--seccomp", str(seccomp_fd), "--info-fd", str(info_fd), "--block-fd", str(block_fd),
@@ -365,12 +412,16 @@ def _switch_for(who: identity.Identity) -> tuple[Switch | None, int | None]:
 
 
 def _placed_files(config: SandboxConfig, who: identity.Identity) -> dict[str, bytes]:
-    """Files bwrap writes read-only into the sandbox: the configured system files, and the
-    passwd/group naming the sandbox user when the command is switched to it."""
+    """Files bwrap writes read-only into the sandbox: the configured system files, the
+    passwd/group naming the sandbox user when the command is switched to it, and the empty
+    stand-ins over the worktree's masked files."""
     for path in config.system_files:
         if not path.startswith("/") or str(PurePosixPath(path)) != path or ".." in path.split("/"):
             raise ValueError(f"system file path {path!r} is not absolute and normalised")
-    return dict(config.system_files) | (who.etc_files(config.home) if who.switched else {})
+        if _is_under(path, config.mount_path):
+            raise ValueError(f"system file path {path!r} is inside the worktree")
+    return dict(config.system_files) | (who.etc_files(config.home) if who.switched else {}) | \
+        masked_files(config)
 
 
 def _map_sandbox_user(who: identity.Identity, child_pid: int, userns_w: int) -> None:

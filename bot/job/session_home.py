@@ -22,7 +22,7 @@ import tarfile
 import time
 from collections.abc import Awaitable, Callable
 from fnmatch import fnmatchcase
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
 from bot import config
@@ -157,6 +157,33 @@ def _write(home: Path, parts: tuple[str, ...], content: bytes) -> None:
             handle.write(content)
     finally:
         os.close(fd)
+
+
+def strip_loaders(home: Path, loaders: tuple[str, ...]) -> int:
+    """Remove from a CLI home every HOME-relative path its CLI loads code or configuration from
+    (adapters.base.Loaders.home), and any link or file standing where a folder on the way to one
+    should be; returns how many entries went. Called before the CLI starts, when nothing runs in
+    the home (its last sandbox is gone), so nothing changes it during the walk; a folder is emptied
+    without following a link."""
+    return sum(_strip(home, PurePosixPath(relative).parts) for relative in loaders)
+
+
+def _strip(home: Path, parts: tuple[str, ...]) -> int:
+    if not parts or PurePosixPath(*parts).is_absolute() or ".." in parts:
+        raise ValueError(f"loader path {'/'.join(parts)!r} is not inside the CLI home")
+    where = home
+    for part in parts:
+        where = where / part
+        try:
+            mode = where.lstat().st_mode
+        except FileNotFoundError:
+            return 0
+        if not stat.S_ISDIR(mode):
+            where.unlink()  # the loader file, or a link or file in the way to it
+            return 1
+    removed = empty(where)
+    where.rmdir()
+    return removed + 1
 
 
 def _marker(conversation: str, agent: str) -> Path:
