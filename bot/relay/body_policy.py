@@ -127,17 +127,24 @@ def _ask_for_usage(request: dict) -> bool:
 
 
 def _max_output(api: str, request: dict) -> int:
+    """The request's output limit times the answers it asks for (chat `n`, Gemini `candidateCount`)."""
+    config = request.get("generationConfig")
+    config = config if isinstance(config, dict) else {}
+    asked: Any
+    answers: Any
     if api == "anthropic":
-        asked = request.get("max_tokens")
+        asked, answers = request.get("max_tokens"), 1
     elif api == "chat":
-        asked = request.get("max_completion_tokens") or request.get("max_tokens")
+        asked, answers = request.get("max_completion_tokens") or request.get("max_tokens"), request.get("n")
     elif api == "responses":
-        asked = request.get("max_output_tokens")
+        asked, answers = request.get("max_output_tokens"), 1
     else:
-        config = request.get("generationConfig")
-        asked = config.get("maxOutputTokens") if isinstance(config, dict) else None
-    valid = isinstance(asked, int) and not isinstance(asked, bool) and asked > 0
-    return asked if valid else DEFAULT_MAX_OUTPUT  # type: ignore[return-value]
+        asked, answers = config.get("maxOutputTokens"), config.get("candidateCount")
+    return (_positive(asked) or DEFAULT_MAX_OUTPUT) * (_positive(answers) or 1)
+
+
+def _positive(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _without_beta_flags(headers: list[tuple[bytes, bytes]], judge: _Judge) -> list[tuple[bytes, bytes]]:

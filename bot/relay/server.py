@@ -469,9 +469,10 @@ class ModelRelay:
     # the record --------------------------------------------------------------
 
     def _finish(self, call: ModelCall) -> None:
-        if call.usage is None and call.ceiling is not None and 200 <= call.status < 400:
+        cut = call.outcome.startswith("error:cut")  # a cut stream's usage may be the first part's only
+        if (call.usage is None or cut) and call.ceiling is not None and 200 <= call.status < 400:
             call.usage, call.charged_max = call.ceiling, True  # the provider may have billed all of it
-            call.notes.append("usage missing from the reply: charged its maximum")
+            call.notes.append(f"{'the reply was cut' if cut else 'usage missing from the reply'}: charged its maximum")
         if call.usage is not None:
             call.cost_usd = self.prices.cost(call.model, call.usage)
             if self.ledger is not None:

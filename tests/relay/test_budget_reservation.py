@@ -63,6 +63,47 @@ async def test_a_reply_without_usage_to_a_request_naming_no_max_is_charged_the_d
     assert r.calls[-1].usage.output_tokens == DEFAULT_MAX_OUTPUT
 
 
+async def test_a_chat_call_asking_for_several_answers_holds_the_output_limit_of_each(relay):
+    reply = b'{"id":"c","object":"chat.completion","model":"gpt-5.5","choices":[]}'
+    server = await asyncio.start_server(_no_usage_provider(reply), "127.0.0.1", 0)
+    async with server, relay("openai", base_url=await _base(server)) as r:
+        await post(r, "/v1/chat/completions", {"model": "gpt-5.5", "max_tokens": 50, "n": 4, "messages": []},
+                   headers={"authorization": f"Bearer {r.token}"})
+    assert r.calls[-1].usage.output_tokens == 200
+
+
+async def test_a_stream_the_provider_cut_short_is_charged_its_maximum(relay):
+    start = (b'event: message_start\ndata: {"type":"message_start","message":{"model":"claude-opus-4-8",'
+             b'"usage":{"input_tokens":5,"output_tokens":1}}}\n\n')
+
+    async def cutting(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _no_usage_provider(b"")(reader, _Discard())
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 100000\r\n\r\n" + start)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(cutting, "127.0.0.1", 0)
+    async with server, relay("anthropic", base_url=await _base(server)) as r:
+        try:
+            await post(r, *ANTHROPIC)
+        except httpx.HTTPError:
+            pass  # the client sees the answer end early
+    assert r.calls[-1].charged_max and r.calls[-1].usage.output_tokens == ANTHROPIC[1]["max_tokens"]
+
+
+class _Discard:
+    """A writer that drops what it is given (reads a request without answering it)."""
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    async def drain(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 class _HoldingProvider:
     """Answers every call with known usage, but only once released; counts the calls it saw."""
 
