@@ -73,35 +73,32 @@ async def test_a_chat_call_asking_for_several_answers_holds_the_output_limit_of_
 
 
 async def test_a_stream_the_provider_cut_short_is_charged_its_maximum(relay):
+    """The provider cuts the stream once the client has its first event (usage of the input only)."""
     start = (b'event: message_start\ndata: {"type":"message_start","message":{"model":"claude-opus-4-8",'
              b'"usage":{"input_tokens":5,"output_tokens":1}}}\n\n')
+    client_has_it = asyncio.Event()
 
     async def cutting(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _no_usage_provider(b"")(reader, _Discard())
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 100000\r\n\r\n" + start)
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                     b"%x\r\n%s\r\n" % (len(start), start))
         await writer.drain()
+        await client_has_it.wait()
         writer.close()
 
     server = await asyncio.start_server(cutting, "127.0.0.1", 0)
-    async with server, relay("anthropic", base_url=await _base(server)) as r:
-        try:
-            await post(r, *ANTHROPIC)
-        except httpx.HTTPError:
-            pass  # the client sees the answer end early
+    async with server, relay("anthropic", base_url=await _base(server)) as r, httpx.AsyncClient() as client:
+        async with client.stream("POST", r.url + "/v1/messages", json=ANTHROPIC[1],
+                                 headers={"x-api-key": r.token}) as answer:
+            chunks = answer.aiter_raw()
+            await chunks.__anext__()
+            client_has_it.set()
+            try:
+                async for _ in chunks:
+                    pass
+            except httpx.HTTPError:
+                pass  # the client sees the answer end early
     assert r.calls[-1].charged_max and r.calls[-1].usage.output_tokens == ANTHROPIC[1]["max_tokens"]
-
-
-class _Discard:
-    """A writer that drops what it is given (reads a request without answering it)."""
-
-    def write(self, data: bytes) -> None:
-        pass
-
-    async def drain(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 class _HoldingProvider:
