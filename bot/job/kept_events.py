@@ -45,7 +45,8 @@ class KeptEvents:
         self._roles: dict[str, Numbered] = {}
         self._data: list[Numbered] = []
         self._data_bytes = 0
-        self._answer: tuple[int, list[str]] | None = None  # the texts since the last tool call but the latest
+        # the texts since the last tool call but the latest: (seq of the first, texts, its session id)
+        self._answer: tuple[int, list[str], str | None] | None = None
         self._answer_chars = 0
         self._last_tool = -1
         self._usage: Numbered | None = None
@@ -69,9 +70,12 @@ class KeptEvents:
 
     def events(self) -> list[Event]:
         """What is kept, in the order it came."""
-        kept = {seq: event for seq, event in (*self._head, *self._roles.values(), *self._data, *self._tail)}
+        session = [self._roles["session"]] if "session" in self._roles else []  # the others' copies win
+        roles = [numbered for role, numbered in self._roles.items() if role != "session"]
+        kept = {seq: event for seq, event in (*self._head, *session, *roles, *self._data, *self._tail)}
         if self._answer is not None:
-            kept[self._answer[0]] = Event(EventKind.TEXT, text="".join(self._answer[1]))
+            seq, texts, session_id = self._answer
+            kept[seq] = Event(EventKind.TEXT, text="".join(texts), session_id=session_id)
         if self._usage is not None:
             kept[self._usage[0]] = self._usage[1]
         return [kept[seq] for seq in sorted(kept)]
@@ -108,7 +112,7 @@ class KeptEvents:
     def _join_answer(self, numbered: Numbered) -> None:
         seq, event = numbered
         if self._answer is None:
-            self._answer, self._answer_chars = (seq, []), 0
+            self._answer, self._answer_chars = (seq, [], event.session_id), 0
         if self._answer_chars + len(event.text) <= ANSWER_CHARS:
             self._answer[1].append(event.text)
             self._answer_chars += len(event.text)

@@ -112,6 +112,20 @@ def test_the_text_since_the_last_tool_call_survives_a_flood_of_progress():
     assert len(events) <= 7_100
 
 
+def test_the_last_text_stays_the_last_when_it_alone_carries_the_session_id():
+    """The latest session id is kept without hiding the text event that carried it."""
+    kept = KeptEvents()
+    for _ in range(1_000):  # past the first events kept as they came
+        kept.add(Event(EventKind.PROGRESS, text="start"))
+    kept.add(Event(EventKind.TEXT, text="a draft"))
+    kept.add(Event(EventKind.TEXT, text="the answer", session_id="s-9"))
+    for _ in range(3_000):
+        kept.add(Event(EventKind.PROGRESS, text="noise"))
+    events = kept.events()
+    assert [e.text for e in events if e.kind == EventKind.TEXT][-1] == "the answer"
+    assert next(e.session_id for e in reversed(events) if e.session_id) == "s-9"
+
+
 @pytest.fixture
 def shared_database(tmp_path, monkeypatch):
     """A PostgreSQL database as the bot's (a CLI home follows the thread only on a shared one)."""

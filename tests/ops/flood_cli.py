@@ -55,7 +55,7 @@ _BLOCKS = {"line": b"x" * 65536,
 class Flood:
     def __init__(self, folder: Path, kind: str = "line", flooding_after: int = 128 << 20,
                  longest_s: float = 600) -> None:
-        self.folder = folder
+        self.folder, self.flooding_after = folder, flooding_after
         folder.mkdir(parents=True, exist_ok=True)
         self.cli = folder / "codex"
         self.cli.write_text(_SCRIPT.format(python=sys.executable, folder=str(folder), block=_BLOCKS[kind],
@@ -74,7 +74,8 @@ class Flood:
         return (self.folder / "done").exists()
 
     def wait_flooding(self, deadline_s: float = 300) -> None:
-        self._wait(self.flooding, deadline_s, "the flood did not start")
+        self._wait(self.flooding, deadline_s, f"the service did not read the flood's first {self.flooding_after} "
+                   f"bytes within {deadline_s:.0f} s")
 
     def stop(self) -> None:
         (self.folder / "stop").touch()

@@ -27,7 +27,7 @@ def test_another_threads_webhook_is_acknowledged_and_its_eyes_posted_while_one_e
         flood.arm()
         gh.add_comment(REPO, 1, "@bot codex flood", user="Codertocat", comment_id=FLOODING)
         assert service.deliver(_comment_payload(1, FLOODING, "@bot codex flood")).status_code == 202
-        flood.wait_flooding()  # 128 MiB of one line written, so the service has read most of it
+        flood.wait_flooding()  # 128 MiB of one line written: the service reads it as fast as it comes
 
         gh.add_comment(REPO, 3, "@bot codex hello", user="Codertocat", comment_id=QUIET)
         assert service.deliver(_comment_payload(3, QUIET, "@bot codex hello")).status_code == 202
