@@ -10,9 +10,7 @@ permission bits only; the owner is kept when the bot is root. FIFOs and sockets 
 """
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import stat
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -138,7 +136,10 @@ def _remove(dir_fd: int, name: str) -> None:
     if info is None:
         return
     if stat.S_ISDIR(info.st_mode):
+        import shutil  # only when a folder goes: the launcher starts with every sandbox
         shutil.rmtree(name, dir_fd=dir_fd)  # descriptor-based: never follows a link inside
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name, dir_fd=dir_fd)
+        return
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass

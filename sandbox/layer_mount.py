@@ -1,4 +1,6 @@
-"""The capped-layer launcher: `python -I -S layer_mount.py SPEC -- COMMAND...` (stdlib only).
+"""The capped-layer launcher (stdlib only, and only its cheap modules: it starts with every sandbox):
+
+    python -I -S layer_mount.py SCRATCH NAME SIZE PATH [NAME SIZE PATH]... -- COMMAND...
 
 In a private mount namespace (and, for a bot that is not root, a user namespace mapping only its
 own uid), each writable folder of the sandbox gets an overlay whose upper layer is a tmpfs of the
@@ -6,15 +8,15 @@ folder's cap: bubblewrap, started next, binds the overlay where it would bind th
 write the sandbox makes lands on that tmpfs and fails with ENOSPC at the cap. A layer that stays
 full is a stopped sandbox. When bubblewrap has exited (the sandbox's PID namespace, and so every
 process that could still write, is gone) the changes are applied to the real folder
-(sandbox/layer_apply.py) and what happened is written to SPEC's report file as JSON.
+(sandbox/layer_apply.py) and SCRATCH/report holds one line per layer:
+NAME, SIZE, full (0/1), applied (0/1), the error, separated by tabs.
 """
 from __future__ import annotations
 
+import _signal  # `signal` would import enum, which costs more than the rest of the start-up
 import ctypes
-import json
 import os
 import select
-import signal
 import sys
 
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the standard library
@@ -78,12 +80,9 @@ def is_full(layer: dict) -> bool:
 
 def run(command: list[str], layers: list[dict]) -> tuple[int, list[str]]:
     """Start the command, stop it when a layer stays full; its wait status and the full layers."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.execvp(command[0], command)
-        finally:
-            os._exit(127)
+    # Python ignores SIGPIPE and SIGXFSZ; the sandbox gets them back at their defaults.
+    pid = os.posix_spawnp(command[0], command, os.environ,
+                          setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ))
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the sandbox's pipes are bubblewrap's alone
     pidfd, looks, full = os.pidfd_open(pid), dict.fromkeys(range(len(layers)), 0), set()
     while not select.select([pidfd], [], [], POLL_S)[0]:
@@ -92,41 +91,49 @@ def run(command: list[str], layers: list[dict]) -> tuple[int, list[str]]:
             if looks[index] >= FULL_LOOKS:
                 full.add(layer["name"])
         if full:
-            os.kill(pid, signal.SIGKILL)  # bubblewrap's PID namespace dies with it
+            os.kill(pid, _signal.SIGKILL)  # bubblewrap's PID namespace dies with it
     status = os.waitpid(pid, 0)[1]
     return status, sorted(full | {layer["name"] for layer in layers if is_full(layer)})
 
 
-def apply_layers(layers: list[dict], full: list[str]) -> list[dict]:
-    report = []
+def apply_layers(layers: list[dict], full: list[str]) -> list[str]:
+    """Apply each layer to its folder; one report line per layer."""
+    lines = []
     for layer in layers:
-        entry = {"name": layer["name"], "size": layer["size"], "full": layer["name"] in full}
+        applied, error = 1, ""
         try:
-            _check(_libc.umount2(layer["path"].encode(), MNT_DETACH), f"umount {layer['path']}")
+            _check(_libc.umount2(layer["path"].encode(), MNT_DETACH), "umount")
             layer_apply.apply(layer["upper"], layer["path"])
-            entry["applied"] = True
         except OSError as exc:
-            entry["applied"], entry["error"] = False, os.strerror(exc.errno) if exc.errno else "failed"
-        report.append(entry)
-    return report
+            applied, error = 0, os.strerror(exc.errno) if exc.errno else "failed"
+        lines.append(f"{layer['name']}\t{layer['size']}\t{int(layer['name'] in full)}\t{applied}\t{error}\n")
+    return lines
+
+
+def parse(argv: list[str]) -> tuple[str, list[dict], list[str]]:
+    """SCRATCH, the layers (name, size, path) and the command, from the launcher's argv."""
+    end = argv.index("--")
+    fields = argv[2:end]
+    layers = [{"name": fields[i], "size": int(fields[i + 1]), "path": fields[i + 2]}
+              for i in range(0, len(fields) - 2, 3)]
+    return argv[1], layers, argv[end + 1:]
 
 
 def main(argv: list[str]) -> int:
-    spec, command = json.loads(argv[1]), argv[3:]
+    scratch, wanted, command = parse(argv)
     try:
         enter_namespace()
-        layers = [mount_layer(layer, os.path.join(spec["scratch"], str(index)))
-                  for index, layer in enumerate(spec["layers"])]
+        layers = [mount_layer(layer, os.path.join(scratch, str(index))) for index, layer in enumerate(wanted)]
     except OSError as exc:
         print(f"bot-sandbox: cannot cap the sandbox's writable folders: {exc}", file=sys.stderr)
         return FAILED_EXIT
     status, full = run(command, layers)
-    with open(spec["report"], "w") as handle:
-        json.dump(apply_layers(layers, full), handle)
+    with open(os.path.join(scratch, "report"), "w") as handle:
+        handle.writelines(apply_layers(layers, full))
     if os.WIFSIGNALED(status):  # die as bubblewrap died, so the caller sees the same status
         number = os.WTERMSIG(status)
-        if number not in (signal.SIGKILL, signal.SIGSTOP):
-            signal.signal(number, signal.SIG_DFL)
+        if number not in (_signal.SIGKILL, _signal.SIGSTOP):
+            _signal.signal(number, _signal.SIG_DFL)
         os.kill(os.getpid(), number)
     return os.waitstatus_to_exitcode(status)
 

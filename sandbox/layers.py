@@ -16,7 +16,6 @@ counts at its full size against the worktree's growth.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -41,15 +40,21 @@ class Layers:
 
     def prefix(self) -> list[str]:
         """argv that makes the layers, then runs the rest (bubblewrap) over them."""
-        spec = {"scratch": str(self.scratch), "report": str(self.scratch / "report.json"), "layers": self.spec}
-        return [_interpreter(), "-I", "-S", str(LAUNCHER), json.dumps(spec), "--"]
+        fields = [str(value) for layer in self.spec for value in (layer["name"], layer["size"], layer["path"])]
+        return [_interpreter(), "-I", "-S", str(LAUNCHER), str(self.scratch), *fields, "--"]
 
     def report(self) -> list[dict]:
         """What each layer did: name, size, full (it reached its cap), applied (changes kept)."""
         try:
-            return list(json.loads((self.scratch / "report.json").read_text()))
-        except (OSError, ValueError):
+            lines = (self.scratch / "report").read_text().splitlines()
+        except OSError:
             return []
+        report = []
+        for line in lines:
+            name, size, full, applied, error = line.split("\t", 4)
+            report.append({"name": name, "size": int(size), "full": full == "1", "applied": applied == "1",
+                           "error": error})
+        return report
 
     def outcome(self) -> dict:
         """For the sandbox's outcome: the layers that reached their cap, and those whose changes

@@ -155,3 +155,10 @@ def test_an_episode_whose_changes_could_not_be_applied_to_the_worktree_fails_wit
     stop_for_full_layer(result, config)
     assert (result.ok, result.failure) == (False, "killed")
     assert result.error == ("the sandbox's changes to the worktree could not be kept: No space left on device")
+
+
+async def test_the_command_under_capped_layers_gets_sigpipe_and_sigxfsz_at_their_defaults(run):
+    """The launcher is Python, which ignores both; a pipeline inside must still end on SIGPIPE."""
+    ran = await run("grep SigIgn /proc/self/status", writable=True)
+    ignored = int(ran.out.split()[1], 16)
+    assert ignored & (1 << (13 - 1)) == 0 and ignored & (1 << (25 - 1)) == 0, ran.out
