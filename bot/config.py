@@ -120,6 +120,10 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_BUDGET_TURN_USD", None, "Model cost (USD, list price) one turn may spend.", float),
     Variable("BOT_BUDGET_THREAD_TOKENS", None, "Model tokens one thread may spend over all its turns.", int),
     Variable("BOT_BUDGET_THREAD_USD", None, "Model cost (USD) one thread may spend over all its turns.", float),
+    Variable("BOT_OPENAI_ORGANIZATION", None, "The `OpenAI-Organization` the model relay sends with OpenAI calls "
+             "(a client's own is dropped)."),
+    Variable("BOT_OPENAI_PROJECT", None, "The `OpenAI-Project` the model relay sends with OpenAI calls "
+             "(a client's own is dropped)."),
     Variable("BOT_BUDGET_REQUESTER_DAY_TOKENS", None, "Model tokens one requester may spend per UTC day.", int),
     Variable("BOT_BUDGET_REQUESTER_DAY_USD", None, "Model cost (USD) one requester may spend per UTC day.", float),
     Variable("BOT_BUDGET_INSTALLATION_MONTH_TOKENS", None,

@@ -76,10 +76,18 @@ def plan(agent: str, creds: Credentials) -> Plan:
         value = creds.env.get(variable)
         if value:
             return Plan(Upstream(provider, value, base_url=gateway_root(gateway) if gateway else None,
-                                 bearer=bearer, scope=creds.source, fix_hint=fix_hint(creds.source, variable)),
+                                 bearer=bearer, scope=creds.source, fix_hint=fix_hint(creds.source, variable),
+                                 billing=openai_billing() if provider == "openai" else ()),
                         inside)
     held = ", ".join(sorted(creds.env)) or "none"
     return Plan(None, direct_reason=f"{agent} cannot be pointed at the relay with this credential ({held})")
+
+
+def openai_billing() -> tuple[tuple[str, str], ...]:
+    """The operator's OpenAI organization and project headers (never the sandbox's)."""
+    configured = (("OpenAI-Organization", config.env("BOT_OPENAI_ORGANIZATION")),
+                  ("OpenAI-Project", config.env("BOT_OPENAI_PROJECT")))
+    return tuple((name, value) for name, value in configured if value)
 
 
 def _opencode_auth_key(text: str) -> tuple[str, str] | None:

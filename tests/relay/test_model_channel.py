@@ -109,3 +109,16 @@ async def test_a_budget_stop_becomes_the_answers_reason(tmp_path, recorder, run_
         channel.explain_stop(result)
     assert (result.failure, result.error) == ("refused", "budget reached: this turn's tokens is 15 tokens of a "
                                               "1 tokens cap (turn_tokens); the operator can raise BOT_BUDGET_TURN_TOKENS")
+
+
+def test_openai_billing_headers_are_the_operators_configured_ones(monkeypatch):
+    monkeypatch.setenv("BOT_OPENAI_ORGANIZATION", "org-operator")
+    monkeypatch.setenv("BOT_OPENAI_PROJECT", "proj-operator")
+    chosen = plan("codex", Credentials(env={"OPENAI_API_KEY": REAL_KEY}))
+    assert chosen.upstream.billing == (("OpenAI-Organization", "org-operator"), ("OpenAI-Project", "proj-operator"))
+
+
+def test_no_billing_header_goes_to_another_provider(monkeypatch):
+    monkeypatch.setenv("BOT_OPENAI_ORGANIZATION", "org-operator")
+    chosen = plan("claude", Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}))
+    assert chosen.upstream.billing == ()
