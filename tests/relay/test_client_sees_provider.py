@@ -7,6 +7,7 @@ import itertools
 
 import httpx
 import openai
+import pytest
 
 from bot.relay.server import ModelRelay, Upstream
 from tests.fakes import provider as fake_provider
@@ -65,3 +66,12 @@ async def test_openai_billing_headers_come_from_the_operator_never_from_the_sand
             "authorization": f"Bearer {r.token}", "openai-organization": "org-sandbox", "openai-project": "proj-x"})
     seen = fake.main_requests()[0]
     assert (header(seen, "openai-organization"), header(seen, "openai-project")) == ("org-operator", None)
+
+
+async def test_the_openai_sdk_reads_a_refusal_of_the_relay_as_an_openai_error(fake, relay):
+    mcp = {"type": "mcp", "server_label": "x", "server_url": "https://attacker.example/mcp", "require_approval": "never"}
+    async with relay("openai") as r, openai.AsyncOpenAI(base_url=r.url + "/v1", api_key=r.token, max_retries=0) as client:
+        with pytest.raises(openai.BadRequestError) as refused:
+            await client.responses.create(model="gpt-5.5", input="hi", tools=[mcp])
+    assert "web access is off" in refused.value.message and refused.value.type == "invalid_request_error"
+    assert fake.requests == []
