@@ -18,33 +18,45 @@ OPAQUE = "user.overlay.opaque"
 TEMP_PREFIX = ".bot-layer-"
 
 
+class _Folder:
+    """A folder being applied: both descriptors, the names left to apply, and the mode it gets
+    once its entries are in (a read-only folder would refuse them)."""
+
+    def __init__(self, upper_fd: int, lower_fd: int, info: os.stat_result | None):
+        self.upper_fd, self.lower_fd, self.info = upper_fd, lower_fd, info
+        with os.scandir(upper_fd) as entries:
+            self.names = iter([entry.name for entry in entries])
+
+    def close(self, finished: bool) -> None:
+        try:
+            if finished and self.info is not None:
+                os.chmod(self.lower_fd, stat.S_IMODE(self.info.st_mode) & 0o777)
+                _own(self.lower_fd, None, self.info)
+        finally:
+            os.close(self.upper_fd)
+            os.close(self.lower_fd)
+
+
 def apply(upper: str, lower: str) -> None:
-    """Make `lower` hold what the overlay of `upper` on it showed."""
-    stack = [(os.open(upper, _DIR), os.open(lower, _DIR))]
+    """Make `lower` hold what the overlay of `upper` on it showed. Depth first, so only the
+    folders on the current path hold descriptors."""
+    stack = [_Folder(os.open(upper, _DIR), os.open(lower, _DIR), None)]
     try:
         while stack:
-            upper_fd, lower_fd = stack.pop()
-            try:
-                for name in _names(upper_fd):
-                    child = _apply_entry(upper_fd, lower_fd, name)
-                    if child is not None:
-                        stack.append(child)
-            finally:
-                os.close(upper_fd)
-                os.close(lower_fd)
+            name = next(stack[-1].names, None)
+            if name is None:
+                stack.pop().close(finished=True)
+                continue
+            child = _apply_entry(stack[-1].upper_fd, stack[-1].lower_fd, name)
+            if child is not None:
+                stack.append(child)
     finally:
-        for upper_fd, lower_fd in stack:
-            os.close(upper_fd)
-            os.close(lower_fd)
+        for folder in stack:
+            folder.close(finished=False)
 
 
-def _names(fd: int) -> list[str]:
-    with os.scandir(fd) as entries:
-        return [entry.name for entry in entries]
-
-
-def _apply_entry(upper_fd: int, lower_fd: int, name: str) -> tuple[int, int] | None:
-    """Apply one entry; a folder returns its pair of descriptors, to be walked next."""
+def _apply_entry(upper_fd: int, lower_fd: int, name: str) -> _Folder | None:
+    """Apply one entry; a folder is returned, to be walked next."""
     info = os.stat(name, dir_fd=upper_fd, follow_symlinks=False)
     mode = info.st_mode
     if stat.S_ISCHR(mode) and info.st_rdev == 0:
@@ -61,7 +73,7 @@ def _apply_entry(upper_fd: int, lower_fd: int, name: str) -> tuple[int, int] | N
     return None
 
 
-def _folder(upper_fd: int, lower_fd: int, name: str, info: os.stat_result) -> tuple[int, int]:
+def _folder(upper_fd: int, lower_fd: int, name: str, info: os.stat_result) -> _Folder:
     child_upper = os.open(name, _DIR, dir_fd=upper_fd)
     try:
         existing = _lstat(lower_fd, name)
@@ -74,9 +86,12 @@ def _folder(upper_fd: int, lower_fd: int, name: str, info: os.stat_result) -> tu
     except BaseException:
         os.close(child_upper)
         raise
-    os.chmod(child_lower, stat.S_IMODE(info.st_mode) & 0o777)
-    _own(child_lower, None, info)
-    return child_upper, child_lower
+    try:
+        return _Folder(child_upper, child_lower, info)
+    except BaseException:
+        os.close(child_upper)
+        os.close(child_lower)
+        raise
 
 
 def _file(upper_fd: int, lower_fd: int, name: str, info: os.stat_result) -> None:

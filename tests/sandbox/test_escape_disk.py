@@ -97,6 +97,22 @@ async def test_changes_below_the_cap_land_in_the_worktree(run, config):
     assert os.readlink(tree / "link") == "README.md"
 
 
+async def test_thousands_of_new_folders_side_by_side_land_in_the_worktree(run, config):
+    """More folders in one folder than the sandbox may hold descriptors (as npm leaves them)."""
+    ran = await run("mkdir many && cd many && seq 1 5000 | xargs mkdir", writable=True,
+                    limits=Limits(worktree_growth_bytes=64 << 20, timeout_s=60))
+    assert ran.rc == 0, ran.err
+    assert len(list((config.workdir / "many").iterdir())) == 5000
+
+
+async def test_a_read_only_folder_the_sandbox_filled_lands_with_its_files_and_mode(run, config):
+    ran = await run("mkdir ro && echo x > ro/f && chmod 555 ro", writable=True,
+                    limits=Limits(worktree_growth_bytes=CAP, timeout_s=60))
+    assert ran.rc == 0, ran.err
+    assert (config.workdir / "ro" / "f").read_text() == "x\n"
+    assert (config.workdir / "ro").stat().st_mode & 0o777 == 0o555
+
+
 async def test_a_folder_the_sandbox_replaced_by_a_symlink_is_never_written_through(run, config, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
