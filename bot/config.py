@@ -157,9 +157,17 @@ def _variable(name: str) -> Variable:
     return known
 
 
-# Set by `bot serve` (bot.settings.manifest.install): the GitHub App settings the manifest flow
-# stored, consulted for a variable the environment leaves unset (the environment always wins).
+# Set by `bot serve` (bot.settings.manifest.install): the GitHub App the manifest flow stored. It is
+# consulted only while the environment names no part of an App: an App comes whole from one source.
 stored_setting: Callable[[str], str | None] | None = None
+
+# The App's identity: one unit, from the environment or from the stored App, never mixed.
+APP_VARIABLES = ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH", "GITHUB_WEBHOOK_SECRET",
+                 "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET")
+
+
+class PartialIdentity(MissingConfig):
+    """The environment sets some of the App's variables and not the others."""
 
 
 def env(name: str, default: str | None = None) -> str | None:
@@ -167,9 +175,39 @@ def env(name: str, default: str | None = None) -> str | None:
     if default is None and name in _BY_NAME:  # transitional: callers still passing a default
         default = _BY_NAME[name].default
     text = os.environ.get(name)
-    if text in (None, "") and stored_setting is not None:
+    if text in (None, "") and stored_setting is not None and not app_in_environment():
         text = stored_setting(name)
     return text if text not in (None, "") else default
+
+
+def app_in_environment() -> list[str]:
+    """The App's variables the operator set in the environment."""
+    return [name for name in APP_VARIABLES if os.environ.get(name) not in (None, "")]
+
+
+def identity_source() -> str | None:
+    """Where the App's identity comes from: "environment" (whole or in part), "stored", or None."""
+    if app_in_environment():
+        return "environment"
+    if stored_setting is not None and stored_setting("GITHUB_APP_ID"):
+        return "stored"
+    return None
+
+
+def check_identity() -> None:
+    """Refuse an App the environment sets in part: naming what is missing, never "not configured"."""
+    given = set(app_in_environment())
+    if not given:
+        return
+    wanted = [("GITHUB_APP_ID",), ("GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH"), ("GITHUB_WEBHOOK_SECRET",)]
+    if given & {"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET"}:
+        wanted += [("GITHUB_CLIENT_ID",), ("GITHUB_CLIENT_SECRET",)]
+    missing = [" or ".join(names) for names in wanted if not given & set(names)]
+    if missing:
+        raise PartialIdentity(
+            f"the GitHub App is set in the environment only in part ({', '.join(sorted(given))}); "
+            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set. Set all of the "
+            "App's variables, or none of them to use the App created from the start page.")
 
 
 def is_set(name: str) -> bool:
@@ -285,14 +323,17 @@ def sandbox_host() -> Host:
 
 
 def webhook_secret() -> str:
+    check_identity()
     return require("GITHUB_WEBHOOK_SECRET", "Set it to the webhook secret of your GitHub App.")
 
 
 def app_id() -> str:
+    check_identity()
     return require("GITHUB_APP_ID", "Set it to your GitHub App's numeric id (App settings → About).")
 
 
 def private_key() -> str:
+    check_identity()
     inline = env("GITHUB_PRIVATE_KEY")
     if inline:
         return inline.replace("\\n", "\n")
@@ -306,6 +347,10 @@ def private_key() -> str:
 
 def missing_app_config() -> list[str]:
     """What a service needs before it can act on webhooks, as human sentences."""
+    try:
+        check_identity()
+    except PartialIdentity as exc:
+        return [str(exc)]
     problems = []
     for check in (webhook_secret, app_id, private_key):
         try:

@@ -12,6 +12,7 @@ from bot import config
 from bot.cli import preflight, service_logging
 from bot.db import DatabaseConfigError
 from bot.service import store
+from bot.settings.address import listening_base
 from bot.web.app import create_app
 from sandbox.limits import raise_open_files_limit
 
@@ -24,6 +25,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         preflight.check_settings()  # BOT_SANDBOX_TIER, BOT_DEFAULT_AGENT: refused before any "is on it"
+        config.check_identity()  # the App's variables: all of them or none, never a mix with a stored App
     except config.MissingConfig as exc:
         print(f"bot serve: {exc}", file=sys.stderr)
         return 2
@@ -34,7 +36,8 @@ def main(argv: list[str]) -> int:
         return 2
     raise_open_files_limit()  # one episode's connections must not starve the others
     service_logging.start()
-    server = uvicorn.Server(uvicorn.Config(create_app(), host=args.host, port=args.port,
+    address = listening_base(args.host, args.port)
+    server = uvicorn.Server(uvicorn.Config(create_app(address=address), host=args.host, port=args.port,
                                            log_level="warning", access_log=False,
                                            timeout_graceful_shutdown=5))
     logging.getLogger("bot.cli.serve").info("listening on http://%s:%d (data dir %s)",

@@ -1,21 +1,22 @@
-"""The pages of the GitHub App manifest flow (bot/settings/manifest.py), offered by `/` on a fresh
-install and refused once an App is configured (from the environment or stored).
+"""The pages of the GitHub App manifest flow (bot/settings/manifest.py), offered by `/` while no App
+identity exists from any source (environment or stored) and refused once one does.
 
-    GET /setup/github-app?owner=personal|organization&org=…&name=…   what GitHub will be sent, and
-                                                                    the button that posts it there
-    GET /setup/github-app/callback?code=…&state=…                   GitHub's redirect: convert, store
+    GET /setup/github-app?owner=personal|organization&org=…&name=…&setup_code=…
+                                            what GitHub will be sent, and the button that posts it there
+    GET /setup/github-app/callback?code=…&state=…   GitHub's redirect: convert, store
 
-The `state` is random, also kept in a signed one-hour cookie, and must match on the way back: a
-code from someone else's browser is never converted here. Anyone who reaches an unconfigured bot
-first could create its App, so run the first `make serve` where only you can reach it (or behind
-the reverse proxy you will use, before announcing the address).
+Only the operator can start it: it needs the one-time setup code `bot serve` printed in its log
+(bot/settings/setup_code.py). The `state` is random and bound to that code, also kept in a signed
+one-hour cookie, and both must match on the way back: a code from someone else's browser, or from a
+setup started under an earlier code, is never converted here. A code creates one App: it is taken
+while GitHub converts (given back only when GitHub refused), and a stored App is never replaced.
+The manifest's URLs come from BOT_PUBLIC_URL or the address the service listens on, never a header.
 """
 from __future__ import annotations
 
 import hmac
 import json
 import re
-import secrets as random_tokens
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -24,7 +25,8 @@ from starlette.routing import Route
 
 from bot import config
 from bot.service.worker import WorkerPool
-from bot.settings import manifest
+from bot.settings import manifest, setup_code
+from bot.settings.address import own_base
 from bot.settings.pages import esc, notice, page
 from bot.settings.session import sign, unsign
 
@@ -46,11 +48,12 @@ def _html(body: str, status: int = 200) -> HTMLResponse:
 
 
 def _public_base(request: Request) -> str:
-    return (config.env("BOT_PUBLIC_URL") or str(request.base_url)).rstrip("/")
+    return own_base(request.scope.get("server"))
 
 
-def create_app_offer(base: str) -> str:
-    """The form on `/`: for whom to create the App, and its name."""
+def create_app_offer(base: str, code: str = "") -> str:
+    """The form on `/`: for whom to create the App, its name, and the setup code (typed, or carried
+    from the link of the log)."""
     local = re.match(r"^https?://(127\.|localhost|\[::1\])", base)
     warn = ("<p class=muted>GitHub cannot deliver webhooks to this address; set <code>BOT_PUBLIC_URL</code> "
             "to a public one (a tunnel will do) first, or change the Webhook URL in the App later.</p>"
@@ -65,29 +68,49 @@ def create_app_offer(base: str) -> str:
             "An organisation</label>"
             '<label for=org>Organisation (if so)</label><input id=org name="org" autocomplete="off">'
             f'<label for=name>App name</label><input id=name name="name" value="{esc(manifest.suggested_name())}">'
+            + _code_field(code) +
             '<p><button type="submit">Create the GitHub App</button></p></fieldset></form>')
 
 
+def _code_field(code: str) -> str:
+    if code:
+        return f'<input type="hidden" name="setup_code" value="{esc(code)}">'
+    return ('<label for=setup_code>Setup code (printed in the service\'s log when it started)</label>'
+            '<input id=setup_code name="setup_code" autocomplete="off" required>')
+
+
+def current_code(request: Request) -> str | None:
+    """The setup code of this start, while setup is open."""
+    return getattr(request.app.state, "setup_code", None)
+
+
 async def start(request: Request) -> Response:
-    if not _unconfigured():
+    if config.identity_source():
         return _already()
     query = request.query_params
+    code = query.get("setup_code", "")
+    if not setup_code.matches(code, current_code(request)):
+        return _refused(request, "Creating the App needs the setup code that the service printed in its "
+                                 "log when it started.", "", 403)
     organization = query.get("org", "").strip() if query.get("owner") == "organization" else None
     name = query.get("name", "").strip() or manifest.suggested_name()
     if organization is not None and not _ORG.match(organization):
-        return _html(page("Create the GitHub App", notice("That is not an organisation name.", True) +
-                          create_app_offer(_public_base(request))), 400)
+        return _refused(request, "That is not an organisation name.", code)
     if not _APP_NAME.match(name):
-        return _html(page("Create the GitHub App", notice("An App name has up to 34 letters, digits, spaces, "
-                                                          "dots, dashes or underscores.", True) +
-                          create_app_offer(_public_base(request))), 400)
-    state = random_tokens.token_urlsafe(32)
+        return _refused(request, "An App name has up to 34 letters, digits, spaces, dots, dashes or "
+                                 "underscores.", code)
+    state = setup_code.bound_state(code)
     body = _confirm(manifest.manifest(_public_base(request), name), manifest.github_form_action(state, organization),
                     organization)
     response = _html(page("Create the GitHub App", body))
     response.set_cookie(STATE_COOKIE, sign({"state": state}, STATE_TTL), max_age=STATE_TTL, path="/setup",
                         httponly=True, samesite="lax", secure=_public_base(request).startswith("https:"))
     return response
+
+
+def _refused(request: Request, message: str, code: str, status: int = 400) -> HTMLResponse:
+    return _html(page("Create the GitHub App", notice(message, True) +
+                      create_app_offer(_public_base(request), code)), status)
 
 
 def _confirm(app: dict, action: str, organization: str | None) -> str:
@@ -105,22 +128,34 @@ def _confirm(app: dict, action: str, organization: str | None) -> str:
 
 
 async def callback(request: Request) -> Response:
-    if not _unconfigured():
+    if config.identity_source():
         return _already()
     expected = str((unsign(request.cookies.get(STATE_COOKIE)) or {}).get("state", ""))
     given = request.query_params.get("state", "")
     if not expected or not hmac.compare_digest(expected.encode(), given.encode()):
         return _failed("This answer from GitHub does not belong to a setup started in this browser "
                        "(state mismatch). Start again from the start page.")
+    code_now = current_code(request)
+    if not setup_code.carries(given, code_now):
+        return _failed("This setup was not started with this service's setup code (it changes at "
+                       "every start). Start again from the start page.", 403)
     code = request.query_params.get("code", "")
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", code):
         return _failed("GitHub's answer carries no valid code. Start again from the start page.")
+    request.app.state.setup_code = None  # taken: one App per setup code, even with two answers at once
     try:
         app = await manifest.convert(code)
+        manifest.store(app)
     except manifest.ManifestFailed as exc:
+        request.app.state.setup_code = code_now  # nothing was created: the operator may try again
         return _failed(str(exc), 502)
-    manifest.store(app)
+    except manifest.AlreadyStored:
+        return _already()
     await activate(request.app)
+    return _created(app)
+
+
+def _created(app: dict) -> HTMLResponse:
     install = f"{str(app.get('html_url') or '').rstrip('/')}/installations/new"
     body = (notice(f"The GitHub App {app.get('name') or app.get('slug')} is created; this bot uses it from now on.") +
             f'<p>Next: <a href="{esc(install)}" rel="noreferrer">install it on your repositories</a>, then '
@@ -133,15 +168,12 @@ async def callback(request: Request) -> Response:
 async def activate(app: Starlette) -> None:
     """Use the stored App at once: webhooks are accepted and, in `bot serve`, the workers start."""
     state = app.state
+    state.setup_code = None
     state.missing_config = config.missing_app_config()
     if (not state.missing_config and getattr(state, "pool", None) is None
             and getattr(state, "start_workers", False) and config.workers() > 0):
         state.pool = WorkerPool(state.db)
         await state.pool.start()
-
-
-def _unconfigured() -> bool:
-    return bool(config.missing_app_config())
 
 
 def _already() -> HTMLResponse:

@@ -9,8 +9,9 @@ OAuth client id and secret.
 
 Those are sealed with the secret store's master key (AES-GCM, bot/credentials/vault.py) into
 `$BOT_DATA_DIR/github-app.sealed` (mode 0600) and read through the configuration hook
-`config.stored_setting`: an environment variable, when set, always wins, and a stored private key
-is used only with the stored App id (never paired with another App's id).
+`config.stored_setting`, only while the environment names none of the App's variables: the App's
+identity comes whole from the environment or whole from here, never field by field. A stored App is
+never overwritten: to start over, the operator removes the file.
 """
 from __future__ import annotations
 
@@ -40,6 +41,10 @@ _cache: dict[str, Any] = {"stamp": None, "app": None}
 
 class ManifestFailed(BotError):
     """GitHub did not turn the manifest code into an App (expired, used, or unreachable)."""
+
+
+class AlreadyStored(BotError):
+    """An App is stored already; a second one never replaces it."""
 
 
 def manifest(public_url: str, name: str) -> dict:
@@ -84,16 +89,22 @@ async def convert(code: str) -> dict:
 
 
 def store(app: dict) -> None:
-    """Seal the App's settings into the data dir (atomically, 0600)."""
+    """Seal the App's settings into the data dir (0600), complete or not at all, and only where no App
+    is stored: the link fails when the file exists, so two finishing setups cannot both win."""
     kept = {variable: str(app[field]) for variable, field in SETTINGS.items()}
     kept["html_url"] = str(app.get("html_url") or "")
     sealed = secrets.seal(CONTEXT, json.dumps(kept).encode())
     path = config.data_dir() / FILE
-    temporary = path.with_suffix(".tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(sealed)
-    os.replace(temporary, path)
+    temporary = path.with_suffix(f".{random_tokens.token_hex(8)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(sealed)
+        os.link(temporary, path)
+    except FileExistsError:
+        raise AlreadyStored("A GitHub App is stored already; it is kept.") from None
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def stored() -> dict | None:
@@ -111,13 +122,10 @@ def stored() -> dict | None:
 
 
 def stored_setting(name: str) -> str | None:
-    """The configuration hook: a stored value for an App variable the environment leaves unset."""
+    """The configuration hook: the stored App's value of a variable (config asks only while the
+    environment names no part of an App)."""
     app = stored() if name in SETTINGS else None
-    if not app:
-        return None
-    if name == "GITHUB_PRIVATE_KEY" and (config.is_set("GITHUB_PRIVATE_KEY_PATH") or config.is_set("GITHUB_APP_ID")):
-        return None  # the operator's App: never pair its id with the stored App's key
-    return app.get(name)
+    return app.get(name) if app else None
 
 
 def install() -> None:

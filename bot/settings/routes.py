@@ -26,6 +26,7 @@ from bot.credentials import vault as secrets
 from bot.credentials.shapes import check_shape, with_article
 from bot.errors import BotError
 from bot.settings import pages
+from bot.settings.address import own_base
 from bot.settings.effective import effective, stored_rows, when
 from bot.settings.github import (
     GitHubRefused,
@@ -78,8 +79,8 @@ def oauth_base() -> str:
 
 
 def callback_url(request: Request) -> str:
-    public = config.env("BOT_PUBLIC_URL")
-    return f"{public.rstrip('/')}/settings/callback" if public else str(request.url_for("settings_callback"))
+    """BOT_PUBLIC_URL, else the address the service listens on: never the request's Host."""
+    return f"{own_base(request.scope.get('server'))}/settings/callback"
 
 
 def html(body: str, status: int = 200) -> HTMLResponse:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 from sse_starlette.sse import AppStatus
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
@@ -14,10 +15,12 @@ from starlette.routing import Route
 from bot import config
 from bot.service import retention, store
 from bot.service.worker import WorkerPool
-from bot.settings import first_run, manifest
+from bot.settings import first_run, manifest, setup_code
 from bot.settings import routes as settings
+from bot.settings.address import listening_base
 from bot.web import health, intake, run_page
 from bot.web import home as home_page
+from bot.web.host_check import HostCheck
 
 log = logging.getLogger("bot.web.app")
 
@@ -47,9 +50,21 @@ def _hold_bridge_streams(hold: bool) -> None:
         AppStatus.should_exit = True
 
 
-def create_app(start_workers: bool = True) -> Starlette:
+def _open_setup(app: Starlette, address: str | None) -> None:
+    """No App from any source: a one-time setup code, in the log only, opens the manifest flow."""
+    app.state.setup_code = None
+    if config.identity_source() is None:
+        app.state.setup_code = setup_code.new_code()
+        base = (config.env("BOT_PUBLIC_URL") or address or "").rstrip("/") or listening_base(
+            config.text("BOT_HOST"), config.value("BOT_PORT"))
+        log.warning("first run: open %s/?code=%s to create the GitHub App", base, app.state.setup_code)
+
+
+def create_app(start_workers: bool = True, address: str | None = None) -> Starlette:
+    """`address`: the URL the server listens on (`bot serve` says it), for the first run's log line."""
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        config.check_identity()  # an App set in part is refused, never "not configured"
         _hold_bridge_streams(True)
         manifest.install()  # a GitHub App created from `/` (manifest flow) is used from then on
         app.state.start_workers = start_workers
@@ -58,6 +73,7 @@ def create_app(start_workers: bool = True) -> Starlette:
         app.state.pool = None
         for problem in app.state.missing_config:
             log.warning("not configured: %s", problem)
+        _open_setup(app, address)
         if start_workers and not app.state.missing_config and config.workers() > 0:  # 0: intake only
             app.state.pool = WorkerPool(app.state.db)
             await app.state.pool.start()
@@ -74,4 +90,4 @@ def create_app(start_workers: bool = True) -> Starlette:
     routes = [Route("/", home), Route("/healthz", healthz), Route("/readyz", health.readyz),
               Route("/metrics", health.metrics_on_main_port),
               Route("/webhook", intake.webhook, methods=["POST"]), *_settings_routes(), *run_page.routes]
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(HostCheck)])

@@ -1,6 +1,7 @@
 """`/`: the first page an operator sees, in the settings pages' layout.
 
-Not configured: what is missing, and "Create the GitHub App" (the manifest flow). Configured:
+Not configured: what is missing, and "Create the GitHub App" (the manifest flow, which needs the
+setup code of the service's log; its link `/?code=…` fills it in). Configured:
 "Ready" only once GitHub accepted the App id and key (bot/settings/app_check.py), the full webhook
 URL to paste into GitHub, and the jobs, counted as `/healthz` counts them.
 """
@@ -13,14 +14,16 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from bot import config
-from bot.settings import first_run, manifest
+from bot.settings import first_run, setup_code
+from bot.settings.address import own_base
 from bot.settings.app_check import AppCheck, verify_app
 from bot.settings.pages import esc, page
 from bot.settings.routes import SECURITY_HEADERS
 
 
 def public_base(request: Request) -> str:
-    return (config.env("BOT_PUBLIC_URL") or str(request.base_url)).rstrip("/")
+    """BOT_PUBLIC_URL, else the address this service listens on: never the request's Host."""
+    return own_base(request.scope.get("server"))
 
 
 def job_counts(state: State) -> dict[str, int]:
@@ -40,7 +43,7 @@ async def home(request: Request) -> HTMLResponse:
     state = request.app.state
     base = public_base(request)
     if state.missing_config:
-        status = _not_configured(state.missing_config, base)
+        status = _not_configured(state.missing_config, base, _code_of_link(request))
     else:
         check = await verify_app()
         status = _ready(check) if check.ok else (
@@ -58,9 +61,15 @@ def _ready(check: AppCheck) -> str:
             f"<code>@{esc(config.handle())}</code> on an issue or pull request.</p>")
 
 
-def _not_configured(missing: list[str], base: str) -> str:
+def _code_of_link(request: Request) -> str:
+    """The setup code of the log's link (`/?code=…`), carried into the form only when it is this start's."""
+    given = request.query_params.get("code", "")
+    return given if setup_code.matches(given, first_run.current_code(request)) else ""
+
+
+def _not_configured(missing: list[str], base: str, code: str) -> str:
     items = "".join(f"<li>{esc(m)}</li>" for m in missing)
-    offer = first_run.create_app_offer(base) if manifest.stored() is None else ""
+    offer = first_run.create_app_offer(base, code) if config.identity_source() is None else ""
     return (f'<p class="notice error" role="alert"><strong>Not configured yet</strong>: webhooks are '
             f"answered 503 until the GitHub App is set up.</p><ul>{items}</ul>{offer}"
             "<p>Or set the variables by hand (README, “Create and configure the GitHub App”) and restart.</p>")
@@ -68,7 +77,7 @@ def _not_configured(missing: list[str], base: str) -> str:
 
 def _webhook(base: str) -> str:
     note = ("" if config.env("BOT_PUBLIC_URL") else
-            " <span class=muted>(from the address of this request; set <code>BOT_PUBLIC_URL</code> to "
+            " <span class=muted>(the address this service listens on; set <code>BOT_PUBLIC_URL</code> to "
             "the public one)</span>")
     return (f"<h2>Webhook</h2><p>Paste into the App's <em>Webhook URL</em>: <code>{esc(base)}/webhook</code>"
             f"{note}</p>")

@@ -14,6 +14,7 @@ from bot.settings import routes as settings
 from bot.settings.session import unsign
 from bot.web.app import create_app
 from tests.settings.conftest import csrf_of, sign_in
+from tests.spine.helpers import configure_app
 
 
 def test_unconfigured_oauth_page_says_what_to_set(monkeypatch):
@@ -165,9 +166,10 @@ def test_unreadable_session_row_reads_as_signed_out(client, github):
     assert "Login with GitHub" in client.get("/settings").text
 
 
-def test_settings_are_mounted_in_the_service_app(github):
+def test_settings_are_mounted_in_the_service_app(github, monkeypatch):
     """`bot serve`'s app serves the settings pages next to /webhook."""
-    with TestClient(create_app(start_workers=False)) as client:
+    configure_app(monkeypatch)  # the OAuth client comes with the rest of the App, never alone
+    with TestClient(create_app(start_workers=False), base_url="http://localhost") as client:
         assert "Login with GitHub" in client.get("/settings").text
 
 

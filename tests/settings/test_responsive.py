@@ -13,6 +13,8 @@ from bot.credentials import resolve as credentials
 from bot.settings import app_check
 from bot.web.app import create_app
 from tests.browser import serve, sign_in_with_github
+from tests.settings.conftest import use_fake_github
+from tests.spine.helpers import configure_app
 
 pytestmark = pytest.mark.e2e
 WIDTHS = (1280, 390)
@@ -30,13 +32,31 @@ PAGES = {  # name -> (path, signed in)
 }
 
 
+FIRST_RUN = {"start", "setup"}  # seen before the App exists; the other pages after
+
+
 @pytest.fixture
-def site(github, monkeypatch):
-    configure_app(monkeypatch)  # the OAuth client comes with the rest of the App, never alone
+def first_run(github, monkeypatch):
+    """The service started without an App (so its first-run pages are open): its URL and setup code."""
+    monkeypatch.delenv("GITHUB_CLIENT_ID")
+    monkeypatch.delenv("GITHUB_CLIENT_SECRET")
     monkeypatch.setattr(config, "stored_setting", None)
     monkeypatch.setattr(app_check, "_cache", {})
-    with serve(create_app(start_workers=False)) as url:
-        yield url
+    app = create_app(start_workers=False)
+    with serve(app) as url:
+        yield url, app.state.setup_code
+
+
+def configure(github, monkeypatch) -> None:
+    """The App and its OAuth client, set whole, as an operator configures them by hand."""
+    use_fake_github(github, monkeypatch)
+    configure_app(monkeypatch)
+
+
+@pytest.fixture
+def site(first_run, github, monkeypatch):
+    configure(github, monkeypatch)
+    return first_run[0]
 
 
 def _world(github) -> None:
@@ -56,18 +76,21 @@ def _overflow(page) -> int:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_no_page_scrolls_sideways(browser, site, github, width):
+def test_no_page_scrolls_sideways(browser, first_run, github, monkeypatch, width):
     _world(github)
+    site, code = first_run
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     shots = os.environ.get("SCREENSHOTS_DIR")
     overflowing = {}
     signed_in = False
     for name, (path, needs_session) in PAGES.items():
+        if name not in FIRST_RUN and config.identity_source() is None:
+            configure(github, monkeypatch)
         if needs_session and not signed_in:
             sign_in_with_github(page, site, github)
             signed_in = True
-        page.goto(f"{site}{path}")
+        page.goto(f"{site}{path}" + (f"&setup_code={code}" if name == "setup" else ""))
         overflowing[name] = _overflow(page)
         if shots:
             Path(shots).mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from tests.spine.helpers import configure_app, payload, signed
 @pytest.fixture
 def client(monkeypatch):
     configure_app(monkeypatch)
-    with TestClient(create_app(start_workers=False)) as test_client:
+    with TestClient(create_app(start_workers=False), base_url="http://localhost") as test_client:
         yield test_client
 
 
@@ -172,7 +172,7 @@ def test_review_comment_replies_in_its_thread(client):
 
 def test_unconfigured_service_answers_503(monkeypatch):
     """Without a GitHub App configured, /webhook says what is missing with 503."""
-    with TestClient(create_app(start_workers=False)) as unconfigured:
+    with TestClient(create_app(start_workers=False), base_url="http://localhost") as unconfigured:
         body, headers = signed(payload("issue_comment.created", "@bot hi"), "issue_comment")
         reply = unconfigured.post("/webhook", content=body, headers=headers)
         page = unconfigured.get("/")

@@ -78,7 +78,7 @@ def _post(client: httpx.AsyncClient, data: dict, delivery: str | None = None):
 async def test_concurrent_deliveries_are_acknowledged_after_one_shared_commit(app):
     """Eight deliveries arriving together are stored by one COMMIT, each answered 202 with its own job."""
     commits = _commits(app.state.db)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bot") as client:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as client:
         replies = await asyncio.gather(*(_post(client, payload("issue_comment.created", f"@bot codex task {n}"))
                                          for n in range(8)))
     jobs = store.jobs(store.connect())
@@ -89,14 +89,14 @@ async def test_concurrent_deliveries_are_acknowledged_after_one_shared_commit(ap
 async def test_duplicate_delivery_within_one_batch_creates_one_job(app):
     """Two copies of one delivery in the same batch store one job; the second is answered as a duplicate."""
     data = payload("issue_comment.created", "@bot codex explain")
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bot") as client:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as client:
         replies = await asyncio.gather(_post(client, data, "d-same"), _post(client, data, "d-same"))
     assert sorted(r.status_code for r in replies) == [200, 202] and len(store.jobs(store.connect())) == 1
 
 
 async def test_the_job_row_records_the_delivery_event_and_action(app):
     """The accepted delivery's record is its job: delivery id, kind, and event and action in the spec."""
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bot") as client:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as client:
         await _post(client, payload("issue_comment.created", "@bot codex explain"), "d-rec")
     job = store.jobs(store.connect())[0]
     spec = json.loads(job["spec"])
@@ -105,7 +105,7 @@ async def test_the_job_row_records_the_delivery_event_and_action(app):
 
 async def test_outsiders_in_one_batch_get_one_notice_for_their_thread(app):
     """Two non-writers' commands on one thread, committed together, store a single notice reply."""
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bot") as client:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as client:
         replies = await asyncio.gather(*(_post(client, payload("issue_comment.created", "@bot codex do it",
                                                                author_association="NONE")) for _ in range(2)))
     jobs = store.jobs(store.connect())

@@ -17,7 +17,7 @@ from tests.spine.helpers import SECRET, configure_app, payload, signed
 @pytest.fixture
 def client(monkeypatch):
     configure_app(monkeypatch)
-    with TestClient(create_app(start_workers=False)) as test_client:
+    with TestClient(create_app(start_workers=False), base_url="http://localhost") as test_client:
         yield test_client
 
 
