@@ -1,15 +1,16 @@
-"""Disk quotas for an episode's writable worktree and CLI home: a periodic usage watch.
+"""Disk quotas for an episode's worktree and CLI home, measured: the second line behind the caps.
 
-No filesystem quota is assumed (project quotas, a loop-mounted image per episode need privileges
-and a filesystem the operator may not have), so the runner measures: a walk of the tree that
-never follows a link and never leaves it (each directory opened relative to its parent's
-descriptor with O_NOFOLLOW), counting every inode once, a regular file at the larger of its
-length and its allocated blocks (a sparse file expands when the home is copied or packed). The
-walk stops as soon as the quota is passed. /tmp needs none of this: tier 1 mounts it as a tmpfs
-of `Limits.tmpfs_bytes`, where a write past the size fails with ENOSPC.
+At tier 1 the kernel holds the caps (sandbox/layers.py: the writable worktree and the CLI home are
+overlays on a tmpfs of their cap, /tmp a tmpfs of `Limits.tmpfs_bytes`), so a write past one
+fails with ENOSPC as it is written. What this module measures is what the bot goes on to use
+(commit, cache, the next turn) once the changes are back in the host folder, and it is the only
+bound at tier 0: a walk of the tree that never follows a link and never leaves it (each
+directory opened relative to its parent's descriptor with O_NOFOLLOW), counting every inode
+once, a regular file at the larger of its length and its allocated blocks (a sparse file
+expands when the home is copied or packed). The walk stops as soon as the quota is passed.
 
-Between two looks an agent can write at disk speed, so a quota is a bound on what the bot goes
-on to use (commit, cache, the next turn), not on the peak.
+Between two looks an agent can write at disk speed, so a watched quota bounds what follows,
+not the peak.
 """
 from __future__ import annotations
 
