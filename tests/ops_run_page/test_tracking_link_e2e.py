@@ -35,7 +35,7 @@ def test_the_tracking_comment_and_the_answer_link_the_run_page(tmp_path):
             run_id = live[0].group(1)
             answer = next(c["body"] for c in gh.comments(REPO, 1) if "<!-- bot:run" in (c["body"] or ""))
             assert f"[run {run_id[:8]}…]({PUBLIC}/runs/{run_id})" in answer
-            page = httpx.get(f"{service.url}/runs/{run_id}", follow_redirects=False)
+            page = httpx.get(f"{service.url}/runs/{run_id}", headers=service.headers, follow_redirects=False)
             assert page.status_code == 302 and page.headers["location"] == f"/settings/runs/{run_id}"
         finally:
             service.stop()

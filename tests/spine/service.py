@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -72,6 +73,12 @@ class Service:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """The Host a request names: BOT_PUBLIC_URL's when set (the service refuses any other)."""
+        public = self.env.get("BOT_PUBLIC_URL")
+        return {"Host": urlsplit(public).netloc} if public else {}
+
     def start(self) -> Service:
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve"], cwd=ROOT, env=self.env,
@@ -87,7 +94,7 @@ class Service:
 
     def deliver(self, data: dict, event: str = "issue_comment", delivery: str | None = None) -> httpx.Response:
         body, headers = signed(data, event, delivery)
-        return httpx.post(f"{self.url}/webhook", content=body, headers=headers, timeout=10)
+        return httpx.post(f"{self.url}/webhook", content=body, headers={**headers, **self.headers}, timeout=10)
 
     def kill(self) -> None:
         os.killpg(self.proc.pid, signal.SIGKILL)
