@@ -76,6 +76,11 @@ def _carries(argv: list[str], value: str) -> bool:
     return any(arg == value or arg.endswith("=" + value) for arg in argv)
 
 
+def _resumes(argv: list[str]) -> bool:
+    """Whether argv resumes a session (each CLI's resume flag or subcommand)."""
+    return any(arg.startswith(("--resume", "--session")) or arg == "resume" for arg in argv)
+
+
 def _ask(runner: Runner, github, agent: str) -> None:
     comment = github.add_comment(REPO, 1, f"@bot {agent} go on", user="Codertocat")
     runner.event("issue_comment", payload("issue_comment.created", f"@bot {agent} go on", id=comment["id"]))
@@ -90,7 +95,7 @@ def test_a_cached_session_id_outside_the_grammar_never_reaches_the_argv(argvs, r
     monkeypatch.setenv("BOT_SESSION_CACHE_DIR", str(_cache(tmp_path / "cache", [_session(agent, planted)])))
     _ask(runner, github, agent)
     [argv] = argvs
-    assert not _carries(argv, planted)
+    assert not _carries(argv, planted) and not _resumes(argv)
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -99,7 +104,7 @@ def test_a_cached_session_id_in_the_grammar_is_resumed(argvs, runner, github, mo
     monkeypatch.setenv("BOT_SESSION_CACHE_DIR", str(_cache(tmp_path / "cache", [_session(agent, VALID[agent])])))
     _ask(runner, github, agent)
     [argv] = argvs
-    assert _carries(argv, VALID[agent])
+    assert _carries(argv, VALID[agent]) and _resumes(argv)
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -110,7 +115,7 @@ def test_a_stored_session_id_outside_the_grammar_starts_fresh_with_a_log_line(ar
     with caplog.at_level(logging.WARNING):
         _ask(runner, github, agent)
     [argv] = argvs
-    assert not _carries(argv, "--config=x")
+    assert not _carries(argv, "--config=x") and not _resumes(argv)
     assert any("not a" in r.getMessage() and "starting fresh" in r.getMessage() for r in caplog.records)
 
 
