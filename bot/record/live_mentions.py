@@ -15,17 +15,25 @@ Kelvin sign folds to `k`) stands in for one of the handle's. A handle followed b
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
+from bot.record.raw_html import RawHtml
+
 _LINE_START = re.compile(r"[ \t]*@([A-Za-z0-9-]+)(?![\w/-])")
 _MARK = "line_start_at"  # a zero-width token where an `@` begins a line of inline text
 _LIVE_PARENTS = ("paragraph_open", "heading_open")
+_CONSTRUCT_STARTS = "`<["  # where a code span, inline HTML, an autolink or a link begins
+# A paragraph's inline parse is quadratic on crafted text (markdown-it-py scans every unclosed `[`
+# to the end): a longer one is not parsed; a mention in it counts only before its first `[`, `<`
+# or backtick.
+MAX_INLINE_CHARS = 4000
 
 
 def normalised(text: str | None) -> str:
@@ -38,50 +46,104 @@ def live_mentions(text: str, handle: str) -> Iterator[tuple[int, str]]:
     live mention of `handle`, in order."""
     lines = text.split("\n")
     wanted = handle.lower()
-    for index in _line_start_ats(text):
-        match = _LINE_START.match(lines[index])
+    candidates = {}
+    for index, line in enumerate(lines):
+        match = _LINE_START.match(line)
         if match and match.group(1).lower() == wanted:
-            yield index, lines[index][match.end():]
+            candidates[index] = line[match.end():]
+    if candidates:  # most comments name no one at a line start: no parse at all
+        for index in _live_lines(text, candidates):  # the parser's tokens come in source order
+            yield index, candidates[index]
 
 
-def _line_start_ats(text: str) -> Iterator[int]:
-    """Source line indexes where live inline text begins a line with `@`."""
+def _live_lines(text: str, candidates: Iterable[int]) -> Iterator[int]:
+    """The candidate lines whose first `@` is live inline text of a paragraph or heading, with
+    no raw HTML left open around it."""
+    ordered = sorted(candidates)
+    env: dict = {}  # the link reference definitions, which links anywhere may use
+    html = RawHtml()
     open_blocks: list[str] = []
-    for token in _parser().parse(text):
+    for token in _blocks().parse(text, env):
         if token.nesting == 1:
             open_blocks.append(token.type)
         elif token.nesting == -1:
             open_blocks.pop()
-        elif token.type == "inline" and token.map and _live_block(open_blocks):
-            yield from _marked_lines(token)
+        elif token.type == "html_block":
+            html.feed(token.content)
+        elif token.type == "inline" and token.map:
+            first, end = token.map
+            inside = ordered[bisect.bisect_left(ordered, first):bisect.bisect_left(ordered, end)]
+            wanted = {line - first for line in inside} if _live_block(open_blocks) else set()
+            yield from (first + offset for offset in _live_offsets(token.content, wanted, env, html))
 
 
 def _live_block(open_blocks: list[str]) -> bool:
     return bool(open_blocks) and open_blocks[-1] in _LIVE_PARENTS and "blockquote_open" not in open_blocks
 
 
-def _marked_lines(inline: Token) -> Iterator[int]:
-    """The source lines of an inline token's marks outside links (a link's text is the link)."""
-    first_line = (inline.map or (0, 0))[0]
+def _live_offsets(content: str, offsets: set[int], env: dict, html: RawHtml) -> Iterator[int]:
+    """Which of the wanted lines (by offset) of one inline text begin with a live `@`; reads the
+    text's raw HTML into `html` on the way."""
+    positions = _at_positions(content, offsets)
+    first_construct = min((found for char in _CONSTRUCT_STARTS if (found := content.find(char)) >= 0),
+                          default=len(content))
+    if first_construct == len(content) or len(content) > MAX_INLINE_CHARS:
+        # nothing before these could open a span, a tag or a link around them
+        yield from (offset for offset, at in positions.items() if at < first_construct and not html.quiet)
+        if "<" in content:
+            html.feed(content)  # unparsed: HTML inside code spans counts too, which is only stricter
+        return
+    lines = {at: offset for offset, at in positions.items()}
     links = 0
-    for child in inline.children or ():
-        links += {"link_open": 1, "link_close": -1}.get(child.type, 0)
-        if child.type == _MARK and links == 0:
-            yield first_line + inline.content.count("\n", 0, child.meta["pos"])
+    for token in _inline_tokens(content, env):
+        links += {"link_open": 1, "link_close": -1}.get(token.type, 0)
+        if token.type == "html_inline":
+            html.feed(token.content)
+        elif token.type == _MARK and links == 0 and not html.quiet and token.meta["pos"] in lines:
+            yield lines[token.meta["pos"]]
+
+
+def _at_positions(content: str, offsets: set[int]) -> dict[int, int]:
+    """Offset of each wanted content line -> the position of its first `@` in the content."""
+    found, position = {}, 0
+    for offset, line in enumerate(content.split("\n")):
+        stripped = line.lstrip(" \t")
+        if offset in offsets and stripped.startswith("@"):
+            found[offset] = position + len(line) - len(stripped)
+        position += len(line) + 1
+    return found
+
+
+def _inline_tokens(content: str, env: dict) -> list[Token]:
+    """The inline text's tokens, with a mark where an `@` the parser reaches begins a line."""
+    tokens: list[Token] = []
+    md = _inline()
+    md.inline.parse(content, md, env, tokens)
+    return tokens
 
 
 def _mark_line_start(state: StateInline, silent: bool) -> bool:
     """Mark an `@` the inline parser reaches as text at the start of a line; consume nothing.
     Code spans, inline HTML and autolinks are consumed whole by their rules, so it never sees
-    an `@` inside them."""
+    an `@` inside them; an image's text is parsed apart, into the image's own children."""
     pos = state.pos
     if not silent and state.src[pos] == "@" and not state.src[state.src.rfind("\n", 0, pos) + 1:pos].strip(" \t"):
         state.push(_MARK, "", 0).meta = {"pos": pos}
     return False
 
 
+def _gfm() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
 @functools.cache
-def _parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+def _blocks() -> MarkdownIt:
+    """The block structure only: paragraphs keep their text unparsed."""
+    return _gfm().disable("inline")
+
+
+@functools.cache
+def _inline() -> MarkdownIt:
+    md = _gfm()
     md.inline.ruler.before("text", _MARK, _mark_line_start)
     return md

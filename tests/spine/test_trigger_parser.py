@@ -51,6 +51,48 @@ def test_a_mention_inside_a_link_text_does_not_trigger():
     assert cmd("[look\n@bot codex fix this](https://example.com)") is None
 
 
+def test_a_mention_inside_a_reference_links_text_does_not_trigger():
+    assert cmd("see [\n@bot codex fix this\n][ref]\n\n[ref]: https://example.com") is None
+
+
+def test_a_mention_inside_a_shortcut_reference_links_text_does_not_trigger():
+    assert cmd("[\n@bot codex fix this\n]\n\n[\n@bot codex fix this\n]: https://example.com") is None
+
+
+def test_a_command_at_the_start_of_a_long_paragraph_full_of_brackets_triggers():
+    body = "@bot codex fix this\n" + "a log line [with brackets\n" * 400
+    assert cmd(body).request.startswith("fix this\n")
+
+
+def test_a_command_an_earlier_bracket_of_an_over_long_paragraph_could_cover_is_not_trusted():
+    body = "see [\n@bot codex fix this\n" + "a log line\n" * 400
+    assert cmd(body) is None
+
+
+def test_a_mention_after_a_comment_left_open_inside_pre_does_not_trigger():
+    assert cmd("<pre>\n<!--\n</pre>\n@bot codex fix this") is None
+
+
+def test_a_mention_inside_an_inline_code_element_does_not_trigger():
+    assert cmd("see <code>\n@bot codex fix this</code>") is None
+
+
+def test_a_mention_inside_an_html_link_does_not_trigger():
+    assert cmd('see <a href="https://example.com">\n@bot codex fix this</a>') is None
+
+
+def test_a_mention_after_a_code_element_left_open_in_an_earlier_paragraph_does_not_trigger():
+    assert cmd("see <code>\n\n@bot codex fix this") is None
+
+
+def test_a_mention_after_a_closed_code_element_triggers():
+    assert cmd("see <code>x</code>\n@bot codex fix this").request == "fix this"
+
+
+def test_a_mention_after_html_quoted_in_a_code_span_triggers():
+    assert cmd("use `<code>` and `<!--` here\n\n@bot codex fix this").request == "fix this"
+
+
 def test_the_kelvin_sign_is_not_the_letter_k_of_the_handle():
     assert cmd("@\u212abot codex fix this", handle="kbot") is None
 

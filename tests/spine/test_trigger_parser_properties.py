@@ -1,7 +1,8 @@
 """Property: the trigger fires iff the CommonMark/GFM renderer shows the mention as live text at the
 start of a line. The documents mix fences (backticks and tildes, of several lengths, closed, not
-closed or "closed" by a line with text after it), HTML comments, `<pre>`, `<details>`, quotes and
-their lazy continuations, indented code, code spans across lines, lists and mentions spelled
+closed or "closed" by a line with text after it), HTML comments (closed, left open, inside `<pre>`),
+`<pre>`, `<details>`, `<code>` and `<a>` (closed or left open), quotes and their lazy continuations,
+indented code, code spans across lines, links and reference links, lists and mentions spelled
 rightly and wrongly. The renderer's view is read from its HTML, not from the parser's tokens."""
 from __future__ import annotations
 
@@ -20,9 +21,11 @@ MENTIONS = ("@kbot", "@KBot", "@\u212abot", "@kbot-x", "@kbots", "@kbot/team", "
 INDENTS = ("", " ", "   ", "    ", "\t")
 LINES = ("", "prose words", "# a title", "- item", "> quoted", "```", "````", "``` not a close", "~~~",
          "~~~~", "<!--", "-->", "a note <!--", "<!-- one line -->", "<pre>", "</pre>", "<details>",
-         "</details>", "see `a span", "its end` here", "    indented")
+         "</details>", "see `a span", "its end` here", "    indented", "see [a link", "its end][ref] here",
+         "[ref]: https://example.com", "[", "<code>", "</code>", "see <code>", "see <a href=x>", "</a>",
+         "<a href=x>", "<!-- left open")
 LIVE_PARENTS = {"p", "li", "h1", "h2", "h3", "h4", "h5", "h6"}
-DEAD_ANCESTORS = {"pre", "code", "a", "blockquote", "table"}
+DEAD_ANCESTORS = {"pre", "code", "a", "blockquote", "table", "textarea"}
 _MENTION = re.compile(r"@kbot(?![\w/-])\s*(\S*)", re.IGNORECASE | re.ASCII)
 
 
@@ -41,8 +44,8 @@ class LiveText(HTMLParser):
         self.line_start = tag in LIVE_PARENTS
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in self.open:
-            del self.open[len(self.open) - 1 - self.open[::-1].index(tag):]
+        if tag in self.open:  # only its own end tag closes an element (a browser reopens a or code)
+            del self.open[len(self.open) - 1 - self.open[::-1].index(tag)]
         self.line_start = False
 
     def handle_data(self, data: str) -> None:
