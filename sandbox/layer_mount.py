@@ -2,6 +2,10 @@
 
     python -I -S layer_mount.py SCRATCH NAME SIZE PATH [NAME SIZE PATH]... -- COMMAND...
 
+It runs outside the sandbox's cgroups (COMMAND joins them, then execs bubblewrap), so killing
+the sandbox (SIGTERM to this launcher, or every task of the cgroups) still leaves it to apply
+what the sandbox wrote.
+
 In a private mount namespace (and, for a bot that is not root, a user namespace mapping only its
 own uid), each writable folder of the sandbox gets an overlay whose upper layer is a tmpfs of the
 folder's cap: bubblewrap, started next, binds the overlay where it would bind the folder, so every
@@ -82,7 +86,9 @@ def run(command: list[str], layers: list[dict]) -> tuple[int, list[str]]:
     """Start the command, stop it when a layer stays full; its wait status and the full layers."""
     # Python ignores SIGPIPE and SIGXFSZ; the sandbox gets them back at their defaults.
     pid = os.posix_spawnp(command[0], command, os.environ,
-                          setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ))
+                          setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ, _signal.SIGTERM))
+    # SIGTERM is the bot's kill: the sandbox ends now, and its writes are still applied.
+    _signal.signal(_signal.SIGTERM, lambda *_: os.kill(pid, _signal.SIGKILL))
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the sandbox's pipes are bubblewrap's alone
     pidfd, looks, full = os.pidfd_open(pid), dict.fromkeys(range(len(layers)), 0), set()
     while not select.select([pidfd], [], [], POLL_S)[0]:

@@ -10,6 +10,8 @@ from sandbox.base import EgressDecision, Limits
 from sandbox.layers import Layers
 from sandbox.limits import CgroupSet
 
+WRITE_BACK_GRACE_S = 60.0  # how long a killed sandbox's layer launcher may take to apply its writes
+
 
 class Tier1Process:
     tier = 1
@@ -29,6 +31,7 @@ class Tier1Process:
         self._timed_out = False
         self._killed = False
         self._watchdog: asyncio.TimerHandle | None = None
+        self._escalation: asyncio.TimerHandle | None = None
         self._started = time.monotonic()
         self._stats: dict | None = None
         self._finished: asyncio.Future | None = None
@@ -44,6 +47,15 @@ class Tier1Process:
         self._kill_now()
 
     def _kill_now(self) -> None:
+        if self._layers is None:
+            self._kill_group()
+        elif self._proc.returncode is None and self._escalation is None:
+            # The layer launcher ends the sandbox and applies its writes; past the grace it dies too.
+            os.kill(self.pid, signal.SIGTERM)
+            self._escalation = asyncio.get_running_loop().call_later(WRITE_BACK_GRACE_S, self._kill_group)
+        self._groups.kill_all()
+
+    def _kill_group(self) -> None:
         if self._proc.returncode is None:  # once reaped, the pid may belong to someone else
             try:
                 os.killpg(self.pid, signal.SIGKILL)  # bwrap dies, so its PID namespace dies
@@ -58,8 +70,9 @@ class Tier1Process:
 
     async def _reap(self) -> int:
         rc = await self._proc.wait()
-        if self._watchdog is not None:
-            self._watchdog.cancel()
+        for timer in (self._watchdog, self._escalation):
+            if timer is not None:
+                timer.cancel()
         self._groups.kill_all()  # anything that escaped the PID namespace teardown
         self._stats = {"oom_killed": self._groups.oom_kills() > 0,
                        "pids_max_hit": self._groups.pids_max_hits() > 0,

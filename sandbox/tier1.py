@@ -326,7 +326,7 @@ class Tier1Spawner:
         passed = fds + ((switch.userns_block_fd,) if switch else ()) + tuple(data_fds.values())
         try:
             proc = await asyncio.create_subprocess_exec(
-                *limits.join_prefix(groups.join_paths(), config.limits.open_files), *capped.prefix(),
+                *capped.prefix(), *limits.join_prefix(groups.join_paths(), config.limits.open_files),
                 *bwrap_argv(bwrap, config, argv, cwd, fds, switch, data_fds),
                 env=inside_env(config, env, trust_repositories=who.switched),
                 stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,

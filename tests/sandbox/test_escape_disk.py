@@ -113,6 +113,23 @@ async def test_a_read_only_folder_the_sandbox_filled_lands_with_its_files_and_mo
     assert (config.workdir / "ro").stat().st_mode & 0o777 == 0o555
 
 
+async def test_a_sandbox_killed_on_its_time_limit_keeps_the_writes_it_made(run, config):
+    """As with a plain bind: a timed-out turn's session state and partial work are not lost."""
+    ran = await run("echo made > kept.txt && echo ready && sleep 60", writable=True,
+                    limits=Limits(worktree_growth_bytes=CAP, timeout_s=2))
+    assert ran.outcome["timed_out"] is True
+    assert (config.workdir / "kept.txt").read_text() == "made\n"
+
+
+async def test_a_cancelled_sandbox_keeps_the_writes_it_made(config):
+    cfg = replace(config, writable=True, limits=Limits(worktree_growth_bytes=CAP, timeout_s=60))
+    proc = await Tier1Spawner(host=sandbox_host()).start(
+        cfg, ["sh", "-c", "echo made > $HOME/kept.txt && echo ready && sleep 60"], {})
+    assert await proc.stdout.readline() == b"ready\n"
+    await proc.kill()
+    assert (config.home / "kept.txt").read_text() == "made\n"
+
+
 async def test_a_folder_the_sandbox_replaced_by_a_symlink_is_never_written_through(run, config, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
