@@ -36,6 +36,7 @@ Usage by the pipeline:
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import http.cookiejar
 import inspect
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 TOKEN_ENV = "BOT_RELAY_TOKEN"
 REQUEST_CAP = 64 << 20
+OFF_LOOP_BODY = 1 << 20  # a larger body is parsed and judged on a thread (64 MiB take ~0.2 s)
 WRITE_BUFFER = 4 << 20  # bytes buffered towards the CLI before the relay waits for it to read
 TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=30.0)
 # never forwarded upstream: hop-by-hop, framing, the client's keys, who-it-bills headers
@@ -301,8 +303,9 @@ class ModelRelay:
         if scope["method"] != "POST":
             return Checked(b"", list(headers))
         body = await _read_body(receive)
-        checked = body_policy.check(route.api, body, headers, web_access=self.web_access,
-                                    model=route.model, metered=route.metered)
+        judge = functools.partial(body_policy.check, route.api, body, headers, web_access=self.web_access,
+                                  model=route.model, metered=route.metered)
+        checked = judge() if len(body) <= OFF_LOOP_BODY else await asyncio.to_thread(judge)
         call.model = call.model or checked.model
         for outcome, what in body_policy.provider_run_items(checked):
             self._record_policy(call, outcome, what)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import threading
 
 import httpx
 import pytest
@@ -194,3 +195,21 @@ async def test_a_key_carrier_in_the_query_is_never_forwarded(fake, relay):
         answer = await post(r, GEMINI_PATH + f"&api%5Fkey={r.token}", GEMINI_BODY, headers={})
     seen = fake.main_requests()[0]
     assert answer.status_code == 200 and seen.path == GEMINI_PATH and header(seen, "x-goog-api-key") == REAL_KEY
+
+
+async def test_a_large_body_is_judged_off_the_event_loop(fake, relay, monkeypatch):
+    from bot.relay import body_policy
+    judged_on: list[str] = []
+    check = body_policy.check
+
+    def recording(*args, **kwargs):
+        judged_on.append(threading.current_thread().name)
+        return check(*args, **kwargs)
+
+    monkeypatch.setattr(body_policy, "check", recording)
+    fake.script(say("ok"), say("ok"))
+    body = {"model": "claude-opus-4-8", "max_tokens": 10, "messages": [{"role": "user", "content": "x" * (2 << 20)}]}
+    async with relay("anthropic") as r:
+        await post(r, *_anthropic(FUNCTION)[1:])
+        await post(r, "/v1/messages", body)
+    assert judged_on[0] == threading.main_thread().name and judged_on[1] != threading.main_thread().name
