@@ -23,7 +23,7 @@ from gidgethub import actions as workflow
 
 from adapters import base
 from bot import config
-from bot.cli import action_session, action_workflow, preflight
+from bot.cli import action_reply_cap, action_session, action_workflow, preflight
 from bot.errors import BotError
 from bot.github.client import RetryingAPI, Thread
 from bot.job import grammar, pipeline, replies, trigger_gate
@@ -245,8 +245,12 @@ async def _answer(client: httpx.AsyncClient, trigger: dict, command: grammar.Com
     target = trigger.get("target") or {}
     review_thread = target.get("thread") if target.get("type") == "review_comment" else None
     surface = RecordingSurface(GitHubSurface(thread, review_thread))
-    if command.kind in ("run", "stop") and not association_may_trigger(trigger["association"]):
-        return await _reply(surface, replies.not_allowed(), "not_allowed")
+    if not association_may_trigger(trigger["association"]):  # answered at most once per window
+        if await action_reply_cap.answered_recently(thread, review_thread):
+            return StepOutcome("ignored", reason="someone without permission was answered here recently")
+        if command.kind in ("run", "stop"):
+            return await _reply(surface, action_reply_cap.marked(replies.not_allowed()), "not_allowed")
+        return await _reply(surface, action_reply_cap.marked(reply_text(trigger, command)), "replied")
     if command.kind == "run":
         return await _run(trigger, command, thread, surface, token)
     return await _reply(surface, reply_text(trigger, command), "replied")
