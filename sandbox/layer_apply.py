@@ -2,11 +2,12 @@
 
 The upper layer was written by the sandbox, so every entry is hostile: nothing is ever followed.
 Folders on both sides are walked through descriptors opened with O_NOFOLLOW, a symbolic link is
-recreated as a link, a file is copied to a fresh name and renamed into place, and an entry that
-is in the way (a folder where a file goes, a link where a folder goes) is removed first. Overlay
-marks are read as overlay writes them with `userxattr`: a whiteout (a character device 0/0)
-deletes the entry, an opaque folder (user.overlay.opaque) replaces the folder. Modes keep their
-permission bits only; the owner is kept when the bot is root. FIFOs and sockets are skipped.
+recreated as a link, a file is copied to a fresh name and renamed into place (a file with
+several names in the layer gets them again as hard links), and an entry that is in the way (a
+folder where a file goes, a link where a folder goes) is removed first. Overlay marks are read
+as overlay writes them with `userxattr`: a whiteout (a character device 0/0) deletes the entry,
+an opaque folder (user.overlay.opaque) replaces the folder. Modes keep their permission bits
+only; the owner is kept when the bot is root. FIFOs and sockets are skipped.
 """
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ class _Folder:
     """A folder being applied: both descriptors, the names left to apply, and the mode it gets
     once its entries are in (a read-only folder would refuse them)."""
 
-    def __init__(self, upper_fd: int, lower_fd: int, info: os.stat_result | None):
-        self.upper_fd, self.lower_fd, self.info = upper_fd, lower_fd, info
+    def __init__(self, upper_fd: int, lower_fd: int, info: os.stat_result | None, parts: tuple[str, ...]):
+        self.upper_fd, self.lower_fd, self.info, self.parts = upper_fd, lower_fd, info, parts
         with os.scandir(upper_fd) as entries:
             self.names = iter([entry.name for entry in entries])
 
@@ -37,17 +38,49 @@ class _Folder:
             os.close(self.lower_fd)
 
 
+class _Links:
+    """The first name written of each file the layer holds under several names, reached again
+    from the top folder without following a link."""
+
+    def __init__(self, top_fd: int):
+        self.top_fd = top_fd
+        self.first: dict[tuple[int, int], tuple[str, ...]] = {}
+
+    def remember(self, info: os.stat_result, path: tuple[str, ...]) -> None:
+        self.first.setdefault((info.st_dev, info.st_ino), path)
+
+    def link_again(self, info: os.stat_result, lower_fd: int, name: str) -> bool:
+        """Make `name` another hard link to the file already written; False when it is the first."""
+        first = self.first.get((info.st_dev, info.st_ino))
+        if first is None:
+            return False
+        parent = os.dup(self.top_fd)
+        try:
+            for part in first[:-1]:
+                child = os.open(part, _DIR, dir_fd=parent)
+                os.close(parent)
+                parent = child
+            _remove(lower_fd, name)
+            os.link(first[-1], name, src_dir_fd=parent, dst_dir_fd=lower_fd, follow_symlinks=False)
+            return True
+        except OSError:
+            return False  # copied instead
+        finally:
+            os.close(parent)
+
+
 def apply(upper: str, lower: str) -> None:
     """Make `lower` hold what the overlay of `upper` on it showed. Depth first, so only the
     folders on the current path hold descriptors."""
-    stack = [_Folder(os.open(upper, _DIR), os.open(lower, _DIR), None)]
+    stack = [_Folder(os.open(upper, _DIR), os.open(lower, _DIR), None, ())]
+    links = _Links(stack[0].lower_fd)  # the top folder stays open until the walk ends
     try:
         while stack:
             name = next(stack[-1].names, None)
             if name is None:
                 stack.pop().close(finished=True)
                 continue
-            child = _apply_entry(stack[-1].upper_fd, stack[-1].lower_fd, name)
+            child = _apply_entry(stack[-1], name, links)
             if child is not None:
                 stack.append(child)
     finally:
@@ -55,16 +88,20 @@ def apply(upper: str, lower: str) -> None:
             folder.close(finished=False)
 
 
-def _apply_entry(upper_fd: int, lower_fd: int, name: str) -> _Folder | None:
+def _apply_entry(folder: _Folder, name: str, links: _Links) -> _Folder | None:
     """Apply one entry; a folder is returned, to be walked next."""
+    upper_fd, lower_fd = folder.upper_fd, folder.lower_fd
     info = os.stat(name, dir_fd=upper_fd, follow_symlinks=False)
     mode = info.st_mode
     if stat.S_ISCHR(mode) and info.st_rdev == 0:
         _remove(lower_fd, name)
     elif stat.S_ISDIR(mode):
-        return _folder(upper_fd, lower_fd, name, info)
+        return _folder(folder, name, info)
     elif stat.S_ISREG(mode):
-        _file(upper_fd, lower_fd, name, info)
+        if not (info.st_nlink > 1 and links.link_again(info, lower_fd, name)):
+            _file(upper_fd, lower_fd, name, info)
+            if info.st_nlink > 1:
+                links.remember(info, (*folder.parts, name))
     elif stat.S_ISLNK(mode):
         target = os.readlink(name, dir_fd=upper_fd)
         _remove(lower_fd, name)
@@ -73,7 +110,8 @@ def _apply_entry(upper_fd: int, lower_fd: int, name: str) -> _Folder | None:
     return None
 
 
-def _folder(upper_fd: int, lower_fd: int, name: str, info: os.stat_result) -> _Folder:
+def _folder(parent: _Folder, name: str, info: os.stat_result) -> _Folder:
+    upper_fd, lower_fd = parent.upper_fd, parent.lower_fd
     child_upper = os.open(name, _DIR, dir_fd=upper_fd)
     try:
         existing = _lstat(lower_fd, name)
@@ -87,7 +125,7 @@ def _folder(upper_fd: int, lower_fd: int, name: str, info: os.stat_result) -> _F
         os.close(child_upper)
         raise
     try:
-        return _Folder(child_upper, child_lower, info)
+        return _Folder(child_upper, child_lower, info, (*parent.parts, name))
     except BaseException:
         os.close(child_upper)
         os.close(child_lower)

@@ -105,6 +105,13 @@ async def test_thousands_of_new_folders_side_by_side_land_in_the_worktree(run, c
     assert len(list((config.workdir / "many").iterdir())) == 5000
 
 
+async def test_a_file_the_sandbox_gave_two_names_lands_as_one_file_with_both(run, config):
+    ran = await run("mkdir d && echo one > d/a && ln d/a b", writable=True,
+                    limits=Limits(worktree_growth_bytes=CAP, timeout_s=60))
+    assert ran.rc == 0, ran.err
+    assert os.path.samefile(config.workdir / "d" / "a", config.workdir / "b")
+
+
 async def test_a_read_only_folder_the_sandbox_filled_lands_with_its_files_and_mode(run, config):
     ran = await run("mkdir ro && echo x > ro/f && chmod 555 ro", writable=True,
                     limits=Limits(worktree_growth_bytes=CAP, timeout_s=60))
