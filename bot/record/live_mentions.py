@@ -5,8 +5,13 @@ a mention only in rendered text. So what is live is decided by a CommonMark pars
 the same parser and preset the defanger uses, with GitHub's tables and strikethrough), not by
 scanning lines: a mention counts only in the text of a paragraph or heading (in a list item too),
 never in a code span, a fence of any length or kind, indented code, an HTML block or inline HTML
-(comments, `<pre>`, `<code>`), a link's text, a table cell, or a blockquote (its lazy continuation
-lines included).
+(comments, `<pre>`, `<code>`), a link's text (reference links resolved), a table cell, or a
+blockquote (its lazy continuation lines included). The raw HTML is then read in document order
+(bot/record/raw_html.py): a mention after a comment left open, or inside an `<a>` or `<code>` the
+HTML opened, is none, as in the page GitHub serves.
+
+Only what can matter is parsed: a comment with no line starting with the handle not at all, and
+of the paragraphs only those holding such a line or raw HTML.
 
 The mention must also start its own source line (spaces or tabs before it only), and the handle is
 compared in ASCII: `[A-Za-z0-9-]` letters, case folded only for ASCII, so no Unicode letter (the
