@@ -224,9 +224,12 @@ def operator_agents() -> list[str]:
 
 
 def settings_url() -> str | None:
-    """The settings page's public address, when the service has one (BOT_PUBLIC_URL)."""
+    """The settings page's public address, when the service has one (BOT_PUBLIC_URL) and people can
+    sign in there (GitHub login: GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET); without the login that
+    page only says settings are not configured."""
     base = config.env("BOT_PUBLIC_URL")
-    return f"{base.rstrip('/')}/settings" if base else None
+    login = config.env("GITHUB_CLIENT_ID") and config.env("GITHUB_CLIENT_SECRET")
+    return f"{base.rstrip('/')}/settings" if base and login else None
 
 
 def auth_required_message(agent: str, repo: str | None = None) -> str:

@@ -163,8 +163,10 @@ def test_disconnect_removes_the_credential():
 
 
 def test_auth_required_names_the_settings_page(monkeypatch):
-    """With a public URL the auth_required sentence links the settings page."""
+    """With a public URL and the GitHub login the auth_required sentence links the settings page."""
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.org/")
+    monkeypatch.setenv("GITHUB_CLIENT_ID", "Iv1.client")
+    monkeypatch.setenv("GITHUB_CLIENT_SECRET", "client-secret")
     text = credentials.auth_required_message("codex", "octo/app")
     assert "at https://bot.example.org/settings," in text
     assert "https://bot.example.org/settings/repos/octo/app" in text
