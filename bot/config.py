@@ -45,6 +45,10 @@ VARIABLES: tuple[Variable, ...] = (
              "The service's public URL (settings page links, OAuth callback, the run page linked from each run)."),
     Variable("BOT_WORKERS", "2", "Episodes run at once by one process.", int),
     Variable("BOT_LEASE_SECONDS", "30", "A claimed job's lease; renewed while it runs.", float),
+    Variable("BOT_WEBHOOK_CONCURRENCY", "64", "Webhook bodies read (and their signatures checked) at once; a "
+             "delivery beyond it is answered 503 with Retry-After before any byte of its body is read.", int),
+    Variable("BOT_WEBHOOK_BODY_TIMEOUT", "10", "Seconds a webhook body may take to arrive in full; a slower one "
+             "is answered 408.", float),
     Variable("BOT_SHUTDOWN_GRACE", "20", "Seconds running jobs get to stop on SIGTERM.", float),
     Variable("BOT_PROGRESS_INTERVAL", "3", "Seconds between edits of the tracking comment.", float),
     Variable("BOT_LOG_LEVEL", "INFO", "Python logging level."),

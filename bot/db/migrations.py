@@ -74,6 +74,12 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         """CREATE TABLE IF NOT EXISTS credential_use (
             run_id TEXT PRIMARY KEY, at TEXT, scope TEXT, name TEXT, fingerprint TEXT)""",
     )),
+    (4, "a job names the object that triggered it (a replayed body under a new delivery id is a duplicate) "
+        "and who stopped it", (
+        "ALTER TABLE jobs ADD COLUMN trigger_key TEXT",
+        "CREATE INDEX IF NOT EXISTS jobs_by_trigger ON jobs(trigger_key)",
+        "ALTER TABLE jobs ADD COLUMN stopped_by TEXT",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -224,11 +224,13 @@ class Thread:
     async def pull(self) -> dict:
         return await self._authed(lambda: self.api.getitem(f"{self.prefix}/pulls/{self.number}"))
 
-    async def permission(self, login: str) -> str:
-        """The user's legacy permission (admin|write|read|none), cached a few minutes."""
+    async def permission(self, login: str, *, fresh: bool = False) -> str:
+        """The user's permission (its role name, else the legacy admin|write|read|none), cached a
+        few minutes; `fresh` asks GitHub anyway (right before an effect: a revoked writer must not
+        ride on the cache) and caches the new answer."""
         key = (self.repo, login.lower())
         cached = _permissions.get(key)
-        if cached and cached[1] > time.time():
+        if cached and cached[1] > time.time() and not fresh:
             return cached[0]
         try:
             reply = await self._authed(lambda: self.api.getitem(f"{self.prefix}/collaborators/{login}/permission"))

@@ -43,6 +43,7 @@ class JobContext:
     review: bool = False  # a pull-request review (bot/job/review_job.py)
     agents: tuple[str, ...] = ()  # the review's agents, in the order named
     findings: Any = None  # a review episode's collector (bot.review.findings): its bridge offers the review tools
+    stopped_by: str | None = None  # who stopped the job with `@bot stop` (their permission was checked)
 
     @property
     def token(self) -> str | None:

@@ -18,7 +18,7 @@ import httpx
 from gidgethub import HTTPException
 
 from bot.github.client import transient, with_retries
-from bot.job import replies
+from bot.job import authority, replies
 from bot.job.context import Stop
 from bot.record.redact import redact
 from bot.workspace import effects, worktrees
@@ -67,11 +67,12 @@ class GitHubMode:
         pull = await ctx.thread.pull() if ctx.is_pr else None
         request = effects.Request(agent=agent, text=ctx.request, requester_login=ctx.requester,
                                   requester_id=ctx.requester_id, number=ctx.number or 0,
-                                  title=ctx.title, pull=pull)
+                                  title=ctx.title, pull=pull,
+                                  still_allowed=authority.before_effects(ctx.thread, ctx.requester, worktree.config))
         return await effects.apply(worktree, request, ctx.thread.api, token=ctx.token)
 
     def stopped(self, ctx: JobContext, *, started: bool) -> str:
-        return replies.stopped(ctx.requester, started=started)
+        return replies.stopped(ctx.stopped_by, started=started)  # who stopped it, not who asked
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from adapters.base import Result, Tier
 from bot import retry
 from bot.db import Database
 from bot.github.client import transient
-from bot.job import answer, conversations, replies, review_job
+from bot.job import answer, authority, conversations, replies, review_job
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn, run_turn
 from bot.job.session_home import following
@@ -93,8 +93,9 @@ async def _execute(db: Database, ctx: JobContext, tracking: TrackingComment, can
     except ConfigError as exc:
         raise Stop(exc.comment()) from exc
     try:
-        if permission is not None and not worktree.config.may_trigger(permission):
-            raise Stop(replies.not_allowed(worktree.config.trigger_permissions))
+        if permission is not None and not (verdict := authority.decide(ctx.requester, permission,
+                                                                        worktree.config)).allowed:
+            raise Stop(replies.not_allowed(verdict.levels))
         if ctx.review:
             return await review_job.run(db, ctx, worktree, tracking, cancel, choose=_choose_agent,
                                         episode=_episode_with_fallback)

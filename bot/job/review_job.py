@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from adapters.base import Tier
-from bot.job import conversations, honesty
+from bot.job import authority, conversations, honesty
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn
 from bot.job.tracking import TrackingComment
@@ -156,7 +156,12 @@ async def _publish(db: Any, ctx: JobContext, worktree: Worktree, reviews: list[R
                              verdicts=worktree.config.reviews.verdicts)
     await ctx.refresh_token()
     marker = f"<!-- bot:review {ctx.job_id} -->" if ctx.job_id is not None else None
-    posted = await post.post_review(ctx.thread, payload, ctx.secrets, marker=marker)
+    try:
+        posted = await post.post_review(ctx.thread, payload, ctx.secrets, marker=marker,
+                                        still_allowed=authority.before_effects(ctx.thread, ctx.requester,
+                                                                               worktree.config))
+    except post.NotPosted as refused:
+        return _tail(f"❌ No review was posted: {refused}", blocks), "failed"
     _record(db, ctx, reviews, posted, len(payload["comments"]))
     failed = [r for r in reviews if not r.ok]
     lines = [f"✅ Review posted: {posted.get('html_url') or 'on this pull request'} — "

@@ -13,6 +13,7 @@ from typing import Any
 
 from gidgethub import BadRequest
 
+from bot.job import authority
 from bot.workspace.repo_config import CONFIG_PATH, ConfigError, RepoConfig, parse
 
 log = logging.getLogger("bot.job.trigger_gate")
@@ -30,9 +31,9 @@ async def refused(thread: Any, automatic: dict, requester: str) -> str | None:
         return f"the {kind or 'unknown'} trigger is off in {CONFIG_PATH}"
     if kind == "pull_request_opened" and automatic.get("draft") and not cfg.triggers.drafts:
         return "a draft pull request (triggers.drafts is off)"
-    permission = await thread.permission(requester)
-    if not cfg.may_trigger(permission):
-        return f"@{requester} ({permission}) may not trigger the bot"
+    verdict = await authority.check(thread, requester, cfg)
+    if not verdict.allowed:
+        return f"@{requester} ({verdict.permission}) may not trigger the bot"
     return None
 
 

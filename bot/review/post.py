@@ -19,6 +19,7 @@ from typing import Any
 
 from gidgethub import BadRequest
 
+from bot.errors import BotError
 from bot.github.client import is_own_comment
 from bot.record import inert
 from bot.record.defang import markers
@@ -40,7 +41,7 @@ async def pull_files(thread: Any) -> list[dict]:
     return await thread._authed(collect)
 
 
-class NotPosted(Exception):
+class NotPosted(BotError):
     """The re-check right before posting refused: the text says why (a permission revoked mid-run)."""
 
 

@@ -43,13 +43,15 @@ class Job:
     tracking_comment_id: int | None
     delivery_id: str | None = None
     cancel_requested: bool = False
+    stopped_by: str | None = None  # who asked `@bot stop` (after the permission check)
 
     @classmethod
     def from_row(cls, row: dict) -> Job:
         return cls(id=row["id"], kind=row["kind"], conversation=row["conversation"],
                    spec=json.loads(row["spec"]), attempts=row["attempts"],
                    tracking_comment_id=row["tracking_comment_id"],
-                   delivery_id=row["delivery_id"], cancel_requested=bool(row.get("cancel_requested")))
+                   delivery_id=row["delivery_id"], cancel_requested=bool(row.get("cancel_requested")),
+                   stopped_by=row.get("stopped_by"))
 
 
 def claim(db: Database, owner: str, lease_s: float = DEFAULT_LEASE_S,
@@ -85,6 +87,19 @@ def finish(db: Database, job_id: int, status: str, error: str | None = None,
     done = db.execute(sql, params).rowcount == 1
     store.notify_queued(db)  # the thread's next episode may run now, on any machine
     return done
+
+
+def request_stop(db: Database, conversation: str, by: str) -> list[int]:
+    """Flag the thread's running and queued episodes for cancellation on behalf of `by` (whose
+    permission was checked); a running one's worker notices within a second, on any machine, and
+    a queued one ends as stopped when claimed. Returns their ids."""
+    def flag(conn: Database) -> list[int]:
+        ids = [row["id"] for row in conn.execute(
+            "SELECT id FROM jobs WHERE conversation = ? AND kind = 'episode' "
+            "AND status IN ('queued', 'running') ORDER BY id", [conversation])]
+        conn.executemany("UPDATE jobs SET cancel_requested = 1, stopped_by = ? WHERE id = ?", [[by, i] for i in ids])
+        return ids
+    return store.write(db, flag)
 
 
 def open_jobs(db: Database, conversation: str) -> list[dict]:

@@ -123,8 +123,9 @@ async def commit(db: Database, statements: Callable[[Database], T]) -> T:
 
 def enqueue_delivery(conn: Database, *, delivery_id: str, event: str, action: str | None, kind: str,
                      conversation: str, spec: dict, notice: str | None = None) -> int | None:
-    """Insert the job unless the delivery already has a live one (a failed job may be retried),
-    claiming the once-per-thread notice if any. Returns the job id, or None when nothing may be
+    """Insert the job unless the delivery, or the object it is about (`spec["trigger_key"]`: a
+    replay of a signed body under a new delivery id), already has a live one (a failed job may be
+    retried), claiming the once-per-thread notice if any. Returns the job id, or None when nothing may be
     stored (run it in `write`, which then rolls back).
 
     The job row is the delivery's record (delivery_id, created_at, kind; event and action in the
@@ -135,11 +136,13 @@ def enqueue_delivery(conn: Database, *, delivery_id: str, event: str, action: st
             "INSERT INTO notices (conversation, kind, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             [conversation, notice, now]).rowcount == 0:
         return None
+    trigger_key = spec.get("trigger_key")  # the comment, review or item the delivery is about
     row = conn.execute(
-        "INSERT INTO jobs (delivery_id, kind, conversation, spec, created_at) SELECT ?, ?, ?, ?, ? "
-        "WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE delivery_id = ? AND status != 'failed') RETURNING id",
-        [delivery_id, kind, conversation, orjson.dumps({**spec, "event": event, "action": action}).decode(),
-         now, delivery_id]).fetchone()
+        "INSERT INTO jobs (delivery_id, trigger_key, kind, conversation, spec, created_at) SELECT ?, ?, ?, ?, ?, ? "
+        "WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE delivery_id = ? AND status != 'failed') "
+        "AND NOT EXISTS (SELECT 1 FROM jobs WHERE trigger_key = ? AND status != 'failed') RETURNING id",
+        [delivery_id, trigger_key, kind, conversation,
+         orjson.dumps({**spec, "event": event, "action": action}).decode(), now, delivery_id, trigger_key]).fetchone()
     if row is None:
         return None
     notify_queued(conn)

@@ -1,5 +1,8 @@
 """Workers: claim jobs from the queue, keep their leases alive, run them, honour `@bot stop`.
 
+A job is an episode (its pipeline checks the requester's permission), a plain reply (help,
+status, a notice), or a command that acts (`@bot stop`, bot/service/commands.py: checked first).
+
 Up to BOT_WORKERS jobs run at once (different conversations; the queue serializes each one).
 On shutdown: stop claiming, give running jobs `grace_s`, then cancel the rest and leave them
 leased, so the next start reclaims them once the lease expires and edits the same comment.
@@ -25,7 +28,7 @@ from bot.job import conversations, pipeline, replies, trigger_gate
 from bot.job.modes import GitHubMode
 from bot.job.tracking import GitHubSurface, TrackingComment
 from bot.relay.budgets import Ledger, Scope
-from bot.service import queue, store, wakeup
+from bot.service import commands, queue, store, wakeup
 
 log = logging.getLogger("bot.service.worker")
 MAX_ATTEMPTS = 3
@@ -47,6 +50,7 @@ class WorkerPool:
         self.tokens = TokenCache()
         self.running: dict[int, asyncio.Task] = {}
         self.surfaces: dict[int, GitHubSurface] = {}  # of the running episodes, muted if taken over
+        self.contexts: dict[int, pipeline.JobContext] = {}  # of the running episodes: who stopped them
         self._wake = asyncio.Event()
         self._stopping = False
         self._loop_task: asyncio.Task | None = None
@@ -105,6 +109,7 @@ class WorkerPool:
     def _done(self, job_id: int) -> None:
         self.running.pop(job_id, None)
         self.surfaces.pop(job_id, None)
+        self.contexts.pop(job_id, None)
         self._wake.set()
 
     async def _handle(self, job: queue.Job) -> None:
@@ -160,7 +165,10 @@ class WorkerPool:
                 return ticks
         row = store.get_job(self.db, job.id)
         if row and row["cancel_requested"] and not cancel.is_set():
-            log.info("job %s: stop requested", job.id)
+            log.info("job %s: stop requested by @%s", job.id, row.get("stopped_by"))
+            job.stopped_by = row.get("stopped_by")
+            if (ctx := self.contexts.get(job.id)) is not None:
+                ctx.stopped_by = job.stopped_by
             cancel.set()
         return ticks
 
@@ -184,6 +192,9 @@ class WorkerPool:
                                                spec["repo"], spec["number"])
             if job.kind == "reply":  # safe to repeat: its comment is found by its marker
                 await self._reply(job, thread)
+                return "done"
+            if commands.is_command(job.kind):  # checked before it acts; safe to repeat too
+                await commands.run(self.db, job, thread, lambda text: self._post_once(job, thread, text))
                 return "done"
         except Exception as exc:
             if transient(exc):
@@ -212,7 +223,7 @@ class WorkerPool:
 
         surface = GitHubSurface(thread, review_thread, job_marker(job.id), look_first=job.attempts > 1)
         self.surfaces[job.id] = surface
-        return pipeline.JobContext(
+        ctx = self.contexts[job.id] = pipeline.JobContext(
             conversation=job.conversation, repo=spec["repo"], request=command["request"],
             requester=spec["author"], requester_id=spec.get("author_id") or 0, agent=command["agent"],
             repo_id=spec.get("repo_id") or 0,
@@ -222,17 +233,22 @@ class WorkerPool:
             surface=surface,
             installation_id=spec["installation_id"], target=target, tracking_handle=job.tracking_comment_id,
             on_tracking_created=remember, job_id=job.id, mode=GitHubMode(),
-            progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"))
+            progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"), stopped_by=job.stopped_by)
+        return ctx
 
     async def _reply(self, job: queue.Job, thread: Thread) -> None:
         spec = job.spec
         target = spec.get("target") or {}
-        review_thread = target.get("thread") if target.get("type") == "review_comment" else None
-        text = reply_text(self.db, job)
-        if spec["reply"] == "stop":
+        if spec["reply"] == "stop":  # queued by an intake from before stops were checked
             await with_retries(lambda: thread.react(target, "+1"))
             if spec.get("stopped_job"):
                 return  # the stopped job's own tracking comment says so
+        await self._post_once(job, thread, reply_text(self.db, job))
+
+    async def _post_once(self, job: queue.Job, thread: Thread, text: str) -> None:
+        """The job's one comment in the thread, never twice (after a crash it is looked up first)."""
+        target = job.spec.get("target") or {}
+        review_thread = target.get("thread") if target.get("type") == "review_comment" else None
         if job.tracking_comment_id:  # posted before a crash: never twice
             return
         marker = job_marker(job.id)

@@ -1,14 +1,21 @@
 """`POST /webhook`: verify, parse, decide, enqueue, answer 202. No GitHub call, no agent work.
 
-Refusals: bad or missing signature 401; malformed JSON or missing headers 400; body over
-25 MB 413 (refused before reading it all); events we do not act on 202 with nothing stored.
-Every refusal is logged with the delivery id, never the body.
+Refusals: more bodies being read than BOT_WEBHOOK_CONCURRENCY 503 with Retry-After, a body
+slower than BOT_WEBHOOK_BODY_TIMEOUT 408, body over 25 MB 413 (refused before reading it all;
+bot/web/intake_body.py), all before the signature is checked; bad or missing signature 401;
+malformed JSON, missing headers or a signed payload without the fields its event has 400 (GitHub
+does not redeliver it); events we do not act on 202 with nothing stored. Every refusal is logged
+with the delivery id, never the body.
+
+A delivery is deduplicated by its delivery id and by the object it is about (`trigger_key`: the
+comment, review or item), so a signed body replayed under a new delivery id is a duplicate.
+`@bot stop` is a job like any other command: the worker checks the stopper's permission before
+anything is cancelled (bot/service/stopping.py); the intake makes no GitHub call.
 """
 from __future__ import annotations
 
 import http
 import logging
-from typing import Any
 from urllib.parse import parse_qs
 
 import orjson
@@ -23,9 +30,11 @@ from bot.job.conversations import thread_key
 from bot.permissions import association_may_trigger, is_bot_author
 from bot.service import reply_cap, retention, store
 from bot.web import triggers
+from bot.web.intake_body import MAX_BODY_BYTES, RETRY_AFTER_S, BodySlots, Gone, TooLarge, TooSlow, read_body
+from bot.web.intake_payload import Malformed, parsed, require_shape, trigger_key
 
 log = logging.getLogger("bot.web.intake")
-MAX_BODY_BYTES = 25 * 1024 * 1024
+REPLIES = frozenset({"help", "status", "unknown_agent"})  # commands that only answer
 _REQUIRED_HEADERS = ("x-github-event", "x-github-delivery")
 _READ_HEADERS = frozenset({b"x-github-event", b"x-github-delivery", b"x-hub-signature-256",
                            b"content-type", b"content-length"})
@@ -45,20 +54,16 @@ async def webhook(request: Request) -> JSONResponse:
     missing = getattr(request.app.state, "missing_config", [])
     if missing:
         return _refuse(503, delivery, "GitHub App not configured: " + " ".join(missing))
-    body = await _read_capped(request, headers)
-    if body is None:
-        return _refuse(413, delivery, f"body over {MAX_BODY_BYTES} bytes")
-    try:
-        event = _verified_event(headers, body)
-    except ValidationFailure as exc:
-        return _refuse(401, delivery, f"signature rejected: {exc}")
-    except (BadRequest, KeyError, ValueError, orjson.JSONDecodeError) as exc:
-        return _refuse(400, delivery, f"malformed delivery: {type(exc).__name__}")
+    event = await _admitted(request, headers, delivery)
+    if isinstance(event, JSONResponse):
+        return event
     if event.event == "ping":
         metrics.DELIVERIES.labels("ping").inc()
         return _JSON({"ok": True, "pong": True})
     try:
         response = await decide(request.app.state.db, event)
+    except Malformed as exc:  # signed by GitHub, but not the payload its event has: never redelivered
+        return _refuse(400, delivery, f"malformed payload: {exc}")
     except Exception as exc:  # nothing stored (a full disk, a lost database): GitHub may redeliver
         log.exception("delivery %s could not be stored", delivery)
         return _refuse(503, delivery, f"could not store the delivery ({type(exc).__name__}); try again later")
@@ -66,6 +71,30 @@ async def webhook(request: Request) -> JSONResponse:
     if pool is not None and response.status_code == 202:
         pool.wake()
     return response
+
+
+async def _admitted(request: Request, headers: dict[str, str], delivery: str) -> sansio.Event | JSONResponse:
+    """The verified event, or the refusal. Until the signature is checked the sender is anyone:
+    it holds one of a capped number of slots, for a bounded time and size."""
+    slots = BodySlots.of(request.app.state)
+    if not slots.free():
+        return _refuse(503, delivery, "too many webhook bodies being read at once; try again later",
+                       headers={"Retry-After": str(RETRY_AFTER_S)})
+    with slots.taken():
+        try:
+            body = await read_body(request, headers)
+        except TooLarge:
+            return _refuse(413, delivery, f"body over {MAX_BODY_BYTES} bytes")
+        except TooSlow:
+            return _refuse(408, delivery, "the body did not arrive in time")
+        except Gone:
+            return _refuse(400, delivery, "the sender hung up before the body was complete")
+        try:
+            return _verified_event(headers, body)
+        except ValidationFailure as exc:
+            return _refuse(401, delivery, f"signature rejected: {exc}")
+        except (BadRequest, KeyError, ValueError, orjson.JSONDecodeError) as exc:
+            return _refuse(400, delivery, f"malformed delivery: {type(exc).__name__}")
 
 
 def _verified_event(headers: dict[str, str], body: bytes) -> sansio.Event:
@@ -91,23 +120,10 @@ def _verified_event(headers: dict[str, str], body: bytes) -> sansio.Event:
     return sansio.Event(data, event=headers["x-github-event"], delivery_id=headers["x-github-delivery"])
 
 
-async def _read_capped(request: Request, headers: dict[str, str]) -> bytes | None:
-    declared = headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return None
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _refuse(status: int, delivery: str, reason: str) -> JSONResponse:
+def _refuse(status: int, delivery: str, reason: str, headers: dict[str, str] | None = None) -> JSONResponse:
     log.warning("webhook refused: status=%s delivery=%s reason=%s", status, delivery, reason)
     metrics.DELIVERIES.labels(f"refused_{status}").inc()
-    return _JSON({"ok": False, "reason": reason}, status_code=status)
+    return _JSON({"ok": False, "reason": reason}, status_code=status, headers=headers)
 
 
 def _ignored(delivery: str, reason: str) -> JSONResponse:
@@ -117,16 +133,20 @@ def _ignored(delivery: str, reason: str) -> JSONResponse:
 
 
 async def decide(db: Database, event: sansio.Event) -> JSONResponse:
-    """Turn a verified event into at most one job."""
-    if found := triggers.automatic(event.event, event.data):  # a label, an assignment, … (issue 14)
-        job = await triggers.enqueue(db, event.delivery_id, event.event, event.data.get("action"), found)
+    """Turn a verified event into at most one job. Raises Malformed for a payload without the
+    fields its event has (before anything is stored)."""
+    data = event.data
+    if found := parsed(lambda: triggers.automatic(event.event, data)):  # a label, an assignment, …
+        require_shape(found[0])["trigger_key"] = parsed(lambda: trigger_key(event.event, data))
+        job = await triggers.enqueue(db, event.delivery_id, event.event, data.get("action"), found)
         metrics.DELIVERIES.labels("queued" if job is not None else "duplicate").inc()
         return _JSON({"ok": True, "queued": job is not None, "job": job, "kind": "episode"}, status_code=202)
-    if retention.note_closed(db, event.event, event.data):  # when a thread's CLI homes may go
-        return _ignored(event.delivery_id, f"{event.event}.{event.data.get('action')} noted for retention")
-    trigger = extract_trigger(event.event, event.data)
+    if retention.note_closed(db, event.event, data):  # when a thread's CLI homes may go
+        return _ignored(event.delivery_id, f"{event.event}.{data.get('action')} noted for retention")
+    trigger = parsed(lambda: extract_trigger(event.event, data))
     if trigger is None:
-        return _ignored(event.delivery_id, f"{event.event}.{event.data.get('action')} is not acted on")
+        return _ignored(event.delivery_id, f"{event.event}.{data.get('action')} is not acted on")
+    require_shape(trigger)["trigger_key"] = parsed(lambda: trigger_key(event.event, data))
     if is_bot_author(trigger["author"], trigger["author_type"]):
         return _ignored(event.delivery_id, "author is a bot")
     if not trigger["installation_id"]:
@@ -137,21 +157,28 @@ async def decide(db: Database, event: sansio.Event) -> JSONResponse:
     return await _enqueue(db, event, trigger, command)
 
 
+def job_kind(command: grammar.Command, association: str | None) -> tuple[str, str | None]:
+    """(job kind, reply) for a command that passed the grammar. Plain replies (help, status, an
+    unknown agent's list) are answered to anyone. The association is only the pre-filter for the
+    rest: whoever passes it gets a job (an episode, a stop, any command added later) that the
+    worker runs only after GitHub's permission check (bot/service/commands.py)."""
+    if command.kind in REPLIES:
+        return "reply", command.kind
+    if not association_may_trigger(association):
+        return "reply", "not_allowed"
+    return ("episode" if command.kind == "run" else command.kind), None
+
+
 async def _enqueue(db: Database, event: sansio.Event, trigger: dict, command: grammar.Command) -> JSONResponse:
     conversation = thread_key(trigger["repo"], trigger["number"])
     spec = {**trigger, "event": event.event, "delivery": event.delivery_id,
             "command": {"kind": command.kind, "agent": command.agent, "new_session": command.new_session,
                         "request": command.request, "unknown_name": command.unknown_name,
                         "review": command.review, "agents": list(command.agents)}}
-    notice = None
-    if command.kind in ("run", "stop") and not association_may_trigger(trigger["association"]):
-        kind, spec["reply"], notice = "reply", "not_allowed", "not_allowed"
-    elif command.kind == "run":
-        kind = "episode"
-    else:
-        kind, spec["reply"] = "reply", command.kind
-        if command.kind == "stop":
-            spec["stopped_job"] = await store.commit(db, lambda conn: _request_stop(conn, conversation))
+    kind, reply = job_kind(command, trigger["association"])
+    notice = "not_allowed" if reply == "not_allowed" else None
+    if reply is not None:
+        spec["reply"] = reply
     # group commit: one COMMIT for the deliveries of this loop iteration; 202 only after it
     job_id = await store.commit(db, reply_cap.capped(spec, conversation, lambda conn: store.enqueue_delivery(
         conn, delivery_id=event.delivery_id, event=event.event, action=event.data.get("action"),
@@ -163,18 +190,6 @@ async def _enqueue(db: Database, event: sansio.Event, trigger: dict, command: gr
     log.info("queued job %s (%s) for %s from delivery %s", job_id, kind, conversation, event.delivery_id)
     metrics.DELIVERIES.labels("queued").inc()
     return _JSON({"ok": True, "queued": True, "job": job_id, "kind": kind}, status_code=202)
-
-
-def _request_stop(conn: Any, conversation: str) -> int | None:
-    """Flag the thread's running and queued episodes for cancellation; a running one's worker
-    notices within a second, a queued one ends as stopped when claimed. Returns the first id."""
-    ids = [row["id"] for row in conn.execute(
-        "SELECT id FROM jobs WHERE conversation = ? AND kind = 'episode' "
-        "AND status IN ('queued', 'running') ORDER BY id", [conversation])]
-    if not ids:
-        return None
-    conn.executemany("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", [[i] for i in ids])
-    return ids[0]
 
 
 def extract_trigger(event: str, data: dict) -> dict | None:

@@ -109,6 +109,8 @@ async def apply(worktree: Worktree, request: Request, api: GitHubAPI, token: str
 
 
 async def _deliver(wt: Worktree, request: Request, api: GitHubAPI, token: str | None, done: Outcome) -> Outcome:
+    if refused := await request.refusal():  # right before the push: the permission, asked anew
+        return Outcome("refused", refused, wt.base_sha, files=done.files)
     pull, cfg = request.pull, wt.config
     if pull is None:
         return await _push_and_open(wt, request, api, token, done, wt.full_name,
@@ -133,6 +135,9 @@ async def _push_and_open(wt: Worktree, request: Request, api: GitHubAPI, token: 
                          repo: str, branch: str, base: str) -> Outcome:
     pushed = await push(wt, token, done, repo, branch)
     if pushed.kind != "pushed":
+        return pushed
+    if refused := await request.refusal():  # and again right before the pull request
+        pushed.message += f" No pull request was opened: {refused}"
         return pushed
     try:
         pr = await _open_pull(api, wt, request, pushed, branch, base)

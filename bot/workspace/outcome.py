@@ -2,6 +2,7 @@
 bot's effects (bot/workspace/effects.py)."""
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from bot import config
@@ -9,7 +10,9 @@ from bot import config
 
 @dataclass
 class Request:
-    """Who asked for what, where. `pull` is the PR object (GET /pulls/N) when the thread is a PR."""
+    """Who asked for what, where. `pull` is the PR object (GET /pulls/N) when the thread is a PR.
+    `still_allowed` is asked right before the push and again before the pull request: None while
+    the requester may still act, else why nothing may be published (a permission revoked mid-run)."""
 
     agent: str
     text: str
@@ -18,6 +21,10 @@ class Request:
     number: int
     title: str = ""
     pull: dict | None = None
+    still_allowed: Callable[[], Awaitable[str | None]] | None = None
+
+    async def refusal(self) -> str | None:
+        return await self.still_allowed() if self.still_allowed is not None else None
 
 
 @dataclass

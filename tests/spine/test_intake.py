@@ -142,24 +142,20 @@ def test_unknown_agent_queues_a_reply(client):
     assert [(j["kind"], json.loads(j["spec"])["reply"]) for j in jobs()] == [("reply", "unknown_agent")]
 
 
-def test_stop_flags_the_running_job(client):
-    """`@bot stop` marks the thread's running episode for cancellation."""
+def test_stop_is_queued_as_a_job_and_flags_nothing_at_the_intake(client):
+    """`@bot stop` from a member is a `stop` job: the worker cancels only after GitHub's
+    permission check, so the intake (which asks GitHub nothing) flags no episode."""
     db = store.connect()
-    post(client, payload("issue_comment.created", "@bot codex long task"))
+    post(client, payload("issue_comment.created", "@bot codex long task", id=11))
     store.update_job(db, jobs()[0]["id"], status="running")
-    post(client, payload("issue_comment.created", "@bot stop"))
-    assert store.get_job(db, jobs()[0]["id"])["cancel_requested"] == 1
+    post(client, payload("issue_comment.created", "@bot stop", id=12))
+    assert [(j["kind"], j["cancel_requested"]) for j in jobs()] == [("episode", 0), ("stop", 0)]
 
 
-def test_stop_also_flags_the_threads_queued_episodes(client):
-    """`@bot stop` while a turn waits behind the running one stops the waiting turn too."""
-    db = store.connect()
-    post(client, payload("issue_comment.created", "@bot codex long task"))
-    post(client, payload("issue_comment.created", "@bot codex next task"))
-    store.update_job(db, jobs()[0]["id"], status="running")
-    post(client, payload("issue_comment.created", "@bot stop"))
-    episodes = [j for j in jobs() if j["kind"] == "episode"]
-    assert [store.get_job(db, j["id"])["cancel_requested"] for j in episodes] == [1, 1]
+def test_an_outsiders_stop_gets_the_notice_and_no_stop_job(client):
+    """A stop from someone the association pre-filter refuses is only the once-per-thread notice."""
+    post(client, payload("issue_comment.created", "@bot stop", author_association="NONE"))
+    assert [(j["kind"], json.loads(j["spec"])["reply"]) for j in jobs()] == [("reply", "not_allowed")]
 
 
 def test_review_comment_replies_in_its_thread(client):

@@ -79,7 +79,7 @@ async def test_concurrent_deliveries_are_acknowledged_after_one_shared_commit(ap
     """Eight deliveries arriving together are stored by one COMMIT, each answered 202 with its own job."""
     commits = _commits(app.state.db)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as client:
-        replies = await asyncio.gather(*(_post(client, payload("issue_comment.created", f"@bot codex task {n}"))
+        replies = await asyncio.gather(*(_post(client, payload("issue_comment.created", f"@bot codex task {n}", id=100 + n))
                                          for n in range(8)))
     jobs = store.jobs(store.connect())
     assert [r.status_code for r in replies] == [202] * 8 and len(commits) == 1

@@ -12,7 +12,6 @@ from bot import db as bot_db
 from bot.db import migrations
 from bot.db.dialect import POSTGRESQL
 from bot.service import queue, store
-from bot.web.intake import _request_stop
 from tests.spine.helpers import enqueue
 
 
@@ -91,7 +90,7 @@ def test_stop_from_any_intake_reaches_the_job_another_machine_runs(backend):
     worker_db = store.connect()
     job = enqueue(worker_db, "episode", "o/r#1")
     queue.claim(worker_db, "machine-a")
-    assert store.write(store.connect(), lambda conn: _request_stop(conn, "o/r#1")) == job
+    assert queue.request_stop(store.connect(), "o/r#1", "alice") == [job]
     assert store.get_job(worker_db, job)["cancel_requested"] == 1
 
 

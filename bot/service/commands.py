@@ -1,0 +1,77 @@
+"""The commands the worker runs that act on a thread but are not episodes (today `@bot stop`).
+
+Each passes the one run-time permission check (bot/job/authority.py: GitHub's collaborator
+permission against `.github/bot.yml` of the default branch) before it does anything; the
+payload's association only got it past the intake. A job kind without a handler here is refused,
+never run unchecked, so a command added later cannot skip the check. The thread is told who
+really acted: the stopped episode's own comment names the stopper, not its requester.
+
+    await run(db, job, thread)      # the worker, for every job that is neither an episode nor a reply
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+import httpx
+from gidgethub import HTTPException
+
+from bot.db import Database
+from bot.github.client import Thread, transient, with_retries
+from bot.job import authority, replies, trigger_gate
+from bot.job.authority import Verdict
+from bot.service import queue
+from bot.workspace.repo_config import ConfigError, RepoConfig
+
+log = logging.getLogger("bot.service.commands")
+Handler = Callable[[Database, queue.Job, Thread, Verdict], Awaitable[str | None]]
+
+
+async def run(db: Database, job: queue.Job, thread: Thread, post: Callable[[str], Awaitable[None]]) -> None:
+    """Check, then act; `post(text)` answers in the thread (once, even when run again)."""
+    spec = job.spec
+    try:  # a command acts now: GitHub is asked anew, not the few-minute cache
+        verdict = await authority.check(thread, spec["author"], await _default_branch_config(thread), fresh=True)
+    except (httpx.TransportError, HTTPException) as exc:
+        if transient(exc):
+            raise  # the worker tries the job again later
+        await post(replies.permission_check_failed(spec["author"], spec["repo"], exc, transient=False))
+        return
+    handler = HANDLERS.get(job.kind)
+    if handler is None:
+        log.error("job %s: no handler for the command %r; refused", job.id, job.kind)
+        text: str | None = replies.unknown_command(job.kind)
+    elif not verdict.allowed:
+        log.info("job %s: @%s (%s) may not %s here", job.id, verdict.login, verdict.permission, job.kind)
+        text = replies.not_allowed_to(verdict.login, job.kind, verdict.levels)
+    else:
+        text = await handler(db, job, thread, verdict)
+    if text:
+        await post(text)
+
+
+async def _default_branch_config(thread: Thread) -> RepoConfig:
+    try:
+        return await trigger_gate.default_branch_config(thread)
+    except ConfigError as exc:  # the defaults (write, maintain, admin) still decide
+        log.warning("%s; deciding with the default permissions", exc)
+        return RepoConfig()
+
+
+async def _stop(db: Database, job: queue.Job, thread: Thread, verdict: Verdict) -> str | None:
+    stopped = queue.request_stop(db, job.conversation, verdict.login)
+    target = job.spec.get("target") or {}
+    await with_retries(lambda: thread.react(target, "+1"))
+    if stopped:
+        log.info("job %s: @%s stopped job(s) %s", job.id, verdict.login, stopped)
+        return None  # each stopped job's own comment says who stopped it
+    return replies.nothing_running()
+
+
+HANDLERS: dict[str, Handler] = {"stop": _stop}
+
+
+def is_command(kind: str) -> bool:
+    """Every job kind but the episode (its pipeline checks) and the plain reply goes through `run`."""
+    return kind not in ("episode", "reply")
+
