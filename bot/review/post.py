@@ -54,9 +54,9 @@ async def post_review(thread: Any, payload: dict, secrets: list[str] | tuple[str
         found = await find_review(thread, marker)
         if found is not None:
             return found
+        payload = {**payload, "body": f"{payload['body']}\n{marker}"}
     if still_allowed is not None and (refused := await still_allowed()):
         raise NotPosted(refused)
-        payload = {**payload, "body": f"{payload['body']}\n{marker}"}
     payload = masked(payload, secrets)
     try:
         return await thread._authed(lambda: thread.api.post(url, data=payload))
