@@ -26,7 +26,8 @@ def status(conversation: str, sessions: Iterable, jobs: Iterable[dict],
     relay's ledger holds (`spend`: window -> Spend, for the windows "thread" and "requester_day")."""
     lines = [f"**Status of {conversation}**", ""]
     for session in sessions:
-        lines.append(f"- `{session.agent}`: session `{(session.session_id or '?')[:12]}`, {session.turns} turn(s)")
+        shown = inert.code((session.session_id or "?")[:12])  # the CLI reported it
+        lines.append(f"- `{session.agent}`: session {shown}, {session.turns} turn(s)")
     episodes = [j for j in jobs if j["kind"] == "episode"]
     running = sum(1 for j in episodes if j["status"] == "running")
     lines.append(f"- jobs: {running} running, {len(episodes) - running} queued")

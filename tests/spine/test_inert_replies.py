@@ -3,6 +3,8 @@ nothing live. GitHub's view is taken from a CommonMark/GFM parse of the comment:
 bare URL counts where it is rendered text, a link, image or HTML wherever the parser makes one."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -81,3 +83,9 @@ def test_an_unknown_key_named_in_a_configuration_error_comes_back_inert():
     with pytest.raises(ConfigError) as refused:
         parse_repo_config('"x`@org/team`": 1\n')
     assert live(refused.value.comment()) == []
+
+
+def test_a_session_id_the_cli_reported_comes_back_inert_in_the_status_reply():
+    session = SimpleNamespace(agent="codex", session_id="x`@org/tm`y", turns=1)
+    text = replies.status("octo/repo#1", [session], [])
+    assert live(text) == [] and "x`@org/tm`y" in code_spans(text)
