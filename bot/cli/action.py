@@ -82,13 +82,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--triggers", help="workflow: also the automatic triggers, NAME,… or all "
                                            "(labels, assignment, review_requested, pull_request_opened)")
     parser.add_argument("--config", help="workflow: the triggers this .github/bot.yml turns on")
+    parser.add_argument("--claude-subscription", action="store_true",
+                        help="workflow: pass CLAUDE_CODE_OAUTH_TOKEN (from `claude setup-token`), not an API key")
     args = parser.parse_args(argv or [])
     if args.step != "workflow" and settings_refused():
         return EXIT_MISCONFIGURED
     if args.step == "plan":
         return plan_step()
     if args.step == "workflow":
-        return workflow_step(args.uses, args.handle, args.agent, args.triggers, args.config)
+        return workflow_step(args.uses, args.handle, args.agent, args.triggers, args.config,
+                             args.claude_subscription)
     raise_open_files_limit()
     logging.basicConfig(level=config.env("BOT_LOG_LEVEL"))
     install_log_redaction()  # the workflow log of a public repository is public
@@ -125,10 +128,11 @@ def settings_refused() -> bool:
 
 
 def workflow_step(uses: str | None, handle: str, agent: str, triggers: str | None = None,
-                  config_path: str | None = None) -> int:
+                  config_path: str | None = None, subscription: bool = False) -> int:
     try:
         chosen = action_workflow.triggers_from(triggers, config_path)
-        print(action_workflow.render(uses or action_workflow.this_checkout(), handle, agent, chosen), end="")
+        print(action_workflow.render(uses or action_workflow.this_checkout(), handle, agent, chosen, subscription),
+              end="")
     except action_workflow.WorkflowError as exc:
         print(f"bot action workflow: {exc}", file=sys.stderr)
         return EXIT_MISCONFIGURED
@@ -141,31 +145,33 @@ def plan_step() -> int:
     (space-separated)."""
     _defaults_from_runner()
     try:
-        kind, agents = plan(read_event(), load_payload())
+        kind, agents, reason = plan(read_event(), load_payload())
     except Misconfigured as exc:
         workflow.command("error", str(exc))
         return EXIT_MISCONFIGURED
     set_output("kind", kind)
     set_output("agents", " ".join(agents))
-    print(f"bot: {kind}" + (f" with {', '.join(agents)}" if agents else ""))
+    print(f"bot: {kind}" + (f" with {', '.join(agents)}" if agents else "") + (f": {reason}" if reason else ""))
     return EXIT_OK
 
 
-def plan(event_name: str, payload: dict) -> tuple[str, tuple[str, ...]]:
-    """("ignored" | "reply" | "run", the agents a run needs) by the same rules as `handle`: a
-    comment's command (a review may name several agents), or an automatic trigger (a label, an
-    assignment, a pull request opened; issue 14), which runs only when .github/bot.yml turns it on."""
+def plan(event_name: str, payload: dict) -> tuple[str, tuple[str, ...], str]:
+    """("ignored" | "reply" | "run", the agents a run needs, why it is ignored) by the same rules as
+    `handle`: a comment's command (a review may name several agents), or an automatic trigger (a
+    label, an assignment, a pull request opened), which runs only when .github/bot.yml turns it on."""
     if found := triggers.automatic(event_name, payload):
-        return "run", _agents(found[1])
+        return "run", _agents(found[1]), ""
     trigger = extract_trigger(event_name, payload)
-    if trigger is None or is_bot_author(trigger["author"], trigger["author_type"]):
-        return "ignored", ()
+    if trigger is None:
+        return "ignored", (), f"{event_name}.{payload.get('action')} is not acted on"
+    if is_bot_author(trigger["author"], trigger["author_type"]):
+        return "ignored", (), "the author is a bot"
     command = grammar.parse(trigger["body"], config.handle(), config.AGENTS)
     if command is None:
-        return "ignored", ()
+        return "ignored", (), f"no @{config.handle()} command"
     if command.kind != "run" or not association_may_trigger(trigger["association"]):
-        return "reply", ()
-    return "run", _agents(command)
+        return "reply", (), ""
+    return "run", _agents(command), ""
 
 
 def _agents(command: grammar.Command) -> tuple[str, ...]:

@@ -7,10 +7,14 @@ only for a comment that mentions the handle and was not written by a bot; the `c
 group queues the turns of one thread (never cancelling the running one).
 
 With triggers (`--triggers labels,assignment,…` or `all`, or `--config` naming a `.github/bot.yml`
-whose `triggers:` turns them on; docs/reviews.md) it also subscribes to the `issues`,
-`pull_request` and `pull_request_review` events they come by, and the `if:` lets exactly those
-through: a `bot:` label, an assignment, a review request, a pull request opened or made ready
-(not a draft unless `drafts:` is on). Without, it listens to comments only.
+whose `triggers:` turns them on; docs/reviews.md) it also subscribes to the `issues` and
+`pull_request` events they come by, and the `if:` lets exactly those through: a `bot:` label, an
+assignment, a review request, a pull request opened or made ready (not a draft unless `drafts:` is
+on). Without, it listens to mentions only: in a comment, a review comment, a submitted review's
+body or a new issue.
+
+`examples()` is the files of `.github/workflows/examples/`, written from `render` by
+`scripts/action-examples` (a test holds them to it byte for byte).
 """
 from __future__ import annotations
 
@@ -50,13 +54,16 @@ jobs:
           agent: {agent}
           {key_input}: ${{{{ secrets.{key_secret} }}}}
 """
+SUBSCRIPTION_KEY = ("claude-code-oauth-token", "CLAUDE_CODE_OAUTH_TOKEN")
 
 
-COMMENT_EVENTS = {"issue_comment": ("created",), "pull_request_review_comment": ("created",), "issues": ("opened",)}
+# every event whose body may hold a mention, and the activity that brings it
+COMMENT_EVENTS = {"issue_comment": ("created",), "pull_request_review_comment": ("created",),
+                  "pull_request_review": ("submitted",), "issues": ("opened",)}
 MENTION_IF = """\
-    # a runner starts only for a comment that mentions the handle and was not written by a bot
+    # a runner starts only for a comment or review that mentions the handle, not written by a bot
     if: >-
-      contains(github.event.comment.body || github.event.issue.body, '@{handle}')
+      contains(github.event.comment.body || github.event.review.body || github.event.issue.body, '@{handle}')
       && github.event.sender.type != 'Bot'"""
 TRIGGERS = ("labels", "assignment", "review_requested", "pull_request_opened")
 # trigger -> the events (and their activity types) it comes by, bot/web/triggers.py
@@ -113,12 +120,16 @@ def _config(path: str) -> RepoConfig:
         raise WorkflowError(str(exc)) from None
 
 
-def render(uses: str, handle: str = "bot", agent: str = "claude", triggers: Triggers = Triggers()) -> str:
+def render(uses: str, handle: str = "bot", agent: str = "claude", triggers: Triggers = Triggers(),
+           subscription: bool = False) -> str:
+    """The workflow file; `subscription` passes a Claude subscription token instead of an API key."""
     if not _HANDLE.match(handle):
         raise WorkflowError(f"{handle!r} is not a GitHub login")
     if agent not in KEY_INPUTS:
         raise WorkflowError(f"unknown agent {agent!r} (one of {', '.join(KEY_INPUTS)})")
-    key_input, key_secret = KEY_INPUTS[agent]
+    if subscription and agent != "claude":
+        raise WorkflowError(f"only claude runs on a subscription, not {agent}")
+    key_input, key_secret = SUBSCRIPTION_KEY if subscription else KEY_INPUTS[agent]
     condition = _trigger_if(handle, triggers) if triggers.names else MENTION_IF.format(handle=handle)
     return TEMPLATE.format(uses=uses, handle=handle, agent=agent, key_input=key_input, key_secret=key_secret,
                            events=_events(triggers), condition=condition)
@@ -126,8 +137,6 @@ def render(uses: str, handle: str = "bot", agent: str = "claude", triggers: Trig
 
 def _events(triggers: Triggers) -> str:
     events = {name: set(types) for name, types in COMMENT_EVENTS.items()}
-    if triggers.names:
-        events["pull_request_review"] = {"submitted"}  # `@bot …` in a review's body
     for name in triggers.names:
         for event, types in TRIGGER_EVENTS[name].items():
             events.setdefault(event, set()).update(types)
@@ -159,3 +168,26 @@ def this_checkout() -> str:
         raise WorkflowError("this checkout has no GitHub `origin` remote: name the action with "
                             "--uses OWNER/REPO@REF (the repository that holds this action.yml)")
     return f"{match.group('repo')}@{sha}"
+
+
+EXAMPLE_USES = "OWNER/REPO@v1"
+EXAMPLE_USES_NOTE = ("# `{command}` writes this file with the real\n"
+                     "# `uses:` line (this Action's repository, pinned to a commit); {uses} stands for it here.\n"
+                     "# Written by scripts/action-examples from the same generator; do not edit by hand.\n")
+EXAMPLES = {
+    "agent-bot.yml": ("# Example: answer `@bot …` on issues, pull requests and reviews of this repository.\n"
+                      "# Add the ANTHROPIC_API_KEY repository secret.\n",
+                      "bot action workflow", "bot", False),
+    "agent-bot-claude-subscription.yml": (
+        "# Example: Claude Code on a Claude subscription (the token from `claude setup-token`, stored as\n"
+        "# the CLAUDE_CODE_OAUTH_TOKEN repository secret), with a custom handle (`@claude-bot …`).\n",
+        "bot action workflow --handle claude-bot --claude-subscription",
+        "claude-bot", True),
+}
+
+
+def examples() -> dict[str, str]:
+    """file name -> the example workflow's text: a header, then exactly what the command writes."""
+    return {name: header + EXAMPLE_USES_NOTE.format(uses=EXAMPLE_USES, command=command)
+            + render(EXAMPLE_USES, handle, subscription=subscription)
+            for name, (header, command, handle, subscription) in EXAMPLES.items()}

@@ -62,6 +62,6 @@ def test_an_unknown_trigger_is_refused_naming_the_known_ones(capsys):
     assert "labels, assignment, review_requested, pull_request_opened" in capsys.readouterr().err
 
 
-def test_without_triggers_the_workflow_listens_to_comments_only():
+def test_without_triggers_the_workflow_listens_to_mentions_only():
     workflow = yaml.safe_load(action_workflow.render(USES))
-    assert set(workflow[True]) == {"issue_comment", "pull_request_review_comment", "issues"}
+    assert set(workflow[True]) == {"issue_comment", "pull_request_review_comment", "pull_request_review", "issues"}
