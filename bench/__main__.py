@@ -10,7 +10,7 @@ import sys
 import time
 import traceback
 
-SECTIONS = ("intake", "adapters", "sandbox", "bridge", "relay", "workspace", "scale", "review", "soak")
+SECTIONS = ("intake", "adapters", "sandbox", "bridge", "relay", "workspace", "scale", "review", "soak", "noisy")
 
 
 def main(argv: list[str]) -> int:

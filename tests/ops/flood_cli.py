@@ -55,7 +55,7 @@ _BLOCKS = {"line": b"x" * 65536,
 class Flood:
     def __init__(self, folder: Path, kind: str = "line", flooding_after: int = 128 << 20,
                  longest_s: float = 600) -> None:
-        self.folder, self.flooding_after = folder, flooding_after
+        self.folder, self.kind, self.flooding_after = folder, kind, flooding_after
         folder.mkdir(parents=True, exist_ok=True)
         self.cli = folder / "codex"
         self.cli.write_text(_SCRIPT.format(python=sys.executable, folder=str(folder), block=_BLOCKS[kind],
