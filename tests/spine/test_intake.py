@@ -100,6 +100,14 @@ def test_duplicate_delivery_creates_one_job(client):
     assert (first.status_code, second.status_code, len(jobs())) == (202, 200, 1)
 
 
+def test_a_replayed_comment_under_a_new_delivery_id_creates_one_job(client):
+    """The same signed comment under another delivery id names the same comment: no second job."""
+    data = payload("issue_comment.created", "@bot codex explain")
+    first = post(client, data, delivery="d-a")
+    replay = post(client, data, delivery="d-b")
+    assert (first.status_code, replay.status_code, len(jobs())) == (202, 200, 1)
+
+
 def test_failed_job_can_be_redelivered(client):
     """A redelivery of a delivery whose job failed queues it again."""
     data = payload("issue_comment.created", "@bot codex explain")

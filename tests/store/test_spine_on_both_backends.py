@@ -20,12 +20,13 @@ from tests.spine.test_conversations import (  # noqa: F401
 )
 from tests.spine.test_intake import (  # noqa: F401
     client,
+    test_a_replayed_comment_under_a_new_delivery_id_creates_one_job,
+    test_an_outsiders_stop_gets_the_notice_and_no_stop_job,
     test_command_from_an_owner_is_queued,
     test_duplicate_delivery_creates_one_job,
     test_failed_job_can_be_redelivered,
     test_non_writer_gets_one_notice_per_thread_and_no_episode,
-    test_stop_also_flags_the_threads_queued_episodes,
-    test_stop_flags_the_running_job,
+    test_stop_is_queued_as_a_job_and_flags_nothing_at_the_intake,
 )
 from tests.spine.test_queue import *  # noqa: F403
 
