@@ -11,13 +11,12 @@ from urllib.parse import urlsplit
 import sandbox
 from adapters import base
 from bot import config
-from bot.bridge.admission import Admission
 from bot.bridge.server import BridgeServer
 from bot.bridge.tools import sandbox_for_run
 from bot.credentials import resolve as credentials
 from bot.credentials import usage as credential_use
 from bot.db import Database
-from bot.job import cli_version, conversations, honesty, runner
+from bot.job import cli_version, conversations, honesty, loader_guard, runner
 from bot.job.context import JobContext, Stop
 from bot.job.model_channel import model_channel
 from bot.job.thread_text import ThreadContext, attachments_dir
@@ -68,11 +67,12 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
     credential_use.note(recorder.db, run_id, origin)
     if worktree.config.web_access:
         recorder.declare_gap(run_id, web_access_gap(agent))
-    policy = Admission.from_repo_config(worktree.path, worktree.config, mount_path=inside)
+    policy = loader_guard.bridge_policy(worktree.path, worktree.config, adapter, inside)
     kill = asyncio.Event()
     async with BridgeServer(worktree.path, policy, recorder, run_id,
                             read_thread=conversations.thread_reader(ctx, thread),
-                            run_sandbox=sandbox_for_run(worktree.path, policy),
+                            run_sandbox=loader_guard.masked_runs(sandbox_for_run(worktree.path, policy), adapter,
+                                                                 worktree.config.mode),
                             on_progress=tracking.note, on_halt=lambda reason: kill.set(),
                             stop=cancel, read_dirs=read_dirs, review=ctx.findings) as bridge, \
             model_channel(agent, adapter, creds, ctx, recorder, run_id, sandbox_config,

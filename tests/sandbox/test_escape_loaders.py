@@ -20,12 +20,20 @@ import pytest
 
 from adapters import base
 from adapters.base import Bridge, Result
+from bot.bridge.server import BridgeServer
+from bot.bridge.tools import sandbox_for_run
+from bot.config import operator_for, sandbox_host
+from bot.job import loader_guard
+from bot.job.runner import run_episode
 from bot.job.session_home import strip_loaders
-from sandbox.base import SandboxConfig
-from sandbox.tier1 import bwrap_argv, masked_files
+from bot.record.recorder import Recorder
+from bot.workspace.repo_config import RepoConfig
+from sandbox.base import Limits, SandboxConfig
+from sandbox.tier1 import Tier1Spawner, bwrap_argv, masked_files
 from tests.adapters.mcp_echo import EchoMCP
-from tests.adapters.test_e2e_clis import AGENTS, Sandboxed
-from tests.fakes.provider import FakeProvider, call
+from tests.adapters.test_e2e_clis import AGENTS, AGENTS_DIR, FAKE_KEY, Sandboxed
+from tests.bridge.test_e2e_clis import make_worktree
+from tests.fakes.provider import FakeProvider, bridged, call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 TOKEN = "bridge-token-loaders-0123456789"
@@ -227,3 +235,70 @@ def test_only_present_loader_paths_are_masked_a_symlink_as_what_it_names(tmp_pat
     argv = bwrap_argv("bwrap", config, ["true"], None, (3, 4, 5), data_fds={path: 9 for path in files})
     assert list(files) == ["/workspace/CLAUDE.md"]
     assert "/workspace/.opencode" in argv and "/workspace/.mcp.json" not in argv
+
+
+async def test_a_masked_folder_is_empty_and_a_masked_file_reads_as_empty_json(run, config):
+    """Inside, a present masked folder lists nothing and takes no write; a masked JSON file is `{}`."""
+    _plant(config.workdir, {".opencode/plugin/pwn.js": "x", ".mcp.json": '{"mcpServers": {}}'})
+    ran = await run("ls -A /workspace/.opencode; cat /workspace/.mcp.json; echo; "
+                    "touch /workspace/.opencode/x 2>&1 | grep -c 'Read-only'",
+                    masked=(".opencode", ".mcp.json"))
+    assert ran.rc == 0 and ran.out.split() == ["{}", "1"], ran.text
+
+
+async def test_a_masked_symlink_that_cannot_be_covered_runs_nothing(run, config):
+    """A loader path linking where bwrap cannot mount (an absolute link, which the host and the
+    sandbox resolve differently) is not left open: bwrap stops before the command runs."""
+    (config.workdir / "evil" / "plugin").mkdir(parents=True)
+    (config.workdir / ".opencode").symlink_to("/proc/self/cwd/evil")
+    ran = await run("echo command-ran", masked=(".opencode",))
+    assert ran.rc != 0 and "command-ran" not in ran.out and "bwrap" in ran.err, ran.text
+
+
+async def _bridged_opencode(root: Path, *script) -> tuple[Result, list[str], list]:
+    """One strict OpenCode episode through the real bridge, its policy and `run` sandboxes built
+    as a job builds them (bot/job/loader_guard.py)."""
+    adapter = base.get("opencode", operator_for("opencode"))
+    worktree = make_worktree(root)
+    recorder = Recorder(root / "bot.db")
+    run_id = recorder.start_run(agent="opencode", conversation="octo/repo#1", sandbox_tier=1)
+    policy = loader_guard.bridge_policy(worktree, RepoConfig(), adapter, "/workspace")
+    runs = loader_guard.masked_runs(sandbox_for_run(worktree, policy, tier=1), adapter, "strict")
+    with FakeProvider() as fake:
+        fake.script(*script)
+        async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=root / "scratch",
+                                run_sandbox=runs) as bridge:
+            spawner = Tier1Spawner(host=sandbox_host())
+            config = SandboxConfig(workdir=worktree, home=root / "home", ro_binds=(AGENTS_DIR,),
+                                   gateways=(f"127.0.0.1:{fake.port}",), bridge_upstream=("127.0.0.1", bridge.port),
+                                   limits=Limits(timeout_s=120), tmpdir=root / "home" / ".tmp")
+            episode = base.Episode(prompt="Go.", workdir=config.mount_path, home=config.home, base_url=fake.url,
+                                   bridge=bridge.bridge_for(spawner.inside_bridge_url(config)),
+                                   credentials=base.Credentials(env={adapter.credential_env[0]: FAKE_KEY}))
+            result = await run_episode(adapter, episode, spawner, config, bridge_connected=bridge.connected)
+        results = [request.tool_result for request in fake.main_requests()]
+    return result, sorted(path.name for path in root.rglob("SENTINEL-*")), results
+
+
+async def test_the_bridge_saves_no_plugin_where_the_running_cli_loads_one(tmp_path):
+    """The agent cannot have the bridge write a plugin where its own CLI loads one (the CLI's
+    sandbox shows the worktree live, uncovered where nothing was at its start): refused."""
+    result, sentinels, results = await _bridged_opencode(
+        tmp_path, bridged("save_file", {"path": ".opencode/plugin/pwn.js", "content": _js("bridge-saved")}),
+        call("glob", {"pattern": "*"}))
+    assert result.ok, (result.error, result.stderr_tail)
+    assert sentinels == [] and "protected" in (results[1] or ""), results
+
+
+async def test_a_run_command_cannot_remove_a_covered_loader_path(tmp_path):
+    """A `run` command sees the CLI's present loader paths covered too: it cannot delete one (on
+    the host that would lift the cover in the CLI's sandbox) nor change what is in it."""
+    opencode = base.get("opencode", operator_for("opencode"))
+    worktree = tmp_path / "wt"
+    _plant(worktree, {".opencode/plugin/keep.js": "x"})
+    policy = loader_guard.bridge_policy(worktree, RepoConfig(), opencode, "/workspace")
+    spawner, config = loader_guard.masked_runs(sandbox_for_run(worktree, policy, tier=1), opencode, "strict")(
+        tmp_path / "home")
+    proc = await spawner.start(config, ["sh", "-c", "rm -rf .opencode; echo > .opencode/plugin/new.js"], {})
+    await proc.wait()
+    assert sorted(p.name for p in (worktree / ".opencode" / "plugin").iterdir()) == ["keep.js"]
