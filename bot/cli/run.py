@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import getpass
 import logging
-import subprocess
 import sys
 import unicodedata
 from pathlib import Path
@@ -25,9 +24,9 @@ from adapters import base as adapters
 from adapters.base import Tier
 from bot import config
 from bot.cli import preflight
+from bot.cli.local_folder import RunRefused, checkout
 from bot.cli.render import Terminal
 from bot.credentials import resolve as credentials
-from bot.errors import BotError
 from bot.job import conversations, pipeline
 from bot.job.modes import LocalMode
 from bot.record.recorder import Recorder
@@ -37,10 +36,6 @@ from bot.workspace import repo_config
 from sandbox.limits import raise_open_files_limit
 
 PROG = "bot run"
-
-
-class RunRefused(BotError):
-    """`bot run` cannot start; the message is the one line that says why and what to do."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -64,21 +59,6 @@ def parser() -> argparse.ArgumentParser:
 def is_blank(request: str) -> bool:
     """Nothing to ask: only spaces, line breaks, control or invisible format characters."""
     return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in request)
-
-
-def repository(path: str) -> Path:
-    """The top of the git repository holding `path` (a subfolder means its repository)."""
-    folder = Path(path).expanduser()
-    if not folder.exists():
-        raise RunRefused(f"--repo {path}: no such folder")
-    if not folder.is_dir():
-        raise RunRefused(f"--repo {path}: not a folder")
-    done = subprocess.run(["git", "-C", str(folder), "rev-parse", "--show-toplevel"], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, env=preflight.plain_git_env())
-    if done.returncode != 0 or not done.stdout.strip():
-        raise RunRefused(f"{folder.resolve()} is not inside a git repository: run `git init` there first, "
-                      "or pass --repo with a repository's folder")
-    return Path(done.stdout.strip()).resolve()
 
 
 def chosen_agent(asked: str | None, repo: Path) -> str:
@@ -153,7 +133,8 @@ def main(argv: list[str]) -> int:
     preflight.use_user_data_dir()
     try:
         preflight.check_settings()
-        repo = repository(args.repo)
+        found = checkout(args.repo)
+        repo = found.top
         agent = chosen_agent(args.agent, repo)
         check_ready(agent, repo)
     except (RunRefused, config.MissingConfig) as exc:
@@ -162,6 +143,7 @@ def main(argv: list[str]) -> int:
     preflight.quiet_logging()
     install_log_redaction()
     term = Terminal(live=Terminal.wants_live(args.plain), as_json=args.json)
+    term.noted(f"base: {found.base}")
     try:
         return asyncio.run(run_local(args.request, repo, args.agent, args.new, term))
     except KeyboardInterrupt:
