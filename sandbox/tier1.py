@@ -189,7 +189,7 @@ def masked_entries(config: SandboxConfig) -> list[tuple[str, bool]]:
     """The masked paths present in the worktree, as (path inside, is a folder), outermost first;
     a path under an already masked folder is covered by it. A symlink counts as what it points to
     on the host; inside, bwrap mounts over what it resolves to there, and one that resolves out of
-    the worktree or nowhere makes the sandbox fail to start rather than stay unmasked."""
+    the worktree or nowhere stops bwrap before the command runs, rather than stay unmasked."""
     entries: list[tuple[str, bool]] = []
     for relative in sorted(config.masked, key=lambda path: PurePosixPath(path).parts):
         parts = PurePosixPath(relative).parts
