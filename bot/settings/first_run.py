@@ -17,8 +17,10 @@ from __future__ import annotations
 import hmac
 import json
 import re
+from dataclasses import dataclass
 
 from starlette.applications import Starlette
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
@@ -32,7 +34,7 @@ from bot.settings.session import sign, unsign
 
 STATE_COOKIE = "bot_manifest_state"
 STATE_TTL = 3600  # GitHub's manifest codes live for one hour
-_ORG = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")
+_ORG = re.compile(r"^(?=.{1,39}$)[A-Za-z0-9](?:-?[A-Za-z0-9])*$")  # GitHub's logins: no leading, trailing or double dash
 _APP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,33}$")
 
 
@@ -51,25 +53,50 @@ def _public_base(request: Request) -> str:
     return own_base(request.scope.get("server"))
 
 
-def create_app_offer(base: str, code: str = "") -> str:
+@dataclass(frozen=True)
+class Typed:
+    """What the person chose in the create-the-App form, kept when it is refused."""
+
+    owner: str = "personal"
+    org: str = ""
+    name: str = ""
+
+
+def loopback_warning(base: str) -> str:
+    """GitHub cannot reach a loopback address: said on the form and again before going to GitHub."""
+    if not re.match(r"^https?://(127\.|localhost|\[::1\])", base):
+        return ""
+    return ("<p class=muted>GitHub cannot deliver webhooks to this address; set <code>BOT_PUBLIC_URL</code> "
+            "to a public one (a tunnel will do) first, or change the Webhook URL in the App later.</p>")
+
+
+def create_app_offer(base: str, code: str = "", typed: Typed | None = None, heading: bool = True) -> str:
     """The form on `/`: for whom to create the App, its name, and the setup code (typed, or carried
-    from the link of the log)."""
-    local = re.match(r"^https?://(127\.|localhost|\[::1\])", base)
-    warn = ("<p class=muted>GitHub cannot deliver webhooks to this address; set <code>BOT_PUBLIC_URL</code> "
-            "to a public one (a tunnel will do) first, or change the Webhook URL in the App later.</p>"
-            if local else "")
-    return ('<h2>Create the GitHub App</h2><p>GitHub fills in the permissions, events, webhook URL and '
+    from the link of the log). `heading`: False where the page's own title already says it."""
+    typed = typed or Typed(name=manifest.suggested_name())
+    org_checked = typed.owner == "organization"
+    return (('<h2>Create the GitHub App</h2>' if heading else "") +
+            "<p>GitHub fills in the permissions, events, webhook URL and "
             "callback; you confirm on GitHub and this bot stores the App's id, private key, webhook secret "
-            "and OAuth credentials, encrypted in its data dir.</p>" + warn +
+            "and OAuth credentials, encrypted in its data dir.</p>" + loopback_warning(base) +
             '<form method="get" action="/setup/github-app"><fieldset><legend>Owner of the App</legend>'
-            '<label><input type="radio" name="owner" value="personal" checked style="width:auto"> '
-            "My personal account</label>"
-            '<label><input type="radio" name="owner" value="organization" style="width:auto"> '
-            "An organisation</label>"
-            '<label for=org>Organisation (if so)</label><input id=org name="org" autocomplete="off">'
-            f'<label for=name>App name</label><input id=name name="name" value="{esc(manifest.suggested_name())}">'
+            f'<label><input type="radio" name="owner" value="personal"{"" if org_checked else " checked"} '
+            'style="width:auto"> My personal account</label>'
+            f'<label><input type="radio" name="owner" value="organization"{" checked" if org_checked else ""} '
+            'style="width:auto"> An organisation</label>'
+            '<label for=org>Organisation (if so)</label>'
+            f'<input id=org name="org" autocomplete="off" value="{esc(typed.org)}">'
+            f'<label for=name>App name</label><input id=name name="name" value="{esc(typed.name)}">'
             + _code_field(code) +
             '<p><button type="submit">Create the GitHub App</button></p></fieldset></form>')
+
+
+def organisation_problem(organization: str) -> str:
+    """Why this is not an organisation's login, and what to enter instead."""
+    what = (f"“{organization}” is not an organisation's login." if organization
+            else "The organisation's login is missing.")
+    return (f"{what} Enter the name from its GitHub address, github.com/<login>: letters, digits and "
+            "single dashes, e.g. octo-org.")
 
 
 def _code_field(code: str) -> str:
@@ -91,26 +118,32 @@ async def start(request: Request) -> Response:
     code = query.get("setup_code", "")
     if not setup_code.matches(code, current_code(request)):
         return _refused(request, "Creating the App needs the setup code that the service printed in its "
-                                 "log when it started.", "", 403)
-    organization = query.get("org", "").strip() if query.get("owner") == "organization" else None
-    name = query.get("name", "").strip() or manifest.suggested_name()
+                                 "log when it started.", "", _typed(query), 403)
+    typed = _typed(query)
+    organization = typed.org if typed.owner == "organization" else None
+    name = typed.name or manifest.suggested_name()
     if organization is not None and not _ORG.match(organization):
-        return _refused(request, "That is not an organisation name.", code)
+        return _refused(request, organisation_problem(organization), code, typed)
     if not _APP_NAME.match(name):
         return _refused(request, "An App name has up to 34 letters, digits, spaces, dots, dashes or "
-                                 "underscores.", code)
+                                 "underscores, e.g. my-agent-bot.", code, typed)
     state = setup_code.bound_state(code)
-    body = _confirm(manifest.manifest(_public_base(request), name), manifest.github_form_action(state, organization),
-                    organization)
+    body = loopback_warning(_public_base(request)) + _confirm(
+        manifest.manifest(_public_base(request), name), manifest.github_form_action(state, organization), organization)
     response = _html(page("Create the GitHub App", body))
     response.set_cookie(STATE_COOKIE, sign({"state": state}, STATE_TTL), max_age=STATE_TTL, path="/setup",
                         httponly=True, samesite="lax", secure=_public_base(request).startswith("https:"))
     return response
 
 
-def _refused(request: Request, message: str, code: str, status: int = 400) -> HTMLResponse:
+def _typed(query: QueryParams) -> Typed:
+    owner = "organization" if query.get("owner") == "organization" else "personal"
+    return Typed(owner, query.get("org", "").strip(), query.get("name", "").strip())
+
+
+def _refused(request: Request, message: str, code: str, typed: Typed, status: int = 400) -> HTMLResponse:
     return _html(page("Create the GitHub App", notice(message, True) +
-                      create_app_offer(_public_base(request), code)), status)
+                      create_app_offer(_public_base(request), code, typed, heading=False)), status)
 
 
 def _confirm(app: dict, action: str, organization: str | None) -> str:

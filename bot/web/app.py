@@ -90,4 +90,5 @@ def create_app(start_workers: bool = True, address: str | None = None) -> Starle
     routes = [Route("/", home), Route("/healthz", healthz), Route("/readyz", health.readyz),
               Route("/metrics", health.metrics_on_main_port),
               Route("/webhook", intake.webhook, methods=["POST"]), *_settings_routes(), *run_page.routes]
-    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(HostCheck)])
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(HostCheck)],
+                     exception_handlers={404: home_page.not_found})

@@ -54,6 +54,13 @@ async def home(request: Request) -> HTMLResponse:
     return HTMLResponse(page("Status", body), headers=SECURITY_HEADERS)
 
 
+async def not_found(request: Request, exc: Exception) -> HTMLResponse:
+    """Any path no route serves: the site's page, naming the path (escaped) and the way back."""
+    body = (f"<p>There is no page at <code>{esc(request.url.path)}</code> on this bot.</p>"
+            '<p><a href="/">Start page</a> · <a href="/settings">Settings</a></p>')
+    return HTMLResponse(page("Page not found", body), status_code=404, headers=SECURITY_HEADERS)
+
+
 def _ready(check: AppCheck) -> str:
     app = (f' (<a href="{esc(check.html_url)}" rel="noreferrer">{esc(check.name)}</a>)'
            if check.html_url else "")
