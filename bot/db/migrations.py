@@ -80,12 +80,15 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         "CREATE INDEX IF NOT EXISTS jobs_by_trigger ON jobs(trigger_key)",
         "ALTER TABLE jobs ADD COLUMN stopped_by TEXT",
     )),
+    (5, "a settings sign-in's OAuth state is used once", (
+        "CREATE TABLE IF NOT EXISTS oauth_states (state_hash TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
 # every table, in an order that respects references (for copying a database)
 TABLES = ("jobs", "conversations", "sessions", "notices", "secrets", "secret_audit", "settings_sessions",
-          "runs", "run_events", "model_spend", "workers", "session_homes", "credential_use")
+          "runs", "run_events", "model_spend", "workers", "session_homes", "credential_use", "oauth_states")
 SERIAL_KEYS = {"jobs": "id", "secret_audit": "id"}
 
 _VERSION_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import hmac
 import re
-import secrets as random_tokens
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
@@ -44,7 +43,9 @@ from bot.settings.session import (
     SESSION_COOKIE,
     STATE_COOKIE,
     WebSession,
+    consume_state,
     end_session,
+    issue_state,
     load_session,
     sign,
     start_session,
@@ -133,7 +134,7 @@ def _set_cookie(response: Response, request: Request, name: str, value: str, max
 
 @page_handler
 async def login(request: Request) -> Response:
-    state = random_tokens.token_urlsafe(32)
+    state = issue_state(STATE_TTL)
     query = urlencode({"client_id": config.env("GITHUB_CLIENT_ID"), "redirect_uri": callback_url(request),
                        "state": state})
     response = RedirectResponse(f"{oauth_base()}/login/oauth/authorize?{query}", status_code=302)
@@ -151,6 +152,9 @@ async def callback(request: Request) -> Response:
     if not expected or not hmac.compare_digest(expected.encode(), params.get("state", "").encode()):
         raise SettingsRefusal(400, pages.login_page(
             "This sign-in could not be verified (state mismatch). Start again."))
+    if not consume_state(expected):
+        raise SettingsRefusal(400, pages.login_page(
+            "This sign-in link was already used or has expired. Start again."))
     token = await exchange_code(oauth_base(), params.get("code", ""), callback_url(request))
     user = await get_user(token)
     end_session(request.cookies.get(SESSION_COOKIE))  # a fresh id on every sign-in

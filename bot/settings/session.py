@@ -84,6 +84,23 @@ def load_session(cookie: str | None) -> WebSession | None:
     return WebSession(row["login"], row["user_id"], token, csrf_token(sid))
 
 
+def issue_state(ttl: int) -> str:
+    """A fresh OAuth state, kept (hashed) until it is used once or expires."""
+    state = random_tokens.token_urlsafe(32)
+    now = int(time.time())
+    with secrets.database() as db:
+        db.execute("delete from oauth_states where expires_at < ?", [now])
+        db.execute("insert into oauth_states (state_hash, expires_at) values (?, ?)", [_sid_hash(state), now + ttl])
+    return state
+
+
+def consume_state(state: str) -> bool:
+    """Whether `state` was issued, is unexpired and unused; it is used up either way."""
+    with secrets.database() as db:
+        return db.execute("delete from oauth_states where state_hash = ? and expires_at >= ?",
+                          [_sid_hash(state), int(time.time())]).rowcount == 1
+
+
 def end_session(cookie: str | None) -> None:
     sid = (unsign(cookie) or {}).get("sid")
     if isinstance(sid, str):

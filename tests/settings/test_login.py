@@ -6,6 +6,7 @@ import os
 import sqlite3
 from urllib.parse import parse_qs, urlparse
 
+import httpx
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -187,3 +188,20 @@ def test_oauth_error_text_is_not_echoed_verbatim(client):
     """Only GitHub's error codes are shown, not arbitrary text from the link."""
     response = client.get("/settings/callback?error=Call+555-0100+to+recover+your+account")
     assert "555-0100" not in response.text
+
+
+def test_a_sign_in_state_is_used_once(client, github):
+    """A state (and its cookie) that completed a sign-in opens no second one: replayed with a fresh
+    code of another account, it would sign the victim's browser in as that account."""
+    github.sign_in_as("octocat")
+    to_github = client.get("/settings/login").headers["location"]
+    cookie = client.cookies.get("bot_oauth_state")
+    back = urlparse(httpx.get(to_github, follow_redirects=False).headers["location"])
+    assert client.get(f"{back.path}?{back.query}").status_code == 303
+    github.sign_in_as("mallory")
+    replay = urlparse(httpx.get(to_github, follow_redirects=False).headers["location"])
+    client.cookies.set("bot_oauth_state", cookie, path="/settings")
+    exchanges = sum(1 for call in github.calls if call[1] == "/login/oauth/access_token")
+    response = client.get(f"{replay.path}?{replay.query}")
+    assert response.status_code == 400 and "already used" in response.text
+    assert sum(1 for call in github.calls if call[1] == "/login/oauth/access_token") == exchanges
