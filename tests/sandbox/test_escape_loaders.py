@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import pytest
 from adapters import base
 from adapters.base import Bridge, Result
 from bot.bridge.server import BridgeServer
-from bot.bridge.tools import sandbox_for_run
+from bot.bridge.tools import run_command, sandbox_for_run
 from bot.config import operator_for, sandbox_host
 from bot.job import loader_guard
 from bot.job.runner import run_episode
@@ -302,3 +303,18 @@ async def test_a_run_command_cannot_remove_a_covered_loader_path(tmp_path):
     proc = await spawner.start(config, ["sh", "-c", "rm -rf .opencode; echo > .opencode/plugin/new.js"], {})
     await proc.wait()
     assert sorted(p.name for p in (worktree / ".opencode" / "plugin").iterdir()) == ["keep.js"]
+
+
+async def test_what_a_run_command_creates_at_a_loader_path_is_gone_when_it_ends(tmp_path):
+    """A loader path absent when the `run` command started (so uncovered in the CLI's view) and
+    created by it is removed from the worktree before the command's result reaches the agent;
+    the command's other files stay."""
+    opencode = base.get("opencode", operator_for("opencode"))
+    worktree = make_worktree(tmp_path)
+    policy = loader_guard.bridge_policy(worktree, RepoConfig(), opencode, "/workspace")
+    runs = loader_guard.masked_runs(sandbox_for_run(worktree, policy, tier=1), opencode, "strict")
+    command = "mkdir -p .opencode/plugin && echo x > .opencode/plugin/pwn.js && echo {} > opencode.json && echo k > kept"
+    said, _ = await run_command(policy, {"command": command}, runs, tmp_path / "scratch", lambda process: None)
+    assert said.startswith("exit code 0"), said
+    assert not os.path.lexists(worktree / ".opencode") and not os.path.lexists(worktree / "opencode.json")
+    assert (worktree / "kept").read_text() == "k\n"
