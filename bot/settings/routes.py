@@ -27,6 +27,7 @@ from bot.errors import BotError
 from bot.settings import pages
 from bot.settings.address import own_base
 from bot.settings.effective import effective, stored_rows, when
+from bot.settings.flash import KeyTestFlash, carry, forget, taken, with_test_result
 from bot.settings.github import (
     GitHubRefused,
     admin_installations,
@@ -195,8 +196,9 @@ PERSONAL_BASE = "/settings"
 
 async def _render(request: Request, session: WebSession, shared: Shared | None, *, status: int = 200,
                   message: str | None = None, error: bool = False, typed: pages.Typed | None = None) -> Response:
+    tested = taken(request)
     if message is None:
-        message, error = _flash(request)
+        message, error = (tested.message, not tested.ok) if tested else _flash(request)
     if typed is None:
         typed = _rotating(request, shared.scope if shared else _personal_scope(session))
     kinds = list(credentials.KINDS)
@@ -205,13 +207,16 @@ async def _render(request: Request, session: WebSession, shared: Shared | None, 
         repos = await admin_repositories(session.token)
         installations = await admin_installations(session.token, session.login)
         body = pages.home(session.login, session.csrf, stored_rows(scope), kinds, repos, installations,
-                          effective(session.user_id, None, None), message, error, typed)
+                          with_test_result(effective(session.user_id, None, None), tested), message, error, typed)
     else:
         body = pages.shared_page(shared.title, shared.blurb, shared.base, session.login, session.csrf,
                                  stored_rows(shared.scope), kinds, _history(shared.scope),
-                                 effective(None, shared.repo_id, shared.installation, shared.installation_name),
+                                 with_test_result(effective(None, shared.repo_id, shared.installation,
+                                                            shared.installation_name), tested),
                                  shared.github_url, shared.github_label, message, error, typed)
-    return html(body, status)
+    response = html(body, status)
+    forget(request, response)
+    return response
 
 
 @page_handler
@@ -266,18 +271,21 @@ async def delete_key(request: Request) -> Response:
 
 @page_handler
 async def test_stored_key(request: Request) -> Response:
-    """One cheap call to the provider with the stored key; the page says what it answered."""
+    """One cheap call to the provider with the stored key; the page it redirects to says what it
+    answered (a reload of that page makes no second call)."""
     session, form = await _session_and_form(request)
     shared = await _shared_if_any(request, session)
-    scope = shared.scope if shared else _personal_scope(session)
+    scope, back = (shared.scope, shared.base) if shared else (_personal_scope(session), PERSONAL_BASE)
     kind = credentials.find_kind(str(form.get("kind", "")))
     value = secrets.get(scope, kind.name) if kind else None
     if kind is None or value is None:
         return await _render(request, session, shared, status=404, message="That credential is not connected.",
                              error=True)
     outcome = await try_key(kind, value)
-    return await _render(request, session, shared, message=f"{kind.agent}: {outcome.message}",
-                         error=not outcome.ok)
+    response = RedirectResponse(back, status_code=303)
+    carry(response, KeyTestFlash(back, kind.agent, secrets.fingerprint(value), outcome.ok,
+                                 f"{kind.agent}: {outcome.message}"), _secure(request))
+    return response
 
 
 # ---- helpers

@@ -19,6 +19,13 @@ def _post(client, value, kind="claude:api_key", path="/settings", **extra):
     return client.post(f"{path}/keys", data=data)
 
 
+def _tested(client, kind="claude:api_key"):
+    """Test's post redirects back to the page (303), which shows the result."""
+    posted = client.post("/settings/keys/test", data={"csrf": csrf_of(client), "kind": kind})
+    assert posted.status_code == 303
+    return client.get(posted.headers["location"])
+
+
 def _scope(github, login="octocat"):
     return f"user:{github.users[login]}"
 
@@ -89,7 +96,7 @@ def test_key_test_reports_an_accepted_key(client, github, provider):
     """Test makes one model call with the stored key, in the header the provider expects."""
     sign_in(client, github)
     _post(client, API_KEY)
-    response = client.post("/settings/keys/test", data={"csrf": csrf_of(client), "kind": "claude:api_key"})
+    response = _tested(client)
     assert response.status_code == 200
     assert "claude: The provider accepted this Anthropic API key." in response.text
     assert [(r.api, r.headers.get("x-api-key")) for r in provider.requests] == [("anthropic", API_KEY)]
@@ -101,7 +108,7 @@ def test_key_test_reports_a_rejected_key(client, github, provider):
     provider.script(fail(401, "invalid x-api-key"))
     sign_in(client, github)
     _post(client, API_KEY)
-    response = client.post("/settings/keys/test", data={"csrf": csrf_of(client), "kind": "claude:api_key"})
+    response = _tested(client)
     assert 'role="alert">claude: The provider rejected this Anthropic API key (HTTP 401).' in response.text
 
 
@@ -118,7 +125,7 @@ def test_key_test_says_when_the_provider_is_unreachable(client, github, monkeypa
     monkeypatch.setenv("BOT_CLAUDE_BASE_URL", "http://127.0.0.1:9")
     sign_in(client, github)
     _post(client, API_KEY)
-    response = client.post("/settings/keys/test", data={"csrf": csrf_of(client), "kind": "claude:api_key"})
+    response = _tested(client)
     assert "could not be reached" in response.text
 
 
