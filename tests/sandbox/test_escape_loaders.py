@@ -318,3 +318,14 @@ async def test_what_a_run_command_creates_at_a_loader_path_is_gone_when_it_ends(
     assert said.startswith("exit code 0"), said
     assert not os.path.lexists(worktree / ".opencode") and not os.path.lexists(worktree / "opencode.json")
     assert (worktree / "kept").read_text() == "k\n"
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_worktrees_parent_in_the_sandbox_holds_no_loader_path(agent, tmp_path):
+    """A CLI that also looks in the project's parents finds nothing there: the worktree's only
+    parent inside is the sandbox's own root, where no mount lands at one of its loader paths."""
+    loaders = base.get(agent).loaders
+    config = SandboxConfig(workdir=tmp_path, home=tmp_path / "home", ro_binds=(AGENTS_DIR,))
+    argv = bwrap_argv("bwrap", config, ["true"], None, (3, 4, 5))
+    assert str(Path(config.mount_path).parent) == "/"
+    assert not {f"/{path}" for path in loaders.project} & set(argv)
