@@ -20,7 +20,7 @@ from bot.db import Database
 from bot.github.client import Thread, transient, with_retries
 from bot.job import authority, replies, trigger_gate
 from bot.job.authority import Verdict
-from bot.service import queue
+from bot.service import queue, reply_cap, store
 from bot.workspace.repo_config import ConfigError, RepoConfig
 
 log = logging.getLogger("bot.service.commands")
@@ -43,7 +43,9 @@ async def run(db: Database, job: queue.Job, thread: Thread, post: Callable[[str]
         text: str | None = replies.unknown_command(job.kind)
     elif not verdict.allowed:
         log.info("job %s: @%s (%s) may not %s here", job.id, verdict.login, verdict.permission, job.kind)
-        text = replies.not_allowed_to(verdict.login, job.kind, verdict.levels)
+        # a reply to someone without permission: at most one per thread per window, like an outsider's
+        told = store.write(db, lambda conn: reply_cap.claim(conn, job.conversation))
+        text = replies.not_allowed_to(verdict.login, job.kind, verdict.levels) if told else None
     else:
         text = await handler(db, job, thread, verdict)
     if text:

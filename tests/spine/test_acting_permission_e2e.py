@@ -1,8 +1,9 @@
 """Acting on a thread needs GitHub's permission at run time, through a real `bot serve` and the
 real Codex CLI: the payload's author_association only gets a command past the intake.
 
-The long step is a bridged `run` the fake provider scripts: it touches `.started` in the worktree
-(the test then knows the episode is mid-run) and then sleeps.
+The long step is a bridged `run` the fake provider scripts, a sleep; the test knows the episode is
+mid-run once the run's record holds that tool call (the sandbox writes files back only when the
+command ends, so a file it touches is no signal).
 """
 from __future__ import annotations
 
@@ -12,15 +13,14 @@ import subprocess
 import pytest
 
 from bot.service import store
-from bot.workspace.worktrees import worktree_path
 from tests.fakes.provider import FakeProvider, call, say
 from tests.spine.helpers import payload
 from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
 
 pytestmark = pytest.mark.e2e
 MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
-SLOW = "touch .started && sleep 20"
-SHORT = "touch .started && sleep 3"  # long enough for the test to revoke the permission mid-run
+SLOW = "sleep 20"
+SHORT = "sleep 3"  # long enough for the test to revoke the permission mid-run
 
 
 @pytest.fixture
@@ -46,16 +46,17 @@ def mention(gh, body: str, comment_id: int, user: str = "Codertocat", associatio
     return data
 
 
-def in_worktree(name: str):
-    return worktree_path(f"{REPO}#1").joinpath(name)
-
-
 def start_waiting_episode(world, *before, command: str = SLOW) -> None:
     """Codertocat (admin) starts an episode and the test waits until it is mid-run."""
     gh, provider, service, _ = world
     provider.script(*before, call("run", {"command": command}), say("Done."))
     assert service.deliver(mention(gh, "@bot codex run the waiting check", 1)).status_code == 202
-    gh.wait_for(lambda: in_worktree(".started").exists(), timeout=120)
+    gh.wait_for(running_tool_call, timeout=120)
+
+
+def running_tool_call() -> bool:
+    """The episode's record holds the bridged `run` it is in."""
+    return bool(store.connect().query("SELECT 1 FROM run_events WHERE kind = 'tool_use' AND tool LIKE '%run'"))
 
 
 def bot_comments(gh) -> list[str]:
