@@ -2,8 +2,9 @@
 and by the Action.
 
 Two checks, in order: on the request path, the comment's `author_association` (no API call) lets
-only owners, members and collaborators through, and never a bot; in the job, the requester's
-collaborator permission on the repository must be one the repository's `.github/bot.yml` allows
+only owners, members and collaborators through, and never a bot: a pre-filter only. Then, before
+anything acts (an episode, a review, a stop, an effect), bot/job/authority.py asks GitHub for the
+requester's collaborator permission, which must be one the repository's `.github/bot.yml` allows
 (write, maintain or admin by default: `RepoConfig.may_trigger`).
 """
 from __future__ import annotations
