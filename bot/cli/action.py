@@ -84,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", help="workflow: the triggers this .github/bot.yml turns on")
     parser.add_argument("--claude-subscription", action="store_true",
                         help="workflow: pass CLAUDE_CODE_OAUTH_TOKEN (from `claude setup-token`), not an API key")
+    parser.add_argument("--sandbox-tier", type=int, choices=(0, 1),
+                        help="workflow: the action's sandbox-tier (0 on a runner without passwordless sudo)")
     args = parser.parse_args(argv or [])
     if args.step != "workflow" and settings_refused():
         return EXIT_MISCONFIGURED
@@ -91,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return plan_step()
     if args.step == "workflow":
         return workflow_step(args.uses, args.handle, args.agent, args.triggers, args.config,
-                             args.claude_subscription)
+                             args.claude_subscription, args.sandbox_tier)
     raise_open_files_limit()
     logging.basicConfig(level=config.env("BOT_LOG_LEVEL"))
     install_log_redaction()  # the workflow log of a public repository is public
@@ -128,11 +130,12 @@ def settings_refused() -> bool:
 
 
 def workflow_step(uses: str | None, handle: str, agent: str, triggers: str | None = None,
-                  config_path: str | None = None, subscription: bool = False) -> int:
+                  config_path: str | None = None, subscription: bool = False,
+                  sandbox_tier: int | None = None) -> int:
     try:
         chosen = action_workflow.triggers_from(triggers, config_path)
-        print(action_workflow.render(uses or action_workflow.this_checkout(), handle, agent, chosen, subscription),
-              end="")
+        print(action_workflow.render(uses or action_workflow.this_checkout(), handle, agent, chosen, subscription,
+                                     sandbox_tier), end="")
     except action_workflow.WorkflowError as exc:
         print(f"bot action workflow: {exc}", file=sys.stderr)
         return EXIT_MISCONFIGURED

@@ -53,7 +53,7 @@ jobs:
           handle: {handle}
           agent: {agent}
           {key_input}: ${{{{ secrets.{key_secret} }}}}
-"""
+{tier_input}"""
 SUBSCRIPTION_KEY = ("claude-code-oauth-token", "CLAUDE_CODE_OAUTH_TOKEN")
 
 
@@ -121,18 +121,22 @@ def _config(path: str) -> RepoConfig:
 
 
 def render(uses: str, handle: str = "bot", agent: str = "claude", triggers: Triggers = Triggers(),
-           subscription: bool = False) -> str:
-    """The workflow file; `subscription` passes a Claude subscription token instead of an API key."""
+           subscription: bool = False, sandbox_tier: int | None = None) -> str:
+    """The workflow file; `subscription` passes a Claude subscription token instead of an API key,
+    `sandbox_tier` the action's `sandbox-tier` (0 on a runner without passwordless sudo)."""
     if not _HANDLE.match(handle):
         raise WorkflowError(f"{handle!r} is not a GitHub login")
     if agent not in KEY_INPUTS:
         raise WorkflowError(f"unknown agent {agent!r} (one of {', '.join(KEY_INPUTS)})")
     if subscription and agent != "claude":
         raise WorkflowError(f"only claude runs on a subscription, not {agent}")
+    if sandbox_tier not in (None, 0, 1):
+        raise WorkflowError(f"sandbox tier {sandbox_tier} does not exist (0 or 1)")
+    tier_input = "" if sandbox_tier is None else f'          sandbox-tier: "{sandbox_tier}"\n'
     key_input, key_secret = SUBSCRIPTION_KEY if subscription else KEY_INPUTS[agent]
     condition = _trigger_if(handle, triggers) if triggers.names else MENTION_IF.format(handle=handle)
     return TEMPLATE.format(uses=uses, handle=handle, agent=agent, key_input=key_input, key_secret=key_secret,
-                           events=_events(triggers), condition=condition)
+                           events=_events(triggers), condition=condition, tier_input=tier_input)
 
 
 def _events(triggers: Triggers) -> str:

@@ -71,3 +71,12 @@ def test_plan_says_a_bot_author_is_ignored(runner, capsys):
     runner.event("issue_comment", data)
     assert action.main(["plan"]) == 0
     assert capsys.readouterr().out == "bot: ignored: the author is a bot\n"
+
+
+def test_a_workflow_for_a_runner_without_sudo_asks_for_the_process_jail():
+    workflow = yaml.safe_load(action_workflow.render(USES, agent="codex", sandbox_tier=0))
+    assert workflow["jobs"]["answer"]["steps"][0]["with"]["sandbox-tier"] == "0"
+
+
+def test_the_default_workflow_leaves_the_sandbox_tier_to_the_action():
+    assert "sandbox-tier" not in _comments_only()["jobs"]["answer"]["steps"][0]["with"]
