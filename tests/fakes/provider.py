@@ -3,7 +3,7 @@ the agent CLIs use (reference agent-clis.md §8), scripted per test.
 
 APIs (the `api` name each recorded request carries):
   anthropic  POST /v1/messages[?beta=true] (SSE or JSON), HEAD /, /v1/messages/count_tokens
-  responses  POST /v1/responses (SSE)                      -- Codex
+  responses  POST /v1/responses (SSE or JSON)              -- Codex (`input` a list of items or a string)
   chat       POST /v1/chat/completions (SSE or JSON)       -- OpenCode (a stream's usage only when asked)
   gemini     POST /v1beta/models/M:streamGenerateContent?alt=sse and :generateContent
 
@@ -156,10 +156,18 @@ class Request:
 
 # ---------------------------------------------------------------- reading requests
 
+def input_items(body: Any) -> list[dict]:
+    """A Responses request's `input` as items: a plain string is one user message, as the API reads it."""
+    value = body.get("input") if isinstance(body, dict) else None
+    if isinstance(value, str):
+        return [{"type": "message", "role": "user", "content": value}]
+    return [item for item in value or [] if isinstance(item, dict)]
+
+
 def _messages(req: Request) -> list[dict]:
     body = req.body if isinstance(req.body, dict) else {}
-    if req.api == "responses":
-        return [i for i in body.get("input", []) if i.get("type") == "message"]
+    if req.api == "responses":  # a message item may leave out its type (the API's "easy" input message)
+        return [i for i in input_items(body) if i.get("type", "message") == "message" and "role" in i]
     if req.api == "gemini":
         return body.get("contents", [])
     return [m for m in body.get("messages", []) if m.get("role") != "system"]
@@ -190,7 +198,7 @@ def _last_user_text(req: Request) -> str:
 def _tool_result(req: Request) -> str | None:
     body = req.body if isinstance(req.body, dict) else {}
     if req.api == "responses":
-        last = (body.get("input") or [{}])[-1]
+        last = (input_items(body) or [{}])[-1]
         if last.get("type") not in _RESPONSES_OUTPUTS:
             return None
         output = last.get("output")  # code mode's exec answers with a list of content items
@@ -223,7 +231,7 @@ def _declared(api: str, body: Any) -> list[dict]:
         return []
     tools = list(body.get("tools") or [])
     if api == "responses":  # code-mode Codex models announce tools in an input item instead
-        tools += [t for item in body.get("input") or [] if item.get("type") == "additional_tools"
+        tools += [t for item in input_items(body) if item.get("type") == "additional_tools"
                   for t in item.get("tools") or []]
     return [t for t in tools if isinstance(t, dict)]
 
@@ -302,7 +310,7 @@ def _opencode_title_call(api: str, body: dict) -> bool:
         system = (body.get("systemInstruction") or {}).get("parts")
     elif api == "responses":
         system = [{"text": body.get("instructions") or ""}] + [
-            {"text": t} for i in body.get("input") or [] if isinstance(i, dict) and i.get("role") in
+            {"text": t} for i in input_items(body) if i.get("role") in
             ("system", "developer") for t in _texts(i.get("content"))]
     else:
         return False
@@ -378,52 +386,74 @@ def _anthropic(turn: Turn, model: str, stream: bool, usage: FakeUsage) -> tuple[
 
 
 def _openai_usage(usage: FakeUsage, prompt: str, completion: str) -> dict:
-    """OpenAI's convention: the prompt count includes cache reads, the completion count reasoning."""
-    out = {prompt: usage.input + usage.cached, completion: usage.output,
-           "total_tokens": usage.input + usage.cached + usage.output}
-    if usage.cached:
-        out[f"{prompt}_details"] = {"cached_tokens": usage.cached}
+    """OpenAI's convention: the prompt count includes cache reads and writes, the completion count reasoning."""
+    prompt_count = usage.input + usage.cached + usage.cache_write
+    out = {prompt: prompt_count, completion: usage.output, "total_tokens": prompt_count + usage.output}
+    if usage.cached or usage.cache_write:
+        out[f"{prompt}_details"] = {"cached_tokens": usage.cached, "cache_write_tokens": usage.cache_write}
     if usage.reasoning:
         out[f"{completion}_details"] = {"reasoning_tokens": usage.reasoning}
     return out
 
 
-def _responses(turn: Turn, model: str, usage: FakeUsage) -> tuple[str, bytes]:
-    n = next(_ids)
+def _responses_item(turn: Turn, n: int) -> tuple[dict, list[tuple[str, dict]]]:
+    """The one output item of a reply and the stream events between its added and done events."""
     if turn.kind == "exec":
         item = {"id": f"ctc_fake_{n}", "type": "custom_tool_call", "status": "completed",
                 "call_id": f"call_fake_{n}", "namespace": "functions", "name": "exec", "input": turn.text}
-        middle = [("response.custom_tool_call_input.done",
-                   {"item_id": item["id"], "output_index": 0, "input": turn.text})]
-    elif turn.kind == "tool":
+        return item, [("response.custom_tool_call_input.done",
+                       {"item_id": item["id"], "output_index": 0, "input": turn.text})]
+    if turn.kind == "tool":
         namespace, _, name = turn.tool.rpartition("::")
         item = {"id": f"fc_fake_{n}", "type": "function_call", "status": "completed",
                 "call_id": f"call_fake_{n}", "name": name, "arguments": json.dumps(turn.args)}
         if namespace:
             item["namespace"] = namespace
-        middle = [("response.function_call_arguments.done",
-                   {"item_id": item["id"], "output_index": 0, "arguments": item["arguments"]})]
-    else:
-        part = {"type": "output_text", "text": turn.text, "annotations": []}
-        item = {"id": f"msg_fake_{n}", "type": "message", "role": "assistant",
-                "status": "completed", "content": [part]}
-        where = {"item_id": item["id"], "output_index": 0, "content_index": 0}
-        middle = [("response.content_part.added", dict(where, part=dict(part, text=""))),
-                  *[("response.output_text.delta", dict(where, delta=t)) for t in _split(turn.text, turn.pieces)],
-                  ("response.output_text.done", dict(where, text=turn.text)),
+        return item, [("response.function_call_arguments.done",
+                       {"item_id": item["id"], "output_index": 0, "arguments": item["arguments"]})]
+    part = {"type": "output_text", "text": turn.text, "annotations": [], "logprobs": []}
+    item = {"id": f"msg_fake_{n}", "type": "message", "role": "assistant", "status": "completed", "content": [part]}
+    where = {"item_id": item["id"], "output_index": 0, "content_index": 0}
+    return item, [("response.content_part.added", dict(where, part=dict(part, text=""))),
+                  *[("response.output_text.delta", dict(where, delta=t, logprobs=[]))
+                    for t in _split(turn.text, turn.pieces)],
+                  ("response.output_text.done", dict(where, text=turn.text, logprobs=[])),
                   ("response.content_part.done", dict(where, part=part))]
-    response = {"id": f"resp_fake_{n}", "object": "response", "model": model,
-                "status": "in_progress", "output": []}
-    reported = {"input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+
+
+def _response_object(n: int, model: str, body: dict) -> dict:
+    """A response object with the fields the API returns, the request's settings echoed."""
+    return {"id": f"resp_fake_{n}", "object": "response", "created_at": 1_800_000_000, "status": "in_progress",
+            "background": False, "error": None, "incomplete_details": None,
+            "instructions": body.get("instructions"), "max_output_tokens": body.get("max_output_tokens"),
+            "model": model, "output": [], "parallel_tool_calls": body.get("parallel_tool_calls", True),
+            "previous_response_id": body.get("previous_response_id"),
+            "reasoning": {"effort": None, "summary": None} | (body.get("reasoning") or {}),
+            "store": body.get("store", True), "temperature": 1.0, "text": {"format": {"type": "text"}},
+            "tool_choice": body.get("tool_choice", "auto"), "tools": body.get("tools") or [], "top_p": 1.0,
+            "truncation": "disabled", "usage": None, "user": None, "metadata": body.get("metadata") or {}}
+
+
+def _responses(turn: Turn, model: str, usage: FakeUsage, body: dict) -> tuple[str, bytes]:
+    """As the real API: a JSON response object unless the call asked for a stream; each stream event
+    carries its `sequence_number`, and the created/in-progress/completed events the whole object."""
+    n = next(_ids)
+    item, middle = _responses_item(turn, n)
+    response = _response_object(n, model, body)
+    reported = {"input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 0}}
     reported |= _openai_usage(usage, "input_tokens", "output_tokens")
+    completed = dict(response, status="completed", output=[item], usage=reported)
+    if not body.get("stream"):
+        return "application/json", json.dumps(completed).encode()
     events = [("response.created", {"response": response}),
               ("response.in_progress", {"response": response}),
               ("response.output_item.added", {"output_index": 0, "item": dict(item, status="in_progress")}),
               *middle,
               ("response.output_item.done", {"output_index": 0, "item": item}),
-              ("response.completed", {"response": dict(response, status="completed", output=[item],
-                                                        usage=reported)})]
-    return "text/event-stream", _sse([(name, dict(data, type=name)) for name, data in events])
+              ("response.completed", {"response": completed})]
+    return "text/event-stream", _sse([(name, dict(data, type=name, sequence_number=number))
+                                      for number, (name, data) in enumerate(events)])
 
 
 def _chat(turn: Turn, model: str, stream: bool, fake_usage: FakeUsage, include_usage: bool = False) -> tuple[str, bytes]:
@@ -740,7 +770,7 @@ def _render(api: str, path: str, body: dict, turn: Turn, usage: FakeUsage) -> tu
     if api == "anthropic":
         return _anthropic(turn, model, bool(body.get("stream")), usage)
     if api == "responses":
-        return _responses(turn, model, usage)
+        return _responses(turn, model, usage, body)
     if api == "chat":
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
