@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -51,8 +52,9 @@ class Tier1Process:
             self._kill_group()
         elif self._proc.returncode is None and self._escalation is None:
             # The layer launcher ends the sandbox and applies its writes; past the grace it dies too.
-            os.kill(self.pid, signal.SIGTERM)
-            self._escalation = asyncio.get_running_loop().call_later(WRITE_BACK_GRACE_S, self._kill_group)
+            with contextlib.suppress(ProcessLookupError):  # ended, not yet reaped: nothing to grant
+                os.kill(self.pid, signal.SIGTERM)
+                self._escalation = asyncio.get_running_loop().call_later(WRITE_BACK_GRACE_S, self._kill_group)
         self._groups.kill_all()
 
     def _kill_group(self) -> None:
