@@ -66,13 +66,18 @@ def test_killed_server_finishes_the_job_once_after_restart(world, tmp_path):
     assert [j["attempts"] for j in store.jobs(store.connect())] == [2]
 
 
+def in_the_run_tool() -> bool:
+    """The episode's record holds the bridged `run` it is in."""
+    return bool(store.connect().query("SELECT 1 FROM run_events WHERE kind = 'tool_use' AND tool LIKE '%run'"))
+
+
 def stop_mid_run(world, tmp_path) -> None:
     """Start a slow episode, then `@bot stop` it and wait for the tracking comment to say so."""
     gh, provider, env, services = world
     provider.script(call("run", {"command": SLOW}))
     services.append(Service(env, tmp_path / "serve.log").start())
     services[0].deliver(mention(gh, "@bot codex run the slow check", 1))
-    gh.wait_for(lambda: started_marker(tmp_path).exists(), timeout=120)
+    gh.wait_for(in_the_run_tool, timeout=120)  # the sandbox writes `.started` back only when the run ends
     services[0].deliver(mention(gh, "@bot stop", 2))
     gh.wait_for(lambda: any("Stopped" in (c["body"] or "") for c in gh.comments(REPO, 1)), timeout=60)
 
