@@ -25,19 +25,15 @@ from typing import Any, TextIO
 
 from adapters.base import Event, EventKind
 from bot.record.provenance import Provenance
+from bot.record.tool_line import call_line, one_line, safe, tool_detail, tool_name
+
+__all__ = ["Terminal", "one_line", "safe", "summary", "tool_detail", "tool_name"]
+NAME_WIDTH = 12
 
 TICK_S = 0.2
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 CLEAR_LINE = "\r\x1b[2K"
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u202a-\u202e\u2066-\u2069]")
 _BOLD_NAME = re.compile(r"\*\*([A-Za-z0-9_.-]+)\*\*")
-_TOOL_PREFIXES = ("mcp__bot__", "mcp__bot::", "mcp_bot_", "bot_", "bot/")
-_ARG_KEYS = ("path", "file_path", "command", "cmd", "pattern", "query", "url")
-
-
-def safe(text: str | None) -> str:
-    """`text` with every control character but newline and tab removed (and tabs made spaces)."""
-    return _CONTROL.sub("", (text or "").replace("\r\n", "\n")).replace("\t", "    ")
 
 
 def plain(text: str) -> str:
@@ -51,11 +47,6 @@ def checkbox(line: str) -> str:
         if line.startswith(box):
             return mark + line[len(box):]
     return line
-
-
-def one_line(text: str, limit: int) -> str:
-    text = " ".join(safe(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass
@@ -79,28 +70,6 @@ class Outcome:
     steps: list[str] = field(default_factory=list)
     tools: list[ToolCall] = field(default_factory=list)
     provenance: Provenance | None = None
-
-
-def tool_name(name: str | None) -> str:
-    name = name or "tool"
-    for prefix in _TOOL_PREFIXES:
-        if name.startswith(prefix):
-            return name[len(prefix):]
-    return name
-
-
-def tool_detail(text: str) -> str:
-    """The one argument that says what a call was about (a path, a command), else the arguments."""
-    try:
-        args = json.loads(text) if text else None
-    except ValueError:
-        return one_line(text, 70)
-    if isinstance(args, dict):
-        for key in _ARG_KEYS:
-            if isinstance(args.get(key), str):
-                return one_line(args[key], 70)
-        return one_line(json.dumps(args, ensure_ascii=False), 70) if args else ""
-    return one_line(text, 70)
 
 
 class Terminal:
@@ -203,8 +172,7 @@ class Terminal:
 
     def _print_tool(self, call: ToolCall) -> None:
         mark = "✓" if call.ok else "✗"
-        tail = f" — {call.error}" if call.error else ""
-        self._print(f"{mark} {call.name:<12} {call.detail}{tail}".rstrip())
+        self._print(f"{mark} {call_line(call.name, call.detail, call.error, NAME_WIDTH)}")
 
     # the end -----------------------------------------------------------------------------------
 
@@ -220,7 +188,7 @@ class Terminal:
         """Stop the status line and show the outcome: the answer and its summary, or --json."""
         self.live = False
         for call in self._open:  # a call whose result never came
-            self._print(f"… {call.name:<12} {call.detail} (no result)".rstrip())
+            self._print(f"… {call_line(call.name, call.detail, name_width=NAME_WIDTH)} (no result)")
         if self._status_shown:
             self.err.write(CLEAR_LINE)
             self._status_shown = False
@@ -274,9 +242,7 @@ def _spend(prov: Provenance) -> str:
 
 
 def _tiers(prov: Provenance) -> str:
-    enforced, attested = prov.tiers["enforced"]["count"], prov.tiers["attested"]["count"]
-    unseen = prov.tiers["unobserved"]["what"]
-    return f"{enforced} enforced · {attested} attested" + (f" · not seen: {unseen}" if unseen else "")
+    return " · ".join(filter(None, [prov.record_words(), prov.unseen_words()]))
 
 
 def _sandbox(prov: Provenance) -> str:

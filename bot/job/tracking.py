@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
@@ -17,6 +18,7 @@ from adapters.base import Event, EventKind
 from bot.github.client import Thread, with_retries
 from bot.record.defang import defang
 from bot.record.redact import redact
+from bot.record.tool_line import call_line, one_line, tool_detail, tool_name
 
 log = logging.getLogger("bot.job.tracking")
 MAX_CHECKLIST = 12
@@ -44,24 +46,29 @@ class Watcher(Protocol):
 
 
 class Checklist:
-    """Progress lines from the event stream, newest last, bounded. A tool call is shown open
-    until its result arrives; an error is a warning line, not a box."""
+    """Progress lines from the event stream, newest last, bounded. A tool call reads as the terminal
+    shows it (`save_file calc.py`, bot/record/tool_line.py) and is open until its result arrives; a
+    failed call or an error is a warning line, not a box."""
 
     DONE, OPEN, WARN = "done", "open", "warn"
 
     def __init__(self) -> None:
         self.items: list[list[str]] = []  # [state, text]
+        self._open_calls: deque[tuple[list[str], str, str]] = deque()  # (item, name, detail)
 
-    def add(self, text: str, done: bool = True, state: str | None = None) -> None:
-        self.items.append([state or (self.DONE if done else self.OPEN), defang(text)])
+    def add(self, text: str, done: bool = True, state: str | None = None) -> list[str]:
+        item = [state or (self.DONE if done else self.OPEN), defang(text)]
+        self.items.append(item)
         del self.items[:-MAX_CHECKLIST]
+        return item
 
     def from_event(self, event: Event) -> bool:
         """Add or tick a line for the events worth showing; True when something changed."""
         if event.kind == EventKind.TOOL_USE:
-            self.add(f"`{event.tool or 'tool'}` {_short(event.text, 80)}".rstrip(), state=self.OPEN)
+            name, detail = tool_name(event.tool), tool_detail(event.text)
+            self._open_calls.append((self.add(call_line(name, detail), state=self.OPEN), name, detail))
         elif event.kind == EventKind.TOOL_RESULT:
-            return self._tick_oldest_open_tool()
+            return self._close_oldest_call(event.error)
         elif event.kind == EventKind.SESSION and event.session_id:
             self.add(f"session `{event.session_id[:12]}`")
         elif event.kind == EventKind.TEXT and event.text.strip():
@@ -72,12 +79,15 @@ class Checklist:
             return False
         return True
 
-    def _tick_oldest_open_tool(self) -> bool:
-        for item in self.items:
-            if item[0] == self.OPEN and item[1].startswith("`"):
-                item[0] = self.DONE
-                return True
-        return False
+    def _close_oldest_call(self, error: str | None) -> bool:
+        if not self._open_calls:
+            return False
+        item, name, detail = self._open_calls.popleft()
+        if error:
+            item[:] = [self.WARN, defang(call_line(name, detail, one_line(error, 100)))]
+        else:
+            item[0] = self.DONE
+        return True
 
     def render(self) -> str:
         marks = {self.DONE: "- [x]", self.OPEN: "- [ ]", self.WARN: "- ⚠️"}

@@ -24,6 +24,9 @@ from bot.record.recorder import Recorder
 from sandbox.base import Limits
 
 MARKER_RE = re.compile(r"<!-- bot:run (\{.*?\}) -->")
+TIER_LEGEND = ("<sub>enforced: actions the bot itself carried out or checked (its tools, the model relay, "
+               "the proxy) · attested: steps the agent's CLI reported, not checked · unobserved: what the "
+               "bot cannot see</sub>")
 _ATTESTED_LABELS = {"text": "messages", "progress": "progress", "thinking": "thinking",
                     "tool_use": "tool calls", "tool_result": "tool results",
                     "session": "session", "usage": "usage reports", "error": "errors", "done": "end"}
@@ -73,7 +76,21 @@ class Provenance:
             parts.append(f"commit {self.commit[:7]}")
         if self.status and self.status not in ("ok", "done"):
             parts.append(self.status)
+        if self.tiers["enforced"]["count"] or self.tiers["attested"]["count"]:
+            parts.append(self.record_words())
         return " · ".join(parts)
+
+    def record_words(self) -> str:
+        """The record's enforced and attested counts, in a maintainer's words (the same counts as
+        `bot runs show`): "7 actions checked by the bot · 15 steps the agent reported"."""
+        enforced, attested = self.tiers["enforced"]["count"], self.tiers["attested"]["count"]
+        return (f"{enforced} action{'s' if enforced != 1 else ''} checked by the bot · "
+                f"{attested} step{'s' if attested != 1 else ''} the agent reported")
+
+    def unseen_words(self) -> str:
+        """What the bot could not see, or "" when nothing is declared."""
+        items = self.tiers["unobserved"].get("items") or []
+        return f"not visible to the bot: {self.tiers['unobserved']['what']}" if items else ""
 
     def footer_line(self) -> str:
         parts = [f"sandbox tier {self.sandbox_tier}" if self.sandbox_tier is not None else "sandbox tier ?"]
@@ -102,7 +119,7 @@ class Provenance:
         note = (f"\n\nhidden content removed: {describe(Counter(hidden))}, from the thread before the agent "
                 f"read it" if sum(hidden.values()) else "")
         return (f"<details><summary>{_cell(self.summary_line())}</summary>\n\n" + "\n".join(rows)
-                + f"\n\n{self.footer_line()}{note}\n</details>")
+                + f"\n\n{TIER_LEGEND}\n\n{self.footer_line()}{note}\n</details>")
 
     def marker(self) -> str:
         payload = {"conversation": self.conversation, "backend": self.agent,

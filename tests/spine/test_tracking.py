@@ -108,10 +108,10 @@ def test_tool_call_is_open_until_its_result_arrives():
     from bot.job.tracking import Checklist
 
     checklist = Checklist()
-    checklist.from_event(Event(EventKind.TOOL_USE, tool="mcp__bot__run", text="pytest"))
-    assert checklist.render() == "- [ ] `mcp__bot__run` pytest"
+    checklist.from_event(Event(EventKind.TOOL_USE, tool="mcp__bot__run", text='{"command": "pytest"}'))
+    assert checklist.render() == "- [ ] run pytest"
     checklist.from_event(Event(EventKind.TOOL_RESULT, tool="mcp__bot__run", text="exit 0"))
-    assert checklist.render() == "- [x] `mcp__bot__run` pytest"
+    assert checklist.render() == "- [x] run pytest"
 
 
 def test_an_error_is_a_warning_line_not_an_open_box():
@@ -131,3 +131,31 @@ def test_agent_progress_cannot_mention_people():
     checklist = Checklist()
     checklist.add("ping @octocat")
     assert checklist.render() == f"- [x] ping @{ZWSP}octocat"
+
+
+def test_a_tool_call_reads_as_the_terminal_shows_it_without_its_content():
+    """`save_file calc.py`, as `bot run` prints it: the bridge's prefix gone, the file's content not shown."""
+    from bot.job.tracking import Checklist
+
+    checklist = Checklist()
+    checklist.from_event(Event(EventKind.TOOL_USE, tool="mcp__bot__save_file",
+                               text='{"path": "calc.py", "content": "SECRET_BODY = 1"}'))
+    checklist.from_event(Event(EventKind.TOOL_RESULT, tool="mcp__bot__save_file", text="saved"))
+    assert checklist.render() == "- [x] save_file calc.py"
+
+
+def test_a_failed_tool_call_is_a_warning_line_with_its_error():
+    """The terminal's `✗ run pytest — exit 1` is a warning line here, not a ticked box."""
+    from bot.job.tracking import Checklist
+
+    checklist = Checklist()
+    checklist.from_event(Event(EventKind.TOOL_USE, tool="mcp__bot__run", text='{"command": "pytest"}'))
+    checklist.from_event(Event(EventKind.TOOL_RESULT, tool="mcp__bot__run", error="exit 1"))
+    assert checklist.render() == "- ⚠️ run pytest — exit 1"
+
+
+def test_a_tool_without_a_named_argument_shows_no_bulky_argument():
+    """Arguments without a path or command are shown short, a file's content left out."""
+    from bot.record.tool_line import tool_detail
+
+    assert tool_detail('{"content": "x" , "mode": "append"}') == '{"mode": "append"}'
