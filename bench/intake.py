@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import statistics
 import subprocess
@@ -72,9 +73,14 @@ def _start(argv: list[str], env: dict[str, str], port: int) -> subprocess.Popen:
     raise RuntimeError("server did not start")
 
 
+_comment_ids = itertools.count(1_000_000)
+
+
 def _delivery(number: int = 1) -> tuple[bytes, dict]:
+    """A new comment each time: the intake deduplicates a replayed comment id like a delivery id."""
     data = payload("issue_comment.created", "@bot codex explain this")
     data["issue"]["number"] = number
+    data["comment"]["id"] = next(_comment_ids)
     return signed(data, "issue_comment", str(uuid.uuid4()))
 
 
