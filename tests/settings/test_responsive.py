@@ -13,6 +13,7 @@ from bot.credentials import resolve as credentials
 from bot.settings import app_check
 from bot.web.app import create_app
 from tests.browser import serve, sign_in_with_github
+from tests.fakes.provider import FakeProvider, fail
 from tests.settings.conftest import use_fake_github
 from tests.spine.helpers import configure_app
 
@@ -23,16 +24,22 @@ CODEX_AUTH = '{"auth_mode": "chatgpt", "tokens": {"access_token": "' + "x" * 300
 PAGES = {  # name -> (path, signed in)
     "start": ("/", False),
     "setup": ("/setup/github-app?owner=organization&org=octo-org&name=my-agent-bot", False),
+    "setup-refused": ("/setup/github-app?owner=organization&org=octo+org!&name=my-agent-bot", False),
     "sign-in": ("/settings", False),
     "settings": ("/settings", True),
     "rotate": ("/settings?rotate=claude:api_key", True),
     "repository": ("/settings/repos/octo-org/a-repository-with-a-rather-long-name", True),
     "installation": ("/settings/installations/42", True),
     "not-allowed": ("/settings/repos/octo-org/not-mine", True),
+    "key-test-failed": ("/settings", True),  # after Test, which the provider refuses
+    "not-found": ("/no-such-page", False),
 }
+FIRST_RUN = {"start", "setup", "setup-refused"}  # seen before the App exists; the other pages after
 
 
-FIRST_RUN = {"start", "setup"}  # seen before the App exists; the other pages after
+def _test_the_key(page) -> None:
+    page.get_by_role("button", name="Test Anthropic API key for claude").click()
+    page.get_by_role("alert").wait_for()
 
 
 @pytest.fixture
@@ -75,8 +82,17 @@ def _overflow(page) -> int:
     return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
 
 
+@pytest.fixture
+def rejecting_provider(monkeypatch):
+    """The provider behind claude, refusing the key (the failed Test page)."""
+    with FakeProvider() as provider:
+        provider.script(fail(401, "invalid x-api-key"))
+        monkeypatch.setenv("BOT_CLAUDE_BASE_URL", provider.url)
+        yield provider
+
+
 @pytest.mark.parametrize("width", WIDTHS)
-def test_no_page_scrolls_sideways(browser, first_run, github, monkeypatch, width):
+def test_no_page_scrolls_sideways(browser, first_run, github, monkeypatch, rejecting_provider, width):
     _world(github)
     site, code = first_run
     context = browser.new_context(viewport={"width": width, "height": 900})
@@ -90,7 +106,9 @@ def test_no_page_scrolls_sideways(browser, first_run, github, monkeypatch, width
         if needs_session and not signed_in:
             sign_in_with_github(page, site, github)
             signed_in = True
-        page.goto(f"{site}{path}" + (f"&setup_code={code}" if name == "setup" else ""))
+        page.goto(f"{site}{path}" + (f"&setup_code={code}" if name.startswith("setup") else ""))
+        if name == "key-test-failed":
+            _test_the_key(page)
         overflowing[name] = _overflow(page)
         if shots:
             Path(shots).mkdir(parents=True, exist_ok=True)
