@@ -23,14 +23,14 @@ from typing import Any
 from adapters import base as adapters
 from adapters.base import Tier
 from bot import config
-from bot.cli import preflight
+from bot.cli import local_runs, preflight
 from bot.cli.local_folder import RunRefused, checkout
 from bot.cli.render import Terminal
 from bot.credentials import resolve as credentials
 from bot.job import conversations, pipeline
 from bot.job.modes import LocalMode
 from bot.record.recorder import Recorder
-from bot.record.redact import install_log_redaction
+from bot.record.redact import install_log_redaction, redact
 from bot.service import store
 from bot.workspace import repo_config
 from sandbox.limits import raise_open_files_limit
@@ -73,29 +73,37 @@ def chosen_agent(asked: str | None, repo: Path) -> str:
     return agent
 
 
-def check_ready(agent: str, repo: Path) -> None:
-    """The agent's CLI is installed and credentials resolve the way the episode will resolve them."""
+def check_ready(agent: str, repo: Path) -> list[str]:
+    """The agent's CLI is installed and credentials resolve the way the episode will resolve them;
+    returns their secret values (kept out of anything written)."""
     missing = preflight.missing_binary(agent)
     if missing:
         raise RunRefused(missing)
-    if credentials.resolve(agent, None, None, None) is None:
+    found = credentials.resolve(agent, None, None, None)
+    if found is None:
         names = " or ".join(credentials.operator_env_names(agent)) or "its API key"
         raise RunRefused(f"no credentials for {agent}: set {names} in your environment "
                       f"(`bot doctor` shows what each agent would use)")
+    return list(found.secret_values())
 
 
 def local_repo_name(repo: Path) -> str:
     return f"local/{repo.name}"
 
 
+def conversation_of(repo: Path) -> str:
+    return f"local:{repo}"
+
+
 def context(request: str, repo: Path, agent: str | None, new: bool, term: Terminal) -> pipeline.JobContext:
-    return pipeline.JobContext(conversation=f"local:{repo}", repo=local_repo_name(repo), request=request,
+    return pipeline.JobContext(conversation=conversation_of(repo), repo=local_repo_name(repo), request=request,
                                requester=getpass.getuser(), surface=term, agent=agent, new_session=new,
                                mode=LocalMode(repo, on_answer=term.answer), progress_interval_s=0.5)
 
 
 async def run_local(request: str, repo: Path, agent: str | None, new: bool, term: Terminal) -> int:
     db = store.connect()
+    local_runs.sweep(Recorder(db), config.data_dir())  # runs a killed `bot run` left "running"
     ctx = context(request, repo, agent, new, term)
     conversations.ensure(db, ctx.conversation)
     ticker = asyncio.create_task(term.tick())
@@ -130,13 +138,13 @@ def main(argv: list[str]) -> int:
         print(f"{PROG}: the request is empty: say what the agent should do, e.g. "
               f"{PROG} \"explain what this repository does\"", file=sys.stderr)
         return 2
-    preflight.use_user_data_dir()
+    data_dir = preflight.use_user_data_dir()
     try:
         preflight.check_settings()
         found = checkout(args.repo)
         repo = found.top
         agent = chosen_agent(args.agent, repo)
-        check_ready(agent, repo)
+        secrets = check_ready(agent, repo)
     except (RunRefused, config.MissingConfig) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
@@ -144,8 +152,10 @@ def main(argv: list[str]) -> int:
     install_log_redaction()
     term = Terminal(live=Terminal.wants_live(args.plain), as_json=args.json)
     term.noted(f"base: {found.base}")
-    try:
-        return asyncio.run(run_local(args.request, repo, args.agent, args.new, term))
-    except KeyboardInterrupt:
-        print(f"{PROG}: stopped; the repository's session is kept for the next run", file=sys.stderr)
-        return 130
+    with local_runs.alive(data_dir, conversation_of(repo), redact(args.request, secrets)) as marker:
+        try:
+            return asyncio.run(run_local(args.request, repo, args.agent, args.new, term))
+        except KeyboardInterrupt:
+            local_runs.end_own(Recorder(store.connect(), secrets=secrets), data_dir, marker, "stopped")
+            print(f"{PROG}: stopped; the repository's session is kept for the next run", file=sys.stderr)
+            return 130

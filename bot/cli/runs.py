@@ -25,7 +25,7 @@ from typing import Any
 from adapters import base as adapters
 from adapters.base import EventKind
 from bot import config
-from bot.cli import preflight
+from bot.cli import local_runs, preflight
 from bot.cli.render import one_line, safe
 from bot.record.provenance import model_spend
 from bot.record.recorder import Recorder
@@ -59,6 +59,7 @@ def main(argv: list[str]) -> int:
         print("[]" if args.json else f"no runs recorded yet (in {folder}){'' if explicit else service_hint()}")
         return 0
     recorder = Recorder()
+    local_runs.sweep(recorder, folder)  # a killed `bot run` left its run "running"
     if args.command == "list":
         return list_runs(recorder, args.limit, args.json)
     return show_run(recorder, args.run_id, args.json)
@@ -152,7 +153,7 @@ def list_runs(recorder: Recorder, limit: int, as_json: bool) -> int:
         return 0
     rows = [(run["id"][:12], _when(run.get("started_at")), run.get("agent") or "-", run.get("status") or "-",
              _duration(run["duration_s"]), _tokens(run["tokens"]), _cost(run["cost_usd"]),
-             one_line(run["request"] or run.get("conversation") or "", 200)) for run in runs]
+             one_line(run["request"] or "-", 200)) for run in runs]
     header = ("RUN", "STARTED", "AGENT", "STATUS", "TIME", "TOKENS", "COST", "REQUEST")
     print("\n".join(_table([header, *rows], right={4, 5, 6})))
     return 0

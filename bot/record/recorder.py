@@ -155,6 +155,12 @@ class Recorder:
             "select r.*, (select count(*) from run_events e where e.run_id = r.id) as events "
             "from runs r order by started_at desc limit ?", [limit]))
 
+    def unfinished_runs(self, conversation: str, since: str, until: str | None = None) -> list[str]:
+        """The runs of `conversation` started in [since, until) and still "running"."""
+        rows = self.db.query("select id, started_at from runs where conversation = ? and status = 'running' "
+                             "and started_at >= ?", [conversation, since])
+        return [row["id"] for row in rows if until is None or row["started_at"] < until]
+
     def tier_counts(self, run_id: str) -> Counter:
         return Counter({row["tier"]: row["n"] for row in self.db.query(
             "select tier, count(*) as n from run_events where run_id = ? group by tier", [run_id])})
