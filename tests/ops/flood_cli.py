@@ -45,7 +45,9 @@ while not os.path.exists(os.path.join(folder, "stop")) and time.monotonic() < en
 out.write(b"\\n")
 out.flush()
 say("the flood is over")
-open(os.path.join(folder, "done"), "w").write(str(written))
+with open(os.path.join(folder, "done.tmp"), "w") as handle:
+    handle.write(str(written))
+os.replace(os.path.join(folder, "done.tmp"), os.path.join(folder, "done"))
 '''
 
 _BLOCKS = {"line": b"x" * 65536,
