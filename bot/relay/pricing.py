@@ -33,12 +33,16 @@ class Price:
     input: float
     output: float
     cached: float | None = None
-    cache_write: float | None = None
+    cache_write: float | None = None  # the shorter retention: Anthropic's five minutes, OpenAI's 30
+    cache_write_long: float | None = None  # the longer: Anthropic's one hour, OpenAI's 12 hours
 
     def cost(self, usage: CallUsage) -> float:
+        short_write = _or(self.cache_write, self.input)
+        long_writes = min(usage.long_cache_write_tokens, usage.cache_write_tokens)
         per_token = (usage.input_tokens * self.input + usage.output_tokens * self.output
                      + usage.cached_tokens * _or(self.cached, self.input)
-                     + usage.cache_write_tokens * _or(self.cache_write, self.input))
+                     + (usage.cache_write_tokens - long_writes) * short_write
+                     + long_writes * _or(self.cache_write_long, short_write))
         return round(per_token / MILLION, 8)
 
 

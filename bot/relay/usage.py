@@ -3,11 +3,14 @@
 Normalised (`CallUsage`), whatever the API's convention:
   input_tokens        prompt tokens read fresh (billed at the input price)
   cached_tokens       prompt tokens read from the provider's cache (the cached price)
-  cache_write_tokens  prompt tokens written to the cache (Anthropic; the cache-write price)
+  cache_write_tokens  prompt tokens written to the cache (the cache-write price)
+  long_cache_write_tokens  the part of cache_write_tokens written for the longer retention
+                      (Anthropic's one hour, OpenAI's 12 hours; the long cache-write price)
   output_tokens       generated tokens, reasoning included (the output price)
   reasoning_tokens    the part of output_tokens the model spent thinking (shown, not billed again)
 
-OpenAI and Gemini count cache reads inside their prompt count; Anthropic reports them beside it.
+OpenAI and Gemini count cache reads (and OpenAI cache writes) inside their prompt count; Anthropic
+reports both beside it.
 Gemini counts thinking beside its candidates; OpenAI inside its completion count.
 
 `UsageTap(api)` is fed the response bytes as they pass (`feed`) and never holds the stream: for
@@ -33,6 +36,7 @@ class CallUsage:
     cached_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    long_cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -51,15 +55,24 @@ def _dict(value: object) -> dict:
 
 
 def anthropic_usage(usage: dict) -> CallUsage:
+    """`cache_creation` splits the cache writes by retention (five minutes, one hour)."""
+    by_retention = _dict(usage.get("cache_creation"))
+    one_hour = _int(by_retention.get("ephemeral_1h_input_tokens"))
+    writes = max(_int(usage.get("cache_creation_input_tokens")),
+                 _int(by_retention.get("ephemeral_5m_input_tokens")) + one_hour)
     return CallUsage(input_tokens=_int(usage.get("input_tokens")), output_tokens=_int(usage.get("output_tokens")),
-                     cached_tokens=_int(usage.get("cache_read_input_tokens")),
-                     cache_write_tokens=_int(usage.get("cache_creation_input_tokens")))
+                     cached_tokens=_int(usage.get("cache_read_input_tokens")), cache_write_tokens=writes,
+                     long_cache_write_tokens=min(one_hour, writes))
 
 
 def openai_usage(usage: dict, prompt: str = "input_tokens", completion: str = "output_tokens") -> CallUsage:
-    """Responses (input_tokens/output_tokens) and Chat Completions (prompt_tokens/completion_tokens)."""
-    cached = _int(_dict(usage.get(f"{prompt}_details")).get("cached_tokens"))
-    return CallUsage(input_tokens=max(0, _int(usage.get(prompt)) - cached), cached_tokens=cached,
+    """Responses (input_tokens/output_tokens) and Chat Completions (prompt_tokens/completion_tokens).
+    The prompt count includes the cache reads and writes its details break out."""
+    details = _dict(usage.get(f"{prompt}_details"))
+    cached, writes = _int(details.get("cached_tokens")), _int(details.get("cache_write_tokens"))
+    long_writes = min(writes, _int(_dict(details.get("cache_write_tokens_details")).get("ttl_12h_tokens")))
+    return CallUsage(input_tokens=max(0, _int(usage.get(prompt)) - cached - writes), cached_tokens=cached,
+                     cache_write_tokens=writes, long_cache_write_tokens=long_writes,
                      output_tokens=_int(usage.get(completion)),
                      reasoning_tokens=_int(_dict(usage.get(f"{completion}_details")).get("reasoning_tokens")))
 

@@ -84,6 +84,7 @@ class FakeUsage:
     cached: int = 0
     cache_write: int = 0
     reasoning: int = 0
+    long_cache_write: int = 0  # the part of cache_write kept longer (Anthropic 1 hour, OpenAI 12 hours)
 
 
 @dataclass
@@ -367,7 +368,10 @@ def _anthropic(turn: Turn, model: str, stream: bool, usage: FakeUsage) -> tuple[
     deltas = [delta] if turn.kind == "tool" else [dict(delta, text=t) for t in _split(turn.text, turn.pieces)]
     prompt = {"input_tokens": usage.input}
     prompt |= {"cache_read_input_tokens": usage.cached} if usage.cached else {}
-    prompt |= {"cache_creation_input_tokens": usage.cache_write} if usage.cache_write else {}
+    if usage.cache_write:
+        prompt |= {"cache_creation_input_tokens": usage.cache_write, "cache_creation": {
+            "ephemeral_5m_input_tokens": usage.cache_write - usage.long_cache_write,
+            "ephemeral_1h_input_tokens": usage.long_cache_write}}
     message = {"id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": model,
                "content": [], "stop_reason": None, "stop_sequence": None,
                "usage": dict(prompt, output_tokens=1)}
@@ -391,6 +395,9 @@ def _openai_usage(usage: FakeUsage, prompt: str, completion: str) -> dict:
     out = {prompt: prompt_count, completion: usage.output, "total_tokens": prompt_count + usage.output}
     if usage.cached or usage.cache_write:
         out[f"{prompt}_details"] = {"cached_tokens": usage.cached, "cache_write_tokens": usage.cache_write}
+    if usage.long_cache_write:
+        out[f"{prompt}_details"]["cache_write_tokens_details"] = {
+            "ttl_30m_tokens": usage.cache_write - usage.long_cache_write, "ttl_12h_tokens": usage.long_cache_write}
     if usage.reasoning:
         out[f"{completion}_details"] = {"reasoning_tokens": usage.reasoning}
     return out
