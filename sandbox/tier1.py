@@ -350,7 +350,7 @@ class Tier1Spawner:
                 assert userns_w is not None  # _switch_for gives both or neither
                 _map_sandbox_user(who, child_pid, userns_w)
             await self._wire_network(process, config, child_pid)
-            os.write(block_w, b"1")
+            await _unblock(proc, block_w)
         except BaseException:
             await process.kill()
             raise
@@ -430,6 +430,20 @@ def _map_sandbox_user(who: identity.Identity, child_pid: int, userns_w: int) -> 
     except OSError as exc:
         raise Refused(f"could not map the sandbox user into the sandbox: {exc}", FIX_USERNS) from None
     os.write(userns_w, b"1")
+
+
+async def _unblock(proc: asyncio.subprocess.Process, block_w: int) -> None:
+    """Let bwrap run the command; Refused when it already died in its set-up (a mount it could
+    not make, such as a mask over a link that resolves nowhere), reaped first so that nothing
+    signals its pid again."""
+    try:
+        os.write(block_w, b"1")
+    except BrokenPipeError:
+        assert proc.stderr is not None  # always piped
+        detail = (await proc.stderr.read()).decode("utf-8", "replace").strip()
+        await proc.wait()
+        raise Refused(f"bubblewrap could not create the sandbox: {detail or 'no detail'}",
+                      _fix_for(detail)) from None
 
 
 def _data_fd(data: bytes) -> int:
