@@ -112,7 +112,7 @@ async def _run_with_cancel(adapter: base.Adapter, episode: base.Episode, spawner
         kill.set()
 
     async def on_event(event: base.Event) -> None:
-        recorder.attest(run_id, event)
+        await recorder.attest_async(run_id, event)
         await tracking.on_event(event)
 
     watcher = asyncio.create_task(forward_cancel())

@@ -17,6 +17,7 @@ Every text stored passes through `redact()` first: no secret value reaches disk.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -31,6 +32,9 @@ from adapters.base import Event, Tier
 from bot import logs, metrics
 from bot.db import Database, connect
 from bot.record.redact import redact
+
+# a CLI line at least this long is redacted on a thread (Recorder.attest_async)
+OFF_LOOP_RAW = 64 * 1024
 
 
 def now_iso() -> str:
@@ -105,16 +109,18 @@ class Recorder:
 
     def record(self, run_id: str, tier: Tier | str, kind: str, *, tool: str | None = None,
                args: Any = None, outcome: str | None = None, duration_ms: float | None = None,
-               raw: str | bytes = "") -> int:
-        """Append one event to the run; returns its sequence number."""
+               raw: str | bytes = "", raw_redacted: str | None = None) -> int:
+        """Append one event to the run; returns its sequence number. `raw_redacted`: the raw
+        text already passed through `redact` (off the event loop, for a long line)."""
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8", "replace")
+        raw = raw_redacted if raw_redacted is not None else self.redact(raw)
         seq = self._next_seq(run_id)
         self._insert("run_events", {
             "run_id": run_id, "seq": seq, "ts": now_iso(), "tier": Tier(tier).value, "kind": kind,
             "tool": self.redact(tool) if tool else tool, "args_digest": args_digest(args) if args is not None else None,
             "outcome": self.redact(outcome) if outcome else outcome, "duration_ms": duration_ms,
-            "raw": self.redact(raw)})
+            "raw": raw})
         return seq
 
     def enforced(self, run_id: str, tool: str, args: Any, *, outcome: str,
@@ -129,6 +135,18 @@ class Recorder:
         outcome = event.error if event.error else None
         return self.record(run_id, Tier.ATTESTED, event.kind.value, tool=event.tool,
                            outcome=outcome, raw=event.raw or event.text)
+
+    async def attest_async(self, run_id: str, event: Event) -> int:
+        """`attest`, with a long line's redaction on a thread: looking for every encoding of every
+        secret costs seconds per MiB of token-like text, which would hold the event loop (and every
+        other thread's webhooks) for that long."""
+        raw = event.raw or event.text
+        if len(raw) < OFF_LOOP_RAW:
+            return self.attest(run_id, event)
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        clean = await asyncio.to_thread(self.redact, text)
+        return self.record(run_id, Tier.ATTESTED, event.kind.value, tool=event.tool,
+                           outcome=event.error or None, raw_redacted=clean)
 
     def declare_gap(self, run_id: str, what: str) -> int:
         """Something the bot cannot see (the CLI's model calls...), named in the record."""
