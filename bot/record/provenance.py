@@ -24,6 +24,7 @@ from bot.record.recorder import Recorder
 from sandbox.base import Limits
 
 MARKER_RE = re.compile(r"<!-- bot:run (\{.*?\}) -->")
+_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,79}")
 TIER_LEGEND = ("<sub>enforced: actions the bot itself carried out or checked (its tools, the model relay, "
                "the proxy) · attested: steps the agent's CLI reported, not checked · unobserved: what the "
                "bot cannot see</sub>")
@@ -56,6 +57,7 @@ class Provenance:
     status: str | None = None  # shown when not ok: "stopped", "timed out", "failed"
     change: str | None = None  # the bot's effect: "base 3f2a9c1 → 8d0e2b4 · 2 files +10 -3 · PR #13"
     extra: dict = field(default_factory=dict)
+    unpriced_models: list[str] = field(default_factory=list)  # relayed models the price table lacks
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -67,6 +69,8 @@ class Provenance:
             parts.append(f"{_thousands(self.tokens)} tokens")
         if self.cost_usd:
             parts.append(f"${self.cost_usd:.2f}" if self.cost_usd >= 0.01 else "<$0.01")
+        if self.unpriced_models:
+            parts.append("price unknown for " + ", ".join(self.unpriced_models))
         changed = f"{len(self.files_changed)} file{'s' if len(self.files_changed) != 1 else ''} changed"
         parts.append(changed + (" (native mode, attested)" if self.mode == "native" else ""))
         if self.pr_url:
@@ -154,7 +158,7 @@ def build(recorder: Recorder, run_id: str, *, agent: str | None = None, version:
         tiers=tier_summary(events, run["egress"]), declared_gaps=gaps,
         sandbox_tier=run.get("sandbox_tier"), limits=run["limits"], egress=run["egress"],
         base_commit=run.get("base_commit"), commit=commit, pr_url=pr_url, change=change, status=status,
-        extra=_thread_context(events))
+        extra=_thread_context(events), unpriced_models=unpriced_models(events))
     return _redacted(prov, recorder)
 
 
@@ -194,6 +198,19 @@ def model_spend(events: list[dict]) -> Usage | None:
             cost = (cost or 0.0) + detail["cost_usd"]
     total.cost_usd = cost
     return total
+
+
+def unpriced_models(events: list[dict]) -> list[str]:
+    """The models of relayed calls that used tokens the price table could not price, in call order."""
+    details = [_detail(e) for e in events if e["kind"] == "model_call" and e["tier"] == "enforced"]
+    models = [_model_id(d.get("model")) for d in details if d.get("cost_usd") == "unpriced"]
+    return list(dict.fromkeys(models))
+
+
+def _model_id(name: object) -> str:
+    """The agent chose the name: only a plain model id is repeated in the comment."""
+    text = str(name or "")
+    return text if _MODEL_ID.fullmatch(text) else "a model with an unlisted name"
 
 
 def _detail(event: dict) -> dict:

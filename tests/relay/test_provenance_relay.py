@@ -24,3 +24,19 @@ async def test_model_calls_move_to_the_enforced_row(fake, relay, recorder, run_i
         await post(r, "/v1/messages", BODY)
     enforced = provenance.build(recorder, run_id).tiers["enforced"]["what"]
     assert enforced.startswith("model: 2 calls (1 refused)")
+
+
+async def test_a_model_without_a_price_is_named_as_such_on_the_first_line(fake, relay, recorder, run_id):
+    fake.script(say("ok", usage=FakeUsage(input=1000, output=100)))
+    async with relay("anthropic") as r:
+        await post(r, "/v1/messages", dict(BODY, model="claude-future-9"))
+    line = provenance.build(recorder, run_id).summary_line()
+    assert "1.1k tokens · price unknown for claude-future-9" in line and "$" not in line
+
+
+async def test_an_unpriced_model_name_that_is_not_a_plain_model_id_is_not_repeated(fake, relay, recorder, run_id):
+    fake.script(say("ok"))
+    async with relay("anthropic") as r:
+        await post(r, "/v1/messages", dict(BODY, model="@octo/team [click](https://evil.example)"))
+    line = provenance.build(recorder, run_id).summary_line()
+    assert "price unknown for a model with an unlisted name" in line and "evil" not in line and "@" not in line
