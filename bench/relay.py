@@ -9,6 +9,10 @@ call would measure the relay's connection set-up, which a pooled client pays onc
 Anthropic Messages answer of 4,000 text deltas (a 4k-token answer, about 400 kB of SSE). Direct and
 relayed calls alternate, so both see the same machine load. Reported: p50/p99 of the whole call
 and of the time to first byte, each way, and what the relay adds (relayed minus direct).
+
+Beside them, on the same path and in the same rounds, a do-nothing asyncio forwarder (its own
+process, one kept upstream connection per client connection, bytes copied both ways unread): what
+any Python hop adds. The relay's figure over the forwarder's is the ratio the relay is judged by.
 """
 from __future__ import annotations
 
@@ -41,10 +45,36 @@ print(fake.url, flush=True)
 sys.stdin.read()
 """.replace("DELTAS", str(DELTAS))
 
+FORWARDER = r"""
+import asyncio, sys
+from urllib.parse import urlsplit
+upstream = urlsplit(sys.argv[1])
+
+async def pipe(reader, writer):
+    try:
+        while data := await reader.read(1 << 16):
+            writer.write(data)
+            await writer.drain()
+    finally:
+        writer.close()
+
+async def serve(client_reader, client_writer):
+    provider_reader, provider_writer = await asyncio.open_connection(upstream.hostname, upstream.port)
+    await asyncio.gather(pipe(client_reader, provider_writer), pipe(provider_reader, client_writer))
+
+async def main():
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    print(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+asyncio.run(main())
+"""
+
 CLIENT = r"""
 import http.client, json, sys, time
 from urllib.parse import urlsplit
 direct, relay, token, n, warmup = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+forwarder = sys.argv[6]
 bodies = {"stream": json.dumps({"model": "claude-opus-4-8", "stream": True, "max_tokens": 8192,
                                 "messages": [{"role": "user", "content": "write 4k tokens"}]}).encode(),
           "small": json.dumps({"model": "claude-opus-4-8", "max_tokens": 16,
@@ -73,11 +103,12 @@ def call(url, key, keep, phase):
         conn.close()
     return total, ttfb
 
-samples = {phase: {"direct": [], "relay": []} for phase in bodies}
+samples = {phase: {"direct": [], "relay": [], "forwarder": []} for phase in bodies}
+ways = (("direct", direct, "sk-bench-real"), ("relay", relay, token), ("forwarder", forwarder, "sk-bench-real"))
 for phase in bodies:
     for i in range(n + warmup):
-        for name, url, key, keep in (("direct", direct, "sk-bench-real", True), ("relay", relay, token, True)):
-            measured = call(url, key, keep, phase)
+        for name, url, key in ways[i % 3:] + ways[:i % 3]:  # each way first in a third of the rounds
+            measured = call(url, key, True, phase)
             if i >= warmup:
                 samples[phase][name].append(measured)
 print(json.dumps(samples))
@@ -88,11 +119,17 @@ def run() -> list[str]:
     return asyncio.run(_measure())
 
 
+def _helper(source: str, *args: str) -> tuple[subprocess.Popen, str]:
+    """A helper process that prints its URL and stops when its stdin closes."""
+    process = subprocess.Popen([sys.executable, "-c", source, *args], cwd=ROOT,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    return process, process.stdout.readline().strip()
+
+
 async def _measure() -> list[str]:
-    provider = subprocess.Popen([sys.executable, "-c", PROVIDER, str(2 * (CALLS + WARMUP))], cwd=ROOT,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    provider, fake_url = _helper(PROVIDER, str(3 * (CALLS + WARMUP)))
+    forwarder, forwarder_url = _helper(FORWARDER, fake_url)
     try:
-        fake_url = provider.stdout.readline().strip()
         with tempfile.TemporaryDirectory(prefix="bench-relay-") as scratch:
             recorder = Recorder(Path(scratch) / "bot.db")
             run_id = recorder.start_run(agent="bench")
@@ -101,7 +138,7 @@ async def _measure() -> list[str]:
                 cpu_started = time.process_time()
                 client = await asyncio.create_subprocess_exec(
                     sys.executable, "-c", CLIENT, fake_url, relay.url, relay.token, str(CALLS), str(WARMUP),
-                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                    forwarder_url, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
                 out, err = await client.communicate()
                 cpu_ms = (time.process_time() - cpu_started) * 1000 / (2 * (CALLS + WARMUP))
                 if client.returncode != 0:
@@ -109,8 +146,9 @@ async def _measure() -> list[str]:
                 priced = [c for c in relay.calls if c.usage is not None]
             recorded = recorder.tier_counts(run_id)["enforced"]
     finally:
-        provider.stdin.close()
-        provider.wait(10)
+        for process in (forwarder, provider):
+            process.stdin.close()
+            process.wait(10)
     return _report(json.loads(out), len(priced), recorded, cpu_ms)
 
 
@@ -126,13 +164,22 @@ def _report(samples: dict, counted: int, recorded: int, cpu_ms: float) -> list[s
 def _phase_lines(samples: dict) -> list[str]:
     total = {name: p50_p99_ms([s[0] for s in values]) for name, values in samples.items()}
     ttfb = {name: p50_p99_ms([s[1] for s in values]) for name, values in samples.items()}
+    added = {name: total[name][0] - total["direct"][0] for name in ("relay", "forwarder")}
     return [f"  whole call   direct p50 {total['direct'][0]:.2f} ms · p99 {total['direct'][1]:.2f} ms | "
             f"relayed p50 {total['relay'][0]:.2f} ms · p99 {total['relay'][1]:.2f} ms",
             f"  first byte   direct p50 {ttfb['direct'][0]:.2f} ms · p99 {ttfb['direct'][1]:.2f} ms | "
             f"relayed p50 {ttfb['relay'][0]:.2f} ms · p99 {ttfb['relay'][1]:.2f} ms",
-            f"  relay adds per call: p50 {total['relay'][0] - total['direct'][0]:.2f} ms · "
+            f"  relay adds per call: p50 {added['relay']:.2f} ms · "
             f"p99 {total['relay'][1] - total['direct'][1]:.2f} ms; to the first byte: "
-            f"p50 {ttfb['relay'][0] - ttfb['direct'][0]:.2f} ms · p99 {ttfb['relay'][1] - ttfb['direct'][1]:.2f} ms"]
+            f"p50 {ttfb['relay'][0] - ttfb['direct'][0]:.2f} ms · p99 {ttfb['relay'][1] - ttfb['direct'][1]:.2f} ms",
+            f"  bare asyncio forwarder adds p50 {added['forwarder']:.2f} ms (p99 "
+            f"{total['forwarder'][1] - total['direct'][1]:.2f} ms): relay / forwarder p50 added = "
+            f"{_ratio(added['relay'], added['forwarder'])}"]
+
+
+def _ratio(relay_ms: float, forwarder_ms: float) -> str:
+    """The relay's added p50 over the forwarder's; none when the forwarder's is lost in the noise."""
+    return f"{relay_ms / forwarder_ms:.2f}x" if forwarder_ms > 0.01 else "n/a (forwarder adds nothing measurable)"
 
 
 if __name__ == "__main__":
