@@ -14,8 +14,11 @@ anything is cancelled (bot/service/stopping.py); the intake makes no GitHub call
 """
 from __future__ import annotations
 
+import asyncio
 import http
 import logging
+from collections.abc import Callable
+from typing import TypeVar
 from urllib.parse import parse_qs
 
 import orjson
@@ -136,7 +139,9 @@ async def decide(db: Database, event: sansio.Event) -> JSONResponse:
     """Turn a verified event into at most one job. Raises Malformed for a payload without the
     fields its event has (before anything is stored)."""
     data = event.data
-    if found := parsed(lambda: triggers.automatic(event.event, data)):  # a label, an assignment, …
+    automatic = await off_loop_if_long(_item_body(event.event, data),
+                                       lambda: parsed(lambda: triggers.automatic(event.event, data)))
+    if found := automatic:  # a label, an assignment, …
         require_shape(found[0])["trigger_key"] = parsed(lambda: trigger_key(event.event, data))
         job = await triggers.enqueue(db, event.delivery_id, event.event, data.get("action"), found)
         metrics.DELIVERIES.labels("queued" if job is not None else "duplicate").inc()
@@ -151,10 +156,29 @@ async def decide(db: Database, event: sansio.Event) -> JSONResponse:
         return _ignored(event.delivery_id, "author is a bot")
     if not trigger["installation_id"]:
         return _ignored(event.delivery_id, "not delivered to an installed GitHub App")
-    command = grammar.parse(trigger.pop("body"), config.handle(), config.AGENTS)
+    body = trigger.pop("body")
+    command = await off_loop_if_long(body, lambda: grammar.parse(body, config.handle(), config.AGENTS))
     if command is None:
         return _ignored(event.delivery_id, "no command for us")
     return await _enqueue(db, event, trigger, command)
+
+
+T = TypeVar("T")
+# Deciding what is live in a comment is a CommonMark parse: cheap for what people write, up to a
+# second for a crafted 64 KiB one, which must not hold the loop that answers every other webhook.
+LONG_BODY = 4096
+
+
+async def off_loop_if_long(body: object, work: Callable[[], T]) -> T:
+    """`work()`, on a thread when the text it reads is long."""
+    if isinstance(body, str) and len(body) > LONG_BODY:
+        return await asyncio.to_thread(work)
+    return work()
+
+
+def _item_body(event: str, data: dict) -> object:
+    item = data.get("pull_request" if event == "pull_request" else "issue")
+    return item.get("body") if isinstance(item, dict) else None
 
 
 def job_kind(command: grammar.Command, association: str | None) -> tuple[str, str | None]:
