@@ -22,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 from adapters import base as adapters
 from adapters.base import Adapter, ProbeFn, Readiness
@@ -58,9 +59,10 @@ def probe_for(adapter: Adapter, home: Path) -> ProbeFn:
     return probe
 
 
-def agent_rows() -> list[dict]:
+def agent_rows(progress: Callable[[str], None] = lambda what: None) -> list[dict]:
     rows = []
     for name in adapters.names():
+        progress(f"the {name} CLI")
         adapter = adapters.get(name, config.operator_for(name))
         with tempfile.TemporaryDirectory(prefix=f"bot-doctor-{name}-") as scratch:
             ready: Readiness = adapter.detect(probe_for(adapter, Path(scratch)))
@@ -128,8 +130,10 @@ def _set_row(check: str, names: tuple[str, ...]) -> dict:
     return {"check": check, "ok": not missing, "unset": len(missing) == len(names), "detail": detail}
 
 
-# Sections beyond the agents, the sandbox floor and the model channel (a new area adds its own).
-SECTIONS: list[Callable[[], dict]] = [github_section, database_section]
+# Sections beyond the agents, the sandbox floor and the model channel (a new area adds its own),
+# each with what the progress line says while it runs.
+SECTIONS: list[tuple[str, Callable[[], dict]]] = [("the GitHub App", github_section),
+                                                  ("the database", database_section)]
 
 
 def verdict(agents: list[dict], floor: list[dict], sections: Sequence[dict]) -> tuple[bool, str]:
@@ -146,6 +150,34 @@ def verdict(agents: list[dict], floor: list[dict], sections: Sequence[dict]) -> 
     return True, f"OK{': ' if usable else ', '}{runs}{tail}"
 
 
+STATE_WIDTH = len("warning") + 1
+
+
+def state(row: dict, unset: bool = False) -> str:
+    """A row's status word: its own (ok, warning, missing, failed), else from its `ok`; a
+    section not set up at all is missing, not failed."""
+    return row.get("state") or ("ok" if row["ok"] else "missing" if unset else "failed")
+
+
+class Progress:
+    """What the doctor is checking, on stderr while it probes: one line each through a pipe, one
+    line redrawn in place on a terminal (cleared before the report)."""
+
+    def __init__(self, err: TextIO | None = None):
+        self.err = err or sys.stderr
+        self.live = self.err.isatty()
+
+    def __call__(self, what: str) -> None:
+        line = f"bot doctor: checking {what}…"
+        self.err.write(f"\r\x1b[2K{line}" if self.live else line + "\n")
+        self.err.flush()
+
+    def done(self) -> None:
+        if self.live:
+            self.err.write("\r\x1b[2K")
+            self.err.flush()
+
+
 def render(agents: list[dict], floor: list[dict], channel: Sequence[dict] = (),
            sections: Sequence[dict] = (), verdict_line: str = "") -> str:
     lines = [f"{'agent':<9} {'version':<10} {'status':<13} detail"]
@@ -155,16 +187,16 @@ def render(agents: list[dict], floor: list[dict], channel: Sequence[dict] = (),
     width = max([len(row["check"]) for row in floor] + [len(row["check"]) for section in sections
                                                           for row in section["rows"]] + [len("sandbox check")])
     if floor:
-        lines += ["", f"{'sandbox check':<{width}} ok   detail"]
-        lines += [f"{row['check']:<{width}} {'yes' if row['ok'] else 'NO':<4} {row['detail']}" for row in floor]
+        lines += ["", f"{'sandbox check':<{width}} {'status':<{STATE_WIDTH}} detail"]
+        lines += [f"{row['check']:<{width}} {state(row):<{STATE_WIDTH}} {row['detail']}" for row in floor]
     if channel:
         lines += ["", "model channel (per credential kind)"]
         lines += [f"{row['agent']:<9} relay: {', '.join(row['relay']) or 'none'}; "
                   f"key in the sandbox: {', '.join(row['direct']) or 'none'}" for row in channel]
     for section in sections:
         off = section.get("configured") is False  # not set up at all: a finding, not a failure
-        lines += ["", f"{section['section']:<{width}} ok   detail"]
-        lines += [f"{row['check']:<{width}} {'yes' if row['ok'] else '-' if off else 'NO':<4} {row['detail']}"
+        lines += ["", f"{section['section']:<{width}} {'status':<{STATE_WIDTH}} detail"]
+        lines += [f"{row['check']:<{width}} {state(row, off):<{STATE_WIDTH}} {row['detail']}"
                   for row in section["rows"]]
     if verdict_line:
         lines += ["", verdict_line]
@@ -175,8 +207,15 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bot doctor", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="machine-readable output (with an overall `ok`)")
     args = parser.parse_args(argv)
-    agents, floor, channel = agent_rows(), sandbox_rows(), channel_rows()
-    sections = [section() for section in SECTIONS]
+    progress = Progress()
+    agents = agent_rows(progress)
+    progress("the sandbox")
+    floor, channel = sandbox_rows(), channel_rows()
+    sections = []
+    for what, section in SECTIONS:
+        progress(what)
+        sections.append(section())
+    progress.done()
     ok, line = verdict(agents, floor, sections)
     if args.json:
         print(json.dumps({"ok": ok, "verdict": line, "agents": agents, "sandbox": floor, "model_channel": channel,

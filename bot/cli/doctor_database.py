@@ -1,43 +1,85 @@
-"""`bot doctor`'s database section: where the data lives, its schema version, the connected workers."""
+"""`bot doctor`'s database section: the database the service or `bot run` would use, its schema
+version and the connected workers, each row ok, warning, missing or failed.
+
+Nothing is created: a database not there yet is a finding (`missing`), and the doctor never
+migrates (that is `bot migrate`'s or the service's).
+"""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from bot import config
+from bot.cli import preflight
 from bot.db import Database, DatabaseConfigError, connect, migrations
 from bot.service.wakeup import connected_workers
 
+SERVICE_DIR = Path(".bot-data")  # `bot serve`'s default BOT_DATA_DIR, relative to where it runs
+
+
+def chosen_data_dir() -> tuple[Path, str]:
+    """The data dir the service or `bot run` would use, and whose it is: BOT_DATA_DIR when set;
+    else the service's ./.bot-data when a database is there (the service runs in this folder);
+    else `bot run`'s per-user folder."""
+    if config.is_set("BOT_DATA_DIR"):
+        return config.value("BOT_DATA_DIR").resolve(), "BOT_DATA_DIR"
+    if (SERVICE_DIR / "bot.db").is_file():
+        return SERVICE_DIR.resolve(), "the service's, in this folder"
+    return preflight.user_data_dir(), "bot run's per-user data dir"
+
 
 def database_section() -> dict:
+    server = bool(_database_url())
+    folder, whose = chosen_data_dir()
+    file = folder / "bot.db"
+    if not server and not file.is_file():
+        return _section([_row("database", "missing", f"none yet at {file} ({whose}): the first `bot run` creates it")])
     try:
-        db = connect(migrate=False)  # the doctor looks; migrating is `bot migrate`'s or the service's
+        db = connect(migrate=False) if server else connect(path=file, migrate=False)
     except DatabaseConfigError as exc:
-        return {"section": "database", "configured": True, "ok": False,
-                "rows": [{"check": "database", "ok": False, "detail": str(exc)}]}
+        return _section([_row("database", "failed", str(exc))])
     try:
-        rows = [{"check": "database", "ok": True, "detail": db.describe()}, _schema_row(db), _workers_row(db)]
+        where = db.describe() + ("" if server else f" ({whose})")
+        rows = [_row("database", "ok", where), _schema_row(db), _workers_row(db)]
         if db.shared:
-            rows.append({"check": "shared key (BOT_SECRET_KEY)", "ok": config.is_set("BOT_SECRET_KEY"),
-                         "detail": "set" if config.is_set("BOT_SECRET_KEY") else "not set"})
+            key = config.is_set("BOT_SECRET_KEY")
+            rows.append(_row("shared key (BOT_SECRET_KEY)", "ok" if key else "failed", "set" if key else "not set"))
     finally:
         db.close()
-    return {"section": "database", "configured": True, "ok": all(row["ok"] for row in rows), "rows": rows}
+    return _section(rows)
+
+
+def _database_url() -> str | None:
+    try:
+        return config.env("BOT_DATABASE_URL")
+    except KeyError:  # a build without server databases
+        return None
+
+
+def _row(check: str, state: str, detail: str) -> dict:
+    return {"check": check, "ok": state == "ok", "state": state, "detail": detail}
+
+
+def _section(rows: list[dict]) -> dict:
+    return {"section": "database", "configured": True, "ok": all(row["state"] != "failed" for row in rows),
+            "rows": rows}
 
 
 def _schema_row(db: Database) -> dict:
     version = migrations.version(db)
     if version > migrations.LATEST:
-        return {"check": "schema version", "ok": False,
-                "detail": f"{version}, newer than this bot knows ({migrations.LATEST}): upgrade this machine's bot"}
-    pending = "" if version == migrations.LATEST else f" ({migrations.LATEST} is applied at start or by `bot migrate`)"
-    return {"check": "schema version", "ok": True, "detail": f"{version}{pending}"}
+        return _row("schema version", "failed",
+                    f"{version}, newer than this bot knows ({migrations.LATEST}): upgrade this machine's bot")
+    if version < migrations.LATEST:
+        return _row("schema version", "warning",
+                    f"{version}, not {migrations.LATEST} yet: `bot serve` or `bot migrate` applies the rest")
+    return _row("schema version", "ok", str(version))
 
 
 def _workers_row(db: Database) -> dict:
-    if "workers" not in db.table_names():
-        return {"check": "connected workers", "ok": True, "detail": "none yet"}
-    now = time.time()
-    workers = connected_workers(db, now)
+    workers = connected_workers(db, time.time()) if "workers" in db.table_names() else []
+    if not workers:
+        return _row("connected workers", "missing", "none: no `bot serve` is running on this database")
     listed = "; ".join(f"{w['host']} pid {w['pid']} v{w['version']} running {w['running']}/{w['capacity']}"
                        for w in workers)
-    return {"check": "connected workers", "ok": True, "detail": f"{len(workers)}" + (f": {listed}" if listed else "")}
+    return _row("connected workers", "ok", f"{len(workers)}: {listed}")
