@@ -97,7 +97,7 @@ class _Connection:
 
     async def post(self, path: str, body: bytes, headers: dict) -> int:
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        self.writer.write(f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {len(body)}\r\n"
+        self.writer.write(f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{self.port}\r\ncontent-length: {len(body)}\r\n"
                           f"{head}\r\n".encode() + body)
         status_line = await self.reader.readline()
         length = 0
