@@ -34,7 +34,8 @@ from bot.settings.session import sign, unsign
 
 STATE_COOKIE = "bot_manifest_state"
 STATE_TTL = 3600  # GitHub's manifest codes live for one hour
-_ORG = re.compile(r"^(?=.{1,39}$)[A-Za-z0-9](?:-?[A-Za-z0-9])*$")  # GitHub's logins: no leading, trailing or double dash
+# GitHub's logins: 1 to 39 characters, no leading, trailing or double dash
+_ORG = re.compile(r"^(?=.{1,39}$)[A-Za-z0-9](?:-?[A-Za-z0-9])*$")
 _APP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,33}$")
 
 
