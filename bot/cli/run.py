@@ -150,6 +150,7 @@ def main(argv: list[str]) -> int:
         return 2
     preflight.quiet_logging()
     install_log_redaction()
+    credentials.speak_to_the_terminal()
     term = Terminal(live=Terminal.wants_live(args.plain), as_json=args.json)
     term.noted(f"base: {found.base}")
     with local_runs.alive(data_dir, conversation_of(repo), redact(args.request, secrets)) as marker:

@@ -232,6 +232,25 @@ def settings_url() -> str | None:
     return f"{base.rstrip('/')}/settings" if base and login else None
 
 
+_at_terminal = False  # `bot run`: the operator is the person at the terminal
+
+
+def speak_to_the_terminal() -> None:
+    """This process is `bot run`: the operator's environment is the shell of the person reading."""
+    global _at_terminal
+    _at_terminal = True
+
+
+def operator_fix_hint(what: str) -> str:
+    """How a rejected credential of the operator's environment (`what`: a variable, or the
+    ChatGPT login) is replaced, worded for whoever reads it."""
+    if not _at_terminal:
+        return f"the operator must replace {what} in the bot's environment"
+    if what.isupper():
+        return f"set a working {what} in your environment and run `bot run` again"
+    return f"replace {what} (for Codex: `codex login` again) and run `bot run` again"
+
+
 def auth_required_message(agent: str, repo: str | None = None) -> str:
     """The sentence the pipeline posts when `resolve` found nothing."""
     what = " or ".join(k.label for k in kinds_for(agent)) or "a credential"

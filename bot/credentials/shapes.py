@@ -22,16 +22,18 @@ class ShapeMismatch(InvalidCredential):
 class Shape:
     label: str  # what a value of this shape is, for messages
     pattern: re.Pattern[str]
-    example: str  # how it starts, for messages
+    looks: str  # how a value of this shape looks, for messages: "starts with …"
 
 
 SHAPES = {
     "anthropic_oauth": Shape("Claude subscription token", re.compile(r"^sk-ant-oat\d\d-[A-Za-z0-9_\-]{20,}$"),
-                             "sk-ant-oat01-…"),
+                             "starts with sk-ant-oat01-"),
     "anthropic_api": Shape("Anthropic API key", re.compile(r"^sk-ant-api\d\d-[A-Za-z0-9_\-]{20,}$"),
-                           "sk-ant-api03-…"),
-    "openai_api": Shape("OpenAI API key", re.compile(r"^sk-(?!ant-)[A-Za-z0-9_\-]{16,}$"), "sk-proj-… or sk-…"),
-    "gemini_api": Shape("Gemini API key", re.compile(r"^AIza[A-Za-z0-9_\-]{35}$"), "AIza… (39 characters)"),
+                           "starts with sk-ant-api03-"),
+    "openai_api": Shape("OpenAI API key", re.compile(r"^sk-(?!ant-)[A-Za-z0-9_\-]{16,}$"),
+                        "starts with sk-proj- or sk-"),
+    "gemini_api": Shape("Gemini API key", re.compile(r"^AIza[A-Za-z0-9_\-]{35}$"),
+                        "starts with AIza and is 39 characters long"),
 }
 KIND_SHAPE = {"claude:oauth_token": "anthropic_oauth", "claude:api_key": "anthropic_api",
               "codex:api_key": "openai_api", "opencode:anthropic_api_key": "anthropic_api",
@@ -55,7 +57,7 @@ def check_shape(kind: Kind, value: str) -> str:
     if other:
         raise ShapeMismatch(f"This looks like {with_article(other)}, not {with_article(kind.label)}. "
                             f"Choose \u201c{other}\u201d in the list, or paste the {kind.label}.")
-    raise ShapeMismatch(f"This is not {with_article(kind.label)}: it starts with {shape.example}.")
+    raise ShapeMismatch(f"This is not {with_article(kind.label)}: {with_article(kind.label)} {shape.looks}.")
 
 
 def _check_json(kind: Kind, value: str) -> str:

@@ -25,7 +25,14 @@ from typing import Any
 
 from adapters.base import Credentials, gateway_root
 from bot import config
-from bot.credentials.resolve import OPENCODE_PROVIDER_ENV, Kind, as_credentials, kinds_for, settings_url
+from bot.credentials.resolve import (
+    OPENCODE_PROVIDER_ENV,
+    Kind,
+    as_credentials,
+    kinds_for,
+    operator_fix_hint,
+    settings_url,
+)
 from bot.job import login_store
 from bot.job.direct_hosts import open_provider_hosts
 from bot.record.recorder import Recorder
@@ -152,7 +159,7 @@ def fix_hint(source: str, variable: str) -> str:
     return {"requester": f"connect a new key on {where}",
             "repository": f"a repository admin can connect a new key on {where}",
             "installation": f"an organization owner can connect a new key on {where}",
-            }.get(source, f"the operator must replace {variable} in the bot's environment")
+            }.get(source) or operator_fix_hint(variable)
 
 
 def relay_gaps(declared: tuple[str, ...]) -> tuple[str, ...]:

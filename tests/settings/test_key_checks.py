@@ -48,7 +48,7 @@ def test_hello_does_not_replace_a_working_key(client, github):
     assert _post(client, API_KEY).status_code == 303
     response = _post(client, "hello", replace="yes")
     assert response.status_code == 400
-    assert "This is not an Anthropic API key: it starts with sk-ant-api03-" in response.text
+    assert "This is not an Anthropic API key: an Anthropic API key starts with sk-ant-api03-" in response.text
     assert secrets.get(_scope(github), "claude:api_key") == API_KEY
 
 
