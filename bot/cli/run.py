@@ -7,6 +7,9 @@ itself, so the next `bot run` in it resumes the same session.
 Everything that can be known before the agent starts is checked first, each with one line that
 says what to do: a blank request, the settings, the repository path, the agent's CLI and its
 credentials. Nothing runs, and no session is touched, when one of them is wrong.
+The folder's state is asked of git first (bot/cli/local_folder.py). Ctrl-C ends the run with one
+line and records it stopped; a run whose process was killed is recorded interrupted by the next
+`bot run` (bot/cli/local_runs.py).
 """
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ never JSON inside strings.
 
 Without BOT_DATA_DIR the per-user data folder is read (bot/cli/preflight.py), and nothing is
 created when no run was ever recorded there.
+A run a killed `bot run` left "running" is recorded interrupted first (bot/cli/local_runs.py).
 """
 from __future__ import annotations
 
