@@ -32,6 +32,11 @@ from bot.record.redact import redact, running_secrets
 log = logging.getLogger("bot.github.client")
 T = TypeVar("T")
 USER_AGENT = "github-agent-bot/0.1"
+# Every REST call names the API version it was written against, and GitHub's media type unless
+# it asks for another representation (a diff, raw bytes).
+API_VERSION = "2022-11-28"
+MEDIA_TYPE = "application/vnd.github+json"
+_GIDGETHUB_DEFAULT_ACCEPT = "application/vnd.github.v3+json"
 TOKEN_REFRESH_MARGIN_S = 1200  # a job must still hold a valid token when it pushes at its end
 PERMISSION_TTL_S = 300
 RATE_LIMIT_ATTEMPTS = 5  # gidgethub's own loop asks handle_rate_limit_error after each
@@ -50,6 +55,7 @@ class RetryingAPI(GitHubAPI):
                          base_url=config.github_api_url(), **kwargs)
 
     async def _request(self, method: str, url: str, headers: Any, body: bytes = b"") -> Any:
+        headers = versioned(headers)
         try:
             answer = await super()._request(method, url, headers, body)
         except BaseException:
@@ -71,6 +77,14 @@ class RetryingAPI(GitHubAPI):
         metrics.RATE_LIMIT_WAIT_SECONDS.inc(delay)
         await retry.sleep(delay)
         return True
+
+
+def versioned(headers: dict[str, str]) -> dict[str, str]:
+    """The headers with the API version, and GitHub's media type in place of gidgethub's v3 default."""
+    headers = {**headers, "x-github-api-version": API_VERSION}
+    if headers.get("accept", _GIDGETHUB_DEFAULT_ACCEPT) == _GIDGETHUB_DEFAULT_ACCEPT:
+        headers["accept"] = MEDIA_TYPE
+    return headers
 
 
 def backoff_delay(exc: HTTPException, attempt: int) -> float | None:

@@ -34,7 +34,7 @@ from gidgethub import BadRequest
 
 from bot import config
 from bot.errors import BotError
-from bot.github.client import USER_AGENT, Thread, transient
+from bot.github.client import API_VERSION, MEDIA_TYPE, USER_AGENT, Thread, transient
 
 log = logging.getLogger("bot.github.thread")
 FAILING = ("failure", "timed_out", "startup_failure")
@@ -315,6 +315,8 @@ async def get(client: httpx.AsyncClient, url: str, *, token: str | None, cap: in
     to GitHub's own API or web origin. Without `keep` a body over `cap` bytes is refused; with it
     at most `cap` bytes are read and only the last `keep` of them kept (a log's end)."""
     headers = {"accept": accept} if accept else {}
+    if _origin(url) == _origin(config.github_api_url()):
+        headers = {"accept": accept or MEDIA_TYPE, "x-github-api-version": API_VERSION}
     if token and _origin(url) in _github_origins():
         headers["authorization"] = f"Bearer {token}"
     for _ in range(MAX_REDIRECTS + 1):

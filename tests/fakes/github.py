@@ -372,6 +372,19 @@ class FakeGitHub:
                 return failure
         return None
 
+    @staticmethod
+    def _unversioned(headers: dict) -> str | None:
+        """Why one of the bot's REST calls (its User-Agent) is refused for not naming the API version
+        and media type, or None. GitHub itself falls back to a default version; this fake refuses,
+        so the bot cannot drift. A test's own direct calls to the fake are not the bot's."""
+        if not headers.get("user-agent", "").startswith("github-agent-bot"):
+            return None
+        if headers.get("x-github-api-version") != "2022-11-28":
+            return "a REST call must send X-GitHub-Api-Version: 2022-11-28"
+        if not headers.get("accept", "").startswith("application/vnd.github"):
+            return "a REST call must accept application/vnd.github+json (or another GitHub media type)"
+        return None
+
     def _authorized(self, headers: dict, path: str) -> bool:
         if not self.require_auth or path in ("/rate_limit", "/app") or path.endswith("/access_tokens") \
                 or path.startswith("/_blobs/"):
@@ -380,6 +393,10 @@ class FakeGitHub:
         return scheme.lower() in ("token", "bearer") and value in self.tokens
 
     def _dispatch(self, method: str, path: str, body, headers: dict) -> tuple[int, object, dict]:
+        if not path.startswith("/_blobs/") and (unversioned := self._unversioned(headers)):
+            with self._lock:
+                self.calls.append(Call(method, path, body, headers))
+            return 400, {"message": f"fake GitHub: {unversioned}"}, {}
         if self._flaky and self._flaky["slow"] and method == "POST" and path.endswith("/comments"):
             with self._lock:
                 slow = self._flaky["rng"].random() < self._flaky["slow"]
