@@ -187,9 +187,9 @@ def _linked_repository(workdir: Path, pointer: str, home: Path | None) -> Path |
 
 def masked_entries(config: SandboxConfig) -> list[tuple[str, bool]]:
     """The masked paths present in the worktree, as (path inside, is a folder), outermost first;
-    a path under an already masked folder is covered by it. A symlink counts as what it points to
-    on the host; inside, bwrap mounts over what it resolves to there, and one that resolves out of
-    the worktree or nowhere stops bwrap before the command runs, rather than stay unmasked."""
+    a path under an already masked folder is covered by it. A symlink counts as what it points to;
+    inside, bwrap mounts over what it resolves to there. One that is absolute, leads out of the
+    worktree or nowhere is refused here, before anything runs, rather than left unmasked."""
     entries: list[tuple[str, bool]] = []
     for relative in sorted(config.masked, key=lambda path: PurePosixPath(path).parts):
         parts = PurePosixPath(relative).parts
@@ -199,9 +199,20 @@ def masked_entries(config: SandboxConfig) -> list[tuple[str, bool]]:
         if any(folder and _is_under(inside, path) for path, folder in entries):
             continue
         host = Path(config.workdir, *parts)
+        if host.is_symlink():
+            _refuse_uncoverable_link(Path(config.workdir), host, relative)
         if host.is_symlink() or host.exists():
             entries.append((inside, host.is_dir()))
     return entries
+
+
+def _refuse_uncoverable_link(worktree: Path, link: Path, relative: str) -> None:
+    """A masked path that is a link bwrap could not mount over the same target inside."""
+    target = os.readlink(link)
+    resolved = link.resolve()
+    if os.path.isabs(target) or not resolved.is_relative_to(worktree.resolve()) or not resolved.exists():
+        raise Refused(f"the worktree's {relative} is a link that leads out of the worktree or nowhere, "
+                      "where its loader path cannot be masked: nothing was run")
 
 
 def masked_files(config: SandboxConfig) -> dict[str, bytes]:
