@@ -517,14 +517,22 @@ _ANTHROPIC_ERRORS = {401: "authentication_error", 403: "permission_error", 429: 
                      500: "api_error", 529: "overloaded_error"}
 
 
+_GOOGLE_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                  429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+# OpenAI's (type, code) per status; other statuses are invalid requests without a code
+_OPENAI_ERRORS = {401: ("invalid_request_error", "invalid_api_key"), 429: ("requests", "rate_limit_exceeded"),
+                  500: ("server_error", None), 503: ("server_error", None)}
+
+
 def _error_body(api: str, status: int, message: str) -> bytes:
     if api == "anthropic":
         kind = _ANTHROPIC_ERRORS.get(status, "invalid_request_error")
-        body = {"type": "error", "error": {"type": kind, "message": message}}
+        body: dict = {"type": "error", "error": {"type": kind, "message": message}}
     elif api == "gemini":
-        body = {"error": {"code": status, "message": message, "status": "INVALID_ARGUMENT"}}
+        body = {"error": {"code": status, "message": message, "status": _GOOGLE_STATUS.get(status, "INVALID_ARGUMENT")}}
     else:
-        body = {"error": {"message": message, "type": "invalid_request_error", "code": "mock_fail"}}
+        kind, code = _OPENAI_ERRORS.get(status, ("invalid_request_error", None))
+        body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
     return json.dumps(body).encode()
 
 

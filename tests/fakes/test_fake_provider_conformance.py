@@ -11,11 +11,12 @@ import openai
 import pytest
 from anthropic.types import Message, RawMessageStreamEvent
 from google import genai
+from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
 
-from tests.fakes.provider import FakeProvider, FakeUsage, call, say
+from tests.fakes.provider import FakeProvider, FakeUsage, call, fail, say
 
 _RAW_EVENT = get_args(get_args(RawMessageStreamEvent)[0])
 _RESPONSES_EVENT = get_args(get_args(ResponseStreamEvent)[0])
@@ -152,3 +153,30 @@ def test_a_gemini_stream_is_valid_sdk_responses(fake):
     for chunk in chunks:
         genai_types.GenerateContentResponse.model_validate(chunk.model_dump(exclude_none=True))
     assert "".join(c.text or "" for c in chunks) == "one two three" and chunks[-1].usage_metadata.total_token_count
+
+
+# ---------------------------------------------------------------- errors, in each API's own format
+
+def test_an_anthropic_rate_limit_is_the_sdks_rate_limit_error_with_its_type():
+    with FakeProvider() as fake:
+        fake.script(fail(429, "slow down", retry_after="7"))
+        with pytest.raises(anthropic.RateLimitError) as raised:
+            _anthropic(fake).messages.create(**ANTHROPIC)
+    assert (raised.value.body["error"]["type"], raised.value.response.headers["retry-after"]) == ("rate_limit_error", "7")
+
+
+def test_an_openai_rate_limit_is_the_sdks_rate_limit_error_with_its_code():
+    with FakeProvider() as fake:
+        fake.script(fail(429, "slow down"))
+        with pytest.raises(openai.RateLimitError) as raised:
+            _openai(fake).responses.create(model="gpt-5.5", input="hi")
+    assert (raised.value.code, raised.value.type, raised.value.param) == ("rate_limit_exceeded", "requests", None)
+
+
+def test_a_gemini_rate_limit_carries_the_status_google_sends_for_it():
+    with FakeProvider() as fake:
+        fake.script(fail(429, "slow down"))
+        client = _gemini(fake)
+        with pytest.raises(genai_errors.ClientError) as raised:
+            client.models.generate_content(model="gemini-2.5-flash", contents="hi")
+    assert (raised.value.code, raised.value.status) == (429, "RESOURCE_EXHAUSTED")
