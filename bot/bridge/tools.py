@@ -19,6 +19,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -42,14 +43,15 @@ def sandbox_for_run(worktree: Path, policy: Admission, tier: int | None = None,
                     limits: Limits | None = None) -> RunSandbox:
     """A fresh sandbox per `run` call over the worktree, writable, at the operator's floor
     (BOT_SANDBOX_TIER, default 1; tier 0 only when the operator chose it). Network: only the
-    package registries the repository allows, through the egress proxy."""
+    package registries the repository allows, through the egress proxy. `limits`: the episode's
+    (memory, processes, disk caps), each call timed by the run tool's own timeout."""
     floor = config.sandbox_tier() if tier is None else tier
 
     def make(home: Path) -> tuple[Spawner, SandboxConfig]:
         sandbox_config = SandboxConfig(
             workdir=Path(worktree), home=home, mount_path=policy.mount_path, writable=True,
             allowed_hosts=policy.run_allowed_hosts, min_tier=floor, tmpdir=home / ".tmp",
-            limits=Limits(**vars(limits)) if limits else Limits(timeout_s=policy.run_timeout_s))
+            limits=replace(limits or Limits(), timeout_s=policy.run_timeout_s))
         return select_spawner(min(floor, 1), config.sandbox_host()), sandbox_config
 
     return make

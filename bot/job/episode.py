@@ -71,8 +71,9 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
     kill = asyncio.Event()
     async with BridgeServer(worktree.path, policy, recorder, run_id,
                             read_thread=conversations.thread_reader(ctx, thread),
-                            run_sandbox=loader_guard.masked_runs(sandbox_for_run(worktree.path, policy), adapter,
-                                                                 worktree.config.mode),
+                            run_sandbox=loader_guard.masked_runs(
+                                sandbox_for_run(worktree.path, policy, limits=sandbox_config.limits),
+                                adapter, worktree.config.mode),
                             on_progress=tracking.note, on_halt=lambda reason: kill.set(),
                             stop=cancel, read_dirs=read_dirs, review=ctx.findings) as bridge, \
             model_channel(agent, adapter, creds, ctx, recorder, run_id, sandbox_config,
