@@ -6,9 +6,11 @@ backoff from 1 s; every wait is capped (BOT_RELAY_RETRY_MAX_WAIT) and so is the 
 """
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from urllib.parse import urlsplit
 
 from bot import config
 
@@ -64,3 +66,35 @@ def busy_note(status: int, wait_s: float, attempt: int, retries: int) -> str:
     """The tracking comment's line: "provider busy (429), retrying in 20 s (retry 1 of 4)"."""
     shown = f"{wait_s:.0f} s" if wait_s >= 1 else f"{wait_s * 1000:.0f} ms"
     return f"provider busy ({status}), retrying in {shown} (retry {attempt} of {retries})"
+
+
+# What a failed connection says, in the words of the person who must fix it. Refused, unresolvable
+# or unroutable: no retry helps within minutes, so the turn ends at once with this line.
+_CONNECT_FAILURES = (("refused", "connection refused"), ("name or service not known", "its name does not resolve"),
+                     ("temporary failure in name resolution", "its name does not resolve"),
+                     ("nodename nor servname", "its name does not resolve"),
+                     ("network is unreachable", "the network is unreachable"),
+                     ("no route to host", "there is no route to it"))
+
+
+def unreachable_reason(root: str, error: BaseException) -> str:
+    """One line naming the upstream the relay could not connect to (never the relay's own address)."""
+    host = urlsplit(root).netloc or root
+    chain = _chain(error)
+    text = " ".join(str(e) for e in chain).lower()
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+        text += " refused"
+    if any(isinstance(e, socket.gaierror) for e in chain):
+        text += " name or service not known"
+    what = next((words for needle, words in _CONNECT_FAILURES if needle in text),
+                f"the connection failed ({type(error).__name__})")
+    return (f"the model provider at {host} could not be reached: {what} "
+            "(check the network, and BOT_<AGENT>_BASE_URL if it is set)")
+
+
+def _chain(error: BaseException | None) -> list[BaseException]:
+    seen: list[BaseException] = []
+    while error is not None and error not in seen and len(seen) < 8:
+        seen.append(error)
+        error = error.__cause__ or error.__context__
+    return seen

@@ -63,7 +63,7 @@ from bot.relay.budgets import Budget, Hold, Ledger, Scope
 from bot.relay.chatgpt import Login, LoginRefused, Session
 from bot.relay.pricing import PriceTable, load_table
 from bot.relay.reply_filter import UsageChunkFilter
-from bot.relay.retry import RetryPolicy, busy_note, retryable
+from bot.relay.retry import RetryPolicy, busy_note, retryable, unreachable_reason
 from bot.relay.usage import CallUsage, UsageTap
 
 if TYPE_CHECKING:
@@ -404,6 +404,10 @@ class ModelRelay:
         while True:
             try:
                 response = await self._http.send(self._request(scope, checked), stream=True)
+            except httpx.ConnectError as exc:  # refused, unresolvable, unroutable: retries cannot help
+                reason = unreachable_reason(self.upstream.root, exc)
+                self.stop(reason, kind="unreachable")
+                raise _Refused(502, "error:unreachable", reason) from None
             except httpx.TransportError as exc:
                 response, status, headers = None, 502, {}
                 reason = f"provider unreachable ({type(exc).__name__})"

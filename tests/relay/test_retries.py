@@ -2,9 +2,11 @@
 rejected key ends the turn naming the key's scope and where to fix it."""
 from __future__ import annotations
 
+import socket
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
+import httpx
 import pytest
 
 from bot.relay.retry import RetryPolicy, asked_wait_s
@@ -41,14 +43,49 @@ async def test_after_the_last_retry_the_providers_error_is_passed_on(fake, relay
     assert r.calls[-1].outcome == "http:500"
 
 
-async def test_an_unreachable_provider_is_retried_then_answered_502(relay):
-    notes: list[str] = []
-    async with relay("anthropic", base_url="http://127.0.0.1:9", on_retry=notes.append,
-                     retry=RetryPolicy(retries=1, max_wait_s=0)) as r:
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]  # closed again when the block ends: nothing listens there
+
+
+async def test_a_refused_connection_ends_the_turn_at_once_naming_the_upstream(relay):
+    """Connection refused is not worth minutes of retries: one line naming the host that could not be
+    reached, never the relay's own loopback address, and the episode ends with it."""
+    notes, stops = [], []
+    port = _closed_port()
+    async with relay("anthropic", base_url=f"http://127.0.0.1:{port}", on_retry=notes.append,
+                     on_stop=stops.append, retry=RetryPolicy(retries=4, max_wait_s=60)) as r:
         answer = await post(r, *ANTHROPIC)
+        relay_address = r.url
     assert answer.status_code == 502 and answer.json()["error"]["type"] == "api_error"
-    assert notes[0].startswith("provider unreachable (ConnectError), retrying")
+    assert notes == [] and len(stops) == 1
+    assert stops[0].startswith(f"the model provider at 127.0.0.1:{port} could not be reached: connection refused")
+    assert relay_address.removeprefix("http://") not in stops[0]
     assert r.calls[-1].outcome == "error:unreachable"
+
+
+async def test_a_provider_name_that_does_not_resolve_ends_the_turn_naming_it(relay):
+    def no_such_name(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno -2] Name or service not known", request=request)
+
+    stops: list[str] = []
+    async with httpx.AsyncClient(transport=httpx.MockTransport(no_such_name)) as client, \
+            relay("openai", base_url="https://gateway.example.invalid/v1", on_stop=stops.append,
+                  client=client) as r:
+        answer = await post(r, "/v1/responses", {"model": "gpt-5", "input": "hi"},
+                            headers={"authorization": f"Bearer {r.token}"})
+    assert answer.status_code == 502
+    assert stops == ["the model provider at gateway.example.invalid could not be reached: its name does not "
+                     "resolve (check the network, and BOT_<AGENT>_BASE_URL if it is set)"]
+
+
+async def test_a_connection_that_drops_mid_call_is_still_retried(fake, relay):
+    notes: list[str] = []
+    fake.script(fail(500, "boom", retry_after="0"), say("fine"))
+    async with relay("anthropic", on_retry=notes.append, retry=RetryPolicy(retries=1, max_wait_s=0)) as r:
+        answer = await post(r, *ANTHROPIC)
+    assert answer.status_code == 200 and len(notes) == 1
 
 
 async def test_a_rejected_key_ends_the_turn_naming_its_scope_and_where_to_fix_it(fake, relay):
