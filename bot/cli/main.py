@@ -46,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"bot: unknown command {name!r}\n\n{USAGE}", file=sys.stderr)
         return 2
+    from bot.cli import settings_check  # noqa: PLC0415 - `bot --help` stays instant
+    if settings_check.refused(name):  # every variable checked first, before the command's imports
+        return settings_check.EXIT_BAD_SETTING
     module = importlib.import_module(COMMANDS[name][0])
     return int(module.main(rest) or 0)
 

@@ -12,7 +12,7 @@ def test_an_unknown_default_agent_is_one_error_line_before_any_github_call(githu
     runner.event("issue_comment", payload("issue_comment.created", "@bot fix the typo"))
     assert cli.main(["action"]) == 2
     out = capsys.readouterr().out
-    assert out.startswith("::error::BOT_DEFAULT_AGENT='copilot' is not an agent: set it to one of claude")
+    assert out.startswith("::error::BOT_DEFAULT_AGENT='copilot': not an agent (claude, codex, opencode, gemini)")
     assert out.count("\n") == 1 and github.calls == []
 
 
@@ -21,5 +21,5 @@ def test_the_plan_step_refuses_an_unknown_default_agent_before_anything_is_insta
     monkeypatch.setenv("BOT_DEFAULT_AGENT", "copilot")
     runner.event("issue_comment", payload("issue_comment.created", "@bot fix the typo"))
     assert cli.main(["action", "plan"]) == 2
-    assert capsys.readouterr().out.startswith("::error::BOT_DEFAULT_AGENT='copilot' is not an agent")
+    assert capsys.readouterr().out.startswith("::error::BOT_DEFAULT_AGENT='copilot': not an agent")
     assert "agents" not in runner.outputs()

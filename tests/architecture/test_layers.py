@@ -11,6 +11,7 @@ from tests.architecture.imports import cycles, graph, project_modules
 RANKS = {
     "adapters": 1, "sandbox": 1,
     "bot": 2, "bot.errors": 1.5, "bot.config": 2,  # the kernel: settings, then retries and who may act
+    "bot.config_kinds": 1.8,  # what each variable's text must be, below the table that names them
     "bot.metrics": 2.5, "bot.logs": 2.5,  # every layer may count and log into them
     "bot.retry": 3, "bot.permissions": 3, "bot.loopback": 3,
     "bot.db": 3.5,
