@@ -3,6 +3,7 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 AGENTS  := agents-cli
+SPECS   := tests/specs
 # system packages: what the service needs, and what the tests add (tools the escape suite runs
 # inside the sandbox, the browser for the settings pages, hyperfine for the benchmarks)
 SERVE_CMDS := git bwrap ip unshare rg
@@ -11,10 +12,10 @@ TEST_CMDS  := $(SERVE_CMDS) socat hyperfine chromium curl openssl pgrep pg_ctlcl
 TEST_PKGS  := $(SERVE_PKGS) socat hyperfine chromium curl openssl procps postgresql
 PYTEST_ARGS ?=
 
-.PHONY: serve test bench soak screenshots install install-test prereqs system-serve system-test agents clean
+.PHONY: serve test bench soak screenshots install install-test prereqs system-serve system-test agents specs clean
 
 install: prereqs system-serve $(VENV)/.installed-serve agents
-install-test: prereqs system-test $(VENV)/.installed-test agents
+install-test: prereqs system-test $(VENV)/.installed-test agents specs
 
 # what make cannot install itself (Python >= 3.11 with venv, Node.js >= 20 with npm), one line each
 prereqs:
@@ -46,6 +47,14 @@ $(AGENTS)/node_modules/.installed: $(AGENTS)/package.json $(AGENTS)/package-lock
 	cd $(AGENTS) && npm install --no-audit --no-fund --no-save --loglevel=warn
 	touch $@
 
+# GitHub's REST OpenAPI description and webhook schemas, which the fake GitHub is checked against
+specs: $(SPECS)/node_modules/.installed
+
+$(SPECS)/node_modules/.installed: $(SPECS)/package.json $(SPECS)/package-lock.json
+	@echo "== installing GitHub's OpenAPI description and webhook schemas into $(SPECS)/node_modules (@octokit/openapi, @octokit/webhooks-schemas: about 390 MB on disk)"
+	cd $(SPECS) && npm ci --no-audit --no-fund --loglevel=warn
+	touch $@
+
 serve: install
 	$(BIN)/bot serve
 
@@ -68,4 +77,4 @@ screenshots: install-test
 		tests/settings/test_responsive.py -k test_no_page_scrolls_sideways
 
 clean:
-	rm -rf $(VENV) $(AGENTS)/node_modules .bot-data
+	rm -rf $(VENV) $(AGENTS)/node_modules $(SPECS)/node_modules .bot-data
