@@ -112,9 +112,10 @@ VARIABLES: tuple[Variable, ...] = (
              Kind(), secret=True),
     Variable("GITHUB_API_URL", "https://api.github.com", "GitHub's REST API (GHES: `https://HOST/api/v3`).",
              Url()),
-    Variable("BOT_GIT_BASE_URL", "https://github.com", "Where repositories are cloned from.",
+    Variable("BOT_GIT_BASE_URL", None, "Where repositories are cloned from (unset: GitHub's web host).",
              Url(("https", "http", "file"))),
-    Variable("BOT_GITHUB_OAUTH_URL", "https://github.com", "Where the settings page's login goes.", Url()),
+    Variable("BOT_GITHUB_OAUTH_URL", None, "Where the settings page's login goes (unset: GitHub's web host).",
+             Url()),
     Variable("BOT_GIT_NAME", None, "Author name of the bot's commits (default `<handle>[bot]`).", Kind()),
     Variable("BOT_GIT_EMAIL", None, "Author email of the bot's commits (default the handle's noreply address).",
              Kind()),
@@ -195,7 +196,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("GITHUB_EVENT_PATH", None, "Set by the runner (Action).", Kind()),
     Variable("GITHUB_OUTPUT", None, "Set by the runner (Action).", Kind()),
     Variable("GITHUB_STEP_SUMMARY", None, "Set by the runner (Action).", Kind()),
-    Variable("GITHUB_SERVER_URL", "https://github.com", "GitHub's web host (set by the runner in an Action).",
+    Variable("GITHUB_SERVER_URL", "https://github.com",
+             "GitHub's web host (set by the runner in an Action; unset with a GHES `GITHUB_API_URL`: its host).",
              Url(("https", "http", "file"))),
     Variable("RUNNER_TEMP", None, "Set by the runner (Action); the data dir goes under it.", Kind()),
     Variable("BOT_SESSION_CACHE_DIR", None, "The Action's per-thread session cache folder (set by action.yml).",
@@ -336,8 +338,22 @@ def github_api_url() -> str:
     return text("GITHUB_API_URL").rstrip("/")
 
 
+def server_url() -> str:
+    """GitHub's web host: GITHUB_SERVER_URL, else the host of an Enterprise Server API URL
+    (`https://HOST/api/v3`), else github.com."""
+    api = github_api_url()
+    if not is_set("GITHUB_SERVER_URL") and api.endswith("/api/v3"):
+        return api.removesuffix("/api/v3")
+    return text("GITHUB_SERVER_URL").rstrip("/")
+
+
 def git_base_url() -> str:
-    return text("BOT_GIT_BASE_URL").rstrip("/")
+    return (env("BOT_GIT_BASE_URL") or server_url()).rstrip("/")
+
+
+def oauth_url() -> str:
+    """Where the settings sign-in and the App manifest form go."""
+    return (env("BOT_GITHUB_OAUTH_URL") or server_url()).rstrip("/")
 
 
 def run_url(run_id: str) -> str | None:

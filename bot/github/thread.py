@@ -54,7 +54,7 @@ TEXT_EXTENSIONS = ("txt", "log", "md", "json", "csv", "yaml", "yml", "diff", "pa
 
 def server_url() -> str:
     """GitHub's web host (GITHUB_SERVER_URL, as in Actions; GHES sets its own)."""
-    return config.text("GITHUB_SERVER_URL").rstrip("/")
+    return config.server_url()
 
 
 @dataclass

@@ -40,7 +40,7 @@ _APP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,33}$")
 
 
 def _headers() -> dict[str, str]:
-    web = config.text("BOT_GITHUB_OAUTH_URL").rstrip("/")
+    web = config.oauth_url()
     return {"Content-Security-Policy": f"default-src 'none'; style-src 'unsafe-inline'; form-action 'self' {web}; "
                                        "frame-ancestors 'none'; base-uri 'none'",
             "Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"}

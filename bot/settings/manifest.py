@@ -63,7 +63,7 @@ def suggested_name() -> str:
 
 def github_form_action(state: str, organization: str | None = None) -> str:
     """Where the browser posts the manifest: a personal account's or an organisation's new-App page."""
-    web = config.text("BOT_GITHUB_OAUTH_URL").rstrip("/")
+    web = config.oauth_url()
     where = f"/organizations/{organization}" if organization else ""
     return f"{web}{where}/settings/apps/new?state={state}"
 

@@ -1,7 +1,7 @@
 """The settings pages: Login with GitHub, then connect personal and repository credentials.
 
 `routes` is mounted by bot/app.py. Nothing here runs at import. OAuth web flow against
-BOT_GITHUB_OAUTH_URL (default https://github.com) and GITHUB_API_URL; the session cookie is
+BOT_GITHUB_OAUTH_URL (default GITHUB_SERVER_URL) and GITHUB_API_URL; the session cookie is
 signed with a key derived from the secret store's master key; the user's token stays server-side,
 sealed in the `settings_sessions` table. Every form carries the session's CSRF token.
 """
@@ -77,7 +77,7 @@ def oauth_configured() -> bool:
 
 
 def oauth_base() -> str:
-    return config.text("BOT_GITHUB_OAUTH_URL").rstrip("/")
+    return config.oauth_url()
 
 
 def callback_url(request: Request) -> str:
