@@ -76,6 +76,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import jwt
 
+from tests.fakes.openapi_check import ConformanceChecker, projected, shaped
+
+# one checker for every fake in the process, so each operation's validators are built once
+SHARED_CHECKER = ConformanceChecker()
+# every fake made in this process, so a test can check the ones it started (tests/conftest.py)
+CREATED: list[FakeGitHub] = []
+
 
 @dataclass
 class Call:
@@ -88,8 +95,12 @@ class Call:
 
 class FakeGitHub:
     def __init__(self, app_id: str | None = None, public_key: str | None = None, require_auth: bool = True,
-                 token_ttl_s: float = 3600):
+                 token_ttl_s: float = 3600, check_conformance: bool = True):
         self.app_id, self.public_key, self.require_auth = app_id, public_key, require_auth
+        # each exchange off GitHub's published REST description, as one line
+        self.conformance_errors: list[str] = []
+        self._checker = SHARED_CHECKER if check_conformance else None
+        CREATED.append(self)
         self.token_ttl_s = token_ttl_s  # lifetime of the installation tokens it mints
         self.calls: list[Call] = []
         self.reactions: list[dict] = []
@@ -133,7 +144,9 @@ class FakeGitHub:
         owner, name = full_name.split("/")
         repo = {"id": next(self._ids), "name": name, "full_name": full_name, "private": private,
                 "owner": _user(owner, "Organization"), "default_branch": default_branch,
-                "html_url": f"https://github.com/{full_name}", "clone_url": f"https://github.com/{full_name}.git"}
+                "html_url": f"https://github.com/{full_name}", "clone_url": f"https://github.com/{full_name}.git",
+                "node_id": f"R_{name}", "url": f"https://api.github.com/repos/{full_name}"}
+        repo = shaped("full-repository", repo)
         self._repos[full_name] = {"repo": repo, "perms": {}, "issues": {}, "comments": {},
                                   "review_comments": {}, "pulls": {}, "files": {}, "reviews": {},
                                   "check_runs": [], "jobs": {}, "contents": {}}
@@ -148,7 +161,9 @@ class FakeGitHub:
                   user: str = "octocat") -> dict:
         issue = {"id": next(self._ids), "number": number, "title": title, "body": body, "state": "open",
                  "user": _user(user), "url": f"{self._api(full_name)}/issues/{number}",
-                 "html_url": f"https://github.com/{full_name}/issues/{number}", "comments": 0}
+                 "html_url": f"https://github.com/{full_name}/issues/{number}", "comments": 0,
+                 "node_id": f"I_{number}", "created_at": _now(), "updated_at": _now()}
+        issue = shaped("issue", issue)
         self._state(full_name)["issues"][number] = issue
         return issue
 
@@ -167,7 +182,8 @@ class FakeGitHub:
                 "head": {"ref": head_ref, "sha": head_sha, "label": f"{head_full.split('/')[0]}:{head_ref}",
                          "repo": {"full_name": head_full, "fork": head_full != full_name}},
                 "base": {"ref": base_ref or state["repo"]["default_branch"], "sha": "0" * 40,
-                         "repo": {"full_name": full_name}}}
+                         "repo": {"full_name": full_name}}, "node_id": f"PR_{number}"}
+        pull = shaped("pull-request", pull)
         state["pulls"][number] = pull
         return pull
 
@@ -178,7 +194,8 @@ class FakeGitHub:
                    "url": f"{self._api(full_name)}/issues/comments/{cid}",
                    "html_url": f"https://github.com/{full_name}/issues/{number}#issuecomment-{cid}",
                    "issue_url": f"{self._api(full_name)}/issues/{number}",
-                   "created_at": _now(), "updated_at": _now()}
+                   "created_at": _now(), "updated_at": _now(), "node_id": f"IC_{cid}"}
+        comment = shaped("issue-comment", comment)
         self._state(full_name)["comments"][cid] = comment
         return comment
 
@@ -194,7 +211,11 @@ class FakeGitHub:
                    "url": f"{self._api(full_name)}/pulls/comments/{cid}",
                    "html_url": f"https://github.com/{full_name}/pull/{number}#discussion_r{cid}",
                    "pull_request_url": f"{self._api(full_name)}/pulls/{number}",
-                   "created_at": _now(), "updated_at": _now(), "_number": number}
+                   "created_at": _now(), "updated_at": _now(), "_number": number, "node_id": f"PRRC_{cid}",
+                   "commit_id": "0" * 40, "original_commit_id": "0" * 40}
+        if in_reply_to is None:  # GitHub leaves the field out of a comment that starts a thread
+            del comment["in_reply_to_id"]
+        comment = shaped("pull-request-review-comment", comment)
         self._state(full_name)["review_comments"][cid] = comment
         return comment
 
@@ -209,6 +230,7 @@ class FakeGitHub:
                  "changes": adds + dels, "blob_url": f"https://github.com/{full_name}/blob/{sha}/{filename}",
                  "raw_url": f"https://github.com/{full_name}/raw/{sha}/{filename}",
                  "contents_url": f"{self._api(full_name)}/contents/{filename}?ref={sha}"}
+        entry = shaped("diff-entry", entry)
         if patch is not None:
             entry["patch"] = patch
         self._state(full_name)["files"].setdefault(number, []).append(entry)
@@ -221,6 +243,7 @@ class FakeGitHub:
                   "html_url": f"https://github.com/{full_name}/pull/{number}#pullrequestreview-{rid}",
                   "pull_request_url": f"{self._api(full_name)}/pulls/{number}",
                   "author_association": association, "submitted_at": _now(), "commit_id": "0" * 40}
+        review = shaped("pull-request-review", review)
         self._state(full_name)["reviews"].setdefault(number, []).append(review)
         return review
 
@@ -245,6 +268,8 @@ class FakeGitHub:
                    details_url=f"https://github.com/{full_name}/actions/runs/{run_id}/job/{cid}",
                    _annotations=notes)
         run["output"].update(title=title, summary=summary, annotations_count=len(notes))
+        run["check_suite"] = {"id": run["check_suite"]["id"]}  # the REST answer names the suite only
+        run = shaped("check-run", run)
         run["app"].update(slug=app, name="GitHub Actions" if app == "github-actions" else app)
         state = self._state(full_name)
         state["check_runs"].append(run)
@@ -254,7 +279,9 @@ class FakeGitHub:
                                   "url": f"{self._api(full_name)}/actions/jobs/{cid}",
                                   "check_run_url": f"{self._api(full_name)}/check-runs/{cid}",
                                   "started_at": _now(), "completed_at": _now(), "steps": [], "labels": [],
-                                  "_log": log}
+                                  "_log": log, "node_id": f"J_{cid}", "run_url": f"{self._api(full_name)}/actions/runs/{run_id}",
+                                  "workflow_name": "CI", "created_at": _now()}
+            state["jobs"][cid] = shaped("job", state["jobs"][cid])
         return run
 
     def add_attachment(self, data: bytes, content_type: str = "image/png", name: str | None = None) -> str:
@@ -438,6 +465,12 @@ class FakeGitHub:
                         return 404, {"message": "Not Found"}, {}
             return 404, {"message": f"fake GitHub has no route {method} {path}"}, {}
 
+    def _check_conformance(self, method: str, raw_path: str, body, status: int, payload) -> None:
+        if self._checker is not None:
+            problems = self._checker.check(method, raw_path, body, status, payload)
+            with self._lock:
+                self.conformance_errors.extend(problems)
+
     # ---- handlers
     def _access_token(self, body, headers, installation):
         scheme, _, token = headers.get("authorization", "").partition(" ")
@@ -453,9 +486,9 @@ class FakeGitHub:
         token = f"ghs_fake{next(self._ids)}x{int(installation):d}"
         self.tokens[token] = int(installation)
         expires = datetime.now(UTC) + timedelta(seconds=self.token_ttl_s)
-        return 201, {"token": token, "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        return 201, shaped("installation-token", {"token": token, "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
                      "permissions": {"issues": "write", "pull_requests": "write", "contents": "write"},
-                     "repository_selection": "all"}, {}
+                     "repository_selection": "all"}), {}
 
     def _app(self, body, headers):
         """GET /app with the App's JWT: who the App is (the settings' App check asks it)."""
@@ -463,18 +496,19 @@ class FakeGitHub:
         if status != 201:
             return status, answer, extra
         self.tokens.pop(answer["token"], None)
-        return 200, {"id": int(self.app_id or 1), "slug": "bot", "name": "bot",
-                     "html_url": "https://github.com/apps/bot"}, {}
+        return 200, shaped("integration", {"id": int(self.app_id or 1), "slug": "bot", "name": "bot",
+                                           "html_url": "https://github.com/apps/bot"}), {}
 
     def _repo(self, body, headers, owner, repo):
         return 200, self._state(f"{owner}/{repo}")["repo"], {}
 
     def _installation(self, body, headers, owner, repo):
         self._state(f"{owner}/{repo}")
-        return 200, {"id": 1, "account": _user(owner, "Organization"), "app_id": int(self.app_id or 1)}, {}
+        return 200, shaped("installation", {"id": 1, "account": _user(owner, "Organization"),
+                                            "app_id": int(self.app_id or 1)}), {}
 
     def _permission(self, body, headers, owner, repo, user):
-        return 200, self._state(f"{owner}/{repo}")["perms"][user], {}
+        return 200, shaped("repository-collaborator-permission", self._state(f"{owner}/{repo}")["perms"][user]), {}
 
     def _issue(self, body, headers, owner, repo, number):
         return 200, self._state(f"{owner}/{repo}")["issues"][int(number)], {}
@@ -503,9 +537,9 @@ class FakeGitHub:
         subject = "issue_comment" if kind == "comments" else "review_comment"
         reaction = {"subject": subject, "comment_id": int(cid), "content": body["content"]}
         if reaction in self.reactions:
-            return 200, {"id": 1, "content": body["content"], "user": _user("bot[bot]", "Bot")}, {}
+            return 200, _reaction(1, body["content"]), {}
         self.reactions.append(reaction)
-        return 201, {"id": len(self.reactions), "content": body["content"], "user": _user("bot[bot]", "Bot")}, {}
+        return 201, _reaction(len(self.reactions), body["content"]), {}
 
     def _react_issue(self, body, headers, owner, repo, number):
         self._state(f"{owner}/{repo}")["issues"][int(number)]
@@ -513,7 +547,7 @@ class FakeGitHub:
         fresh = reaction not in self.reactions
         if fresh:
             self.reactions.append(reaction)
-        return (201 if fresh else 200), {"id": len(self.reactions), "content": body["content"]}, {}
+        return (201 if fresh else 200), _reaction(len(self.reactions), body["content"]), {}
 
     def _list_review_comments(self, body, headers, owner, repo, number):
         state = self._state(f"{owner}/{repo}")
@@ -522,7 +556,7 @@ class FakeGitHub:
     def _reply(self, body, headers, owner, repo, number, cid):
         full = f"{owner}/{repo}"
         parent = self._state(full)["review_comments"][int(cid)]
-        if parent["in_reply_to_id"]:
+        if parent.get("in_reply_to_id"):
             return 422, {"message": "Replies to replies are not supported."}, {}
         reply = self.add_review_comment(full, int(number), body["body"], user="bot[bot]", user_type="Bot",
                                         path=parent["path"], line=parent["line"], in_reply_to=parent["id"],
@@ -534,7 +568,7 @@ class FakeGitHub:
 
     def _list_pulls(self, body, headers, owner, repo, query=""):
         params = dict(p.split("=", 1) for p in (query or "").split("&") if "=" in p)
-        found = [p for p in self._state(f"{owner}/{repo}")["pulls"].values()
+        found = [projected("pull-request-simple", p) for p in self._state(f"{owner}/{repo}")["pulls"].values()
                  if params.get("state", "open") in ("all", p["state"])
                  and ("head" not in params or p["head"]["label"] == params["head"])
                  and ("base" not in params or p["base"]["ref"] == params["base"])]
@@ -588,7 +622,7 @@ class FakeGitHub:
             stored.update(side=comment.get("side", "RIGHT"), start_line=comment.get("start_line"),
                           start_side=comment.get("start_side"))
             review["_comments"].append(stored)
-        return 200, {k: v for k, v in review.items() if not k.startswith("_")}, {}
+        return 200, {k: v for k, v in review.items() if k != "_comments"}, {}
 
     def submitted_reviews(self, full_name: str, number: int) -> list[dict]:
         """Reviews posted through the API (not seeded), each with its inline comments in `_comments`."""
@@ -629,14 +663,12 @@ class FakeGitHub:
         data = self._state(f"{owner}/{repo}")["contents"][path]
         if "raw" in headers.get("accept", ""):
             return 200, data, {"content-type": "application/octet-stream"}
-        import base64
-        return 200, {"type": "file", "path": path, "encoding": "base64", "size": len(data),
-                     "content": base64.b64encode(data).decode()}, {}
+        return 200, _content_file(self._api(f"{owner}/{repo}"), path, data), {}
 
     def _rate_limit(self, body, headers):
         reset = int(time.time()) + 3600
         core = {"limit": 5000, "remaining": 4999, "reset": reset, "used": 1}
-        return 200, {"resources": {"core": core}, "rate": core}, {}
+        return 200, shaped("rate-limit-overview", {"resources": {"core": core}, "rate": core}), {}
 
 
 def _routes(gh: FakeGitHub) -> list:
@@ -709,6 +741,8 @@ def _handler_for(gh: FakeGitHub):
                 return
             if self.command == "GET" and status == 200 and isinstance(payload, list):
                 payload, extra = _paginate(gh.url, self.path, payload, extra)
+            # checked before answering, so a test that got its answer sees the check's findings
+            gh._check_conformance(self.command, self.path, body, status, payload)
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             self.send_response(status)
             for name, value in {"content-type": "application/json; charset=utf-8",
@@ -775,8 +809,26 @@ def _shown_lines(patch: str, side: str) -> list[set]:
 
 
 def _user(login: str, kind: str = "User") -> dict:
-    return {"login": login, "id": zlib.crc32(login.encode()) % 10_000_000, "type": kind,
-            "html_url": f"https://github.com/{login}"}
+    uid = zlib.crc32(login.encode()) % 10_000_000
+    return shaped("simple-user", {"login": login, "id": uid, "type": kind, "node_id": f"U_{uid}",
+                                  "html_url": f"https://github.com/{login}",
+                                  "url": f"https://api.github.com/users/{login}"})
+
+
+def _reaction(rid: int, content: str) -> dict:
+    return {"id": rid, "node_id": f"REA_{rid}", "content": content, "user": _user("bot[bot]", "Bot"),
+            "created_at": _now()}
+
+
+def _content_file(api: str, path: str, data: bytes) -> dict:
+    import base64
+    import hashlib
+    sha = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git's blob id
+    links = {"self": f"{api}/contents/{path}", "git": f"{api}/git/blobs/{sha}",
+             "html": f"https://github.com/{api.split('/repos/', 1)[1]}/blob/HEAD/{path}"}
+    return {"type": "file", "path": path, "name": path.rsplit("/", 1)[-1], "sha": sha, "encoding": "base64",
+            "size": len(data), "content": base64.b64encode(data).decode(), "url": links["self"],
+            "git_url": links["git"], "html_url": links["html"], "download_url": None, "_links": links}
 
 
 def _now() -> str:
