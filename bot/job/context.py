@@ -44,6 +44,7 @@ class JobContext:
     agents: tuple[str, ...] = ()  # the review's agents, in the order named
     findings: Any = None  # a review episode's collector (bot.review.findings): its bridge offers the review tools
     stopped_by: str | None = None  # who stopped the job with `@bot stop` (their permission was checked)
+    ended_because: str | None = None  # why it ended early, for the service's outcome line ("no credentials")
 
     @property
     def token(self) -> str | None:

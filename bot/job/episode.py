@@ -49,6 +49,7 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
     adapter = base.get(agent, config.operator_for(agent))
     origin = credentials.resolve_origin(agent, ctx.repo_id or None, ctx.requester_id or None, ctx.installation_id)
     if origin is None:
+        ctx.ended_because = "no credentials"
         raise Stop(credentials.auth_required_message(agent, ctx.repo))
     creds = origin.credentials
     ctx.secrets.extend(creds.secret_values())

@@ -51,6 +51,7 @@ class WorkerPool:
         self.running: dict[int, asyncio.Task] = {}
         self.surfaces: dict[int, GitHubSurface] = {}  # of the running episodes, muted if taken over
         self.contexts: dict[int, pipeline.JobContext] = {}  # of the running episodes: who stopped them
+        self.started_at: dict[int, float] = {}  # monotonic, per running job: its outcome line's time taken
         self._wake = asyncio.Event()
         self._stopping = False
         self._loop_task: asyncio.Task | None = None
@@ -110,9 +111,11 @@ class WorkerPool:
         self.running.pop(job_id, None)
         self.surfaces.pop(job_id, None)
         self.contexts.pop(job_id, None)
+        self.started_at.pop(job_id, None)
         self._wake.set()
 
     async def _handle(self, job: queue.Job) -> None:
+        self.started_at[job.id] = time.monotonic()
         cancel = asyncio.Event()
         if job.cancel_requested:  # `@bot stop` arrived while it was queued
             cancel.set()
@@ -144,6 +147,21 @@ class WorkerPool:
     def _finish(self, job: queue.Job, status: str, error: str | None = None) -> None:
         if queue.finish(self.db, job.id, status, error=error, owner=self.owner):
             metrics.JOBS_FINISHED.labels(job.kind, status).inc()
+            self._log_outcome(job, status, error)
+
+    def _log_outcome(self, job: queue.Job, status: str, error: str | None) -> None:
+        """One line per finished job: what came of it, in which thread, and how long it took."""
+        ctx = self.contexts.get(job.id)
+        if ctx is not None and ctx.ended_because:
+            outcome = f"ended with {ctx.ended_because}"
+        elif status == "cancelled":
+            outcome = f"stopped by @{job.stopped_by}" if job.stopped_by else "stopped"
+        else:
+            outcome = "answered" if status == "done" else "failed"
+        taken = time.monotonic() - self.started_at.get(job.id, time.monotonic())
+        thread = f"{job.spec.get('repo')}#{job.spec.get('number')}"
+        level = logging.INFO if status != "failed" else logging.WARNING
+        log.log(level, "job %s for %s %s in %.1f s%s", job.id, thread, outcome, taken, f": {error}" if error else "")
 
     async def _heartbeat(self, job: queue.Job, cancel: asyncio.Event) -> None:
         """Renew the lease and watch for a stop request."""
@@ -278,7 +296,7 @@ def job_marker(job_id: int) -> str:
 
 def reply_text(db: Database, job: queue.Job) -> str:
     spec = job.spec
-    agents = base.names() or list(config.AGENTS)
+    agents = base.names()
     kind = spec["reply"]
     if kind == "not_allowed":
         return replies.not_allowed_once()
