@@ -57,7 +57,8 @@ def _open_setup(app: Starlette, address: str | None) -> None:
         app.state.setup_code = setup_code.new_code()
         base = (config.env("BOT_PUBLIC_URL") or address or "").rstrip("/") or listening_base(
             config.text("BOT_HOST"), config.value("BOT_PORT"))
-        log.warning("first run: open %s/?code=%s to create the GitHub App", base, app.state.setup_code)
+        log.warning("first run: open %s/?code=%s to create the GitHub App (or set GITHUB_APP_ID, "
+                    "GITHUB_PRIVATE_KEY_PATH and GITHUB_WEBHOOK_SECRET and start again)", base, app.state.setup_code)
 
 
 def create_app(start_workers: bool = True, address: str | None = None) -> Starlette:
@@ -71,7 +72,7 @@ def create_app(start_workers: bool = True, address: str | None = None) -> Starle
         app.state.db = store.connect()
         app.state.missing_config = config.missing_app_config()
         app.state.pool = None
-        for problem in app.state.missing_config:
+        for problem in app.state.missing_config if config.identity_source() else ():  # first run: one line below
             log.warning("not configured: %s", problem)
         _open_setup(app, address)
         if start_workers and not app.state.missing_config and config.workers() > 0:  # 0: intake only
