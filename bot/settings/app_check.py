@@ -16,6 +16,7 @@ import jwt
 from gidgethub.apps import get_jwt
 
 from bot import config
+from bot.github.client import API_VERSION
 
 OK_TTL = 600
 FAILED_TTL = 30
@@ -51,7 +52,7 @@ async def _ask_github(app_id: str, key: str) -> AppCheck:
     except (ValueError, TypeError, jwt.PyJWTError):
         return AppCheck(False, "The private key is not a PEM RSA key (GITHUB_PRIVATE_KEY / _PATH).")
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
-               "User-Agent": "github-agent-bot"}
+               "X-GitHub-Api-Version": API_VERSION, "User-Agent": "github-agent-bot"}
     try:
         async with httpx.AsyncClient(timeout=10) as client:
             response = await client.get(f"{config.github_api_url()}/app", headers=headers)

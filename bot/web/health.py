@@ -2,7 +2,8 @@
 
 /readyz is ready when the database answers a query of the jobs table, the GitHub App is verified
 (GitHub accepted its id and key, bot.settings.app_check), and the workers' claim loop has looked
-for work recently; its job counts are the ones the page at `/` shows (bot.web.home.job_counts).
+for work recently (an intake replica with BOT_WORKERS=0 has none to look); its job counts are the
+ones the page at `/` shows (bot.web.home.job_counts).
 /metrics is never on the public port by default: it is served on a separate listener
 (BOT_METRICS_ADDR, e.g. 127.0.0.1:9464) and, when BOT_METRICS_TOKEN is set, on the main port to a
 bearer of that token only; otherwise the main port answers 404.
@@ -29,6 +30,7 @@ from bot.settings.app_check import verify_app
 from bot.web.home import job_counts
 
 log = logging.getLogger("bot.web.health")
+INTAKE_ONLY = "none here (BOT_WORKERS=0: intake only)"
 CLAIMING_WITHIN_S = 30.0  # a claim loop silent for longer is stuck (it looks every half second)
 
 
@@ -46,13 +48,16 @@ async def readiness(app: Any) -> tuple[bool, dict]:
         checks["app"] = "verified" if check.ok else f"not verified: {check.message}"
     pool = getattr(app.state, "pool", None)
     last = getattr(pool, "last_claim_at", None)
-    if pool is None:
+    if pool is None and config.workers() == 0:  # an intake replica: workers run elsewhere
+        checks["workers"] = INTAKE_ONLY
+    elif pool is None:
         checks["workers"] = "not started"
     elif last is None or time.monotonic() - last > CLAIMING_WITHIN_S:
         checks["workers"] = "not claiming"
     else:
         checks["workers"] = "claiming"
-    ready = checks["database"] == "ok" and checks["app"] == "verified" and checks["workers"] == "claiming"
+    ready = (checks["database"] == "ok" and checks["app"] == "verified"
+             and checks["workers"] in ("claiming", INTAKE_ONLY))
     return ready, checks
 
 
