@@ -20,7 +20,7 @@ from tests.review.world import BUG_LINE, open_world  # noqa: E402
 
 ROUNDS = 3
 FIX = {"path": "app.py", "start_line": BUG_LINE, "end_line": BUG_LINE, "replacement": "    return a + b",
-       "body": "add() subtracts instead of adding."}
+       "body": "add() subtracts instead of adding.", "severity": "important"}
 
 
 def _script(world, agents: tuple[str, ...]) -> None:

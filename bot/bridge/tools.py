@@ -28,6 +28,7 @@ from jsonschema import Draft202012Validator, ValidationError
 from bot import config
 from bot.bridge.admission import Admission, Refusal
 from bot.errors import BotError
+from bot.review import severity as levels
 from bot.review.diff_lines import OutsideDiff
 from sandbox import select_spawner
 from sandbox.base import Limits, Refused, SandboxConfig, SandboxProcess, Spawner
@@ -62,6 +63,7 @@ def _schema(properties: dict, required: list[str]) -> dict:
 
 
 _PATH = {"type": "string", "description": "file path relative to the repository root"}
+_SEVERITY = {"type": "string", "enum": ["important", "nit", "pre-existing"], "description": levels.DESCRIPTION}
 
 TOOLS: dict[str, tuple[str, dict]] = {
     "read_thread": (
@@ -120,16 +122,17 @@ REVIEW_TOOLS: dict[str, tuple[str, dict]] = {
         _schema({"path": _PATH, "line": {"type": "integer", "description": "the (last) line commented on"},
                  "body": {"type": "string", "description": "the comment, in markdown"},
                  "side": {"type": "string", "enum": ["RIGHT", "LEFT"], "description": "RIGHT or LEFT"},
-                 "start_line": {"type": "integer", "description": "first line of a multi-line comment"}},
-                ["path", "line", "body", "side"])),
+                 "start_line": {"type": "integer", "description": "first line of a multi-line comment"},
+                 "severity": _SEVERITY},
+                ["path", "line", "body", "side", "severity"])),
     "suggest_change": (
         "Suggest a committable change: replace lines start_line..end_line of the new file (they must be "
         "in the pull request's diff) with replacement (the complete new text of those lines). body says why.",
         _schema({"path": _PATH, "start_line": {"type": "integer", "description": "first line replaced"},
                  "end_line": {"type": "integer", "description": "last line replaced"},
                  "replacement": {"type": "string", "description": "the new text of those lines"},
-                 "body": {"type": "string", "description": "why, in markdown"}},
-                ["path", "start_line", "end_line", "replacement", "body"])),
+                 "body": {"type": "string", "description": "why, in markdown"}, "severity": _SEVERITY},
+                ["path", "start_line", "end_line", "replacement", "body", "severity"])),
     "set_verdict": (
         "Your overall verdict on the pull request: approve, request_changes or comment (the default). "
         "The repository decides whether a review may approve or request changes.",
@@ -148,7 +151,8 @@ def review_call(collector: Any, tool: str, args: dict) -> tuple[str, dict]:
         text = collector.comment(args) if tool == "comment_on_line" else collector.suggest(args)
     except OutsideDiff as refused:
         raise Refusal("outside_diff", str(refused)) from None
-    return text, {"path": args.get("path"), "line": args.get("line") or args.get("end_line")}
+    return text, {"path": args.get("path"), "line": args.get("line") or args.get("end_line"),
+                  "severity": args.get("severity")}
 
 
 def check_arguments(tool: str, args: dict) -> None:

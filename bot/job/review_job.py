@@ -25,11 +25,12 @@ from bot.job.episode import Turn
 from bot.job.tracking import TrackingComment
 from bot.record import provenance
 from bot.record.recorder import Recorder
-from bot.review import post
+from bot.review import checks, post
 from bot.review.diff_lines import DiffLines
 from bot.review.findings import DEFAULT_BUDGET_CHARS, Collector, Scope, plan
 from bot.review.merge import merge
-from bot.review.render import AgentOutcome, review_payload
+from bot.review.render import AgentOutcome, check_summary, no_issues, review_payload
+from bot.review.selection import Selection, select
 from bot.workspace import worktrees
 
 if TYPE_CHECKING:
@@ -74,6 +75,21 @@ async def run(db: Any, ctx: JobContext, worktree: Worktree, tracking: TrackingCo
               choose: Callable[[JobContext, RepoConfig], str], episode: Episode) -> tuple[str, str]:
     if not ctx.is_pr or ctx.thread is None:
         raise Stop("A review needs a pull request: mention me with `review` on a pull request.")
+    check = await checks.CheckRun.begin(ctx.thread, worktree.base_sha, enabled=worktree.config.reviews.check_run,
+                                        secrets=ctx.secrets)
+    try:
+        return await _review(db, ctx, worktree, tracking, cancel, choose, episode, check)
+    except Stop as stop:
+        await check.conclude(checks.errored(stop.text))
+        raise
+    except BaseException as exc:
+        await asyncio.shield(check.conclude(checks.errored(f"the review stopped: {type(exc).__name__}")))
+        raise
+
+
+async def _review(db: Any, ctx: JobContext, worktree: Worktree, tracking: TrackingComment, cancel: asyncio.Event,
+                  choose: Callable[[JobContext, RepoConfig], str], episode: Episode,
+                  check: checks.CheckRun) -> tuple[str, str]:
     agents = _agents(ctx, worktree.config, choose)
     tracking.header = f"**{', '.join(agents)}** reviewing for @{ctx.requester}."
     files = await post.pull_files(ctx.thread)
@@ -86,7 +102,7 @@ async def run(db: Any, ctx: JobContext, worktree: Worktree, tracking: TrackingCo
                                 cancel, episode, first=i == 0) for i, review in enumerate(reviews)))
     if cancel.is_set():
         raise Stop(ctx.mode.stopped(ctx, started=True), "cancelled")
-    return await _publish(db, ctx, worktree, reviews, scope, tracking)
+    return await _publish(db, ctx, worktree, reviews, scope, check)
 
 
 def _agents(ctx: JobContext, cfg: RepoConfig, choose: Callable[[JobContext, RepoConfig], str]) -> list[str]:
@@ -134,26 +150,29 @@ def review_request(ctx: JobContext, scope: Scope, agent: str) -> str:
             + (f"Not part of this review: {skipped}.\n" if skipped else "")
             + f"Focus: {focus}\n\n"
             "For each problem you find, call the `bot` tool comment_on_line (path, line, side RIGHT for the new "
-            "code, body), or suggest_change (path, start_line, end_line, replacement, body) when you can show the "
-            "fix as the complete new text of those lines. The lines must be in the pull request's diff (shown "
-            "above; read_thread shows more of it). A call outside the diff is refused with the lines you may use: "
+            "code, body, severity), or suggest_change (path, start_line, end_line, replacement, body, severity) "
+            "when you can show the fix as the complete new text of those lines. severity is important (a bug "
+            "this change brings: fix before merging), nit (optional polish) or pre-existing (a real problem "
+            "this change did not cause). The lines must be in the pull request's diff (shown above; "
+            "read_thread shows more of it). A call outside the diff is refused with the lines you may use: "
             "correct it and call again. Your comments are posted together as one review when you finish.\n"
             "Finish with a short summary of your review; if you found no problems, say so.")
 
 
 async def _publish(db: Any, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
-                   tracking: TrackingComment) -> tuple[str, str]:
+                   check: checks.CheckRun) -> tuple[str, str]:
     outcomes = [AgentOutcome(r.agent, r.ok, r.turn.result.text or "" if r.ok and r.turn else "", r.failure,
                              r.collector.verdict) for r in reviews]
     blocks = [_provenance(db, ctx, r, r.turn) for r in reviews if r.turn is not None]
     if not any(r.ok for r in reviews):
         reasons = "\n".join(f"- {r.agent}: {r.failure}" for r in reviews)
+        await check.conclude(checks.errored(f"Every agent failed.\n\n{reasons}"))
         return _tail(f"❌ No review was posted: every agent failed.\n\n{reasons}", blocks), "failed"
-    findings = [f for r in reviews if r.ok for f in r.collector.findings]
-    merged = merge(findings, [r.agent for r in reviews])
+    settings = worktree.config.reviews
+    merged = merge([f for r in reviews if r.ok for f in r.collector.findings], [r.agent for r in reviews])
     payload = review_payload(merged, outcomes, scope, commit=worktree.base_sha, focus=ctx.request,
-                             provenance="\n".join(b.details_block() for b in blocks),
-                             verdicts=worktree.config.reviews.verdicts)
+                             provenance="\n".join(b.details_block() for b in blocks), verdicts=settings.verdicts,
+                             min_severity=settings.min_severity, max_comments=settings.max_comments)
     await ctx.refresh_token()
     marker = f"<!-- bot:review {ctx.job_id} -->" if ctx.job_id is not None else None
     try:
@@ -161,15 +180,25 @@ async def _publish(db: Any, ctx: JobContext, worktree: Worktree, reviews: list[R
                                         still_allowed=authority.before_effects(ctx.thread, ctx.requester,
                                                                                worktree.config))
     except post.NotPosted as refused:
+        await check.conclude(checks.errored(f"No review was posted: {refused}"))
         return _tail(f"❌ No review was posted: {refused}", blocks), "failed"
     _record(db, ctx, reviews, posted, len(payload["comments"]))
-    failed = [r for r in reviews if not r.ok]
-    lines = [f"✅ Review posted: {posted.get('html_url') or 'on this pull request'} — "
-             + (f"{len(merged)} comment{'s' if len(merged) != 1 else ''}" if merged
-                else f"no issues found in {len(scope.reviewed)} file{'s' if len(scope.reviewed) != 1 else ''}")
-             + f", by {', '.join(r.agent for r in reviews if r.ok)}."]
-    lines += [f"❌ {r.agent} failed: {r.failure}" for r in failed]
+    chosen = select(merged, settings.min_severity, settings.max_comments)
+    where = posted.get("html_url") or "on this pull request"
+    await check.conclude(checks.outcome(merged, fail_on=settings.fail_on, minimum=settings.min_severity,
+                                        summary=check_summary(chosen, scope, settings.min_severity, where)))
+    lines = [f"✅ Review posted: {where} — {_counted(chosen, scope, settings.min_severity)}, "
+             f"by {', '.join(r.agent for r in reviews if r.ok)}."]
+    lines += [f"❌ {r.agent} failed: {r.failure}" for r in reviews if not r.ok]
     return _tail("\n\n".join(lines), blocks), "done"
+
+
+def _counted(chosen: Selection, scope: Scope, minimum: str) -> str:
+    posted, listed = len(chosen.posted), len(chosen.summarised)
+    if not posted:
+        text = no_issues(minimum, len(scope.reviewed))
+        return text[0].lower() + text[1:]
+    return f"{posted} comment{'s' if posted != 1 else ''}" + (f" and {listed} more listed in it" if listed else "")
 
 
 def _provenance(db: Any, ctx: JobContext, review: Review, turn: Turn) -> Provenance:

@@ -3,14 +3,15 @@ and which files fit the agent's size budget.
 
     scope = plan(files, budget_chars=60_000)       # Scope(reviewed, skipped)
     collector = Collector("codex", DiffLines.from_files(files), scope)
-    collector.comment({"path": "app.py", "line": 3, "side": "RIGHT", "body": "..."})   # bridge tool
+    collector.comment({"path": "app.py", "line": 3, "side": "RIGHT", "body": "...", "severity": "nit"})
     collector.suggest({"path": "app.py", "start_line": 3, "end_line": 3, "replacement": "...", "body": "..."})
     collector.findings                                # [Finding]
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from bot.review import severity as levels
 from bot.review.diff_lines import DiffLines, OutsideDiff
 
 MAX_FINDINGS = 50  # per agent and review: more is noise
@@ -28,6 +29,7 @@ class Finding:
     body: str
     start_line: int | None = None
     suggestion: str | None = None  # the replacement lines of a suggest_change
+    severity: str | None = None  # important | pre-existing | nit, as the agent said (None: not given)
 
     @property
     def first(self) -> int:
@@ -62,6 +64,11 @@ def plan(entries: list[dict], budget_chars: int = DEFAULT_BUDGET_CHARS) -> Scope
     return scope
 
 
+def _severity(args: dict) -> str | None:
+    given = str(args.get("severity") or "").lower()
+    return given if given in levels.LABELS else None
+
+
 class Collector:
     """The review tools of one episode: each call is checked against the diff and kept."""
 
@@ -75,13 +82,13 @@ class Collector:
     def comment(self, args: dict) -> str:
         side = str(args.get("side") or "RIGHT").upper()
         finding = self._finding(args["path"], int(args["line"]), side, args["body"], args.get("start_line"))
-        return self._keep(finding)
+        return self._keep(replace(finding, severity=_severity(args)))
 
     def suggest(self, args: dict) -> str:
         start, end = int(args["start_line"]), int(args["end_line"])
         finding = self._finding(args["path"], end, "RIGHT", args.get("body") or "",
                                 start if start != end else None, suggestion=args["replacement"])
-        return self._keep(finding)
+        return self._keep(replace(finding, severity=_severity(args)))
 
     def decide(self, args: dict) -> str:
         """The agent's verdict; whether it counts is the repository's choice (reviews.verdicts)."""
@@ -106,6 +113,6 @@ class Collector:
     def _keep(self, finding: Finding) -> str:
         self.findings.append(finding)
         where = f"{finding.path}:{finding.first}" + (f"-{finding.line}" if finding.start_line else "")
-        kind = "suggestion" if finding.suggestion is not None else "comment"
+        kind = f"{levels.named(finding.severity)} " + ("suggestion" if finding.suggestion is not None else "comment")
         return (f"{kind} {len(self.findings)} on {where} ({finding.side}) added to your review; it is posted "
                 f"with the others when you finish.")

@@ -5,7 +5,8 @@
   comment attributed to all of them ("claude, codex");
 - findings of different agents on overlapping lines that say different things (different
   replacements, or dissimilar texts) are one comment that keeps each view side by side;
-- everything else stays as it was found.
+- everything else stays as it was found;
+- a merged comment's severity is the highest any of its agents gave.
 
 The order of the input never changes the output: findings are sorted by file, side, lines and the
 agents' order first, and ties keep the order each agent gave.
@@ -13,9 +14,10 @@ agents' order first, and ties keep the order each agent gave.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
+from bot.review import severity as levels
 from bot.review.findings import Finding
 
 SIMILAR = 0.55  # word-level similarity from which two texts say the same thing
@@ -34,6 +36,11 @@ class Merged:
     def contradiction(self) -> bool:
         return bool(self.others)
 
+    @property
+    def severity(self) -> str | None:
+        """The highest any agent gave on these lines."""
+        return levels.highest(self.finding.severity, *(other.severity for other in self.others))
+
 
 def merge(findings: list[Finding], agents: list[str] | tuple[str, ...]) -> list[Merged]:
     order = {name: i for i, name in enumerate(agents)}
@@ -45,6 +52,7 @@ def merge(findings: list[Finding], agents: list[str] | tuple[str, ...]) -> list[
         same = next((m for m in near if same_meaning(m.finding, finding)), None)
         if same is not None:
             same.agents.append(finding.agent)
+            same.finding = replace(same.finding, severity=levels.highest(same.finding.severity, finding.severity))
         elif near:
             near[0].others.append(finding)
         else:

@@ -3,7 +3,11 @@ as ```suggestion blocks GitHub can commit). Agent text is made inert (bot.record
 suggestion fences are the bot's own, longer than any backtick run in the replacement.
 
     payload = review_payload(merged, outcomes, scope, commit=sha, focus="error handling",
-                             provenance=blocks)     # POST /repos/{o}/{r}/pulls/{n}/reviews
+                             provenance=blocks, min_severity="nit", max_comments=10)
+    # POST /repos/{o}/{r}/pulls/{n}/reviews
+
+Each comment opens with its severity ("**Important:**", "Pre-existing:", "Nit:"); findings under
+the repository's threshold are counted in the body, those over its cap listed there one line each.
 """
 from __future__ import annotations
 
@@ -12,8 +16,10 @@ from dataclasses import dataclass
 
 from bot.record import inert
 from bot.record.defang import defang
+from bot.review import severity as levels
 from bot.review.findings import Finding, Scope
 from bot.review.merge import Merged, tally
+from bot.review.selection import Selection, select
 
 MAX_BODY_CHARS = 60_000  # GitHub refuses a review body over 65,536
 MAX_COMMENT_CHARS = 16_000
@@ -46,7 +52,7 @@ def _view(finding: Finding) -> str:
 
 def comment_body(item: Merged, several: bool) -> str:
     if not item.others:
-        text = _view(item.finding)
+        text = f"{levels.label(item.severity)}{_view(item.finding)}".rstrip()
         return _cut(text + (f"\n\n<sub>found by {', '.join(item.agents)}</sub>" if several else ""))
     views = [(", ".join(item.agents), item.finding)] + [(other.agent, other) for other in item.others]
     parts = ["**The agents differ here:**"]
@@ -55,7 +61,8 @@ def comment_body(item: Merged, several: bool) -> str:
             f" (lines {finding.first}-{finding.line})"
         view = _view(finding) if not where else defang(finding.body.strip()) + (
             f"\n\n{_plain_code(finding.suggestion)}" if finding.suggestion is not None else "")
-        parts.append(f"**{who}**{where}:\n\n{view}")
+        rated = f" ({finding.severity})" if finding.severity else ""
+        parts.append(f"**{who}**{where}{rated}:\n\n{view}")
     return _cut("\n\n".join(parts))
 
 
@@ -102,10 +109,12 @@ def verdict_line(outcomes: list[AgentOutcome], event: str) -> str:
 
 
 def review_payload(merged: list[Merged], outcomes: list[AgentOutcome], scope: Scope, *, commit: str,
-                   focus: str = "", provenance: str = "", verdicts: bool = False) -> dict:
+                   focus: str = "", provenance: str = "", verdicts: bool = False, min_severity: str = "nit",
+                   max_comments: int = 10) -> dict:
     several = len(outcomes) > 1
     event = verdict(outcomes, verdicts)
-    body = summary(merged, outcomes, scope, focus=focus)
+    chosen = select(merged, min_severity, max_comments)
+    body = summary(merged, outcomes, scope, focus=focus, chosen=chosen, minimum=min_severity)
     if line := verdict_line(outcomes, event):
         body = f"{body}\n\n{line}"
     if provenance:
@@ -113,16 +122,19 @@ def review_payload(merged: list[Merged], outcomes: list[AgentOutcome], scope: Sc
     if len(body) > MAX_BODY_CHARS:
         body = body[:MAX_BODY_CHARS] + "\n\n… (truncated)"
     return {"commit_id": commit, "body": body, "event": event,
-            "comments": [review_comment(item, several) for item in merged]}
+            "comments": [review_comment(item, several) for item in chosen.posted]}
 
 
-def summary(merged: list[Merged], outcomes: list[AgentOutcome], scope: Scope, *, focus: str = "") -> str:
+def summary(merged: list[Merged], outcomes: list[AgentOutcome], scope: Scope, *, focus: str = "",
+            chosen: Selection | None = None, minimum: str = "nit") -> str:
+    chosen = chosen or Selection(list(merged))
     names = [o.agent for o in outcomes]
     lines = [f"### Review by {', '.join(names)}"]
     if focus:
         lines.append(f"Focus: {inert.text(focus, 500)}")  # what the requester typed
     lines.append(coverage(scope))
-    lines.append(findings_line(merged, scope, any(o.ok for o in outcomes)))
+    lines.append(findings_line(chosen.posted + chosen.summarised, scope, any(o.ok for o in outcomes), minimum))
+    lines += [text for text in (over_the_cap(chosen), below_line(chosen, minimum)) if text]
     if len(outcomes) > 1 or any(not o.ok for o in outcomes):
         lines.append(_table(merged, outcomes))
     for outcome in outcomes:
@@ -142,16 +154,51 @@ def coverage(scope: Scope) -> str:
     return (f"Reviewed {len(scope.reviewed)} of {_files(scope.total)}; skipped: {skipped}{more}.")
 
 
-def findings_line(merged: list[Merged], scope: Scope, any_ok: bool) -> str:
+def findings_line(merged: list[Merged], scope: Scope, any_ok: bool, minimum: str = "nit") -> str:
     if not any_ok:
         return "❌ No agent finished its review."
     if not merged:
-        return f"✅ No issues found in {_files(len(scope.reviewed))}."
+        return f"✅ {no_issues(minimum, len(scope.reviewed))}."
     shared = sum(1 for m in merged if len(m.agents) > 1)
     differ = sum(1 for m in merged if m.others)
     extra = (f", {shared} found by more than one agent" if shared else "") + \
         (f", {differ} where the agents differ" if differ else "")
     return f"**{len(merged)} comment{'s' if len(merged) != 1 else ''}**{extra}."
+
+
+def check_summary(chosen: Selection, scope: Scope, minimum: str, review_url: str) -> str:
+    """The check run's summary: the review's findings line, what the cap and threshold left out, a link."""
+    lines = [coverage(scope), findings_line(chosen.posted + chosen.summarised, scope, True, minimum),
+             over_the_cap(chosen), below_line(chosen, minimum), f"The review: {review_url}"]
+    return "\n\n".join(line for line in lines if line)
+
+
+def no_issues(minimum: str, files: int) -> str:
+    above = "" if minimum == levels.lowest() else f" at or above {minimum}"
+    return f"No issues found{above} in {_files(files)}"
+
+
+def over_the_cap(chosen: Selection) -> str:
+    """One line per finding the cap kept off the lines: where, its first line, its severity."""
+    if not chosen.summarised:
+        return ""
+    lines = [f"Over the cap of {len(chosen.posted)} comments, also found:"]
+    for item in chosen.summarised:
+        where = f"{inert.code(item.finding.path)}:{item.finding.first}"  # the PR author's file name
+        lines.append(f"- also: {where} — {_title(item.finding)} ({levels.named(item.severity)})")
+    return "\n".join(lines)
+
+
+def below_line(chosen: Selection, minimum: str) -> str:
+    count = len(chosen.below)
+    if not count:
+        return ""
+    return f"{count} finding{'s' if count != 1 else ''} below {minimum} not posted (reviews.min_severity)."
+
+
+def _title(finding: Finding) -> str:
+    first = next((line for line in finding.body.splitlines() if line.strip()), "")
+    return inert.text(first, 120) if first else ("suggested change" if finding.suggestion is not None else "comment")
 
 
 def _table(merged: list[Merged], outcomes: list[AgentOutcome]) -> str:

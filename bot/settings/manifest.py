@@ -33,7 +33,7 @@ CONTEXT = "github-app\x00manifest v1"
 SETTINGS = {"GITHUB_APP_ID": "id", "GITHUB_PRIVATE_KEY": "pem", "GITHUB_WEBHOOK_SECRET": "webhook_secret",
             "GITHUB_CLIENT_ID": "client_id", "GITHUB_CLIENT_SECRET": "client_secret", "BOT_HANDLE": "slug"}
 PERMISSIONS = {"issues": "write", "pull_requests": "write", "contents": "write", "metadata": "read",
-               "checks": "read", "actions": "read", "members": "read"}
+               "checks": "write", "actions": "read", "members": "read"}
 EVENTS = ["issue_comment", "pull_request_review_comment", "pull_request_review", "issues", "pull_request"]
 CALLBACK_PATH = "/setup/github-app/callback"
 _cache: dict[str, Any] = {"stamp": None, "app": None}

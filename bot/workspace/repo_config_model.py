@@ -25,6 +25,7 @@ from bot.permissions import PERMISSION_LEVELS, levels_from
 from bot.record import inert
 
 MODES = ("strict", "native")
+SEVERITIES = ("important", "pre-existing", "nit")  # of review findings, most severe first
 REGISTRY_HOSTS = {
     "pypi": ("pypi.org", "files.pythonhosted.org"),
     "npm": ("registry.npmjs.org",),
@@ -76,6 +77,12 @@ def permissions(value: Any) -> tuple[str, ...]:
 def mode(value: Any) -> str:
     if value not in MODES:
         raise invalid(f"{inert.code(value)} is not a mode (strict or native)")
+    return str(value)
+
+
+def severity(value: Any) -> str:
+    if value not in SEVERITIES:
+        raise invalid(f"{inert.code(value)} is not a severity (important, pre-existing or nit)")
     return str(value)
 
 
@@ -159,6 +166,7 @@ Agent = Annotated[str | None, BeforeValidator(agent)]
 Agents = Annotated[tuple[str, ...], BeforeValidator(agents)]
 Permissions = Annotated[tuple[str, ...], BeforeValidator(permissions)]
 Mode = Annotated[str, BeforeValidator(mode)]
+Severity = Annotated[str, BeforeValidator(severity)]
 PathPatterns = Annotated[tuple[str, ...], BeforeValidator(path_patterns)]
 Hosts = Annotated[tuple[str, ...], BeforeValidator(hosts)]
 Registries = Annotated[tuple[str, ...], BeforeValidator(registries)]
@@ -256,6 +264,10 @@ class ReviewsSection(Section):
     agents: Agents = ()  # who reviews when no agent is named (a trigger): default the default agent
     budget: Annotated[int, BeforeValidator(whole(1_000, 2_000_000))] = 60_000  # diff characters per agent
     verdicts: Flag = False  # a review may approve or request changes (else it is always a comment)
+    min_severity: Severity = "nit"  # the lowest severity posted: nit is everything
+    max_comments: Annotated[int, BeforeValidator(whole(1, 100))] = 10  # inline comments; the rest in the body
+    check_run: Flag = False  # each review is also a check run on the head commit
+    fail_on: Severity = "important"  # the check run fails on a finding at or above this
 
 
 class BotYml(Section):

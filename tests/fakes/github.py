@@ -670,6 +670,38 @@ class FakeGitHub:
         core = {"limit": 5000, "remaining": 4999, "reset": reset, "used": 1}
         return 200, shaped("rate-limit-overview", {"resources": {"core": core}, "rate": core}), {}
 
+    # ---- check runs written by the bot (Checks API: POST and PATCH /repos/{o}/{r}/check-runs)
+    def check_runs_of(self, full_name: str, head_sha: str | None = None) -> list[dict]:
+        """Stored check runs (with `_annotations` and `_history`: each write's status and conclusion)."""
+        with self._lock:
+            return [copy.deepcopy(r) for r in self._state(full_name)["check_runs"]
+                    if head_sha is None or r["head_sha"] == head_sha]
+
+    def _create_check_run(self, body, headers, owner, repo):
+        if not isinstance(body, dict) or not body.get("name") or not body.get("head_sha"):
+            return 422, _refusal("Invalid request.\n\n\"name\" and \"head_sha\" weren't supplied.",
+                                 "create-a-check-run"), {}
+        if problem := _check_run_problem(body):
+            return 422, _refusal(problem, "create-a-check-run"), {}
+        run = self.add_check_run(f"{owner}/{repo}", body["head_sha"], body["name"], conclusion=None,
+                                 app="bot", status="queued")
+        run.update(details_url=body.get("details_url"), external_id=body.get("external_id", ""), _history=[])
+        _write_check_run(run, body)
+        return 201, _public(run), {}
+
+    def _update_check_run(self, body, headers, owner, repo, cid):
+        runs = [r for r in self._state(f"{owner}/{repo}")["check_runs"] if r["id"] == int(cid)]
+        if not runs:
+            return 404, {"message": "Not Found"}, {}
+        body = body if isinstance(body, dict) else {}
+        if problem := _check_run_problem(body):
+            return 422, _refusal(problem, "update-a-check-run"), {}
+        _write_check_run(runs[0], body)
+        return 200, _public(runs[0]), {}
+
+    def _get_check_run(self, body, headers, owner, repo, cid):
+        runs = [r for r in self._state(f"{owner}/{repo}")["check_runs"] if r["id"] == int(cid)]
+        return (200, _public(runs[0]), {}) if runs else (404, {"message": "Not Found"}, {})
 
 def _routes(gh: FakeGitHub) -> list:
     repo = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
@@ -706,6 +738,9 @@ def _routes(gh: FakeGitHub) -> list:
         ("GET", repo + r"/contents/(?P<path>.+)", gh._content),
         ("GET", r"/user-attachments/(?P<rest>(?:assets/[\w-]+|files/\d+/[^/]+))", gh._attachment),
         ("GET", r"/_blobs/(?P<key>[\w/-]+)", gh._blob),
+        ("POST", repo + r"/check-runs", gh._create_check_run),
+        ("PATCH", repo + r"/check-runs/(?P<cid>\d+)", gh._update_check_run),
+        ("GET", repo + r"/check-runs/(?P<cid>\d+)", gh._get_check_run),
     ]
     review = {"GET": gh._comment, "PATCH": gh._update_comment, "POST": gh._react}
     routes = []
@@ -833,3 +868,50 @@ def _content_file(api: str, path: str, data: bytes) -> dict:
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+_CONCLUSIONS = ("action_required", "cancelled", "failure", "neutral", "success", "skipped", "stale", "timed_out")
+
+
+def _public(run: dict) -> dict:
+    return {k: v for k, v in run.items() if not k.startswith("_")}
+
+
+def _refusal(message: str, operation: str) -> dict:
+    return {"message": message, "documentation_url": f"https://docs.github.com/rest/checks/runs#{operation}",
+            "status": "422"}
+
+
+def _check_run_problem(body: dict) -> str | None:
+    """Why GitHub would refuse this check-run write: a completed run without a conclusion, an output
+    without title and summary, more than 50 annotations, an annotation missing a required field."""
+    status, conclusion = body.get("status"), body.get("conclusion")
+    if status == "completed" and not conclusion:
+        return "Invalid request.\n\nconclusion is required when status is completed."
+    if conclusion is not None and conclusion not in _CONCLUSIONS:
+        return f"Invalid request.\n\n{conclusion!r} is not a valid conclusion."
+    output = body.get("output") or {}
+    notes = output.get("annotations") or []
+    if output and (not output.get("title") or not output.get("summary")):
+        return "Invalid request.\n\n\"title\" and \"summary\" weren't supplied."
+    if len(notes) > 50:
+        return "Invalid request.\n\nOnly 50 annotations may be sent per request."
+    for note in notes:
+        missing = [k for k in ("path", "start_line", "end_line", "annotation_level", "message") if k not in note]
+        if missing or note.get("annotation_level") not in ("notice", "warning", "failure"):
+            return f"Invalid request.\n\nAn annotation is invalid (missing {missing or 'nothing'})."
+    return None
+
+
+def _write_check_run(run: dict, body: dict) -> None:
+    """A conclusion completes the run; annotations are appended to those already there."""
+    if body.get("conclusion"):
+        run.update(status="completed", conclusion=body["conclusion"], completed_at=body.get("completed_at") or _now())
+    elif body.get("status"):
+        run["status"] = body["status"]
+    if output := body.get("output"):
+        notes = output.get("annotations") or []
+        run["output"].update(title=output["title"], summary=output["summary"], text=output.get("text"))
+        run["_annotations"].extend({**note, "blob_href": f"{run['html_url']}/{note['path']}"} for note in notes)
+        run["output"]["annotations_count"] = len(run["_annotations"])
+    annotations = len((body.get("output") or {}).get("annotations") or [])
+    run["_history"].append({"status": run["status"], "conclusion": run["conclusion"], "annotations": annotations})

@@ -39,13 +39,15 @@ async def test_review_tools_are_not_offered_outside_a_review(worktree, recorder,
 
 
 async def test_comment_on_a_line_of_the_diff_is_kept_not_posted(review_bridge, collector):
-    text, is_error = await call(review_bridge, "comment_on_line", path="app.py", line=2, side="RIGHT", body="sign")
+    text, is_error = await call(review_bridge, "comment_on_line", path="app.py", line=2, side="RIGHT", body="sign",
+                                severity="nit")
     assert not is_error and "added to your review" in text
     assert [(f.path, f.line, f.side, f.body) for f in collector.findings] == [("app.py", 2, "RIGHT", "sign")]
 
 
 async def test_comment_outside_the_diff_is_refused_with_the_lines_allowed(review_bridge, collector, recorder, run_id):  # noqa: F811
-    text, is_error = await call(review_bridge, "comment_on_line", path="app.py", line=5, side="RIGHT", body="x")
+    text, is_error = await call(review_bridge, "comment_on_line", path="app.py", line=5, side="RIGHT", body="x",
+                                severity="nit")
     assert is_error and text.startswith("refused: line 5 of app.py") and "RIGHT side: 1-2" in text
     assert collector.findings == []
     assert [e["outcome"] for e in recorder.events(run_id) if e["kind"] == "tool_call"] == ["refused:outside_diff"]
@@ -53,7 +55,7 @@ async def test_comment_outside_the_diff_is_refused_with_the_lines_allowed(review
 
 async def test_suggest_change_is_kept_with_its_replacement(review_bridge, collector):
     text, is_error = await call(review_bridge, "suggest_change", path="app.py", start_line=2, end_line=2,
-                                replacement="    return a + b", body="add, not subtract")
+                                replacement="    return a + b", body="add, not subtract", severity="important")
     assert not is_error and collector.findings[0].suggestion == "    return a + b"
 
 

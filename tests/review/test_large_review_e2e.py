@@ -18,8 +18,8 @@ def large(tmp_path):
 
 def test_files_over_the_budget_are_listed_and_refused(large):
     codex = large.providers["codex"]
-    codex.script(call("comment_on_line", {"path": "big.py", "line": 1, "side": "RIGHT", "body": "why?"}),
-                 call("comment_on_line", {"path": "app.py", "line": BUG_LINE, "side": "RIGHT", "body": "sign"}),
+    codex.script(call("comment_on_line", {"path": "big.py", "line": 1, "side": "RIGHT", "body": "why?", "severity": "nit"}),
+                 call("comment_on_line", {"path": "app.py", "line": BUG_LINE, "side": "RIGHT", "body": "sign", "severity": "important"}),
                  say("Done."))
     large.ask("@bot codex review")
     answer = large.answer()

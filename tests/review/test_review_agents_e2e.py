@@ -11,8 +11,9 @@ from tests.review.world import BUG_LINE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 FIX = {"path": "app.py", "start_line": BUG_LINE, "end_line": BUG_LINE, "replacement": "    return a + b",
-       "body": "add() subtracts instead of adding."}
-DOC = {"path": "app.py", "line": 1, "side": "RIGHT", "body": "Put a blank line after the module docstring."}
+       "body": "add() subtracts instead of adding.", "severity": "important"}
+DOC = {"path": "app.py", "line": 1, "side": "RIGHT", "body": "Put a blank line after the module docstring.",
+       "severity": "nit"}
 
 
 def runs(world) -> list[dict]:

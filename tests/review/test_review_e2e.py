@@ -11,7 +11,7 @@ from tests.spine.service import REPO
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 FIX = {"path": "app.py", "start_line": BUG_LINE, "end_line": BUG_LINE, "replacement": "    return a + b",
-       "body": "add() subtracts: it must add."}
+       "body": "add() subtracts: it must add.", "severity": "important"}
 
 
 def test_one_agent_review_posts_one_review_with_a_suggestion_on_the_buggy_line(world):
@@ -29,7 +29,7 @@ def test_one_agent_review_posts_one_review_with_a_suggestion_on_the_buggy_line(w
 
 
 def test_comment_outside_the_diff_is_refused_and_the_corrected_retry_lands(world):
-    outside = {"path": "app.py", "line": 40, "side": "RIGHT", "body": "add() subtracts."}
+    outside = {"path": "app.py", "line": 40, "side": "RIGHT", "body": "add() subtracts.", "severity": "important"}
     world.providers["codex"].script(call("comment_on_line", outside),
                                     call("comment_on_line", {**outside, "line": BUG_LINE}), say("Done."))
     world.ask("@bot codex review the arithmetic")
@@ -61,7 +61,8 @@ def test_review_on_an_issue_says_it_needs_a_pull_request(world):
 
 
 def test_an_operator_key_the_agent_writes_into_a_comment_is_redacted(world):
-    leak = {"path": "app.py", "line": BUG_LINE, "side": "RIGHT", "body": "key: sk-test-operator-key-0123456789"}
+    leak = {"path": "app.py", "line": BUG_LINE, "side": "RIGHT", "body": "key: sk-test-operator-key-0123456789",
+            "severity": "nit"}
     world.providers["codex"].script(call("comment_on_line", leak), say("sk-test-operator-key-0123456789"))
     world.ask("@bot codex review")
     world.answer()
