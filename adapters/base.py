@@ -170,6 +170,21 @@ class Loaders:
     parents: bool = False
 
 
+@dataclass(frozen=True)
+class RelayChannel:
+    """One credential the model relay can carry for a CLI: the relay holds it on the host and the
+    CLI gets the relay's per-episode token in `inside_env` instead."""
+
+    variable: str  # where the resolved credentials hold the key
+    provider: str  # the relay's provider name (bot/relay/apis.py)
+    bearer: bool  # sent as `Authorization: Bearer`, else in the provider's own key header
+    inside_env: tuple[str, ...]  # the variables the CLI reads the (relay's) key from
+    through_gateway: bool = True  # usable when the operator set BOT_<AGENT>_BASE_URL
+
+
+# In `direct_credentials`: any key variable no relay channel carries runs with the key in the sandbox.
+ANY_OTHER_KEY = "*"
+
 ProbeFn = Callable[[Sequence[str]], "tuple[int, str]"]
 
 
@@ -185,6 +200,12 @@ class Adapter(Protocol):
     def default_allowed_hosts(self) -> tuple[str, ...]: ...
     @property
     def supports_resume(self) -> bool: ...
+    @property
+    def resume_state(self) -> tuple[str, ...]: ...
+    @property
+    def relay_channels(self) -> tuple[RelayChannel, ...]: ...
+    @property
+    def direct_credentials(self) -> tuple[str, ...]: ...
     @property
     def unobserved(self) -> tuple[str, ...]: ...
     @property
@@ -291,13 +312,24 @@ class CliAdapter:
     name = ""
     executable = ""
     default_allowed_hosts: tuple[str, ...] = ()
-    supports_resume = True
     unobserved: tuple[str, ...] = ()
     min_version = "0.0.0"
     credential_env: tuple[str, ...] = ()  # variables that authenticate the CLI
     loaders = Loaders()  # every place the CLI loads code or configuration from on its own
     unknown_session_markers: tuple[str, ...] = ()  # stderr text when --resume names a lost session
     session_id_pattern: re.Pattern[str] = NO_SESSION  # the CLI's session ids, whole (fullmatch)
+    # HOME-relative globs, one per path component (`*` never crosses a `/`), of the files that
+    # make a session resumable; none declared: every turn starts a fresh session.
+    resume_state: tuple[str, ...] = ()
+    # The credentials the model relay carries; one it does not carry is refused unless declared
+    # in `direct_credentials` (variables, HOME-relative login files, or ANY_OTHER_KEY), which run
+    # with the key inside the sandbox.
+    relay_channels: tuple[RelayChannel, ...] = ()
+    direct_credentials: tuple[str, ...] = ()
+
+    @property
+    def supports_resume(self) -> bool:
+        return bool(self.resume_state)
 
     def __init__(self, operator: Operator | None = None):
         self.operator = operator or Operator()
@@ -440,8 +472,15 @@ def register(name: str, factory: Callable[[Operator | None], Adapter]) -> None:
 
 
 def names() -> list[str]:
+    """Every registered agent: the built-ins in their order, then the others as registered."""
     _load_builtins()
-    return sorted(_REGISTRY)
+    modules = [f"adapters.{module}" for module in _BUILTINS]
+    position = {name: i for i, name in enumerate(_REGISTRY)}
+
+    def order(name: str) -> tuple[int, int]:
+        module = getattr(_REGISTRY[name], "__module__", "")
+        return (modules.index(module) if module in modules else len(modules), position[name])
+    return sorted(_REGISTRY, key=order)
 
 
 def get(name: str, operator: Operator | None = None) -> Adapter:
@@ -453,10 +492,13 @@ def get(name: str, operator: Operator | None = None) -> Adapter:
         raise KeyError(f"unknown agent {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
 
 
+_BUILTINS = ("claude_code", "codex", "opencode", "gemini")
+
+
 def _load_builtins() -> None:
     import importlib
 
-    for module in ("claude_code", "codex", "opencode", "gemini"):
+    for module in _BUILTINS:
         try:
             importlib.import_module(f"adapters.{module}")
         except ModuleNotFoundError as exc:  # a module still being written

@@ -22,6 +22,7 @@ from adapters.base import (
     Invocation,
     Loaders,
     ProbeFn,
+    RelayChannel,
     Usage,
     http_failure,
     json_object,
@@ -62,6 +63,9 @@ class ClaudeCode(CliAdapter):
         parents=True)
     unknown_session_markers = ("No conversation found with session ID",)
     session_id_pattern = UUID
+    resume_state = (".claude/projects/*/*.jsonl",)  # <cwd with / as -> / <session id>.jsonl
+    relay_channels = (RelayChannel("CLAUDE_CODE_OAUTH_TOKEN", "anthropic", True, ("CLAUDE_CODE_OAUTH_TOKEN",)),
+                      RelayChannel("ANTHROPIC_API_KEY", "anthropic", False, ("ANTHROPIC_API_KEY",)))
 
     def command(self, episode: Episode) -> Invocation:
         native = episode.mode == "native"

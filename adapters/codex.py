@@ -31,6 +31,7 @@ from adapters.base import (
     Invocation,
     Loaders,
     ProbeFn,
+    RelayChannel,
     Usage,
     http_failure,
     register,
@@ -72,6 +73,12 @@ class Codex(CliAdapter):
         parents=True)
     unknown_session_markers = ("no rollout found for thread id",)
     session_id_pattern = UUID  # its thread ids (`exec resume` also takes a thread name: never given)
+    resume_state = (".codex/sessions/*/*/*/rollout-*.jsonl",)  # YYYY/MM/DD/rollout-<ts>-<thread id>.jsonl
+    # the relay carries Codex's key in CODEX_API_KEY whichever variable held it
+    relay_channels = (RelayChannel("OPENAI_API_KEY", "openai", True, ("CODEX_API_KEY",)),
+                      RelayChannel("CODEX_API_KEY", "openai", True, ("CODEX_API_KEY",)))
+    # a login file holding neither a ChatGPT login nor an API key (a ChatGPT login is relayed)
+    direct_credentials = (AUTH_FILE,)
 
     def command(self, episode: Episode) -> Invocation:
         home = episode.home

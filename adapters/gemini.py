@@ -24,6 +24,7 @@ from adapters.base import (
     EventKind,
     Invocation,
     Loaders,
+    RelayChannel,
     Usage,
     http_failure,
     register,
@@ -67,6 +68,8 @@ class Gemini(CliAdapter):
         parents=True)
     unknown_session_markers = ("Error resuming session",)
     session_id_pattern = UUID  # its --resume also takes `latest` or an index: never given
+    resume_state = (".gemini/tmp/*/chats/session-*.jsonl",)  # <project>/chats/session-<ts>-<id8>.jsonl
+    relay_channels = (RelayChannel("GEMINI_API_KEY", "google", False, ("GEMINI_API_KEY",)),)
 
     def command(self, episode: Episode) -> Invocation:
         home, native = episode.home, episode.mode == "native"

@@ -16,7 +16,19 @@ import json
 import posixpath
 import re
 
-from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Loaders, Usage, http_failure, register
+from adapters.base import (
+    ANY_OTHER_KEY,
+    CliAdapter,
+    Episode,
+    Event,
+    EventKind,
+    Invocation,
+    Loaders,
+    RelayChannel,
+    Usage,
+    http_failure,
+    register,
+)
 
 QUIET_ENV = {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
              "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
@@ -40,6 +52,8 @@ PROVIDER_KEYS = {"anthropic": ("ANTHROPIC_API_KEY", "/v1"), "openai": ("OPENAI_A
                  "openrouter": ("OPENROUTER_API_KEY", "/v1"), "groq": ("GROQ_API_KEY", "/v1"),
                  "mistral": ("MISTRAL_API_KEY", "/v1"), "xai": ("XAI_API_KEY", "/v1"),
                  "deepseek": ("DEEPSEEK_API_KEY", "/v1")}
+OWN_KEY_HEADER = ("anthropic", "google")  # their APIs take the key in a header of their own, not as a bearer
+AUTH_CONTENT = "OPENCODE_AUTH_CONTENT"  # OpenCode's auth.json (its own variable), as the settings page stores it
 
 
 class OpenCode(CliAdapter):
@@ -62,6 +76,15 @@ class OpenCode(CliAdapter):
     unknown_session_markers = ("Session not found",)
     # ses_ + 12 hex digits of time and counter + 14 random base62 characters (its Identifier)
     session_id_pattern = re.compile(r"ses_[0-9a-f]{12}[0-9A-Za-z]{14}")
+    # $XDG_DATA_HOME/opencode/opencode.db (SQLite, with its WAL while it is open)
+    resume_state = tuple(f".local/share/opencode/opencode.db{tail}" for tail in ("", "-wal", "-shm"))
+    # OpenCode's own provider for each key, its baseURL pointed at the relay; an operator gateway
+    # is one OpenAI-compatible provider reading OPENAI_API_KEY, so only that key goes through it
+    relay_channels = tuple(RelayChannel(variable, provider, provider not in OWN_KEY_HEADER, (variable,),
+                                        through_gateway=variable == GATEWAY_KEY_ENV)
+                           for provider, (variable, _path) in PROVIDER_KEYS.items())
+    # its auth.json with an OAuth login or several logins, and a custom provider's key
+    direct_credentials = (AUTH_CONTENT, ANY_OTHER_KEY)
 
     def command(self, episode: Episode) -> Invocation:
         permission = (NATIVE if episode.mode == "native" else _strict(episode.read_dirs, episode.workdir)) | \

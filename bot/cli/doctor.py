@@ -61,7 +61,7 @@ def probe_for(adapter: Adapter, home: Path) -> ProbeFn:
 
 def agent_rows(progress: Callable[[str], None] = lambda what: None) -> list[dict]:
     rows = []
-    for name in adapters.names():
+    for name in sorted(adapters.names()):
         progress(f"the {name} CLI")
         adapter = adapters.get(name, config.operator_for(name))
         with tempfile.TemporaryDirectory(prefix=f"bot-doctor-{name}-") as scratch:
@@ -98,7 +98,7 @@ def sandbox_rows() -> list[dict]:
 def channel_rows() -> list[dict]:
     """Per agent, the credential kinds whose model calls go through the relay and those that run
     in direct mode, the key in the sandbox (bot/job/model_channel.py decides)."""
-    return [{"agent": name, **credential_modes(name)} for name in config.AGENTS]
+    return [{"agent": name, **credential_modes(name)} for name in adapters.names()]
 
 
 def github_section() -> dict:

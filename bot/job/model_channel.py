@@ -6,10 +6,12 @@ same address) and the relay's per-episode token where it expects its key. The sa
 no provider host: its egress allows only the repository's own extra hosts, and the operator's
 gateway (BOT_<AGENT>_BASE_URL) is reached by the relay, not from inside.
 
-Direct mode, where a CLI cannot be pointed at the relay for a credential kind (a login file such as
-Codex's ChatGPT `auth.json` or OpenCode's `auth.json`, a custom OpenCode provider's key): the key
-enters the sandbox as before and the record declares it ("key in the sandbox: …"), so the
-provenance and `bot doctor` can say so.
+Each adapter declares the channels the relay can carry for it (`relay_channels`) and the
+credentials it runs in direct mode on purpose (`direct_credentials`: a Codex login file with
+neither a ChatGPT login nor a key, OpenCode's `auth.json` with an OAuth login, a custom OpenCode
+provider's key). In direct mode the key enters the sandbox and the record declares it ("key in
+the sandbox: …"), so the provenance and `bot doctor` can say so. A credential neither declares is
+refused: the episode ends with the reason, and the key never enters the sandbox.
 
     async with model_channel(agent, adapter, creds, ctx, recorder, run_id, sandbox_config,
                              on_retry=tracking.note, on_stop=lambda reason: kill.set()) as channel:
@@ -23,7 +25,8 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.base import Credentials, gateway_root
+from adapters import base
+from adapters.base import ANY_OTHER_KEY, Credentials, gateway_root
 from bot import config
 from bot.credentials.resolve import (
     OPENCODE_PROVIDER_ENV,
@@ -34,27 +37,14 @@ from bot.credentials.resolve import (
     settings_url,
 )
 from bot.job import login_store
+from bot.job.context import Stop
 from bot.job.direct_hosts import open_provider_hosts
+from bot.job.resume_state import resume_gap
 from bot.record.recorder import Recorder
 from bot.relay import chatgpt
-from bot.relay.apis import KEY_HEADER
 from bot.relay.budgets import Budget, Caps, Ledger, Scope, operator_caps
 from bot.relay.server import ModelRelay, Upstream
 
-# agent -> (variable in the resolved credentials, provider, sent as bearer, variables the CLI reads it from)
-RELAYABLE: dict[str, tuple[tuple[str, str, bool, tuple[str, ...]], ...]] = {
-    "claude": (("CLAUDE_CODE_OAUTH_TOKEN", "anthropic", True, ("CLAUDE_CODE_OAUTH_TOKEN",)),
-               ("ANTHROPIC_API_KEY", "anthropic", False, ("ANTHROPIC_API_KEY",))),
-    "codex": (("OPENAI_API_KEY", "openai", True, ("CODEX_API_KEY",)),
-              ("CODEX_API_KEY", "openai", True, ("CODEX_API_KEY",))),
-    "gemini": (("GEMINI_API_KEY", "google", False, ("GEMINI_API_KEY",)),),
-    # OpenCode's own provider for each key, its baseURL pointed at the relay (adapters/opencode.py);
-    # the relay's provider names are OpenCode's provider ids
-    "opencode": tuple((variable, provider, KEY_HEADER[provider] == "authorization", (variable,))
-                      for provider, variable in OPENCODE_PROVIDER_ENV.items()),
-}
-# an operator gateway for OpenCode is one OpenAI-compatible provider reading OPENAI_API_KEY
-OPENCODE_GATEWAY_KEY = "OPENAI_API_KEY"
 OPENCODE_AUTH = "OPENCODE_AUTH_CONTENT"  # OpenCode's auth.json, as the settings page stores it
 # the adapters' declared gaps that relay mode closes (their wording in adapters/*.py)
 CLOSED_BY_RELAY = ("model calls", "direct channel")
@@ -62,11 +52,13 @@ CLOSED_BY_RELAY = ("model calls", "direct channel")
 
 @dataclass(frozen=True)
 class Plan:
-    """How the relay would carry one credential, or why it cannot (`upstream` None)."""
+    """How the relay would carry one credential, or why it cannot (`upstream` None): then either
+    the adapter runs it direct on purpose (`direct_reason`) or it is refused (`refused`)."""
 
     upstream: Upstream | None
     inside_env: tuple[str, ...] = ()
     direct_reason: str = ""
+    refused: str = ""
 
 
 def plan(agent: str, creds: Credentials) -> Plan:
@@ -77,17 +69,32 @@ def plan(agent: str, creds: Credentials) -> Plan:
         if key is not None:
             return plan(agent, Credentials(env={key[0]: key[1]}, source=creds.source))
     gateway = config.agent_base_url(agent)
-    for variable, provider, bearer, inside in RELAYABLE.get(agent, ()):
-        if agent == "opencode" and gateway and variable != OPENCODE_GATEWAY_KEY:
-            continue  # the gateway speaks OpenAI's API: OpenCode calls it as one OpenAI-compatible provider
-        value = creds.env.get(variable)
+    for channel in base.get(agent).relay_channels:
+        if gateway and not channel.through_gateway:
+            continue
+        value = creds.env.get(channel.variable)
         if value:
+            provider = channel.provider
             return Plan(Upstream(provider, value, base_url=gateway_root(gateway) if gateway else None,
-                                 bearer=bearer, scope=creds.source, fix_hint=fix_hint(creds.source, variable),
+                                 bearer=channel.bearer, scope=creds.source,
+                                 fix_hint=fix_hint(creds.source, channel.variable),
                                  billing=openai_billing() if provider == "openai" else ()),
-                        inside)
+                        channel.inside_env)
     held = ", ".join(sorted(creds.env)) or "none"
-    return Plan(None, direct_reason=f"{agent} cannot be pointed at the relay with this credential ({held})")
+    return _direct_or_refused(agent, sorted(creds.env),
+                              f"{agent} cannot be pointed at the relay with this credential ({held})")
+
+
+def _direct_or_refused(agent: str, held: list[str], reason: str, *, files: bool = False) -> Plan:
+    """Direct mode only for what the adapter declares it runs direct (ANY_OTHER_KEY: any key
+    variable, never a login file); anything else is refused."""
+    declared = base.get(agent).direct_credentials
+    any_key = ANY_OTHER_KEY in declared and not files
+    undeclared = [name for name in held if name not in declared and not any_key]
+    if held and not undeclared:
+        return Plan(None, direct_reason=reason)
+    return Plan(None, refused=f"the {agent} adapter declares no model relay channel for "
+                              f"{(undeclared or ['its credential'])[0]}: refusing to put the key inside the sandbox")
 
 
 def openai_billing() -> tuple[tuple[str, str], ...]:
@@ -125,8 +132,9 @@ def _login_file_plan(agent: str, creds: Credentials) -> Plan:
     key = chatgpt.api_key(text) if text else None
     if key:
         return plan(agent, Credentials(env={"CODEX_API_KEY": key}, source=creds.source))
-    return Plan(None, direct_reason=f"{agent}'s login file ({', '.join(sorted(creds.files))}) cannot be "
-                                    "relayed yet")
+    return _direct_or_refused(agent, sorted(creds.files),
+                              f"{agent}'s login file ({', '.join(sorted(creds.files))}) cannot be relayed yet",
+                              files=True)
 
 
 def credential_modes(agent: str) -> dict[str, list[str]]:
@@ -134,14 +142,17 @@ def credential_modes(agent: str) -> dict[str, list[str]]:
     sandbox), by the same `plan()` an episode uses. The kinds are the settings page's, plus the
     provider keys only the operator's environment can give OpenCode."""
 
-    modes: dict[str, list[str]] = {"relay": [], "direct": []}
+    modes: dict[str, list[str]] = {"relay": [], "direct": [], "refused": []}
     given = [(kind.label, as_credentials(kind, _probe(kind), "operator")) for kind in kinds_for(agent)]
     if agent == "opencode":
         covered = {var for kind in kinds_for(agent) for var in kind.env}
         given += [(f"{var} (operator)", Credentials(env={var: "probe"}, source="operator"))
                   for var in OPENCODE_PROVIDER_ENV.values() if var not in covered]
     for label, creds in given:
-        modes["relay" if plan(agent, creds).upstream is not None else "direct"].append(label)
+        chosen = plan(agent, creds)
+        modes["relay" if chosen.upstream is not None else "refused" if chosen.refused else "direct"].append(label)
+    if not modes["refused"]:
+        del modes["refused"]
     return modes
 
 
@@ -195,6 +206,11 @@ async def model_channel(agent: str, adapter: Any, creds: Credentials, ctx: Any, 
     `repo_budgets` (`.github/bot.yml`'s `budgets`, int or float per cap) can only lower the operator's caps.
     `web_access` (the repository's): the relay lets provider-run tools through, else drops them."""
     chosen = plan(agent, creds)
+    if chosen.refused:
+        recorder.finish_run(run_id, "failed", {"error": chosen.refused})
+        raise Stop(chosen.refused)
+    if no_resume := resume_gap(adapter):
+        recorder.declare_gap(run_id, no_resume)
     if chosen.upstream is None:
         for gap in tuple(getattr(adapter, "unobserved", ())) + (f"key in the sandbox: {chosen.direct_reason}",):
             recorder.declare_gap(run_id, gap)

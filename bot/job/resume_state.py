@@ -2,8 +2,8 @@
 
 A CLI home is written by the agent. Before a home leaves the machine (the Action saves the data
 dir to the Actions cache, which other workflow runs of the repository can restore), everything
-but the session state listed here is removed: credentials the CLI wrote, a key it copied under
-another name, logs, caches, prompt history. Checked with each pinned CLI (tests/action/
+but the session state its adapter declares (`resume_state`) is removed: credentials the CLI
+wrote, a key it copied under another name, logs, caches, prompt history. Checked with each pinned CLI (tests/action/
 test_cache_scrub.py resumes a real session from a scrubbed home).
 
 The walk never follows a link: every directory is opened relative to its parent's descriptor
@@ -17,20 +17,24 @@ import os
 import stat
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Any
 
-# HOME-relative globs, one glob per path component (`*` never crosses a `/`).
-RESUME_STATE: dict[str, tuple[str, ...]] = {
-    # $HOME/.claude/projects/<cwd with / → ->/<session id>.jsonl
-    "claude": (".claude/projects/*/*.jsonl",),
-    # $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<thread id>.jsonl
-    "codex": (".codex/sessions/*/*/*/rollout-*.jsonl",),
-    # $XDG_DATA_HOME/opencode/opencode.db (SQLite, with its WAL while it is open)
-    "opencode": tuple(f".local/share/opencode/opencode.db{tail}" for tail in ("", "-wal", "-shm")),
-    # $HOME/.gemini/tmp/<project>/chats/session-<ts>-<id8>.jsonl
-    "gemini": (".gemini/tmp/*/chats/session-*.jsonl",),
-}
+from adapters import base
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def globs(agent: str) -> tuple[str, ...]:
+    """The HOME-relative globs (one per path component, `*` never crosses a `/`) of the files
+    that make `agent`'s session resumable, as its adapter declares them; none for an unknown agent."""
+    return tuple(base.get(agent).resume_state) if agent in base.names() else ()
+
+
+def resume_gap(adapter: Any) -> str | None:
+    """What the record says when the adapter declares no resume state: no turn resumes."""
+    if tuple(getattr(adapter, "resume_state", ())):
+        return None
+    return f"its sessions: the {adapter.name} adapter declares no resume state, so every turn starts fresh"
 
 
 def scrub_homes(homes: Path) -> int:
@@ -68,8 +72,8 @@ def _each_agent(homes_fd: int, conversation: str) -> int:
     try:
         removed = 0
         for agent in _names(fd):
-            patterns = RESUME_STATE.get(agent)
-            if patterns is None or not _is_dir(fd, agent):
+            patterns = globs(agent)
+            if not patterns or not _is_dir(fd, agent):
                 removed += _remove(fd, agent)
             else:
                 removed += _prune(fd, agent, (), [p.split("/") for p in patterns])

@@ -1,7 +1,7 @@
 """The session follows the thread: a CLI home packed after each turn and restored on whichever
 machine runs the thread's next turn (PostgreSQL deployments; one machine keeps its homes on disk).
 
-What is packed is only what the CLI needs to resume (bot.job.resume_state.RESUME_STATE: the
+What is packed is only what the CLI needs to resume (each adapter's declared `resume_state`: the
 session transcripts, never credentials, caches or logs), read without following a link and only
 from regular single-link files. The tarball is sealed with the service key (AES-GCM, the
 conversation and agent as associated data, so a row copied to another thread does not open) and
@@ -30,7 +30,7 @@ from bot.credentials import vault
 from bot.db import Database
 from bot.errors import BotError
 from bot.job import conversations
-from bot.job.resume_state import RESUME_STATE, empty
+from bot.job.resume_state import empty, globs
 
 log = logging.getLogger("bot.job.session_home")
 T = TypeVar("T")
@@ -45,7 +45,7 @@ class SessionHomeTooLarge(BotError, RuntimeError):
 
 
 def _patterns(agent: str) -> list[list[str]]:
-    return [pattern.split("/") for pattern in RESUME_STATE.get(agent, ())]
+    return [pattern.split("/") for pattern in globs(agent)]
 
 
 def _context(conversation: str, agent: str) -> str:
