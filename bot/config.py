@@ -31,7 +31,6 @@ from bot.config_kinds import (
 from bot.errors import BotError
 from sandbox.base import Host
 
-AGENTS = ("claude", "codex", "opencode", "gemini")
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 AGENT_PLACEHOLDER = "<AGENT>"
 
@@ -90,7 +89,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_METRICS_TOKEN", None, "When set, `/metrics` is also served on the main port to a bearer of "
              "this token (docs/operations.md).", Kind(), secret=True),
     Variable("BOT_DEFAULT_AGENT", "claude", "Agent used when the comment names none.",
-             Choice(AGENTS, "an agent")),
+             Choice(tuple(base.names()), "an agent")),
     Variable("BOT_SECRET_KEY", None, "Key that encrypts stored credentials (else a key file in the data dir).",
              Kind(), secret=True),
     Variable("BOT_DATABASE_URL", None,
@@ -223,7 +222,7 @@ def check_all(environ: Mapping[str, str]) -> list[str]:
 def _concrete_names(name: str) -> list[str]:
     if AGENT_PLACEHOLDER not in name:
         return [name]
-    return [name.replace(AGENT_PLACEHOLDER, agent.upper()) for agent in AGENTS]
+    return [name.replace(AGENT_PLACEHOLDER, agent.upper()) for agent in base.names()]
 
 
 def _example(variable: Variable) -> str:
@@ -236,7 +235,7 @@ def _example(variable: Variable) -> str:
 def _variable(name: str) -> Variable:
     known = _BY_NAME.get(name)
     if known is None:
-        for agent in AGENTS:
+        for agent in base.names():
             generic = name.replace(f"_{agent.upper()}_", f"_{AGENT_PLACEHOLDER}_", 1)
             if generic != name and generic in _BY_NAME:
                 return _BY_NAME[generic]

@@ -169,7 +169,7 @@ def plan(event_name: str, payload: dict) -> tuple[str, tuple[str, ...], str]:
         return "ignored", (), f"{event_name}.{payload.get('action')} is not acted on"
     if is_bot_author(trigger["author"], trigger["author_type"]):
         return "ignored", (), "the author is a bot"
-    command = grammar.parse(trigger["body"], config.handle(), config.AGENTS)
+    command = grammar.parse(trigger["body"], config.handle(), tuple(base.names()))
     if command is None:
         return "ignored", (), f"no @{config.handle()} command"
     if command.kind != "run" or not association_may_trigger(trigger["association"]):
@@ -179,7 +179,7 @@ def plan(event_name: str, payload: dict) -> tuple[str, tuple[str, ...], str]:
 
 def _agents(command: grammar.Command) -> tuple[str, ...]:
     named = tuple(command.agents) or ((command.agent,) if command.agent else ())
-    return tuple(agent for agent in named if agent in config.AGENTS) or (config.default_agent(),)
+    return tuple(agent for agent in named if agent in base.names()) or (config.default_agent(),)
 
 
 def could_not_answer(exc: HTTPException, token: str) -> str:
@@ -241,7 +241,7 @@ async def handle(event_name: str, payload: dict, token: str) -> StepOutcome:
         return StepOutcome("ignored", reason=f"{event_name}.{payload.get('action')} is not acted on")
     if is_bot_author(trigger["author"], trigger["author_type"]):
         return StepOutcome("ignored", reason="the author is a bot")
-    command = grammar.parse(trigger["body"], config.handle(), config.AGENTS)
+    command = grammar.parse(trigger["body"], config.handle(), tuple(base.names()))
     if command is None:
         return StepOutcome("ignored", reason=f"no @{config.handle()} command")
     async with httpx.AsyncClient(timeout=30) as client:
@@ -281,7 +281,7 @@ async def _reply(surface: RecordingSurface, text: str, status: str) -> StepOutco
 
 def reply_text(trigger: dict, command: grammar.Command) -> str:
     """help, status, stop and unknown-agent answers, as the service words them."""
-    agents = base.names() or list(config.AGENTS)
+    agents = base.names()
     if command.kind == "unknown_agent":
         return replies.unknown_agent(command.unknown_name, agents)
     if command.kind == "stop":

@@ -94,7 +94,7 @@ def _restore_sessions(db: Database, key: str, rows: list) -> int:
 
 
 def _valid(row: object) -> bool:
-    if not isinstance(row, dict) or row.get("agent") not in config.AGENTS or not _typed(row, _FIELDS):
+    if not isinstance(row, dict) or row.get("agent") not in base.names() or not _typed(row, _FIELDS):
         return False
     try:
         base.check_session_id(base.get(row["agent"]), row["session_id"])

@@ -46,7 +46,7 @@ def parser() -> argparse.ArgumentParser:
                                 "the agent works in your checkout (nothing is committed), the answer is "
                                 "printed. The next run in the same repository resumes the session.")
     p.add_argument("request", help="what to ask the agent (quote it)")
-    p.add_argument("--agent", choices=config.AGENTS, default=None,
+    p.add_argument("--agent", choices=adapters.names(), default=None,
                    help="agent CLI to run (default: the repository's .github/bot.yml, else BOT_DEFAULT_AGENT)")
     p.add_argument("--repo", default=".", help="the repository, or any folder inside it (default: .)")
     p.add_argument("--new", action="store_true", help="start a fresh session instead of resuming this repository's")

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from adapters import base as adapters
 from adapters.base import Credentials
 from bot import config
 from bot.credentials import vault as secrets
@@ -220,7 +221,7 @@ def _codex_auth_file() -> bytes | None:
 
 def operator_agents() -> list[str]:
     """The agents the operator's environment can run without anyone's own key."""
-    return [agent for agent in config.AGENTS if operator_credentials(agent) is not None]
+    return [agent for agent in adapters.names() if operator_credentials(agent) is not None]
 
 
 def settings_url() -> str | None:

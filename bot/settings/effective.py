@@ -15,7 +15,7 @@ from bot.settings.pages import Effective
 def effective(requester: int | None, repo_id: int | None, installation: int | str | None,
               installation_name: str = "") -> list[Effective]:
     """Per agent, what `resolve` gives a run for this requester / repository / installation."""
-    return [_one(agent, requester, repo_id, installation, installation_name) for agent in config.AGENTS]
+    return [_one(agent, requester, repo_id, installation, installation_name) for agent in base.names()]
 
 
 def _one(agent: str, requester: int | None, repo_id: int | None, installation: int | str | None,

@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from adapters import base as adapters
 from bot import config, metrics
 from bot.loopback import LoopbackServer
 from bot.settings.app_check import verify_app
@@ -98,7 +99,7 @@ class StoredState:
     def _jobs(self) -> Iterator[Metric]:
         family = GaugeMetricFamily("bot_jobs", "Stored jobs by status and agent (reply jobs: agent \"-\").",
                                    labels=["status", "agent"])
-        agents = set(config.AGENTS)
+        agents = set(adapters.names())
         agent_of = ("json_extract(spec, '$.command.agent')" if getattr(self.db, "dialect", None) is None
                     or self.db.dialect.name == "sqlite" else "(spec::jsonb -> 'command' ->> 'agent')")
         for row in self.db.query(f"SELECT status, kind, {agent_of} AS agent, COUNT(*) AS n FROM jobs "

@@ -26,6 +26,7 @@ from gidgethub import BadRequest, ValidationFailure, sansio
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from adapters import base as adapters
 from bot import config, metrics
 from bot.db import Database
 from bot.job import grammar
@@ -157,7 +158,7 @@ async def decide(db: Database, event: sansio.Event) -> JSONResponse:
     if not trigger["installation_id"]:
         return _ignored(event.delivery_id, "not delivered to an installed GitHub App")
     body = trigger.pop("body")
-    command = await off_loop_if_long(body, lambda: grammar.parse(body, config.handle(), config.AGENTS))
+    command = await off_loop_if_long(body, lambda: grammar.parse(body, config.handle(), tuple(adapters.names())))
     if command is None:
         return _ignored(event.delivery_id, "no command for us")
     return await _enqueue(db, event, trigger, command)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from adapters import base as adapters
 from bot import config
 from bot.job import grammar
 from bot.job.conversations import thread_key
@@ -49,7 +50,7 @@ def automatic(event: str, data: dict) -> tuple[dict, grammar.Command] | None:
     elif action == "review_requested" and is_pr and _own((data.get("requested_reviewer") or {}).get("login")):
         found = ("review_requested", "", None)
     elif action in ("opened", "ready_for_review") and is_pr:
-        if grammar.parse(item.get("body"), config.handle(), config.AGENTS) is not None:
+        if grammar.parse(item.get("body"), config.handle(), tuple(adapters.names())) is not None:
             return None  # a command in the body: the comment path answers it
         found = ("pull_request_opened", "", None)
         sender = item.get("user") or sender
@@ -86,7 +87,7 @@ def _label(data: dict, is_pr: bool) -> tuple[str, str, str | None] | None:
     agent = grammar.AGENT_ALIASES.get(word, word)
     if word == "review" and is_pr:
         return "label", name, None
-    if agent in config.AGENTS:
+    if agent in adapters.names():
         return "label", name, agent
     return None
 

@@ -18,6 +18,7 @@ import pydantic
 import pydantic_core
 import yaml
 
+from adapters import base as adapters
 from bot import config
 from bot.errors import BotError
 from bot.record import inert
@@ -56,7 +57,7 @@ class ConfigError(BotError, ValueError):
 @dataclass(frozen=True)
 class RepoConfig:
     default_agent: str | None = None  # None: the operator's BOT_DEFAULT_AGENT
-    allowed_agents: tuple[str, ...] = config.AGENTS
+    allowed_agents: tuple[str, ...] = tuple(adapters.names())
     trigger_permissions: tuple[str, ...] = ("write", "maintain", "admin")
     mode: str = "strict"  # strict | native
     protected_paths: tuple[str, ...] = (".github/workflows/**",)

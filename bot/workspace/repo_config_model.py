@@ -20,6 +20,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
+from adapters import base as adapters
 from bot import config
 from bot.permissions import PERMISSION_LEVELS, levels_from
 from bot.record import inert
@@ -51,8 +52,8 @@ def invalid(message: str) -> PydanticCustomError:
 # value checks: each returns the normalised value or raises invalid(...)
 
 def agent(value: Any) -> str:
-    if value not in config.AGENTS:
-        raise invalid(f"{inert.code(value)} is not an agent (one of: {', '.join(config.AGENTS)})")
+    if value not in adapters.names():
+        raise invalid(f"{inert.code(value)} is not an agent (one of: {', '.join(adapters.names())})")
     return str(value)
 
 
@@ -275,7 +276,7 @@ class BotYml(Section):
 
     UNKNOWN: ClassVar[str] = "unknown key (known keys: {known})"
     default_agent: Agent = None
-    allowed_agents: Agents = config.AGENTS
+    allowed_agents: Agents = tuple(adapters.names())
     trigger_permissions: Permissions = ("write", "maintain", "admin")
     mode: Mode = "strict"
     protected_paths: PathPatterns = (".github/workflows/**",)

@@ -11,7 +11,7 @@ from bot import config
 from tests.adapters.helpers import bridge, episode
 
 SECRET = "sk-test-secret-value-0123456789"
-AGENTS = ("claude", "codex", "opencode", "gemini")
+AGENTS = tuple(base.names())  # the registry: every adapter
 
 
 def _argv_text(inv) -> str:

@@ -12,7 +12,7 @@ from bot.cli import doctor
 
 pytestmark = pytest.mark.e2e  # runs the real CLIs' probes (a few seconds each)
 
-AGENTS = ("claude", "codex", "opencode", "gemini")
+AGENTS = tuple(base.names())  # the registry: every adapter
 
 
 def _detect(agent: str, tmp_path: Path):

@@ -34,7 +34,7 @@ from tests.fakes.provider import FakeProvider, call, exec_js, fail, resolve_tool
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 
-AGENTS = ("claude", "codex", "opencode", "gemini")
+AGENTS = tuple(base.names())  # the registry: every adapter
 AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents-cli"
 FAKE_KEY = "sk-fake-e2e-key-0123456789"
 NATIVE_SHELL = {"claude": "Bash", "codex": "exec_command", "opencode": "bash", "gemini": "run_shell_command"}

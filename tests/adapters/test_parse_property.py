@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from adapters import base
 from tests.adapters.helpers import FIXTURES
 
-AGENTS = ("claude", "codex", "opencode", "gemini")
+AGENTS = tuple(base.names())  # the registry: every adapter
 REAL_LINES = [line for path in sorted(FIXTURES.glob("*.jsonl")) for line in path.read_bytes().splitlines()]
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),

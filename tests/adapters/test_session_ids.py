@@ -13,7 +13,7 @@ from adapters import base
 from adapters.base import InvalidSessionId, check_session_id
 from tests.adapters.helpers import episode, parse_all
 
-AGENTS = ("claude", "codex", "opencode", "gemini")
+AGENTS = tuple(base.names())  # the registry: every adapter
 TRANSCRIPTS = Path("/work/shared/data/cli-transcripts")
 LOCAL_TRANSCRIPTS = Path(__file__).resolve().parent.parent / "fixtures" / "cli"
 # What each CLI printed in the recorded streams (and the pre-assigned id of --session-id).

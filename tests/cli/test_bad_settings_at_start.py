@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters import base
 from bot import config, config_kinds
 from bot.cli import main as cli
 
@@ -27,7 +28,7 @@ COMMANDS = {"serve": ("serve",), "run": ("run", "hello"), "doctor": ("doctor",)}
 
 def documented_names() -> list[str]:
     names = re.findall(r"^\| `([A-Z_<>]+)` \|", DOC.read_text(), re.M)
-    return [n.replace("<AGENT>", a.upper()) for n in names for a in (config.AGENTS if "<AGENT>" in n else ("",))]
+    return [n.replace("<AGENT>", a.upper()) for n in names for a in (base.names() if "<AGENT>" in n else ("",))]
 
 
 def checked_cases() -> list[tuple[str, str]]:
