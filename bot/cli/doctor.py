@@ -178,6 +178,13 @@ class Progress:
             self.err.flush()
 
 
+def _channel_line(row: dict) -> str:
+    line = (f"{row['agent']:<9} relay: {', '.join(row['relay']) or 'none'}; "
+            f"key in the sandbox: {', '.join(row['direct']) or 'none'}")
+    refused = row.get("refused")
+    return line + (f"; refused (no relay channel declared): {', '.join(refused)}" if refused else "")
+
+
 def render(agents: list[dict], floor: list[dict], channel: Sequence[dict] = (),
            sections: Sequence[dict] = (), verdict_line: str = "") -> str:
     lines = [f"{'agent':<9} {'version':<10} {'status':<13} detail"]
@@ -191,8 +198,7 @@ def render(agents: list[dict], floor: list[dict], channel: Sequence[dict] = (),
         lines += [f"{row['check']:<{width}} {state(row):<{STATE_WIDTH}} {row['detail']}" for row in floor]
     if channel:
         lines += ["", "model channel (per credential kind)"]
-        lines += [f"{row['agent']:<9} relay: {', '.join(row['relay']) or 'none'}; "
-                  f"key in the sandbox: {', '.join(row['direct']) or 'none'}" for row in channel]
+        lines += [_channel_line(row) for row in channel]
     for section in sections:
         off = section.get("configured") is False  # not set up at all: a finding, not a failure
         lines += ["", f"{section['section']:<{width}} {'status':<{STATE_WIDTH}} detail"]

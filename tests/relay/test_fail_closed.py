@@ -114,3 +114,13 @@ async def test_an_adapter_that_declares_no_resume_state_says_so_in_the_record(tm
     await _open(adapter, Credentials(env={"FIFTH_LOGIN": REAL_KEY}), recorder, run_id, _sandbox(tmp_path, adapter))
     gaps = [e["raw"] for e in recorder.events(run_id) if e["tier"] == "unobserved"]
     assert "its sessions: the fifth adapter declares no resume state, so every turn starts fresh" in gaps
+
+
+def test_doctors_table_names_a_refused_credential(fifth, monkeypatch):
+    from bot.cli import doctor
+
+    kind = Kind("fifth", "api_key", "Fifth API key", "", env=("FIFTH_API_KEY",))
+    monkeypatch.setattr("bot.job.model_channel.kinds_for", lambda agent: [kind])
+    text = doctor.render([], [], [{"agent": "fifth", **credential_modes("fifth")}])
+    line = next(line for line in text.splitlines() if line.startswith("fifth"))
+    assert line.endswith("refused (no relay channel declared): Fifth API key")
