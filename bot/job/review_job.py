@@ -185,10 +185,13 @@ async def _publish(db: Any, ctx: JobContext, worktree: Worktree, reviews: list[R
     _record(db, ctx, reviews, posted, len(payload["comments"]))
     chosen = select(merged, settings.min_severity, settings.max_comments)
     where = posted.get("html_url") or "on this pull request"
-    await check.conclude(checks.outcome(merged, fail_on=settings.fail_on, minimum=settings.min_severity,
-                                        summary=check_summary(chosen, scope, settings.min_severity, where)))
+    result = checks.outcome(merged, fail_on=settings.fail_on, minimum=settings.min_severity,
+                            summary=check_summary(chosen, scope, settings.min_severity, where))
+    await check.conclude(result)
     lines = [f"✅ Review posted: {where} — {_counted(chosen, scope, settings.min_severity)}, "
              f"by {', '.join(r.agent for r in reviews if r.ok)}."]
+    if check.concluded:
+        lines.append(f"Check run `{checks.NAME}`: {result.conclusion} ({result.title[0].lower()}{result.title[1:]}).")
     lines += [f"❌ {r.agent} failed: {r.failure}" for r in reviews if not r.ok]
     return _tail("\n\n".join(lines), blocks), "done"
 

@@ -99,7 +99,7 @@ def annotation(item: Merged) -> dict:
 def _message(item: Merged) -> str:
     views = [item.finding.body.strip()] + [f"{other.agent}: {other.body.strip()}" for other in item.others]
     text = "\n\n".join(view for view in views if view) or "suggested change"
-    return text[:MAX_MESSAGE_CHARS]
+    return defang(text[:MAX_MESSAGE_CHARS])  # the agent's words: no live mention or hidden marker
 
 
 class CheckRun:
@@ -107,6 +107,7 @@ class CheckRun:
 
     def __init__(self, thread: Any, check_id: int | None, secrets: list[str] | tuple[str, ...] = ()):
         self.thread, self.id, self.secrets, self.done = thread, check_id, secrets, False
+        self.concluded = False  # GitHub took the conclusion
 
     @classmethod
     async def begin(cls, thread: Any, head_sha: str, *, enabled: bool,
@@ -117,4 +118,4 @@ class CheckRun:
         if self.id is None or self.done:
             return
         self.done = True
-        await finish(self.thread, self.id, result, self.secrets)
+        self.concluded = await finish(self.thread, self.id, result, self.secrets)

@@ -52,3 +52,10 @@ def test_a_review_whose_every_agent_fails_concludes_the_check_neutral_with_the_r
     [run] = runs(checked)
     assert run["conclusion"] == "neutral" and "Every agent failed" in run["output"]["summary"]
     assert checked.reviews() == [] and PR == 2
+
+
+def test_the_answer_names_the_check_run_and_its_conclusion(checked):
+    checked.providers["codex"].script(call("comment_on_line", BUG), say("One bug."))
+    checked.ask("@bot codex review")
+    answer = checked.answer()
+    assert "Check run `bot review`: failure (1 finding at or above important)." in answer
