@@ -173,7 +173,9 @@ class FakeGitHub:
         state = self._state(full_name)
         issue = self.add_issue(full_name, number, title, body, user)
         issue["pull_request"] = {"url": f"{self._api(full_name)}/pulls/{number}",
-                                 "html_url": f"https://github.com/{full_name}/pull/{number}"}
+                                 "html_url": f"https://github.com/{full_name}/pull/{number}",
+                                 "diff_url": f"https://github.com/{full_name}/pull/{number}.diff",
+                                 "patch_url": f"https://github.com/{full_name}/pull/{number}.patch"}
         head_full = head_repo or full_name
         pull = {"id": next(self._ids), "number": number, "title": title, "body": body, "state": "open",
                 "user": _user(user), "draft": False, "maintainer_can_modify": maintainer_can_modify,
@@ -557,7 +559,7 @@ class FakeGitHub:
         full = f"{owner}/{repo}"
         parent = self._state(full)["review_comments"][int(cid)]
         if parent.get("in_reply_to_id"):
-            return 422, {"message": "Replies to replies are not supported."}, {}
+            return 422, _unprocessable("Replies to replies are not supported."), {}
         reply = self.add_review_comment(full, int(number), body["body"], user="bot[bot]", user_type="Bot",
                                         path=parent["path"], line=parent["line"], in_reply_to=parent["id"],
                                         association="NONE")
@@ -579,7 +581,7 @@ class FakeGitHub:
         state = self._state(full)
         head = body["head"] if ":" in body["head"] else f"{owner}:{body['head']}"
         if any(p["head"]["label"] == head and p["state"] == "open" for p in state["pulls"].values()):
-            return 422, {"message": "Validation Failed", "errors": [
+            return 422, {**_unprocessable("Validation Failed"), "errors": [
                 {"resource": "PullRequest", "code": "custom",
                  "message": f"A pull request already exists for {head}."}]}, {}
         number = max([*state["issues"], 0]) + 1
@@ -603,12 +605,12 @@ class FakeGitHub:
         state = self._state(full)
         state["pulls"][int(number)]
         if body.get("event", "COMMENT") not in ("COMMENT", "APPROVE", "REQUEST_CHANGES", None):
-            return 422, {"message": "Unprocessable Entity", "errors": ["Invalid event"]}, {}
+            return 422, {**_unprocessable("Unprocessable Entity"), "errors": ["Invalid event"]}, {}
         patches = {f["filename"]: f.get("patch") for f in state["files"].get(int(number), [])}
         for comment in body.get("comments") or []:
             problem = _review_comment_problem(comment, patches)
             if problem:
-                return 422, {"message": "Unprocessable Entity", "errors": [problem], "status": "422"}, {}
+                return 422, {**_unprocessable("Unprocessable Entity"), "errors": [problem], "status": "422"}, {}
         review = self.add_review(full, int(number), body.get("body"), user="bot[bot]",
                                  state={"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED"}.get(
                                      body.get("event"), "COMMENTED"), association="NONE")
@@ -848,6 +850,10 @@ def _user(login: str, kind: str = "User") -> dict:
     return shaped("simple-user", {"login": login, "id": uid, "type": kind, "node_id": f"U_{uid}",
                                   "html_url": f"https://github.com/{login}",
                                   "url": f"https://api.github.com/users/{login}"})
+
+
+def _unprocessable(message: str) -> dict:
+    return {"message": message, "documentation_url": "https://docs.github.com/rest"}
 
 
 def _reaction(rid: int, content: str) -> dict:

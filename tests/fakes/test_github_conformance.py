@@ -148,3 +148,21 @@ def test_the_checker_flags_a_path_no_operation_documents():
 def test_the_checker_flags_a_success_status_the_operation_does_not_document():
     problems = ConformanceChecker().check("POST", f"/repos/{REPO}/issues/1/comments", {"body": "x"}, 200, {})
     assert any("status 200 is not documented" in p for p in problems)
+
+
+def test_a_pull_requests_issue_names_its_diff_and_patch_urls(gh):
+    _call(gh, "GET", f"/repos/{REPO}/issues/2")
+    assert _conforming(gh) == []
+
+
+def test_a_refused_pull_request_is_answered_as_a_documented_validation_failure(gh):
+    _call(gh, "POST", f"/repos/{REPO}/pulls", {"title": "Fix", "head": "bot-fix", "base": "main"})
+    answer = httpx.post(gh.url + f"/repos/{REPO}/pulls", headers=HEADERS,
+                        json={"title": "Fix", "head": "bot-fix", "base": "main"})
+    assert answer.status_code == 422 and _conforming(gh) == []
+
+
+def test_a_refused_review_is_answered_as_a_documented_validation_failure(gh):
+    answer = httpx.post(gh.url + f"/repos/{REPO}/pulls/2/reviews", headers=HEADERS, json={
+        "event": "COMMENT", "comments": [{"path": "nowhere.py", "line": 1, "body": "here"}]})
+    assert answer.status_code == 422 and _conforming(gh) == []
