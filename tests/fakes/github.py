@@ -875,6 +875,7 @@ def _content_file(api: str, path: str, data: bytes) -> dict:
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
+
 _CONCLUSIONS = ("action_required", "cancelled", "failure", "neutral", "success", "skipped", "stale", "timed_out")
 
 
