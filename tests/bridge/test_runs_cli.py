@@ -17,11 +17,12 @@ def seeded_run() -> str:
 
 
 def test_list_shows_recent_runs(capsys):
-    """`bot runs list` prints each run with its agent, status and its thread when no request is known."""
+    """`bot runs list` prints each run with its agent and status; with no request known, its request
+    column says so ("-"), never the thread's id in the request's place."""
     run_id = seeded_run()
     assert cli.main(["runs", "list"]) == 0
     line = next(row for row in capsys.readouterr().out.splitlines() if row.startswith(run_id[:12]))
-    assert "gemini" in line and "running" in line and "octo/repo#7" in line
+    assert "gemini" in line and "running" in line and line.endswith(" -") and "octo/repo#7" not in line
 
 
 def test_show_prints_events_and_tier_counts(capsys):
