@@ -43,3 +43,17 @@ def have(tool: str) -> bool:
 
 def is_root() -> bool:
     return os.geteuid() == 0
+
+
+@pytest.fixture(autouse=True)
+def github_conformance():
+    """Every exchange with a fake GitHub made during the test is as GitHub's REST description says."""
+    from tests.fakes import github
+
+    made_before = len(github.CREATED)
+    yield
+    fakes = github.CREATED[made_before:]
+    del github.CREATED[made_before:]
+    problems = [problem for fake in fakes for problem in fake.conformance_errors]
+    assert not problems, "the fake GitHub's traffic is off GitHub's REST description:\n" + "\n".join(
+        sorted(set(problems)))

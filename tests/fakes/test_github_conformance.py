@@ -166,3 +166,8 @@ def test_a_refused_review_is_answered_as_a_documented_validation_failure(gh):
     answer = httpx.post(gh.url + f"/repos/{REPO}/pulls/2/reviews", headers=HEADERS, json={
         "event": "COMMENT", "comments": [{"path": "nowhere.py", "line": 1, "body": "here"}]})
     assert answer.status_code == 422 and _conforming(gh) == []
+
+
+def test_an_exchange_off_the_description_is_recorded_on_the_fake_that_answered_it(gh):
+    httpx.get(gh.url + f"/repos/{REPO}/issues/1?colour=red", headers=HEADERS)
+    assert _conforming(gh) == ["GET /repos/{owner}/{repo}/issues/{issue_number}: undocumented query parameter 'colour'"]
