@@ -98,7 +98,7 @@ def test_sigterm_leaves_the_running_job_for_the_next_start(world, tmp_path):
     env = dict(env, BOT_SHUTDOWN_GRACE="1")
     services.append(Service(env, tmp_path / "serve1.log").start())
     services[0].deliver(mention(gh, "@bot codex run the slow check", 1))
-    gh.wait_for(lambda: started_marker(tmp_path).exists(), timeout=120)
+    gh.wait_for(in_the_run_tool, timeout=120)  # the sandbox writes `.started` back only when the run ends
     services[0].stop()
     assert services[0].proc.returncode in (0, -signal.SIGTERM)  # uvicorn re-raises the signal it handled
     assert [(j["status"], j["finished_at"]) for j in store.jobs(store.connect())] == [("running", None)]
