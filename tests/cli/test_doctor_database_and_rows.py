@@ -12,7 +12,7 @@ from bot.db import migrations
 from tests.fakes.provider import say
 
 pytestmark = pytest.mark.e2e
-PROGRESS = [*(f"bot doctor: checking the {name} CLI…" for name in adapters.names()),
+PROGRESS = [*(f"bot doctor: checking the {name} CLI…" for name in sorted(adapters.names())),
             "bot doctor: checking the sandbox…", "bot doctor: checking the GitHub App…",
             "bot doctor: checking the database…"]
 
