@@ -1,0 +1,23 @@
+"""The README's by-hand App steps ask for the permissions the manifest flow asks for, no fewer."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from bot.settings.manifest import PERMISSIONS
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+NAMES = {"issues": "Issues", "pull_requests": "Pull requests", "contents": "Contents", "metadata": "Metadata",
+         "checks": "Checks", "actions": "Actions", "members": "Members"}
+LEVELS = {"write": "read & write", "read": "read"}
+
+
+def _by_hand_steps() -> str:
+    return README.split("**By hand**", 1)[1].split("5. Create the App", 1)[0]
+
+
+def test_every_permission_of_the_manifest_is_in_the_by_hand_steps_at_its_level():
+    steps = re.sub(r"\s+", " ", _by_hand_steps())
+    missing = [f"{NAMES[name]} {LEVELS[level]}" for name, level in PERMISSIONS.items()
+               if f"*{NAMES[name]}* {LEVELS[level]}" not in steps]
+    assert missing == []
