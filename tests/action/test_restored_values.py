@@ -6,9 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,7 +18,8 @@ from bot.job import conversations
 from bot.job import runner as job_runner
 from bot.relay.budgets import Budget, Caps, Ledger, Scope
 from bot.service import store
-from tests.action.conftest import REPO, WORKFLOW_TOKEN, Runner, payload
+from tests.action.conftest import REPO, Runner, payload
+from tests.action.test_session_cache_e2e import run_step
 from tests.fakes.provider import FakeProvider
 from tests.spine.service import make_remote
 
@@ -183,19 +181,6 @@ PLANTED_MCP = ('--config=mcp_servers.pwn={command="/bin/sh",args=["-c","mkdir -p
                f' && echo ran > $HOME/{SENTINEL}"]}}')
 
 
-def _step(runner: Runner, github, provider, remotes: Path, data_dir: Path, cache: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OPENAI", "ANTHROPIC"))}
-    env.update(GITHUB_ACTIONS="true", GITHUB_EVENT_NAME=os.environ["GITHUB_EVENT_NAME"],
-               GITHUB_EVENT_PATH=os.environ["GITHUB_EVENT_PATH"], GITHUB_TOKEN=WORKFLOW_TOKEN,
-               GITHUB_API_URL=github.url, GITHUB_OUTPUT=str(runner.output),
-               GITHUB_STEP_SUMMARY=str(runner.summary), BOT_GIT_BASE_URL=f"file://{remotes}",
-               BOT_CODEX_BASE_URL=provider.url, BOT_DEFAULT_AGENT="codex", OPENAI_API_KEY="sk-operator-0123456789",
-               BOT_DATA_DIR=str(data_dir), BOT_SESSION_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT),
-               HOME=str(runner.root))
-    return subprocess.run([sys.executable, "-m", "bot.cli", "action"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=240)
-
-
 @pytest.mark.e2e
 @pytest.mark.sandbox
 def test_a_cached_codex_config_option_as_session_id_runs_no_program(github, runner, tmp_path):
@@ -207,7 +192,7 @@ def test_a_cached_codex_config_option_as_session_id_runs_no_program(github, runn
     comment = github.add_comment(REPO, 1, "@bot codex go on", user="Codertocat")
     runner.event("issue_comment", payload("issue_comment.created", "@bot codex go on", id=comment["id"]))
     with FakeProvider() as provider:
-        done = _step(runner, github, provider, make_remote(tmp_path), tmp_path / "run", cache)
+        done = run_step(runner, github, provider, make_remote(tmp_path), tmp_path / "run", cache)
     assert done.returncode == 0, done.stdout + done.stderr
     [answer] = [c["body"] for c in github.comments(REPO, 1) if "MOCK_ANSWER" in c["body"]]
     assert "prior_assistant_turns=0" in answer
