@@ -1,14 +1,19 @@
 """`make bench`: every area's benchmark in one run, printed side by side.
 
 Each module in this package named in SECTIONS exposes `run() -> list[str]` (report lines).
+Each section runs with the environment it started with restored afterwards, so a variable one
+section sets (a database URL, a data dir, a key) never reaches the next.
 Usage: python -m bench [section ...]
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
 import time
 import traceback
+from collections.abc import Iterator
 
 SECTIONS = ("intake", "adapters", "sandbox", "bridge", "relay", "workspace", "scale", "review", "soak", "noisy")
 
@@ -27,13 +32,24 @@ def main(argv: list[str]) -> int:
             print("  (no benchmark yet)")
             continue
         try:
-            for line in module.run():
-                print(f"  {line}", flush=True)
+            with _environment_restored():
+                for line in module.run():
+                    print(f"  {line}", flush=True)
         except Exception:  # one broken section must not hide the others
             failed += 1
             traceback.print_exc()
         print(f"  ({time.perf_counter() - started:.1f} s)")
     return 1 if failed else 0
+
+
+@contextlib.contextmanager
+def _environment_restored() -> Iterator[None]:
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 if __name__ == "__main__":
