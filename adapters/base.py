@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from adapters.facts import ActionInputs, CredentialKind
+
 
 class EventKind(str, enum.Enum):
     SESSION = "session"
@@ -216,6 +218,19 @@ class Adapter(Protocol):
     def loaders(self) -> Loaders: ...
     @property
     def session_id_pattern(self) -> re.Pattern[str]: ...
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
+    @property
+    def credential_kinds(self) -> tuple[CredentialKind, ...]: ...
+    @property
+    def action_inputs(self) -> ActionInputs | None: ...
+    @property
+    def npm_package(self) -> str: ...
+    @property
+    def provider_keys(self) -> tuple[tuple[str, str], ...]: ...
+
+    def operator_variables(self) -> tuple[str, ...]:
+        """The operator's variables that authenticate the CLI, in the order they are consulted."""
 
     def detect(self, probe: ProbeFn) -> Readiness: ...
 
@@ -302,6 +317,8 @@ class Operator:
     model: str | None = None  # else the CLI's default model
     base_url: str | None = None  # an operator gateway for the agent's provider
     credentials_set: tuple[str, ...] = ()  # which of the adapter's credential_env the operator set
+    provider: str | None = None  # the provider the operator chose, for a CLI that speaks to several
+    key_env: str | None = None  # the variable holding a custom provider's key, for such a CLI
 
 
 class CliAdapter:
@@ -326,6 +343,13 @@ class CliAdapter:
     # with the key inside the sandbox.
     relay_channels: tuple[RelayChannel, ...] = ()
     direct_credentials: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # other names people write for the CLI in a comment
+    credential_kinds: tuple[CredentialKind, ...] = ()  # what can be connected on the settings page
+    operator_env: tuple[str, ...] = ()  # the operator's variables, in order; none: credential_env
+    action_inputs: ActionInputs | None = None
+    npm_package = ""  # the package the pinned CLI is installed from (agents-cli/package.json)
+    # (provider, its key variable) for a CLI that speaks to several providers, by model prefix
+    provider_keys: tuple[tuple[str, str], ...] = ()
 
     @property
     def supports_resume(self) -> bool:
@@ -337,6 +361,9 @@ class CliAdapter:
     @property
     def binary(self) -> str:
         return self.operator.binary or self.executable
+
+    def operator_variables(self) -> tuple[str, ...]:
+        return self.operator_env or self.credential_env
 
     def model(self, episode: Episode) -> str | None:
         return episode.model or self.operator.model

@@ -28,6 +28,7 @@ from adapters.base import (
     json_object,
     register,
 )
+from adapters.facts import ANTHROPIC_API, ANTHROPIC_OAUTH, ActionInputs, CredentialKind
 
 QUIET_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
              "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1",
@@ -66,6 +67,17 @@ class ClaudeCode(CliAdapter):
     resume_state = (".claude/projects/*/*.jsonl",)  # <cwd with / as -> / <session id>.jsonl
     relay_channels = (RelayChannel("CLAUDE_CODE_OAUTH_TOKEN", "anthropic", True, ("CLAUDE_CODE_OAUTH_TOKEN",)),
                       RelayChannel("ANTHROPIC_API_KEY", "anthropic", False, ("ANTHROPIC_API_KEY",)))
+    aliases = ("claude-code", "claudecode")
+    credential_kinds = (
+        CredentialKind("oauth_token", "Claude subscription token",
+                       "Run `claude setup-token` and paste the token it prints.",
+                       env=("CLAUDE_CODE_OAUTH_TOKEN",), shape=ANTHROPIC_OAUTH),
+        CredentialKind("api_key", "Anthropic API key", "Create one at console.anthropic.com → API keys.",
+                       env=("ANTHROPIC_API_KEY",), shape=ANTHROPIC_API))
+    operator_env = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
+    action_inputs = ActionInputs(("anthropic-api-key", "ANTHROPIC_API_KEY"),
+                                 subscription=("claude-code-oauth-token", "CLAUDE_CODE_OAUTH_TOKEN"))
+    npm_package = "@anthropic-ai/claude-code"
 
     def command(self, episode: Episode) -> Invocation:
         native = episode.mode == "native"

@@ -36,10 +36,19 @@ from adapters.base import (
     http_failure,
     register,
 )
+from adapters.facts import OPENAI_API, ActionInputs, CredentialKind
 
 LAST_MESSAGE = ".bot/codex-last-message.txt"
 CODEX_HOME = ".codex"
 AUTH_FILE = CODEX_HOME + "/auth.json"
+
+
+def _auth_json_problem(parsed: object) -> str | None:
+    """Why a pasted document is not Codex's login file, or None."""
+    if isinstance(parsed, dict) and (parsed.get("tokens") or parsed.get("OPENAI_API_KEY")):
+        return None
+    return ("it has neither \u201ctokens\u201d nor \u201cOPENAI_API_KEY\u201d (run `codex login`, "
+            "then paste ~/.codex/auth.json).")
 CHATGPT_BASE = "/backend-api/codex"  # ChatGPT's Codex backend under a base URL (a ChatGPT login)
 REQUIRED_MCP_FAILED = "required MCP servers failed to initialize"
 CONFIG_NOTE = b"# Managed by the bot (CODEX_HOME must exist); settings are passed with -c.\n"
@@ -79,6 +88,16 @@ class Codex(CliAdapter):
                       RelayChannel("CODEX_API_KEY", "openai", True, ("CODEX_API_KEY",)))
     # a login file holding neither a ChatGPT login nor an API key (a ChatGPT login is relayed)
     direct_credentials = (AUTH_FILE,)
+    aliases = ("codex-cli",)
+    credential_kinds = (
+        CredentialKind("auth_json", "ChatGPT subscription (Codex auth.json)",
+                       "Run `codex login` and paste the content of ~/.codex/auth.json.",
+                       file=AUTH_FILE, json_file=True, json_check=_auth_json_problem),
+        CredentialKind("api_key", "OpenAI API key", "Create one at platform.openai.com → API keys.",
+                       env=("OPENAI_API_KEY", "CODEX_API_KEY"), shape=OPENAI_API))
+    operator_env = ("OPENAI_API_KEY", "CODEX_API_KEY")
+    action_inputs = ActionInputs(("openai-api-key", "OPENAI_API_KEY"))
+    npm_package = "@openai/codex"
 
     def command(self, episode: Episode) -> Invocation:
         home = episode.home

@@ -29,6 +29,7 @@ from adapters.base import (
     http_failure,
     register,
 )
+from adapters.facts import GEMINI_API, ActionInputs, CredentialKind
 
 SETTINGS = ".gemini/settings.json"
 # Gemini ignores system settings unless root owns the file and every folder above it: placed by the sandbox
@@ -70,6 +71,13 @@ class Gemini(CliAdapter):
     session_id_pattern = UUID  # its --resume also takes `latest` or an index: never given
     resume_state = (".gemini/tmp/*/chats/session-*.jsonl",)  # <project>/chats/session-<ts>-<id8>.jsonl
     relay_channels = (RelayChannel("GEMINI_API_KEY", "google", False, ("GEMINI_API_KEY",)),)
+    aliases = ("gemini-cli",)
+    credential_kinds = (CredentialKind("api_key", "Gemini API key",
+                                       "Create one at aistudio.google.com → Get API key.",
+                                       env=("GEMINI_API_KEY",), shape=GEMINI_API),)
+    operator_env = ("GEMINI_API_KEY",)
+    action_inputs = ActionInputs(("gemini-api-key", "GEMINI_API_KEY"))
+    npm_package = "@google/gemini-cli"
 
     def command(self, episode: Episode) -> Invocation:
         home, native = episode.home, episode.mode == "native"

@@ -29,6 +29,7 @@ from adapters.base import (
     http_failure,
     register,
 )
+from adapters.facts import ANTHROPIC_API, OPENAI_API, ActionInputs, CredentialKind
 
 QUIET_ENV = {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
              "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
@@ -54,6 +55,13 @@ PROVIDER_KEYS = {"anthropic": ("ANTHROPIC_API_KEY", "/v1"), "openai": ("OPENAI_A
                  "deepseek": ("DEEPSEEK_API_KEY", "/v1")}
 OWN_KEY_HEADER = ("anthropic", "google")  # their APIs take the key in a header of their own, not as a bearer
 AUTH_CONTENT = "OPENCODE_AUTH_CONTENT"  # OpenCode's auth.json (its own variable), as the settings page stores it
+
+
+def _auth_json_problem(parsed: object) -> str | None:
+    """Why a pasted document is not OpenCode's auth.json (one object per provider), or None."""
+    if isinstance(parsed, dict) and all(isinstance(login, dict) for login in parsed.values()):
+        return None
+    return "each provider's entry is an object."
 
 
 class OpenCode(CliAdapter):
@@ -85,6 +93,30 @@ class OpenCode(CliAdapter):
                            for provider, (variable, _path) in PROVIDER_KEYS.items())
     # its auth.json with an OAuth login or several logins, and a custom provider's key
     direct_credentials = (AUTH_CONTENT, ANY_OTHER_KEY)
+    aliases = ("open-code",)
+    credential_kinds = (
+        CredentialKind("anthropic_api_key", "Anthropic API key for OpenCode",
+                       "Used when OpenCode runs an Anthropic model.", env=("ANTHROPIC_API_KEY",), shape=ANTHROPIC_API),
+        CredentialKind("openai_api_key", "OpenAI API key for OpenCode",
+                       "Used when OpenCode runs an OpenAI model.", env=("OPENAI_API_KEY",), shape=OPENAI_API),
+        CredentialKind("auth_json", "OpenCode auth.json",
+                       "Run `opencode auth login` and paste ~/.local/share/opencode/auth.json.",
+                       env=(AUTH_CONTENT,), json_file=True, json_check=_auth_json_problem))
+    action_inputs = ActionInputs(("openai-api-key", "OPENAI_API_KEY"))
+    npm_package = "opencode-ai"
+    provider_keys = tuple((provider, variable) for provider, (variable, _path) in PROVIDER_KEYS.items())
+
+    def operator_variables(self) -> tuple[str, ...]:
+        """A custom provider's variable when the operator named one; at a gateway the key its
+        OpenAI-compatible provider reads; else the key of the provider chosen (or the model's prefix)."""
+        if self.operator.key_env:
+            return (self.operator.key_env,)
+        if self.operator.base_url:
+            return (GATEWAY_KEY_ENV,)
+        provider = self.operator.provider or (self.operator.model or "").partition("/")[0]
+        if provider in PROVIDER_KEYS:
+            return (PROVIDER_KEYS[provider][0],)
+        return ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
     def command(self, episode: Episode) -> Invocation:
         permission = (NATIVE if episode.mode == "native" else _strict(episode.read_dirs, episode.workdir)) | \
