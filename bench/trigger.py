@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.stats import p50_p99_ms  # noqa: E402
-from bot.job import grammar  # noqa: E402
+from bot.intake import grammar  # noqa: E402
 
 AGENTS = ("claude", "codex", "gemini", "opencode")
 COMMAND = "@bot codex fix the failing test\n"

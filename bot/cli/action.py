@@ -26,7 +26,8 @@ from bot import config
 from bot.cli import action_reply_cap, action_session, action_workflow, preflight
 from bot.errors import BotError
 from bot.github.client import RetryingAPI, Thread
-from bot.job import grammar, pipeline, replies, trigger_gate
+from bot.intake import gate, grammar, triggers
+from bot.job import pipeline, replies
 from bot.job.conversations import thread_key
 from bot.job.modes import GitHubMode
 from bot.job.resume_state import scrub_homes
@@ -35,7 +36,6 @@ from bot.permissions import association_may_trigger, is_bot_author
 from bot.record.redact import install_log_redaction, redact
 from bot.service import store
 from bot.service.worker import status_text
-from bot.web import triggers
 from bot.web.intake import extract_trigger
 from sandbox.limits import raise_open_files_limit
 
@@ -268,7 +268,7 @@ async def _answer(client: httpx.AsyncClient, trigger: dict, command: grammar.Com
 async def _automatic(client: httpx.AsyncClient, trigger: dict, command: grammar.Command, token: str) -> StepOutcome:
     """Run only when bot.yml turns this trigger on and its author may trigger; else silence."""
     thread = Thread(RetryingAPI(client, oauth_token=token), trigger["repo"], trigger["number"])
-    why = await trigger_gate.refused(thread, trigger["automatic"], trigger["author"])
+    why = await gate.refused(thread, trigger["automatic"], trigger["author"])
     if why:
         return StepOutcome("ignored", reason=why)
     return await _run(trigger, command, thread, RecordingSurface(GitHubSurface(thread, None)), token)

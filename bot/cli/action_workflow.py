@@ -66,7 +66,7 @@ MENTION_IF = """\
       contains(github.event.comment.body || github.event.review.body || github.event.issue.body, '@{handle}')
       && github.event.sender.type != 'Bot'"""
 TRIGGERS = ("labels", "assignment", "review_requested", "pull_request_opened")
-# trigger -> the events (and their activity types) it comes by, bot/web/triggers.py
+# trigger -> the events (and their activity types) it comes by, bot/intake/triggers.py
 TRIGGER_EVENTS: dict[str, dict[str, tuple[str, ...]]] = {
     "labels": {"issues": ("labeled",), "pull_request": ("labeled",)},
     "assignment": {"issues": ("assigned",), "pull_request": ("assigned",)},

@@ -18,7 +18,8 @@ from gidgethub import HTTPException
 
 from bot.db import Database
 from bot.github.client import Thread, transient, with_retries
-from bot.job import authority, replies, trigger_gate
+from bot.intake import gate
+from bot.job import authority, replies
 from bot.job.authority import Verdict
 from bot.service import queue, reply_cap, store
 from bot.workspace.repo_config import ConfigError, RepoConfig
@@ -54,7 +55,7 @@ async def run(db: Database, job: queue.Job, thread: Thread, post: Callable[[str]
 
 async def _default_branch_config(thread: Thread) -> RepoConfig:
     try:
-        return await trigger_gate.default_branch_config(thread)
+        return await gate.default_branch_config(thread)
     except ConfigError as exc:  # the defaults (write, maintain, admin) still decide
         log.warning("%s; deciding with the default permissions", exc)
         return RepoConfig()

@@ -24,7 +24,8 @@ from bot import config, logs, metrics, retry
 from bot.db import Database
 from bot.errors import BotError
 from bot.github.client import Thread, TokenCache, installation_thread, transient, with_retries
-from bot.job import conversations, pipeline, replies, trigger_gate
+from bot.intake import gate
+from bot.job import conversations, pipeline, replies
 from bot.job.modes import GitHubMode
 from bot.job.tracking import GitHubSurface, TrackingComment
 from bot.relay.budgets import Ledger, Scope
@@ -226,7 +227,7 @@ class WorkerPool:
             await TrackingComment(ctx.surface, lambda: [], handle=job.tracking_comment_id).finish(
                 f"❌ Gave up after {MAX_ATTEMPTS} attempts: the service stopped while running this request.")
             return "failed"
-        if spec.get("automatic") and (why := await trigger_gate.refused(thread, spec["automatic"], spec["author"])):
+        if spec.get("automatic") and (why := await gate.refused(thread, spec["automatic"], spec["author"])):
             log.info("job %s: automatic trigger not run: %s", job.id, why)  # silent: nobody asked
             return "done"
         return await pipeline.run(self.db, self._context(job, thread), cancel)

@@ -29,13 +29,12 @@ from starlette.responses import JSONResponse
 from adapters import base as adapters
 from bot import config, metrics
 from bot.db import Database
-from bot.job import grammar
+from bot.intake import grammar, triggers
+from bot.intake.payload import Malformed, parsed, require_shape, trigger_key
 from bot.job.conversations import thread_key
 from bot.permissions import association_may_trigger, is_bot_author
 from bot.service import reply_cap, retention, store
-from bot.web import triggers
 from bot.web.intake_body import MAX_BODY_BYTES, RETRY_AFTER_S, BodySlots, Gone, TooLarge, TooSlow, read_body
-from bot.web.intake_payload import Malformed, parsed, require_shape, trigger_key
 
 log = logging.getLogger("bot.web.intake")
 REPLIES = frozenset({"help", "status", "unknown_agent"})  # commands that only answer
@@ -144,7 +143,7 @@ async def decide(db: Database, event: sansio.Event) -> JSONResponse:
                                        lambda: parsed(lambda: triggers.automatic(event.event, data)))
     if found := automatic:  # a label, an assignment, …
         require_shape(found[0])["trigger_key"] = parsed(lambda: trigger_key(event.event, data))
-        job = await triggers.enqueue(db, event.delivery_id, event.event, data.get("action"), found)
+        job = await _enqueue_automatic(db, event.delivery_id, event.event, data.get("action"), found)
         metrics.DELIVERIES.labels("queued" if job is not None else "duplicate").inc()
         return _JSON({"ok": True, "queued": job is not None, "job": job, "kind": "episode"}, status_code=202)
     if retention.note_closed(db, event.event, data):  # when a thread's CLI homes may go
@@ -215,6 +214,24 @@ async def _enqueue(db: Database, event: sansio.Event, trigger: dict, command: gr
     log.info("queued job %s (%s) for %s from delivery %s", job_id, kind, conversation, event.delivery_id)
     metrics.DELIVERIES.labels("queued").inc()
     return _JSON({"ok": True, "queued": True, "job": job_id, "kind": kind}, status_code=202)
+
+
+async def _enqueue_automatic(db: Database, delivery_id: str, event: str, action: str | None,
+                  found: tuple[dict, grammar.Command]) -> int | None:
+    """The job, like a comment's; None for a duplicate delivery."""
+    trigger, command = found
+    if not trigger["installation_id"]:
+        return None  # not delivered to an installed GitHub App
+    spec = {**trigger, "event": event, "delivery": delivery_id,
+            "command": {"kind": command.kind, "agent": command.agent, "new_session": False,
+                        "request": command.request, "unknown_name": None, "review": command.review,
+                        "agents": list(command.agents)}}
+    conversation = thread_key(trigger["repo"], trigger["number"])
+    job_id = await store.commit(db, lambda conn: store.enqueue_delivery(
+        conn, delivery_id=delivery_id, event=event, action=action, kind="episode", conversation=conversation,
+        spec=spec))
+    log.info("automatic %s: job %s for %s", trigger["automatic"]["kind"], job_id, conversation)
+    return job_id
 
 
 def extract_trigger(event: str, data: dict) -> dict | None:

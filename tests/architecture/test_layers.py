@@ -20,6 +20,7 @@ RANKS = {
     "bot.review": 5.5,  # diff lines, findings, merge, the review payload: below the bridge that offers its tools
     "bot.bridge": 6, "bot.relay": 6,
     "bot.job": 7,
+    "bot.intake": 7.5,  # what an event asks (grammar, triggers, their gate, the job spec): above the job it builds
     "bot.service": 8,
     "bot.settings": 9,
     "bot.web": 10,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.job import grammar
+from bot.intake import grammar
 from tests.cli.conftest import Bot
 
 

@@ -5,7 +5,7 @@ import httpx
 import pytest
 
 from bot.github.client import RetryingAPI, Thread
-from bot.job.trigger_gate import refused
+from bot.intake.gate import refused
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo/repo"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from bot.web.triggers import automatic
+from bot.intake.triggers import automatic
 from tests.spine.helpers import FIXTURES
 
 

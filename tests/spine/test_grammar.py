@@ -1,7 +1,7 @@
 """The comment grammar of DESIGN §7."""
 from __future__ import annotations
 
-from bot.job.grammar import Command, parse
+from bot.intake.grammar import Command, parse
 
 AGENTS = ("claude", "codex", "gemini", "opencode")
 

@@ -2,7 +2,7 @@
 start of a line: never inside HTML, code of any kind, or a quote, however it is spelled."""
 from __future__ import annotations
 
-from bot.job.grammar import Command, parse
+from bot.intake.grammar import Command, parse
 
 AGENTS = ("claude", "codex", "gemini", "opencode")
 

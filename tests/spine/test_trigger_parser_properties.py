@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from bot.job.grammar import parse
+from bot.intake.grammar import parse
 
 HANDLE = "kbot"
 AGENTS = ("claude", "codex")

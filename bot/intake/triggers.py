@@ -3,11 +3,10 @@ issue or pull request assigned to the bot's account, a review requested from it,
 request opened (or made ready for review).
 
     found = automatic(event_name, payload)      # (trigger, command) or None
-    response = await enqueue(db, delivery, found)
 
 Each becomes a job like a comment's (same queue, session map and provenance), marked
 `automatic` with what triggered it. Whether the repository turned that trigger on, and whether
-the person who caused it may trigger the bot, is decided by the worker (bot/job/trigger_gate.py)
+the person who caused it may trigger the bot, is decided by the worker (bot/intake/gate.py)
 from `.github/bot.yml` on the default branch: the intake makes no GitHub call. A trigger that is
 off, or a person without the permission, ends without a word in the thread: nobody asked.
 
@@ -16,17 +15,11 @@ On a pull request a trigger asks for a review (`bot:<agent>`: by that agent); on
 """
 from __future__ import annotations
 
-import logging
-from typing import Any
-
 from adapters import base as adapters
 from bot import config
-from bot.job import grammar
-from bot.job.conversations import thread_key
+from bot.intake import grammar
 from bot.permissions import is_bot_author
-from bot.service import store
 
-log = logging.getLogger("bot.web.triggers")
 LABEL_PREFIX = "bot:"
 ISSUE_REQUEST = ("Work on this issue ({why}): do what it asks, and say what you did and what is left.")
 
@@ -98,20 +91,3 @@ def _command(kind: str, detail: str, agent: str | None, is_pr: bool) -> grammar.
     why = f"it was labelled `{detail}`" if kind == "label" else "it was assigned to you"
     return grammar.Command(kind="run", agent=agent, request=ISSUE_REQUEST.format(why=why))
 
-
-async def enqueue(db: Any, delivery_id: str, event: str, action: str | None,
-                  found: tuple[dict, grammar.Command]) -> int | None:
-    """The job, like a comment's; None for a duplicate delivery."""
-    trigger, command = found
-    if not trigger["installation_id"]:
-        return None  # not delivered to an installed GitHub App
-    spec = {**trigger, "event": event, "delivery": delivery_id,
-            "command": {"kind": command.kind, "agent": command.agent, "new_session": False,
-                        "request": command.request, "unknown_name": None, "review": command.review,
-                        "agents": list(command.agents)}}
-    conversation = thread_key(trigger["repo"], trigger["number"])
-    job_id = await store.commit(db, lambda conn: store.enqueue_delivery(
-        conn, delivery_id=delivery_id, event=event, action=action, kind="episode", conversation=conversation,
-        spec=spec))
-    log.info("automatic %s: job %s for %s", trigger["automatic"]["kind"], job_id, conversation)
-    return job_id

@@ -1,4 +1,4 @@
-"""Whether an automatic trigger (bot/web/triggers.py) may run: the repository turned it on in
+"""Whether an automatic trigger (bot/intake/triggers.py) may run: the repository turned it on in
 `.github/bot.yml` on its default branch (read through GitHub's contents API, so no checkout is
 made for a trigger that is off), a draft only when `triggers.drafts` is set, and the person who
 caused it has a permission the configuration lets trigger. Each "no" is silent in the thread.
@@ -16,7 +16,7 @@ from gidgethub import BadRequest
 from bot.job import authority
 from bot.workspace.repo_config import CONFIG_PATH, ConfigError, RepoConfig, parse
 
-log = logging.getLogger("bot.job.trigger_gate")
+log = logging.getLogger("bot.intake.gate")
 SWITCHES = {"label": "labels", "assignment": "assignment", "review_requested": "review_requested",
             "pull_request_opened": "pull_request_opened"}
 
