@@ -83,13 +83,27 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (5, "a settings sign-in's OAuth state is used once", (
         "CREATE TABLE IF NOT EXISTS oauth_states (state_hash TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)",
     )),
+    (6, "incremental reviews: per pull request and agent the commit last reviewed, and each finding posted "
+        "(its comment, where, severity, fingerprint, and whether it is open, fixed or declined)", (
+        """CREATE TABLE IF NOT EXISTS reviewed_commits (
+            repo TEXT NOT NULL, number BIGINT NOT NULL, agent TEXT NOT NULL, commit_sha TEXT NOT NULL,
+            review_id BIGINT, reviewed_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (repo, number, agent))""",
+        """CREATE TABLE IF NOT EXISTS review_findings (
+            id {serial}, repo TEXT NOT NULL, number BIGINT NOT NULL, agent TEXT NOT NULL,
+            review_id BIGINT, comment_id BIGINT, commit_sha TEXT NOT NULL, path TEXT NOT NULL,
+            line INTEGER NOT NULL, start_line INTEGER, side TEXT NOT NULL, severity TEXT,
+            fingerprint TEXT NOT NULL, title TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'open',
+            state_detail TEXT, created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION)""",
+        "CREATE INDEX IF NOT EXISTS review_findings_by_pull ON review_findings(repo, number, state)",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
 # every table, in an order that respects references (for copying a database)
 TABLES = ("jobs", "conversations", "sessions", "notices", "secrets", "secret_audit", "settings_sessions",
-          "runs", "run_events", "model_spend", "workers", "session_homes", "credential_use", "oauth_states")
-SERIAL_KEYS = {"jobs": "id", "secret_audit": "id"}
+          "runs", "run_events", "model_spend", "workers", "session_homes", "credential_use", "oauth_states",
+          "reviewed_commits", "review_findings")
+SERIAL_KEYS = {"jobs": "id", "secret_audit": "id", "review_findings": "id"}
 
 _VERSION_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("
                   "version INTEGER PRIMARY KEY, description TEXT, applied_at DOUBLE PRECISION)")
