@@ -2,11 +2,13 @@
 waits. 429 (rate limited), 529 (Anthropic overloaded) and any 5xx are retried, waiting what the
 provider's `retry-after-ms` or `Retry-After` (seconds or an HTTP date) asks, else a doubling
 backoff from 1 s; every wait is capped (BOT_RELAY_RETRY_MAX_WAIT) and so is the number of retries
-(BOT_RELAY_RETRIES). A retry happens only before any byte of the answer reached the CLI.
+(BOT_RELAY_RETRIES). A retry happens only before any byte of the answer reached the CLI. A 429 or
+529 that asks for a longer wait than the cap is not retried (bot/relay/unavailable.py says why).
 """
 from __future__ import annotations
 
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -30,6 +32,12 @@ class RetryPolicy:
     def from_config(cls) -> RetryPolicy:
         return cls(retries=max(0, config.value("BOT_RELAY_RETRIES")),
                    max_wait_s=max(0.0, config.value("BOT_RELAY_RETRY_MAX_WAIT")))
+
+    def too_long(self, status: int, headers: Mapping[str, str]) -> bool:
+        """A rate limit or overload that asks for more than the longest wait: retrying sooner would
+        only be refused again, so the relay gives up at once."""
+        asked = asked_wait_s({name.lower(): value for name, value in headers.items()})
+        return status in (429, 529) and asked is not None and asked > self.max_wait_s
 
     def wait_s(self, attempt: int, headers: dict[str, str]) -> float:
         """Seconds before retry number `attempt` (1-based), from the provider's headers if it said."""

@@ -57,7 +57,7 @@ from adapters.base import Tier
 from bot import retry
 from bot.loopback import LoopbackServer
 from bot.record.recorder import Recorder
-from bot.relay import apis, body_policy
+from bot.relay import apis, body_policy, unavailable
 from bot.relay.body_policy import Checked
 from bot.relay.budgets import Budget, Hold, Ledger, Scope
 from bot.relay.chatgpt import Login, LoginRefused, Session
@@ -183,7 +183,8 @@ class ModelRelay:
         self.token_env = TOKEN_ENV
         self.calls: list[ModelCall] = []
         self.stopped: str | None = None
-        self.stop_kind: str | None = None  # budget | key | <the caller's word>
+        self.stop_kind: str | None = None  # budget | key | unavailable | <the caller's word>
+        self.unavailable: unavailable.ProviderUnavailable | None = None  # why the provider could not serve
         self.port: int | None = None
         self._token_bytes = self.token.encode()
         self._on_stop, self._on_retry, self._on_call = on_stop, on_retry, on_call
@@ -420,9 +421,9 @@ class ModelRelay:
                 if not retryable(status):
                     return response
                 reason = f"provider busy ({status})"
-            if attempt >= self.retry.retries or self.stopped is not None:
+            if attempt >= self.retry.retries or self.stopped is not None or self.retry.too_long(status, headers):
                 if response is not None:
-                    return response
+                    return await self._given_up(response)
                 raise _Refused(502, "error:unreachable", f"{reason}; gave up after {attempt} retries")
             attempt += 1
             wait = self.retry.wait_s(attempt, dict(headers))
@@ -430,6 +431,21 @@ class ModelRelay:
                 await response.aclose()
             await self._announce_retry(call, status, wait, attempt, reason)
             await retry.sleep(wait)  # the bot's one injectable wait
+
+    async def _given_up(self, response: httpx.Response) -> httpx.Response:
+        """Past the retries: a provider overloaded, out of quota or rate limited ends the episode with
+        what the relay saw (recorded, for the fallback); any other answer goes on to the CLI."""
+        if not unavailable.worth_reading(response.status_code):
+            return response
+        body = await response.aread()
+        found = unavailable.classify(response.status_code, body, response.headers, self.upstream.provider)
+        if found is None:
+            return unavailable.replayed(response, body)
+        self.unavailable = found
+        self.recorder.record(self.run_id, Tier.ENFORCED, unavailable.EVENT, outcome=found.kind, raw=found.as_json())
+        self.stop(unavailable.stop_reason(found), "unavailable")
+        wait = None if found.retry_after_s is None else str(round(found.retry_after_s))
+        raise _Refused(response.status_code, f"error:{found.kind}", f"{self.stopped}. Stop now.", wait)
 
     async def _announce_retry(self, call: ModelCall, status: int, wait: float, attempt: int, reason: str) -> None:
         note = busy_note(status, wait, attempt, self.retry.retries)

@@ -29,6 +29,9 @@ Script: a FIFO of turns shared by all APIs; each main model request pops one tur
                          answer with an HTTP error in that API's own error format (429 and 529 with
                          the provider's rate-limit / overloaded error types, and a Retry-After header
                          when given).
+  quota(message, retry_after=None)
+                         a 429 saying the account's quota is used up, in the API's own shape
+                         (OpenAI's `insufficient_quota` type and code, Gemini's RESOURCE_EXHAUSTED).
   exec_js(source)        Codex code mode: answer with a call of the JavaScript `exec` tool
                          (a Responses `custom_tool_call`) running `source`.
 Codex's default model runs in "code mode" (reference agent-clis.md §4): the request's `tools`
@@ -44,6 +47,10 @@ overrides it for one turn, say(text, pieces=n) streams the text as n deltas.
 When the queue is empty the provider echoes, as the recorded fixtures do:
   "MOCK_ANSWER[<api>] prior_assistant_turns=<n> last_user=<text>" or, after a tool result,
   "MOCK_ANSWER[<api>] prior_assistant_turns=<n> tool_result=<first 200 chars>".
+
+Outages: `fake.outage(fail(529, "Overloaded"), api="anthropic")` (or `key=` a credential) answers every
+model request of that API (or carrying that key) with that turn, auxiliary ones included, without
+consuming the script, until `fake.outages.clear()`: one vendor down while another answers.
 
 Request fields: api, method, path, headers, body (parsed JSON), auxiliary (bool), reply (the
 Turn answered), and helpers prior_assistant_turns, last_user_text, tool_result, offered_tools
@@ -97,6 +104,7 @@ class Turn:
     usage: FakeUsage | None = None
     pieces: int = 1  # streamed text deltas
     retry_after: str | None = None
+    code: str | None = None  # an OpenAI error's type and code (insufficient_quota) instead of the status's
 
 
 def say(text: str, usage: FakeUsage | None = None, pieces: int = 1) -> Turn:
@@ -114,6 +122,11 @@ def bridged(tool: str, args: dict | None = None, server: str = "bot") -> Turn:
 
 def fail(status: int = 400, message: str = "mock forced failure", retry_after: str | None = None) -> Turn:
     return Turn("fail", text=message, status=status, retry_after=retry_after)
+
+
+def quota(message: str = "You exceeded your current quota, please check your plan and billing details.",
+          retry_after: str | None = None) -> Turn:
+    return Turn("fail", text=message, status=429, retry_after=retry_after, code="insufficient_quota")
 
 
 def exec_js(source: str) -> Turn:
@@ -524,15 +537,15 @@ _OPENAI_ERRORS = {401: ("invalid_request_error", "invalid_api_key"), 429: ("requ
                   500: ("server_error", None), 503: ("server_error", None)}
 
 
-def _error_body(api: str, status: int, message: str) -> bytes:
+def _error_body(api: str, status: int, message: str, code: str | None = None) -> bytes:
     if api == "anthropic":
         kind = _ANTHROPIC_ERRORS.get(status, "invalid_request_error")
         body: dict = {"type": "error", "error": {"type": kind, "message": message}}
     elif api == "gemini":
         body = {"error": {"code": status, "message": message, "status": _GOOGLE_STATUS.get(status, "INVALID_ARGUMENT")}}
     else:
-        kind, code = _OPENAI_ERRORS.get(status, ("invalid_request_error", None))
-        body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+        kind, known = (code, code) if code else _OPENAI_ERRORS.get(status, ("invalid_request_error", None))
+        body = {"error": {"message": message, "type": kind, "param": None, "code": known}}
     return json.dumps(body).encode()
 
 
@@ -623,6 +636,7 @@ class FakeProvider:
         self.requests: list[Request] = []
         self.login: FakeLogin | None = None  # set to stand as ChatGPT's backend for a login
         self.keep_alive = False  # True: connections stay open between calls, as a provider's do
+        self.outages: list[tuple[str | None, str | None, Turn]] = []  # (api, key, failing turn)
         self._server = ThreadingHTTPServer((host, port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -655,6 +669,20 @@ class FakeProvider:
             self._queue.extend(turns)
         return self
 
+    def outage(self, turn: Turn, *, api: str | None = None, key: str | None = None) -> FakeProvider:
+        """Every request of `api` (or carrying `key`) answers `turn`, a fail(), until cleared."""
+        with self._lock:
+            self.outages.append((api, key, turn))
+        return self
+
+    def _out(self, req: Request) -> Turn | None:
+        carried = " ".join(str(v) for k, v in req.headers.items()
+                           if k.lower() in ("x-api-key", "authorization", "x-goog-api-key", "api-key"))
+        for api, key, turn in self.outages:
+            if (api is None or api == req.api) and (key is None or key in carried):
+                return turn
+        return None
+
     def pending(self) -> int:
         with self._lock:
             return len(self._queue)
@@ -668,6 +696,9 @@ class FakeProvider:
         """Decide the reply for one model request (records it)."""
         with self._lock:
             self.requests.append(req)
+            if (down := self._out(req)) is not None:
+                req.reply = down
+                return down
             if _is_auxiliary(req):
                 req.auxiliary, req.reply = True, _auxiliary_reply(req)
                 return req.reply
@@ -774,7 +805,8 @@ def _handler_for(fake: FakeProvider):
             turn = fake.answer(req)
             if turn.kind == "fail":
                 retry = {"Retry-After": turn.retry_after} if turn.retry_after else None
-                return self._send(turn.status, "application/json", _error_body(api, turn.status, turn.text), retry)
+                return self._send(turn.status, "application/json",
+                                  _error_body(api, turn.status, turn.text, turn.code), retry)
             self._send(200, *_render(api, self.path, body, turn, turn.usage or fake.usage))
 
     return Handler
