@@ -228,6 +228,8 @@ class Adapter(Protocol):
     def npm_package(self) -> str: ...
     @property
     def provider_keys(self) -> tuple[tuple[str, str], ...]: ...
+    @property
+    def provider_logins(self) -> str: ...
 
     def operator_variables(self) -> tuple[str, ...]:
         """The operator's variables that authenticate the CLI, in the order they are consulted."""
@@ -350,6 +352,7 @@ class CliAdapter:
     npm_package = ""  # the package the pinned CLI is installed from (agents-cli/package.json)
     # (provider, its key variable) for a CLI that speaks to several providers, by model prefix
     provider_keys: tuple[tuple[str, str], ...] = ()
+    provider_logins = ""  # the variable holding such a CLI's logins, one JSON object per provider
 
     @property
     def supports_resume(self) -> bool:

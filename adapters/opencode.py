@@ -105,6 +105,7 @@ class OpenCode(CliAdapter):
     action_inputs = ActionInputs(("openai-api-key", "OPENAI_API_KEY"))
     npm_package = "opencode-ai"
     provider_keys = tuple((provider, variable) for provider, (variable, _path) in PROVIDER_KEYS.items())
+    provider_logins = AUTH_CONTENT
 
     def operator_variables(self) -> tuple[str, ...]:
         """A custom provider's variable when the operator named one; at a gateway the key its

@@ -413,7 +413,14 @@ def operator_for(agent: str) -> Operator:
     adapter = base.get(agent)
     return Operator(binary=agent_bin(agent, adapter.executable), model=agent_model(agent),
                     base_url=agent_base_url(agent),
-                    credentials_set=tuple(n for n in adapter.credential_env if provider_credential(n)))
+                    credentials_set=tuple(n for n in adapter.credential_env if provider_credential(n)),
+                    provider=_agent_option(agent, "PROVIDER"), key_env=_agent_option(agent, "KEY_ENV"))
+
+
+def _agent_option(agent: str, option: str) -> str | None:
+    """BOT_<AGENT>_<OPTION>, for an agent the table has such a variable for (OpenCode's provider)."""
+    name = f"BOT_{agent.upper()}_{option}"
+    return env(name) if name in _BY_NAME else None
 
 
 def sandbox_host() -> Host:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from adapters import base as adapters
 from adapters.base import Credentials
+from adapters.facts import CredentialKind
 from bot import config
 from bot.credentials import vault as secrets
 from bot.errors import BotError
@@ -20,7 +22,8 @@ from bot.errors import BotError
 
 @dataclass(frozen=True)
 class Kind:
-    """One way an agent CLI can authenticate, as a user connects it on the settings page."""
+    """One way an agent CLI can authenticate, as a user connects it on the settings page: the
+    agent's own declaration (its adapter's `credential_kinds`), named for the agent."""
 
     agent: str
     kind: str
@@ -29,57 +32,41 @@ class Kind:
     env: tuple[str, ...] = ()  # the value is set in each of these variables
     file: str | None = None  # or written to this HOME-relative path
     json_file: bool = False
+    shape: str | None = None  # a key's shape (bot/credentials/shapes.py)
+    json_check: Callable[[object], str | None] | None = None  # why a JSON document is not one, or None
+
+    @classmethod
+    def declared(cls, agent: str, kind: CredentialKind) -> Kind:
+        return cls(agent, kind.kind, kind.label, kind.hint, kind.env, kind.file, kind.json_file, kind.shape,
+                   kind.json_check)
 
     @property
     def name(self) -> str:
         return f"{self.agent}:{self.kind}"
 
 
-# Per agent, in order of preference when one scope holds several.
-KINDS: tuple[Kind, ...] = (
-    Kind("claude", "oauth_token", "Claude subscription token",
-         "Run `claude setup-token` and paste the token it prints.", env=("CLAUDE_CODE_OAUTH_TOKEN",)),
-    Kind("claude", "api_key", "Anthropic API key",
-         "Create one at console.anthropic.com → API keys.", env=("ANTHROPIC_API_KEY",)),
-    Kind("codex", "auth_json", "ChatGPT subscription (Codex auth.json)",
-         "Run `codex login` and paste the content of ~/.codex/auth.json.",
-         file=".codex/auth.json", json_file=True),
-    Kind("codex", "api_key", "OpenAI API key",
-         "Create one at platform.openai.com → API keys.", env=("OPENAI_API_KEY", "CODEX_API_KEY")),
-    Kind("opencode", "anthropic_api_key", "Anthropic API key for OpenCode",
-         "Used when OpenCode runs an Anthropic model.", env=("ANTHROPIC_API_KEY",)),
-    Kind("opencode", "openai_api_key", "OpenAI API key for OpenCode",
-         "Used when OpenCode runs an OpenAI model.", env=("OPENAI_API_KEY",)),
-    Kind("opencode", "auth_json", "OpenCode auth.json",
-         "Run `opencode auth login` and paste ~/.local/share/opencode/auth.json.",
-         env=("OPENCODE_AUTH_CONTENT",), json_file=True),
-    Kind("gemini", "api_key", "Gemini API key",
-         "Create one at aistudio.google.com → Get API key.", env=("GEMINI_API_KEY",)),
-)
+def all_kinds() -> tuple[Kind, ...]:
+    """Every agent's credential kinds, the agents in the registry's order and each agent's kinds in
+    its order of preference when one scope holds several."""
+    return tuple(kind for agent in adapters.names() for kind in kinds_for(agent))
+
 
 # Where the CLIs keep a credential, relative to their HOME: never left in a cache or an artifact.
 CREDENTIAL_FILES = (".codex/auth.json", ".claude/.credentials.json", ".local/share/opencode/auth.json",
                     ".gemini/oauth_creds.json")
 
 SOURCES = (("requester", "user"), ("repository", "repo"), ("installation", "installation"))
-# opencode model prefix → the provider key variable OpenCode itself reads
-OPENCODE_PROVIDER_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY",
-                         "google": "GOOGLE_GENERATIVE_AI_API_KEY", "openrouter": "OPENROUTER_API_KEY",
-                         "groq": "GROQ_API_KEY", "mistral": "MISTRAL_API_KEY", "xai": "XAI_API_KEY",
-                         "deepseek": "DEEPSEEK_API_KEY"}
-
-
 class InvalidCredential(BotError, ValueError):
     """A pasted value cannot be what it claims to be; the message never repeats the value."""
 
 
 def kinds_for(agent: str) -> list[Kind]:
-    return [k for k in KINDS if k.agent == agent]
+    return [Kind.declared(agent, kind) for kind in adapters.get(agent).credential_kinds]
 
 
 def find_kind(name: str) -> Kind | None:
     """The kind for a stored secret name such as "claude:api_key"."""
-    return next((k for k in KINDS if k.name == name), None)
+    return next((k for k in all_kinds() if k.name == name), None)
 
 
 def normalise(kind: Kind, value: str) -> str:
@@ -182,28 +169,9 @@ def operator_credentials(agent: str) -> Credentials | None:
 
 
 def operator_env_names(agent: str) -> list[str]:
-    """The operator variables consulted for `agent`, in order."""
-    if agent == "claude":
-        return ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"]
-    if agent == "codex":
-        return ["OPENAI_API_KEY", "CODEX_API_KEY"]
-    if agent == "gemini":
-        return ["GEMINI_API_KEY"]
-    if agent == "opencode":
-        return _opencode_env_names()
-    return []
-
-
-def _opencode_env_names() -> list[str]:
-    explicit = config.env("BOT_OPENCODE_KEY_ENV")  # a custom provider's key variable
-    if explicit:
-        return [explicit]
-    if config.agent_base_url("opencode"):  # the adapter's gateway provider reads OPENAI_API_KEY
-        return ["OPENAI_API_KEY"]
-    provider = config.env("BOT_OPENCODE_PROVIDER") or (config.agent_model("opencode") or "").partition("/")[0]
-    if provider in OPENCODE_PROVIDER_ENV:
-        return [OPENCODE_PROVIDER_ENV[provider]]
-    return ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]
+    """The operator variables consulted for `agent`, in order: its adapter's declaration, for what
+    the operator configured (a CLI that speaks to several providers reads the chosen one's key)."""
+    return list(adapters.get(agent, config.operator_for(agent)).operator_variables())
 
 
 def _codex_auth_file() -> bytes | None:

@@ -11,6 +11,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from adapters import facts
 from bot.credentials.resolve import InvalidCredential, Kind, normalise
 
 
@@ -26,18 +27,15 @@ class Shape:
 
 
 SHAPES = {
-    "anthropic_oauth": Shape("Claude subscription token", re.compile(r"^sk-ant-oat\d\d-[A-Za-z0-9_\-]{20,}$"),
+    facts.ANTHROPIC_OAUTH: Shape("Claude subscription token", re.compile(r"^sk-ant-oat\d\d-[A-Za-z0-9_\-]{20,}$"),
                              "starts with sk-ant-oat01-"),
-    "anthropic_api": Shape("Anthropic API key", re.compile(r"^sk-ant-api\d\d-[A-Za-z0-9_\-]{20,}$"),
+    facts.ANTHROPIC_API: Shape("Anthropic API key", re.compile(r"^sk-ant-api\d\d-[A-Za-z0-9_\-]{20,}$"),
                            "starts with sk-ant-api03-"),
-    "openai_api": Shape("OpenAI API key", re.compile(r"^sk-(?!ant-)[A-Za-z0-9_\-]{16,}$"),
+    facts.OPENAI_API: Shape("OpenAI API key", re.compile(r"^sk-(?!ant-)[A-Za-z0-9_\-]{16,}$"),
                         "starts with sk-proj- or sk-"),
-    "gemini_api": Shape("Gemini API key", re.compile(r"^AIza[A-Za-z0-9_\-]{35}$"),
+    facts.GEMINI_API: Shape("Gemini API key", re.compile(r"^AIza[A-Za-z0-9_\-]{35}$"),
                         "starts with AIza and is 39 characters long"),
 }
-KIND_SHAPE = {"claude:oauth_token": "anthropic_oauth", "claude:api_key": "anthropic_api",
-              "codex:api_key": "openai_api", "opencode:anthropic_api_key": "anthropic_api",
-              "opencode:openai_api_key": "openai_api", "gemini:api_key": "gemini_api"}
 
 
 def looks_like(value: str) -> str | None:
@@ -50,7 +48,9 @@ def check_shape(kind: Kind, value: str) -> str:
     value = normalise(kind, value) if not kind.json_file else value.strip()
     if kind.json_file:
         return _check_json(kind, value)
-    shape = SHAPES[KIND_SHAPE[kind.name]]
+    shape = SHAPES.get(kind.shape or "")
+    if shape is None:  # an agent that declares no shape for a key gets none stored unchecked
+        raise ShapeMismatch(f"{kind.label} cannot be checked: the {kind.agent} adapter declares no key shape for it.")
     if shape.pattern.match(value):
         return value
     other = looks_like(value)
@@ -66,12 +66,10 @@ def _check_json(kind: Kind, value: str) -> str:
         raise ShapeMismatch(f"This looks like {with_article(other)}, not the content of a file. "
                             f"Choose \u201c{other}\u201d in the list, or paste the whole {kind.label}.")
     value = normalise(kind, value)
-    parsed = json.loads(value)
-    if kind.name == "codex:auth_json" and not (parsed.get("tokens") or parsed.get("OPENAI_API_KEY")):
-        raise ShapeMismatch(f"This is not {with_article(kind.label)}: it has neither \u201ctokens\u201d nor "
-                            "\u201cOPENAI_API_KEY\u201d (run `codex login`, then paste ~/.codex/auth.json).")
-    if kind.name == "opencode:auth_json" and not all(isinstance(v, dict) for v in parsed.values()):
-        raise ShapeMismatch(f"This is not {with_article(kind.label)}: each provider's entry is an object.")
+    check = kind.json_check
+    problem = check(json.loads(value)) if check else None
+    if problem:
+        raise ShapeMismatch(f"This is not {with_article(kind.label)}: {problem}")
     return value
 
 

@@ -29,7 +29,6 @@ from adapters import base
 from adapters.base import ANY_OTHER_KEY, Credentials, gateway_root
 from bot import config
 from bot.credentials.resolve import (
-    OPENCODE_PROVIDER_ENV,
     Kind,
     as_credentials,
     kinds_for,
@@ -45,7 +44,6 @@ from bot.relay import chatgpt
 from bot.relay.budgets import Budget, Caps, Ledger, Scope, operator_caps
 from bot.relay.server import ModelRelay, Upstream
 
-OPENCODE_AUTH = "OPENCODE_AUTH_CONTENT"  # OpenCode's auth.json, as the settings page stores it
 # the adapters' declared gaps that relay mode closes (their wording in adapters/*.py)
 CLOSED_BY_RELAY = ("model calls", "direct channel")
 
@@ -64,12 +62,13 @@ class Plan:
 def plan(agent: str, creds: Credentials) -> Plan:
     if creds.files:
         return _login_file_plan(agent, creds)
-    if agent == "opencode" and OPENCODE_AUTH in creds.env:
-        key = _opencode_auth_key(creds.env[OPENCODE_AUTH])
+    adapter = base.get(agent)
+    if adapter.provider_logins and adapter.provider_logins in creds.env:
+        key = _single_provider_key(creds.env[adapter.provider_logins], dict(adapter.provider_keys))
         if key is not None:
             return plan(agent, Credentials(env={key[0]: key[1]}, source=creds.source))
     gateway = config.agent_base_url(agent)
-    for channel in base.get(agent).relay_channels:
+    for channel in adapter.relay_channels:
         if gateway and not channel.through_gateway:
             continue
         value = creds.env.get(channel.variable)
@@ -104,10 +103,10 @@ def openai_billing() -> tuple[tuple[str, str], ...]:
     return tuple((name, value) for name, value in configured if value)
 
 
-def _opencode_auth_key(text: str) -> tuple[str, str] | None:
-    """(variable, key) when OpenCode's auth.json holds one login and it is an API key of a provider
-    the relay knows; its OAuth logins (and several logins, where the user picks the provider) stay
-    direct."""
+def _single_provider_key(text: str, keys: dict[str, str]) -> tuple[str, str] | None:
+    """(variable, key) when a CLI's logins (OpenCode's auth.json) hold one login and it is an API key
+    of a provider the relay knows; its OAuth logins (and several logins, where the user picks the
+    provider) stay direct."""
     try:
         logins = json.loads(text)
     except ValueError:
@@ -115,10 +114,10 @@ def _opencode_auth_key(text: str) -> tuple[str, str] | None:
     if not isinstance(logins, dict) or len(logins) != 1:
         return None
     (provider, login), = logins.items()
-    if provider not in OPENCODE_PROVIDER_ENV or not isinstance(login, dict) or login.get("type") != "api" \
+    if provider not in keys or not isinstance(login, dict) or login.get("type") != "api" \
             or not isinstance(login.get("key"), str) or not login["key"]:
         return None
-    return OPENCODE_PROVIDER_ENV[provider], login["key"]
+    return keys[provider], login["key"]
 
 
 def _login_file_plan(agent: str, creds: Credentials) -> Plan:
@@ -144,10 +143,9 @@ def credential_modes(agent: str) -> dict[str, list[str]]:
 
     modes: dict[str, list[str]] = {"relay": [], "direct": [], "refused": []}
     given = [(kind.label, as_credentials(kind, _probe(kind), "operator")) for kind in kinds_for(agent)]
-    if agent == "opencode":
-        covered = {var for kind in kinds_for(agent) for var in kind.env}
-        given += [(f"{var} (operator)", Credentials(env={var: "probe"}, source="operator"))
-                  for var in OPENCODE_PROVIDER_ENV.values() if var not in covered]
+    covered = {var for kind in kinds_for(agent) for var in kind.env}
+    given += [(f"{var} (operator)", Credentials(env={var: "probe"}, source="operator"))
+              for _provider, var in base.get(agent).provider_keys if var not in covered]
     for label, creds in given:
         chosen = plan(agent, creds)
         modes["relay" if chosen.upstream is not None else "refused" if chosen.refused else "direct"].append(label)

@@ -116,7 +116,7 @@ def _github_error(request: Request, exc: GitHubRefused) -> HTMLResponse:
     typed: pages.Typed | None = getattr(request.state, "typed", None)
     retry = ""
     if session and typed and request.url.path.endswith("/keys"):
-        retry = pages.add_form(request.url.path, credentials.KINDS, session.csrf, "Try again", typed)
+        retry = pages.add_form(request.url.path, credentials.all_kinds(), session.csrf, "Try again", typed)
     body = pages.error_page(title, message, login=session.login if session else None,
                             csrf=session.csrf if session else None, retry=retry)
     return html(body, 502 if unreachable or exc.status >= 500 else 400)
@@ -201,7 +201,7 @@ async def _render(request: Request, session: WebSession, shared: Shared | None, 
         message, error = (tested.message, not tested.ok) if tested else _flash(request)
     if typed is None:
         typed = _rotating(request, shared.scope if shared else _personal_scope(session))
-    kinds = list(credentials.KINDS)
+    kinds = list(credentials.all_kinds())
     if shared is None:
         scope = _personal_scope(session)
         repos = await admin_repositories(session.token)

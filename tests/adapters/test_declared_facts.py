@@ -3,14 +3,23 @@ bot used for them before the facts moved into the adapters, and the registry is 
 agents."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from adapters import base
 from bot import config
-from bot.credentials.resolve import OPENCODE_PROVIDER_ENV
 from bot.relay.apis import KEY_HEADER
 from tests.relay.test_fail_closed import Fifth
 
+ROOT = Path(__file__).resolve().parents[2]
+
+# OpenCode's provider id -> the key variable it reads
+OPENCODE_PROVIDER_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY",
+                         "google": "GOOGLE_GENERATIVE_AI_API_KEY", "openrouter": "OPENROUTER_API_KEY",
+                         "groq": "GROQ_API_KEY", "mistral": "MISTRAL_API_KEY", "xai": "XAI_API_KEY",
+                         "deepseek": "DEEPSEEK_API_KEY"}
 # (variable in the resolved credentials, provider, sent as bearer, variables the CLI reads it from)
 RELAY_CHANNELS = {
     "claude": (("CLAUDE_CODE_OAUTH_TOKEN", "anthropic", True, ("CLAUDE_CODE_OAUTH_TOKEN",)),
@@ -66,3 +75,65 @@ def test_a_registered_fifth_adapter_is_listed_after_the_four(monkeypatch):
 
 def test_configuration_keeps_no_list_of_agents_of_its_own():
     assert not hasattr(config, "AGENTS")
+
+
+# What the settings page, credential resolution, the Action and its install step used for each CLI
+# before those facts moved into the adapters: (kind, label, variables, file, key shape)
+CREDENTIAL_KINDS = {
+    "claude": (("oauth_token", "Claude subscription token", ("CLAUDE_CODE_OAUTH_TOKEN",), None, "anthropic_oauth"),
+               ("api_key", "Anthropic API key", ("ANTHROPIC_API_KEY",), None, "anthropic_api")),
+    "codex": (("auth_json", "ChatGPT subscription (Codex auth.json)", (), ".codex/auth.json", None),
+              ("api_key", "OpenAI API key", ("OPENAI_API_KEY", "CODEX_API_KEY"), None, "openai_api")),
+    "opencode": (("anthropic_api_key", "Anthropic API key for OpenCode", ("ANTHROPIC_API_KEY",), None, "anthropic_api"),
+                 ("openai_api_key", "OpenAI API key for OpenCode", ("OPENAI_API_KEY",), None, "openai_api"),
+                 ("auth_json", "OpenCode auth.json", ("OPENCODE_AUTH_CONTENT",), None, None)),
+    "gemini": (("api_key", "Gemini API key", ("GEMINI_API_KEY",), None, "gemini_api"),),
+}
+OPERATOR_ENV = {"claude": ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"), "codex": ("OPENAI_API_KEY", "CODEX_API_KEY"),
+                "opencode": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"), "gemini": ("GEMINI_API_KEY",)}
+ACTION_KEY_INPUT = {"claude": ("anthropic-api-key", "ANTHROPIC_API_KEY"), "codex": ("openai-api-key", "OPENAI_API_KEY"),
+                    "opencode": ("openai-api-key", "OPENAI_API_KEY"), "gemini": ("gemini-api-key", "GEMINI_API_KEY")}
+ALIASES = {"claude": ("claude-code", "claudecode"), "codex": ("codex-cli",), "opencode": ("open-code",),
+           "gemini": ("gemini-cli",)}
+
+
+@pytest.mark.parametrize("agent", base.names())
+def test_each_cli_declares_the_credential_kinds_the_settings_page_offered_for_it(agent):
+    declared = tuple((k.kind, k.label, k.env, k.file, k.shape) for k in base.get(agent).credential_kinds)
+    assert declared == CREDENTIAL_KINDS[agent]
+
+
+@pytest.mark.parametrize("agent", base.names())
+def test_each_cli_declares_the_operator_variables_consulted_for_it(agent):
+    assert base.get(agent).operator_variables() == OPERATOR_ENV[agent]
+
+
+@pytest.mark.parametrize("agent", base.names())
+def test_each_cli_declares_the_actions_key_input(agent):
+    inputs = base.get(agent).action_inputs
+    assert inputs is not None and inputs.key == ACTION_KEY_INPUT[agent]
+
+
+@pytest.mark.parametrize("agent", base.names())
+def test_each_cli_declares_the_names_people_write_for_it(agent):
+    assert base.get(agent).aliases == ALIASES[agent]
+
+
+@pytest.mark.parametrize("agent", base.names())
+def test_each_cli_is_installed_from_a_package_pinned_in_the_agents_lockfile(agent):
+    pinned = json.loads((ROOT / "agents-cli" / "package.json").read_text())["dependencies"]
+    assert base.get(agent).npm_package in pinned
+
+
+def test_only_claude_declares_a_subscription_input():
+    assert [a for a in base.names() if base.get(a).action_inputs.subscription] == ["claude"]
+
+
+def test_opencode_reads_the_key_of_the_provider_its_model_names():
+    adapter = base.get("opencode", base.Operator(model="google/gemini-2.5-pro"))
+    assert adapter.operator_variables() == ("GOOGLE_GENERATIVE_AI_API_KEY",)
+
+
+def test_opencode_reads_a_custom_providers_key_variable_when_the_operator_names_one():
+    adapter = base.get("opencode", base.Operator(key_env="MOCK_API_KEY", model="anthropic/claude-sonnet-4-5"))
+    assert adapter.operator_variables() == ("MOCK_API_KEY",)

@@ -9,9 +9,9 @@ import pytest
 
 from adapters import base
 from adapters.base import Credentials, Operator
-from bot.credentials.resolve import OPENCODE_PROVIDER_ENV
 from bot.job.model_channel import credential_modes, plan
 from tests.adapters.helpers import episode
+from tests.adapters.test_declared_facts import OPENCODE_PROVIDER_ENV
 from tests.relay.conftest import ANTHROPIC, REAL_KEY, header, post
 
 RELAY = "http://127.0.0.1:4999"
