@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+import math
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential
@@ -60,3 +63,31 @@ async def retrying(call: Callable[[], Awaitable[T]], policy: Policy, *, worth_re
 
 async def _sleep(seconds: float) -> None:
     await sleep(seconds)  # looked up at call time, so a test's replacement is used
+
+
+def retry_after_s(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """The wait a server asked for: `retry-after-ms`, else `Retry-After` in seconds or as an HTTP
+    date (never negative); None when it asked for none the bot can read. Header names in any case."""
+    lowered = {name.lower(): value for name, value in headers.items()}
+    millis = _seconds(lowered.get("retry-after-ms", ""))
+    if millis is not None:
+        return millis / 1000
+    value = lowered.get("retry-after", "").strip()
+    seconds = _seconds(value)
+    if seconds is not None:
+        return seconds
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _seconds(text: str) -> float | None:
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return max(0.0, number) if math.isfinite(number) else None

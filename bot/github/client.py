@@ -91,8 +91,8 @@ def backoff_delay(exc: HTTPException, attempt: int) -> float | None:
     """Seconds to wait before retrying, or None when the failure is not worth retrying."""
     headers = {k.lower(): v for k, v in (getattr(exc, "headers", None) or {}).items()}
     status = int(exc.status_code)
-    if headers.get("retry-after", "").isdigit():
-        return float(headers["retry-after"])
+    if (asked := retry.retry_after_s(headers)) is not None:
+        return asked
     if isinstance(exc, RateLimitExceeded) or headers.get("x-ratelimit-remaining") == "0":
         reset = float(headers.get("x-ratelimit-reset") or time.time() + 60)
         return max(reset - time.time(), 1.0)

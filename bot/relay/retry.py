@@ -10,13 +10,13 @@ from __future__ import annotations
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
 from bot import config
+from bot.retry import retry_after_s
 
 BACKOFF_START_S = 1.0
+asked_wait_s = retry_after_s  # what the provider asked: the bot's one Retry-After parser
 
 
 def retryable(status: int) -> bool:
@@ -36,7 +36,7 @@ class RetryPolicy:
     def too_long(self, status: int, headers: Mapping[str, str]) -> bool:
         """A rate limit or overload that asks for more than the longest wait: retrying sooner would
         only be refused again, so the relay gives up at once."""
-        asked = asked_wait_s({name.lower(): value for name, value in headers.items()})
+        asked = asked_wait_s(headers)
         return status in (429, 529) and asked is not None and asked > self.max_wait_s
 
     def wait_s(self, attempt: int, headers: dict[str, str]) -> float:
@@ -44,30 +44,6 @@ class RetryPolicy:
         asked = asked_wait_s(headers)
         wait = asked if asked is not None else BACKOFF_START_S * 2 ** (attempt - 1)
         return min(max(wait, 0.0), self.max_wait_s)
-
-
-def asked_wait_s(headers: dict[str, str], now: datetime | None = None) -> float | None:
-    """What the provider asked: `retry-after-ms`, else `Retry-After` in seconds or as an HTTP date."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return float(millis) / 1000
-        except ValueError:
-            pass
-    value = (headers.get("retry-after") or "").strip()
-    if not value:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 def busy_note(status: int, wait_s: float, attempt: int, retries: int) -> str:
