@@ -42,6 +42,13 @@ PERMISSION_TTL_S = 300
 RATE_LIMIT_ATTEMPTS = 5  # gidgethub's own loop asks handle_rate_limit_error after each
 LEVELS = ("admin", "maintain", "write", "triage", "read", "none")
 _COMMENT_POST = re.compile(r"/issues/\d+/comments$|/pulls/\d+/comments/\d+/replies$")
+# A pull request's review threads (GitHub's GraphQL API: REST has no threads, nor resolving one).
+REVIEW_THREADS = """query($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) { pullRequest(number: $number) {
+    reviewThreads(first: 100) { nodes { id isResolved resolvedBy { login }
+      comments(first: 50) { nodes { databaseId authorAssociation body author { login } } } } } } } }"""
+RESOLVE_THREAD = """mutation($thread: ID!) {
+  resolveReviewThread(input: {threadId: $thread}) { thread { id isResolved } } }"""
 
 
 class RetryingAPI(GitHubAPI):
@@ -238,6 +245,17 @@ class Thread:
     async def pull(self) -> dict:
         return await self._authed(lambda: self.api.getitem(f"{self.prefix}/pulls/{self.number}"))
 
+    async def review_threads(self) -> list[dict]:
+        """The pull request's review threads (the first 100, each with its first 50 comments)."""
+        owner, name = self.repo.split("/", 1)
+        data = await with_retries(lambda: self.api.graphql(REVIEW_THREADS, endpoint=graphql_url(), owner=owner,
+                                                           name=name, number=self.number))
+        pull = ((data or {}).get("repository") or {}).get("pullRequest") or {}
+        return list((pull.get("reviewThreads") or {}).get("nodes") or [])
+
+    async def resolve_review_thread(self, thread_id: str) -> None:
+        await with_retries(lambda: self.api.graphql(RESOLVE_THREAD, endpoint=graphql_url(), thread=thread_id))
+
     async def permission(self, login: str, *, fresh: bool = False) -> str:
         """The user's permission (its role name, else the legacy admin|write|read|none), cached a
         few minutes; `fresh` asks GitHub anyway (right before an effect: a revoked writer must not
@@ -265,6 +283,12 @@ async def installation_thread(client: httpx.AsyncClient, tokens: TokenCache, ins
                   token_source=lambda stale: tokens.token(client, installation_id, stale=stale))
 
 
+def graphql_url() -> str:
+    """GitHub's GraphQL endpoint beside its REST API: `/graphql`, on Enterprise Server `/api/graphql`."""
+    api = config.github_api_url()
+    return api.removesuffix("/v3") + "/graphql" if api.endswith("/api/v3") else api + "/graphql"
+
+
 def transient(exc: BaseException) -> bool:
     """A failure worth trying again later: the network, GitHub's 5xx, a rate limit."""
     if isinstance(exc, (httpx.TransportError, GitHubBroken)):
@@ -289,6 +313,12 @@ def is_own_comment(comment: dict) -> bool:
     other App is a Bot too, and a person can type anything, markers included."""
     user = comment.get("user") or {}
     return user.get("type") == "Bot" and (user.get("login") or "").lower() in own_logins()
+
+
+def is_own_login(login: str | None) -> bool:
+    """GraphQL names a Bot without REST's `[bot]` suffix: either spelling of the bot's own login."""
+    bare = {name.removesuffix("[bot]") for name in own_logins()}
+    return (login or "").lower().removesuffix("[bot]") in bare
 
 
 def own_logins() -> set[str]:

@@ -53,7 +53,10 @@ GitHub; read back with `gh.submitted_reviews(repo, n)`, each with its `_comments
 /contents/{path}; GET /user-attachments/assets/{id} and /user-attachments/files/{id}/{name} (302
 to a signed blob URL, as for a private repository); GET /_blobs/... (the log and image store: no
 token, as its signed URL is the credential);
-GET /rate_limit. Every route but access_tokens, rate_limit and the blobs needs an installation
+GET /rate_limit; POST /graphql (GitHub's GraphQL API, not in the REST description: the pull request's
+`reviewThreads` and the `resolveReviewThread` mutation, answered in GitHub's documented shapes;
+`gh.resolve_thread(repo, comment_id, by="alice")` resolves one as a person would, and
+`gh.thread_resolved(repo, comment_id)` says by whom). Every route but access_tokens, rate_limit and the blobs needs an installation
 token this server issued (`token X` or `Bearer X`), unless `require_auth=False`.
 A GET answered with a list is paginated as GitHub does (`per_page`, default 30, `page`, a
 `Link: <…>; rel="next"` header).
@@ -220,6 +223,16 @@ class FakeGitHub:
         comment = shaped("pull-request-review-comment", comment)
         self._state(full_name)["review_comments"][cid] = comment
         return comment
+
+    def resolve_thread(self, full_name: str, comment_id: int, by: str | None) -> None:
+        """The review thread that `comment_id` starts, resolved (by a person's login; None: the bot)."""
+        with self._lock:
+            self._state(full_name).setdefault("resolved", {})[comment_id] = by
+
+    def thread_resolved(self, full_name: str, comment_id: int) -> tuple[bool, str | None]:
+        with self._lock:
+            resolved = self._state(full_name).get("resolved", {})
+            return comment_id in resolved, resolved.get(comment_id)
 
     def add_pull_file(self, full_name: str, number: int, filename: str, patch: str | None,
                       status: str = "modified", additions: int | None = None, deletions: int | None = None) -> dict:
@@ -422,7 +435,8 @@ class FakeGitHub:
         return scheme.lower() in ("token", "bearer") and value in self.tokens
 
     def _dispatch(self, method: str, path: str, body, headers: dict) -> tuple[int, object, dict]:
-        if not path.startswith("/_blobs/") and (unversioned := self._unversioned(headers)):
+        # GraphQL (POST /graphql) is not REST: it takes application/json and no REST version
+        if not path.startswith(("/_blobs/", "/graphql")) and (unversioned := self._unversioned(headers)):
             with self._lock:
                 self.calls.append(Call(method, path, body, headers))
             return 400, {"message": f"fake GitHub: {unversioned}"}, {}
@@ -701,6 +715,42 @@ class FakeGitHub:
         _write_check_run(runs[0], body)
         return 200, _public(runs[0]), {}
 
+    def _graphql(self, body, headers):
+        query, variables = (body or {}).get("query") or "", (body or {}).get("variables") or {}
+        if "resolveReviewThread" in query:
+            return self._resolve_thread_query(str(variables.get("thread") or ""))
+        if "reviewThreads" in query:
+            return 200, {"data": {"repository": self._threads_of(
+                f"{variables.get('owner')}/{variables.get('name')}", int(variables.get("number") or 0))}}, {}
+        return 200, {"errors": [{"message": "fake GitHub: this GraphQL query is not served"}]}, {}
+
+    def _resolve_thread_query(self, thread_id: str):
+        cid = int(thread_id.removeprefix("PRRT_") or 0)
+        for full, state in self._repos.items():
+            if cid in state["review_comments"]:
+                self.resolve_thread(full, cid, None)
+                return 200, {"data": {"resolveReviewThread": {"thread": {"id": thread_id, "isResolved": True}}}}, {}
+        return 200, {"data": {"resolveReviewThread": None}, "errors": [
+            {"type": "NOT_FOUND", "path": ["resolveReviewThread"],
+             "message": f"Could not resolve to a node with the global id of '{thread_id}'"}]}, {}
+
+    def _threads_of(self, full: str, number: int) -> dict | None:
+        """`repository { pullRequest { reviewThreads { nodes } } }`: one thread per top-level review
+        comment with its replies; a bot's login without `[bot]`, as GraphQL names a Bot."""
+        if full not in self._repos:
+            return None
+        state = self._state(full)
+        comments = [c for c in state["review_comments"].values() if c["_number"] == number]
+        resolved = state.get("resolved", {})
+        nodes = []
+        for top in (c for c in comments if not c.get("in_reply_to_id")):
+            replies = [c for c in comments if c.get("in_reply_to_id") == top["id"]]
+            who = resolved.get(top["id"])
+            nodes.append({"id": f"PRRT_{top['id']}", "isResolved": top["id"] in resolved,
+                          "resolvedBy": {"login": who} if who else None,
+                          "comments": {"nodes": [_graphql_comment(c) for c in [top, *replies]]}})
+        return {"pullRequest": {"reviewThreads": {"nodes": nodes}}}
+
     def _get_check_run(self, body, headers, owner, repo, cid):
         runs = [r for r in self._state(f"{owner}/{repo}")["check_runs"] if r["id"] == int(cid)]
         return (200, _public(runs[0]), {}) if runs else (404, {"message": "Not Found"}, {})
@@ -743,6 +793,7 @@ def _routes(gh: FakeGitHub) -> list:
         ("POST", repo + r"/check-runs", gh._create_check_run),
         ("PATCH", repo + r"/check-runs/(?P<cid>\d+)", gh._update_check_run),
         ("GET", repo + r"/check-runs/(?P<cid>\d+)", gh._get_check_run),
+        ("POST", r"/graphql", gh._graphql),
     ]
     review = {"GET": gh._comment, "PATCH": gh._update_comment, "POST": gh._react}
     routes = []
@@ -778,8 +829,10 @@ def _handler_for(gh: FakeGitHub):
                 return
             if self.command == "GET" and status == 200 and isinstance(payload, list):
                 payload, extra = _paginate(gh.url, self.path, payload, extra)
-            # checked before answering, so a test that got its answer sees the check's findings
-            gh._check_conformance(self.command, self.path, body, status, payload)
+            # checked before answering, so a test that got its answer sees the check's findings;
+            # GraphQL is not in the REST description (its answers keep GraphQL's documented shapes)
+            if path != "/graphql":
+                gh._check_conformance(self.command, self.path, body, status, payload)
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             self.send_response(status)
             for name, value in {"content-type": "application/json; charset=utf-8",
@@ -843,6 +896,12 @@ def _shown_lines(patch: str, side: str) -> list[set]:
             old += raw[:1] != "+"
             new += raw[:1] != "-"
     return hunks
+
+
+def _graphql_comment(comment: dict) -> dict:
+    login = comment["user"]["login"]
+    return {"databaseId": comment["id"], "authorAssociation": comment.get("author_association") or "NONE",
+            "body": comment["body"], "author": {"login": login.removesuffix("[bot]")}}
 
 
 def _user(login: str, kind: str = "User") -> dict:
