@@ -3,8 +3,30 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from bot.service import queue, store
 from tests.spine.helpers import enqueue
+
+
+class Clock:
+    """The queue's clock, moved by the test: a lease is over when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def time(self) -> float:
+        return self.now
+
+    def pass_lease(self, lease_s: float) -> None:
+        self.now += lease_s + 1
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(queue, "time", fake)
+    return fake
 
 
 def test_claim_takes_the_oldest_job():
@@ -50,22 +72,22 @@ def test_a_claimed_job_is_not_claimed_twice():
     assert queue.claim(db, "w1") is not None and queue.claim(db, "w2") is None
 
 
-def test_expired_lease_is_reclaimed():
+def test_expired_lease_is_reclaimed(clock):
     """A job whose owner died (lease expired) is claimed again, attempts counted."""
     db = store.connect()
     job_id = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "dead", lease_s=0.01)
-    time.sleep(0.05)
+    clock.pass_lease(0.01)
     again = queue.claim(db, "w2")
     assert (again.id, again.attempts) == (job_id, 2)
 
 
-def test_renew_fails_once_another_worker_owns_the_job():
+def test_renew_fails_once_another_worker_owns_the_job(clock):
     """Renewal is refused after the job was reclaimed by someone else."""
     db = store.connect()
     job_id = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "w1", lease_s=0.01)
-    time.sleep(0.05)
+    clock.pass_lease(0.01)
     queue.claim(db, "w2")
     assert queue.renew(db, job_id, "w1") is False and queue.renew(db, job_id, "w2") is True
 
@@ -80,21 +102,21 @@ def test_finished_job_frees_the_conversation():
     assert queue.claim(db, "w1").id == second
 
 
-def test_busy_job_is_not_reclaimed_by_its_own_worker():
+def test_busy_job_is_not_reclaimed_by_its_own_worker(clock):
     """A worker never reclaims a job it is still running, even after its lease lapsed."""
     db = store.connect()
     job_id = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "w1", lease_s=0.01)
-    time.sleep(0.05)
+    clock.pass_lease(0.01)
     assert queue.claim(db, "w1", busy=(job_id,)) is None
 
 
-def test_worker_that_lost_the_job_cannot_finish_it():
+def test_worker_that_lost_the_job_cannot_finish_it(clock):
     """A finish by the worker whose lease was taken over leaves the new owner's job running."""
     db = store.connect()
     job_id = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "w1", lease_s=0.01)
-    time.sleep(0.05)
+    clock.pass_lease(0.01)
     queue.claim(db, "w2")
     assert queue.finish(db, job_id, "cancelled", owner="w1") is False
     assert (store.get_job(db, job_id)["status"], store.get_job(db, job_id)["lease_owner"]) == ("running", "w2")

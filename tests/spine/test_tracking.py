@@ -4,12 +4,14 @@ from __future__ import annotations
 import asyncio
 
 from adapters.base import Event, EventKind
+from bot.job import tracking as tracking_module
 from bot.job.tracking import TrackingComment
 
 
 class RecordingSurface:
     def __init__(self):
         self.posts, self.edits = [], []
+        self.edited = asyncio.Event()
 
     async def post(self, body):
         self.posts.append(body)
@@ -17,16 +19,26 @@ class RecordingSurface:
 
     async def edit(self, handle, body):
         self.edits.append((handle, body))
+        self.edited.set()
 
 
-async def test_burst_of_events_is_one_throttled_edit():
+class StoppedClock:
+    """The tracking comment's clock, standing still: every event of the burst is inside the interval."""
+
+    @staticmethod
+    def monotonic() -> float:
+        return 1000.0
+
+
+async def test_burst_of_events_is_one_throttled_edit(monkeypatch):
     """Many events within the interval produce at most one scheduled edit."""
+    monkeypatch.setattr(tracking_module, "time", StoppedClock)
     surface = RecordingSurface()
     tracking = TrackingComment(surface, lambda: [], interval_s=0.3)
     await tracking.start("**codex** is on it")
     for n in range(20):
         await tracking.on_event(Event(EventKind.TOOL_USE, tool="read", text=f"file{n}"))
-    await asyncio.sleep(0.5)
+    await asyncio.wait_for(surface.edited.wait(), 60)  # the one scheduled edit, once its timer fired
     assert len(surface.edits) == 1 and "file19" in surface.edits[0][1]
 
 
