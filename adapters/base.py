@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from adapters.facts import ActionInputs, CredentialKind
+from adapters.masking.leaks import mask
 
 
 class EventKind(str, enum.Enum):
@@ -437,12 +438,12 @@ class CliAdapter:
     def finish(self, episode: Episode, events: list[Event], exit_code: int | None, stderr: str,
                last_message: str | None) -> Result:
         secrets = episode.credentials.secret_values() + ([episode.bridge.token] if episode.bridge else [])
-        tail = _mask(_ANSI.sub("", stderr[-STDERR_TAIL:]), secrets)  # the runner redacts every encoding after
+        tail = mask(_ANSI.sub("", stderr[-STDERR_TAIL:]), secrets)
         session = next((e.session_id for e in reversed(events) if self._is_session_id(e.session_id)), None)
         text = self._final_text(events, last_message)
         error, failure = self._failure(episode, events, exit_code, tail, text)
         return Result(ok=error is None, text=text, session_id=session, usage=self._usage(events),
-                      events=events, error=_mask(error, secrets) if error else None,
+                      events=events, error=mask(error, secrets) if error else None,
                       exit_code=exit_code, agent=self.name, failure=failure, stderr_tail=tail,
                       resumed=bool(episode.resume_session) and session == episode.resume_session,
                       unobserved=self.unobserved,
@@ -486,12 +487,6 @@ class CliAdapter:
             if event.kind == EventKind.USAGE and event.usage:
                 total = total.add(event.usage)
         return total
-
-
-def _mask(text: str, secrets: list[str]) -> str:
-    for secret in sorted(filter(None, secrets), key=len, reverse=True):
-        text = text.replace(secret, "[redacted]")
-    return text
 
 
 _REGISTRY: dict[str, Callable[[Operator | None], Adapter]] = {}

@@ -49,6 +49,7 @@ from urllib.parse import urlsplit
 
 from bot import config
 from bot.errors import BotError
+from bot.record.leaks import mask
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +203,5 @@ async def run_git_bytes(*args: str, cwd: Path | str, token: str | None = None,
 
 
 def redact(text: str, *secrets: str | None) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+    """git's output with the token (in any encoding the leak scanner knows) and token shapes masked."""
+    return mask(text, [secret for secret in secrets if secret])

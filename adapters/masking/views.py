@@ -1,4 +1,4 @@
-"""How the leak scanner looks at a text (bot/record/leaks.py): each *view* drops what an encoding
+"""How the leak scanner looks at a text (adapters/masking/leaks.py): each *view* drops what an encoding
 adds (the skeleton keeps letters and digits only, casefolded; the hex view keeps hex digits; the
 base64 view keeps the base64 alphabet; the compact view drops line breaks and invisible
 characters) and maps a span of what it kept back to the text."""

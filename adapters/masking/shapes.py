@@ -1,6 +1,6 @@
 """Token shapes that must never leave even when the bot was not told the value, found as
 written, with invisible characters or line breaks inside, reversed, and decoded from the hex,
-base64 and base32 a text carries (for bot/record/leaks.py)."""
+base64 and base32 a text carries (for adapters/masking/leaks.py)."""
 from __future__ import annotations
 
 import base64
@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from bot.record.leak_views import BASE64, HEX, LOWER, UPPER, View
+from adapters.masking.views import BASE64, HEX, LOWER, UPPER, View
 
 # Token shapes that must never leave even when we were not told the value.
 SHAPES = {

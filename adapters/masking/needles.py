@@ -1,4 +1,4 @@
-"""Secrets turned into what the leak scanner (bot/record/leaks.py) searches for: the exact forms
+"""Secrets turned into what the leak scanner (adapters/masking/leaks.py) searches for: the exact forms
 (verbatim, JSON- and URL-escaped, base64 at every alignment) and, for key-like secrets, the
 *needles* whose long runs count in each view (itself, reversed, hex, base64)."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from bot.record.leak_views import URLSAFE, skeleton_of
+from adapters.masking.views import URLSAFE, skeleton_of
 
 MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
 MIN_FRAGMENT = 10  # a shorter run of a secret could be an ordinary word
