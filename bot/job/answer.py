@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from bot.db import Database
-from bot.job import honesty
+from bot.job import honesty, replies
 from bot.job.context import JobContext
 from bot.job.episode import Turn
 from bot.job.tracking import MAX_COMMENT_CHARS
@@ -25,13 +25,17 @@ def compose(db: Database, ctx: JobContext, agent: str, turn: Turn, outcome: Outc
 
     result = turn.result
     text = defang(result.text.strip()) if result.text else ""
-    if not result.ok:
+    if turn.unavailable is not None:  # what the relay saw, never the CLI's account
+        text = provider_unavailable(agent, turn)
+    elif not result.ok:
         text = f"❌ {agent} did not finish: {honesty.failure_reason(result)}" + (f"\n\n{text}" if text else "")
     elif not text:
         text = f"⚠️ {agent} finished without an answer."
     elif warning := honesty.blind_claim(agent, text, Recorder(db).events(turn.run_id),
                                         bool(outcome.files if outcome else touched)):
         text = f"{warning}\n\n{text}"
+    if turn.attempts and turn.unavailable is None:
+        text = f"{fell_back(turn)}\n\n{text}"
     prov = provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=agent, version=turn.version,
                             resumed=turn.resumed, fresh_reason=turn.fresh_reason,
                             duration_s=result.duration_s, usage=result.usage,
@@ -45,6 +49,18 @@ def compose(db: Database, ctx: JobContext, agent: str, turn: Turn, outcome: Outc
     if (answered := getattr(ctx.mode, "answered", None)) is not None:  # the terminal wants the parts
         answered(ctx, body, prov)
     return prov.render(body)
+
+
+def fell_back(turn: Turn) -> str:
+    """The first line of an answer another agent gave: "Claude was overloaded; answered by Codex"."""
+    tried = [(a.agent, a.unavailable.kind) for a in turn.attempts]
+    return replies.fell_back(tried, turn.agent, turn.skipped)
+
+
+def provider_unavailable(agent: str, turn: Turn) -> str:
+    assert turn.unavailable is not None
+    return replies.provider_unavailable(agent, turn.unavailable, fallback=turn.fallback, skipped=turn.skipped,
+                                        tried=[(a.agent, a.unavailable.kind) for a in turn.attempts])
 
 
 def fit_answer(text: str, outcome: Outcome | None, tail_chars: int) -> str:

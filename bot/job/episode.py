@@ -23,12 +23,22 @@ from bot.job.thread_text import ThreadContext, attachments_dir
 from bot.job.tracking import TrackingComment
 from bot.record.provenance import web_access_gap
 from bot.record.recorder import Recorder
+from bot.relay.unavailable import ProviderUnavailable, observed
 from bot.workspace.repo_config import RepoLimits, size_bytes
 from bot.workspace.worktrees import Worktree
 from sandbox.base import Limits, SandboxConfig, Spawner
 
 log = logging.getLogger("bot.job.episode")
 LIVE = " · [follow it live]"  # the tracking header's link to the run page
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """An episode whose provider could not serve it, before another agent answered."""
+
+    agent: str
+    run_id: str
+    unavailable: ProviderUnavailable
 
 
 @dataclass
@@ -40,6 +50,11 @@ class Turn:
     resumed: bool
     fresh_reason: str | None
     version: str | None
+    agent: str = ""  # who ran it (another than asked when a fallback answered)
+    unavailable: ProviderUnavailable | None = None  # the relay saw the provider unable to serve it
+    attempts: tuple[Attempt, ...] = ()  # the agents tried before this one (bot/job/fallback.py)
+    skipped: tuple[tuple[str, str], ...] = ()  # fallback agents not tried, with why
+    fallback: tuple[str, ...] = ()  # the repository's `fallback` list
 
 
 async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str, tracking: TrackingComment,
@@ -101,7 +116,8 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
     recorder.update_run(run_id, agent_version=version, session_id=result.session_id, resumed=int(resumed))
     recorder.finish_run(run_id, "cancelled" if cancel.is_set() else ("ok" if result.ok else "failed"),
                         {"error": result.error, "exit_code": result.exit_code})
-    return Turn(result, run_id, resumed, None if resumed else fresh_reason, version)
+    return Turn(result, run_id, resumed, None if resumed else fresh_reason, version, agent=agent,
+                unavailable=observed(recorder.events(run_id)))
 
 
 async def _run_with_cancel(adapter: base.Adapter, episode: base.Episode, spawner: Spawner,

@@ -20,7 +20,7 @@ from adapters.base import Result, Tier
 from bot import retry
 from bot.db import Database
 from bot.github.client import transient
-from bot.job import answer, authority, conversations, replies, review_job
+from bot.job import answer, authority, conversations, fallback, replies, review_job
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn, run_turn
 from bot.job.session_home import following
@@ -98,13 +98,13 @@ async def _execute(db: Database, ctx: JobContext, tracking: TrackingComment, can
             raise Stop(replies.not_allowed(verdict.levels))
         if ctx.review:
             return await review_job.run(db, ctx, worktree, tracking, cancel, choose=_choose_agent,
-                                        episode=_episode_with_fallback)
+                                        episode=_episode_or_the_next_agent)
         agent = _choose_agent(ctx, worktree.config)
         tracking.header = f"**{agent}** is on it for @{ctx.requester}."
         await tracking.note(f"workspace ready at `{worktree.base_sha[:7]}`")
         before = await mode.changes_before(worktree)
-        turn = await following(db, ctx.conversation, agent, tracking.note,
-                               lambda: _episode_with_fallback(db, ctx, worktree, agent, tracking, cancel))
+        turn = await _episode_or_the_next_agent(db, ctx, worktree, agent, tracking, cancel, follow=True)
+        agent = turn.agent or agent  # another agent answered when the first one's provider could not
         if cancel.is_set():
             raise Stop(mode.stopped(ctx, started=True), "cancelled")
         outcome = await mode.effects(ctx, worktree, agent, turn)
@@ -124,6 +124,23 @@ def _choose_agent(ctx: JobContext, cfg: RepoConfig) -> str:
     if not cfg.allows_agent(agent):
         raise Stop(replies.agent_not_allowed(agent, cfg.allowed_agents))
     return agent
+
+
+async def _episode_or_the_next_agent(db: Database, ctx: JobContext, worktree: Worktree, agent: str,
+                                     tracking: TrackingComment, cancel: asyncio.Event, follow: bool = False) -> Turn:
+    """The turn on `agent`; when the relay saw its provider unable to serve, on the repository's next
+    `fallback` agent, fresh with the thread's recap (bot/job/fallback.py). `follow`: each agent's
+    CLI home is restored and stored around its episode (a review's agents share the job's)."""
+
+    async def attempt(name: str, fresh_reason: str | None) -> Turn:
+        async def episode() -> Turn:
+            if fresh_reason is None:
+                return await _episode_with_fallback(db, ctx, worktree, name, tracking, cancel)
+            return await run_turn(db, ctx, worktree, name, tracking, cancel, resume_id=None,
+                                  fresh_reason=fresh_reason)
+        return await following(db, ctx.conversation, name, tracking.note, episode) if follow else await episode()
+
+    return await fallback.run(db, ctx, worktree.config, agent, tracking, cancel, attempt=attempt)
 
 
 async def _episode_with_fallback(db: Database, ctx: JobContext, worktree: Worktree, agent: str,

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from bot.record import inert
+from bot.relay.unavailable import ProviderUnavailable, duration
 
 WRITE_LEVELS = ("write", "maintain", "admin")
 
@@ -108,3 +109,55 @@ def permission_check_failed(requester: str, repo: str, exc: BaseException, trans
     return (f"{lead}: GitHub answered “{exc}”. The bot's GitHub App needs the **Metadata: read** "
             "permission on this repository; an organization or repository admin can grant it in "
             "the App's installation settings, then ask again.")
+
+
+AGENT_NAMES = {"claude": "Claude", "codex": "Codex", "gemini": "Gemini", "opencode": "OpenCode"}
+PROVIDER_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI", "google": "Google", "chatgpt": "ChatGPT"}
+_UNAVAILABLE = {"overloaded": "was overloaded", "quota": "was out of quota", "rate_limited": "was rate limited"}
+
+
+def agent_name(agent: str) -> str:
+    return AGENT_NAMES.get(agent, agent)
+
+
+def unavailable_words(agent: str, kind: str) -> str:
+    """"Claude was overloaded": why an agent did not answer, from what the relay saw."""
+    return f"{agent_name(agent)} {_UNAVAILABLE.get(kind, 'could not be reached')}"
+
+
+def fell_back(tried: Sequence[tuple[str, str]], answered_by: str, skipped: Sequence[tuple[str, str]] = ()) -> str:
+    """The answer's first line when another agent answered: "Claude was overloaded; answered by Codex"."""
+    why = "; ".join(unavailable_words(agent, kind) for agent, kind in tried)
+    return f"↪️ {why}; answered by {agent_name(answered_by)}." + _skipped(skipped)
+
+
+def provider_unavailable(agent: str, found: ProviderUnavailable, *, fallback: Sequence[str] = (),
+                         tried: Sequence[tuple[str, str]] = (), skipped: Sequence[tuple[str, str]] = ()) -> str:
+    """No agent could answer: the failure, the provider's own words (inert) and when to retry."""
+    provider = PROVIDER_NAMES.get(found.provider, found.provider or "its provider")
+    said = f" “{inert.text(found.words, 300)}”" if found.words else ""
+    earlier = "".join(f"{unavailable_words(a, k)}; " for a, k in tried)
+    lines = [f"❌ {earlier}{unavailable_words(agent, found.kind)}: {provider} answered HTTP {found.status}{said}. "
+             f"{_when(found)}"]
+    if not fallback:
+        lines.append("No other agent is set to answer in its place: `fallback: [AGENT, …]` in `.github/bot.yml` "
+                     "names the agents to try next.")
+    elif skipped and not tried:
+        lines.append("No fallback agent could take the turn." + _skipped(skipped))
+    elif skipped:
+        lines.append(_skipped(skipped).strip())
+    return "\n\n".join(lines)
+
+
+def _when(found: ProviderUnavailable) -> str:
+    if found.retry_after_s is not None:
+        return f"Try again in {duration(found.retry_after_s)} (the provider's Retry-After)."
+    if found.kind == "quota":
+        return "Try again once the account's quota or billing allows it."
+    return "Try again in a few minutes."
+
+
+def _skipped(skipped: Sequence[tuple[str, str]]) -> str:
+    if not skipped:
+        return ""
+    return " Not tried: " + ", ".join(f"{agent_name(a)} ({why})" for a, why in skipped) + "."

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from adapters.base import Tier
-from bot.job import authority, conversations, honesty
+from bot.job import answer, authority, conversations, honesty
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn
 from bot.job.tracking import TrackingComment
@@ -127,6 +127,7 @@ async def _one(db: Any, ctx: JobContext, worktree: Worktree, review: Review, sco
         agent_ctx = dataclasses.replace(ctx, agent=review.agent, findings=review.collector,
                                         request=review_request(ctx, scope, review.agent))
         turn = review.turn = await episode(db, agent_ctx, own, review.agent, tracking, cancel)
+        review.agent = turn.agent or review.agent  # a `fallback` agent answered in its place
         conversations.record_turn(db, ctx.conversation, review.agent, turn.result.session_id, fresh=not turn.resumed)
         if not turn.result.ok:
             review.failure = honesty.failure_reason(turn.result)
@@ -162,7 +163,8 @@ def review_request(ctx: JobContext, scope: Scope, agent: str) -> str:
 async def _publish(db: Any, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
                    check: checks.CheckRun) -> tuple[str, str]:
     outcomes = [AgentOutcome(r.agent, r.ok, r.turn.result.text or "" if r.ok and r.turn else "", r.failure,
-                             r.collector.verdict) for r in reviews]
+                             r.collector.verdict, answer.fell_back(r.turn) if r.turn and r.turn.attempts else "")
+                for r in reviews]
     blocks = [_provenance(db, ctx, r, r.turn) for r in reviews if r.turn is not None]
     if not any(r.ok for r in reviews):
         reasons = "\n".join(f"- {r.agent}: {r.failure}" for r in reviews)

@@ -58,6 +58,7 @@ class Provenance:
     change: str | None = None  # the bot's effect: "base 3f2a9c1 → 8d0e2b4 · 2 files +10 -3 · PR #13"
     extra: dict = field(default_factory=dict)
     unpriced_models: list[str] = field(default_factory=list)  # relayed models the price table lacks
+    attempts: list[str] = field(default_factory=list)  # earlier agents' failed attempts and their spend
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -80,6 +81,7 @@ class Provenance:
             parts.append(f"commit {self.commit[:7]}")
         if self.status and self.status not in ("ok", "done"):
             parts.append(self.status)
+        parts += [f"before: {attempt}" for attempt in self.attempts]
         if self.tiers["enforced"]["count"] or self.tiers["attested"]["count"]:
             parts.append(self.record_words())
         return " · ".join(parts)
@@ -158,8 +160,26 @@ def build(recorder: Recorder, run_id: str, *, agent: str | None = None, version:
         tiers=tier_summary(events, run["egress"]), declared_gaps=gaps,
         sandbox_tier=run.get("sandbox_tier"), limits=run["limits"], egress=run["egress"],
         base_commit=run.get("base_commit"), commit=commit, pr_url=pr_url, change=change, status=status,
-        extra=_thread_context(events), unpriced_models=unpriced_models(events))
+        extra=_thread_context(events), unpriced_models=unpriced_models(events),
+        attempts=failed_attempts(recorder, events))
     return _redacted(prov, recorder)
+
+
+def failed_attempts(recorder: Recorder, events: list[dict]) -> list[str]:
+    """The earlier attempts this run answered for (`fallback` events, bot/job/fallback.py), each with
+    what its model calls spent: "claude overloaded (HTTP 529), 1.2k tokens, $0.01"."""
+    lines = []
+    for event in events:
+        if event["kind"] != "fallback" or event["tier"] != "enforced":
+            continue
+        detail = _detail(event)
+        spent = model_spend(recorder.events(str(detail.get("run") or ""))) or Usage()
+        cost = spent.cost_usd or 0.0
+        shown = f"${cost:.2f}" if cost >= 0.01 or not cost else "<$0.01"
+        what = str(detail.get("kind") or "unavailable").replace("_", " ")
+        lines.append(f"{_model_id(detail.get('agent'))} {what} (HTTP {int(detail.get('status') or 0)}), "
+                     f"{_thousands(spent.total_tokens)} tokens, {shown}")
+    return lines
 
 
 def _thread_context(events: list[dict]) -> dict:

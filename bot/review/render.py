@@ -34,6 +34,7 @@ class AgentOutcome:
     summary: str = ""  # the agent's final message
     reason: str | None = None  # why it failed
     verdict: str | None = None  # what the agent asked: APPROVE | REQUEST_CHANGES | COMMENT
+    note: str = ""  # the bot's line when another agent answered in its place
 
 
 def suggestion_block(replacement: str) -> str:
@@ -129,7 +130,7 @@ def summary(merged: list[Merged], outcomes: list[AgentOutcome], scope: Scope, *,
             chosen: Selection | None = None, minimum: str = "nit") -> str:
     chosen = chosen or Selection(list(merged))
     names = [o.agent for o in outcomes]
-    lines = [f"### Review by {', '.join(names)}"]
+    lines = [f"### Review by {', '.join(names)}"] + [o.note for o in outcomes if o.note]
     if focus:
         lines.append(f"Focus: {inert.text(focus, 500)}")  # what the requester typed
     lines.append(coverage(scope))

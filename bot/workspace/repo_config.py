@@ -58,6 +58,7 @@ class ConfigError(BotError, ValueError):
 class RepoConfig:
     default_agent: str | None = None  # None: the operator's BOT_DEFAULT_AGENT
     allowed_agents: tuple[str, ...] = tuple(adapters.names())
+    fallback: tuple[str, ...] = ()  # agents to try when the chosen one's provider cannot serve (bot/job/fallback.py)
     trigger_permissions: tuple[str, ...] = ("write", "maintain", "admin")
     mode: str = "strict"  # strict | native
     protected_paths: tuple[str, ...] = (".github/workflows/**",)

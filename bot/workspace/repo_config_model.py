@@ -66,6 +66,16 @@ def agents(value: Any) -> tuple[str, ...]:
     return items
 
 
+def fallback_agents(value: Any) -> tuple[str, ...]:
+    """Agents to try in order when one's provider cannot serve; each once (none may repeat)."""
+    items = string_list(value)
+    for item in items:
+        agent(item)
+    if len(set(items)) != len(items):
+        raise invalid("names an agent twice")
+    return items
+
+
 def permissions(value: Any) -> tuple[str, ...]:
     """`write` means write and above; a list names the exact levels."""
     items = (value,) if isinstance(value, str) else string_list(value)
@@ -165,6 +175,7 @@ def amount(is_whole: bool) -> Callable[[Any], float]:
 
 Agent = Annotated[str | None, BeforeValidator(agent)]
 Agents = Annotated[tuple[str, ...], BeforeValidator(agents)]
+FallbackAgents = Annotated[tuple[str, ...], BeforeValidator(fallback_agents)]
 Permissions = Annotated[tuple[str, ...], BeforeValidator(permissions)]
 Mode = Annotated[str, BeforeValidator(mode)]
 Severity = Annotated[str, BeforeValidator(severity)]
@@ -277,6 +288,7 @@ class BotYml(Section):
     UNKNOWN: ClassVar[str] = "unknown key (known keys: {known})"
     default_agent: Agent = None
     allowed_agents: Agents = tuple(adapters.names())
+    fallback: FallbackAgents = ()  # agents to try when the chosen one's provider cannot serve
     trigger_permissions: Permissions = ("write", "maintain", "admin")
     mode: Mode = "strict"
     protected_paths: PathPatterns = (".github/workflows/**",)
