@@ -12,10 +12,11 @@ from dataclasses import replace
 
 import pytest
 
-from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation
+from adapters.base import Episode
 from bot.config import sandbox_host
 from sandbox.base import Limits
 from sandbox.tier1 import Tier1Spawner
+from tests.sandbox.shell_adapter import ShellAdapter
 
 pytestmark = pytest.mark.sandbox
 CAP = 16 << 20
@@ -147,21 +148,6 @@ async def test_a_folder_the_sandbox_replaced_by_a_symlink_is_never_written_throu
     assert ran.rc == 0, ran.err
     assert os.readlink(config.workdir / "sub") == str(outside)
     assert list(outside.iterdir()) == []
-
-
-class ShellAdapter(CliAdapter):
-    """A "CLI" that is a shell script in the sandbox; stdout lines {"text": …} are its answer."""
-
-    name = "shell"
-
-    def __init__(self, script: str):
-        self.script = script
-
-    def command(self, episode: Episode) -> Invocation:
-        return Invocation(argv=["sh", "-c", self.script])
-
-    def _parse(self, obj: dict, raw: bytes) -> list[Event]:
-        return [Event(EventKind.TEXT, text=str(obj["text"]), raw=raw)]
 
 
 async def _episode(config, script: str, **limits):

@@ -23,10 +23,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation
+from adapters.base import Episode
 from bot.config import sandbox_host
 from sandbox.base import Limits
 from sandbox.tier1 import Tier1Spawner
+from tests.sandbox.shell_adapter import ShellAdapter
 
 pytestmark = pytest.mark.sandbox
 ROOT = Path(__file__).resolve().parents[2]
@@ -260,21 +261,6 @@ def test_bot_run_and_action_raise_their_descriptor_soft_limit(command, tmp_path)
 
 
 # -- disk ---------------------------------------------------------------------------------------
-
-class ShellAdapter(CliAdapter):
-    """A "CLI" that is a shell script in the sandbox; stdout lines {"text": …} are its answer."""
-
-    name = "shell"
-
-    def __init__(self, script: str):
-        self.script = script
-
-    def command(self, episode: Episode) -> Invocation:
-        return Invocation(argv=["sh", "-c", self.script])
-
-    def _parse(self, obj: dict, raw: bytes) -> list[Event]:
-        return [Event(EventKind.TEXT, text=str(obj["text"]), raw=raw)]
-
 
 FILL_FOREVER = 'i=0; while :; do head -c 1048576 /dev/zero > "{where}/fill$i"; i=$((i+1)); sleep 0.01; done'
 ANSWER = 'echo \'{"text": "done"}\''
