@@ -1,5 +1,5 @@
-"""The waist (DESIGN §5): one loopback MCP server per episode, through which every
-effect of the agent is admitted, contained, braked and recorded.
+"""The waist between the agent and everything it may change: one loopback MCP server per
+episode, through which every effect of the agent is admitted, contained, braked and recorded.
 
 Usage by the pipeline:
 
@@ -13,7 +13,8 @@ Usage by the pipeline:
 
 - Streamable HTTP (the `mcp` SDK's low-level server, stateless) served by uvicorn
   in-process on 127.0.0.1:<random port> (`.port`, `.url`); the server name the CLIs
-  see is "bot"; tools: `TOOL_NAMES`.
+  see is "bot"; tools: `TOOL_NAMES`, each declared as one object in bot/bridge/catalog.py
+  (and, in a review run, bot/bridge/review_tools.py) and dispatched by its name.
 - Every HTTP request needs `Authorization: Bearer <.token>` (random per episode),
   else 401.
 - Every tools/call is checked against the schema, the policy (`Admission`) and the
@@ -50,17 +51,18 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from adapters.base import Bridge, Tier
 from bot import config, metrics
-from bot.bridge import reads, tools
+from bot.bridge import catalog
 from bot.bridge.admission import Admission, Refusal
+from bot.bridge.tool import CallContext, Tool, halted_refusal
 from bot.bridge.tools import ProgressThrottle, RunSandbox, ToolFailure
 from bot.loopback import LoopbackServer
 from bot.record.recorder import Recorder, elapsed_ms
+from bot.review.findings import Collector
 
 log = logging.getLogger(__name__)
 SERVER_NAME = "bot"
 TOKEN_ENV = "BOT_BRIDGE_TOKEN"
-TOOL_NAMES = tuple(tools.TOOLS)
-THREAD_CAP = 256 << 10
+TOOL_NAMES = tuple(tool.name for tool in catalog.offered(review=False))
 
 
 class BridgeServer:
@@ -71,7 +73,7 @@ class BridgeServer:
                  on_halt: Callable[[str], Any] | None = None,
                  progress_interval_s: float = 2.0, wall_clock_s: float | None = None,
                  stop: asyncio.Event | None = None, scratch_root: Path | None = None,
-                 read_dirs: tuple[str, ...] = (), review: Any | None = None):
+                 read_dirs: tuple[str, ...] = (), review: Collector | None = None):
         self.worktree = Path(worktree)
         self.read_dirs = read_dirs  # absolute folders read_file may also read (the attachments)
         self.policy = policy
@@ -79,22 +81,23 @@ class BridgeServer:
         self.run_id = run_id
         self.token = secrets.token_urlsafe(32)
         self.token_env = TOKEN_ENV
-        self.review = review  # a review run's collector (bot.review.findings): its tools are offered
-        self.tool_names = TOOL_NAMES + (tuple(tools.REVIEW_TOOLS) if review is not None else ())
+        self.review = review  # a review run's collector: its tools are offered
+        self.tool_names = tuple(tool.name for tool in catalog.offered(review=review is not None))
         self.calls: list[dict] = []
         self.connected = asyncio.Event()
         self.tools_listed = 0
         self.halted: str | None = None
         self.rejected_requests = 0
         self.port: int | None = None
-        self._read_thread = read_thread
-        self._run_sandbox = run_sandbox
         self._on_halt = on_halt
         self._progress = ProgressThrottle(on_progress, progress_interval_s)
         self._wall_clock_s = wall_clock_s
-        self._scratch_root = scratch_root or config.data_dir() / "runs" / run_id
         self._running: set[Any] = set()
-        self._run_turn = asyncio.Lock()  # one `run` sandbox at a time (memory caps add up)
+        self._tools = CallContext(
+            policy=policy, scratch_root=scratch_root or config.data_dir() / "runs" / run_id,
+            progress=self._progress, track_run=self._track_run, run_turn=asyncio.Lock(),
+            halted=lambda: self.halted, read_dirs=read_dirs, read_thread=read_thread,
+            run_sandbox=run_sandbox, review=review)
         self._server: LoopbackServer | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._stop = stop
@@ -172,11 +175,8 @@ class BridgeServer:
         self.connected.set()
         self.tools_listed += 1
         return types.ListToolsResult(tools=[
-            types.Tool(name=name, description=description, input_schema=schema)
-            for name, (description, schema) in {**tools.TOOLS, **self._review_tools()}.items()])
-
-    def _review_tools(self) -> dict:
-        return tools.REVIEW_TOOLS if self.review is not None else {}
+            types.Tool(name=tool.name, description=tool.description, input_schema=tool.schema)
+            for tool in catalog.offered(review=self.review is not None)])
 
     async def _call_tool_handler(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         text, is_error = await self.call_tool(params.name, dict(params.arguments or {}))
@@ -187,13 +187,8 @@ class BridgeServer:
         started = time.perf_counter()
         detail: dict = {}
         try:
-            if self.halted is not None:
-                raise Refusal("halted", f"the episode was halted ({self.halted}); stop now.")
-            if name in tools.REVIEW_TOOLS and self.review is None:
-                raise Refusal("unknown_tool", f"there is no tool {name!r} outside a review.")
-            tools.check_arguments(name, args)
-            self.policy.charge_call()
-            text, detail = await self._execute(name, args)
+            tool = self._admitted(name, args)
+            text, detail = await tool.handle(self._tools, args)
             outcome, is_error = "ok", False
         except Refusal as refusal:
             text, outcome, is_error = f"refused: {refusal.message}", f"refused:{refusal.code}", True
@@ -206,7 +201,7 @@ class BridgeServer:
             text, outcome, is_error = f"error: {name} failed ({type(exc).__name__}: {exc})", "error", True
             detail = {"reason": f"{type(exc).__name__}: {exc}"}
         duration = elapsed_ms(started)
-        metrics.BRIDGE_CALLS.labels(name if name in tools.TOOLS or name in tools.REVIEW_TOOLS else "unknown",
+        metrics.BRIDGE_CALLS.labels(name if catalog.find(name) else "unknown",
                                     metrics.bridge_outcome(outcome)).inc()
         if "path" not in detail and isinstance(args.get("path"), str):
             detail["path"] = args["path"]
@@ -216,32 +211,16 @@ class BridgeServer:
                            **{k: v for k, v in detail.items() if k in ("path", "exit_code")}})
         return self.recorder.redact(text), is_error
 
-    async def _execute(self, name: str, args: dict) -> tuple[str, dict]:
-        if name in tools.REVIEW_TOOLS:
-            return tools.review_call(self.review, name, args)
-        if name == "save_file":
-            return tools.save_file(self.policy, args)
-        if name == "edit_file":
-            return tools.edit_file(self.policy, args)
-        if name == "delete_file":
-            return tools.delete_file(self.policy, args)
-        if name == "run":
-            async with self._run_turn:  # parallel calls queue: each sandbox may hold its full caps
-                if self.halted is not None:
-                    raise Refusal("halted", f"the episode was halted ({self.halted}); stop now.")
-                return await tools.run_command(self.policy, args, self._run_sandbox, self._scratch_root,
-                                               self._track_run)
-        if name == "read_file":
-            return await asyncio.to_thread(reads.read_file, self.policy, args, self.read_dirs)
-        if name == "list_files":
-            return await asyncio.to_thread(reads.list_files, self.policy, args)
-        if name == "search":
-            return await reads.search(self.policy, args)
-        if name == "read_thread":
-            return await tools.read_thread(self._read_thread, THREAD_CAP)
-        shown = await self._progress.submit(args["markdown"])
-        return ("shown" if shown else "queued (progress updates are throttled)"), {
-            "chars": len(args["markdown"])}
+    def _admitted(self, name: str, args: dict) -> Tool:
+        """The tool called, once the halt, the review-only rule, its schema and the call budget let it run."""
+        if self.halted is not None:
+            raise halted_refusal(self.halted)
+        known = catalog.find(name)
+        if known is not None and known.review_only and self.review is None:
+            raise Refusal("unknown_tool", f"there is no tool {name!r} outside a review.")
+        tool = catalog.check_arguments(name, args)
+        self.policy.charge_call()
+        return tool
 
     def _track_run(self, process: Any | None) -> None:
         if process is None:

@@ -1,16 +1,16 @@
-"""The bridge's tools: their schemas as the model sees them, and what each one does.
+"""What the bridge's writing tools do (files, `run`, the thread, progress); each tool's name,
+description and schema are declared with its handler in bot/bridge/catalog.py.
 
 Each tool function takes the admitted policy and the call's arguments and returns
 `(text for the model, detail for the record)`, or raises `Refusal` (the policy said
 no) or `ToolFailure` (admitted, but it could not be done: no such file, no match).
-The server around them (auth, halt, budget, recording) is in bot/bridge.py.
+The server around them (auth, halt, budget, recording) is bot/bridge/server.py.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import errno
-import functools
 import inspect
 import os
 import secrets
@@ -23,17 +23,14 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError
-
 from bot import config
 from bot.bridge.admission import Admission, Refusal
 from bot.errors import BotError
-from bot.review import severity as levels
-from bot.review.diff_lines import OutsideDiff
 from sandbox import select_spawner
 from sandbox.base import Limits, Refused, SandboxConfig, SandboxProcess, Spawner
 
 RunSandbox = Callable[[Path], "tuple[Spawner, SandboxConfig]"]  # scratch home -> spawner, config
+THREAD_CAP = 256 << 10  # bytes of the conversation one read_thread call returns
 
 
 class ToolFailure(BotError):
@@ -56,135 +53,6 @@ def sandbox_for_run(worktree: Path, policy: Admission, tier: int | None = None,
         return select_spawner(min(floor, 1), config.sandbox_host()), sandbox_config
 
     return make
-
-
-def _schema(properties: dict, required: list[str]) -> dict:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-
-
-_PATH = {"type": "string", "description": "file path relative to the repository root"}
-_SEVERITY = {"type": "string", "enum": ["important", "nit", "pre-existing"], "description": levels.DESCRIPTION}
-
-TOOLS: dict[str, tuple[str, dict]] = {
-    "read_thread": (
-        "Read the GitHub conversation you were called from: the issue or pull request, its comments, "
-        "and for a pull request its diff and review comments.", _schema({}, [])),
-    "read_file": (
-        "Read a text file of the repository, or one attached to the thread (by the absolute path the "
-        "prompt lists): lines from offset (1-based, default 1), at most limit lines (default 2000) "
-        "and 100 kB per call; the end says how to read on.",
-        _schema({"path": _PATH, "offset": {"type": "integer", "description": "first line, from 1"},
-                 "limit": {"type": "integer", "description": "how many lines"}}, ["path"])),
-    "list_files": (
-        "List a folder of the repository (default: its root), or everything below it with recursive; "
-        "folders end in /, symbolic links are shown, not followed.",
-        _schema({"path": {"type": "string", "description": "folder relative to the repository root"},
-                 "recursive": {"type": "boolean", "description": "list everything below it"}}, [])),
-    "search": (
-        "Search the repository's text files for a regular expression (ripgrep syntax; an invalid one "
-        "is searched as literal text). Returns path:line:text for each matching line.",
-        _schema({"pattern": {"type": "string", "description": "regular expression or text to find"},
-                 "path": {"type": "string", "description": "folder or file to search (default: all)"},
-                 "glob": {"type": "string", "description": "only files matching this glob, e.g. *.py"}},
-                ["pattern"])),
-    # Not "write_file": Gemini CLI hides an MCP tool whose bare name is one of its own
-    # excluded built-ins (write_file, replace, run_shell_command) in strict headless mode.
-    "save_file": (
-        "Create or overwrite a file in the repository with the given full content. This is the only "
-        "way to create files; your own write tools are disabled.",
-        _schema({"path": _PATH, "content": {"type": "string", "description": "the complete new file content"}},
-                ["path", "content"])),
-    "edit_file": (
-        "Replace one exact occurrence of old_string with new_string in a file. old_string must match "
-        "exactly once; include surrounding lines to make it unique.",
-        _schema({"path": _PATH, "old_string": {"type": "string", "description": "exact text to replace"},
-                 "new_string": {"type": "string", "description": "replacement text"}},
-                ["path", "old_string", "new_string"])),
-    "delete_file": ("Delete a file from the repository.", _schema({"path": _PATH}, ["path"])),
-    "run": (
-        "Run a shell command (for example the test suite) in a fresh sandbox over the repository, "
-        "from its root. Returns the exit code and the (possibly truncated) output. No network.",
-        _schema({"command": {"type": "string", "description": "a /bin/sh command line"},
-                 "timeout_s": {"type": "number", "description": "seconds before it is killed (optional)"}},
-                ["command"])),
-    "report_progress": (
-        "Show a short markdown checklist of your progress to the people in the thread.",
-        _schema({"markdown": {"type": "string", "description": "a short markdown checklist"}}, ["markdown"])),
-}
-
-# Only in review runs (bot/job/review_job.py): findings are kept by the run's collector, checked
-# against the pull request's diff, and posted as one review when the run ends.
-REVIEW_TOOLS: dict[str, tuple[str, dict]] = {
-    "comment_on_line": (
-        "Add a review comment on a line of the pull request's diff (side RIGHT: the new code, numbered "
-        "as in the new file; LEFT: removed code, old numbering). For several lines give start_line too. "
-        "Only lines the diff shows are accepted. Comments are posted together as one review at the end.",
-        _schema({"path": _PATH, "line": {"type": "integer", "description": "the (last) line commented on"},
-                 "body": {"type": "string", "description": "the comment, in markdown"},
-                 "side": {"type": "string", "enum": ["RIGHT", "LEFT"], "description": "RIGHT or LEFT"},
-                 "start_line": {"type": "integer", "description": "first line of a multi-line comment"},
-                 "severity": _SEVERITY},
-                ["path", "line", "body", "side", "severity"])),
-    "suggest_change": (
-        "Suggest a committable change: replace lines start_line..end_line of the new file (they must be "
-        "in the pull request's diff) with replacement (the complete new text of those lines). body says why.",
-        _schema({"path": _PATH, "start_line": {"type": "integer", "description": "first line replaced"},
-                 "end_line": {"type": "integer", "description": "last line replaced"},
-                 "replacement": {"type": "string", "description": "the new text of those lines"},
-                 "body": {"type": "string", "description": "why, in markdown"}, "severity": _SEVERITY},
-                ["path", "start_line", "end_line", "replacement", "body", "severity"])),
-    "set_verdict": (
-        "Your overall verdict on the pull request: approve, request_changes or comment (the default). "
-        "The repository decides whether a review may approve or request changes.",
-        _schema({"verdict": {"type": "string", "enum": ["approve", "request_changes", "comment"],
-                             "description": "approve, request_changes or comment"},
-                 "reason": {"type": "string", "description": "one sentence why"}}, ["verdict"])),
-}
-_ALL_TOOLS = {**TOOLS, **REVIEW_TOOLS}
-
-
-def review_call(collector: Any, tool: str, args: dict) -> tuple[str, dict]:
-    """A review tool's call, kept by the run's collector; a line outside the diff is refused."""
-    try:
-        if tool == "set_verdict":
-            return collector.decide(args), {"verdict": args.get("verdict")}
-        text = collector.comment(args) if tool == "comment_on_line" else collector.suggest(args)
-    except OutsideDiff as refused:
-        raise Refusal("outside_diff", str(refused)) from None
-    return text, {"path": args.get("path"), "line": args.get("line") or args.get("end_line"),
-                  "severity": args.get("severity")}
-
-
-def check_arguments(tool: str, args: dict) -> None:
-    """Refuse arguments that do not fit the tool's JSON schema (the model sees what is wrong)."""
-    if tool not in _ALL_TOOLS:
-        raise Refusal("unknown_tool", f"there is no tool {tool!r}; the tools are {', '.join(TOOLS)}.")
-    errors = list(_validator(tool).iter_errors(args))
-    if errors:
-        raise Refusal("bad_args", _explain(tool, args, errors))
-
-
-@functools.cache
-def _validator(tool: str) -> Draft202012Validator:
-    return Draft202012Validator(_ALL_TOOLS[tool][1])
-
-
-def _explain(tool: str, args: object, errors: list[ValidationError]) -> str:
-    """One sentence a model can act on: what is missing or unexpected, else the first wrong value."""
-    if not isinstance(args, dict):
-        return "arguments must be a JSON object."
-    properties = _ALL_TOOLS[tool][1]["properties"]
-    missing = [name for name in _ALL_TOOLS[tool][1]["required"] if name not in args]
-    extra = [name for name in args if name not in properties]
-    if missing or extra:
-        return f"{tool}: missing {missing or 'nothing'}, unexpected {extra or 'nothing'}."
-    wrong = next((e for e in errors if e.path), errors[0])
-    name = str(wrong.path[0]) if wrong.path else ""
-    expected = properties.get(name, {}).get("type", "")
-    if wrong.validator == "type" and expected:
-        article = "an" if expected[0] in "aeiou" else "a"
-        return f"{tool}: {name} must be {article} {expected}."
-    return f"{tool}: {name or 'arguments'}: {wrong.message}."
 
 
 def save_file(policy: Admission, args: dict) -> tuple[str, dict]:

@@ -15,8 +15,9 @@ import pytest
 
 from adapters import base as adapters
 from bot.bridge.admission import Admission
+from bot.bridge.server import TOOL_NAMES as TOOLS
 from bot.bridge.server import BridgeServer
-from bot.bridge.tools import TOOLS, sandbox_for_run
+from bot.bridge.tools import sandbox_for_run
 from bot.config import operator_for, sandbox_host
 from bot.job import honesty
 from bot.job.runner import run_episode

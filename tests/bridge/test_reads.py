@@ -290,7 +290,7 @@ def test_standing_instruction_names_the_read_tools():
 def test_arguments_are_checked_against_the_tools_json_schema(tool, args, said):
     """Every JSON Schema type of the tools is checked (bools are not numbers, 2.5 is no integer)."""
     from bot.bridge.admission import Refusal
-    from bot.bridge.tools import check_arguments
+    from bot.bridge.catalog import check_arguments
     with pytest.raises(Refusal) as refused:
         check_arguments(tool, args)
     assert refused.value.code == "bad_args" and said in str(refused.value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.bridge.admission import Refusal
-from bot.bridge.tools import REVIEW_TOOLS, check_arguments
+from bot.bridge.catalog import check_arguments, find
 from bot.review.diff_lines import DiffLines
 from bot.review.findings import Collector, Finding, Scope
 from bot.review.merge import merge
@@ -29,7 +29,7 @@ def payload(findings, agents=("codex",), **options):
 
 @pytest.mark.parametrize("tool", ["comment_on_line", "suggest_change"])
 def test_the_review_tools_require_a_severity_from_important_nit_and_pre_existing(tool):
-    schema = REVIEW_TOOLS[tool][1]
+    schema = find(tool).schema
     severity = schema["properties"]["severity"]
     assert "severity" in schema["required"] and severity["enum"] == ["important", "nit", "pre-existing"]
     assert all(word in severity["description"] for word in ("important", "nit", "pre-existing"))
