@@ -85,6 +85,7 @@ def _looks_like_agent_name(word: str, agents: tuple[str, ...]) -> bool:
 
 _REVIEW = re.compile(r"review\b[:,.]?\s*", re.IGNORECASE)
 _WITH = re.compile(r"with\s+", re.IGNORECASE)
+_ALL = re.compile(r"all\b[:,.]?\s*", re.IGNORECASE)
 _NAME = re.compile(r"\s*([A-Za-z][\w.-]*)")
 _SEPARATOR = re.compile(r"\s*(?:,|&|\band\b)\s*", re.IGNORECASE)
 
@@ -103,8 +104,9 @@ def _review(text: str, agents: tuple[str, ...]) -> Command | None:
     if unknown:
         return Command(kind="unknown_agent", unknown_name=unknown)
     chosen = tuple(dict.fromkeys(named))
-    return Command(kind="run", agent=chosen[0] if chosen else None, request=rest.strip(), review=True,
-                   agents=chosen)
+    whole = _ALL.match(rest)  # `review all`: start over, the whole pull request in a fresh session
+    return Command(kind="run", agent=chosen[0] if chosen else None, new_session=bool(whole),
+                   request=rest[whole.end():].strip() if whole else rest.strip(), review=True, agents=chosen)
 
 
 def _agent_list(text: str, agents: tuple[str, ...]) -> tuple[list[str], str, str | None]:
