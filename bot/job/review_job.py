@@ -22,12 +22,14 @@ from adapters.base import Tier
 from bot.job import answer, authority, conversations, honesty
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn
+from bot.job.thread_text import fence
 from bot.job.tracking import TrackingComment
 from bot.record import provenance
 from bot.record.recorder import Recorder
-from bot.review import checks, post
+from bot.review import checks, followup, history, post
 from bot.review.diff_lines import DiffLines
 from bot.review.findings import DEFAULT_BUDGET_CHARS, Collector, Scope, plan
+from bot.review.history import History
 from bot.review.merge import merge
 from bot.review.render import AgentOutcome, check_summary, no_issues, review_payload
 from bot.review.selection import Selection, select
@@ -93,16 +95,29 @@ async def _review(db: Any, ctx: JobContext, worktree: Worktree, tracking: Tracki
     agents = _agents(ctx, worktree.config, choose)
     tracking.header = f"**{', '.join(agents)}** reviewing for @{ctx.requester}."
     files = await post.pull_files(ctx.thread)
-    scope = plan(files, worktree.config.reviews.budget or DEFAULT_BUDGET_CHARS)
-    diff = DiffLines.from_files(files)
-    await tracking.note(f"reviewing {len(scope.reviewed)} of {scope.total} files at `{worktree.base_sha[:7]}`")
-    reviews = [Review(agent, Collector(agent, diff, scope)) for agent in agents]
+    past = await history.recall(db, ctx.thread, worktree, agents, start_over=ctx.new_session)
+    scope = _scope(files, past, worktree.config.reviews.budget or DEFAULT_BUDGET_CHARS)
+    diff = DiffLines.from_files(files)  # the whole pull request's: GitHub places comments against it
+    since = f" since `{scope.since[:7]}`" if scope.since else ""
+    await tracking.note(f"reviewing {len(scope.reviewed)} of {scope.total} files at `{worktree.base_sha[:7]}`{since}")
+    reviews = [Review(agent, Collector(agent, diff, scope, past.priors)) for agent in agents]
     several = len(reviews) > 1
     await asyncio.gather(*(_one(db, ctx, worktree, review, scope, AgentTracking(tracking, review.agent, several),
-                                cancel, episode, first=i == 0) for i, review in enumerate(reviews)))
+                                cancel, episode, past, first=i == 0) for i, review in enumerate(reviews)))
     if cancel.is_set():
-        raise Stop(ctx.mode.stopped(ctx, started=True), "cancelled")
-    return await _publish(db, ctx, worktree, reviews, scope, check)
+        raise Stop(ctx.steps.stopped(ctx, started=True), "cancelled")
+    return await _publish(db, ctx, worktree, reviews, scope, check, past)
+
+
+def _scope(files: list[dict], past: History, budget: int) -> Scope:
+    """The whole pull request, or (incremental) only its files changed since the commit reviewed last."""
+    if not past.change.incremental:
+        return plan(files, budget)
+    changed = set(past.change.files)
+    scope = plan([f for f in files if f.get("filename") in changed], budget)
+    scope.since = past.change.base
+    scope.unchanged = [f.get("filename") or "?" for f in files if f.get("filename") not in changed]
+    return scope
 
 
 def _agents(ctx: JobContext, cfg: RepoConfig, choose: Callable[[JobContext, RepoConfig], str]) -> list[str]:
@@ -113,7 +128,7 @@ def _agents(ctx: JobContext, cfg: RepoConfig, choose: Callable[[JobContext, Repo
 
 
 async def _one(db: Any, ctx: JobContext, worktree: Worktree, review: Review, scope: Scope, tracking: AgentTracking,
-               cancel: asyncio.Event, episode: Episode, *, first: bool) -> None:
+               cancel: asyncio.Event, episode: Episode, past: History, *, first: bool) -> None:
     """One agent's episode in its own worktree (the first agent uses the job's), recorded and
     mapped to the thread's session for that agent; a failure is kept, never raised."""
     own = worktree
@@ -125,7 +140,8 @@ async def _one(db: Any, ctx: JobContext, worktree: Worktree, review: Review, sco
                 raise Stop(f"the pull request moved to `{own.base_sha[:7]}` while the review started "
                            f"at `{worktree.base_sha[:7]}`")
         agent_ctx = dataclasses.replace(ctx, agent=review.agent, findings=review.collector,
-                                        request=review_request(ctx, scope, review.agent))
+                                        new_session=ctx.new_session or past.change.incremental,
+                                        request=review_request(ctx, scope, review.agent, past))
         turn = review.turn = await episode(db, agent_ctx, own, review.agent, tracking, cancel)
         review.agent = turn.agent or review.agent  # a `fallback` agent answered in its place
         conversations.record_turn(db, ctx.conversation, review.agent, turn.result.session_id, fresh=not turn.resumed)
@@ -143,7 +159,7 @@ async def _one(db: Any, ctx: JobContext, worktree: Worktree, review: Review, sco
                         done=review.ok)
 
 
-def review_request(ctx: JobContext, scope: Scope, agent: str) -> str:
+def review_request(ctx: JobContext, scope: Scope, agent: str, past: History | None = None) -> str:
     skipped = "; ".join(f"{name} ({why})" for name, why in scope.skipped[:40])
     focus = ctx.request.strip() or "correctness, bugs, security, error handling, missing tests"
     return (f"Review pull request #{ctx.number} as a careful code reviewer. Do not change any file.\n"
@@ -157,11 +173,30 @@ def review_request(ctx: JobContext, scope: Scope, agent: str) -> str:
             "this change did not cause). The lines must be in the pull request's diff (shown above; "
             "read_thread shows more of it). A call outside the diff is refused with the lines you may use: "
             "correct it and call again. Your comments are posted together as one review when you finish.\n"
-            "Finish with a short summary of your review; if you found no problems, say so.")
+            "Finish with a short summary of your review; if you found no problems, say so."
+            + (earlier_context(past) if past is not None else ""))
+
+
+def earlier_context(past: History) -> str:
+    """What the agent is told of the earlier reviews: the change since, the open and the declined findings."""
+    parts = []
+    if past.change.incremental:
+        base = f"`{(past.change.base or '')[:7]}`"
+        parts.append(f"This pull request was reviewed at {base}: review only what changed since. The diff since "
+                     f"{base}:\n{fence(past.change.diff, 'diff')}")
+    if past.priors:
+        listed = "\n".join(f"- {p.id}: {p.path}:{p.line} ({p.severity or 'unrated'}) {p.title}" for p in past.priors)
+        parts.append("Earlier findings of this pull request, still open. For each, check the new code and call "
+                     "the `bot` tool resolve_finding (finding: its number, status: fixed or still_present); never "
+                     f"comment on them again:\n{listed}")
+    if past.declined:
+        listed = "\n".join(f"- {e.path}: {e.title}" for e in past.declined)
+        parts.append(f"The maintainers declined these earlier findings: never raise them again:\n{listed}")
+    return "".join(f"\n\n{part}" for part in parts)
 
 
 async def _publish(db: Any, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
-                   check: checks.CheckRun) -> tuple[str, str]:
+                   check: checks.CheckRun, past: History) -> tuple[str, str]:
     outcomes = [AgentOutcome(r.agent, r.ok, r.turn.result.text or "" if r.ok and r.turn else "", r.failure,
                              r.collector.verdict, answer.fell_back(r.turn) if r.turn and r.turn.attempts else "")
                 for r in reviews]
@@ -170,11 +205,14 @@ async def _publish(db: Any, ctx: JobContext, worktree: Worktree, reviews: list[R
         reasons = "\n".join(f"- {r.agent}: {r.failure}" for r in reviews)
         await check.conclude(checks.errored(f"Every agent failed.\n\n{reasons}"))
         return _tail(f"❌ No review was posted: every agent failed.\n\n{reasons}", blocks), "failed"
-    settings = worktree.config.reviews
-    merged = merge([f for r in reviews if r.ok for f in r.collector.findings], [r.agent for r in reviews])
-    payload = review_payload(merged, outcomes, scope, commit=worktree.base_sha, focus=ctx.request,
+    settings, head = worktree.config.reviews, worktree.base_sha
+    sifted = history.sift(merge([f for r in reviews if r.ok for f in r.collector.findings], [r.agent for r in reviews]),
+                          past)
+    fixed = followup.fixed_findings(past, [r.collector.verdicts for r in reviews if r.ok])
+    payload = review_payload(sifted.new, outcomes, scope, commit=head, focus=ctx.request,
                              provenance="\n".join(b.details_block() for b in blocks), verdicts=settings.verdicts,
-                             min_severity=settings.min_severity, max_comments=settings.max_comments)
+                             min_severity=settings.min_severity, max_comments=settings.max_comments,
+                             notes=followup.notes(past, sifted, fixed, head))
     await ctx.refresh_token()
     marker = f"<!-- bot:review {ctx.job_id} -->" if ctx.job_id is not None else None
     try:
@@ -185,14 +223,24 @@ async def _publish(db: Any, ctx: JobContext, worktree: Worktree, reviews: list[R
         await check.conclude(checks.errored(f"No review was posted: {refused}"))
         return _tail(f"❌ No review was posted: {refused}", blocks), "failed"
     _record(db, ctx, reviews, posted, len(payload["comments"]))
-    chosen = select(merged, settings.min_severity, settings.max_comments)
+    chosen = select(sifted.new, settings.min_severity, settings.max_comments)
+    await followup.close_fixed(db, ctx.thread, past, fixed, head)
+    await followup.remember(db, ctx.thread, posted, chosen, [r.agent for r in reviews if r.ok], head, ctx.secrets)
     where = posted.get("html_url") or "on this pull request"
-    result = checks.outcome(merged, fail_on=settings.fail_on, minimum=settings.min_severity,
+    result = checks.outcome(sifted.new + sifted.repeated, fail_on=settings.fail_on, minimum=settings.min_severity,
                             summary=check_summary(chosen, scope, settings.min_severity, where))
     await check.conclude(result)
-    lines = [f"✅ Review posted: {where} — {_counted(chosen, scope, settings.min_severity)}, "
+    return _tail(_answer(where, chosen, scope, reviews, check, result, len(fixed), settings.min_severity),
+                 blocks), "done"
+
+
+def _answer(where: str, chosen: Selection, scope: Scope, reviews: list[Review], check: checks.CheckRun,
+            result: checks.Outcome, fixed: int, minimum: str) -> str:
+    lines = [f"✅ Review posted: {where} — {_counted(chosen, scope, minimum)}, "
              f"by {', '.join(r.agent for r in reviews if r.ok)}."]
     if check.concluded:
+    if fixed:
+        lines.append(f"{fixed} earlier finding{'s' if fixed != 1 else ''} fixed: answered and resolved.")
         lines.append(f"Check run `{checks.NAME}`: {result.conclusion} ({result.title[0].lower()}{result.title[1:]}).")
     lines += [f"❌ {r.agent} failed: {r.failure}" for r in reviews if not r.ok]
     return _tail("\n\n".join(lines), blocks), "done"

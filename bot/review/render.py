@@ -111,11 +111,11 @@ def verdict_line(outcomes: list[AgentOutcome], event: str) -> str:
 
 def review_payload(merged: list[Merged], outcomes: list[AgentOutcome], scope: Scope, *, commit: str,
                    focus: str = "", provenance: str = "", verdicts: bool = False, min_severity: str = "nit",
-                   max_comments: int = 10) -> dict:
+                   max_comments: int = 10, notes: list[str] | None = None) -> dict:
     several = len(outcomes) > 1
     event = verdict(outcomes, verdicts)
     chosen = select(merged, min_severity, max_comments)
-    body = summary(merged, outcomes, scope, focus=focus, chosen=chosen, minimum=min_severity)
+    body = summary(merged, outcomes, scope, focus=focus, chosen=chosen, minimum=min_severity, notes=notes)
     if line := verdict_line(outcomes, event):
         body = f"{body}\n\n{line}"
     if provenance:
@@ -127,13 +127,14 @@ def review_payload(merged: list[Merged], outcomes: list[AgentOutcome], scope: Sc
 
 
 def summary(merged: list[Merged], outcomes: list[AgentOutcome], scope: Scope, *, focus: str = "",
-            chosen: Selection | None = None, minimum: str = "nit") -> str:
+            chosen: Selection | None = None, minimum: str = "nit", notes: list[str] | None = None) -> str:
     chosen = chosen or Selection(list(merged))
     names = [o.agent for o in outcomes]
     lines = [f"### Review by {', '.join(names)}"] + [o.note for o in outcomes if o.note]
     if focus:
         lines.append(f"Focus: {inert.text(focus, 500)}")  # what the requester typed
     lines.append(coverage(scope))
+    lines += notes or []  # what became of the earlier reviews' findings
     lines.append(findings_line(chosen.posted + chosen.summarised, scope, any(o.ok for o in outcomes), minimum))
     lines += [text for text in (over_the_cap(chosen), below_line(chosen, minimum)) if text]
     if len(outcomes) > 1 or any(not o.ok for o in outcomes):
@@ -148,6 +149,11 @@ def summary(merged: list[Merged], outcomes: list[AgentOutcome], scope: Scope, *,
 
 
 def coverage(scope: Scope) -> str:
+    if scope.since:
+        skipped = "; ".join(f"{inert.code(name)} ({why})" for name, why in scope.skipped[:50])
+        return (f"Since `{scope.since[:7]}`: {_files(len(scope.reviewed))}"
+                + (f"; skipped: {skipped}" if skipped else "") + f" (of {_files(scope.total + len(scope.unchanged))} "
+                f"in the pull request).")
     if not scope.skipped:
         return f"Reviewed {_files(len(scope.reviewed))}."
     skipped = "; ".join(f"{inert.code(name)} ({why})" for name, why in scope.skipped[:50])  # the PR author's names
