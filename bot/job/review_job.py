@@ -139,6 +139,7 @@ async def _one(db: Any, ctx: JobContext, worktree: Worktree, review: Review, sco
             if own.base_sha != worktree.base_sha:  # every agent reviews the same commit, or none of this one
                 raise Stop(f"the pull request moved to `{own.base_sha[:7]}` while the review started "
                            f"at `{worktree.base_sha[:7]}`")
+        # an incremental review starts a fresh session: resuming would replay the whole first review
         agent_ctx = dataclasses.replace(ctx, agent=review.agent, findings=review.collector,
                                         new_session=ctx.new_session or past.change.incremental,
                                         request=review_request(ctx, scope, review.agent, past))
@@ -238,12 +239,12 @@ def _answer(where: str, chosen: Selection, scope: Scope, reviews: list[Review], 
             result: checks.Outcome, fixed: int, minimum: str) -> str:
     lines = [f"✅ Review posted: {where} — {_counted(chosen, scope, minimum)}, "
              f"by {', '.join(r.agent for r in reviews if r.ok)}."]
-    if check.concluded:
     if fixed:
         lines.append(f"{fixed} earlier finding{'s' if fixed != 1 else ''} fixed: answered and resolved.")
+    if check.concluded:
         lines.append(f"Check run `{checks.NAME}`: {result.conclusion} ({result.title[0].lower()}{result.title[1:]}).")
     lines += [f"❌ {r.agent} failed: {r.failure}" for r in reviews if not r.ok]
-    return _tail("\n\n".join(lines), blocks), "done"
+    return "\n\n".join(lines)
 
 
 def _counted(chosen: Selection, scope: Scope, minimum: str) -> str:
