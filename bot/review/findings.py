@@ -6,6 +6,8 @@ and which files fit the agent's size budget.
     collector.comment({"path": "app.py", "line": 3, "side": "RIGHT", "body": "...", "severity": "nit"})
     collector.suggest({"path": "app.py", "start_line": 3, "end_line": 3, "replacement": "...", "body": "..."})
     collector.findings                                # [Finding]
+    collector.resolve({"finding": 12, "status": "fixed", "reason": "..."})   # an earlier finding's verdict
+    collector.verdicts                                # {12: "fixed"}
 """
 from __future__ import annotations
 
@@ -36,12 +38,29 @@ class Finding:
         return self.start_line or self.line
 
 
+@dataclass(frozen=True)
+class Prior:
+    """An open finding of an earlier review, offered to the agent to judge against the new code."""
+
+    id: int
+    path: str
+    line: int
+    severity: str | None
+    title: str
+    changed: bool  # its file changed since it was posted: the evidence a "fixed" needs
+
+
+RESOLUTIONS = ("fixed", "still_present")
+
+
 @dataclass
 class Scope:
     """The files one agent reviews, and those it does not, each with the reason."""
 
     reviewed: list[str]
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    since: str | None = None  # an incremental review: the commit reviewed last
+    unchanged: list[str] = field(default_factory=list)  # files of the pull request unchanged since then
 
     @property
     def total(self) -> int:
@@ -72,9 +91,11 @@ def _severity(args: dict) -> str | None:
 class Collector:
     """The review tools of one episode: each call is checked against the diff and kept."""
 
-    def __init__(self, agent: str, diff: DiffLines, scope: Scope | None = None):
+    def __init__(self, agent: str, diff: DiffLines, scope: Scope | None = None, priors: list[Prior] | None = None):
         self.agent, self.diff = agent, diff
         self.scope = scope or Scope(sorted(diff.files))
+        self.priors = {prior.id: prior for prior in priors or []}
+        self.verdicts: dict[int, str] = {}  # earlier finding id -> fixed | still_present, as the agent said
         self.findings: list[Finding] = []
         self.verdict: str | None = None  # APPROVE | REQUEST_CHANGES | COMMENT, if the agent gave one
         self.verdict_reason = ""
@@ -97,12 +118,32 @@ class Collector:
         return (f"verdict {args['verdict']} noted. It is used only where the repository lets reviews approve or "
                 f"request changes; otherwise the review is posted as a comment.")
 
+    def resolve(self, args: dict) -> str:
+        """The agent's verdict on an earlier finding; "fixed" needs its file to have changed since."""
+        number, status = int(args["finding"]), str(args["status"]).lower()
+        prior = self.priors.get(number)
+        if prior is None:
+            known = ", ".join(str(n) for n in self.priors) or "none"
+            raise OutsideDiff(f"there is no open earlier finding {number}; the open ones are: {known}.")
+        if status not in RESOLUTIONS:
+            raise OutsideDiff(f"status must be one of {', '.join(RESOLUTIONS)}, not {status!r}.")
+        if status == "fixed" and not prior.changed:
+            raise OutsideDiff(f"finding {number} is on {prior.path}, which has not changed since it was posted, "
+                              f"so it cannot be fixed: say still_present, or leave it.")
+        self.verdicts[number] = status
+        return (f"earlier finding {number} noted as {status.replace('_', ' ')}; "
+                + ("its thread is resolved when the review is posted." if status == "fixed" else
+                   "it stays open and is not posted again."))
+
     def _finding(self, path: str, line: int, side: str, body: str, start_line: object,
                  suggestion: str | None = None) -> Finding:
         path = path.removeprefix("./")
         if path in dict(self.scope.skipped):
             raise OutsideDiff(f"{path} is not part of this review ({dict(self.scope.skipped)[path]}); "
                               f"comment only on: {', '.join(self.scope.reviewed)}.")
+        if path in self.scope.unchanged:
+            raise OutsideDiff(f"{path} has not changed since `{(self.scope.since or '')[:7]}`, where this pull "
+                              f"request was reviewed last; comment only on: {', '.join(self.scope.reviewed)}.")
         start = int(str(start_line)) if start_line not in (None, "", line) else None
         self.diff.check(path, side, line, start)
         if len(self.findings) >= MAX_FINDINGS:

@@ -41,4 +41,9 @@ def same_finding(path: str, print_: str, title: str, finding: Finding) -> bool:
     """Whether `finding` says what an earlier finding (its path, fingerprint, normalised title) said."""
     if finding.path != path:
         return False
-    return of(finding) == print_ or similarity(title, normalised(finding.body)) >= SIMILAR
+    return of(finding) == print_ or similarity(title, normalised(title_of(finding.body))) >= SIMILAR
+
+
+def title_of(body: str) -> str:
+    """The first line that says something: what the review lists and the memory keeps."""
+    return next((line.strip() for line in body.splitlines() if line.strip()), "")

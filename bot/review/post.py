@@ -77,6 +77,14 @@ async def find_review(thread: Any, marker: str) -> dict | None:
     return None
 
 
+async def review_comments(thread: Any, review_id: int) -> list[dict]:
+    """The inline comments of one review (GET /pulls/{n}/comments, those carrying its id), oldest first."""
+    async def collect() -> list[dict]:
+        url = f"{thread.prefix}/pulls/{thread.number}/comments?per_page=100"
+        return [c async for c in thread.api.getiter(url) if c.get("pull_request_review_id") == review_id]
+    return await thread._authed(collect)
+
+
 def masked(payload: dict, secrets: list[str] | tuple[str, ...] = ()) -> dict:
     """Every text of the review masked for the job's secrets and those of every job running now
     (the same last gate as Thread.create_comment): agent text may echo a key."""

@@ -224,6 +224,11 @@ class FakeGitHub:
         self._state(full_name)["review_comments"][cid] = comment
         return comment
 
+    def review_comments_of(self, full_name: str, number: int) -> list[dict]:
+        """A pull request's review comments (replies included) as they are now."""
+        with self._lock:
+            return [dict(c) for c in self._state(full_name)["review_comments"].values() if c["_number"] == number]
+
     def resolve_thread(self, full_name: str, comment_id: int, by: str | None) -> None:
         """The review thread that `comment_id` starts, resolved (by a person's login; None: the bot)."""
         with self._lock:

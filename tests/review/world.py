@@ -55,9 +55,53 @@ def make_review_remote(base: Path, bot_yml: str | None = None,
     return base / "remotes", patches
 
 
+def pull_files_of(work: Path) -> dict[str, str]:
+    """Each file the pull request (main...HEAD of `work`) changes, with its patch as GitHub's files API gives it."""
+    patches = {}
+    for name in _git(work, "diff", "--name-only", "main", "HEAD").split():
+        diff = _git(work, "diff", "main", "HEAD", "--", name)
+        patches[name] = diff[diff.index("@@"):]
+    return patches
+
+
 class World:
     def __init__(self, gh, providers: dict[str, FakeProvider], service: Service, tmp: Path):
         self.gh, self.providers, self.service, self.tmp = gh, providers, service, tmp
+        self.pushes: list[str] = []  # heads announced by synchronize()
+
+    def head(self) -> str:
+        return _git(self.tmp / "seed", "rev-parse", "HEAD").strip()
+
+    def push(self, files: dict[str, str], rewrite: bool = False) -> str:
+        """A push to the pull request's branch changing `files` (`rewrite`: amending the head, a
+        force-push that drops it); the fake's files API follows. Returns the new head."""
+        work = self.tmp / "seed"
+        for name, text in files.items():
+            (work / name).write_text(text)
+        _git(work, "add", ".")
+        _git(work, "commit", "-q", *(["--amend"] if rewrite else []), "-m", "push")
+        subprocess.run(["git", "-C", str(work), "push", "-qf", str(self.tmp / "remotes" / f"{REPO}.git"),
+                        "HEAD:refs/heads/changes", "HEAD:refs/pull/2/head"], check=True)
+        with self.gh._lock:
+            self.gh._state(REPO)["files"][PR] = []
+        for name, patch in pull_files_of(work).items():
+            self.gh.add_pull_file(REPO, PR, name, patch)
+        return self.head()
+
+    def synchronize(self, sender: str = "Codertocat") -> None:
+        """GitHub's `pull_request.synchronize` for the head pushed last, delivered signed (the
+        recorded `opened` payload with the action, `after` and the pull request's new state)."""
+        data = payload("pull_request.opened", "")
+        head = self.head()
+        data.update(action="synchronize", after=head)
+        data["pull_request"].update(number=PR, updated_at=f"2026-12-01T00:00:{len(self.pushes):02d}Z")
+        data["pull_request"]["head"]["sha"] = head
+        data["sender"]["login"] = sender
+        self.pushes.append(head)
+        assert self.service.deliver(data, event="pull_request").status_code == 202
+
+    def answers(self) -> list[str]:
+        return [c["body"] for c in self.gh.comments(REPO, PR) if "<!-- bot:run " in (c.get("body") or "")]
 
     def ask(self, body: str, comment_id: int = 7001) -> None:
         """`body` as a new comment on pull request #2, delivered signed to `bot serve`."""
@@ -70,11 +114,12 @@ class World:
     def reviews(self) -> list[dict]:
         return self.gh.submitted_reviews(REPO, PR)
 
-    def answer(self, timeout: float = 240) -> str:
-        """The tracking comment once it is final (it carries a run marker)."""
+    def answer(self, timeout: float = 240, nth: int = 1) -> str:
+        """The `nth` tracking comment once it is final (it carries a run marker)."""
         def final():
-            return [c for c in self.gh.comments(REPO, PR) if "<!-- bot:run " in (c.get("body") or "")]
-        return self.gh.wait_for(final, timeout=timeout)[0]["body"]
+            found = [c for c in self.gh.comments(REPO, PR) if "<!-- bot:run " in (c.get("body") or "")]
+            return found if len(found) >= nth else []
+        return self.gh.wait_for(final, timeout=timeout)[nth - 1]["body"]
 
 
 @contextlib.contextmanager
