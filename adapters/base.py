@@ -1,4 +1,4 @@
-"""The adapter contract (DESIGN §4): one module per agent CLI behind these types.
+"""The adapter contract (docs/agents.md): one module per agent CLI behind these types.
 
 Everything CLI-specific lives in the adapter modules; the runner, the bridge and
 governance are shared, so a fifth CLI is a new module, not a new subsystem.

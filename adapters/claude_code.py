@@ -1,4 +1,4 @@
-"""Claude Code (`claude -p --output-format stream-json`), reference agent-clis.md §3.
+"""Claude Code (`claude -p --output-format stream-json`).
 
 Prompt on stdin (the variadic --tools/--allowedTools/--mcp-config would swallow a trailing
 prompt); bridge by --mcp-config file with the bearer expanded from env; strict lockdown by

@@ -1,4 +1,4 @@
-"""Codex (`codex exec --json`), reference agent-clis.md §4.
+"""Codex (`codex exec --json`).
 
 Prompt on stdin as `-` (codex reads stdin to EOF anyway; the runner closes it); everything by
 `-c` with the user config ignored; `exec resume` gets `sandbox_mode` by -c (it rejects

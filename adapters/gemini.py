@@ -1,4 +1,4 @@
-"""Gemini CLI (`gemini -o stream-json`), reference agent-clis.md §6.
+"""Gemini CLI (`gemini -o stream-json`).
 
 Prompt on stdin; settings (auth type, telemetry off, the bridge as a trusted MCP server with
 the bearer expanded from env) written both as user settings and as system settings (the

@@ -1,4 +1,4 @@
-"""OpenCode (`opencode run --format json`), reference agent-clis.md §5.
+"""OpenCode (`opencode run --format json`).
 
 Prompt on stdin (argv parts with spaces reach the model wrapped in quotes); the whole config
 inline in OPENCODE_CONFIG_CONTENT (the highest-precedence source) with the repository's own

@@ -1,4 +1,4 @@
-"""Intake figures (issue 2), loopback only, bounded loops:
+"""Intake figures, loopback only, bounded loops:
 
 1. throughput and p50/p99 latency of POST /webhook (signature check, parse, dedupe, job insert)
    against a bare Starlette endpoint on the SAME uvicorn process, and the ratio (aim >= 0.70);

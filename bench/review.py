@@ -1,4 +1,4 @@
-"""Review figures (issue 14): the wall time of a two-agent review (claude and codex at once)
+"""Review figures: the wall time of a two-agent review (claude and codex at once)
 against the slower of the two single-agent reviews, on the same pull request, through `bot serve`
 with the real CLIs and one fake provider per agent. From the delivery of `@bot … review` to the
 final tracking comment. Aim: two agents take at most 1.2x the slower single one (the fan-out runs

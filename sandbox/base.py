@@ -1,4 +1,4 @@
-"""The spawner contract (DESIGN §4): start an agent CLI under a floor, or refuse.
+"""The spawner contract (docs/sandbox.md): start an agent CLI under a floor, or refuse.
 
 A spawner never silently runs a command with less containment than asked for:
 when the host cannot meet `SandboxConfig.min_tier`, `start()` raises `Refused`

@@ -1,4 +1,4 @@
-"""Admission: what a bridged call may touch and how much it may spend (DESIGN §5).
+"""Admission: what a bridged call may touch and how much it may spend (docs/bridge.md).
 
 An `Admission` is built from plain values (or `Admission.from_repo_config(worktree,
 repo_config)`) and is consulted by the bridge before every effect:

@@ -1,4 +1,4 @@
-"""Which credentials an episode gets (DESIGN §8).
+"""Which credentials an episode gets, and from whom (docs/settings.md).
 
 First match wins: the requester's own → the repository's → the installation's → the operator's
 environment → None, and the pipeline answers with `auth_required_message(...)`.

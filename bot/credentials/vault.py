@@ -1,4 +1,4 @@
-"""Encrypted secret store (DESIGN §8).
+"""Encrypted secret store: the keys people set and the App's stored identity, sealed at rest.
 
 Values are sealed with AES-256-GCM. The key lives outside the database: BOT_SECRET_KEY
 (base64) or $BOT_DATA_DIR/secret.key (0600, created on first use). Each row's scope and

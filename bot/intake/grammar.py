@@ -1,5 +1,5 @@
-"""The comment grammar (DESIGN §7): `@bot [agent] [new] <request>`, `@bot help|status|stop`, and
-reviews of a pull request (issue 14): `@bot [agent] review [focus]`, `@bot review with claude, codex
+"""The comment grammar: `@bot [agent] [new] <request>`, `@bot help|status|stop`, and
+reviews of a pull request (docs/reviews.md): `@bot [agent] review [focus]`, `@bot review with claude, codex
 [focus]`, `@bot claude, codex review [focus]` (a review is a run with `review` set and its `agents`).
 
 A command is a line that starts with the whole-word mention, where GitHub renders that mention as

@@ -1,4 +1,4 @@
-"""Ways to call the bot besides a comment (issue 14): a label (`bot:review`, `bot:<agent>`), the
+"""Ways to call the bot besides a comment (docs/reviews.md): a label (`bot:review`, `bot:<agent>`), the
 issue or pull request assigned to the bot's account, a review requested from it, and a pull
 request opened (or made ready for review).
 

@@ -1,4 +1,4 @@
-"""Conversations (one per thread) and the session map (DESIGN §6).
+"""Conversations (one per thread) and the session map: which agent session a thread resumes.
 
 Thread key `owner/repo#number`; a review-comment thread shares its PR's conversation. Each
 (conversation, agent) has its own backend session id and its own persistent CLI home; the

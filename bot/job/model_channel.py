@@ -1,6 +1,6 @@
 """The episode's model channel: through the model relay when the credential allows it, else direct.
 
-Relay mode (DESIGN §5, §8): the relay holds the real credential on the host; the CLI gets the relay's
+Relay mode (docs/relay.md): the relay holds the real credential on the host; the CLI gets the relay's
 URL as its base URL (`Episode.base_url`, reached inside the sandbox as a loopback gateway at the
 same address) and the relay's per-episode token where it expects its key. The sandbox may then reach
 no provider host: its egress allows only the repository's own extra hosts, and the operator's

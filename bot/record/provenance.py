@@ -1,4 +1,4 @@
-"""The provenance block under every answer (DESIGN §7), built from the run's record.
+"""The provenance block under every answer (the collapsed summary after the answer), built from the run's record.
 
     prov = build(recorder, run_id, agent="codex", version="0.171.0", resumed=True,
                  duration_s=42.0, usage=result.usage, files_changed=["a.py", "b.py"],

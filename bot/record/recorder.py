@@ -11,7 +11,7 @@ One `Recorder` per process or per episode; it owns these two tables:
     recorder.attach_egress(run_id, process.egress)  # per-host counts from the proxy
     recorder.finish_run(run_id, "ok", summary={...})
 
-Tiers (DESIGN §4): `enforced` rows are bridged calls and the bot's own acts (a
+Tiers (`adapters.base.Tier`): `enforced` rows are bridged calls and the bot's own acts (a
 halt); `attested` rows are what the CLI said; `unobserved` rows are declared gaps.
 Every text stored passes through `redact()` first: no secret value reaches disk.
 """

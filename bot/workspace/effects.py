@@ -1,4 +1,4 @@
-"""The bot's own effects after an episode (DESIGN §5): commit, push, open the pull request.
+"""The bot's own effects after an episode (the agent never holds a token): commit, push, open the pull request.
 
 The agent never commits or pushes. After the episode the bot stages what changed in the job's
 worktree, refuses protected paths, commits as itself with `Co-authored-by:` the requester, and:
@@ -251,7 +251,7 @@ def _api_error(exc: Exception) -> str:
 
 
 async def _secrets_leaving(wt: Worktree, request: Request, files: list[str], token: str | None) -> list:
-    """The gate before anything leaves (issue 9, class 6): what the commit, the push, the branch
+    """The gate before anything leaves (threat model class 6): what the commit, the push, the branch
     and the pull request would publish, scanned (bot.record.leaks) for the secrets of the jobs
     running now and for token shapes: the file names, the added lines (binary files as text),
     the branch name, the pull request's title and the commit message (which carries the request

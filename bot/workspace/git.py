@@ -4,7 +4,7 @@ The installation token reaches git through a credential helper defined in GIT_CO
 environment variables; the helper reads the token from BOT_GIT_TOKEN at the moment git
 asks. Nothing with the token is ever written to a URL, a config file, argv or a log.
 
-After an episode the bot runs git on the host over a tree the agent wrote (DESIGN §5). git is
+After an episode the bot runs git on the host over a tree the agent wrote, which is hostile. git is
 full of places where a repository names a program to run: hooks and core.hooksPath,
 core.fsmonitor, clean/smudge/process filters and textconv or diff drivers (chosen by
 `.gitattributes`, defined in config), core.sshCommand, editors, pagers, transports (`ext::`,

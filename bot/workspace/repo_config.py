@@ -71,7 +71,7 @@ class RepoConfig:
     web_access: bool = False  # the CLI's web search and fetch tools (provider-run search: unseen by the proxy)
     # model budgets by cap name (BUDGET_KEYS): each can only lower the operator's (bot/relay/budgets.py)
     budgets: dict[str, float] = field(default_factory=dict)
-    triggers: TriggersSection = field(default_factory=TriggersSection)  # issue 14: each off unless set
+    triggers: TriggersSection = field(default_factory=TriggersSection)  # other ways to call the bot: off unless set
     reviews: ReviewsSection = field(default_factory=ReviewsSection)
     source: str = "defaults"  # "defaults" or ".github/bot.yml@<sha>"
 

@@ -1,4 +1,5 @@
-"""Cached bare mirrors and one fresh worktree per job at the right commit (DESIGN §2 step 4).
+"""Cached bare mirrors and one fresh worktree per job at the right commit (step 10 of one comment's
+path in docs/architecture.md).
 
 - mirrors/<owner>/<repo>.git: a bare clone, fetched before each job under a per-mirror lock
   (an asyncio lock within the process, an flock across processes);

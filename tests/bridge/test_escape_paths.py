@@ -1,4 +1,4 @@
-"""Escape suite (issue 9, classes 3-5): paths a hostile agent spells so that the bridge's path
+"""Escape suite (threat model classes 3-5): paths a hostile agent spells so that the bridge's path
 policy misreads them (control and invisible characters, other spellings of `.git` and of protected
 folders), and hard links that would make a file tool write through to another file."""
 from __future__ import annotations

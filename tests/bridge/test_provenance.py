@@ -46,7 +46,7 @@ def test_unobserved_row_names_gaps_and_proxy_logged_hosts(recorder, run_id):
 
 
 def test_summary_line_has_agent_session_duration_tokens_files_pr(recorder, run_id):
-    """The <summary> reads like DESIGN §7's example."""
+    """The <summary> reads as one line: agent, version, session, what was done."""
     prov = provenance.build(recorder, run_id, version="0.171.0", resumed=True, duration_s=42,
                             usage=Usage(input_tokens=12000, output_tokens=300),
                             files_changed=["a.py", "b.py", "c.py"],

@@ -1,4 +1,4 @@
-"""Issue 9, class 6: secrets never leave through the bot's own commits, names and comments, in
+"""Threat model class 6: secrets never leave through the bot's own commits, names and comments, in
 any encoding an attacker would use to slip them past a plain search.
 
 The agent holds the provider key (or can read it back) and writes what the bot then commits and

@@ -1,5 +1,5 @@
 """`bot action` on pull_request events: an automatic trigger that bot.yml does not turn on is
-ignored without a word; the event is still read (issue 14)."""
+ignored without a word; the event is still read."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Issue 9, class 7: inert agent text stays inert as GitHub renders it (CommonMark with tables).
+"""Threat model class 7: inert agent text stays inert as GitHub renders it (CommonMark with tables).
 
 The oracle is a CommonMark parser run on what the bot would post: a live HTML comment (a forged
 bot marker, hidden text) or a raw @mention outside code must not survive defanging, and code

@@ -1,4 +1,4 @@
-"""The comment grammar of DESIGN §7."""
+"""The comment grammar (bot/intake/grammar.py)."""
 from __future__ import annotations
 
 from bot.intake.grammar import Command, parse

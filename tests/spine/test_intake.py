@@ -233,7 +233,7 @@ def test_pull_request_opened_with_a_command_is_queued(client):
 
 def test_pull_request_opened_without_a_body_queues_only_the_automatic_review_check(client):
     """A PR opened with a null description holds no command (and does not crash); the one job stored
-    is the automatic review, which the worker runs only when bot.yml turns it on (issue 14)."""
+    is the automatic review, which the worker runs only when bot.yml turns it on."""
     reply = post(client, payload("pull_request.opened.null-body"), event="pull_request")
     assert reply.status_code == 202
     assert [json.loads(job["spec"])["automatic"]["kind"] for job in jobs()] == ["pull_request_opened"]

@@ -1,4 +1,4 @@
-"""Escape suite, the bot's own git (issue 9, class 1): after an episode the bot runs git on the
+"""Escape suite, the bot's own git (threat model class 1): after an episode the bot runs git on the
 host over a tree the agent wrote. Every attack below plants something that would make git start
 the agent's program (which appends to a sentinel file outside the worktree) or read the agent's
 configuration; every entry point must leave the sentinel absent and push nothing unexpected.

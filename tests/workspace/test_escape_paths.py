@@ -1,4 +1,4 @@
-"""Escape suite (issue 9, classes 3 and 4): what the bot refuses to commit when the agent spells
+"""Escape suite (threat model classes 3 and 4): what the bot refuses to commit when the agent spells
 a path or a symlink's target so that the commit-time checks misread it."""
 from __future__ import annotations
 
