@@ -5,11 +5,12 @@ BIN     := $(VENV)/bin
 AGENTS  := agents-cli
 SPECS   := tests/specs
 # system packages: what the service needs, and what the tests add (tools the escape suite runs
-# inside the sandbox, the browser for the settings pages, hyperfine for the benchmarks)
+# inside the sandbox, the browser for the settings pages, hyperfine for the benchmarks, podman with
+# runc and mmdebstrap for the image built and run by tests/deploy/test_container_e2e.py)
 SERVE_CMDS := git bwrap ip unshare rg
 SERVE_PKGS := git bubblewrap iproute2 util-linux ripgrep
-TEST_CMDS  := $(SERVE_CMDS) socat hyperfine chromium curl openssl pgrep pg_ctlcluster
-TEST_PKGS  := $(SERVE_PKGS) socat hyperfine chromium curl openssl procps postgresql
+TEST_CMDS  := $(SERVE_CMDS) socat hyperfine chromium curl openssl pgrep pg_ctlcluster podman runc mmdebstrap
+TEST_PKGS  := $(SERVE_PKGS) socat hyperfine chromium curl openssl procps postgresql podman runc mmdebstrap
 PYTEST_ARGS ?=
 
 .PHONY: serve test bench soak screenshots install install-test prereqs system-serve system-test agents specs clean
