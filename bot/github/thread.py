@@ -23,10 +23,10 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Protocol, TypeVar, cast, runtime_checkable
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -34,8 +34,9 @@ from gidgethub import BadRequest
 
 from bot import config
 from bot.errors import BotError
-from bot.github.client import API_VERSION, MEDIA_TYPE, USER_AGENT, Thread, transient
+from bot.github.client import API_VERSION, MEDIA_TYPE, USER_AGENT, RetryingAPI, transient
 
+T = TypeVar("T")
 log = logging.getLogger("bot.github.thread")
 FAILING = ("failure", "timed_out", "startup_failure")
 MAX_FAILING = 5  # failing check runs described (and logs fetched)
@@ -50,6 +51,46 @@ ATTACHMENTS_TOTAL_BYTES = 40 << 20
 MAX_REDIRECTS = 5
 IMAGE_EXTENSIONS = ("png", "jpg", "jpeg", "gif", "webp")
 TEXT_EXTENSIONS = ("txt", "log", "md", "json", "csv", "yaml", "yml", "diff", "patch", "xml", "toml")
+
+
+@runtime_checkable
+class GitHubThread(Protocol):
+    """One issue or pull request as a job talks to it: bot.github.client.Thread, or a test's fake.
+    Every member the job, the review and the thread context use is declared here."""
+
+    @property
+    def api(self) -> RetryingAPI: ...
+    @property
+    def repo(self) -> str: ...
+    @property
+    def number(self) -> int: ...
+    @property
+    def prefix(self) -> str: ...
+
+    async def _authed(self, call: Callable[[], Awaitable[T]]) -> T: ...
+
+    async def fresh_token(self) -> str | None: ...
+
+    async def react(self, target: dict[str, object], content: str = "eyes") -> None: ...
+
+    async def permission(self, login: str, *, fresh: bool = False) -> str: ...
+
+    async def issue(self) -> dict[str, object]: ...
+
+    async def pull(self) -> dict[str, object]: ...
+
+    async def comments(self) -> list[dict[str, object]]: ...
+
+    async def create_comment(self, body: str, review_thread: int | None = None, *, marker: str | None = None,
+                             look_first: bool = False) -> int: ...
+
+    async def update_comment(self, comment_id: int, body: str, review: bool = False) -> None: ...
+
+    async def find_comment(self, marker: str, review_thread: int | None = None) -> int | None: ...
+
+    async def review_threads(self) -> list[dict[str, object]]: ...
+
+    async def resolve_review_thread(self, thread_id: str) -> None: ...
 
 
 def server_url() -> str:
@@ -105,7 +146,7 @@ class ThreadData:
     problems: list[str] = field(default_factory=list)
 
 
-async def fetch(thread: Thread, *, is_pr: bool, target: dict | None = None) -> ThreadData:
+async def fetch(thread: GitHubThread, *, is_pr: bool, target: dict | None = None) -> ThreadData:
     """The whole thread; a part GitHub refuses is named in `problems` instead."""
     data = ThreadData(repo=thread.repo, number=thread.number, is_pr=is_pr,
                       issue=await thread.issue(), comments=await thread.comments())
@@ -135,7 +176,7 @@ def _reason(exc: Exception) -> str:
     return f"{int(status)}" if status else type(exc).__name__
 
 
-async def _pull_parts(thread: Thread, data: ThreadData, target: dict) -> None:
+async def _pull_parts(thread: GitHubThread, data: ThreadData, target: dict) -> None:
     base = f"{thread.prefix}/pulls/{thread.number}"
     data.pull = await thread.pull()
 
@@ -157,7 +198,7 @@ async def _pull_parts(thread: Thread, data: ThreadData, target: dict) -> None:
     await _part(data, "the review comments", threads())
 
 
-async def _list(thread: Thread, url: str, key: str | None = None) -> list[dict]:
+async def _list(thread: GitHubThread, url: str, key: str | None = None) -> list[dict]:
     async def collect() -> list[dict]:
         if key is None:
             return [item async for item in thread.api.getiter(url)]
@@ -165,7 +206,7 @@ async def _list(thread: Thread, url: str, key: str | None = None) -> list[dict]:
     return await thread._authed(collect)
 
 
-async def _get(thread: Thread, url: str) -> dict:
+async def _get(thread: GitHubThread, url: str) -> dict:
     return await thread._authed(lambda: thread.api.getitem(url))
 
 
@@ -185,7 +226,7 @@ def group_review_threads(comments: list[dict]) -> list[ReviewThread]:
 
 # ---------------------------------------------------------------- CI
 
-async def _failing_checks(thread: Thread, data: ThreadData) -> None:
+async def _failing_checks(thread: GitHubThread, data: ThreadData) -> None:
     if data.pull is not None:
         sha = (data.pull.get("head") or {}).get("sha")
         if sha:
@@ -198,7 +239,7 @@ async def _failing_checks(thread: Thread, data: ThreadData) -> None:
         await _run_jobs(thread, data, run_id, job_id)
 
 
-async def _check_runs(thread: Thread, data: ThreadData, sha: str) -> None:
+async def _check_runs(thread: GitHubThread, data: ThreadData, sha: str) -> None:
     runs = await _list(thread, f"{thread.prefix}/commits/{sha}/check-runs?filter=latest&per_page=100",
                        key="check_runs")
     async with _client() as client:
@@ -217,13 +258,13 @@ async def _check_runs(thread: Thread, data: ThreadData, sha: str) -> None:
             data.checks.append(check)
 
 
-async def _annotations(thread: Thread, run_id: int) -> list[dict]:
+async def _annotations(thread: GitHubThread, run_id: int) -> list[dict]:
     found = await _list(thread, f"{thread.prefix}/check-runs/{run_id}/annotations?per_page=50")
     failures = [a for a in found if a.get("annotation_level") == "failure"] or found
     return failures[:MAX_ANNOTATIONS]
 
 
-async def _run_jobs(thread: Thread, data: ThreadData, run_id: int, job_id: int | None) -> None:
+async def _run_jobs(thread: GitHubThread, data: ThreadData, run_id: int, job_id: int | None) -> None:
     jobs = await _list(thread, f"{thread.prefix}/actions/runs/{run_id}/jobs?per_page=100", key="jobs")
     chosen = [j for j in jobs if (j.get("id") == job_id if job_id else j.get("conclusion") in FAILING)]
     async with _client() as client:
@@ -254,7 +295,7 @@ def named_runs(texts: list[str], repo: str) -> list[tuple[int, int | None]]:
     return found[:2]
 
 
-async def _job_log(client: httpx.AsyncClient, thread: Thread, check: Check, job_id: int) -> None:
+async def _job_log(client: httpx.AsyncClient, thread: GitHubThread, check: Check, job_id: int) -> None:
     url = f"{config.github_api_url()}{thread.prefix}/actions/jobs/{job_id}/logs"
     try:
         got = await get(client, url, token=thread.api.oauth_token, cap=LOG_READ_CAP, keep=LOG_KEEP_BYTES)

@@ -46,8 +46,8 @@ def compose(db: Database, ctx: JobContext, agent: str, turn: Turn, outcome: Outc
                             change=outcome.summary() if outcome and outcome.commit_sha else None,
                             status="ok" if result.ok else "failed")
     body = fit_answer(text, outcome, len(prov.render("")))
-    if (answered := getattr(ctx.mode, "answered", None)) is not None:  # the terminal wants the parts
-        answered(ctx, body, prov)
+    if ctx.mode is not None:  # the terminal wants the parts
+        ctx.mode.answered(ctx, body, prov)
     return prov.render(body)
 
 

@@ -1,20 +1,66 @@
-"""What a job is while it runs: its context, and the way to end it early with a terminal text."""
+"""What a job is while it runs: its context, the steps that differ by where it came from (`Mode`,
+implemented in bot/job/modes.py), and the way to end it early with a terminal text."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from bot.errors import BotError
+from bot.github.thread import GitHubThread
 from bot.job.tracking import Surface
+
+if TYPE_CHECKING:
+    from adapters.base import Result
+    from bot.record.provenance import Provenance
+    from bot.review.findings import Collector
+    from bot.workspace.outcome import Outcome
+    from bot.workspace.worktrees import Worktree
 
 
 class Stop(BotError):
     """End the job now with this terminal text."""
 
-    def __init__(self, text: str, status: str = "failed"):
+    def __init__(self, text: str, status: str = "failed") -> None:
         super().__init__(text)
         self.text, self.status = text, status
+
+
+class Finished(Protocol):
+    """What a mode reads of a finished episode (bot.job.episode.Turn)."""
+
+    @property
+    def result(self) -> Result: ...
+
+
+@runtime_checkable
+class Mode(Protocol):
+    """The steps of a job that differ by where it came from: GitHub (the service, the Action) or the
+    terminal (`bot run`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def acknowledge(self, ctx: JobContext) -> None:
+        """Say the request was seen (the 👀 reaction), or nothing."""
+
+    async def permission(self, ctx: JobContext) -> str | None:
+        """The requester's permission, or None when nobody need be asked."""
+
+    async def worktree(self, ctx: JobContext) -> Worktree: ...
+
+    async def release(self, worktree: Worktree) -> None: ...
+
+    async def changes_before(self, worktree: Worktree) -> set[str] | None: ...
+
+    async def changed_since(self, worktree: Worktree, before: set[str] | None) -> list[str] | None: ...
+
+    async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None: ...
+
+    def stopped(self, ctx: JobContext, *, started: bool) -> str: ...
+
+    def answered(self, ctx: JobContext, text: str, prov: Provenance) -> None:
+        """The answer and its provenance as parts, for a surface that renders them itself."""
 
 
 @dataclass
@@ -31,10 +77,10 @@ class JobContext:
     repo_id: int = 0  # GitHub's id of the repository: repository keys are bound to it, not its name
     title: str = ""
     is_pr: bool = False
-    mode: Any = None  # bot.job.modes.GitHubMode or LocalMode: the steps that differ
-    thread: Any = None  # bot.github.client.Thread; None in local mode
+    mode: Mode | None = None  # bot.job.modes.GitHubMode or LocalMode: every entry point sets one
+    thread: GitHubThread | None = None  # None in local mode
     installation_id: int | None = None
-    target: dict | None = None  # the triggering comment, for the 👀 reaction
+    target: dict[str, object] | None = None  # the triggering comment, for the 👀 reaction
     tracking_handle: int | None = None
     on_tracking_created: Callable[[int], Awaitable[None] | None] | None = None
     job_id: int | None = None
@@ -42,9 +88,16 @@ class JobContext:
     secrets: list[str] = field(default_factory=list)
     review: bool = False  # a pull-request review (bot/job/review_job.py)
     agents: tuple[str, ...] = ()  # the review's agents, in the order named
-    findings: Any = None  # a review episode's collector (bot.review.findings): its bridge offers the review tools
+    findings: Collector | None = None  # a review episode's collector: its bridge offers the review tools
     stopped_by: str | None = None  # who stopped the job with `@bot stop` (their permission was checked)
     ended_because: str | None = None  # why it ended early, for the service's outcome line ("no credentials")
+
+    @property
+    def steps(self) -> Mode:
+        """The mode's steps: every entry point builds its context with a mode."""
+        if self.mode is None:
+            raise TypeError("this job context was built without a mode")
+        return self.mode
 
     @property
     def token(self) -> str | None:
@@ -55,9 +108,8 @@ class JobContext:
     async def refresh_token(self) -> None:
         """A long run can outlive the installation token it started with (one hour): renew it
         before the push and the pull request, and redact the new one too."""
-        fresh = getattr(self.thread, "fresh_token", None)
-        if fresh is not None:
-            await fresh()
+        if self.thread is not None:
+            await self.thread.fresh_token()
         self.add_secret(self.token)
 
     def add_secret(self, value: str | None) -> None:

@@ -18,15 +18,15 @@ import httpx
 from gidgethub import HTTPException
 
 from bot.github.client import transient, with_retries
+from bot.github.thread import GitHubThread
 from bot.job import authority, replies
-from bot.job.context import Stop
+from bot.job.context import Finished, Stop
 from bot.record.redact import redact
 from bot.workspace import effects, worktrees
 from bot.workspace.local_checkout import dirty_paths, local_worktree
 
 if TYPE_CHECKING:
     from bot.job.context import JobContext
-    from bot.job.episode import Turn
     from bot.record.provenance import Provenance
     from bot.workspace.effects import Outcome
     from bot.workspace.worktrees import Worktree
@@ -36,14 +36,15 @@ class GitHubMode:
     name = "github"
 
     async def acknowledge(self, ctx: JobContext) -> None:
-        if ctx.target:
-            await with_retries(lambda: ctx.thread.react(ctx.target, "eyes"))
+        thread, target = ctx.thread, ctx.target
+        if thread is not None and target:
+            await with_retries(lambda: thread.react(target, "eyes"))
 
     async def permission(self, ctx: JobContext) -> str | None:
         """GitHub's answer; a refusal or an outage ends the job with what to do (a bug in our own
         code is not caught here: it is reported as the failure it is)."""
         try:
-            return await ctx.thread.permission(ctx.requester)
+            return await _thread(ctx).permission(ctx.requester)
         except (httpx.TransportError, HTTPException) as exc:
             raise Stop(replies.permission_check_failed(ctx.requester, ctx.repo, exc, transient(exc))) from exc
 
@@ -60,19 +61,30 @@ class GitHubMode:
     async def changed_since(self, worktree: Worktree, before: set[str] | None) -> list[str] | None:
         return None
 
-    async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Turn) -> Outcome | None:
+    async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None:
         if not turn.result.ok:
             return None
         await ctx.refresh_token()
-        pull = await ctx.thread.pull() if ctx.is_pr else None
+        thread = _thread(ctx)
+        pull = await thread.pull() if ctx.is_pr else None
         request = effects.Request(agent=agent, text=ctx.request, requester_login=ctx.requester,
                                   requester_id=ctx.requester_id, number=ctx.number or 0,
                                   title=ctx.title, pull=pull,
-                                  still_allowed=authority.before_effects(ctx.thread, ctx.requester, worktree.config))
-        return await effects.apply(worktree, request, ctx.thread.api, token=ctx.token)
+                                  still_allowed=authority.before_effects(thread, ctx.requester, worktree.config))
+        return await effects.apply(worktree, request, thread.api, token=ctx.token)
 
     def stopped(self, ctx: JobContext, *, started: bool) -> str:
         return replies.stopped(ctx.stopped_by, started=started)  # who stopped it, not who asked
+
+    def answered(self, ctx: JobContext, text: str, prov: Provenance) -> None:
+        return None  # the answer is the comment the pipeline posts
+
+
+def _thread(ctx: JobContext) -> GitHubThread:
+    """The job's GitHub thread: every context built for GitHubMode has one."""
+    if ctx.thread is None:
+        raise TypeError("a GitHub job's context has no thread")
+    return ctx.thread
 
 
 @dataclass(frozen=True)
@@ -106,7 +118,7 @@ class LocalMode:
     async def changed_since(self, worktree: Worktree, before: set[str] | None) -> list[str] | None:
         return sorted(await dirty_paths(worktree) - (before or set()))
 
-    async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Turn) -> Outcome | None:
+    async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None:
         return None  # changes stay in the checkout for the user to review
 
     def stopped(self, ctx: JobContext, *, started: bool) -> str:

@@ -46,7 +46,7 @@ async def _run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:
     tracking = TrackingComment(ctx.surface, lambda: ctx.secrets, handle=ctx.tracking_handle,
                                on_created=ctx.on_tracking_created, interval_s=ctx.progress_interval_s)
     try:
-        await ctx.mode.acknowledge(ctx)
+        await ctx.steps.acknowledge(ctx)
         await tracking.start(_first_header(ctx))
     except Exception as exc:  # the acknowledgement failed: still try to answer below
         log.warning("acknowledgement failed: %s", exc)
@@ -84,7 +84,7 @@ async def _finish_quietly(tracking: TrackingComment, text: str) -> None:
 
 
 async def _execute(db: Database, ctx: JobContext, tracking: TrackingComment, cancel: asyncio.Event) -> tuple[str, str]:
-    mode = ctx.mode
+    mode = ctx.steps
     if cancel.is_set():
         raise Stop(mode.stopped(ctx, started=False), "cancelled")
     permission = await mode.permission(ctx)

@@ -15,7 +15,8 @@ from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 from adapters.base import Event, EventKind
-from bot.github.client import Thread, with_retries
+from bot.github.client import with_retries
+from bot.github.thread import GitHubThread
 from bot.record.defang import defang
 from bot.record.redact import redact
 from bot.record.tool_line import call_line, one_line, tool_detail, tool_name
@@ -25,6 +26,7 @@ MAX_CHECKLIST = 12
 MAX_COMMENT_CHARS = 60000  # GitHub refuses bodies over 65536 characters
 
 
+@runtime_checkable
 class Surface(Protocol):
     """Where the tracking text goes: a GitHub comment or the terminal."""
 
@@ -203,7 +205,7 @@ class GitHubSurface:
     job retried after a crash (`look_first`), finds the comment already posted instead of posting
     a second one."""
 
-    def __init__(self, thread: Thread, review_thread: int | None = None, marker: str = "",
+    def __init__(self, thread: GitHubThread, review_thread: int | None = None, marker: str = "",
                  look_first: bool = False) -> None:
         self.thread, self.review_thread = thread, review_thread
         self.marker, self.look_first = marker, look_first
