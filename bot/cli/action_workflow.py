@@ -23,12 +23,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from adapters import base as adapters
+from adapters.facts import ActionInputs
 from bot import config
 from bot.errors import BotError
 from bot.workspace.repo_config import ConfigError, RepoConfig, parse
 
-KEY_INPUTS = {"claude": ("anthropic-api-key", "ANTHROPIC_API_KEY"), "codex": ("openai-api-key", "OPENAI_API_KEY"),
-              "opencode": ("openai-api-key", "OPENAI_API_KEY"), "gemini": ("gemini-api-key", "GEMINI_API_KEY")}
 _REMOTE = re.compile(r"(?:github\.com[:/])(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 _HANDLE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,38}$")
 
@@ -52,9 +52,7 @@ jobs:
         with:
           handle: {handle}
           agent: {agent}
-          {key_input}: ${{{{ secrets.{key_secret} }}}}
-{tier_input}"""
-SUBSCRIPTION_KEY = ("claude-code-oauth-token", "CLAUDE_CODE_OAUTH_TOKEN")
+{key_line}{tier_input}{step_env}"""
 
 
 # every event whose body may hold a mention, and the activity that brings it
@@ -126,17 +124,33 @@ def render(uses: str, handle: str = "bot", agent: str = "claude", triggers: Trig
     `sandbox_tier` the action's `sandbox-tier` (0 on a runner without passwordless sudo)."""
     if not _HANDLE.match(handle):
         raise WorkflowError(f"{handle!r} is not a GitHub login")
-    if agent not in KEY_INPUTS:
-        raise WorkflowError(f"unknown agent {agent!r} (one of {', '.join(KEY_INPUTS)})")
-    if subscription and agent != "claude":
-        raise WorkflowError(f"only claude runs on a subscription, not {agent}")
+    if agent not in adapters.names():
+        raise WorkflowError(f"unknown agent {agent!r} (one of {', '.join(adapters.names())})")
+    inputs = adapters.get(agent).action_inputs
+    if subscription and (inputs is None or inputs.subscription is None):
+        runs = [name for name in adapters.names() if (adapters.get(name).action_inputs or _NONE).subscription]
+        raise WorkflowError(f"only {', '.join(runs)} runs on a subscription, not {agent}")
     if sandbox_tier not in (None, 0, 1):
         raise WorkflowError(f"sandbox tier {sandbox_tier} does not exist (0 or 1)")
     tier_input = "" if sandbox_tier is None else f'          sandbox-tier: "{sandbox_tier}"\n'
-    key_input, key_secret = SUBSCRIPTION_KEY if subscription else KEY_INPUTS[agent]
+    key_line, step_env = _key_lines(agent, inputs, subscription)
     condition = _trigger_if(handle, triggers) if triggers.names else MENTION_IF.format(handle=handle)
-    return TEMPLATE.format(uses=uses, handle=handle, agent=agent, key_input=key_input, key_secret=key_secret,
+    return TEMPLATE.format(uses=uses, handle=handle, agent=agent, key_line=key_line, step_env=step_env,
                            events=_events(triggers), condition=condition, tier_input=tier_input)
+
+
+_NONE = ActionInputs(("", ""))
+
+
+def _key_lines(agent: str, inputs: ActionInputs | None, subscription: bool) -> tuple[str, str]:
+    """The step's credential, as (an input under `with:`, the step's `env:`): the agent's own input
+    of the Action when its adapter declares one, else its key variable in the step's env (the
+    Action passes its environment to the bot)."""
+    if inputs is None:
+        variable = adapters.get(agent).operator_variables()[0]
+        return "", f"        env:\n          {variable}: ${{{{ secrets.{variable} }}}}\n"
+    name, secret = inputs.subscription if subscription and inputs.subscription else inputs.key
+    return f"          {name}: ${{{{ secrets.{secret} }}}}\n", ""
 
 
 def _events(triggers: Triggers) -> str:
