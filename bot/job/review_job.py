@@ -1,4 +1,4 @@
-"""`@bot review` on a pull request (issue 14): one or several agents review the same commit in
+"""`@bot review` on a pull request (docs/reviews.md): one or several agents review the same commit in
 parallel episodes, each in its own worktree and sandbox with its own session and credentials;
 their findings are merged (bot/review/merge.py) and posted as ONE GitHub review; the tracking
 comment links it.

@@ -1,5 +1,5 @@
 """A fake model provider: a real HTTP server on 127.0.0.1 that speaks the four wire APIs
-the agent CLIs use (reference agent-clis.md §8), scripted per test.
+the agent CLIs use (listed below), scripted per test.
 
 APIs (the `api` name each recorded request carries):
   anthropic  POST /v1/messages[?beta=true] (SSE or JSON), HEAD /, /v1/messages/count_tokens
@@ -34,7 +34,7 @@ Script: a FIFO of turns shared by all APIs; each main model request pops one tur
                          (OpenAI's `insufficient_quota` type and code, Gemini's RESOURCE_EXHAUSTED).
   exec_js(source)        Codex code mode: answer with a call of the JavaScript `exec` tool
                          (a Responses `custom_tool_call`) running `source`.
-Codex's default model runs in "code mode" (reference agent-clis.md §4): the request's `tools`
+Codex's default model runs in "code mode": the request's `tools`
 list is empty, tools arrive in an `additional_tools` input item, and most of them are only
 reachable as `tools.<name>(...)` inside `exec`. The fake does what that model does: a scripted
 `call(tool)` whose tool is offered directly becomes a plain function call; one reachable only
