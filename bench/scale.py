@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 import subprocess
 import sys
@@ -85,7 +86,7 @@ def _throughput(cluster: Cluster, processes: int) -> float:
         started = time.perf_counter()
         store.write(db, lambda conn: [store.enqueue_delivery(
             conn, delivery_id=f"d{n}", event="issue_comment", action="created", kind="episode",
-            conversation=f"o/r#{n}", spec={}) for n in range(EPISODES)])
+            conversation=f"o/r#{n}", spec=_spec(n)) for n in range(EPISODES)])
         while db.query("SELECT COUNT(*) AS n FROM jobs WHERE status = 'done'")[0]["n"] < EPISODES:
             time.sleep(0.01)
         return EPISODES / (time.perf_counter() - started) * 60
@@ -93,6 +94,11 @@ def _throughput(cluster: Cluster, processes: int) -> float:
         for proc in procs:
             proc.kill()
             proc.wait()
+
+
+def _spec(number: int) -> dict:
+    """The fields a job spec must have (bot/intake/spec.py): a claim fails a row without them."""
+    return {"repo": "o/r", "number": number, "author": "bench", "command": {"kind": "run", "request": "x"}}
 
 
 def _claim_latency(cluster: Cluster) -> tuple[float, float]:
@@ -103,7 +109,8 @@ def _claim_latency(cluster: Cluster) -> tuple[float, float]:
     now = time.time()
     with db.transaction():
         db.executemany("INSERT INTO jobs (delivery_id, kind, conversation, spec, created_at) VALUES (?, ?, ?, ?, ?)",
-                       [[f"d{n}", "episode", f"o/r#{n % 2500}", "{}", now] for n in range(QUEUED)])
+                       [[f"d{n}", "episode", f"o/r#{n % 2500}", json.dumps(_spec(n % 2500)), now]
+                        for n in range(QUEUED)])
     db.execute("ANALYZE jobs")
     timings = []
     for _ in range(CLAIMS):

@@ -26,17 +26,19 @@ from bot import config
 from bot.cli import action_reply_cap, action_session, action_workflow, preflight
 from bot.errors import BotError
 from bot.github.client import RetryingAPI, Thread
-from bot.intake import gate, grammar, triggers
-from bot.job import pipeline, replies
+from bot.intake import gate, grammar
+from bot.intake.decide import NOT_ALLOWED, Decision, Episode, Event, Ignore, Reply, decide
+from bot.intake.job_context import context_for
+from bot.intake.payload import Malformed
+from bot.intake.spec import JobSpec
+from bot.job import pipeline
 from bot.job.conversations import thread_key
-from bot.job.modes import GitHubMode
 from bot.job.resume_state import scrub_homes
 from bot.job.tracking import GitHubSurface
-from bot.permissions import association_may_trigger, is_bot_author
+from bot.permissions import association_may_trigger
 from bot.record.redact import install_log_redaction, redact
 from bot.service import store
-from bot.service.worker import status_text
-from bot.web.intake import extract_trigger
+from bot.service.reply_texts import reply_text
 from sandbox.limits import raise_open_files_limit
 
 MAX_SUMMARY_BYTES = 900_000  # GitHub refuses step summaries over 1 MiB
@@ -159,22 +161,22 @@ def plan_step() -> int:
 
 
 def plan(event_name: str, payload: dict) -> tuple[str, tuple[str, ...], str]:
-    """("ignored" | "reply" | "run", the agents a run needs, why it is ignored) by the same rules as
-    `handle`: a comment's command (a review may name several agents), or an automatic trigger (a
-    label, an assignment, a pull request opened), which runs only when .github/bot.yml turns it on."""
-    if found := triggers.automatic(event_name, payload):
-        return "run", _agents(found[1]), ""
-    trigger = extract_trigger(event_name, payload)
-    if trigger is None:
-        return "ignored", (), f"{event_name}.{payload.get('action')} is not acted on"
-    if is_bot_author(trigger["author"], trigger["author_type"]):
-        return "ignored", (), "the author is a bot"
-    command = grammar.parse(trigger["body"], config.handle(), tuple(base.names()))
-    if command is None:
-        return "ignored", (), f"no @{config.handle()} command"
-    if command.kind != "run" or not association_may_trigger(trigger["association"]):
+    """("ignored" | "reply" | "run", the agents a run needs, why it is ignored) by the one intake
+    decision `handle` answers (bot/intake/decide.py): a comment's command (a review may name several
+    agents), or an automatic trigger, which runs only when .github/bot.yml turns it on."""
+    decision = _decision(event_name, payload)
+    if isinstance(decision, Ignore):
+        return "ignored", (), decision.why
+    if isinstance(decision, Reply) or decision.kind != "episode":
         return "reply", (), ""
-    return "run", _agents(command), ""
+    return "run", _agents(decision.spec.command), ""
+
+
+def _decision(event_name: str, payload: dict) -> Decision:
+    try:
+        return decide(Event(event_name, payload, via_app=False))
+    except Malformed as exc:
+        return Ignore(f"malformed payload: {exc}")
 
 
 def _agents(command: grammar.Command) -> tuple[str, ...]:
@@ -231,47 +233,30 @@ def github_token() -> str:
 
 
 async def handle(event_name: str, payload: dict, token: str) -> StepOutcome:
-    """Decide like the webhook intake, then answer in the thread."""
-
-    if found := triggers.automatic(event_name, payload):  # a label, an assignment, a PR opened (issue 14)
-        async with httpx.AsyncClient(timeout=30) as client:
-            return await _automatic(client, *found, token)
-    trigger = extract_trigger(event_name, payload)
-    if trigger is None:
-        return StepOutcome("ignored", reason=f"{event_name}.{payload.get('action')} is not acted on")
-    if is_bot_author(trigger["author"], trigger["author_type"]):
-        return StepOutcome("ignored", reason="the author is a bot")
-    command = grammar.parse(trigger["body"], config.handle(), tuple(base.names()))
-    if command is None:
-        return StepOutcome("ignored", reason=f"no @{config.handle()} command")
+    """Decide as the webhook intake does, then answer in the thread."""
+    decision = _decision(event_name, payload)
+    if isinstance(decision, Ignore):
+        return StepOutcome("ignored", reason=decision.why)
     async with httpx.AsyncClient(timeout=30) as client:
-        return await _answer(client, trigger, command, token)
+        return await _answer(client, decision, token)
 
 
-async def _answer(client: httpx.AsyncClient, trigger: dict, command: grammar.Command, token: str) -> StepOutcome:
-
-    thread = Thread(RetryingAPI(client, oauth_token=token), trigger["repo"], trigger["number"])
-    target = trigger.get("target") or {}
-    review_thread = target.get("thread") if target.get("type") == "review_comment" else None
-    surface = RecordingSurface(GitHubSurface(thread, review_thread))
-    if not association_may_trigger(trigger["association"]):  # answered at most once per window
-        if await action_reply_cap.answered_recently(thread, review_thread):
+async def _answer(client: httpx.AsyncClient, decision: Reply | Episode, token: str) -> StepOutcome:
+    spec = decision.spec
+    thread = Thread(RetryingAPI(client, oauth_token=token), spec.repo, spec.number)
+    surface = RecordingSurface(GitHubSurface(thread, spec.review_thread))
+    if spec.automatic:  # runs only when bot.yml turns this trigger on and its author may trigger; else silence
+        if why := await gate.refused(thread, spec.automatic, spec.author):
+            return StepOutcome("ignored", reason=why)
+        return await _run(spec, thread, surface)
+    if not association_may_trigger(spec.association):  # answered at most once per window
+        if await action_reply_cap.answered_recently(thread, spec.review_thread):
             return StepOutcome("ignored", reason="someone without permission was answered here recently")
-        if command.kind in ("run", "stop"):
-            return await _reply(surface, action_reply_cap.marked(replies.not_allowed()), "not_allowed")
-        return await _reply(surface, action_reply_cap.marked(reply_text(trigger, command)), "replied")
-    if command.kind == "run":
-        return await _run(trigger, command, thread, surface, token)
-    return await _reply(surface, reply_text(trigger, command), "replied")
-
-
-async def _automatic(client: httpx.AsyncClient, trigger: dict, command: grammar.Command, token: str) -> StepOutcome:
-    """Run only when bot.yml turns this trigger on and its author may trigger; else silence."""
-    thread = Thread(RetryingAPI(client, oauth_token=token), trigger["repo"], trigger["number"])
-    why = await gate.refused(thread, trigger["automatic"], trigger["author"])
-    if why:
-        return StepOutcome("ignored", reason=why)
-    return await _run(trigger, command, thread, RecordingSurface(GitHubSurface(thread, None)), token)
+        status = "not_allowed" if spec.reply == NOT_ALLOWED else "replied"
+        return await _reply(surface, action_reply_cap.marked(_reply_text(spec, spec.reply or "help")), status)
+    if isinstance(decision, Episode) and decision.kind == "episode":
+        return await _run(spec, thread, surface)
+    return await _reply(surface, _reply_text(spec, spec.reply or decision.kind), "replied")
 
 
 async def _reply(surface: RecordingSurface, text: str, status: str) -> StepOutcome:
@@ -279,33 +264,19 @@ async def _reply(surface: RecordingSurface, text: str, status: str) -> StepOutco
     return StepOutcome(status, answer=text, comment_id=comment_id)
 
 
-def reply_text(trigger: dict, command: grammar.Command) -> str:
-    """help, status, stop and unknown-agent answers, as the service words them."""
-    agents = base.names()
-    if command.kind == "unknown_agent":
-        return replies.unknown_agent(command.unknown_name, agents)
-    if command.kind == "stop":
-        return replies.stop_in_actions()
-    if command.kind == "status":
-        db, key = store.connect(), thread_key(trigger["repo"], trigger["number"])
-        if (folder := session_folder()) is not None:  # the thread's sessions and spend so far
-            action_session.restore(db, key, folder, requester=_requester(trigger.get("author_id")))
-        return status_text(db, key, trigger["author"], trigger.get("author_id"))
-    return replies.help_text(config.handle(), agents, config.default_agent())
+def _reply_text(spec: JobSpec, kind: str) -> str:
+    """The service's words (bot/service/reply_texts.py); a status first restores the thread's
+    sessions and spend so far from the session cache."""
+    key, db = thread_key(spec.repo, spec.number), None
+    if kind == "status":
+        db = store.connect()
+        if (folder := session_folder()) is not None:
+            action_session.restore(db, key, folder, requester=_requester(spec.author_id))
+    return reply_text(db, spec, kind, key, in_actions=True)
 
 
-async def _run(trigger: dict, command: grammar.Command, thread: Thread, surface: RecordingSurface,
-               token: str) -> StepOutcome:
-
-    ctx = pipeline.JobContext(
-        conversation=thread_key(trigger["repo"], trigger["number"]), repo=trigger["repo"],
-        request=command.request, requester=trigger["author"], requester_id=trigger.get("author_id") or 0,
-        repo_id=trigger.get("repo_id") or 0,
-        surface=surface, agent=command.agent, new_session=command.new_session, number=trigger["number"],
-        review=command.review, agents=command.agents,
-        title=trigger.get("title", ""), is_pr=trigger.get("is_pr", False), thread=thread, mode=GitHubMode(),
-        installation_id=None, target=trigger.get("target"),
-        progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"))
+async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface) -> StepOutcome:
+    ctx = context_for(spec, thread, surface, progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"))
     db, folder = store.connect(), session_folder()
     if folder is not None:
         action_session.restore(db, ctx.conversation, folder, requester=_requester(ctx.requester_id))

@@ -3,7 +3,7 @@
 made for a trigger that is off), a draft only when `triggers.drafts` is set, and the person who
 caused it has a permission the configuration lets trigger. Each "no" is silent in the thread.
 
-    why = await refused(thread, spec["automatic"], spec["author"])    # None: run it
+    why = await refused(thread, spec.automatic, spec.author)    # None: run it
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 
 from gidgethub import BadRequest
 
+from bot.intake.spec import Automatic
 from bot.job import authority
 from bot.workspace.repo_config import CONFIG_PATH, ConfigError, RepoConfig, parse
 
@@ -21,15 +22,15 @@ SWITCHES = {"label": "labels", "assignment": "assignment", "review_requested": "
             "pull_request_opened": "pull_request_opened"}
 
 
-async def refused(thread: Any, automatic: dict, requester: str) -> str | None:
+async def refused(thread: Any, automatic: Automatic, requester: str) -> str | None:
     try:
         cfg = await default_branch_config(thread)
     except ConfigError as exc:
         return f"{CONFIG_PATH} is invalid ({exc}): automatic triggers stay off"
-    kind = automatic.get("kind") or ""
+    kind = automatic.kind
     if kind not in SWITCHES or not getattr(cfg.triggers, SWITCHES[kind]):
         return f"the {kind or 'unknown'} trigger is off in {CONFIG_PATH}"
-    if kind == "pull_request_opened" and automatic.get("draft") and not cfg.triggers.drafts:
+    if kind == "pull_request_opened" and automatic.draft and not cfg.triggers.drafts:
         return "a draft pull request (triggers.drafts is off)"
     verdict = await authority.check(thread, requester, cfg)
     if not verdict.allowed:

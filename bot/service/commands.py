@@ -32,11 +32,11 @@ async def run(db: Database, job: queue.Job, thread: Thread, post: Callable[[str]
     """Check, then act; `post(text)` answers in the thread (once, even when run again)."""
     spec = job.spec
     try:  # a command acts now: GitHub is asked anew, not the few-minute cache
-        verdict = await authority.check(thread, spec["author"], await _default_branch_config(thread), fresh=True)
+        verdict = await authority.check(thread, spec.author, await _default_branch_config(thread), fresh=True)
     except (httpx.TransportError, HTTPException) as exc:
         if transient(exc):
             raise  # the worker tries the job again later
-        await post(replies.permission_check_failed(spec["author"], spec["repo"], exc, transient=False))
+        await post(replies.permission_check_failed(spec.author, spec.repo, exc, transient=False))
         return
     handler = HANDLERS.get(job.kind)
     if handler is None:
@@ -63,7 +63,7 @@ async def _default_branch_config(thread: Thread) -> RepoConfig:
 
 async def _stop(db: Database, job: queue.Job, thread: Thread, verdict: Verdict) -> str | None:
     stopped = queue.request_stop(db, job.conversation, verdict.login)
-    target = job.spec.get("target") or {}
+    target = dict(job.spec.target or {})
     await with_retries(lambda: thread.react(target, "+1"))
     if stopped:
         log.info("job %s: @%s stopped job(s) %s", job.id, verdict.login, stopped)

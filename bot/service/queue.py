@@ -9,13 +9,15 @@ every snapshot until its worker commits the finish.
 """
 from __future__ import annotations
 
-import json
+import logging
 import time
 from dataclasses import dataclass
 
 from bot.db import Database
+from bot.intake.spec import JobSpec, SpecError
 from bot.service import store
 
+log = logging.getLogger("bot.service.queue")
 DEFAULT_LEASE_S = 30.0
 
 _CLAIM = """
@@ -38,7 +40,7 @@ class Job:
     id: int
     kind: str
     conversation: str
-    spec: dict
+    spec: JobSpec
     attempts: int
     tracking_comment_id: int | None
     delivery_id: str | None = None
@@ -48,7 +50,7 @@ class Job:
     @classmethod
     def from_row(cls, row: dict) -> Job:
         return cls(id=row["id"], kind=row["kind"], conversation=row["conversation"],
-                   spec=json.loads(row["spec"]), attempts=row["attempts"],
+                   spec=JobSpec.from_json(row["spec"]), attempts=row["attempts"],
                    tracking_comment_id=row["tracking_comment_id"],
                    delivery_id=row["delivery_id"], cancel_requested=bool(row.get("cancel_requested")),
                    stopped_by=row.get("stopped_by"))
@@ -58,12 +60,22 @@ def claim(db: Database, owner: str, lease_s: float = DEFAULT_LEASE_S,
           busy: tuple[int, ...] = ()) -> Job | None:
     """Atomically take the next runnable job, or None. `busy`: ids this process is running,
     never reclaimed by it even if their lease lapsed while the event loop was blocked."""
+    while (row := _claim_row(db, owner, lease_s, busy)) is not None:
+        try:
+            return Job.from_row(row)
+        except SpecError as exc:  # never run on a guess, never claimed again
+            log.error("job %s cannot be read and is failed: %s", row["id"], exc)
+            finish(db, row["id"], "failed", error=f"unreadable job spec: {exc}")
+    return None
+
+
+def _claim_row(db: Database, owner: str, lease_s: float, busy: tuple[int, ...]) -> dict | None:
     now = time.time()
     busy_sql = f"AND j.id NOT IN ({', '.join('?' * len(busy))})" if busy else ""
     # on PostgreSQL the row lock skips a job another worker is taking this instant (SKIP LOCKED)
-    row = db.execute(_CLAIM.format(busy=busy_sql, lock=db.dialect.lock_rows),
-                     [owner, now + lease_s, now, now, *busy]).fetchone()
-    return Job.from_row(row) if row is not None else None
+    row: dict | None = db.execute(_CLAIM.format(busy=busy_sql, lock=db.dialect.lock_rows),
+                                  [owner, now + lease_s, now, now, *busy]).fetchone()
+    return row
 
 
 def renew(db: Database, job_id: int, owner: str, lease_s: float = DEFAULT_LEASE_S) -> bool:

@@ -19,17 +19,16 @@ from collections.abc import Callable
 
 import httpx
 
-from adapters import base
 from bot import config, logs, metrics, retry
 from bot.db import Database
 from bot.errors import BotError
 from bot.github.client import Thread, TokenCache, installation_thread, transient, with_retries
 from bot.intake import gate
-from bot.job import conversations, pipeline, replies
-from bot.job.modes import GitHubMode
+from bot.intake.job_context import Queued, context_for
+from bot.job import pipeline
 from bot.job.tracking import GitHubSurface, TrackingComment
-from bot.relay.budgets import Ledger, Scope
 from bot.service import commands, queue, store, wakeup
+from bot.service.reply_texts import reply_text
 
 log = logging.getLogger("bot.service.worker")
 MAX_ATTEMPTS = 3
@@ -160,7 +159,7 @@ class WorkerPool:
         else:
             outcome = "answered" if status == "done" else "failed"
         taken = time.monotonic() - self.started_at.get(job.id, time.monotonic())
-        thread = f"{job.spec.get('repo')}#{job.spec.get('number')}"
+        thread = f"{job.spec.repo}#{job.spec.number}"
         level = logging.INFO if status != "failed" else logging.WARNING
         log.log(level, "job %s for %s %s in %.1f s%s", job.id, thread, outcome, taken, f": {error}" if error else "")
 
@@ -207,8 +206,10 @@ class WorkerPool:
             await let_earlier_writes_land(job)
         try:
             assert self._client is not None, "the pool is started before it runs jobs"
-            thread = await installation_thread(self._client, self.tokens, spec["installation_id"],
-                                               spec["repo"], spec["number"])
+            if spec.installation_id is None:  # the intake queues none such: a row from elsewhere
+                raise ValueError("the job names no installation to act as")
+            thread = await installation_thread(self._client, self.tokens, spec.installation_id,
+                                               spec.repo, spec.number)
             if job.kind == "reply":  # safe to repeat: its comment is found by its marker
                 await self._reply(job, thread)
                 return "done"
@@ -227,47 +228,35 @@ class WorkerPool:
             await TrackingComment(ctx.surface, lambda: [], handle=job.tracking_comment_id).finish(
                 f"❌ Gave up after {MAX_ATTEMPTS} attempts: the service stopped while running this request.")
             return "failed"
-        if spec.get("automatic") and (why := await gate.refused(thread, spec["automatic"], spec["author"])):
+        if spec.automatic and (why := await gate.refused(thread, spec.automatic, spec.author)):
             log.info("job %s: automatic trigger not run: %s", job.id, why)  # silent: nobody asked
             return "done"
         return await pipeline.run(self.db, self._context(job, thread), cancel)
 
     def _context(self, job: queue.Job, thread: Thread) -> pipeline.JobContext:
-        spec, command = job.spec, job.spec["command"]
-        target = spec.get("target") or {}
-        review_thread = target.get("thread") if target.get("type") == "review_comment" else None
-
         def remember(comment_id: int) -> None:
             store.update_job(self.db, job.id, tracking_comment_id=comment_id)
 
-        surface = GitHubSurface(thread, review_thread, job_marker(job.id), look_first=job.attempts > 1)
+        surface = GitHubSurface(thread, job.spec.review_thread, job_marker(job.id), look_first=job.attempts > 1)
         self.surfaces[job.id] = surface
-        ctx = self.contexts[job.id] = pipeline.JobContext(
-            conversation=job.conversation, repo=spec["repo"], request=command["request"],
-            requester=spec["author"], requester_id=spec.get("author_id") or 0, agent=command["agent"],
-            repo_id=spec.get("repo_id") or 0,
-            new_session=command["new_session"], number=spec["number"], title=spec.get("title", ""),
-            review=bool(command.get("review")), agents=tuple(command.get("agents") or ()),
-            is_pr=spec.get("is_pr", False), thread=thread,
-            surface=surface,
-            installation_id=spec["installation_id"], target=target, tracking_handle=job.tracking_comment_id,
-            on_tracking_created=remember, job_id=job.id, mode=GitHubMode(),
-            progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"), stopped_by=job.stopped_by)
+        queued = Queued(job.id, job.conversation, tracking_handle=job.tracking_comment_id,
+                        on_tracking_created=remember, stopped_by=job.stopped_by)
+        ctx = self.contexts[job.id] = context_for(
+            job.spec, thread, surface, installation_id=job.spec.installation_id, queued=queued,
+            progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"))
         return ctx
 
     async def _reply(self, job: queue.Job, thread: Thread) -> None:
         spec = job.spec
-        target = spec.get("target") or {}
-        if spec["reply"] == "stop":  # queued by an intake from before stops were checked
-            await with_retries(lambda: thread.react(target, "+1"))
-            if spec.get("stopped_job"):
+        if spec.reply == "stop":  # queued by an intake from before stops were checked
+            await with_retries(lambda: thread.react(dict(spec.target or {}), "+1"))
+            if spec.stopped_job:
                 return  # the stopped job's own tracking comment says so
-        await self._post_once(job, thread, reply_text(self.db, job))
+        await self._post_once(job, thread, reply_text(self.db, spec, spec.reply or "help", job.conversation))
 
     async def _post_once(self, job: queue.Job, thread: Thread, text: str) -> None:
         """The job's one comment in the thread, never twice (after a crash it is looked up first)."""
-        target = job.spec.get("target") or {}
-        review_thread = target.get("thread") if target.get("type") == "review_comment" else None
+        review_thread = job.spec.review_thread
         if job.tracking_comment_id:  # posted before a crash: never twice
             return
         marker = job_marker(job.id)
@@ -293,25 +282,3 @@ async def let_earlier_writes_land(job: queue.Job) -> None:
 def job_marker(job_id: int) -> str:
     """Hidden in every comment of a job, so a retry finds what an earlier attempt posted."""
     return f"<!-- bot:job {job_id} -->"
-
-
-def reply_text(db: Database, job: queue.Job) -> str:
-    spec = job.spec
-    agents = base.names()
-    kind = spec["reply"]
-    if kind == "not_allowed":
-        return replies.not_allowed_once()
-    if kind == "unknown_agent":
-        return replies.unknown_agent(spec["command"].get("unknown_name"), agents)
-    if kind == "status":
-        return status_text(db, job.conversation, spec.get("author"), spec.get("author_id"))
-    if kind == "stop":
-        return replies.nothing_running()
-    return replies.help_text(config.handle(), agents, config.default_agent())
-
-
-def status_text(db: Database, conversation: str, requester: str | None = None, requester_id: int | None = None) -> str:
-    """The thread's status with its model spend and the asker's today, from the relay's ledger."""
-    spend = Ledger(db).spent(Scope(conversation=conversation, requester=str(requester_id) if requester_id else None))
-    return replies.status(conversation, conversations.sessions(db, conversation), queue.open_jobs(db, conversation),
-                          spend=spend, requester=requester)

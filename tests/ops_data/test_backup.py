@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from bot import config
 from bot.cli import backup as backup_cli
 from bot.cli import restore as restore_cli
 from bot.credentials import vault
@@ -42,7 +43,8 @@ class JobTraffic:
                 n = self.done
                 job_id = store.write(db, lambda conn, n=n: store.enqueue_delivery(
                     conn, delivery_id=f"d{n}", event="issue_comment", action="created", kind="run",
-                    conversation=f"o/r#{n % 7}", spec={"request": "x" * 2000}))
+                    conversation=f"o/r#{n % 7}", spec={"repo": "o/r", "number": n % 7, "author": "bob",
+                          "command": {"kind": "run", "request": "x" * 2000}}))
                 claimed = queue.claim(db, "writer", 30)
                 if claimed is not None:
                     queue.finish(db, claimed.id, "done", owner="writer")
@@ -144,12 +146,12 @@ def test_a_backup_whose_key_does_not_open_its_secrets_is_refused(tmp_path, monke
 
 def test_the_github_app_a_first_run_stored_comes_back_with_the_restore(tmp_path, monkeypatch):
     manifest.store({"id": 42, "pem": "pem", "webhook_secret": "w", "client_id": "c", "client_secret": "s",
-                    "slug": "my-bot"})
+                    "slug": "my-bot"}, config.data_dir())
     archive = tmp_path / "b.tar.gz"
     assert backup_cli.main([str(archive)]) == 0
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "elsewhere"))
     assert restore_cli.main([str(archive)]) == 0
-    assert manifest.stored()["GITHUB_APP_ID"] == "42"
+    assert manifest.stored(config.data_dir())["GITHUB_APP_ID"] == "42"
 
 
 def test_restore_refuses_while_a_service_still_uses_the_database(tmp_path):

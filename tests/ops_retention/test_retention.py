@@ -253,7 +253,7 @@ def test_the_webhook_intake_notes_a_closed_pull_request(db):
     _thread(db, "o/r#7", idle_days=0)
     event = sansio.Event({"action": "closed", "pull_request": {"number": 7}, "repository": {"full_name": "o/r"}},
                          event="pull_request", delivery_id="d-closed")
-    response = asyncio.run(intake.decide(db, event))
+    response = asyncio.run(intake.accept(db, event))
     assert response.status_code == 202
     assert list(db.query("SELECT kind FROM notices WHERE conversation = 'o/r#7'")) == [{"kind": "closed"}]
 

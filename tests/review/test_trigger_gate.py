@@ -6,6 +6,7 @@ import pytest
 
 from bot.github.client import RetryingAPI, Thread
 from bot.intake.gate import refused
+from bot.intake.spec import Automatic
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo/repo"
@@ -24,7 +25,7 @@ def gh(monkeypatch):
 
 async def why(automatic: dict, who: str = "alice") -> str | None:
     async with httpx.AsyncClient() as client:
-        return await refused(Thread(RetryingAPI(client, oauth_token="t"), REPO, 2), automatic, who)
+        return await refused(Thread(RetryingAPI(client, oauth_token="t"), REPO, 2), Automatic(**automatic), who)
 
 
 async def test_without_a_bot_yml_every_trigger_is_off(gh):

@@ -62,4 +62,10 @@ def enqueue(db, kind: str, conversation: str, spec: dict | None = None) -> int:
     from bot.service import store
     return store.write(db, lambda conn: store.enqueue_delivery(
         conn, delivery_id=uuid.uuid4().hex, event="issue_comment", action="created", kind=kind,
-        conversation=conversation, spec=spec or {}))
+        conversation=conversation, spec=spec or minimal_spec(conversation)))
+
+
+def minimal_spec(conversation: str) -> dict:
+    """The fields every job spec has (bot/intake/spec.py), for a job whose content the test ignores."""
+    repo, _, number = conversation.partition("#")
+    return {"repo": repo, "number": int(number or 1), "author": "someone", "command": {"kind": "run"}}

@@ -34,9 +34,11 @@ def test_a_minimum_level_means_it_and_every_stronger_one():
 
 def test_the_intake_and_the_action_use_the_one_rule():
     from bot.cli import action
+    from bot.intake import decide
     from bot.web import intake
-    assert intake.association_may_trigger is action.association_may_trigger is permissions.association_may_trigger
-    assert intake.is_bot_author is action.is_bot_author is permissions.is_bot_author
+    assert intake.decide is action.decide is decide.decide
+    assert decide.association_may_trigger is action.association_may_trigger is permissions.association_may_trigger
+    assert decide.is_bot_author is permissions.is_bot_author
 
 
 class BrokenThread:

@@ -1,0 +1,146 @@
+"""The one intake decision: what an event asks of the bot, for the webhook, the automatic triggers
+and the Action alike.
+
+    decision = decide(Event(name, payload, delivery))
+    Ignore(why)       nothing to do; `why` is for the log
+    Reply(spec)       a plain answer (`spec.reply`: help, status, an unknown agent's list, the
+                      not-allowed notice), posted for anyone, capped for outsiders
+    Episode(spec)     work that acts, run only after GitHub's permission check: an agent's episode
+                      (a comment's `run`, or an automatic trigger), or a command such as `stop`
+
+Raises Malformed (bot/intake/payload.py) for a payload without the fields its event has. Makes no
+GitHub call and stores nothing: the webhook queues the decision, the Action answers it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from adapters import base as adapters
+from bot import config
+from bot.intake import grammar, triggers
+from bot.intake.payload import Malformed, parsed, require_shape, trigger_key
+from bot.intake.spec import Automatic, JobSpec, SpecError
+from bot.permissions import association_may_trigger, is_bot_author
+
+PLAIN_REPLIES = frozenset({"help", "status", "unknown_agent"})  # commands that only answer
+NOT_ALLOWED = "not_allowed"
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str  # the X-GitHub-Event header, or $GITHUB_EVENT_NAME
+    payload: dict[str, Any]
+    delivery: str | None = None  # the X-GitHub-Delivery id; None in the Action
+    via_app: bool = True  # delivered to the installed App; False: a workflow's event (no installation)
+
+
+@dataclass(frozen=True)
+class Ignore:
+    why: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    spec: JobSpec
+
+    kind = "reply"
+
+
+@dataclass(frozen=True)
+class Episode:
+    spec: JobSpec
+
+    @property
+    def kind(self) -> str:
+        """The queue's job kind: `episode` for an agent's run, else the command's own (`stop`)."""
+        return "episode" if self.spec.command.kind == "run" else self.spec.command.kind
+
+
+Decision = Ignore | Reply | Episode
+
+
+def decide(event: Event) -> Decision:
+    data = event.payload
+    if found := parsed(lambda: triggers.automatic(event.name, data)):  # a label, an assignment, …
+        caused, asked = found
+        return _unless_uninstalled(event, caused) or Episode(_spec(event, caused, asked))
+    trigger = parsed(lambda: extract_trigger(event.name, data))
+    if trigger is None:
+        return Ignore(f"{event.name}.{data.get('action')} is not acted on")
+    require_shape(trigger)
+    if is_bot_author(trigger["author"], trigger["author_type"]):
+        return Ignore("the author is a bot")
+    if refusal := _unless_uninstalled(event, trigger):
+        return refusal
+    body = trigger.pop("body")
+    command = grammar.parse(body, config.handle(), tuple(adapters.names()))
+    if command is None:
+        return Ignore(f"no @{config.handle()} command")
+    reply = reply_kind(command, trigger["association"])
+    spec = _spec(event, trigger, command, reply)
+    return Reply(spec) if reply is not None else Episode(spec)
+
+
+def reply_kind(command: grammar.Command, association: str | None) -> str | None:
+    """The reply a command gets instead of acting, or None when it acts. Plain replies are answered
+    to anyone; the association is only the pre-filter for the rest: whoever passes it gets a job
+    that runs only after GitHub's permission check."""
+    if command.kind in PLAIN_REPLIES:
+        return command.kind
+    return None if association_may_trigger(association) else NOT_ALLOWED
+
+
+def _unless_uninstalled(event: Event, trigger: dict[str, Any]) -> Ignore | None:
+    if event.via_app and not trigger["installation_id"]:
+        return Ignore("not delivered to an installed GitHub App")
+    return None
+
+
+def _spec(event: Event, trigger: dict[str, Any], command: grammar.Command, reply: str | None = None) -> JobSpec:
+    automatic = trigger.pop("automatic", None)
+    spec = JobSpec(**require_shape(trigger), command=command, reply=reply, event=event.name,
+                   action=event.payload.get("action"), delivery=event.delivery,
+                   trigger_key=parsed(lambda: trigger_key(event.name, event.payload)),
+                   automatic=Automatic(**automatic) if automatic else None)
+    try:  # what the queue will store is what the worker can read back, or the payload is refused now
+        JobSpec.from_dict(spec.to_dict())
+    except SpecError as exc:
+        raise Malformed(str(exc)) from None
+    return spec
+
+
+def extract_trigger(event: str, data: dict[str, Any]) -> dict[str, Any] | None:
+    """Who said what where, for the events a comment can ask in; None for anything else."""
+    action, repo = data.get("action"), data.get("repository") or {}
+    base = {"repo": repo.get("full_name"), "repo_id": repo.get("id"),
+            "installation_id": (data.get("installation") or {}).get("id")}
+    if event == "issue_comment" and action == "created":
+        issue, comment = data["issue"], data["comment"]
+        return {**base, **_who(comment), "number": issue["number"], "is_pr": "pull_request" in issue,
+                "title": issue.get("title", ""), "body": comment.get("body"),
+                "target": {"type": "issue_comment", "id": comment["id"]}}
+    if event == "pull_request_review_comment" and action == "created":
+        pull, comment = data["pull_request"], data["comment"]
+        top = comment.get("in_reply_to_id") or comment["id"]
+        return {**base, **_who(comment), "number": pull["number"], "is_pr": True,
+                "title": pull.get("title", ""), "body": comment.get("body"),
+                "target": {"type": "review_comment", "id": comment["id"], "thread": top,
+                           "path": comment.get("path"), "line": comment.get("line")}}
+    if event == "pull_request_review" and action == "submitted":
+        pull, review = data["pull_request"], data["review"]
+        return {**base, **_who(review), "number": pull["number"], "is_pr": True,
+                "title": pull.get("title", ""), "body": review.get("body"),
+                "target": {"type": "review", "id": review["id"]}}
+    if event in ("issues", "pull_request") and action == "opened":
+        item = data["issue" if event == "issues" else "pull_request"]
+        return {**base, **_who(item), "number": item["number"], "is_pr": event == "pull_request",
+                "title": item.get("title", ""), "body": item.get("body"),
+                "target": {"type": "issue", "id": item["number"]}}
+    return None
+
+
+def _who(item: dict[str, Any]) -> dict[str, Any]:
+    user = item.get("user") or {}
+    return {"author": user.get("login", ""), "author_id": user.get("id"), "author_type": user.get("type", "User"),
+            "association": item.get("author_association", "NONE")}

@@ -1,0 +1,44 @@
+"""The one step from a job's spec to the context the pipeline runs, for the service's worker and the
+Action alike. They differ only in what they pass: the service a queued job (its id, its tracking
+comment, who stopped it) and an installation, the Action neither.
+
+    ctx = context_for(spec, thread, surface, progress_interval_s=...)
+"""
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bot.github.client import Thread
+from bot.intake.spec import JobSpec
+from bot.job.context import JobContext
+from bot.job.conversations import thread_key
+from bot.job.modes import GitHubMode
+from bot.job.tracking import Surface
+
+
+@dataclass(frozen=True)
+class Queued:
+    """What the service's queue knows of a job beyond its spec."""
+
+    job_id: int
+    conversation: str  # the queue's thread key, which orders the thread's episodes
+    tracking_handle: int | None = None  # the comment an earlier attempt posted
+    on_tracking_created: Callable[[int], Awaitable[None] | None] | None = None
+    stopped_by: str | None = None
+
+
+def context_for(spec: JobSpec, thread: Thread, surface: Surface, *, progress_interval_s: float,
+                installation_id: int | None = None, queued: Queued | None = None) -> JobContext:
+    command = spec.command
+    return JobContext(
+        conversation=queued.conversation if queued else thread_key(spec.repo, spec.number),
+        repo=spec.repo, request=command.request,
+        requester=spec.author, requester_id=spec.author_id or 0, repo_id=spec.repo_id or 0,
+        agent=command.agent, new_session=command.new_session, review=command.review, agents=command.agents,
+        number=spec.number, title=spec.title or "", is_pr=spec.is_pr, target=dict(spec.target or {}),
+        thread=thread, surface=surface, mode=GitHubMode(), installation_id=installation_id,
+        progress_interval_s=progress_interval_s,
+        job_id=queued.job_id if queued else None, tracking_handle=queued.tracking_handle if queued else None,
+        on_tracking_created=queued.on_tracking_created if queued else None,
+        stopped_by=queued.stopped_by if queued else None)

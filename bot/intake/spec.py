@@ -1,0 +1,128 @@
+"""`JobSpec`: what a job is about, as the intake decided it and the queue stores it.
+
+The JSON is the jobs table's `spec` column, with the keys the intake has always written, so a row
+queued by an earlier version loads. Reading is strict: an unknown key, a value of the wrong type
+or a missing field is a `SpecError` naming it, never a job run on a guess.
+
+    spec = JobSpec.from_json(row["spec"])    # SpecError for a row this version cannot read
+    text = spec.to_json()
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from bot.errors import BotError
+from bot.intake.grammar import Command
+
+_NONE = type(None)
+# the job's fields, each with the JSON types it may hold (`bool` is not a number)
+_TOP: dict[str, tuple[type, ...]] = {
+    "repo": (str,), "number": (int,), "author": (str,), "command": (dict,),
+    "repo_id": (int, _NONE), "installation_id": (int, _NONE), "author_id": (int, _NONE),
+    "author_type": (str,), "association": (str, _NONE), "is_pr": (bool,), "title": (str, _NONE),
+    "target": (dict, _NONE), "trigger_key": (str, _NONE), "event": (str, _NONE), "action": (str, _NONE),
+    "delivery": (str, _NONE), "reply": (str, _NONE), "automatic": (dict, _NONE), "stopped_job": (int, _NONE)}
+_REQUIRED = ("repo", "number", "author", "command")
+_COMMAND: dict[str, tuple[type, ...]] = {
+    "kind": (str,), "agent": (str, _NONE), "new_session": (bool,), "request": (str,),
+    "unknown_name": (str, _NONE), "review": (bool,), "agents": (list,)}
+_TARGET: dict[str, tuple[type, ...]] = {
+    "type": (str,), "id": (int,), "thread": (int, _NONE), "path": (str, _NONE), "line": (int, _NONE)}
+_AUTOMATIC: dict[str, tuple[type, ...]] = {"kind": (str,), "detail": (str,), "draft": (bool,)}
+# written only when set, as the intake always has: their absence means None
+_OMITTED_WHEN_NONE = ("reply", "automatic", "stopped_job")
+
+
+class SpecError(BotError, ValueError):
+    """A stored job spec this version cannot read: the message names the field."""
+
+
+@dataclass(frozen=True)
+class Automatic:
+    """What called the bot when no comment did (bot/intake/triggers.py)."""
+
+    kind: str  # a trigger's name (bot/trigger_table.py)
+    detail: str = ""  # the label's name, for a label
+    draft: bool = False  # the pull request is a draft
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    repo: str
+    number: int
+    author: str  # who asked, or who caused the automatic trigger
+    command: Command
+    repo_id: int | None = None
+    installation_id: int | None = None  # None in the Action: the workflow's token acts
+    author_id: int | None = None
+    author_type: str = "User"
+    association: str | None = "NONE"  # the payload's author_association: a pre-filter only
+    is_pr: bool = False
+    title: str | None = ""
+    target: Mapping[str, Any] | None = None  # the comment, review comment, review or item answered
+    trigger_key: str | None = None  # the object the delivery is about (bot/intake/payload.py)
+    event: str | None = None
+    action: str | None = None
+    delivery: str | None = None
+    reply: str | None = None  # a reply job's kind: help | status | unknown_agent | not_allowed
+    automatic: Automatic | None = None
+    stopped_job: int | None = None  # only in rows an older intake queued for `@bot stop`
+
+    @property
+    def review_thread(self) -> int | None:
+        """The review-comment thread to answer in, when the request came from one."""
+        target = self.target or {}
+        return target.get("thread") if target.get("type") == "review_comment" else None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        data["command"] = {**dataclasses.asdict(self.command), "agents": list(self.command.agents)}
+        data["target"] = dict(self.target) if self.target is not None else None
+        data["automatic"] = dataclasses.asdict(self.automatic) if self.automatic else None
+        return {key: value for key, value in data.items() if value is not None or key not in _OMITTED_WHEN_NONE}
+
+    def to_json(self) -> str:
+        return orjson.dumps(self.to_dict()).decode()
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> JobSpec:
+        try:
+            data = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise SpecError(f"job spec is not JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: object) -> JobSpec:
+        top = _checked(data, _TOP, "")
+        for name in _REQUIRED:
+            if name not in top:
+                raise SpecError(f"job spec lacks {name!r}")
+        command = _checked(top["command"], _COMMAND, "command.")
+        if "kind" not in command:
+            raise SpecError("job spec lacks 'command.kind'")
+        agents = command.get("agents", [])
+        if not all(isinstance(agent, str) for agent in agents):
+            raise SpecError("job spec's 'command.agents' holds a value that is not text")
+        target = _checked(top["target"], _TARGET, "target.") if top.get("target") is not None else None
+        automatic = top.get("automatic")
+        return cls(**{**top, "command": Command(**{**command, "agents": tuple(agents)}), "target": target,
+                      "automatic": Automatic(**_checked(automatic, _AUTOMATIC, "automatic.")) if automatic else None})
+
+
+def _checked(data: object, shape: dict[str, tuple[type, ...]], prefix: str) -> dict[str, Any]:
+    """`data` as a dict whose every key is in `shape`, with a value of one of its types."""
+    if not isinstance(data, dict):
+        raise SpecError(f"job spec{' ' + prefix.rstrip('.') if prefix else ''} is not a JSON object")
+    for key, value in data.items():
+        if key not in shape:
+            raise SpecError(f"job spec has an unknown field '{prefix}{key}' (known: {', '.join(shape)})")
+        if type(value) not in shape[key]:
+            allowed = " or ".join("null" if t is _NONE else t.__name__ for t in shape[key])
+            raise SpecError(f"job spec's '{prefix}{key}' is {type(value).__name__}, not {allowed}")
+    return data

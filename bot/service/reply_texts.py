@@ -1,0 +1,38 @@
+"""What a reply says, for the service's reply jobs and the Action's answers: written once.
+
+They differ only where the medium does. The service tells an outsider once per thread (a notice
+row); the Action, which keeps no such row, says it without the promise. A stop in the Action is
+cancelling the workflow run; in the service a reply of kind `stop` is from an older intake.
+"""
+from __future__ import annotations
+
+from adapters import base
+from bot import config
+from bot.db import Database
+from bot.intake.spec import JobSpec
+from bot.job import conversations, replies
+from bot.relay.budgets import Ledger, Scope
+from bot.service import queue
+
+
+def reply_text(db: Database | None, spec: JobSpec, kind: str, conversation: str, *, in_actions: bool = False) -> str:
+    """`kind`: not_allowed | unknown_agent | status | stop | help (anything else is help); `db` is
+    read only for a status."""
+    agents = base.names()
+    if kind == "not_allowed":
+        return replies.not_allowed() if in_actions else replies.not_allowed_once()
+    if kind == "unknown_agent":
+        return replies.unknown_agent(spec.command.unknown_name, agents)
+    if kind == "status":
+        assert db is not None, "a status is read from the store"
+        return status_text(db, conversation, spec.author, spec.author_id)
+    if kind == "stop":
+        return replies.stop_in_actions() if in_actions else replies.nothing_running()
+    return replies.help_text(config.handle(), agents, config.default_agent())
+
+
+def status_text(db: Database, conversation: str, requester: str | None = None, requester_id: int | None = None) -> str:
+    """The thread's status with its model spend and the asker's today, from the relay's ledger."""
+    spend = Ledger(db).spent(Scope(conversation=conversation, requester=str(requester_id) if requester_id else None))
+    return replies.status(conversation, conversations.sessions(db, conversation), queue.open_jobs(db, conversation),
+                          spend=spend, requester=requester)
