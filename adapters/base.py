@@ -508,6 +508,14 @@ def names() -> list[str]:
     return sorted(_REGISTRY, key=order)
 
 
+def canonical(word: str) -> str:
+    """The agent a name people write stands for (one of its adapter's `aliases`), else the word."""
+    for name in names():
+        if word == name or word in get(name).aliases:
+            return name
+    return word
+
+
 def get(name: str, operator: Operator | None = None) -> Adapter:
     """The adapter for `name`, configured as the operator set it up (bot.config.operator_for)."""
     _load_builtins()

@@ -12,11 +12,10 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from adapters import base as adapters
 from bot.record import live_mentions
 
 CONTROL_WORDS = ("help", "status", "stop")
-AGENT_ALIASES = {"claude-code": "claude", "claudecode": "claude", "gemini-cli": "gemini",
-                 "open-code": "opencode", "codex-cli": "codex"}
 # Names people may type that are not (yet) agents here: answered with the agent list, not run.
 OTHER_AGENT_NAMES = frozenset({"copilot", "cursor", "aider", "openhands", "devin", "sweep", "amp",
                                "goose", "qwen", "kimi", "grok", "deepseek", "gpt", "chatgpt",
@@ -53,7 +52,7 @@ def _command(text: str, agents: tuple[str, ...]) -> Command:
     review = _review(text, agents)
     if review is not None:
         return review
-    agent = AGENT_ALIASES.get(lowered, lowered) if lowered else None
+    agent = adapters.canonical(lowered) if lowered else None
     if agent in agents:
         text = rest
     elif lowered and _looks_like_agent_name(lowered, agents):
@@ -116,7 +115,7 @@ def _agent_list(text: str, agents: tuple[str, ...]) -> tuple[list[str], str, str
     position = 0
     while match := _NAME.match(text, position):
         word = match.group(1).rstrip(".")
-        name = AGENT_ALIASES.get(word.lower(), word.lower())
+        name = adapters.canonical(word.lower())
         if name not in agents:
             looks = names and _looks_like_agent_name(word.lower(), agents)
             return names, text[position:].lstrip(" ,&"), word if looks else None

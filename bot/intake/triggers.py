@@ -77,7 +77,7 @@ def _label(data: dict, is_pr: bool) -> tuple[str, str, str | None] | None:
     if not name.startswith(LABEL_PREFIX):
         return None
     word = name[len(LABEL_PREFIX):]
-    agent = grammar.AGENT_ALIASES.get(word, word)
+    agent = adapters.canonical(word)
     if word == "review" and is_pr:
         return "label", name, None
     if agent in adapters.names():
