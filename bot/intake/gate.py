@@ -19,7 +19,7 @@ from bot.workspace.repo_config import CONFIG_PATH, ConfigError, RepoConfig, pars
 
 log = logging.getLogger("bot.intake.gate")
 SWITCHES = {"label": "labels", "assignment": "assignment", "review_requested": "review_requested",
-            "pull_request_opened": "pull_request_opened"}
+            "pull_request_opened": "pull_request_opened", "synchronize": "on_push"}
 
 
 async def refused(thread: Any, automatic: Automatic, requester: str) -> str | None:
@@ -28,7 +28,8 @@ async def refused(thread: Any, automatic: Automatic, requester: str) -> str | No
     except ConfigError as exc:
         return f"{CONFIG_PATH} is invalid ({exc}): automatic triggers stay off"
     kind = automatic.kind
-    if kind not in SWITCHES or not getattr(cfg.triggers, SWITCHES[kind]):
+    section = cfg.reviews if kind == "synchronize" else cfg.triggers  # reviews.on_push
+    if kind not in SWITCHES or not getattr(section, SWITCHES[kind]):
         return f"the {kind or 'unknown'} trigger is off in {CONFIG_PATH}"
     if kind == "pull_request_opened" and automatic.draft and not cfg.triggers.drafts:
         return "a draft pull request (triggers.drafts is off)"

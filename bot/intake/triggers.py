@@ -47,6 +47,8 @@ def automatic(event: str, data: dict) -> tuple[dict, grammar.Command] | None:
             return None  # a command in the body: the comment path answers it
         found = ("pull_request_opened", "", None)
         sender = item.get("user") or sender
+    elif action == "synchronize" and is_pr:  # a push: an incremental review where reviews.on_push is set
+        found = ("synchronize", str(data.get("after") or "")[:40], None)
     else:
         return None
     if found is None:

@@ -32,6 +32,7 @@ from bot.intake.decide import NOT_ALLOWED, Episode, Event, Ignore, Reply, decide
 from bot.intake.payload import Malformed
 from bot.job.conversations import thread_key
 from bot.service import reply_cap, retention, store
+from bot.web import review_push
 from bot.web.intake_body import MAX_BODY_BYTES, RETRY_AFTER_S, BodySlots, Gone, TooLarge, TooSlow, read_body
 
 log = logging.getLogger("bot.web.intake")
@@ -171,7 +172,9 @@ async def _enqueue(db: Database, event: sansio.Event, decision: Reply | Episode)
     notice = NOT_ALLOWED if spec.reply == NOT_ALLOWED else None
     stored = spec.to_dict()
     # group commit: one COMMIT for the deliveries of this loop iteration; 202 only after it
-    job_id = await store.commit(db, reply_cap.capped(stored, conversation, lambda conn: store.enqueue_delivery(
+    enqueue = review_push.coalesced if spec.automatic and spec.automatic.kind == review_push.KIND \
+        else store.enqueue_delivery
+    job_id = await store.commit(db, reply_cap.capped(stored, conversation, lambda conn: enqueue(
         conn, delivery_id=event.delivery_id, event=event.event, action=event.data.get("action"),
         kind=decision.kind, conversation=conversation, spec=stored, notice=notice)))
     if job_id is None:

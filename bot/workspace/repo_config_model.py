@@ -280,6 +280,7 @@ class ReviewsSection(Section):
     max_comments: Annotated[int, BeforeValidator(whole(1, 100))] = 10  # inline comments; the rest in the body
     check_run: Flag = False  # each review is also a check run on the head commit
     fail_on: Severity = "important"  # the check run fails on a finding at or above this
+    on_push: Flag = False  # a push to a pull request the bot reviewed queues an incremental review
 
 
 class BotYml(Section):
