@@ -60,13 +60,38 @@ def _cgroup_check(host: Host) -> Check:
     return ("cgroup memory+pids caps", True, detail)
 
 
+# What a container runtime withholds by default, as bwrap reports its absence, and how to give it
+NEEDS = (
+    ("Can't mount proc", "a fresh /proc, which the container runtime masks (podman: --security-opt "
+     "unmask=/proc/*; Docker: --security-opt systempaths=unconfined; Kubernetes: procMount: Unmasked)"),
+    ("Can't set hostname", "sethostname and setns, which the runtime's seccomp profile refuses (run the "
+     "container with the profile deploy/container/seccomp.json)"),
+    ("Creating new namespace failed", "user namespaces, refused by the runtime's seccomp profile "
+     "(deploy/container/seccomp.json allows them) or by the kernel (user.max_user_namespaces)"),
+    ("No permissions to create new namespace", "unprivileged user namespaces, which this kernel or "
+     "container refuses (user.max_user_namespaces, or the runtime's seccomp profile)"),
+)
+
+
+class ProbeFailed(Exception):
+    """The probe's sandbox did not run the probe: what bwrap or the command said."""
+
+
+def needs(failure: str) -> str:
+    """The failure, led by the requirement it means is missing when it is a known one."""
+    for said, requirement in NEEDS:
+        if said in failure:
+            return f"needs {requirement} ({failure})"
+    return failure
+
+
 def _live_checks(host: Host) -> list[Check]:
     """Start a real sandbox: user namespaces, seccomp load, listener injection, proxy, and
     who the command is on the host."""
     try:
         (ok, detail), (unprivileged, who) = _run_coroutine(lambda: _probe_sandbox(host))
-    except Refused as exc:
-        return [("tier-1 sandbox starts", False, str(exc))]
+    except (Refused, ProbeFailed) as exc:
+        return [("tier-1 sandbox starts", False, needs(str(exc)))]
     return [("tier-1 sandbox starts", True, "bwrap + userns + netns + seccomp + listener injection"),
             ("egress proxy answers inside", ok, detail),
             ("sandboxed command is not host root", unprivileged, who)]
@@ -101,8 +126,7 @@ async def _probe_sandbox(host: Host) -> tuple[tuple[bool, str], tuple[bool, str]
     lines = out.decode().strip().splitlines() + ["", ""]
     answer, kernel = lines[0], lines[1]
     if rc != 0 or owner is None:
-        failed = f"exit {rc}: {answer or err.decode(errors='replace').strip()[-300:]}"
-        return (False, failed), (False, failed)
+        raise ProbeFailed(f"exit {rc}: {answer or err.decode(errors='replace').strip()[-300:]}")
     proxy = (" 405 " in answer + " ", f"CONNECT-only proxy at 127.0.0.1:3128 ({answer})")
     who = f"host uid {owner}; {kernel}"
     return proxy, (owner != 0 and kernel.startswith("core_pattern refused"), who)
