@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import overload
 
+from sandbox import special_addresses
 from sandbox.base import EgressDecision, Limits
 from sandbox.inject import ConnectionCap, pipe, tcp_relay
 
@@ -72,7 +73,6 @@ def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 def is_public(address: str) -> bool:
     """A public unicast destination per the IANA special-purpose registries (never Python's
     flags); IPv4-mapped and NAT64/6to4/Teredo carrying a non-public IPv4 address never count."""
-    from sandbox import special_addresses
     return special_addresses.is_public(address)
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sandbox import limits, seccomp
-from sandbox.base import Host, Refused
+from sandbox.base import Host, Limits, Refused, SandboxConfig
+from sandbox.tier1 import FIX_CGROUP, Tier1Spawner, find_bwrap
 
 T = TypeVar("T")
 
@@ -32,7 +33,6 @@ def checks(host: Host = Host()) -> list[Check]:
 
 
 def _bwrap_check() -> Check:
-    from sandbox.tier1 import find_bwrap
     try:
         path = find_bwrap()
     except Refused as exc:
@@ -53,7 +53,6 @@ def _cgroup_check(host: Host) -> Check:
     try:
         groups = limits.create("preflight-" + secrets.token_hex(4), 64 << 20, 16, host)
     except limits.CgroupUnavailable as exc:
-        from sandbox.tier1 import FIX_CGROUP
         return ("cgroup memory+pids caps", False, f"{exc}. Fix: {FIX_CGROUP}")
     detail = f"cgroup v{groups.version}: {groups.memory}"
     groups.remove()
@@ -114,8 +113,6 @@ except OSError as exc:
 
 
 async def _probe_sandbox(host: Host) -> tuple[tuple[bool, str], tuple[bool, str]]:
-    from sandbox.base import Limits, SandboxConfig
-    from sandbox.tier1 import Tier1Spawner
     with tempfile.TemporaryDirectory(prefix="bot-preflight-") as scratch:
         home = Path(scratch) / "home"
         cfg = SandboxConfig(workdir=Path(scratch), home=home, limits=Limits(timeout_s=20))
