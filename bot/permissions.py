@@ -20,11 +20,29 @@ def association_may_trigger(association: str | None) -> bool:
     return association in TRUSTED_ASSOCIATIONS
 
 
+ACTIONS_LOGIN = "github-actions[bot]"  # who posts with a workflow's GITHUB_TOKEN
+
+
+def own_accounts() -> set[str]:
+    """The bot's accounts, lower-case, as an assignment or a review request names them: the
+    handle and its App's `<handle>[bot]`."""
+    handle = config.handle().lower()
+    return {handle, f"{handle}[bot]"}
+
+
+def own_logins() -> set[str]:
+    """Who posts as the bot, lower-case: its GitHub App as `<handle>[bot]`; as an Action, with the
+    workflow's GITHUB_TOKEN, as github-actions[bot]."""
+    logins = {f"{config.handle().lower()}[bot]"}
+    if config.env("GITHUB_ACTIONS") == "true":
+        logins.add(ACTIONS_LOGIN)
+    return logins
+
+
 def is_bot_author(login: str, user_type: str) -> bool:
     """Bots never trigger the bot (another App, a workflow, the bot itself): no loops."""
-    login, own = login.lower(), config.handle().lower()
-    return (user_type == "Bot" or login.endswith("[bot]")
-            or login in (own, f"{own}[bot]", "github-actions[bot]"))
+    login = login.lower()
+    return user_type == "Bot" or login.endswith("[bot]") or login in own_accounts() | {ACTIONS_LOGIN}
 
 
 def levels_from(minimum: str) -> tuple[str, ...]:

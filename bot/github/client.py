@@ -26,6 +26,7 @@ from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded
 from gidgethub.httpx import GitHubAPI
 
 from bot import config, metrics, retry
+from bot.permissions import own_logins
 from bot.record.defang import markers
 from bot.record.redact import redact, running_secrets
 
@@ -319,15 +320,6 @@ def is_own_login(login: str | None) -> bool:
     """GraphQL names a Bot without REST's `[bot]` suffix: either spelling of the bot's own login."""
     bare = {name.removesuffix("[bot]") for name in own_logins()}
     return (login or "").lower().removesuffix("[bot]") in bare
-
-
-def own_logins() -> set[str]:
-    """The bot's GitHub App posts as `<handle>[bot]`; as an Action, with the workflow's
-    GITHUB_TOKEN, as github-actions[bot]."""
-    logins = {f"{config.handle().lower()}[bot]"}
-    if config.env("GITHUB_ACTIONS") == "true":
-        logins.add("github-actions[bot]")
-    return logins
 
 
 def _masked(body: str) -> str:

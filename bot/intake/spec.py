@@ -26,7 +26,8 @@ _TOP: dict[str, tuple[type, ...]] = {
     "repo_id": (int, _NONE), "installation_id": (int, _NONE), "author_id": (int, _NONE),
     "author_type": (str,), "association": (str, _NONE), "is_pr": (bool,), "title": (str, _NONE),
     "target": (dict, _NONE), "trigger_key": (str, _NONE), "event": (str, _NONE), "action": (str, _NONE),
-    "delivery": (str, _NONE), "reply": (str, _NONE), "automatic": (dict, _NONE), "stopped_job": (int, _NONE)}
+    "delivery": (str, _NONE), "reply": (str, _NONE), "automatic": (dict, _NONE), "stopped_job": (int, _NONE),
+    "coalesced": (int, _NONE)}
 _REQUIRED = ("repo", "number", "author", "command")
 _COMMAND: dict[str, tuple[type, ...]] = {
     "kind": (str,), "agent": (str, _NONE), "new_session": (bool,), "request": (str,),
@@ -35,7 +36,7 @@ _TARGET: dict[str, tuple[type, ...]] = {
     "type": (str,), "id": (int,), "thread": (int, _NONE), "path": (str, _NONE), "line": (int, _NONE)}
 _AUTOMATIC: dict[str, tuple[type, ...]] = {"kind": (str,), "detail": (str,), "draft": (bool,)}
 # written only when set, as the intake always has: their absence means None
-_OMITTED_WHEN_NONE = ("reply", "automatic", "stopped_job")
+_OMITTED_WHEN_NONE = ("reply", "automatic", "stopped_job", "coalesced")
 
 
 class SpecError(BotError, ValueError):
@@ -72,6 +73,7 @@ class JobSpec:
     reply: str | None = None  # a reply job's kind: help | status | unknown_agent | not_allowed
     automatic: Automatic | None = None
     stopped_job: int | None = None  # only in rows an older intake queued for `@bot stop`
+    coalesced: int | None = None  # the pushes one waiting push review stands for (bot/web/review_push.py)
 
     @property
     def review_thread(self) -> int | None:

@@ -18,15 +18,10 @@ from __future__ import annotations
 from adapters import base as adapters
 from bot import config
 from bot.intake import grammar
-from bot.permissions import is_bot_author
+from bot.permissions import is_bot_author, own_accounts
 
 LABEL_PREFIX = "bot:"
 ISSUE_REQUEST = ("Work on this issue ({why}): do what it asks, and say what you did and what is left.")
-
-
-def own_accounts() -> set[str]:
-    handle = config.handle().lower()
-    return {handle, f"{handle}[bot]"}
 
 
 def automatic(event: str, data: dict) -> tuple[dict, grammar.Command] | None:

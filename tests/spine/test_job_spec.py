@@ -88,3 +88,9 @@ def test_a_job_whose_spec_cannot_be_read_fails_with_the_reason_and_the_next_is_c
     assert queue.claim(db, "w1").id == good
     row = store.get_job(db, broken)
     assert (row["status"], row["error"]) == ("failed", "unreadable job spec: job spec lacks 'number'")
+
+
+def test_a_push_review_that_coalesced_pushes_loads_with_their_count():
+    row = {**json.loads(PREVIOUS_ROW), "automatic": {"kind": "synchronize", "detail": "abc", "draft": False},
+           "coalesced": 3}
+    assert JobSpec.from_json(json.dumps(row)).coalesced == 3

@@ -66,3 +66,24 @@ async def test_githubs_refusal_of_the_permission_check_names_what_to_grant():
     with pytest.raises(Stop) as stop:
         await GitHubMode().permission(ctx)
     assert "Metadata: read" in stop.value.text
+
+
+def test_an_assignment_to_the_handle_or_its_app_is_to_the_bot():
+    assert permissions.own_accounts() == {"bot", "bot[bot]"}
+
+
+def test_the_app_posts_as_its_bot_account(monkeypatch):
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    assert permissions.own_logins() == {"bot[bot]"}
+
+
+def test_in_actions_the_bot_posts_as_github_actions(monkeypatch):
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    assert permissions.own_logins() == {"bot[bot]", "github-actions[bot]"}
+
+
+def test_the_client_and_the_triggers_read_the_one_list_of_own_logins():
+    from bot.github import client
+    from bot.intake import triggers
+    assert client.own_logins is permissions.own_logins
+    assert triggers.own_accounts is permissions.own_accounts
