@@ -18,6 +18,7 @@ from bot.db import DatabaseConfigError
 from bot.service import store
 from bot.service.worker import WorkerPool
 from bot.settings import manifest
+from sandbox import doctor_checks
 from sandbox.limits import raise_open_files_limit
 
 log = logging.getLogger("bot.cli.worker")
@@ -41,10 +42,23 @@ def main(argv: list[str]) -> int:
     except DatabaseConfigError as exc:
         print(f"bot worker: {exc}", file=sys.stderr)
         return 2
+    refusal = tier1_refusal()
+    if refusal:
+        print(f"bot worker: tier 1 cannot run here: {refusal}", file=sys.stderr)
+        return 2
     raise_open_files_limit()
     service_logging.start()  # as bot serve's: BOT_LOG_FORMAT, the job's ids, secrets masked
     asyncio.run(_run(size))
     return 0
+
+
+def tier1_refusal() -> str | None:
+    """The first failing floor check, in one line, when episodes run in tier 1: a worker that
+    could run none refuses to start rather than claim jobs it would fail."""
+    if config.sandbox_tier() != 1:
+        return None
+    failed = [detail for _, ok, detail in doctor_checks(config.sandbox_host()) if not ok]
+    return " ".join(failed[0].split()) if failed else None
 
 
 async def _run(size: int) -> None:

@@ -1,0 +1,65 @@
+"""What tier 1 needs from a container, named when it is missing: `bot sandbox check` says which
+requirement failed, and `bot worker` refuses to start in one line rather than run no episode.
+A masked /proc (what a container runtime does by default) is made here on the host: a private mount
+namespace with /dev/null over /proc/keys, so bwrap cannot mount the sandbox's own /proc."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import is_root
+from tests.spine.helpers import SECRET, app_key
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(not is_root() or shutil.which("unshare") is None,
+                                reason="masking /proc in a private mount namespace needs root and unshare")
+
+
+def with_masked_proc(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    script = 'mount --bind /dev/null /proc/keys && exec "$@"'
+    return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh",
+                           sys.executable, "-m", "bot.cli", *argv], cwd=ROOT, env=env or dict(os.environ),
+                          capture_output=True, text=True, timeout=120)
+
+
+def worker_env(tmp_path: Path) -> dict[str, str]:
+    return dict(os.environ, BOT_DATA_DIR=str(tmp_path / "data"), GITHUB_APP_ID="4242",
+                GITHUB_PRIVATE_KEY=app_key()[0], GITHUB_WEBHOOK_SECRET=SECRET, PYTHONPATH=str(ROOT))
+
+
+def test_sandbox_check_names_the_unmasked_proc_a_masked_proc_lacks() -> None:
+    done = with_masked_proc("sandbox", "check")
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAIL")]
+    assert done.returncode == 70
+    assert failed and failed[0].startswith("FAIL tier-1 sandbox starts: needs a fresh /proc"), done.stdout
+    assert "unmask=/proc/*" in failed[0] and "procMount: Unmasked" in failed[0]
+
+
+def test_worker_refuses_to_start_in_one_line_when_tier_1_cannot_run(tmp_path: Path) -> None:
+    done = with_masked_proc("worker", env=worker_env(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("bot worker: tier 1 cannot run here: needs a fresh /proc"), done.stderr
+
+
+def test_worker_on_tier_0_starts_without_asking_for_tier_1(tmp_path: Path) -> None:
+    env = dict(worker_env(tmp_path), BOT_SANDBOX_TIER="0")
+    proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                             'mount --bind /dev/null /proc/keys && exec "$@"', "sh", sys.executable, "-m",
+                             "bot.cli", "worker"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if "worker " in line and "at once" in line:
+                break
+        else:
+            pytest.fail("bot worker on tier 0 exited before it started")
+    finally:
+        proc.terminate()
+        proc.wait(60)
