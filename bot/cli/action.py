@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--handle", default="bot", help="workflow: the mention, without @")
     parser.add_argument("--agent", default="claude", help="workflow: the default agent")
     parser.add_argument("--triggers", help="workflow: also the automatic triggers, NAME,… or all "
-                                           "(labels, assignment, review_requested, pull_request_opened)")
+                                           f"({', '.join(action_workflow.TRIGGERS)})")
     parser.add_argument("--config", help="workflow: the triggers this .github/bot.yml turns on")
     parser.add_argument("--claude-subscription", action="store_true",
                         help="workflow: pass CLAUDE_CODE_OAUTH_TOKEN (from `claude setup-token`), not an API key")

@@ -27,6 +27,7 @@ from adapters import base as adapters
 from adapters.facts import ActionInputs
 from bot import config
 from bot.errors import BotError
+from bot.trigger_table import TRIGGERS as TRIGGER_TABLE
 from bot.workspace.repo_config import ConfigError, RepoConfig, parse
 
 _REMOTE = re.compile(r"(?:github\.com[:/])(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
@@ -63,19 +64,11 @@ MENTION_IF = """\
     if: >-
       contains(github.event.comment.body || github.event.review.body || github.event.issue.body, '@{handle}')
       && github.event.sender.type != 'Bot'"""
-TRIGGERS = ("labels", "assignment", "review_requested", "pull_request_opened")
-# trigger -> the events (and their activity types) it comes by, bot/intake/triggers.py
-TRIGGER_EVENTS: dict[str, dict[str, tuple[str, ...]]] = {
-    "labels": {"issues": ("labeled",), "pull_request": ("labeled",)},
-    "assignment": {"issues": ("assigned",), "pull_request": ("assigned",)},
-    "review_requested": {"pull_request": ("review_requested",)},
-    "pull_request_opened": {"pull_request": ("opened", "ready_for_review")}}
-TRIGGER_IF = {"labels": "startsWith(github.event.label.name, 'bot:')",
-              "assignment": "github.event.action == 'assigned'",
-              "review_requested": "github.event.action == 'review_requested'",
-              "pull_request_opened": "(github.event_name == 'pull_request'{not_draft}\n"
-                                     "            && (github.event.action == 'opened'"
-                                     " || github.event.action == 'ready_for_review'))"}
+# the automatic triggers the workflow can let in, by their bot.yml key (bot/trigger_table.py)
+OFFERED = tuple(trigger for trigger in TRIGGER_TABLE if trigger.in_workflow)
+TRIGGERS = tuple(trigger.key for trigger in OFFERED)
+TRIGGER_EVENTS: dict[str, dict[str, tuple[str, ...]]] = {trigger.key: dict(trigger.events) for trigger in OFFERED}
+TRIGGER_IF = {trigger.key: trigger.workflow_if for trigger in OFFERED}
 TYPE_ORDER = ("created", "submitted", "opened", "ready_for_review", "labeled", "assigned", "review_requested")
 
 
@@ -96,9 +89,9 @@ def triggers_from(names: str | None = None, config_path: str | None = None) -> T
     chosen: set[str] = set()
     drafts = False
     if config_path:
-        section = _config(config_path).triggers
-        chosen |= {name for name in TRIGGERS if getattr(section, name)}
-        drafts = bool(section.drafts)
+        parsed = _config(config_path)
+        chosen |= {trigger.key for trigger in OFFERED if trigger.is_on(parsed)}
+        drafts = bool(parsed.triggers.drafts)
     for name in filter(None, (part.strip() for part in (names or "").split(","))):
         if name == "all":
             chosen |= set(TRIGGERS)

@@ -15,11 +15,10 @@ from gidgethub import BadRequest
 
 from bot.intake.spec import Automatic
 from bot.job import authority
+from bot.trigger_table import BY_NAME
 from bot.workspace.repo_config import CONFIG_PATH, ConfigError, RepoConfig, parse
 
 log = logging.getLogger("bot.intake.gate")
-SWITCHES = {"label": "labels", "assignment": "assignment", "review_requested": "review_requested",
-            "pull_request_opened": "pull_request_opened", "synchronize": "on_push"}
 
 
 async def refused(thread: Any, automatic: Automatic, requester: str) -> str | None:
@@ -28,8 +27,8 @@ async def refused(thread: Any, automatic: Automatic, requester: str) -> str | No
     except ConfigError as exc:
         return f"{CONFIG_PATH} is invalid ({exc}): automatic triggers stay off"
     kind = automatic.kind
-    section = cfg.reviews if kind == "synchronize" else cfg.triggers  # reviews.on_push
-    if kind not in SWITCHES or not getattr(section, SWITCHES[kind]):
+    trigger = BY_NAME.get(kind)
+    if trigger is None or not trigger.is_on(cfg):
         return f"the {kind or 'unknown'} trigger is off in {CONFIG_PATH}"
     if kind == "pull_request_opened" and automatic.draft and not cfg.triggers.drafts:
         return "a draft pull request (triggers.drafts is off)"

@@ -14,6 +14,7 @@ RANKS = {
     "bot.config_kinds": 1.8,  # what each variable's text must be, below the table that names them
     "bot.metrics": 2.5, "bot.logs": 2.5,  # every layer may count and log into them
     "bot.retry": 3, "bot.permissions": 3, "bot.loopback": 3,
+    "bot.trigger_table": 3,  # the automatic triggers: read by the configuration model and the intake above it
     "bot.db": 3.5,
     "bot.record": 4,
     "bot.credentials": 5, "bot.github": 5, "bot.workspace": 5,
