@@ -526,6 +526,10 @@ def get(name: str, operator: Operator | None = None) -> Adapter:
 
 
 _BUILTINS = ("claude_code", "codex", "opencode", "gemini")
+# Installed packages add agents under this entry-point group: each entry names a module that
+# registers its adapter on import, or an adapter class (registered under its `name`).
+PLUGIN_GROUP = "bot.adapters"
+_plugins_loaded = False
 
 
 def _load_builtins() -> None:
@@ -537,3 +541,18 @@ def _load_builtins() -> None:
         except ModuleNotFoundError as exc:  # a module still being written
             if exc.name != f"adapters.{module}":
                 raise
+    _load_plugins()
+
+
+def _load_plugins() -> None:
+    """The adapters of installed packages (the operator's install, never a repository's files)."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=PLUGIN_GROUP):
+        loaded = entry.load()
+        if isinstance(loaded, type) and getattr(loaded, "name", ""):
+            register(loaded.name, loaded)

@@ -137,3 +137,19 @@ def test_opencode_reads_the_key_of_the_provider_its_model_names():
 def test_opencode_reads_a_custom_providers_key_variable_when_the_operator_names_one():
     adapter = base.get("opencode", base.Operator(key_env="MOCK_API_KEY", model="anthropic/claude-sonnet-4-5"))
     assert adapter.operator_variables() == ("MOCK_API_KEY",)
+
+
+def test_an_agent_that_declares_no_action_input_gets_its_key_in_the_steps_env(monkeypatch):
+    from bot.cli.action_workflow import render
+    from tests.adapters.fifth.agent import Fifth as FifthAgent
+
+    monkeypatch.setitem(base._REGISTRY, "fifth", FifthAgent)
+    workflow = render("octo/bot@v1", agent="fifth", sandbox_tier=0)
+    step = workflow.split("steps:", 1)[1]
+    assert "        env:\n          FIFTH_API_KEY: ${{ secrets.FIFTH_API_KEY }}\n" in step
+    assert '          sandbox-tier: "0"\n        env:' in step
+
+
+def test_a_name_people_write_for_an_agent_is_its_adapters_alias():
+    assert [base.canonical(word) for word in ("claude-code", "gemini-cli", "codex", "copilot")] == \
+        ["claude", "gemini", "codex", "copilot"]
