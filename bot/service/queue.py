@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from bot.db import Database
 from bot.intake.spec import JobSpec, SpecError
@@ -48,7 +49,7 @@ class Job:
     stopped_by: str | None = None  # who asked `@bot stop` (after the permission check)
 
     @classmethod
-    def from_row(cls, row: dict) -> Job:
+    def from_row(cls, row: dict[str, Any]) -> Job:
         return cls(id=row["id"], kind=row["kind"], conversation=row["conversation"],
                    spec=JobSpec.from_json(row["spec"]), attempts=row["attempts"],
                    tracking_comment_id=row["tracking_comment_id"],
@@ -69,11 +70,11 @@ def claim(db: Database, owner: str, lease_s: float = DEFAULT_LEASE_S,
     return None
 
 
-def _claim_row(db: Database, owner: str, lease_s: float, busy: tuple[int, ...]) -> dict | None:
+def _claim_row(db: Database, owner: str, lease_s: float, busy: tuple[int, ...]) -> dict[str, Any] | None:
     now = time.time()
     busy_sql = f"AND j.id NOT IN ({', '.join('?' * len(busy))})" if busy else ""
     # on PostgreSQL the row lock skips a job another worker is taking this instant (SKIP LOCKED)
-    row: dict | None = db.execute(_CLAIM.format(busy=busy_sql, lock=db.dialect.lock_rows),
+    row: dict[str, Any] | None = db.execute(_CLAIM.format(busy=busy_sql, lock=db.dialect.lock_rows),
                                   [owner, now + lease_s, now, now, *busy]).fetchone()
     return row
 
@@ -82,7 +83,7 @@ def renew(db: Database, job_id: int, owner: str, lease_s: float = DEFAULT_LEASE_
     """Extend the lease; False when the job is no longer ours."""
     cursor = db.execute("UPDATE jobs SET lease_expires = ? WHERE id = ? AND lease_owner = ? "
                         "AND status = 'running'", [time.time() + lease_s, job_id, owner])
-    return cursor.rowcount == 1
+    return bool(cursor.rowcount == 1)
 
 
 def finish(db: Database, job_id: int, status: str, error: str | None = None,
@@ -96,7 +97,7 @@ def finish(db: Database, job_id: int, status: str, error: str | None = None,
     if owner is not None:
         sql += " AND lease_owner = ?"
         params.append(owner)
-    done = db.execute(sql, params).rowcount == 1
+    done = bool(db.execute(sql, params).rowcount == 1)
     store.notify_queued(db)  # the thread's next episode may run now, on any machine
     return done
 
@@ -114,6 +115,6 @@ def request_stop(db: Database, conversation: str, by: str) -> list[int]:
     return store.write(db, flag)
 
 
-def open_jobs(db: Database, conversation: str) -> list[dict]:
+def open_jobs(db: Database, conversation: str) -> list[dict[str, Any]]:
     return list(db.query("SELECT * FROM jobs WHERE conversation = ? AND status IN ('queued', 'running') "
                          "ORDER BY id", [conversation]))

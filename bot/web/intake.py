@@ -18,7 +18,7 @@ import asyncio
 import http
 import logging
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
 import orjson
@@ -159,7 +159,7 @@ async def off_loop_if_long(body: object, work: Callable[[], T]) -> T:
     return work()
 
 
-def _longest_body(data: dict) -> str | None:
+def _longest_body(data: dict[str, Any]) -> str | None:
     """The longest text the decision may parse: the comment's, the review's or the item's."""
     bodies = [item.get("body") for name in ("comment", "review", "issue", "pull_request")
               if isinstance(item := data.get(name), dict)]
