@@ -12,6 +12,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from adapters import base
 from bot import config
@@ -128,7 +129,7 @@ def forget(db: Database, key: str, agent: str) -> None:
     db.execute("DELETE FROM sessions WHERE conversation = ? AND agent = ?", [key, agent])
 
 
-def recap(comments: list[dict], handle: str, limit_chars: int = 6000) -> str:
+def recap(comments: list[dict[str, Any]], handle: str, limit_chars: int = 6000) -> str:
     """The thread so far, newest last, trimmed from the oldest end, for a fresh session."""
     lines = []
     for comment in comments:

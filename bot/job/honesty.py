@@ -13,6 +13,7 @@ Three cases, each decided from what the bot itself saw, never from what the agen
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from adapters.base import Result
 
@@ -47,7 +48,7 @@ def failure_reason(result: Result) -> str:
     return f"{lead}: {error}" if lead and not error.startswith(lead) else error
 
 
-def blind_claim(agent: str, text: str, events: list[dict], changed: bool) -> str | None:
+def blind_claim(agent: str, text: str, events: list[dict[str, Any]], changed: bool) -> str | None:
     """A warning line when the answer describes changes that no recorded act can back:
     no tool call of any kind in the run's record and no file changed."""
     if changed or not _CLAIM.search(text or ""):

@@ -3,10 +3,14 @@ so the service, the Action and `bot run` word each case the same way."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.record import inert
+from bot.relay.budgets import Spend
 from bot.relay.unavailable import ProviderUnavailable, duration
+
+if TYPE_CHECKING:
+    from bot.job.conversations import Session
 
 WRITE_LEVELS = ("write", "maintain", "admin")
 
@@ -21,8 +25,8 @@ def help_text(handle: str, agents: Sequence[str], default_agent: str) -> str:
             f"Only people with write access to the repository can start a run.")
 
 
-def status(conversation: str, sessions: Iterable, jobs: Iterable[dict],
-           spend: Mapping[str, Any] | None = None, requester: str | None = None) -> str:
+def status(conversation: str, sessions: Iterable[Session], jobs: Iterable[dict[str, Any]],
+           spend: Mapping[str, Spend] | None = None, requester: str | None = None) -> str:
     """The thread's sessions (one per agent), its running and queued jobs, and the model spend the
     relay's ledger holds (`spend`: window -> Spend, for the windows "thread" and "requester_day")."""
     lines = [f"**Status of {conversation}**", ""]
@@ -39,7 +43,7 @@ def status(conversation: str, sessions: Iterable, jobs: Iterable[dict],
     return "\n".join(lines)
 
 
-def _spend(spend: Any) -> str:
+def _spend(spend: Spend) -> str:
     unpriced = f" ({spend.unpriced_calls} unpriced calls)" if spend.unpriced_calls else ""
     return f"{spend.tokens:,} tokens, ${spend.usd:.4f}{unpriced}"
 

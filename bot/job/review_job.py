@@ -109,7 +109,7 @@ async def _review(db: Any, ctx: JobContext, worktree: Worktree, tracking: Tracki
     return await _publish(db, ctx, worktree, reviews, scope, check, past)
 
 
-def _scope(files: list[dict], past: History, budget: int) -> Scope:
+def _scope(files: list[dict[str, Any]], past: History, budget: int) -> Scope:
     """The whole pull request, or (incremental) only its files changed since the commit reviewed last."""
     if not past.change.incremental:
         return plan(files, budget)
@@ -267,7 +267,7 @@ def _tail(text: str, blocks: list[Provenance]) -> str:
     return text + "".join(f"\n\n{b.details_block()}\n{b.marker()}" for b in blocks)
 
 
-def _record(db: Any, ctx: JobContext, reviews: list[Review], posted: dict, comments: int) -> None:
+def _record(db: Any, ctx: JobContext, reviews: list[Review], posted: dict[str, Any], comments: int) -> None:
     """The bot's own act, in each agent's run: the review it posted."""
     recorder = Recorder(db, secrets=ctx.secrets)
     for review in reviews:

@@ -104,7 +104,8 @@ async def disk_quotas(config: SandboxConfig) -> list[disk.Quota]:
 
 
 def _watch_interval_s() -> float:
-    return bot_config.value("BOT_DISK_WATCH_INTERVAL")
+    interval: float = bot_config.value("BOT_DISK_WATCH_INTERVAL")
+    return interval
 
 
 async def _stop_when_over(proc: SandboxProcess, quotas: list[disk.Quota]) -> disk.Breach:
@@ -114,7 +115,7 @@ async def _stop_when_over(proc: SandboxProcess, quotas: list[disk.Quota]) -> dis
     return breach
 
 
-async def _final_disk_check(watcher: asyncio.Task, quotas: list[disk.Quota]) -> disk.Breach | None:
+async def _final_disk_check(watcher: asyncio.Task[disk.Breach], quotas: list[disk.Quota]) -> disk.Breach | None:
     """What the watch stopped, else one more look now that nothing writes: a burst between two
     looks must not reach the commit, the cache or the next turn."""
     if watcher.done() and not watcher.cancelled():

@@ -23,7 +23,7 @@ import time
 from collections.abc import Awaitable, Callable
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from bot import config
 from bot.credentials import vault
@@ -268,12 +268,12 @@ def restore(db: Database, conversation: str, agent: str) -> bool:
     return _bring_here(_stored_row(db, conversation, agent), conversation, agent)
 
 
-def _stored_row(db: Database, conversation: str, agent: str) -> dict | None:
+def _stored_row(db: Database, conversation: str, agent: str) -> dict[str, Any] | None:
     return db.execute("SELECT version, sealed FROM session_homes WHERE conversation = ? AND agent = ?",
                       [conversation, agent]).fetchone()
 
 
-def _bring_here(row: dict | None, conversation: str, agent: str) -> bool:
+def _bring_here(row: dict[str, Any] | None, conversation: str, agent: str) -> bool:
     home = conversations.home_dir(conversation, agent)
     if row is None or (_holds(conversation, agent, _stamp(row["version"], row["sealed"])) and any(home.iterdir())):
         return False  # nothing stored, or the local home is the latest (and was not removed since)

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from adapters.base import Tier
 from bot import config
@@ -62,7 +62,7 @@ class ThreadContext:
 
     def __init__(self, ctx: JobContext, attachments: Path | None = None) -> None:
         self.ctx, self.folder = ctx, attachments
-        self.removed: Counter = Counter()
+        self.removed: Counter[str] = Counter()
         self._data: ThreadData | None = None
         self._lock = asyncio.Lock()
 
@@ -97,11 +97,11 @@ class ThreadContext:
 
 # ---------------------------------------------------------------- cleaning
 
-def clean(data: ThreadData) -> Counter:
+def clean(data: ThreadData) -> Counter[str]:
     """Every text people, apps or CI wrote, cleaned in place; what was removed, by kind."""
-    removed: Counter = Counter()
+    removed: Counter[str] = Counter()
 
-    def markdown(holder: dict, key: str) -> None:
+    def markdown(holder: dict[str, Any], key: str) -> None:
         if holder.get(key):
             cleaned = clean_markdown(holder[key])
             holder[key] = cleaned.text
@@ -135,7 +135,7 @@ def clean(data: ThreadData) -> Counter:
 _MARKER = re.compile(r"<!-- (bot:[a-z]+ [^<>]*?) -->")
 
 
-def _take_our_markers(comment: dict) -> None:
+def _take_our_markers(comment: dict[str, Any]) -> None:
     """The bot's own job and run markers (only in the bot's own comments, outside code: anyone can
     paste one) say which comments are the bot's; they are not hidden content of the thread."""
     if not is_own_comment(comment) or not comment.get("body"):
@@ -146,7 +146,7 @@ def _take_our_markers(comment: dict) -> None:
         comment["body"] = comment["body"].replace(found, "", 1)
 
 
-def _clean_check(check: Check, markdown: Callable[[dict, str], None],
+def _clean_check(check: Check, markdown: Callable[[dict[str, Any], str], None],
                  plain: Callable[[str | None], str | None]) -> None:
     holder = {"title": check.title, "summary": check.summary}
     markdown(holder, "title")
@@ -186,7 +186,7 @@ def cut(text: str, limit: int) -> str:
     return text[:limit].rstrip() + f"\n… ({len(text) - limit} more characters left out)"
 
 
-def _who(item: dict) -> str:
+def _who(item: dict[str, Any]) -> str:
     login = (item.get("user") or {}).get("login") or "someone"
     association = item.get("author_association")
     return f"@{login}" + (f" ({association})" if association and association != "NONE" else "")
@@ -262,7 +262,7 @@ def _comments(data: ThreadData, budget: Budget, current_job: int | None) -> str:
     return f"## Comments ({len(rendered)}, oldest first)\n\n" + note + "\n\n".join(reversed(kept))
 
 
-def _comment(comment: dict, current_job: int | None) -> str:
+def _comment(comment: dict[str, Any], current_job: int | None) -> str:
     said = _said(comment, current_job)
     if said is None:
         return ""
@@ -272,7 +272,7 @@ def _comment(comment: dict, current_job: int | None) -> str:
     return f"**{_who(comment)}**" + (f" · {when}" if when else "") + f":\n{said}"
 
 
-def _said(comment: dict, current_job: int | None) -> str | None:
+def _said(comment: dict[str, Any], current_job: int | None) -> str | None:
     """What a comment says; for the bot's own, its answer without the provenance, and nothing
     for this job's tracking comment or a bot comment that says nothing."""
     body = (comment.get("body") or "").strip()
@@ -326,7 +326,7 @@ def _diff(data: ThreadData, budget: Budget) -> str:
     return head + "\n\n" + diff_summary(data.files, budget.diff)
 
 
-def _file_label(entry: dict) -> str:
+def _file_label(entry: dict[str, Any]) -> str:
     name = entry.get("filename") or "?"
     if entry.get("previous_filename"):
         name = f"{entry['previous_filename']} → {name}"
@@ -334,7 +334,7 @@ def _file_label(entry: dict) -> str:
     return f"`{name}` ({entry.get('status') or 'changed'}, +{added} −{removed})"
 
 
-def _file_block(entry: dict) -> str:
+def _file_block(entry: dict[str, Any]) -> str:
     patch = entry.get("patch")
     if not patch:
         return f"### {_file_label(entry)}\n(no patch from GitHub: a binary file, or too large to show)"
@@ -346,7 +346,7 @@ def hunks(patch: str) -> list[str]:
     return [h for h in re.split(r"(?m)^(?=@@ )", patch or "") if h.strip()]
 
 
-def diff_summary(files: list[dict], limit: int) -> str:
+def diff_summary(files: list[dict[str, Any]], limit: int) -> str:
     """Over budget: every file with its size, then the largest hunks that fit, and a note of what
     was left out."""
     listing = "\n".join(f"- {_file_label(f)}, patch {len(f.get('patch') or ''):,} characters" for f in files)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 # provider -> (its API root, the APIs it is called with, where it takes its key upstream).
 # Besides the three first-party APIs, the OpenAI-compatible providers OpenCode can run (its
@@ -107,7 +108,7 @@ _OPENAI_TYPES = {401: "invalid_api_key", 403: "permission_denied", 404: "not_fou
 def error_body(api: str, status: int, message: str, code: str = "relay") -> bytes:
     """`message` as the provider's own error object for `status`."""
     if api == "anthropic":
-        body: dict = {"type": "error", "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"),
+        body: dict[str, Any] = {"type": "error", "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"),
                                                  "message": message}}
     elif api == "gemini":
         body = {"error": {"code": status, "message": message, "status": _GOOGLE_STATUS.get(status, "INTERNAL")}}

@@ -103,7 +103,7 @@ def check(api: str, raw: bytes, headers: list[tuple[bytes, bytes]], *, web_acces
     return Checked(body, headers, model, ceiling, strip_usage, judge.dropped, judge.allowed)
 
 
-def _parse(raw: bytes) -> dict:
+def _parse(raw: bytes) -> dict[str, Any]:
     try:
         request = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -114,7 +114,7 @@ def _parse(raw: bytes) -> dict:
     return request
 
 
-def _ask_for_usage(request: dict) -> bool:
+def _ask_for_usage(request: dict[str, Any]) -> bool:
     """A streamed chat call reports its usage only when asked: always ask. True when the client had not."""
     if request.get("stream") is not True:
         return False
@@ -126,7 +126,7 @@ def _ask_for_usage(request: dict) -> bool:
     return True
 
 
-def _max_output(api: str, request: dict) -> int:
+def _max_output(api: str, request: dict[str, Any]) -> int:
     """The request's output limit times the answers it asks for (chat `n`, Gemini `candidateCount`)."""
     config = request.get("generationConfig")
     config = config if isinstance(config, dict) else {}
@@ -162,7 +162,7 @@ def _without_beta_flags(headers: list[tuple[bytes, bytes]], judge: _Judge) -> li
 
 # ---------------------------------------------------------------- per API
 
-def _filtered(holder: dict, key: str, provider_run: Callable[[Any], str | None], judge: _Judge) -> bool:
+def _filtered(holder: dict[str, Any], key: str, provider_run: Callable[[Any], str | None], judge: _Judge) -> bool:
     """Drops from holder[key] (a tool list) the provider-run tools the judge does not keep; an
     emptied list is removed. True when the list was removed."""
     tools = holder.get(key)
@@ -178,7 +178,7 @@ def _filtered(holder: dict, key: str, provider_run: Callable[[Any], str | None],
     return True
 
 
-def _anthropic(request: dict, judge: _Judge) -> None:
+def _anthropic(request: dict[str, Any], judge: _Judge) -> None:
     if "mcp_servers" in request:
         judge.connector("the MCP connector `mcp_servers`")
 
@@ -200,7 +200,7 @@ def _responses_tool(tool: Any, judge: _Judge) -> str | None:
     return f"provider-run tool {kind}" if isinstance(kind, str) and _RESPONSES_PROVIDER_TOOL.match(kind) else None
 
 
-def _responses(request: dict, judge: _Judge) -> None:
+def _responses(request: dict[str, Any], judge: _Judge) -> None:
     if _filtered(request, "tools", lambda tool: _responses_tool(tool, judge), judge):
         request.pop("tool_choice", None)
     items = request.get("input")
@@ -209,7 +209,7 @@ def _responses(request: dict, judge: _Judge) -> None:
             _filtered(item, "tools", lambda tool: _responses_tool(tool, judge), judge)
 
 
-def _chat(request: dict, judge: _Judge) -> None:
+def _chat(request: dict[str, Any], judge: _Judge) -> None:
     for option in _CHAT_PROVIDER_OPTIONS:
         if option in request and not judge.keeps(f"provider-run option {option}"):
             del request[option]
@@ -225,7 +225,7 @@ def _chat(request: dict, judge: _Judge) -> None:
         request.pop("tool_choice", None)
 
 
-def _gemini(request: dict, judge: _Judge) -> None:
+def _gemini(request: dict[str, Any], judge: _Judge) -> None:
     tools = request.get("tools")
     if not isinstance(tools, list):
         return
@@ -246,7 +246,7 @@ def _gemini(request: dict, judge: _Judge) -> None:
             request.pop("toolConfig", None)
 
 
-_POLICIES: dict[str, Callable[[dict, _Judge], None]] = {
+_POLICIES: dict[str, Callable[[dict[str, Any], _Judge], None]] = {
     "anthropic": _anthropic, "responses": _responses, "chat": _chat, "gemini": _gemini}
 
 

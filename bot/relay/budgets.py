@@ -154,7 +154,8 @@ class Exceeded:
 
     @property
     def message(self) -> str:
-        unit = (lambda v: f"${v:.4f}") if self.cap.endswith("_usd") else (lambda v: f"{int(v)} tokens")
+        def unit(value: float) -> str:
+            return f"${value:.4f}" if self.cap.endswith("_usd") else f"{int(value)} tokens"
         held = f" with up to {unit(self.held)} more held by calls still being answered" if self.held else ""
         return (f"budget reached: {CAPS[self.cap]} is {unit(self.spent)}{held} of a {unit(self.limit)} cap "
                 f"({self.cap}); {self.raise_how}")

@@ -70,7 +70,7 @@ class Login:
         exp = _claims(self.access_token).get("exp")
         return isinstance(exp, (int, float)) and exp - EXPIRY_MARGIN_S <= (now or time.time())
 
-    def renewed(self, answer: dict) -> Login:
+    def renewed(self, answer: dict[str, Any]) -> Login:
         return replace(self, access_token=answer["access_token"],
                        refresh_token=answer.get("refresh_token") or self.refresh_token,
                        id_token=answer.get("id_token") or self.id_token)
@@ -150,7 +150,7 @@ class Session:
                 self._on_refresh(self.login.auth_json())
 
 
-def _json(response: httpx.Response) -> dict:
+def _json(response: httpx.Response) -> dict[str, Any]:
     try:
         body = response.json()
     except ValueError:
@@ -158,7 +158,7 @@ def _json(response: httpx.Response) -> dict:
     return body if isinstance(body, dict) else {}
 
 
-def _claims(jwt: str) -> dict:
+def _claims(jwt: str) -> dict[str, Any]:
     """A JWT's payload, unverified (only its expiry and plan are read), else {}."""
     parts = jwt.split(".") if isinstance(jwt, str) else []
     if len(parts) != 3:
@@ -170,7 +170,7 @@ def _claims(jwt: str) -> dict:
     return claims if isinstance(claims, dict) else {}
 
 
-def _b64(value: dict) -> str:
+def _b64(value: dict[str, Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
 
 

@@ -78,7 +78,7 @@ def _error(body: bytes) -> dict[str, Any]:
     return error if isinstance(error, dict) else {}
 
 
-def observed(events: list[dict]) -> ProviderUnavailable | None:
+def observed(events: list[dict[str, Any]]) -> ProviderUnavailable | None:
     """What the relay recorded for this episode (its last unavailability), from the run's events."""
     found = [e for e in events if e.get("kind") == EVENT and e.get("tier") == "enforced"]
     return ProviderUnavailable.from_json(found[-1].get("raw")) if found else None

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass
+from typing import Any
 
 JSON_CAP = 32 << 20  # a reply larger than this is passed on but not read for usage
 EVENT_CAP = 16 << 20  # one SSE event larger than this is passed on but not read
@@ -42,7 +43,7 @@ class CallUsage:
     def total_tokens(self) -> int:
         return self.input_tokens + self.cached_tokens + self.cache_write_tokens + self.output_tokens
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -50,11 +51,11 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
-def _dict(value: object) -> dict:
+def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def anthropic_usage(usage: dict) -> CallUsage:
+def anthropic_usage(usage: dict[str, Any]) -> CallUsage:
     """`cache_creation` splits the cache writes by retention (five minutes, one hour)."""
     by_retention = _dict(usage.get("cache_creation"))
     one_hour = _int(by_retention.get("ephemeral_1h_input_tokens"))
@@ -65,7 +66,7 @@ def anthropic_usage(usage: dict) -> CallUsage:
                      long_cache_write_tokens=min(one_hour, writes))
 
 
-def openai_usage(usage: dict, prompt: str = "input_tokens", completion: str = "output_tokens") -> CallUsage:
+def openai_usage(usage: dict[str, Any], prompt: str = "input_tokens", completion: str = "output_tokens") -> CallUsage:
     """Responses (input_tokens/output_tokens) and Chat Completions (prompt_tokens/completion_tokens).
     The prompt count includes the cache reads and writes its details break out."""
     details = _dict(usage.get(f"{prompt}_details"))
@@ -77,7 +78,7 @@ def openai_usage(usage: dict, prompt: str = "input_tokens", completion: str = "o
                      reasoning_tokens=_int(_dict(usage.get(f"{completion}_details")).get("reasoning_tokens")))
 
 
-def gemini_usage(meta: dict) -> CallUsage:
+def gemini_usage(meta: dict[str, Any]) -> CallUsage:
     cached = _int(meta.get("cachedContentTokenCount"))
     thoughts = _int(meta.get("thoughtsTokenCount"))
     prompt = _int(meta.get("promptTokenCount")) + _int(meta.get("toolUsePromptTokenCount"))
@@ -129,7 +130,7 @@ class UsageTap:
         self._tail = b""
         self._body = bytearray()
         self._overflow = False
-        self._kept: dict[str, dict] = {}  # kind -> the last event of that kind that carries usage
+        self._kept: dict[str, dict[str, Any]] = {}  # kind -> the last event of that kind that carries usage
 
     def feed(self, chunk: bytes) -> None:
         if not self.sse:
@@ -197,7 +198,7 @@ def _events_around(complete: bytes, markers: re.Pattern[bytes], crlf: bool) -> l
     return [complete[start:end].strip(b"\r\n") for start, end in spans]
 
 
-def _from_events(api: str, events: dict[str, dict]) -> tuple[CallUsage | None, str | None]:
+def _from_events(api: str, events: dict[str, dict[str, Any]]) -> tuple[CallUsage | None, str | None]:
     if api == "anthropic":
         start = _dict(_dict(events.get("message_start")).get("message"))
         usage = dict(_dict(start.get("usage")))

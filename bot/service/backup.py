@@ -23,6 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bot import config
 from bot.credentials import rotation, vault
@@ -46,7 +47,7 @@ class Restored:
     secrets: int
 
 
-def backup(dest: Path, sealed_files: tuple[str, ...] = ()) -> dict:
+def backup(dest: Path, sealed_files: tuple[str, ...] = ()) -> dict[str, Any]:
     """Write the archive to `dest` (which must not exist); returns its manifest. `sealed_files`:
     other files of the data dir sealed with the key (the GitHub App settings of the first run)."""
     source = _sqlite_path()
@@ -57,7 +58,7 @@ def backup(dest: Path, sealed_files: tuple[str, ...] = ()) -> dict:
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".bot-backup-") as scratch:
         snapshot = Path(scratch) / "bot.db"
         _online_copy(source, snapshot)
-        manifest: dict = {"format": FORMAT, "created_at": time.time(),
+        manifest: dict[str, Any] = {"format": FORMAT, "created_at": time.time(),
                     "key": "BOT_SECRET_KEY (not in this archive)" if inline else "secret.key",
                     "bytes": snapshot.stat().st_size, "files": []}
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from bot import config
 from bot.db import Database
@@ -19,7 +20,7 @@ KIND = "outsider-reply"  # a notices row: the last reply to someone without perm
 NOT_ALLOWED = "not_allowed"  # claimed once per thread by store.enqueue_delivery instead
 
 
-def capped(spec: dict, conversation: str,
+def capped(spec: dict[str, Any], conversation: str,
            statements: Callable[[Database], int | None]) -> Callable[[Database], int | None]:
     """`statements` (which store a job), preceded for a reply to someone without permission by
     the claim of the thread's reply for the window: None, storing nothing, when it is taken."""
@@ -32,8 +33,9 @@ def capped(spec: dict, conversation: str,
 def claim(conn: Database, conversation: str) -> bool:
     """Take the thread's reply to an outsider unless one was sent within the window."""
     now = time.time()
-    return conn.execute(
+    changed: int = conn.execute(
         "INSERT INTO notices (conversation, kind, created_at) VALUES (?, ?, ?) "
         "ON CONFLICT (conversation, kind) DO UPDATE SET created_at = excluded.created_at "
         "WHERE notices.created_at <= ?",
-        [conversation, KIND, now, now - config.value("BOT_OUTSIDER_REPLY_WINDOW")]).rowcount == 1
+        [conversation, KIND, now, now - config.value("BOT_OUTSIDER_REPLY_WINDOW")]).rowcount
+    return changed == 1

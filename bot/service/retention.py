@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from bot import config
 from bot.db import Database
@@ -165,7 +166,7 @@ async def sweep(db: Database, policy: Policy | None = None) -> Swept:
     return swept
 
 
-def note_closed(db: Database, event: str, payload: dict) -> bool:
+def note_closed(db: Database, event: str, payload: dict[str, Any]) -> bool:
     """An issue or pull request closed (or reopened): remember when, for the closed-thread window.
     Returns whether the event was one of those (the webhook intake then has nothing else to do)."""
     item = payload.get("issue") if event == "issues" else payload.get("pull_request") if event == "pull_request" \
@@ -301,7 +302,7 @@ class Sweeper:
 
     def __init__(self, interval_s: float | None = None):
         self.interval_s = config.value("BOT_GC_INTERVAL") if interval_s is None else interval_s
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
     def start(self) -> Sweeper:
         if self.interval_s > 0:

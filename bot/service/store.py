@@ -122,7 +122,7 @@ async def commit(db: Database, statements: Callable[[Database], T]) -> T:
 
 
 def enqueue_delivery(conn: Database, *, delivery_id: str, event: str, action: str | None, kind: str,
-                     conversation: str, spec: dict, notice: str | None = None) -> int | None:
+                     conversation: str, spec: dict[str, Any], notice: str | None = None) -> int | None:
     """Insert the job unless the delivery, or the object it is about (`spec["trigger_key"]`: a
     replay of a signed body under a new delivery id), already has a live one (a failed job may be
     retried), claiming the once-per-thread notice if any. Returns the job id, or None when nothing may be
@@ -146,7 +146,8 @@ def enqueue_delivery(conn: Database, *, delivery_id: str, event: str, action: st
     if row is None:
         return None
     notify_queued(conn)
-    return row["id"]
+    job_id: int = row["id"]
+    return job_id
 
 
 def notify_queued(db: Database) -> None:
@@ -156,11 +157,11 @@ def notify_queued(db: Database) -> None:
         db.execute(statement)
 
 
-def get_job(db: Database, job_id: int) -> dict | None:
+def get_job(db: Database, job_id: int) -> dict[str, Any] | None:
     return db.execute("SELECT * FROM jobs WHERE id = ?", [job_id]).fetchone()
 
 
-def jobs(db: Database, conversation: str | None = None) -> list[dict]:
+def jobs(db: Database, conversation: str | None = None) -> list[dict[str, Any]]:
     if conversation is None:
         return list(db.query("SELECT * FROM jobs ORDER BY id"))
     return list(db.query("SELECT * FROM jobs WHERE conversation = ? ORDER BY id", [conversation]))

@@ -46,7 +46,7 @@ class Wakeup:
     def __init__(self, pool: Any) -> None:
         self.pool = pool
         self.started_at = time.time()
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:
         self._tasks.append(asyncio.create_task(self._heartbeats()))
@@ -92,7 +92,7 @@ def beat(db: Database, owner: str, running: int, capacity: int, started_at: floa
                [owner, socket.gethostname(), os.getpid(), version(), running, capacity, started_at, time.time()])
 
 
-def connected_workers(db: Database, now: float | None = None) -> list[dict]:
+def connected_workers(db: Database, now: float | None = None) -> list[dict[str, Any]]:
     """The workers that heartbeated recently, oldest first."""
     since = (now or time.time()) - ALIVE_S
     return db.query("SELECT owner, host, pid, version, running, capacity, started_at, seen_at FROM workers "

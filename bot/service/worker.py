@@ -26,6 +26,7 @@ from bot.github.client import Thread, TokenCache, installation_thread, transient
 from bot.intake import gate
 from bot.intake.job_context import Queued, context_for
 from bot.job import pipeline
+from bot.job.context import JobContext
 from bot.job.tracking import GitHubSurface, TrackingComment
 from bot.service import commands, queue, store, wakeup
 from bot.service.reply_texts import reply_text
@@ -50,7 +51,7 @@ class WorkerPool:
         self.tokens = TokenCache()
         self.running: dict[int, asyncio.Task] = {}
         self.surfaces: dict[int, GitHubSurface] = {}  # of the running episodes, muted if taken over
-        self.contexts: dict[int, pipeline.JobContext] = {}  # of the running episodes: who stopped them
+        self.contexts: dict[int, JobContext] = {}  # of the running episodes: who stopped them
         self.started_at: dict[int, float] = {}  # monotonic, per running job: its outcome line's time taken
         self._wake = asyncio.Event()
         self._stopping = False
@@ -233,7 +234,7 @@ class WorkerPool:
             return "done"
         return await pipeline.run(self.db, self._context(job, thread), cancel)
 
-    def _context(self, job: queue.Job, thread: Thread) -> pipeline.JobContext:
+    def _context(self, job: queue.Job, thread: Thread) -> JobContext:
         def remember(comment_id: int) -> None:
             store.update_job(self.db, job.id, tracking_comment_id=comment_id)
 

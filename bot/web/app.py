@@ -36,7 +36,7 @@ async def healthz(request: Request) -> JSONResponse:
                          "running_jobs": len(pool.running) if pool else 0})
 
 
-def _settings_routes() -> list:
+def _settings_routes() -> list[Route]:
     return list(settings.routes) + list(first_run.routes)
 
 
@@ -45,7 +45,7 @@ def _hold_bridge_streams(hold: bool) -> None:
     process's uvicorn starts shutting down, which would cut the in-process bridges' tool calls at
     SIGTERM. Running jobs get their grace period first; the streams close after it."""
     if hold:
-        AppStatus.disable_automatic_graceful_drain()
+        AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]  # sse_starlette: untyped
     else:
         AppStatus.should_exit = True
 

@@ -35,7 +35,7 @@ INTAKE_ONLY = "none here (BOT_WORKERS=0: intake only)"
 CLAIMING_WITHIN_S = 30.0  # a claim loop silent for longer is stuck (it looks every half second)
 
 
-async def readiness(app: Any) -> tuple[bool, dict]:
+async def readiness(app: Any) -> tuple[bool, dict[str, Any]]:
     checks: dict[str, Any] = {}
     try:
         checks["jobs"] = job_counts(app.state)

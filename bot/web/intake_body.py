@@ -50,7 +50,8 @@ class BodySlots:
         return slots
 
     def free(self) -> bool:
-        return self.reading < config.value("BOT_WEBHOOK_CONCURRENCY")
+        limit: int = config.value("BOT_WEBHOOK_CONCURRENCY")
+        return self.reading < limit
 
     @contextmanager
     def taken(self) -> Iterator[None]:

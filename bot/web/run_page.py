@@ -22,6 +22,7 @@ import re
 import secrets as random_tokens
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 from sse_starlette.sse import EventSourceResponse
@@ -128,7 +129,7 @@ class _AccessWatch:
             return True
 
 
-async def _stream(recorder: Recorder, run_id: str, after: int, watch: _AccessWatch) -> AsyncIterator[dict]:
+async def _stream(recorder: Recorder, run_id: str, after: int, watch: _AccessWatch) -> AsyncIterator[dict[str, Any]]:
     """Every event past `after`, as they are recorded; `done` once the run has finished;
     `revoked` (and the end) once the viewer has signed out or lost read access."""
     try:
@@ -141,7 +142,7 @@ async def _stream(recorder: Recorder, run_id: str, after: int, watch: _AccessWat
             del _open_streams[watch.user_id]
 
 
-async def _messages(recorder: Recorder, run_id: str, after: int, watch: _AccessWatch) -> AsyncIterator[dict]:
+async def _messages(recorder: Recorder, run_id: str, after: int, watch: _AccessWatch) -> AsyncIterator[dict[str, Any]]:
     while True:
         if not await watch.still_allowed():
             yield {"event": "revoked", "data": json.dumps({"reason": "signed out or no longer allowed"})}
@@ -157,7 +158,7 @@ async def _messages(recorder: Recorder, run_id: str, after: int, watch: _AccessW
         await asyncio.sleep(POLL_S)
 
 
-def shown(event: dict) -> dict:
+def shown(event: dict[str, Any]) -> dict[str, Any]:
     """What the page shows of one recorded event: never its arguments, a short masked text."""
     return {"seq": event["seq"], "ts": event["ts"], "tier": event["tier"], "kind": event["kind"],
             "tool": _clean(event.get("tool")), "outcome": _clean(event.get("outcome")),
@@ -166,11 +167,11 @@ def shown(event: dict) -> dict:
 
 # ---- who may look
 
-async def _allowed(request: Request, recorder: Recorder) -> dict:
+async def _allowed(request: Request, recorder: Recorder) -> dict[str, Any]:
     return (await _allowed_viewer(request, recorder))[0]
 
 
-async def _allowed_viewer(request: Request, recorder: Recorder) -> tuple[dict, WebSession]:
+async def _allowed_viewer(request: Request, recorder: Recorder) -> tuple[dict[str, Any], WebSession]:
     """The run and its viewer, when the signed-in viewer may read its repository on GitHub;
     else RunPageRefusal."""
     run_id = request.path_params["run_id"]
@@ -195,7 +196,7 @@ async def _allowed_viewer(request: Request, recorder: Recorder) -> tuple[dict, W
     return run, session
 
 
-def _repo_of(run: dict | None) -> str | None:
+def _repo_of(run: dict[str, Any] | None) -> str | None:
     conversation = (run or {}).get("conversation") or ""
     repo = conversation.rpartition("#")[0]
     return repo if _REPO.match(repo) else None
@@ -220,7 +221,7 @@ async def can_read(token: str, repo: str, repo_id: object = None) -> bool:
 
 # ---- the pages
 
-def _live(run: dict, requester: str) -> str:
+def _live(run: dict[str, Any], requester: str) -> str:
     nonce = random_tokens.token_urlsafe(16)
     script = """
 const list = document.getElementById("events");
@@ -241,7 +242,7 @@ source.addEventListener("revoked", () => { source.close(); location.reload(); })
     return _doc(f"Run {run['id'][:12]}", body)
 
 
-async def _record(recorder: Recorder, run: dict) -> str:
+async def _record(recorder: Recorder, run: dict[str, Any]) -> str:
     events = recorder.events(run["id"])
     tiers = provenance.tier_summary(events, run.get("egress") or {})
     rows = "".join(f"<tr><td>{tier}</td><td>{summary['count']}</td><td>{_e(summary['what'])}</td></tr>"
@@ -260,7 +261,7 @@ async def _record(recorder: Recorder, run: dict) -> str:
     return _doc(f"Run {run['id'][:12]}", body)
 
 
-def _summary(run: dict, events: list[dict] | None = None, requester: str = "—") -> str:
+def _summary(run: dict[str, Any], events: list[dict[str, Any]] | None = None, requester: str = "—") -> str:
     spend = provenance.model_spend(events or [])
     tokens = "—" if spend is None else f"{spend.total_tokens} tokens" + (
         f", ${spend.cost_usd:.4f}" if spend.cost_usd is not None else "")
@@ -274,12 +275,12 @@ def _summary(run: dict, events: list[dict] | None = None, requester: str = "—"
                             for name, value in facts) + "</dl>"
 
 
-def _requester(recorder: Recorder, run: dict) -> str:
+def _requester(recorder: Recorder, run: dict[str, Any]) -> str:
     author = _job_spec(recorder, run).get("author")
     return f"@{author}" if isinstance(author, str) else "—"
 
 
-def _job_spec(recorder: Recorder, run: dict) -> dict:
+def _job_spec(recorder: Recorder, run: dict[str, Any]) -> dict[str, Any]:
     """The spec of the job the run served ({} for none): who asked, and the repository's id."""
     if not (run.get("job_id") or "").isdigit():
         return {}
@@ -291,7 +292,7 @@ def _job_spec(recorder: Recorder, run: dict) -> dict:
     return spec if isinstance(spec, dict) else {}
 
 
-async def _diff(run: dict, events: list[dict]) -> str:
+async def _diff(run: dict[str, Any], events: list[dict[str, Any]]) -> str:
     """The bot's own commit against the run's base, from the bot's mirror (never the agent's tree)."""
     commit = next((e["raw"] for e in reversed(events) if e["tier"] == "enforced" and e["kind"] == "commit"), "")
     base, repo = run.get("base_commit") or "", _repo_of(run)
@@ -307,7 +308,7 @@ async def _diff(run: dict, events: list[dict]) -> str:
     return _clean(out, limit=MAX_DIFF)
 
 
-def _line(e: dict) -> str:
+def _line(e: dict[str, Any]) -> str:
     duration = f"{e['duration_ms']} ms" if e.get("duration_ms") is not None else ""
     return " · ".join(filter(None, [e["tier"], e["kind"], e["tool"], e["outcome"], duration, e["text"]]))
 
@@ -327,8 +328,8 @@ def _first_text(data: object, depth: int) -> str | None:
         return None
     if isinstance(data, dict):
         for key in ("text", "result", "content", "message", "output", "delta"):
-            if isinstance(data.get(key), str) and data[key].strip():
-                return data[key]
+            if isinstance(text := data.get(key), str) and text.strip():
+                return text
         values = list(data.values())
     elif isinstance(data, list):
         values = data
