@@ -157,11 +157,17 @@ class Size(Kind):
             "not a size from 64MiB to 64GiB (bytes, or a number with KiB, MiB, GiB or TiB)"
 
     def parse(self, text: str) -> Any:
-        match = _SIZE.match(text)
-        if not match:
-            return None
-        unit = (match.group(2) or "B").upper().rstrip("B").rstrip("I")
-        return int(float(match.group(1)) * 1024 ** " KMGT".index(unit or " "))
+        return parse_size(text)
+
+
+def parse_size(text: str) -> int | None:
+    """Bytes, or a number with K, M, G or T (KiB, MiB, …: powers of 1024), as bytes; None if it is not one.
+    `.github/bot.yml` limits are read the same way (bot/workspace/repo_config_model.py)."""
+    match = _SIZE.match(text)
+    if not match:
+        return None
+    unit = (match.group(2) or "B").upper().rstrip("B").rstrip("I")
+    return int(float(match.group(1)) * 1024 ** " KMGT".index(unit or " "))
 
 
 class ExistingPath(Kind):

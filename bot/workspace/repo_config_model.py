@@ -22,6 +22,7 @@ from pydantic_core import PydanticCustomError
 
 from adapters import base as adapters
 from bot import config
+from bot.config_kinds import parse_size
 from bot.permissions import PERMISSION_LEVELS, levels_from
 from bot.record import inert
 
@@ -39,7 +40,6 @@ REGISTRY_HOSTS = {
 BUDGET_KEYS = {v.name.removeprefix("BOT_BUDGET_").lower(): v.parse
                for v in config.VARIABLES if v.name.startswith("BOT_BUDGET_")}
 _HOST = re.compile(r"^\.?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:\d{1,5})?$")
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$", re.IGNORECASE)
 INVALID = "bot_yml"  # the pydantic error type of our own checks
 
@@ -144,11 +144,9 @@ def whole(low: int, high: int) -> Callable[[Any], int]:
 
 def size(value: Any) -> int:
     """'512MiB', '2GiB', '1048576' as bytes, within 64MiB..64GiB."""
-    match = _SIZE.match(str(value)) if not isinstance(value, bool) else None
-    if not match:
+    count = parse_size(str(value)) if not isinstance(value, bool) else None
+    if count is None:
         raise invalid(f"{inert.code(value)} is not a size (e.g. 2GiB, 512MiB)")
-    unit = (match.group(2) or "B").upper().rstrip("B").rstrip("I")
-    count = int(float(match.group(1)) * 1024 ** " KMGT".index(unit or " "))
     if not 64 << 20 <= count <= 64 << 30:
         raise invalid(f"{inert.code(value)} is outside 64MiB..64GiB")
     return count
@@ -259,7 +257,7 @@ class BudgetsSection(Section):
 
 
 class TriggersSection(Section):
-    """`triggers:` — ways to call the bot besides a comment (issue 14), each off unless set here."""
+    """`triggers:` — ways to call the bot besides a comment (docs/reviews.md), each off unless set here."""
 
     UNKNOWN: ClassVar[str] = "unknown trigger (known: {known})"
     labels: Flag = False  # `bot:review` / `bot:<agent>` on an issue or pull request
@@ -270,7 +268,7 @@ class TriggersSection(Section):
 
 
 class ReviewsSection(Section):
-    """`reviews:` — pull-request reviews (issue 14)."""
+    """`reviews:` — pull-request reviews (docs/reviews.md)."""
 
     UNKNOWN: ClassVar[str] = "unknown reviews key (known: {known})"
     agents: Agents = ()  # who reviews when no agent is named (a trigger): default the default agent
