@@ -71,11 +71,13 @@ bench: install-test
 soak: install-test
 	$(BIN)/python -m bench soak
 
-# docs/screenshots/<page>-<1280|390>.png: every settings page and / in Debian's chromium, both widths
+# docs/screenshots/<page>-<1280|390>.png: every settings page and / in Debian's chromium, both widths;
+# review-first.png, review-rereview.png: one pull request's review threads (docs/reviews.md)
 screenshots: install-test
 	rm -f docs/screenshots/*.png
 	SCREENSHOTS_DIR=docs/screenshots $(BIN)/python -m pytest -q -p no:cacheprovider \
-		tests/settings/test_responsive.py -k test_no_page_scrolls_sideways
+		tests/settings/test_responsive.py -k test_no_page_scrolls_sideways \
+		tests/review/test_review_screenshots.py
 
 clean:
 	rm -rf $(VENV) $(AGENTS)/node_modules $(SPECS)/node_modules .bot-data

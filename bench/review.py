@@ -50,7 +50,8 @@ def run() -> list[str]:
     lines = [f"{name}: median {m:.1f} s over {ROUNDS} ({', '.join(f'{t:.1f}' for t in times[name])})"
              for name, m in medians.items()]
     lines.append(f"two agents / slower single agent: {medians['claude+codex'] / slower:.2f}x (aim <= 1.2x)")
-    return lines
+    from bench import review_tokens  # noqa: PLC0415 - the re-review's cost, the section's second figure
+    return lines + review_tokens.run()
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ def test_a_review_after_a_push_covers_only_the_changed_file_and_reposts_nothing(
     world.answer(nth=2)
     second = world.reviews()[1]
     assert second["_comments"] == [], second["body"]
-    assert f"Since `{first['commit_id'][:7]}`: 1 file (of 2 in the pull request)." in second["body"]
+    assert f"Since `{first['commit_id'][:7]}`: 1 file (of 2 files in the pull request)." in second["body"]
     assert "1 earlier finding is still open (not posted again)." in second["body"]
     asked = world.providers["codex"].main_requests()[2].last_user_text
     assert "Files to review (1 of 1): util.py." in asked and "1: app.py:3 (important)" in asked

@@ -38,6 +38,7 @@ def make_review_remote(base: Path, bot_yml: str | None = None,
         (work / ".github" / "bot.yml").write_text(bot_yml)
     _git(work, "add", ".")
     _git(work, "commit", "-qm", "initial")
+    _git(work, "tag", "pr-base")  # the pull request's base, where main stays on the remote
     bare = base / "remotes" / f"{REPO}.git"
     bare.parent.mkdir(parents=True)
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
@@ -56,10 +57,10 @@ def make_review_remote(base: Path, bot_yml: str | None = None,
 
 
 def pull_files_of(work: Path) -> dict[str, str]:
-    """Each file the pull request (main...HEAD of `work`) changes, with its patch as GitHub's files API gives it."""
+    """Each file the pull request (pr-base...HEAD of `work`) changes, with its patch as GitHub's files API gives it."""
     patches = {}
-    for name in _git(work, "diff", "--name-only", "main", "HEAD").split():
-        diff = _git(work, "diff", "main", "HEAD", "--", name)
+    for name in _git(work, "diff", "--name-only", "pr-base", "HEAD").split():
+        diff = _git(work, "diff", "pr-base", "HEAD", "--", name)
         patches[name] = diff[diff.index("@@"):]
     return patches
 
@@ -88,7 +89,7 @@ class World:
             self.gh.add_pull_file(REPO, PR, name, patch)
         return self.head()
 
-    def synchronize(self, sender: str = "Codertocat") -> None:
+    def synchronize(self, sender: str = "Codertocat") -> dict:
         """GitHub's `pull_request.synchronize` for the head pushed last, delivered signed (the
         recorded `opened` payload with the action, `after` and the pull request's new state)."""
         data = payload("pull_request.opened", "")
@@ -98,7 +99,9 @@ class World:
         data["pull_request"]["head"]["sha"] = head
         data["sender"]["login"] = sender
         self.pushes.append(head)
-        assert self.service.deliver(data, event="pull_request").status_code == 202
+        answered = self.service.deliver(data, event="pull_request")
+        assert answered.status_code == 202
+        return answered.json()
 
     def answers(self) -> list[str]:
         return [c["body"] for c in self.gh.comments(REPO, PR) if "<!-- bot:run " in (c.get("body") or "")]
