@@ -76,8 +76,8 @@ soak: install-test
 screenshots: install-test
 	rm -f docs/screenshots/*.png
 	SCREENSHOTS_DIR=docs/screenshots $(BIN)/python -m pytest -q -p no:cacheprovider \
-		tests/settings/test_responsive.py -k test_no_page_scrolls_sideways \
-		tests/review/test_review_screenshots.py
+		tests/settings/test_responsive.py tests/review/test_review_screenshots.py \
+		-k "test_no_page_scrolls_sideways or test_the_review_threads_render_as_github_shows_them"
 
 clean:
 	rm -rf $(VENV) $(AGENTS)/node_modules $(SPECS)/node_modules .bot-data
