@@ -16,8 +16,8 @@ from bot.service import queue
 
 
 def reply_text(db: Database | None, spec: JobSpec, kind: str, conversation: str, *, in_actions: bool = False) -> str:
-    """`kind`: not_allowed | unknown_agent | status | stop | help (anything else is help); `db` is
-    read only for a status."""
+    """`kind`: not_allowed | unknown_agent | status | stop | help; a command with no answer here
+    says nothing was done. `db` is read only for a status."""
     agents = base.names()
     if kind == "not_allowed":
         return replies.not_allowed() if in_actions else replies.not_allowed_once()
@@ -28,7 +28,9 @@ def reply_text(db: Database | None, spec: JobSpec, kind: str, conversation: str,
         return status_text(db, conversation, spec.author, spec.author_id)
     if kind == "stop":
         return replies.stop_in_actions() if in_actions else replies.nothing_running()
-    return replies.help_text(config.handle(), agents, config.default_agent())
+    if kind == "help":
+        return replies.help_text(config.handle(), agents, config.default_agent())
+    return replies.unknown_command(kind)
 
 
 def status_text(db: Database, conversation: str, requester: str | None = None, requester_id: int | None = None) -> str:
