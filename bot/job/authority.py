@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
+from bot.github.thread import GitHubThread
 from bot.workspace.repo_config import RepoConfig
 
 
@@ -33,14 +33,14 @@ def decide(login: str, permission: str, cfg: RepoConfig) -> Verdict:
     return Verdict(login, permission, tuple(cfg.trigger_permissions))
 
 
-async def check(thread: Any, login: str, cfg: RepoConfig, *, fresh: bool = False) -> Verdict:
+async def check(thread: GitHubThread, login: str, cfg: RepoConfig, *, fresh: bool = False) -> Verdict:
     """Ask GitHub (`thread.permission`; `fresh` bypasses the few minutes the answer is cached,
     so a permission revoked since is seen) and decide."""
     permission = await (thread.permission(login, fresh=True) if fresh else thread.permission(login))
     return decide(login, permission, cfg)
 
 
-def before_effects(thread: Any, login: str, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
+def before_effects(thread: GitHubThread, login: str, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
     """The re-check an effect site calls right before it acts: None while `login` may still act,
     else the sentence saying why nothing was published."""
     async def recheck() -> str | None:

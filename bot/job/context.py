@@ -100,6 +100,13 @@ class JobContext:
         return self.mode
 
     @property
+    def github(self) -> GitHubThread:
+        """The job's GitHub thread: a job from GitHub has one (`bot run`'s has none)."""
+        if self.thread is None:
+            raise TypeError("this job context has no GitHub thread")
+        return self.thread
+
+    @property
     def token(self) -> str | None:
         """The GitHub token for git and effects, as the thread holds it now (it is renewed in a
         long job and on a 401): one source of truth. It never reaches the agent."""

@@ -10,15 +10,15 @@ a gateway, not a host), opens no provider host.
 from __future__ import annotations
 
 import json
-from typing import Any
 from urllib.parse import urlsplit
 
 from adapters.base import Adapter, Credentials
 from bot import config
 from bot.relay.apis import DEFAULT_BASE
+from sandbox.base import SandboxConfig
 
 
-def open_provider_hosts(sandbox_config: Any, agent: str, adapter: Adapter, creds: Credentials) -> None:
+def open_provider_hosts(sandbox_config: SandboxConfig, agent: str, adapter: Adapter, creds: Credentials) -> None:
     """The sandbox's egress in direct mode: the adapter's provider hosts give way to `direct_hosts`;
     the repository's own hosts stay."""
     defaults = tuple(adapter.default_allowed_hosts)

@@ -5,7 +5,6 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 import sandbox
@@ -45,7 +44,7 @@ class Attempt:
 class Turn:
     """What one episode produced, for the answer and the session map."""
 
-    result: Any
+    result: base.Result
     run_id: str
     resumed: bool
     fresh_reason: str | None

@@ -18,7 +18,6 @@ import httpx
 from gidgethub import HTTPException
 
 from bot.github.client import transient, with_retries
-from bot.github.thread import GitHubThread
 from bot.job import authority, replies
 from bot.job.context import Finished, Stop
 from bot.record.redact import redact
@@ -44,7 +43,7 @@ class GitHubMode:
         """GitHub's answer; a refusal or an outage ends the job with what to do (a bug in our own
         code is not caught here: it is reported as the failure it is)."""
         try:
-            return await _thread(ctx).permission(ctx.requester)
+            return await ctx.github.permission(ctx.requester)
         except (httpx.TransportError, HTTPException) as exc:
             raise Stop(replies.permission_check_failed(ctx.requester, ctx.repo, exc, transient(exc))) from exc
 
@@ -65,7 +64,7 @@ class GitHubMode:
         if not turn.result.ok:
             return None
         await ctx.refresh_token()
-        thread = _thread(ctx)
+        thread = ctx.github
         pull = await thread.pull() if ctx.is_pr else None
         request = effects.Request(agent=agent, text=ctx.request, requester_login=ctx.requester,
                                   requester_id=ctx.requester_id, number=ctx.number or 0,
@@ -78,13 +77,6 @@ class GitHubMode:
 
     def answered(self, ctx: JobContext, text: str, prov: Provenance) -> None:
         return None  # the answer is the comment the pipeline posts
-
-
-def _thread(ctx: JobContext) -> GitHubThread:
-    """The job's GitHub thread: every context built for GitHubMode has one."""
-    if ctx.thread is None:
-        raise TypeError("a GitHub job's context has no thread")
-    return ctx.thread
 
 
 @dataclass(frozen=True)

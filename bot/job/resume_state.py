@@ -17,7 +17,6 @@ import os
 import stat
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
 
 from adapters import base
 
@@ -30,7 +29,7 @@ def globs(agent: str) -> tuple[str, ...]:
     return tuple(base.get(agent).resume_state) if agent in base.names() else ()
 
 
-def resume_gap(adapter: Any) -> str | None:
+def resume_gap(adapter: base.Adapter) -> str | None:
     """What the record says when the adapter declares no resume state: no turn resumes."""
     if tuple(getattr(adapter, "resume_state", ())):
         return None

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from adapters.base import Tier
+from bot.db import Database
 from bot.job import answer, authority, conversations, honesty
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn
@@ -73,7 +74,7 @@ class AgentTracking:
         await self._tracking.on_event(event)
 
 
-async def run(db: Any, ctx: JobContext, worktree: Worktree, tracking: TrackingComment, cancel: asyncio.Event, *,
+async def run(db: Database, ctx: JobContext, worktree: Worktree, tracking: TrackingComment, cancel: asyncio.Event, *,
               choose: Callable[[JobContext, RepoConfig], str], episode: Episode) -> tuple[str, str]:
     if not ctx.is_pr or ctx.thread is None:
         raise Stop("A review needs a pull request: mention me with `review` on a pull request.")
@@ -89,7 +90,7 @@ async def run(db: Any, ctx: JobContext, worktree: Worktree, tracking: TrackingCo
         raise
 
 
-async def _review(db: Any, ctx: JobContext, worktree: Worktree, tracking: TrackingComment, cancel: asyncio.Event,
+async def _review(db: Database, ctx: JobContext, worktree: Worktree, tracking: TrackingComment, cancel: asyncio.Event,
                   choose: Callable[[JobContext, RepoConfig], str], episode: Episode,
                   check: checks.CheckRun) -> tuple[str, str]:
     agents = _agents(ctx, worktree.config, choose)
@@ -127,7 +128,7 @@ def _agents(ctx: JobContext, cfg: RepoConfig, choose: Callable[[JobContext, Repo
     return [choose(dataclasses.replace(ctx, agent=name), cfg) for name in named]
 
 
-async def _one(db: Any, ctx: JobContext, worktree: Worktree, review: Review, scope: Scope, tracking: AgentTracking,
+async def _one(db: Database, ctx: JobContext, worktree: Worktree, review: Review, scope: Scope, tracking: AgentTracking,
                cancel: asyncio.Event, episode: Episode, past: History, *, first: bool) -> None:
     """One agent's episode in its own worktree (the first agent uses the job's), recorded and
     mapped to the thread's session for that agent; a failure is kept, never raised."""
@@ -196,7 +197,7 @@ def earlier_context(past: History) -> str:
     return "".join(f"\n\n{part}" for part in parts)
 
 
-async def _publish(db: Any, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
+async def _publish(db: Database, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
                    check: checks.CheckRun, past: History) -> tuple[str, str]:
     outcomes = [AgentOutcome(r.agent, r.ok, r.turn.result.text or "" if r.ok and r.turn else "", r.failure,
                              r.collector.verdict, answer.fell_back(r.turn) if r.turn and r.turn.attempts else "")
@@ -218,7 +219,7 @@ async def _publish(db: Any, ctx: JobContext, worktree: Worktree, reviews: list[R
     marker = f"<!-- bot:review {ctx.job_id} -->" if ctx.job_id is not None else None
     try:
         posted = await post.post_review(ctx.thread, payload, ctx.secrets, marker=marker,
-                                        still_allowed=authority.before_effects(ctx.thread, ctx.requester,
+                                        still_allowed=authority.before_effects(ctx.github, ctx.requester,
                                                                                worktree.config))
     except post.NotPosted as refused:
         await check.conclude(checks.errored(f"No review was posted: {refused}"))
@@ -255,7 +256,7 @@ def _counted(chosen: Selection, scope: Scope, minimum: str) -> str:
     return f"{posted} comment{'s' if posted != 1 else ''}" + (f" and {listed} more listed in it" if listed else "")
 
 
-def _provenance(db: Any, ctx: JobContext, review: Review, turn: Turn) -> Provenance:
+def _provenance(db: Database, ctx: JobContext, review: Review, turn: Turn) -> Provenance:
     result = turn.result
     return provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=review.agent,
                             version=turn.version, resumed=turn.resumed, fresh_reason=turn.fresh_reason,
@@ -267,7 +268,7 @@ def _tail(text: str, blocks: list[Provenance]) -> str:
     return text + "".join(f"\n\n{b.details_block()}\n{b.marker()}" for b in blocks)
 
 
-def _record(db: Any, ctx: JobContext, reviews: list[Review], posted: dict[str, Any], comments: int) -> None:
+def _record(db: Database, ctx: JobContext, reviews: list[Review], posted: dict[str, Any], comments: int) -> None:
     """The bot's own act, in each agent's run: the review it posted."""
     recorder = Recorder(db, secrets=ctx.secrets)
     for review in reviews:

@@ -22,7 +22,6 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from adapters.base import Adapter, Episode, Event, EventKind, Invocation, Result, Usage
 from bot import config as bot_config
@@ -42,7 +41,7 @@ STDERR_KEEP = 64 << 10
 LAST_MESSAGE_CAP = 1 << 20  # an answer longer than this is cut
 BIG_LINE = 256 << 10  # a stdout line longer than this is parsed off the event loop
 SLICE_S = 0.002  # the longest the pump parses before it lets the event loop run others
-OnEvent = Callable[[Event], Any]
+OnEvent = Callable[[Event], object]  # awaited when it returns an awaitable
 
 
 async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, config: SandboxConfig, *,

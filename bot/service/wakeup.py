@@ -16,8 +16,9 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Sized
 from importlib import metadata
-from typing import Any
+from typing import Any, Protocol
 
 from bot.db import Database
 from bot.service.store import QUEUE_CHANNEL
@@ -40,10 +41,23 @@ def version() -> str:
         return "unknown"
 
 
+class Pool(Protocol):
+    """What the wakeup needs of bot.service.worker.WorkerPool."""
+
+    db: Database
+    owner: str
+    size: int
+
+    @property
+    def running(self) -> Sized: ...
+
+    def wake(self) -> None: ...
+
+
 class Wakeup:
     """Started and stopped with a WorkerPool: `pool.wake()` on each notification, and its heartbeat."""
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, pool: Pool) -> None:
         self.pool = pool
         self.started_at = time.time()
         self._tasks: list[asyncio.Task[None]] = []
