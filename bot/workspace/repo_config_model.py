@@ -13,7 +13,7 @@ section itself. Line numbers of nested keys come for free (`review.<key>`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
@@ -25,6 +25,7 @@ from bot import config
 from bot.config_kinds import parse_size
 from bot.permissions import PERMISSION_LEVELS, levels_from
 from bot.record import inert
+from bot.trigger_table import TRIGGERS, Trigger
 
 MODES = ("strict", "native")
 SEVERITIES = ("important", "pre-existing", "nit")  # of review findings, most severe first
@@ -310,3 +311,16 @@ class BotYml(Section):
         """The keys the file set, as RepoConfig field values."""
         return {key: (item.value() if isinstance(item := getattr(self, key), Section) else item)
                 for key in self.model_fields_set}
+
+
+def check_switches(triggers: Sequence[Trigger] = TRIGGERS) -> None:
+    """Every automatic trigger's switch is a key of its section here: one the file could not name
+    would stay off without a word. Checked at import, so a new trigger without its key fails loudly."""
+    for trigger in triggers:
+        section = BotYml.model_fields.get(trigger.section)
+        keys = getattr(section.annotation, "model_fields", {}) if section is not None else {}
+        if trigger.key not in keys:
+            raise TypeError(f"trigger {trigger.name!r}: .github/bot.yml has no {trigger.switch}")
+
+
+check_switches()

@@ -26,3 +26,11 @@ def test_the_workflow_subscribes_to_a_triggers_events_from_the_table():
 def test_the_gate_reads_the_table():
     from bot.intake import gate
     assert not hasattr(gate, "SWITCHES") and gate.BY_NAME is BY_NAME
+
+
+def test_a_trigger_whose_switch_bot_yml_lacks_is_refused_by_the_configuration_model():
+    from bot.trigger_table import Trigger
+    from bot.workspace import repo_config_model
+    stray = Trigger("stray", "triggers.stray", {"issues": ("opened",)}, "true")
+    with pytest.raises(TypeError, match="no triggers.stray"):
+        repo_config_model.check_switches((stray,))
