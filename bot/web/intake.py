@@ -1,4 +1,5 @@
-"""`POST /webhook`: verify, parse, decide, enqueue, answer 202. No GitHub call, no agent work.
+"""`POST /webhook`: verify, parse, decide (bot/intake/decide.py), enqueue, answer 202. No GitHub
+call, no agent work.
 
 Refusals: more bodies being read than BOT_WEBHOOK_CONCURRENCY 503 with Retry-After, a body
 slower than BOT_WEBHOOK_BODY_TIMEOUT 408, body over 25 MB 413 (refused before reading it all;
@@ -10,7 +11,7 @@ with the delivery id, never the body.
 A delivery is deduplicated by its delivery id and by the object it is about (`trigger_key`: the
 comment, review or item), so a signed body replayed under a new delivery id is a duplicate.
 `@bot stop` is a job like any other command: the worker checks the stopper's permission before
-anything is cancelled (bot/service/stopping.py); the intake makes no GitHub call.
+anything is cancelled (bot/service/commands.py); the intake makes no GitHub call.
 """
 from __future__ import annotations
 
