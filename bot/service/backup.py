@@ -23,7 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from bot import config
 from bot.credentials import rotation, vault
@@ -33,6 +33,17 @@ from bot.service import wakeup
 
 MEMBERS = ("manifest.json", "bot.db", "secret.key")
 FORMAT = 1
+
+
+class Manifest(TypedDict):
+    """manifest.json of an archive; `files` (the sealed files beside the database) is filled in as
+    they are added, after the manifest was written."""
+
+    format: int
+    created_at: float
+    key: str  # "secret.key", or that BOT_SECRET_KEY holds it and the archive does not
+    bytes: int  # of the database snapshot
+    files: list[str]
 
 
 class BackupError(BotError, RuntimeError):
@@ -47,7 +58,7 @@ class Restored:
     secrets: int
 
 
-def backup(dest: Path, sealed_files: tuple[str, ...] = ()) -> dict[str, Any]:
+def backup(dest: Path, sealed_files: tuple[str, ...] = ()) -> Manifest:
     """Write the archive to `dest` (which must not exist); returns its manifest. `sealed_files`:
     other files of the data dir sealed with the key (the GitHub App settings of the first run)."""
     source = _sqlite_path()
@@ -58,9 +69,9 @@ def backup(dest: Path, sealed_files: tuple[str, ...] = ()) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".bot-backup-") as scratch:
         snapshot = Path(scratch) / "bot.db"
         _online_copy(source, snapshot)
-        manifest: dict[str, Any] = {"format": FORMAT, "created_at": time.time(),
-                    "key": "BOT_SECRET_KEY (not in this archive)" if inline else "secret.key",
-                    "bytes": snapshot.stat().st_size, "files": []}
+        manifest: Manifest = {"format": FORMAT, "created_at": time.time(),
+                              "key": "BOT_SECRET_KEY (not in this archive)" if inline else "secret.key",
+                              "bytes": snapshot.stat().st_size, "files": []}
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as archive:
             _add_bytes(archive, "manifest.json", json.dumps(manifest, indent=2).encode())

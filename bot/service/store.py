@@ -11,7 +11,7 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, cast
 
 import orjson
 
@@ -157,14 +157,37 @@ def notify_queued(db: Database) -> None:
         db.execute(statement)
 
 
-def get_job(db: Database, job_id: int) -> dict[str, Any] | None:
-    return db.execute("SELECT * FROM jobs WHERE id = ?", [job_id]).fetchone()
+class JobRow(TypedDict):
+    """A row of the `jobs` table (bot/db/migrations.py)."""
+
+    id: int
+    delivery_id: str | None
+    trigger_key: str | None
+    kind: str
+    conversation: str
+    spec: str  # JSON
+    status: str
+    attempts: int
+    lease_owner: str | None
+    lease_expires: float | None
+    tracking_comment_id: int | None
+    cancel_requested: int
+    stopped_by: str | None
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    error: str | None
+    run_id: str | None
 
 
-def jobs(db: Database, conversation: str | None = None) -> list[dict[str, Any]]:
+def get_job(db: Database, job_id: int) -> JobRow | None:
+    return cast(JobRow | None, db.execute("SELECT * FROM jobs WHERE id = ?", [job_id]).fetchone())
+
+
+def jobs(db: Database, conversation: str | None = None) -> list[JobRow]:
     if conversation is None:
-        return list(db.query("SELECT * FROM jobs ORDER BY id"))
-    return list(db.query("SELECT * FROM jobs WHERE conversation = ? ORDER BY id", [conversation]))
+        return cast(list[JobRow], db.query("SELECT * FROM jobs ORDER BY id"))
+    return cast(list[JobRow], db.query("SELECT * FROM jobs WHERE conversation = ? ORDER BY id", [conversation]))
 
 
 def update_job(db: Database, job_id: int, **fields: object) -> None:

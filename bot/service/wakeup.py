@@ -18,7 +18,7 @@ import socket
 import time
 from collections.abc import Sized
 from importlib import metadata
-from typing import Any, Protocol
+from typing import Protocol, TypedDict, cast
 
 from bot.db import Database
 from bot.service.store import QUEUE_CHANNEL
@@ -106,8 +106,22 @@ def beat(db: Database, owner: str, running: int, capacity: int, started_at: floa
                [owner, socket.gethostname(), os.getpid(), version(), running, capacity, started_at, time.time()])
 
 
-def connected_workers(db: Database, now: float | None = None) -> list[dict[str, Any]]:
+class WorkerRow(TypedDict):
+    """A worker's last heartbeat (the `workers` table)."""
+
+    owner: str
+    host: str
+    pid: int | None
+    version: str | None
+    running: int
+    capacity: int
+    started_at: float | None
+    seen_at: float
+
+
+def connected_workers(db: Database, now: float | None = None) -> list[WorkerRow]:
     """The workers that heartbeated recently, oldest first."""
     since = (now or time.time()) - ALIVE_S
-    return db.query("SELECT owner, host, pid, version, running, capacity, started_at, seen_at FROM workers "
+    rows = db.query("SELECT owner, host, pid, version, running, capacity, started_at, seen_at FROM workers "
                     "WHERE seen_at >= ? ORDER BY started_at", [since])
+    return cast(list[WorkerRow], rows)
