@@ -1,4 +1,4 @@
-"""The model relay (DESIGN §5): one loopback HTTP server per episode through which the agent CLI's
+"""The model relay: one loopback HTTP server per episode through which the agent CLI's
 model calls reach the provider. The CLI holds only the relay's per-episode token; the relay holds
 the real credential outside the sandbox, swaps it in and forwards over TLS with a pooled client.
 
@@ -22,7 +22,9 @@ Usage by the pipeline:
   recorded. `HEAD /` (Claude Code's preflight) is answered here.
 - Streams pass through as they arrive; `UsageTap` reads the usage from the bytes going by. A chat
   stream always asks for its usage; what the client did not ask for is removed on the way back
-  (bot/relay/reply_filter.py).
+  (bot/relay/reply_filter.py). A request leaves for the provider in one write, and a read takes all
+  that has arrived (bot/relay/wire.py); a reply's head leaves for the CLI with the first piece of its
+  body when that piece comes within a moment (bot/relay/downstream.py).
 - Every call is recorded as one `enforced` event "model_call": provider, api, model, status,
   latency, time to first byte, tokens, cost (or "unpriced"), retries. `.calls` holds the same.
 - Budgets (bot/relay/budgets.py): each call holds its maximum while in flight; a call once a cap is
@@ -57,7 +59,7 @@ from adapters.base import Tier
 from bot import retry
 from bot.loopback import LoopbackServer
 from bot.record.recorder import Recorder
-from bot.relay import apis, body_policy, unavailable
+from bot.relay import apis, body_policy, downstream, unavailable, wire
 from bot.relay.body_policy import Checked
 from bot.relay.budgets import Budget, Hold, Ledger, Scope
 from bot.relay.chatgpt import Login, LoginRefused, Session
@@ -99,8 +101,8 @@ class _RelayProtocol(H11Protocol):
     relay keeps reading the provider while the client reads (memory stays bounded per connection)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
         transport.set_write_buffer_limits(high=WRITE_BUFFER)
+        super().connection_made(downstream.Joined(transport))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -210,8 +212,8 @@ class ModelRelay:
     async def __aenter__(self) -> ModelRelay:
         if self._client is None:
             self._client = httpx.AsyncClient(
-                timeout=TIMEOUT, follow_redirects=False, cookies=_NO_COOKIES,
-                limits=httpx.Limits(max_connections=64, max_keepalive_connections=16, keepalive_expiry=60))
+                timeout=TIMEOUT, follow_redirects=False, cookies=_NO_COOKIES, transport=wire.Transport(
+                    httpx.Limits(max_connections=64, max_keepalive_connections=16, keepalive_expiry=60)))
         if self.upstream.login is not None:
             self.session = Session(self.upstream.login, self._client, on_refresh=self._on_login_refresh,
                                    on_secret=self.recorder.add_secrets)
@@ -357,6 +359,7 @@ class ModelRelay:
                        started: float) -> None:
         response = await self._send_with_retries(scope, checked, call)
         call.status = response.status_code
+        pieces = downstream.Pieces(response.aiter_raw())
         try:
             if response.status_code in (401, 403):
                 await response.aread()
@@ -365,10 +368,11 @@ class ModelRelay:
             tap = self._tap(route, response, call)
             unasked = UsageChunkFilter() if checked.strip_usage and tap is not None and tap.sse else None
             headers, sized = _headers_down(response, resized=unasked is not None)
+            await pieces.first_within(downstream.HEAD_WAIT_S)  # then the head leaves with it
             await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
             call.answering = True
             try:
-                async for chunk in response.aiter_raw():  # each piece as it arrives (a size would hold them)
+                async for chunk in pieces:  # each piece as it arrives (a size would hold them)
                     if call.ttfb_ms is None:
                         call.ttfb_ms = _ms(started)
                     out = unasked.feed(chunk) if unasked is not None else chunk
@@ -383,6 +387,7 @@ class ModelRelay:
             rest = unasked.close() if unasked is not None else b""
             await send({"type": "http.response.body", "body": rest, "more_body": False})
         finally:
+            pieces.cancel()
             await response.aclose()
         if tap is not None:
             usage, model = tap.result()
