@@ -13,30 +13,49 @@ and of the time to first byte, each way, and what the relay adds (relayed minus 
 Beside them, on the same path and in the same rounds, a do-nothing asyncio forwarder (its own
 process, one kept upstream connection per client connection, bytes copied both ways unread): what
 any Python hop adds. The relay's figure over the forwarder's is the ratio the relay is judged by.
+
+What a hop adds is taken per round of three calls (its call minus the direct call of the same round),
+so the load drifting on a shared machine cancels; the ratio is the median of ROUNDS per-round
+ratios, printed with its quartiles and range. CPU per call is measured for the relay (this process)
+and for the forwarder (its process, from /proc): a figure the machine's load hardly moves.
 """
 from __future__ import annotations
 
 import asyncio
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench import rounds
+from bench.rounds import process_cpu_s
 from bench.stats import p50_p99_ms
 from bot.record.recorder import Recorder
 from bot.relay.retry import RetryPolicy
 from bot.relay.server import ModelRelay, Upstream
 
-CALLS = 200
+CALLS = 600
 WARMUP = 20
+ROUNDS = 20  # the calls of each way cut into rounds, a ratio each
 DELTAS = 4000
 ROOT = Path(__file__).resolve().parent.parent
 
+# The fake provider renders each answer once: rendering 4,000 deltas takes it ~20 ms of CPU a call,
+# whose swings under load would drown the few ms the hops add (the relay reads the same bytes).
 PROVIDER = r"""
 import sys
+from tests.fakes import provider
 from tests.fakes.provider import FakeProvider, say
+rendered, render = {}, provider._render
+def _render_once(api, path, body, turn, usage):
+    key = (api, path, bool(body.get("stream")), turn.text, turn.pieces)
+    if key not in rendered:
+        rendered[key] = render(api, path, body, turn, usage)
+    return rendered[key]
+provider._render = _render_once
 turns = int(sys.argv[1])
 fake = FakeProvider().start()
 fake.keep_alive = True
@@ -135,12 +154,14 @@ async def _measure() -> list[str]:
             run_id = recorder.start_run(agent="bench")
             upstream = Upstream("anthropic", "sk-bench-real", base_url=fake_url)
             async with ModelRelay(upstream, recorder, run_id, retry=RetryPolicy(retries=0)) as relay:
-                cpu_started = time.process_time()
+                cpu = (time.process_time(), process_cpu_s(forwarder.pid))
                 client = await asyncio.create_subprocess_exec(
                     sys.executable, "-c", CLIENT, fake_url, relay.url, relay.token, str(CALLS), str(WARMUP),
                     forwarder_url, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
                 out, err = await client.communicate()
-                cpu_ms = (time.process_time() - cpu_started) * 1000 / (2 * (CALLS + WARMUP))
+                calls = 2 * (CALLS + WARMUP)
+                cpu_ms = ((time.process_time() - cpu[0]) * 1000 / calls,
+                          (process_cpu_s(forwarder.pid) - cpu[1]) * 1000 / calls)
                 if client.returncode != 0:
                     raise RuntimeError(f"bench client failed: {err.decode()[-2000:]}")
                 priced = [c for c in relay.calls if c.usage is not None]
@@ -152,34 +173,32 @@ async def _measure() -> list[str]:
     return _report(json.loads(out), len(priced), recorded, cpu_ms)
 
 
-def _report(samples: dict, counted: int, recorded: int, cpu_ms: float) -> list[str]:
+def _report(samples: dict, counted: int, recorded: int, cpu_ms: tuple[float, float]) -> list[str]:
     lines = []
     for phase, title in (("stream", f"streamed {DELTAS}-delta answer (~{DELTAS // 1000}k tokens, ~400 kB SSE)"),
                          ("small", "small answer (not streamed, ~0.3 kB)")):
-        lines += [f"{title}, {CALLS} calls each way, alternating:"] + _phase_lines(samples[phase])
-    return lines + [f"relay CPU per relayed call, both kinds averaged (load-independent): {cpu_ms:.2f} ms",
+        lines += [f"{title}, {CALLS} calls each way, alternating, in {ROUNDS} rounds:"] + _phase_lines(samples[phase])
+    return lines + [f"CPU per call, both kinds averaged (load-independent): relay {cpu_ms[0]:.2f} ms, "
+                    f"bare forwarder {cpu_ms[1]:.2f} ms",
                     f"({counted} calls counted with usage and cost, {recorded} recorded enforced, warm-up included)"]
 
 
 def _phase_lines(samples: dict) -> list[str]:
     total = {name: p50_p99_ms([s[0] for s in values]) for name, values in samples.items()}
     ttfb = {name: p50_p99_ms([s[1] for s in values]) for name, values in samples.items()}
-    added = {name: total[name][0] - total["direct"][0] for name in ("relay", "forwarder")}
+    direct = [s[0] for s in samples["direct"]]
+    added = {name: rounds.added_ms([s[0] for s in samples[name]], direct) for name in ("relay", "forwarder")}
     return [f"  whole call   direct p50 {total['direct'][0]:.2f} ms · p99 {total['direct'][1]:.2f} ms | "
             f"relayed p50 {total['relay'][0]:.2f} ms · p99 {total['relay'][1]:.2f} ms",
             f"  first byte   direct p50 {ttfb['direct'][0]:.2f} ms · p99 {ttfb['direct'][1]:.2f} ms | "
             f"relayed p50 {ttfb['relay'][0]:.2f} ms · p99 {ttfb['relay'][1]:.2f} ms",
-            f"  relay adds per call: p50 {added['relay']:.2f} ms · "
-            f"p99 {total['relay'][1] - total['direct'][1]:.2f} ms; to the first byte: "
+            f"  relay adds per call (beside the direct call of its round): p50 {statistics.median(added['relay']):.2f} ms"
+            f" · p99 {total['relay'][1] - total['direct'][1]:.2f} ms; to the first byte: "
             f"p50 {ttfb['relay'][0] - ttfb['direct'][0]:.2f} ms · p99 {ttfb['relay'][1] - ttfb['direct'][1]:.2f} ms",
-            f"  bare asyncio forwarder adds p50 {added['forwarder']:.2f} ms (p99 "
-            f"{total['forwarder'][1] - total['direct'][1]:.2f} ms): relay / forwarder p50 added = "
-            f"{_ratio(added['relay'], added['forwarder'])}"]
-
-
-def _ratio(relay_ms: float, forwarder_ms: float) -> str:
-    """The relay's added p50 over the forwarder's; none when the forwarder's is lost in the noise."""
-    return f"{relay_ms / forwarder_ms:.2f}x" if forwarder_ms > 0.01 else "n/a (forwarder adds nothing measurable)"
+            f"  bare asyncio forwarder adds p50 {statistics.median(added['forwarder']):.2f} ms (p99 "
+            f"{total['forwarder'][1] - total['direct'][1]:.2f} ms)",
+            f"  relay / forwarder p50 added, median of per-round ratios: "
+            f"{rounds.ratio(added['relay'], added['forwarder'], ROUNDS).text()}"]
 
 
 if __name__ == "__main__":
