@@ -6,7 +6,8 @@ its error body and its Retry-After, never the CLI's account of them.
 
 Overloaded: Anthropic's 529 (`overloaded_error`), or a 503 whose body says overloaded (Gemini's
 "The model is overloaded"). Quota: a 429 whose error names a quota the account has used up
-(OpenAI's `insufficient_quota`, Gemini's `RESOURCE_EXHAUSTED`). Rate limited: any other 429.
+(OpenAI's `insufficient_quota`, Gemini's `RESOURCE_EXHAUSTED`, a ChatGPT plan's `usage_limit_reached`).
+Rate limited: any other 429.
 `words` is the provider's own message, cut to `MAX_WORDS` characters: text someone else wrote,
 made inert wherever it is shown.
 """
@@ -24,6 +25,8 @@ from bot.relay.retry import asked_wait_s
 MAX_WORDS = 300
 KINDS = ("overloaded", "quota", "rate_limited")
 EVENT = "provider_unavailable"  # the enforced event the relay records per episode
+# a 429's error type, code or status that says the account's quota is spent (ChatGPT's plan limit too)
+QUOTA_MARKS = ("insufficient_quota", "resource_exhausted", "usage_limit_reached")
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ def classify(status: int, body: bytes, headers: Mapping[str, str], provider: str
     words = (message if isinstance(message, str) else body.decode("utf-8", "replace"))[:MAX_WORDS]
     if status == 529 or "overloaded" in marks or (status == 503 and "overloaded" in words.lower()):
         kind = "overloaded"
-    elif status == 429 and ("insufficient_quota" in marks or "resource_exhausted" in marks):
+    elif status == 429 and any(mark in marks for mark in QUOTA_MARKS):
         kind = "quota"
     elif status == 429:
         kind = "rate_limited"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import httpx
+
 from bot.relay.retry import RetryPolicy
 from bot.relay.unavailable import EVENT, ProviderUnavailable, classify
 from tests.fakes.provider import _error_body, fail, quota, say
@@ -88,3 +90,26 @@ async def test_a_503_that_is_not_an_overload_is_passed_on_as_the_provider_sent_i
         answer = await post(r, *RESPONSES, headers={"authorization": f"Bearer {r.token}"})
     assert answer.status_code == 503 and json.loads(answer.content)["error"]["message"] == "backend maintenance"
     assert r.unavailable is None and r.stopped is None
+
+
+def test_a_chatgpt_plans_usage_limit_is_a_quota_error():
+    body = json.dumps({"error": {"type": "usage_limit_reached", "message": "You've hit your usage limit."}})
+    found = classify(429, body.encode(), {})
+    assert found is not None and found.kind == "quota"
+
+
+def test_the_fakes_outage_for_one_key_leaves_another_key_answered(fake):
+    fake.outage(fail(529, "Overloaded"), key="sk-down-0123456789")
+    body = {"model": "claude-opus-4-8", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    down = httpx.post(f"{fake.url}/v1/messages", json=body, headers={"x-api-key": "sk-down-0123456789"})
+    up = httpx.post(f"{fake.url}/v1/messages", json=body, headers={"x-api-key": "sk-up-0123456789"})
+    assert (down.status_code, down.json()["error"]["type"], up.status_code) == (529, "overloaded_error", 200)
+
+
+def test_the_fakes_quota_error_has_openais_and_geminis_shapes(fake):
+    fake.script(quota(), quota())
+    openai = httpx.post(f"{fake.url}/v1/responses", json={"model": "gpt-5", "input": "hi"})
+    gemini = httpx.post(f"{fake.url}/v1beta/models/gemini-2.5-pro:generateContent", json={"contents": []})
+    assert (openai.status_code, openai.json()["error"]["type"], openai.json()["error"]["code"]) == (
+        429, "insufficient_quota", "insufficient_quota")
+    assert (gemini.status_code, gemini.json()["error"]["status"]) == (429, "RESOURCE_EXHAUSTED")
