@@ -36,13 +36,14 @@ from bot.credentials.resolve import (
     settings_url,
 )
 from bot.job import login_store
-from bot.job.context import Stop
+from bot.job.context import JobContext, Stop
 from bot.job.direct_hosts import open_provider_hosts
 from bot.job.resume_state import resume_gap
 from bot.record.recorder import Recorder
 from bot.relay import chatgpt
 from bot.relay.budgets import Budget, Caps, Ledger, Scope, operator_caps
 from bot.relay.server import ModelRelay, Upstream
+from sandbox.base import SandboxConfig
 
 # the adapters' declared gaps that relay mode closes (their wording in adapters/*.py)
 CLOSED_BY_RELAY = ("model calls", "direct channel")
@@ -183,7 +184,7 @@ class Channel:
     relay: ModelRelay | None = None
     direct_reason: str = ""
 
-    def explain_stop(self, result: Any) -> None:
+    def explain_stop(self, result: base.Result) -> None:
         """When the relay ended the episode, its reason is the answer's, not "cancelled": which
         budget, what was spent and how to raise it; or whose key was rejected and where to fix it."""
         if self.relay is None or self.relay.stopped is None:
@@ -194,9 +195,9 @@ class Channel:
 
 
 @contextlib.asynccontextmanager
-async def model_channel(agent: str, adapter: Any, creds: Credentials, ctx: Any, recorder: Recorder, run_id: str,
-                        sandbox_config: Any, *, on_retry: Callable[[str], Any] | None = None,
-                        on_stop: Callable[[str], Any] | None = None,
+async def model_channel(agent: str, adapter: base.Adapter, creds: Credentials, ctx: JobContext, recorder: Recorder,
+                        run_id: str, sandbox_config: SandboxConfig, *, on_retry: Callable[[str], object] | None = None,
+                        on_stop: Callable[[str], object] | None = None,
                         repo_budgets: Mapping[str, Any] | None = None,
                         web_access: bool = False) -> AsyncIterator[Channel]:
     """Relay mode when `plan()` allows it (the sandbox config is narrowed in place), else direct.
@@ -234,7 +235,7 @@ async def model_channel(agent: str, adapter: Any, creds: Credentials, ctx: Any, 
         yield Channel(inside, relay.url, relay=relay)
 
 
-def narrow_sandbox(sandbox_config: Any, adapter: Any, relay_port: int) -> None:
+def narrow_sandbox(sandbox_config: SandboxConfig, adapter: base.Adapter, relay_port: int) -> None:
     """No provider host from inside: the relay (a loopback gateway at its own port) is the way out."""
     providers = set(getattr(adapter, "default_allowed_hosts", ()))
     sandbox_config.allowed_hosts = tuple(h for h in sandbox_config.allowed_hosts if h not in providers)
