@@ -9,8 +9,8 @@ out of quota or rate limited past its retries (`Turn.unavailable`: the bot's own
 never the CLI's say-so), the next agent of the list runs the same request in the same worktree
 with the same permissions and limits. Each agent is tried at most once and the first never again
 (no loop); one that is not an agent here, not allowed by the repository or has no credential is
-skipped with the reason. The answering run records each earlier attempt (`fallback` events), so
-its provenance shows what they spent.
+skipped with the reason, and so is one whose episode is refused before it runs. The answering
+run records each earlier attempt (`fallback` events), so its provenance shows what they spent.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from adapters.base import Tier
 from bot.credentials import resolve as credentials
 from bot.db import Database
 from bot.job import replies
-from bot.job.context import JobContext
+from bot.job.context import JobContext, Stop
 from bot.job.episode import Attempt, Turn
 from bot.job.tracking import TrackingComment
 from bot.record.recorder import Recorder
@@ -64,7 +64,12 @@ async def run(db: Database, ctx: JobContext, cfg: RepoConfig, agent: str, tracki
                             f"{name} answers instead")
         if ctx.findings is not None:  # a review's findings are the answering agent's
             ctx.findings.agent = name
-        turn = await attempt(name, replies.unavailable_words(tried[-1].agent, turn.unavailable.kind))
+        try:
+            turn = await attempt(name, replies.unavailable_words(tried[-1].agent, turn.unavailable.kind))
+        except Stop as stop:  # refused before it ran (its credential cannot be used here): the next one
+            skipped.append((name, stop.text.strip().splitlines()[0][:200] if stop.text.strip() else "refused"))
+            tried.pop()
+            continue
         _record(db, ctx, turn.run_id, tried)
     return dataclasses.replace(turn, attempts=tuple(tried), skipped=tuple(skipped), fallback=tuple(cfg.fallback))
 

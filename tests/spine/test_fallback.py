@@ -11,7 +11,7 @@ import pytest
 
 from adapters.base import Result, Tier, Usage
 from bot.job import answer, fallback, replies
-from bot.job.context import JobContext
+from bot.job.context import JobContext, Stop
 from bot.job.episode import Attempt, Turn
 from bot.record import provenance
 from bot.record.inert import ZWSP
@@ -196,3 +196,15 @@ def test_an_answer_whose_provider_was_unavailable_names_the_failure_not_the_cli(
     failed.run_id = run_id
     body = answer.compose(db, context(), "claude", failed, None)
     assert body.startswith("❌ Claude was overloaded: Anthropic answered HTTP 529") and "API Error" not in body
+
+
+def test_an_agent_whose_episode_cannot_start_is_skipped_with_the_reason(keys):
+    async def attempt(name: str, fresh_reason: str | None) -> Turn:
+        if name == "codex":
+            raise Stop("the codex adapter declares no model relay channel for X: refusing\n\nmore")
+        return turn(name, OVERLOADED if name == "claude" else None)
+
+    final = asyncio.run(fallback.run(store.connect(), context(), RepoConfig(fallback=("codex", "gemini")), "claude",
+                                     Notes(), asyncio.Event(), attempt=attempt))
+    assert final.agent == "gemini" and [a.agent for a in final.attempts] == ["claude"]
+    assert final.skipped == (("codex", "the codex adapter declares no model relay channel for X: refusing"),)
