@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from adapters.facts import ActionInputs, CredentialKind
+from adapters.facts import ActionInputs, CredentialKind, OperatorLogin
 from adapters.masking.leaks import mask
 
 
@@ -231,6 +231,12 @@ class Adapter(Protocol):
     def provider_keys(self) -> tuple[tuple[str, str], ...]: ...
     @property
     def provider_logins(self) -> str: ...
+    @property
+    def operator_login(self) -> OperatorLogin | None: ...
+    @property
+    def chatgpt_login(self) -> str: ...
+    @property
+    def credential_files(self) -> tuple[str, ...]: ...
 
     def operator_variables(self) -> tuple[str, ...]:
         """The operator's variables that authenticate the CLI, in the order they are consulted."""
@@ -354,6 +360,9 @@ class CliAdapter:
     # (provider, its key variable) for a CLI that speaks to several providers, by model prefix
     provider_keys: tuple[tuple[str, str], ...] = ()
     provider_logins = ""  # the variable holding such a CLI's logins, one JSON object per provider
+    operator_login: OperatorLogin | None = None  # a login file of the operator's, when no key is set
+    chatgpt_login = ""  # the HOME-relative login file whose ChatGPT login the relay holds and refreshes
+    credential_files: tuple[str, ...] = ()  # HOME-relative: never left in a cache or an artifact
 
     @property
     def supports_resume(self) -> bool:

@@ -78,6 +78,7 @@ class ClaudeCode(CliAdapter):
     action_inputs = ActionInputs(("anthropic-api-key", "ANTHROPIC_API_KEY"),
                                  subscription=("claude-code-oauth-token", "CLAUDE_CODE_OAUTH_TOKEN"))
     npm_package = "@anthropic-ai/claude-code"
+    credential_files = (".claude/.credentials.json",)
 
     def command(self, episode: Episode) -> Invocation:
         native = episode.mode == "native"

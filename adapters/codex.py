@@ -36,7 +36,7 @@ from adapters.base import (
     http_failure,
     register,
 )
-from adapters.facts import OPENAI_API, ActionInputs, CredentialKind
+from adapters.facts import OPENAI_API, ActionInputs, CredentialKind, OperatorLogin
 
 LAST_MESSAGE = ".bot/codex-last-message.txt"
 CODEX_HOME = ".codex"
@@ -98,6 +98,10 @@ class Codex(CliAdapter):
     operator_env = ("OPENAI_API_KEY", "CODEX_API_KEY")
     action_inputs = ActionInputs(("openai-api-key", "OPENAI_API_KEY"))
     npm_package = "@openai/codex"
+    operator_login = OperatorLogin(AUTH_FILE, setting="BOT_CODEX_AUTH_FILE", home_variable="CODEX_HOME",
+                                   kind="auth_json")
+    chatgpt_login = AUTH_FILE
+    credential_files = (AUTH_FILE,)
 
     def command(self, episode: Episode) -> Invocation:
         home = episode.home

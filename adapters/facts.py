@@ -37,6 +37,18 @@ class CredentialKind:
 
 
 @dataclass(frozen=True)
+class OperatorLogin:
+    """A login file the CLI writes on the operator's machine (`codex login`), used when the
+    operator's environment holds no key: the file the bot's `setting` names, else the file of that
+    name in the CLI's own home (`home_variable`), else `~/<path>`. A refreshed login goes back there."""
+
+    path: str  # HOME-relative, as the CLI reads it in its episode home
+    setting: str  # the bot's variable naming the file
+    home_variable: str  # the CLI's own home folder variable
+    kind: str  # the credential kind the same login is stored as on the settings page
+
+
+@dataclass(frozen=True)
 class ActionInputs:
     """The Action's inputs that carry the CLI's credential: (input name, repository secret name)
     for its API key, and for a subscription token when the CLI can run on one."""

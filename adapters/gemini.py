@@ -78,6 +78,7 @@ class Gemini(CliAdapter):
     operator_env = ("GEMINI_API_KEY",)
     action_inputs = ActionInputs(("gemini-api-key", "GEMINI_API_KEY"))
     npm_package = "@google/gemini-cli"
+    credential_files = (".gemini/oauth_creds.json",)
 
     def command(self, episode: Episode) -> Invocation:
         home, native = episode.home, episode.mode == "native"

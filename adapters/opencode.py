@@ -104,6 +104,7 @@ class OpenCode(CliAdapter):
                        env=(AUTH_CONTENT,), json_file=True, json_check=_auth_json_problem))
     action_inputs = ActionInputs(("openai-api-key", "OPENAI_API_KEY"))
     npm_package = "opencode-ai"
+    credential_files = (".local/share/opencode/auth.json",)
     provider_keys = tuple((provider, variable) for provider, (variable, _path) in PROVIDER_KEYS.items())
     provider_logins = AUTH_CONTENT
 

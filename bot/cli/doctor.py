@@ -42,11 +42,15 @@ def probe_for(adapter: Adapter, home: Path) -> ProbeFn:
 
     env = base_env(home, home / "tmp") | {name: value for name in adapter.credential_env
                                           if (value := config.provider_credential(name))}
-    env["CODEX_HOME"] = str(home / ".codex")
+    login = adapter.operator_login
+    own_home = home / Path(login.path).parent if login else None  # e.g. Codex's CODEX_HOME
+    if login and own_home:
+        env[login.home_variable] = str(own_home)
 
     def probe(argv: Sequence[str]) -> tuple[int, str]:
         (home / "tmp").mkdir(parents=True, exist_ok=True)
-        (home / ".codex").mkdir(exist_ok=True)
+        if own_home:
+            own_home.mkdir(parents=True, exist_ok=True)
         try:
             done = subprocess.run(list(argv), env=env, cwd=home, stdin=subprocess.DEVNULL,
                                   capture_output=True, timeout=PROBE_TIMEOUT_S)

@@ -51,10 +51,6 @@ def all_kinds() -> tuple[Kind, ...]:
     return tuple(kind for agent in adapters.names() for kind in kinds_for(agent))
 
 
-# Where the CLIs keep a credential, relative to their HOME: never left in a cache or an artifact.
-CREDENTIAL_FILES = (".codex/auth.json", ".claude/.credentials.json", ".local/share/opencode/auth.json",
-                    ".gemini/oauth_creds.json")
-
 SOURCES = (("requester", "user"), ("repository", "repo"), ("installation", "installation"))
 class InvalidCredential(BotError, ValueError):
     """A pasted value cannot be what it claims to be; the message never repeats the value."""
@@ -155,10 +151,11 @@ def operator_origin(agent: str) -> Origin | None:
         value = config.provider_credential(var)
         if value:
             return Origin(Credentials(env={var: value}, source="operator"), variable=var)
-    if agent == "codex":
-        auth = _codex_auth_file()
-        if auth is not None:
-            return Origin(Credentials(files={".codex/auth.json": auth}, source="operator"), variable="auth.json")
+    login = adapters.get(agent).operator_login
+    found = operator_login_file(agent)
+    if login is not None and found is not None:
+        return Origin(Credentials(files={login.path: found.read_bytes()}, source="operator"),
+                      variable=Path(login.path).name)
     return None
 
 
@@ -174,16 +171,18 @@ def operator_env_names(agent: str) -> list[str]:
     return list(adapters.get(agent, config.operator_for(agent)).operator_variables())
 
 
-def _codex_auth_file() -> bytes | None:
-    """BOT_CODEX_AUTH_FILE, else $CODEX_HOME/auth.json, else ~/.codex/auth.json of the operator."""
-    candidates = [config.env("BOT_CODEX_AUTH_FILE")]
-    codex_home = config.env("CODEX_HOME")
-    candidates.append(str(Path(codex_home) / "auth.json") if codex_home else None)
-    candidates.append(str(Path(os.path.expanduser("~")) / ".codex" / "auth.json"))
-    for candidate in filter(None, candidates):
-        path = Path(candidate)
-        if path.is_file():
-            return path.read_bytes()
+def operator_login_file(agent: str) -> Path | None:
+    """The operator's own login file for `agent` (its adapter's `operator_login`: the file the bot's
+    setting names, else the one in the CLI's home variable, else under ~), or None."""
+    login = adapters.get(agent).operator_login
+    if login is None:
+        return None
+    home = config.env(login.home_variable)
+    name = Path(login.path).name
+    for candidate in (config.env(login.setting), str(Path(home) / name) if home else None,
+                      str(Path(os.path.expanduser("~")) / login.path)):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
     return None
 
 

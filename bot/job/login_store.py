@@ -1,54 +1,50 @@
-"""Where a Codex ChatGPT login goes back after the model relay refreshed it.
+"""Where a ChatGPT login (Codex's `auth.json`: its adapter's `chatgpt_login`) goes back after the
+model relay refreshed it.
 
-OpenAI rotates the refresh token on every refresh, so the renewed `auth.json` must replace the one
-the run started from, or the next run cannot refresh: a login stored on the settings page is sealed
-again in the vault under its own scope and name; the operator's login goes back to the file it was
-read from (BOT_CODEX_AUTH_FILE, $CODEX_HOME/auth.json or ~/.codex/auth.json), owner-only.
+OpenAI rotates the refresh token on every refresh, so the renewed login must replace the one the
+run started from, or the next run cannot refresh: a login stored on the settings page is sealed
+again in the vault under its own scope and kind; the operator's login goes back to the file it was
+read from (the adapter's `operator_login`: for Codex BOT_CODEX_AUTH_FILE, $CODEX_HOME/auth.json or
+~/.codex/auth.json), owner-only.
 """
 from __future__ import annotations
 
 import logging
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from bot import config
+from adapters import base as adapters
+from bot.credentials import resolve as credentials
 from bot.credentials import vault
 
 log = logging.getLogger(__name__)
-SECRET_NAME = "codex:auth_json"
 ACTOR = "model relay (login refresh)"
 _SCOPE_KIND = {"requester": "user", "repository": "repo", "installation": "installation"}
 
 
-def saver(source: str, ctx: Any) -> Callable[[str], None]:
-    """The callback that stores a renewed `auth.json` for credentials of `source` in this job."""
+def saver(agent: str, source: str, ctx: Any) -> Callable[[str], None]:
+    """The callback that stores `agent`'s renewed login for credentials of `source` in this job."""
     if source == "operator":
-        return _save_operator_file
+        return lambda text: _save_operator_file(agent, text)
     owner = {"requester": getattr(ctx, "requester_id", None), "repository": getattr(ctx, "repo_id", None),
              "installation": getattr(ctx, "installation_id", None)}.get(source)
     if source not in _SCOPE_KIND or owner in (None, "", 0):
         return _lost(f"no scope to store a {source} login in")
     scope = vault.scope_for(_SCOPE_KIND[source], owner)
+    held = adapters.get(agent).chatgpt_login
+    kind = next((kind for kind in credentials.kinds_for(agent) if held and kind.file == held), None)
+    if kind is None:
+        return _lost(f"the {agent} adapter declares no credential kind for its login file")
+    name = kind.name
 
     def seal(text: str) -> None:
-        vault.put(scope, SECRET_NAME, text, actor=ACTOR)
+        vault.put(scope, name, text, actor=ACTOR)
     return seal
 
 
-def operator_file() -> Path | None:
-    """The operator's `auth.json`, found as the credential resolver finds it."""
-    codex_home = config.env("CODEX_HOME")
-    for candidate in (config.env("BOT_CODEX_AUTH_FILE"), str(Path(codex_home) / "auth.json") if codex_home else None,
-                      str(Path(os.path.expanduser("~")) / ".codex" / "auth.json")):
-        if candidate and Path(candidate).is_file():
-            return Path(candidate)
-    return None
-
-
-def _save_operator_file(text: str) -> None:
-    path = operator_file()
+def _save_operator_file(agent: str, text: str) -> None:
+    path = credentials.operator_login_file(agent)
     if path is None:
         log.warning("the operator's ChatGPT login was refreshed but its auth.json is gone; not stored")
         return

@@ -124,7 +124,8 @@ def _single_provider_key(text: str, keys: dict[str, str]) -> tuple[str, str] | N
 def _login_file_plan(agent: str, creds: Credentials) -> Plan:
     """Codex's `auth.json`: a ChatGPT login is held (and refreshed) by the relay, Codex gets a
     placeholder login; an API-key login is relayed as the key. Other login files stay direct."""
-    text = creds.files.get(chatgpt.AUTH_FILE) if agent == "codex" and len(creds.files) == 1 else None
+    held = base.get(agent).chatgpt_login
+    text = creds.files.get(held) if held and len(creds.files) == 1 else None
     login = chatgpt.Login.parse(text) if text else None
     if login is not None:  # ChatGPT's backend, never the operator's API gateway
         return Plan(Upstream("chatgpt", login.access_token, scope=creds.source, login=login,
@@ -157,7 +158,7 @@ def credential_modes(agent: str) -> dict[str, list[str]]:
 
 def _probe(kind: Kind) -> str:
     """A stand-in value of the kind's shape (a login file is judged by what it holds)."""
-    if kind.file == chatgpt.AUTH_FILE:
+    if kind.file and kind.file == base.get(kind.agent).chatgpt_login:
         return json.dumps({"tokens": {"access_token": "probe", "refresh_token": "probe", "account_id": "probe"}})
     return "probe"
 
@@ -226,11 +227,11 @@ async def model_channel(agent: str, adapter: base.Adapter, creds: Credentials, c
     login = chosen.upstream.login
     async with ModelRelay(chosen.upstream, recorder, run_id, budget=budget, ledger=ledger, spend_scope=scope,
                           on_retry=on_retry, on_stop=on_stop, web_access=web_access,
-                          on_login_refresh=login_store.saver(creds.source, ctx) if login else None) as relay:
+                          on_login_refresh=login_store.saver(agent, creds.source, ctx) if login else None) as relay:
         ctx.secrets.append(relay.token)
         assert relay.port is not None  # set by __aenter__
         narrow_sandbox(sandbox_config, adapter, relay.port)
-        files = {chatgpt.AUTH_FILE: chatgpt.placeholder_auth(relay.token, login)} if login else {}
+        files = {adapter.chatgpt_login: chatgpt.placeholder_auth(relay.token, login)} if login else {}
         inside = Credentials(env={name: relay.token for name in chosen.inside_env}, files=files, source=creds.source)
         yield Channel(inside, relay.url, relay=relay)
 

@@ -29,6 +29,12 @@ def globs(agent: str) -> tuple[str, ...]:
     return tuple(base.get(agent).resume_state) if agent in base.names() else ()
 
 
+def credential_files(agent: str) -> frozenset[str]:
+    """The HOME-relative files where `agent`'s CLI keeps a credential: never packed, whatever its
+    resume globs match."""
+    return frozenset(base.get(agent).credential_files) if agent in base.names() else frozenset()
+
+
 def resume_gap(adapter: base.Adapter) -> str | None:
     """What the record says when the adapter declares no resume state: no turn resumes."""
     if tuple(getattr(adapter, "resume_state", ())):

@@ -30,7 +30,7 @@ from bot.credentials import vault
 from bot.db import Database
 from bot.errors import BotError
 from bot.job import conversations
-from bot.job.resume_state import empty, globs
+from bot.job.resume_state import credential_files, empty, globs
 
 log = logging.getLogger("bot.job.session_home")
 T = TypeVar("T")
@@ -59,7 +59,7 @@ def pack(home: Path, agent: str, limit: int | None = None) -> bytes:
     with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as tar:
         fd = os.open(home, _DIR)
         try:
-            _add(tar, fd, (), _patterns(agent), buffer, limit)
+            _add(tar, fd, (), _patterns(agent), buffer, limit, credential_files(agent))
         finally:
             os.close(fd)
     if buffer.tell() > limit:
@@ -73,17 +73,18 @@ def _too_large(size: int, limit: int) -> str:
 
 
 def _add(tar: tarfile.TarFile, dir_fd: int, where: tuple[str, ...], patterns: list[list[str]],
-         buffer: io.BytesIO, limit: int) -> None:
+         buffer: io.BytesIO, limit: int, never: frozenset[str]) -> None:
     for name in sorted(os.listdir(dir_fd)):
         path = (*where, name)
         info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         if stat.S_ISDIR(info.st_mode) and any(_leads_to(path, p) for p in patterns):
             child = os.open(name, _DIR, dir_fd=dir_fd)
             try:
-                _add(tar, child, path, patterns, buffer, limit)
+                _add(tar, child, path, patterns, buffer, limit, never)
             finally:
                 os.close(child)
-        elif stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and any(_matches(path, p) for p in patterns):
+        elif stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and any(_matches(path, p) for p in patterns) \
+                and "/".join(path) not in never:
             _refuse_unreadable(info, "/".join(path), limit)
             _add_file(tar, dir_fd, name, "/".join(path))
             if buffer.tell() > limit:

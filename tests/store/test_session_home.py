@@ -37,6 +37,22 @@ def test_pack_keeps_the_session_and_leaves_credentials_and_caches(tmp_path):
     assert sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()) == [ROLLOUT]
 
 
+def test_pack_leaves_a_credential_file_even_when_the_resume_globs_match_it(tmp_path, monkeypatch):
+    from adapters import base
+    from adapters.codex import Codex
+
+    class Greedy(Codex):  # a resume glob wide enough to take the login file with it
+        resume_state = (".codex/*",)
+
+    monkeypatch.setitem(base._REGISTRY, "codex", Greedy)
+    home = _home()
+    (home / ".codex" / "history.jsonl").write_text("{}\n")
+    target = tmp_path / "restored"
+    target.mkdir()
+    session_home.unpack(session_home.pack(home, "codex"), target, "codex")
+    assert sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()) == [".codex/history.jsonl"]
+
+
 def test_pack_never_follows_a_link_named_like_a_session(tmp_path):
     home = _home()
     outside = tmp_path / "outside.jsonl"
