@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from adapters import base as adapters
 from bot import config
 from bot.credentials.resolve import Kind, as_credentials
 from bot.job.model_channel import plan
@@ -65,7 +66,8 @@ def _verdict(kind: Kind, status: int) -> KeyTest:
 
 
 def _request(upstream: Upstream, agent: str) -> tuple[str, dict, dict]:
-    model = config.agent_model(agent) if agent != "opencode" else None
+    # a CLI that speaks to several providers names a model of any of them: not this key's own
+    model = config.agent_model(agent) if not adapters.get(agent).provider_keys else None
     model = (model or CHEAP_MODEL[upstream.provider]).rpartition("/")[2]
     name, header = upstream.key_header()
     headers = {name.decode(): header.decode()}
