@@ -98,11 +98,17 @@ class _RelayProtocol(H11Protocol):
     """uvicorn's h11 protocol with a larger write buffer towards the CLI. At the default 64 KiB the
     relay pauses after every upstream chunk until the client has read it, so a streamed answer
     crosses the relay one chunk at a time behind the client; with room for a whole answer the
-    relay keeps reading the provider while the client reads (memory stays bounded per connection)."""
+    relay keeps reading the provider while the client reads (memory stays bounded per connection).
+    Its writes of one event-loop turn leave together (downstream.Joined), a finished reply's at once."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         transport.set_write_buffer_limits(high=WRITE_BUFFER)
-        super().connection_made(downstream.Joined(transport))  # type: ignore[arg-type]
+        self._joined = downstream.Joined(transport)
+        super().connection_made(self._joined)  # type: ignore[arg-type]
+
+    def on_response_complete(self) -> None:
+        self._joined.flush()  # the reply's last bytes leave now, before the relay records the call
+        super().on_response_complete()
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 
 import httpcore
 import httpx
@@ -127,3 +128,24 @@ async def test_a_replys_head_reaches_the_cli_while_the_provider_still_holds_its_
             go.set()
             body = await asyncio.wait_for(answer.aread(), 60)
     assert answer.status_code == 200 and body == b'event: ping\ndata: {"type": "ping"}\n\n'
+
+
+async def test_a_replys_last_bytes_are_on_their_way_to_the_cli_before_the_relay_records_the_call(fake, relay):
+    fake.script(say("recorded after it left"))
+    seen_when_recorded: list[bytes] = []
+    cli: socket.socket | None = None
+
+    def peek(_call: object) -> None:  # what the CLI's socket already holds when the call is recorded
+        assert cli is not None
+        seen_when_recorded.append(cli.recv(1 << 20, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+        recorded.set()
+
+    recorded = asyncio.Event()
+    async with relay("anthropic", on_call=peek) as r:
+        cli = socket.create_connection(("127.0.0.1", r.port))
+        body = json.dumps(ANTHROPIC[1]).encode()
+        cli.sendall(b"POST %s HTTP/1.1\r\nhost: relay\r\nx-api-key: %s\r\ncontent-type: application/json\r\n"
+                    b"content-length: %d\r\n\r\n%s" % (ANTHROPIC[0].encode(), r.token.encode(), len(body), body))
+        await asyncio.wait_for(recorded.wait(), 60)
+        cli.close()
+    assert b"recorded after it left" in seen_when_recorded[0]
