@@ -138,7 +138,8 @@ def _stop_for_disk(result: Result, breach: disk.Breach, home: Path) -> None:
 
 
 def _redact_result(result: Result, episode: Episode) -> None:
-    """The adapter masks secrets as written; every other encoding is the bot's to mask."""
+    """CliAdapter.finish masks with the same leak scanner; an adapter of its own may not, so the
+    bot masks again (a masked text stays as it is)."""
     secrets = episode.credentials.secret_values() + ([episode.bridge.token] if episode.bridge else [])
     if result.error:
         result.error = redact(result.error, secrets)
