@@ -220,6 +220,8 @@ class Adapter(Protocol):
     @property
     def session_id_pattern(self) -> re.Pattern[str]: ...
     @property
+    def title(self) -> str: ...
+    @property
     def aliases(self) -> tuple[str, ...]: ...
     @property
     def credential_kinds(self) -> tuple[CredentialKind, ...]: ...
@@ -352,6 +354,7 @@ class CliAdapter:
     # with the key inside the sandbox.
     relay_channels: tuple[RelayChannel, ...] = ()
     direct_credentials: tuple[str, ...] = ()
+    title = ""  # the CLI's name in a sentence ("Claude"); none: its `name`
     aliases: tuple[str, ...] = ()  # other names people write for the CLI in a comment
     credential_kinds: tuple[CredentialKind, ...] = ()  # what can be connected on the settings page
     operator_env: tuple[str, ...] = ()  # the operator's variables, in order; none: credential_env

@@ -67,6 +67,7 @@ class ClaudeCode(CliAdapter):
     resume_state = (".claude/projects/*/*.jsonl",)  # <cwd with / as -> / <session id>.jsonl
     relay_channels = (RelayChannel("CLAUDE_CODE_OAUTH_TOKEN", "anthropic", True, ("CLAUDE_CODE_OAUTH_TOKEN",)),
                       RelayChannel("ANTHROPIC_API_KEY", "anthropic", False, ("ANTHROPIC_API_KEY",)))
+    title = "Claude"
     aliases = ("claude-code", "claudecode")
     credential_kinds = (
         CredentialKind("oauth_token", "Claude subscription token",

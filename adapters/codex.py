@@ -88,6 +88,7 @@ class Codex(CliAdapter):
                       RelayChannel("CODEX_API_KEY", "openai", True, ("CODEX_API_KEY",)))
     # a login file holding neither a ChatGPT login nor an API key (a ChatGPT login is relayed)
     direct_credentials = (AUTH_FILE,)
+    title = "Codex"
     aliases = ("codex-cli",)
     credential_kinds = (
         CredentialKind("auth_json", "ChatGPT subscription (Codex auth.json)",

@@ -71,6 +71,7 @@ class Gemini(CliAdapter):
     session_id_pattern = UUID  # its --resume also takes `latest` or an index: never given
     resume_state = (".gemini/tmp/*/chats/session-*.jsonl",)  # <project>/chats/session-<ts>-<id8>.jsonl
     relay_channels = (RelayChannel("GEMINI_API_KEY", "google", False, ("GEMINI_API_KEY",)),)
+    title = "Gemini"
     aliases = ("gemini-cli",)
     credential_kinds = (CredentialKind("api_key", "Gemini API key",
                                        "Create one at aistudio.google.com → Get API key.",

@@ -93,6 +93,7 @@ class OpenCode(CliAdapter):
                            for provider, (variable, _path) in PROVIDER_KEYS.items())
     # its auth.json with an OAuth login or several logins, and a custom provider's key
     direct_credentials = (AUTH_CONTENT, ANY_OTHER_KEY)
+    title = "OpenCode"
     aliases = ("open-code",)
     credential_kinds = (
         CredentialKind("anthropic_api_key", "Anthropic API key for OpenCode",

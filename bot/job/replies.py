@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from adapters import base as adapters
 from bot.record import inert
 from bot.relay.budgets import Spend
 from bot.relay.unavailable import ProviderUnavailable, duration
@@ -115,13 +116,12 @@ def permission_check_failed(requester: str, repo: str, exc: BaseException, trans
             "the App's installation settings, then ask again.")
 
 
-AGENT_NAMES = {"claude": "Claude", "codex": "Codex", "gemini": "Gemini", "opencode": "OpenCode"}
 PROVIDER_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI", "google": "Google", "chatgpt": "ChatGPT"}
 _UNAVAILABLE = {"overloaded": "was overloaded", "quota": "was out of quota", "rate_limited": "was rate limited"}
 
 
 def agent_name(agent: str) -> str:
-    return AGENT_NAMES.get(agent, agent)
+    return (adapters.get(agent).title or agent) if agent in adapters.names() else agent
 
 
 def unavailable_words(agent: str, kind: str) -> str:

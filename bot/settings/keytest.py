@@ -12,14 +12,12 @@ from dataclasses import dataclass
 import httpx
 
 from adapters import base as adapters
+from adapters.base import RelayChannel
 from bot import config
 from bot.credentials.resolve import Kind, as_credentials
 from bot.job.model_channel import plan
 from bot.relay.server import Upstream
 
-# the variable a kind's value arrives in -> (provider, sent as bearer)
-DIRECT = {"ANTHROPIC_API_KEY": ("anthropic", False), "CLAUDE_CODE_OAUTH_TOKEN": ("anthropic", True),
-          "OPENAI_API_KEY": ("openai", True), "GEMINI_API_KEY": ("google", False)}
 CHEAP_MODEL = {"anthropic": "claude-haiku-4-5", "openai": "gpt-5-mini", "google": "gemini-2.5-flash"}
 TIMEOUT = 20
 
@@ -34,10 +32,16 @@ def upstream_for(kind: Kind, value: str) -> Upstream | None:
     chosen = plan(kind.agent, as_credentials(kind, value, "requester")).upstream
     if chosen is not None and chosen.login is not None:
         return None  # a ChatGPT login (auth.json) is not tested here
-    if chosen is not None or not kind.env or kind.env[0] not in DIRECT:
+    channel = _channel_of(kind.env[0]) if chosen is None and kind.env else None
+    if channel is None:
         return chosen
-    provider, bearer = DIRECT[kind.env[0]]
-    return Upstream(provider, value, bearer=bearer)
+    return Upstream(channel.provider, value, bearer=channel.bearer)
+
+
+def _channel_of(variable: str) -> RelayChannel | None:
+    """The provider a key in `variable` belongs to, as the adapters' relay channels declare it."""
+    return next((channel for agent in adapters.names() for channel in adapters.get(agent).relay_channels
+                 if channel.variable == variable), None)
 
 
 async def try_key(kind: Kind, value: str) -> KeyTest:
