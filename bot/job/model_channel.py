@@ -131,8 +131,9 @@ def _login_file_plan(agent: str, creds: Credentials) -> Plan:
         return Plan(Upstream("chatgpt", login.access_token, scope=creds.source, login=login,
                              fix_hint=fix_hint(creds.source, "the ChatGPT login (auth.json)")))
     key = chatgpt.api_key(text) if text else None
-    if key:
-        return plan(agent, Credentials(env={"CODEX_API_KEY": key}, source=creds.source))
+    channels = base.get(agent).relay_channels
+    if key and channels:  # an API key in the login file goes as the adapter's first relayed key
+        return plan(agent, Credentials(env={channels[0].variable: key}, source=creds.source))
     return _direct_or_refused(agent, sorted(creds.files),
                               f"{agent}'s login file ({', '.join(sorted(creds.files))}) cannot be relayed yet",
                               files=True)
