@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters import base
 from adapters.base import Result, Usage
 from bot.cli import action_session
 from bot.cli import main as cli
@@ -23,7 +24,7 @@ from tests.action.test_session_cache_e2e import run_step
 from tests.fakes.provider import FakeProvider
 from tests.spine.service import make_remote
 
-AGENTS = ("claude", "codex", "opencode", "gemini")
+AGENTS = tuple(base.names())
 KEY = f"{REPO}#1"
 REQUESTER = "21031067"  # the recorded payload's comment author (Codertocat)
 PLANTED = ("--config=mcp_servers.pwn.command=\"/bin/sh\"", "-cnotify=[\"/bin/sh\"]", "latest")

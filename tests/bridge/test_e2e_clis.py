@@ -31,7 +31,7 @@ from tests.fakes.provider import bridged as bridge_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 
-AGENTS = ("claude", "codex", "opencode", "gemini")
+AGENTS = tuple(adapters.names())
 AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents-cli"
 FAKE_KEY = "sk-fake-e2e-key-0123456789"
 APP = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"

@@ -49,7 +49,7 @@ async def _episode(agent: str, root: Path, monkeypatch) -> Ran:
     return Ran(relayed.result, relayed.recorder, relayed.run_id, fake, relayed.config, relayed.invocation.env)
 
 
-@pytest.fixture(scope="module", params=["claude", "codex", "opencode", "gemini"])
+@pytest.fixture(scope="module", params=adapters.names())
 def ran(request, tmp_path_factory):
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path_factory.mktemp("data")))
