@@ -63,3 +63,15 @@ def test_a_thread_resolved_by_a_person_without_a_change_is_declined_and_the_agen
     past = asyncio.run(recall(db, Threads([node]), worktree, ["codex", "claude"], start_over=False))
     assert [e.state for e in past.declined] == ["declined"] and past.open == [] and past.newly_declined == 1
     assert past.change.reason == "claude has not reviewed this pull request yet"
+
+
+def test_review_all_and_agents_that_reviewed_different_commits_review_whole_and_say_why(tmp_path):
+    (tmp_path / "repo").mkdir()
+    worktree = repository(tmp_path / "repo")
+    db = store.connect(tmp_path / "bot.db")
+    memory.remember(db, "o/r", 2, ["codex"], "b" * 40, 5, [])
+    memory.remember(db, "o/r", 2, ["claude"], "c" * 40, 6, [])
+    started_over = asyncio.run(recall(db, Threads([]), worktree, ["codex"], start_over=True))
+    differ = asyncio.run(recall(db, Threads([]), worktree, ["codex", "claude"], start_over=False))
+    assert started_over.change.reason == "`review all` was asked"
+    assert differ.change.reason == "the agents last reviewed different commits"
