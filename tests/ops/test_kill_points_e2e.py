@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 
 import pytest
@@ -51,6 +52,20 @@ def mention_until_killed_then_restart(gh, env, tmp_path, services, killed, text:
     services.append(Service(env, tmp_path / "serve-1.log").start())
 
 
+def jobs_finished(tmp_path) -> bool:
+    """Every job is done, failed or cancelled: nothing is left in the queue that could answer again."""
+    return bool(_rows(tmp_path, "SELECT 1 FROM jobs")) and not _rows(
+        tmp_path, "SELECT 1 FROM jobs WHERE status IN ('queued', 'running')")
+
+
+def late_calls_landed() -> None:
+    """The fake GitHub carries out a killed service's in-flight call on a timer (`land_after`):
+    once every such timer has run, the late write is in the thread."""
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.join(60)
+
+
 def answers(gh) -> list[dict]:
     return [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]" and JOB_MARKER.search(c["body"])]
 
@@ -64,7 +79,7 @@ def test_help_answered_once_when_killed_at_a_github_call(world, tmp_path, method
     gh.kill_on(method, path, killer(services, killed), after=after)
     mention_until_killed_then_restart(gh, env, tmp_path, services, killed, "@bot help", timeout=60)
     gh.wait_for(lambda: _rows(tmp_path, "SELECT status FROM jobs")[0]["status"] == "done", timeout=60)
-    time.sleep(1.5)  # a second answer, if one were coming
+    gh.wait_for(lambda: jobs_finished(tmp_path), timeout=60)
     assert len(answers(gh)) == 1
 
 
@@ -79,7 +94,7 @@ def test_help_answered_once_when_the_killed_post_lands_late(world, tmp_path):
     gh.kill_on("POST", r"/issues/1/comments$", killer(services, killed), land_after=LAND)
     mention_until_killed_then_restart(gh, env, tmp_path, services, killed, "@bot help", timeout=60)
     gh.wait_for(lambda: _rows(tmp_path, "SELECT status FROM jobs")[0]["status"] == "done", timeout=60)
-    time.sleep(max(0.0, killed[0] + LAND + 1.5 - time.monotonic()))  # the late post has landed
+    late_calls_landed()
     assert len(answers(gh)) == 1
 
 
@@ -105,7 +120,7 @@ def test_episode_answered_once_when_killed_at_a_github_call(tmp_path, method, pa
             mention_until_killed_then_restart(gh, env, tmp_path, services, killed, "@bot codex say something",
                                               timeout=120)
             gh.wait_for(lambda: _rows(tmp_path, "SELECT status FROM jobs")[0]["status"] != "running", timeout=180)
-            time.sleep(1.5)  # a second answer, if one were coming
+            gh.wait_for(lambda: jobs_finished(tmp_path), timeout=180)
             finals = [c for c in answers(gh) if "<sub>working" not in c["body"]]
             assert len(answers(gh)) == 1 and len(finals) == 1
         finally:
@@ -132,7 +147,7 @@ def test_episode_answer_is_not_overwritten_by_the_killed_services_late_edit(tmp_
             mention_until_killed_then_restart(gh, env, tmp_path, services, killed, "@bot codex say something",
                                               timeout=120)
             gh.wait_for(lambda: _rows(tmp_path, "SELECT status FROM jobs")[0]["status"] != "running", timeout=180)
-            time.sleep(max(0.0, killed[0] + LAND + 1.5 - time.monotonic()))  # the late edit has landed
+            late_calls_landed()
             [answer] = answers(gh)
             assert "<sub>working" not in answer["body"]
         finally:
