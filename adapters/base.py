@@ -566,5 +566,6 @@ def _load_plugins() -> None:
 
     for entry in entry_points(group=PLUGIN_GROUP):
         loaded = entry.load()
-        if isinstance(loaded, type) and getattr(loaded, "name", ""):
-            register(loaded.name, loaded)
+        name = getattr(loaded, "name", None) if isinstance(loaded, type) else None
+        if isinstance(name, str) and name:
+            register(name, loaded)
