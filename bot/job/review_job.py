@@ -26,6 +26,7 @@ from bot.job.episode import Turn
 from bot.job.thread_text import fence
 from bot.job.tracking import TrackingComment
 from bot.record import provenance
+from bot.record.defang import defang
 from bot.record.recorder import Recorder
 from bot.review import checks, followup, history, post
 from bot.review.diff_lines import DiffLines
@@ -153,7 +154,7 @@ async def _one(db: Database, ctx: JobContext, worktree: Worktree, review: Review
         review.failure = stop.text
     except Exception as exc:  # one agent's failure must not sink the others
         log.exception("review by %s failed", review.agent)
-        review.failure = f"{type(exc).__name__}: {exc}"
+        review.failure = defang(f"{type(exc).__name__}: {exc}")  # may quote what the agent wrote
     finally:
         if own is not worktree:
             await worktrees.remove(own)
