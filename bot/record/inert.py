@@ -15,7 +15,10 @@ however naive, takes a quoted name for one of the bot's markers).
 link, HTML or code can start), and since GitHub finds mentions and bare URLs in the rendered text,
 a zero-width space follows each `@` and breaks `://` and `www.`.
 
-Both drop invisible and bidi-control characters (they could reorder what a reader sees) and turn
+`quote` is for a whole message someone wrote (a request the bot quotes): a blockquote whose every
+line is `text`, so the lines stay lines and nothing in them is live.
+
+All three drop invisible and bidi-control characters (they could reorder what a reader sees) and turn
 any run of whitespace, newlines included, into one space.
 """
 from __future__ import annotations
@@ -28,6 +31,7 @@ from bot.record.hidden import strip_invisible
 ZWSP = "\u200b"
 COMMENT, COMMENT_BROKEN = "<!--", f"<!{ZWSP}--"
 MAX_CHARS = 200
+MAX_QUOTE_LINES = 40
 _BACKTICKS = re.compile(r"`+")
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # CommonMark's escapable ASCII punctuation
 _LINK_STARTS = re.compile(r"(@|:(?=//)|(?<![A-Za-z0-9])www(?=\.))", re.IGNORECASE)
@@ -47,6 +51,16 @@ def text(value: object, limit: int = MAX_CHARS) -> str:
     """`value` as inline text that renders as written but starts nothing (up to `limit` characters)."""
     broken = _LINK_STARTS.sub(lambda match: match.group(1) + ZWSP, _one_line(value, limit))
     return _PUNCTUATION.sub(r"\\\1", broken)
+
+
+def quote(value: object, limit: int = MAX_CHARS) -> str:
+    """`value` as a blockquote of inert lines (each up to `limit` characters, at most
+    MAX_QUOTE_LINES of them); a blank line stays a blank line of the quote."""
+    lines = ("" if value is None else str(value)).strip().splitlines() or [""]
+    shown = [text(line, limit) for line in lines[:MAX_QUOTE_LINES]]
+    if len(lines) > MAX_QUOTE_LINES:
+        shown.append("…")
+    return "\n".join(f"> {line}".rstrip() for line in shown)
 
 
 def _one_line(value: object, limit: int) -> str:

@@ -31,7 +31,7 @@ import gidgethub
 import httpx
 from gidgethub.abc import GitHubAPI
 
-from bot.record import leaks
+from bot.record import inert, leaks
 from bot.record.redact import running_secrets
 from bot.workspace import paths, tree_scan
 from bot.workspace.outcome import Outcome, Request
@@ -172,8 +172,9 @@ def _pull_body(wt: Worktree, request: Request, done: Outcome) -> str:
         link = f"{'Fixes' if wt.config.close_issue else 'Refs'} #{request.number}"
     else:
         link = f"For #{request.number}"
-    return (f"{link}\n\nRequested by @{request.requester_login}:\n\n> "
-            + "\n> ".join(request.text.strip().splitlines() or [""])
+    # the request is hostile text: quoted inert, so no one it names is notified again
+    return (f"{link}\n\nRequested by {inert.text('@' + request.requester_login)}:\n\n"
+            + inert.quote(request.text, limit=500)
             + f"\n\nMade by {request.agent} · base {done.base_sha[:7]} · {done.diffstat}\n")
 
 

@@ -1,0 +1,31 @@
+"""The pull request the bot opens quotes the request inert: no mention in it notifies anyone."""
+from __future__ import annotations
+
+from bot.record import inert, live_mentions
+from bot.workspace import effects
+from bot.workspace import worktrees as workspace
+from bot.workspace.effects import Request
+from tests.markdown_view import live, parts
+
+REQUEST = "@bot fix the greeting, cc @octo-org/security\n@mallory please look, see <b>this</b>"
+
+
+def rendered_text(markdown: str) -> str:
+    return " ".join(content for kind, content in parts(markdown) if kind == "text").replace(inert.ZWSP, "")
+
+
+async def test_a_request_naming_a_user_and_a_team_gives_a_pull_request_body_with_no_live_mention(
+        widget, github, api, token):
+    """The body quotes the request readably, but no @user, @team or @bot in it is live."""
+    wt = await workspace.prepare(widget, f"{widget}#1", token=token)
+    (wt.path / "app.py").write_text("print('hello')\n")
+    request = Request(agent="codex", text=REQUEST, requester_login="alice", requester_id=4242,
+                      number=1, title="Greeting is wrong")
+    out = await effects.apply(wt, request, api, token)
+    assert out.kind == "pull_request"
+    body = github.pulls(widget)[-1]["body"]
+    assert list(live_mentions.live_mentions(live_mentions.normalised(body), "bot")) == []
+    assert live(body) == []
+    shown = rendered_text(body)
+    assert "fix the greeting, cc @octo-org/security" in shown and "@mallory please look" in shown
+    assert "Fixes #1" in body and "alice" in shown
