@@ -12,18 +12,21 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from adapters import base as adapters
 from bot.credentials import resolve as credentials
 from bot.credentials import vault
+
+if TYPE_CHECKING:
+    from bot.job.context import JobContext
 
 log = logging.getLogger(__name__)
 ACTOR = "model relay (login refresh)"
 _SCOPE_KIND = {"requester": "user", "repository": "repo", "installation": "installation"}
 
 
-def saver(agent: str, source: str, ctx: Any) -> Callable[[str], None]:
+def saver(agent: str, source: str, ctx: JobContext) -> Callable[[str], None]:
     """The callback that stores `agent`'s renewed login for credentials of `source` in this job."""
     if source == "operator":
         return lambda text: _save_operator_file(agent, text)
