@@ -15,8 +15,6 @@ import logging
 import time
 from collections.abc import Iterator
 
-from bot import config
-
 _JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("bot_job", default=None)
 _THREAD: contextvars.ContextVar[str | None] = contextvars.ContextVar("bot_thread", default=None)
 _RUN: contextvars.ContextVar[str | None] = contextvars.ContextVar("bot_run", default=None)
@@ -74,15 +72,15 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False)
 
 
-def configure(level: str | None = None) -> logging.Handler:
-    """The root handler of `bot serve`: text or JSON lines per BOT_LOG_FORMAT, job ids on each."""
+def configure(level: str, log_format: str) -> logging.Handler:
+    """The root handler of `bot serve`: text or JSON lines (`log_format`, BOT_LOG_FORMAT), job ids on each."""
     handler = logging.StreamHandler()
     handler.addFilter(JobFilter())
-    handler.setFormatter(JsonFormatter() if config.text("BOT_LOG_FORMAT").strip().lower() == "json"
+    handler.setFormatter(JsonFormatter() if log_format.strip().lower() == "json"
                          else logging.Formatter(TEXT_FORMAT))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
-    root.setLevel(level or config.env("BOT_LOG_LEVEL") or "INFO")
+    root.setLevel(level)
     return handler

@@ -5,10 +5,11 @@ Set BOT_SECRET_KEY to the old data dir's secret.key so the sealed rows still ope
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from bot import config
+from bot.config import Settings
 from bot.db import connect
 from bot.db.copy import CopyRefused, copy
 
@@ -20,7 +21,7 @@ def main(argv: list[str]) -> int:
     copier.add_argument("--from", dest="source", required=True, help="sqlite:///path/bot.db or postgresql://…")
     copier.add_argument("--to", dest="target", required=True, help="postgresql://… (an empty database)")
     args = parser.parse_args(argv)
-    problem = _key_mismatch(args.source)
+    problem = _key_mismatch(args.source, Settings.load(os.environ).text("BOT_SECRET_KEY"))
     if problem:
         print(f"bot db copy: {problem}", file=sys.stderr)
         return 2
@@ -34,12 +35,12 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _key_mismatch(source: str) -> str | None:
+def _key_mismatch(source: str, secret_key: str | None) -> str | None:
     """Sealed rows copied from a data dir whose key file is not BOT_SECRET_KEY would never open."""
     if not source.startswith("sqlite:///"):
         return None
     key_file = Path(source.removeprefix("sqlite:///")).parent / "secret.key"
-    if key_file.exists() and key_file.read_text().strip() != (config.env("BOT_SECRET_KEY") or "").strip():
+    if key_file.exists() and key_file.read_text().strip() != (secret_key or "").strip():
         return (f"set BOT_SECRET_KEY to the contents of {key_file} first: the copied secrets are sealed "
                 "with it, and every process on the new database must use the same key")
     return None

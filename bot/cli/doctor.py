@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,7 @@ from adapters import base as adapters
 from adapters.base import Adapter, ProbeFn, Readiness
 from bot import config
 from bot.cli.doctor_database import database_section
+from bot.config import Settings
 from bot.credentials import resolve as credentials
 from bot.job.model_channel import credential_modes
 from bot.settings import app_check, manifest
@@ -108,28 +110,33 @@ def channel_rows() -> list[dict]:
 def github_section() -> dict:
     """The GitHub App: id and key verified by GitHub, the webhook secret, the settings login. The
     App the first run stored in the data dir counts as `bot serve` counts it (the environment wins)."""
-    if (config.value("BOT_DATA_DIR").resolve() / manifest.FILE).is_file():
-        manifest.install()
-    rows = [app_row(), _set_row("webhook secret", ("GITHUB_WEBHOOK_SECRET",)),
-            _set_row("settings page login (OAuth)", ("GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET"))]
+    settings = _as_serve_reads_them()
+    rows = [app_row(settings), _set_row(settings, "webhook secret", ("GITHUB_WEBHOOK_SECRET",)),
+            _set_row(settings, "settings page login (OAuth)", ("GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET"))]
     configured = not all(row["unset"] for row in rows)
     return {"section": "github app", "configured": configured,
             "ok": all(row["ok"] for row in rows) if configured else None,
             "rows": [{k: v for k, v in row.items() if k != "unset"} for row in rows]}
 
 
-def app_row() -> dict:
-    missing = [name for name in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY")
-               if not config.env(name) and not (name == "GITHUB_PRIVATE_KEY" and config.env("GITHUB_PRIVATE_KEY_PATH"))]
+def _as_serve_reads_them() -> Settings:
+    """Unchecked (the doctor says what is wrong where `bot serve` would refuse): the environment,
+    and the App the first run stored while the environment names none."""
+    return manifest.with_stored_app(Settings(dict(os.environ)))
+
+
+def app_row(settings: Settings) -> dict:
+    missing = [name for name in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY") if not settings.text(name)
+               and not (name == "GITHUB_PRIVATE_KEY" and settings.text("GITHUB_PRIVATE_KEY_PATH"))]
     if missing:
         return {"check": "App id and private key", "ok": False, "unset": len(missing) == 2,
                 "detail": f"{' and '.join(missing)} not set (the App's settings page on GitHub has both)"}
-    found = asyncio.run(app_check.verify_app())
+    found = asyncio.run(app_check.verify_app(settings))
     return {"check": "App id and private key", "ok": found.ok, "unset": False, "detail": found.message}
 
 
-def _set_row(check: str, names: tuple[str, ...]) -> dict:
-    missing = [name for name in names if not config.env(name)]
+def _set_row(settings: Settings, check: str, names: tuple[str, ...]) -> dict:
+    missing = [name for name in names if not settings.text(name)]
     detail = "set" if not missing else f"{' and '.join(missing)} not set"
     return {"check": check, "ok": not missing, "unset": len(missing) == len(names), "detail": detail}
 

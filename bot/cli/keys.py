@@ -7,10 +7,11 @@ key goes to FILE (0600) and the service must be restarted with it. Settings-page
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from bot import config
+from bot.config import Settings
 from bot.credentials import rotation
 from bot.job import session_home
 from bot.settings import manifest
@@ -20,8 +21,8 @@ SESSION_HOMES = rotation.SealedColumn("session_homes", ("conversation", "agent")
                                       lambda row: session_home._context(row["conversation"], row["agent"]))
 
 
-def sealed_files() -> tuple[rotation.SealedFile, ...]:
-    return (rotation.SealedFile(config.data_dir() / manifest.FILE, manifest.CONTEXT),)
+def sealed_files(data_dir: Path) -> tuple[rotation.SealedFile, ...]:
+    return (rotation.SealedFile(data_dir / manifest.FILE, manifest.CONTEXT),)
 
 
 def main(argv: list[str]) -> int:
@@ -31,7 +32,8 @@ def main(argv: list[str]) -> int:
     rotate.add_argument("--key-out", type=Path, help="where the new key goes when BOT_SECRET_KEY holds the old one")
     args = parser.parse_args(argv)
     try:
-        done = rotation.rotate(args.key_out, (rotation.SECRETS, SESSION_HOMES), sealed_files())
+        done = rotation.rotate(args.key_out, (rotation.SECRETS, SESSION_HOMES),
+                               sealed_files(Settings.load(os.environ).data_dir))
     except rotation.RotationError as exc:
         print(f"bot keys rotate: {exc}", file=sys.stderr)
         return 1

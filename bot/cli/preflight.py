@@ -12,6 +12,7 @@ from pathlib import Path
 
 from adapters import base as adapters
 from bot import config
+from bot.config import Settings
 from bot.workspace.git import git_env
 
 APP_NAME = "github-agent-bot"
@@ -34,13 +35,14 @@ def use_user_data_dir() -> Path:
     return config.value("BOT_DATA_DIR").resolve()
 
 
-def check_settings() -> None:
+def check_settings(settings: Settings | None = None) -> None:
     """The settings every run depends on, each refused with one line (config.MissingConfig)."""
-    text = config.env("BOT_SANDBOX_TIER")
+    settings = settings if settings is not None else Settings.load(os.environ)  # transitional: `bot action`
+    text = settings.text("BOT_SANDBOX_TIER")
     if text not in ("0", "1"):
         raise config.MissingConfig(f"BOT_SANDBOX_TIER={text!r} is not a sandbox tier: set it to 1 "
                                    "(bubblewrap, the default) or 0 (process jail, for tests)")
-    default = config.default_agent()
+    default = settings.default_agent
     if default not in adapters.names():
         raise config.MissingConfig(f"BOT_DEFAULT_AGENT={default!r} is not an agent: set it to one of "
                                    f"{', '.join(adapters.names())}")

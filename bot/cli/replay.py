@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import hmac
+import os
 import sys
 import uuid
 from pathlib import Path
@@ -20,6 +21,7 @@ import httpx
 
 from bot import config
 from bot.cli.replay_file import ReplayFileError, SavedDelivery, parse
+from bot.config import Settings
 from bot.settings import manifest
 
 TIMEOUT_S = 30
@@ -34,10 +36,15 @@ def main(argv: list[str]) -> int:
     except (OSError, UnicodeDecodeError, ReplayFileError) as exc:
         print(f"bot replay: {args.file}: {exc}", file=sys.stderr)
         return 2
-    manifest.install()  # a first run's stored App has the webhook secret
-    secret = config.require("GITHUB_WEBHOOK_SECRET", "Set it to the App's webhook secret.")
+    try:
+        # unchecked: a client of the service needs its webhook secret, not the rest of an App
+        settings = manifest.with_stored_app(Settings(dict(os.environ)))  # a first run's stored App has it
+        secret = settings.required("GITHUB_WEBHOOK_SECRET", "Set it to the App's webhook secret.")
+    except config.MissingConfig as exc:
+        print(f"bot replay: {exc}", file=sys.stderr)
+        return 2
     headers["x-hub-signature-256"] = signature(secret, saved.body)
-    return post(webhook_url(args.url), saved.body, headers)
+    return post(webhook_url(settings, args.url), saved.body, headers)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,15 +75,15 @@ def signature(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-def webhook_url(url: str | None) -> str:
-    base = url or config.env("BOT_PUBLIC_URL") or _listening_url()
+def webhook_url(settings: Settings, url: str | None) -> str:
+    base = url or settings.text("BOT_PUBLIC_URL") or _listening_url(settings)
     return base if httpx.URL(base).path not in ("", "/") else base.rstrip("/") + "/webhook"
 
 
-def _listening_url() -> str:
-    host = config.text("BOT_HOST")
+def _listening_url(settings: Settings) -> str:
+    host = settings.word("BOT_HOST")
     host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
-    return f"http://{f'[{host}]' if ':' in host else host}:{config.value('BOT_PORT')}"
+    return f"http://{f'[{host}]' if ':' in host else host}:{settings.whole('BOT_PORT')}"
 
 
 def post(url: str, body: bytes, headers: dict[str, str]) -> int:

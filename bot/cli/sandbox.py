@@ -15,13 +15,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import secrets
 import shutil
 import sys
 from pathlib import Path
 from typing import BinaryIO
 
-from bot import config
+from bot.config import Settings
 from sandbox import doctor_checks, select_spawner
 from sandbox.base import REFUSED_EXIT_CODE, Limits, Refused, SandboxConfig
 from sandbox.disk import human
@@ -65,17 +66,18 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    settings = Settings.load(os.environ)
     if args.action == "check":
-        return _check()
+        return _check(settings)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         print("bot sandbox exec: no command given (put it after --)", file=sys.stderr)
         return 2
-    return asyncio.run(_exec(args, command))
+    return asyncio.run(_exec(args, command, settings))
 
 
-def _check() -> int:
-    results = doctor_checks(config.sandbox_host())
+def _check(settings: Settings) -> int:
+    results = doctor_checks(settings.sandbox_host)
     for name, ok, detail in results:
         print(f"{'ok  ' if ok else 'FAIL'} {name}: {detail}")
     return 0 if all(ok for _, ok, _ in results) else REFUSED_EXIT_CODE
@@ -97,14 +99,14 @@ def _config(args: argparse.Namespace, run_dir: Path) -> SandboxConfig:
         egress_log=args.egress_log or run_dir / "egress.jsonl")
 
 
-async def _exec(args: argparse.Namespace, command: list[str]) -> int:
+async def _exec(args: argparse.Namespace, command: list[str], settings: Settings) -> int:
 
-    run_dir = config.data_dir() / "runs" / f"sandbox-{secrets.token_hex(6)}"
+    run_dir = settings.data_dir / "runs" / f"sandbox-{secrets.token_hex(6)}"
     run_dir.mkdir(parents=True)
     cfg = _config(args, run_dir)
     try:
-        proc = await select_spawner(config.sandbox_tier() if args.tier is None else args.tier,
-                                    config.sandbox_host()).start(cfg, command, {})
+        proc = await select_spawner(settings.sandbox_tier if args.tier is None else args.tier,
+                                    settings.sandbox_host).start(cfg, command, {})
     except Refused as exc:
         print(f"bot sandbox: refused: {exc.reason}", file=sys.stderr)
         if exc.fix:

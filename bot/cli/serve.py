@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 import uvicorn
@@ -12,35 +13,37 @@ from bot import config
 from bot.cli import preflight, service_logging
 from bot.db import DatabaseConfigError
 from bot.service import store
+from bot.settings import manifest
 from bot.settings.address import listening_base
 from bot.web.app import create_app
 from sandbox.limits import raise_open_files_limit
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="bot serve", description=__doc__)
-    parser.add_argument("--host", default=config.env("BOT_HOST"), help="address to listen on (default: BOT_HOST)")
-    parser.add_argument("--port", type=int, default=config.value("BOT_PORT"),
-                        help="port to listen on (default: BOT_PORT)")
-    args = parser.parse_args(argv)
     try:
-        preflight.check_settings()  # BOT_SANDBOX_TIER, BOT_DEFAULT_AGENT: refused before any "is on it"
-        config.check_identity()  # the App's variables: all of them or none, never a mix with a stored App
+        # the App's variables: all of them or none, never a mix with a stored App
+        settings = manifest.load_settings(os.environ)
+        preflight.check_settings(settings)  # BOT_SANDBOX_TIER, BOT_DEFAULT_AGENT: refused before any "is on it"
     except config.MissingConfig as exc:
         print(f"bot serve: {exc}", file=sys.stderr)
         return 2
+    parser = argparse.ArgumentParser(prog="bot serve", description=__doc__)
+    parser.add_argument("--host", default=settings.word("BOT_HOST"), help="address to listen on (default: BOT_HOST)")
+    parser.add_argument("--port", type=int, default=settings.whole("BOT_PORT"),
+                        help="port to listen on (default: BOT_PORT)")
+    args = parser.parse_args(argv)
     try:
         store.connect().close()  # a missing shared key or a bad BOT_DATABASE_URL, said before starting
     except DatabaseConfigError as exc:
         print(f"bot serve: {exc}", file=sys.stderr)
         return 2
     raise_open_files_limit()  # one episode's connections must not starve the others
-    service_logging.start()
+    service_logging.start(settings)
     address = listening_base(args.host, args.port)
-    server = uvicorn.Server(uvicorn.Config(create_app(address=address), host=args.host, port=args.port,
-                                           log_level="warning", access_log=False,
-                                           timeout_graceful_shutdown=5))
+    app = create_app(address=address, settings=settings)
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
+                                           access_log=False, timeout_graceful_shutdown=5))
     logging.getLogger("bot.cli.serve").info("listening on http://%s:%d (data dir %s)",
-                                        args.host, args.port, config.data_dir())
+                                        args.host, args.port, settings.data_dir)
     server.run()
     return 0

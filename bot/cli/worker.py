@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 
@@ -14,6 +15,7 @@ from sse_starlette.sse import AppStatus
 
 from bot import config
 from bot.cli import service_logging
+from bot.config import Settings
 from bot.db import DatabaseConfigError
 from bot.service import store
 from bot.service.worker import WorkerPool
@@ -28,12 +30,16 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bot worker", description=__doc__)
     parser.add_argument("--workers", type=int, default=None, help="episodes at once (default: BOT_WORKERS)")
     args = parser.parse_args(argv)
-    size = args.workers if args.workers is not None else config.workers()
+    try:
+        settings = manifest.load_settings(os.environ)  # with a GitHub App created from `/` on this data dir
+    except config.MissingConfig as exc:
+        print(f"bot worker: {exc}", file=sys.stderr)
+        return 2
+    size = args.workers if args.workers is not None else settings.workers
     if size < 1:
         print("bot worker: BOT_WORKERS (or --workers) must be at least 1", file=sys.stderr)
         return 2
-    manifest.install()  # a GitHub App created from `/` on this machine's data dir
-    missing = config.missing_app_config()
+    missing = settings.missing_app_config()
     if missing:
         print("bot worker: GitHub App not configured: " + " ".join(missing), file=sys.stderr)
         return 2
@@ -42,26 +48,26 @@ def main(argv: list[str]) -> int:
     except DatabaseConfigError as exc:
         print(f"bot worker: {exc}", file=sys.stderr)
         return 2
-    refusal = tier1_refusal()
+    refusal = tier1_refusal(settings)
     if refusal:
         print(f"bot worker: tier 1 cannot run here: {refusal}", file=sys.stderr)
         return 2
     raise_open_files_limit()
-    service_logging.start()  # as bot serve's: BOT_LOG_FORMAT, the job's ids, secrets masked
-    asyncio.run(_run(size))
+    service_logging.start(settings)  # as bot serve's: BOT_LOG_FORMAT, the job's ids, secrets masked
+    asyncio.run(_run(size, settings))
     return 0
 
 
-def tier1_refusal() -> str | None:
+def tier1_refusal(settings: Settings) -> str | None:
     """The first failing floor check, in one line, when episodes run in tier 1: a worker that
     could run none refuses to start rather than claim jobs it would fail."""
-    if config.sandbox_tier() != 1:
+    if settings.sandbox_tier != 1:
         return None
-    failed = [detail for _, ok, detail in doctor_checks(config.sandbox_host()) if not ok]
+    failed = [detail for _, ok, detail in doctor_checks(settings.sandbox_host) if not ok]
     return " ".join(failed[0].split()) if failed else None
 
 
-async def _run(size: int) -> None:
+async def _run(size: int, settings: Settings) -> None:
     AppStatus.disable_automatic_graceful_drain()  # the episodes' bridges outlive a SIGTERM's grace
     db = store.connect()
     pool = WorkerPool(db, size)
@@ -70,7 +76,7 @@ async def _run(size: int) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     await pool.start()
-    log.info("worker %s: %d at once, database %s, data dir %s", pool.owner, size, db.describe(), config.data_dir())
+    log.info("worker %s: %d at once, database %s, data dir %s", pool.owner, size, db.describe(), settings.data_dir)
     await stop.wait()
-    await pool.stop(config.value("BOT_SHUTDOWN_GRACE"))
+    await pool.stop(settings.number("BOT_SHUTDOWN_GRACE"))
     AppStatus.should_exit = True

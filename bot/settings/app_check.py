@@ -15,7 +15,7 @@ import httpx
 import jwt
 from gidgethub.apps import get_jwt
 
-from bot import config
+from bot.config import MissingConfig, Settings
 from bot.github.client import API_VERSION
 
 OK_TTL = 600
@@ -31,22 +31,23 @@ class AppCheck:
     html_url: str = ""
 
 
-async def verify_app() -> AppCheck:
+async def verify_app(settings: Settings) -> AppCheck:
     """GitHub's answer to the configured App id and key, from the cache when fresh."""
     try:
-        app_id, key = config.app_id(), config.private_key()
-    except (config.MissingConfig, OSError) as exc:
+        app_id, key = settings.app_id(), settings.private_key()
+    except (MissingConfig, OSError) as exc:
         return AppCheck(False, str(exc))
-    cache_key = hashlib.sha256(f"{config.github_api_url()}\0{app_id}\0{key}".encode()).hexdigest()
+    api = settings.github_api_url
+    cache_key = hashlib.sha256(f"{api}\0{app_id}\0{key}".encode()).hexdigest()
     cached = _cache.get(cache_key)
     if cached and cached[0] > time.monotonic():
         return cached[1]
-    result = await _ask_github(app_id, key)
+    result = await _ask_github(api, app_id, key)
     _cache[cache_key] = (time.monotonic() + (OK_TTL if result.ok else FAILED_TTL), result)
     return result
 
 
-async def _ask_github(app_id: str, key: str) -> AppCheck:
+async def _ask_github(api: str, app_id: str, key: str) -> AppCheck:
     try:
         token = get_jwt(app_id=app_id, private_key=key)
     except (ValueError, TypeError, jwt.PyJWTError):
@@ -55,7 +56,7 @@ async def _ask_github(app_id: str, key: str) -> AppCheck:
                "X-GitHub-Api-Version": API_VERSION, "User-Agent": "github-agent-bot"}
     try:
         async with httpx.AsyncClient(timeout=10) as client:
-            response = await client.get(f"{config.github_api_url()}/app", headers=headers)
+            response = await client.get(f"{api}/app", headers=headers)
     except httpx.HTTPError as exc:
         return AppCheck(False, f"GitHub could not be reached to verify the App ({type(exc).__name__}).")
     if response.status_code != 200:

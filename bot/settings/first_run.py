@@ -26,6 +26,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from bot import config
+from bot.config import Settings
 from bot.service.worker import WorkerPool
 from bot.settings import manifest, setup_code
 from bot.settings.address import own_base
@@ -54,6 +55,11 @@ def _public_base(request: Request) -> str:
     return own_base(request.scope.get("server"))
 
 
+def _settings(request: Request) -> Settings:
+    found: Settings = request.app.state.settings
+    return found
+
+
 @dataclass(frozen=True)
 class Typed:
     """What the person chose in the create-the-App form, kept when it is refused."""
@@ -71,10 +77,11 @@ def loopback_warning(base: str) -> str:
             "to a public one (a tunnel will do) first, or change the Webhook URL in the App later.</p>")
 
 
-def create_app_offer(base: str, code: str = "", typed: Typed | None = None, heading: bool = True) -> str:
+def create_app_offer(base: str, handle: str, code: str = "", typed: Typed | None = None,
+                     heading: bool = True) -> str:
     """The form on `/`: for whom to create the App, its name, and the setup code (typed, or carried
     from the link of the log). `heading`: False where the page's own title already says it."""
-    typed = typed or Typed(name=manifest.suggested_name())
+    typed = typed or Typed(name=manifest.suggested_name(handle))
     org_checked = typed.owner == "organization"
     return (('<h2>Create the GitHub App</h2>' if heading else "") +
             "<p>GitHub fills in the permissions, events, webhook URL and "
@@ -113,7 +120,8 @@ def current_code(request: Request) -> str | None:
 
 
 async def start(request: Request) -> Response:
-    if config.identity_source():
+    settings = _settings(request)
+    if settings.identity_source:
         return _already()
     query = request.query_params
     code = query.get("setup_code", "")
@@ -122,7 +130,7 @@ async def start(request: Request) -> Response:
                                  "log when it started.", "", _typed(query), 403)
     typed = _typed(query)
     organization = typed.org if typed.owner == "organization" else None
-    name = typed.name or manifest.suggested_name()
+    name = typed.name or manifest.suggested_name(settings.handle)
     if organization is not None and not _ORG.match(organization):
         return _refused(request, organisation_problem(organization), code, typed)
     if not _APP_NAME.match(name):
@@ -130,7 +138,8 @@ async def start(request: Request) -> Response:
                                  "underscores, e.g. my-agent-bot.", code, typed)
     state = setup_code.bound_state(code)
     body = loopback_warning(_public_base(request)) + _confirm(
-        manifest.manifest(_public_base(request), name), manifest.github_form_action(state, organization), organization)
+        manifest.manifest(_public_base(request), name),
+        manifest.github_form_action(settings.oauth_url, state, organization), organization)
     response = _html(page("Create the GitHub App", body))
     response.set_cookie(STATE_COOKIE, sign({"state": state}, STATE_TTL), max_age=STATE_TTL, path="/setup",
                         httponly=True, samesite="lax", secure=_public_base(request).startswith("https:"))
@@ -144,7 +153,8 @@ def _typed(query: QueryParams) -> Typed:
 
 def _refused(request: Request, message: str, code: str, typed: Typed, status: int = 400) -> HTMLResponse:
     return _html(page("Create the GitHub App", notice(message, True) +
-                      create_app_offer(_public_base(request), code, typed, heading=False)), status)
+                      create_app_offer(_public_base(request), _settings(request).handle, code, typed,
+                                       heading=False)), status)
 
 
 def _confirm(app: dict, action: str, organization: str | None) -> str:
@@ -162,7 +172,8 @@ def _confirm(app: dict, action: str, organization: str | None) -> str:
 
 
 async def callback(request: Request) -> Response:
-    if config.identity_source():
+    settings = _settings(request)
+    if settings.identity_source:
         return _already()
     expected = str((unsign(request.cookies.get(STATE_COOKIE)) or {}).get("state", ""))
     given = request.query_params.get("state", "")
@@ -178,8 +189,8 @@ async def callback(request: Request) -> Response:
         return _failed("GitHub's answer carries no valid code. Start again from the start page.")
     request.app.state.setup_code = None  # taken: one App per setup code, even with two answers at once
     try:
-        app = await manifest.convert(code)
-        manifest.store(app)
+        app = await manifest.convert(settings.github_api_url, code)
+        manifest.store(app, settings.data_dir)
     except manifest.ManifestFailed as exc:
         request.app.state.setup_code = code_now  # nothing was created: the operator may try again
         return _failed(str(exc), 502)
@@ -203,9 +214,10 @@ async def activate(app: Starlette) -> None:
     """Use the stored App at once: webhooks are accepted and, in `bot serve`, the workers start."""
     state = app.state
     state.setup_code = None
-    state.missing_config = config.missing_app_config()
+    settings = state.settings = state.settings.with_stored_app(manifest.stored_app(state.settings))
+    state.missing_config = settings.missing_app_config()
     if (not state.missing_config and getattr(state, "pool", None) is None
-            and getattr(state, "start_workers", False) and config.workers() > 0):
+            and getattr(state, "start_workers", False) and settings.workers > 0):
         state.pool = WorkerPool(state.db)
         await state.pool.start()
 

@@ -43,10 +43,9 @@ class GitHubRefused(BotError):
         self.status = status
 
 
-async def exchange_code(oauth_base: str, code: str, redirect_uri: str) -> str:
-    """The user access token for an authorization code."""
-    form = {"client_id": config.env("GITHUB_CLIENT_ID"), "client_secret": config.env("GITHUB_CLIENT_SECRET"),
-            "code": code, "redirect_uri": redirect_uri}
+async def exchange_code(oauth_base: str, oauth_client: tuple[str, str], code: str, redirect_uri: str) -> str:
+    """The user access token for an authorization code; `oauth_client`: the App's OAuth id and secret."""
+    form = {"client_id": oauth_client[0], "client_secret": oauth_client[1], "code": code, "redirect_uri": redirect_uri}
     async with _client(headers={"Accept": "application/json"}) as client:
         try:
             response = await client.post(f"{oauth_base}/login/oauth/access_token", data=form)

@@ -8,27 +8,27 @@ at `POST /app-manifests/{code}/conversions` for the App's id, private key (pem),
 OAuth client id and secret.
 
 Those are sealed with the secret store's master key (AES-GCM, bot/credentials/vault.py) into
-`$BOT_DATA_DIR/github-app.sealed` (mode 0600) and read through the configuration hook
-`config.stored_setting`, only while the environment names none of the App's variables: the App's
-identity comes whole from the environment or whole from here, never field by field. A stored App is
-never overwritten: to start over, the operator removes the file.
+`$BOT_DATA_DIR/github-app.sealed` (mode 0600). `load_settings` is how an entry point reads its
+settings: the environment, and this App while the environment names none of the App's variables:
+the App's identity comes whole from the environment or whole from here, never field by field. A
+stored App is never overwritten: to start over, the operator removes the file.
 """
 from __future__ import annotations
 
 import json
 import os
 import secrets as random_tokens
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import httpx
 
-from bot import config
+from bot import stored_app as stored_app_file
+from bot.config import Settings, StoredApp
 from bot.credentials import vault as secrets
 from bot.errors import BotError
 
-FILE = "github-app.sealed"
-CONTEXT = "github-app\x00manifest v1"
+FILE, CONTEXT = stored_app_file.FILE, stored_app_file.CONTEXT
 # variable -> field of GitHub's conversion answer
 SETTINGS = {"GITHUB_APP_ID": "id", "GITHUB_PRIVATE_KEY": "pem", "GITHUB_WEBHOOK_SECRET": "webhook_secret",
             "GITHUB_CLIENT_ID": "client_id", "GITHUB_CLIENT_SECRET": "client_secret", "BOT_HANDLE": "slug"}
@@ -36,7 +36,6 @@ PERMISSIONS = {"issues": "write", "pull_requests": "write", "contents": "write",
                "checks": "write", "actions": "read", "members": "read"}
 EVENTS = ["issue_comment", "pull_request_review_comment", "pull_request_review", "issues", "pull_request"]
 CALLBACK_PATH = "/setup/github-app/callback"
-_cache: dict[str, Any] = {"stamp": None, "app": None}
 
 
 class ManifestFailed(BotError):
@@ -57,20 +56,20 @@ def manifest(public_url: str, name: str) -> dict:
             "request_oauth_on_install": False}
 
 
-def suggested_name() -> str:
-    return f"{config.handle()}-{random_tokens.token_hex(3)}"
+def suggested_name(handle: str) -> str:
+    return f"{handle}-{random_tokens.token_hex(3)}"
 
 
-def github_form_action(state: str, organization: str | None = None) -> str:
+def github_form_action(oauth_url: str, state: str, organization: str | None = None) -> str:
     """Where the browser posts the manifest: a personal account's or an organisation's new-App page."""
-    web = config.oauth_url()
+    web = oauth_url
     where = f"/organizations/{organization}" if organization else ""
     return f"{web}{where}/settings/apps/new?state={state}"
 
 
-async def convert(code: str) -> dict:
+async def convert(github_api_url: str, code: str) -> dict:
     """GitHub's App for a manifest code: id, slug, pem, webhook_secret, client_id, client_secret…"""
-    url = f"{config.github_api_url()}/app-manifests/{code}/conversions"
+    url = f"{github_api_url}/app-manifests/{code}/conversions"
     headers = {"Accept": "application/vnd.github+json", "User-Agent": "github-agent-bot"}
     try:
         async with httpx.AsyncClient(timeout=20) as client:
@@ -88,13 +87,13 @@ async def convert(code: str) -> dict:
     return app
 
 
-def store(app: dict) -> None:
+def store(app: dict, data_dir: Path) -> None:
     """Seal the App's settings into the data dir (0600), complete or not at all, and only where no App
     is stored: the link fails when the file exists, so two finishing setups cannot both win."""
     kept = {variable: str(app[field]) for variable, field in SETTINGS.items()}
     kept["html_url"] = str(app.get("html_url") or "")
     sealed = secrets.seal(CONTEXT, json.dumps(kept).encode())
-    path = config.data_dir() / FILE
+    path = data_dir / FILE
     temporary = path.with_suffix(f".{random_tokens.token_hex(8)}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
@@ -107,32 +106,25 @@ def store(app: dict) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def stored() -> dict | None:
-    """The stored App settings, or None (re-read when the file changes)."""
-    path = _path()
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        return None
-    stamp = (str(path), stat.st_mtime_ns, stat.st_size)
-    if _cache["stamp"] != stamp:
-        _cache["app"] = json.loads(secrets.unseal(CONTEXT, path.read_bytes()))
-        _cache["stamp"] = stamp
-    return _cache["app"]
+def stored(data_dir: Path, secret_key: str | None = None) -> dict[str, str] | None:
+    """The stored App settings, or None. Looking creates no data dir. `secret_key`: BOT_SECRET_KEY
+    (None: the data dir's secret.key)."""
+    return stored_app_file.read(data_dir, secret_key)
 
 
-def stored_setting(name: str) -> str | None:
-    """The configuration hook: the stored App's value of a variable (config asks only while the
-    environment names no part of an App)."""
-    app = stored() if name in SETTINGS else None
-    return app.get(name) if app else None
+def stored_app(settings: Settings) -> StoredApp | None:
+    """The App stored in the settings' data dir, or None. Not `settings.data_dir`: looking for the
+    file must not create the data dir."""
+    found = stored(settings.path("BOT_DATA_DIR").resolve(), settings.text("BOT_SECRET_KEY"))
+    return StoredApp.of(found) if found else None
 
 
-def install() -> None:
-    """Make `config.env` fall back to the stored App settings (bot serve calls this at start)."""
-    config.stored_setting = stored_setting
+def load_settings(environ: Mapping[str, str]) -> Settings:
+    """An entry point's settings: `environ`, refused as `Settings.load` refuses, with the stored
+    App while `environ` names none of the App's variables."""
+    return with_stored_app(Settings.load(environ))
 
 
-def _path() -> Path:
-    """Not `config.data_dir()`: looking for the file must not create the data dir."""
-    return config.value("BOT_DATA_DIR").resolve() / FILE
+def with_stored_app(settings: Settings) -> Settings:
+    """`settings` with the stored App while they name none of the App's variables."""
+    return settings if settings.identity_source == "environment" else settings.with_stored_app(stored_app(settings))

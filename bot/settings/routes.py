@@ -20,6 +20,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from bot import config
+from bot.config import Settings
 from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
 from bot.credentials.shapes import check_shape, with_article
@@ -72,8 +73,9 @@ class SettingsRefusal(BotError):
         self.status, self.body = status, body
 
 
-def oauth_configured() -> bool:
-    return bool(config.env("GITHUB_CLIENT_ID") and config.env("GITHUB_CLIENT_SECRET"))
+def _settings(request: Request) -> Settings:
+    found: Settings = request.app.state.settings
+    return found
 
 
 def oauth_base() -> str:
@@ -93,7 +95,7 @@ def page_handler(func: Callable[[Request], Awaitable[Response]]) -> Callable[[Re
     @functools.wraps(func)
     async def handler(request: Request) -> Response:
         try:
-            if not oauth_configured():
+            if not _settings(request).oauth_login:
                 raise SettingsRefusal(503, pages.not_configured(callback_url(request)))
             return await func(request)
         except SettingsRefusal as refusal:
@@ -136,7 +138,7 @@ def _set_cookie(response: Response, request: Request, name: str, value: str, max
 @page_handler
 async def login(request: Request) -> Response:
     state = issue_state(STATE_TTL)
-    query = urlencode({"client_id": config.env("GITHUB_CLIENT_ID"), "redirect_uri": callback_url(request),
+    query = urlencode({"client_id": _settings(request).text("GITHUB_CLIENT_ID"), "redirect_uri": callback_url(request),
                        "state": state})
     response = RedirectResponse(f"{oauth_base()}/login/oauth/authorize?{query}", status_code=302)
     _set_cookie(response, request, STATE_COOKIE, sign({"state": state}, STATE_TTL), STATE_TTL)
@@ -156,7 +158,9 @@ async def callback(request: Request) -> Response:
     if not consume_state(expected):
         raise SettingsRefusal(400, pages.login_page(
             "This sign-in link was already used or has expired. Start again."))
-    token = await exchange_code(oauth_base(), params.get("code", ""), callback_url(request))
+    settings = _settings(request)
+    client = (settings.required("GITHUB_CLIENT_ID"), settings.required("GITHUB_CLIENT_SECRET"))
+    token = await exchange_code(oauth_base(), client, params.get("code", ""), callback_url(request))
     user = await get_user(token)
     end_session(request.cookies.get(SESSION_COOKIE))  # a fresh id on every sign-in
     cookie, ttl = start_session(user["login"], int(user["id"]), token)

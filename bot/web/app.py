@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 
 from sse_starlette.sse import AppStatus
@@ -12,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
-from bot import config
+from bot.config import Settings
 from bot.service import retention, store
 from bot.service.worker import WorkerPool
 from bot.settings import first_run, manifest, setup_code
@@ -50,42 +51,44 @@ def _hold_bridge_streams(hold: bool) -> None:
         AppStatus.should_exit = True
 
 
-def _open_setup(app: Starlette, address: str | None) -> None:
+def _open_setup(app: Starlette, settings: Settings, address: str | None) -> None:
     """No App from any source: a one-time setup code, in the log only, opens the manifest flow."""
     app.state.setup_code = None
-    if config.identity_source() is None:
+    if settings.identity_source is None:
         app.state.setup_code = setup_code.new_code()
-        base = (config.env("BOT_PUBLIC_URL") or address or "").rstrip("/") or listening_base(
-            config.text("BOT_HOST"), config.value("BOT_PORT"))
+        base = (settings.text("BOT_PUBLIC_URL") or address or "").rstrip("/") or listening_base(
+            settings.word("BOT_HOST"), settings.whole("BOT_PORT"))
         log.warning("first run: open %s/?code=%s to create the GitHub App (or set GITHUB_APP_ID, "
                     "GITHUB_PRIVATE_KEY_PATH and GITHUB_WEBHOOK_SECRET and start again)", base, app.state.setup_code)
 
 
-def create_app(start_workers: bool = True, address: str | None = None) -> Starlette:
-    """`address`: the URL the server listens on (`bot serve` says it), for the first run's log line."""
+def create_app(start_workers: bool = True, address: str | None = None, settings: Settings | None = None) -> Starlette:
+    """`address`: the URL the server listens on (`bot serve` says it), for the first run's log line.
+    `settings`: the entry point's; without them the app reads the environment (and the stored App)
+    once, when it starts."""
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        config.check_identity()  # an App set in part is refused, never "not configured"
+        # an App set in part is refused here (PartialIdentity), never "not configured"
+        current = app.state.settings = settings or manifest.load_settings(os.environ)
         _hold_bridge_streams(True)
-        manifest.install()  # a GitHub App created from `/` (manifest flow) is used from then on
         app.state.start_workers = start_workers
         app.state.db = store.connect()
-        app.state.missing_config = config.missing_app_config()
+        app.state.missing_config = current.missing_app_config()
         app.state.pool = None
-        for problem in app.state.missing_config if config.identity_source() else ():  # first run: one line below
+        for problem in app.state.missing_config if current.identity_source else ():  # first run: one line below
             log.warning("not configured: %s", problem)
-        _open_setup(app, address)
-        if start_workers and not app.state.missing_config and config.workers() > 0:  # 0: intake only
+        _open_setup(app, current, address)
+        if start_workers and not app.state.missing_config and current.workers > 0:  # 0: intake only
             app.state.pool = WorkerPool(app.state.db)
             await app.state.pool.start()
         sweeper = retention.Sweeper().start()  # bot gc, every BOT_GC_INTERVAL, on a thread of its own
-        metrics_listener = await health.start_metrics_listener(app.state.db)
+        metrics_listener = await health.start_metrics_listener(app.state.db, current)
         yield
         if metrics_listener is not None:
             await metrics_listener.stop()
         await sweeper.stop()
         if app.state.pool is not None:
-            await app.state.pool.stop(config.value("BOT_SHUTDOWN_GRACE"))
+            await app.state.pool.stop(current.number("BOT_SHUTDOWN_GRACE"))
         _hold_bridge_streams(False)
 
     routes = [Route("/", home), Route("/healthz", healthz), Route("/readyz", health.readyz),

@@ -25,7 +25,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from adapters import base as adapters
-from bot import config, metrics
+from bot import metrics
+from bot.config import Settings
 from bot.loopback import LoopbackServer
 from bot.settings.app_check import verify_app
 from bot.web.home import job_counts
@@ -45,11 +46,11 @@ async def readiness(app: Any) -> tuple[bool, dict[str, Any]]:
     if app.state.missing_config:
         checks["app"] = "not configured: " + "; ".join(app.state.missing_config)
     else:
-        check = await verify_app()
+        check = await verify_app(app.state.settings)
         checks["app"] = "verified" if check.ok else f"not verified: {check.message}"
     pool = getattr(app.state, "pool", None)
     last = getattr(pool, "last_claim_at", None)
-    if pool is None and config.workers() == 0:  # an intake replica: workers run elsewhere
+    if pool is None and app.state.settings.workers == 0:  # an intake replica: workers run elsewhere
         checks["workers"] = INTAKE_ONLY
     elif pool is None:
         checks["workers"] = "not started"
@@ -132,7 +133,7 @@ def exposition(db: Any) -> bytes:
 
 async def metrics_on_main_port(request: Request) -> Response:
     """The main port serves /metrics only to a bearer of BOT_METRICS_TOKEN (not set: 404)."""
-    token = config.env("BOT_METRICS_TOKEN")
+    token = request.app.state.settings.text("BOT_METRICS_TOKEN")
     if not token:
         return Response("Not Found", status_code=404)
     offered = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
@@ -148,9 +149,9 @@ def metrics_app(db: Any) -> Starlette:
     return Starlette(routes=[Route("/metrics", scrape)])
 
 
-async def start_metrics_listener(db: Any) -> LoopbackServer | None:
+async def start_metrics_listener(db: Any, settings: Settings) -> LoopbackServer | None:
     """The separate /metrics listener when BOT_METRICS_ADDR names one."""
-    address = metrics_address()
+    address = metrics_address(settings.text("BOT_METRICS_ADDR"))
     if address is None:
         return None
     server = LoopbackServer(uvicorn.Config(metrics_app(db), host=address[0], port=address[1], log_level="warning",
@@ -160,8 +161,9 @@ async def start_metrics_listener(db: Any) -> LoopbackServer | None:
     return server
 
 
-def metrics_address() -> tuple[str, int] | None:
-    text = (config.env("BOT_METRICS_ADDR") or "").strip()
+def metrics_address(configured: str | None) -> tuple[str, int] | None:
+    """BOT_METRICS_ADDR's host and port (no host: the loopback address), None when it is empty."""
+    text = (configured or "").strip()
     if not text:
         return None
     host, _, port = text.rpartition(":")

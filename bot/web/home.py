@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from bot import config
+from bot.config import Settings
 from bot.settings import first_run, setup_code
 from bot.settings.address import own_base
 from bot.settings.app_check import AppCheck, verify_app
@@ -41,12 +42,14 @@ def job_counts(state: State) -> dict[str, int]:
 
 async def home(request: Request) -> HTMLResponse:
     state = request.app.state
+    settings: Settings = state.settings
     base = public_base(request)
     if state.missing_config:
-        status = _not_configured(state.missing_config, base, _code_of_link(request))
+        offer = settings.identity_source is None
+        status = _not_configured(state.missing_config, base, _code_of_link(request), settings.handle, offer)
     else:
-        check = await verify_app()
-        status = _ready(check) if check.ok else (
+        check = await verify_app(settings)
+        status = _ready(check, settings.handle) if check.ok else (
             f'<p class="notice error" role="alert"><strong>Not ready</strong>: {esc(check.message)}</p>')
     body = (status + _webhook(base) + _jobs(job_counts(state)) +
             '<h2>More</h2><ul><li><a href="/settings">Settings</a>: connect keys and subscriptions '
@@ -61,11 +64,11 @@ async def not_found(request: Request, exc: Exception) -> HTMLResponse:
     return HTMLResponse(page("Page not found", body), status_code=404, headers=SECURITY_HEADERS)
 
 
-def _ready(check: AppCheck) -> str:
+def _ready(check: AppCheck, handle: str) -> str:
     app = (f' (<a href="{esc(check.html_url)}" rel="noreferrer">{esc(check.name)}</a>)'
            if check.html_url else "")
     return (f'<p class="notice" role="status"><strong>Ready</strong>{app}. Mention '
-            f"<code>@{esc(config.handle())}</code> on an issue or pull request.</p>")
+            f"<code>@{esc(handle)}</code> on an issue or pull request.</p>")
 
 
 def _code_of_link(request: Request) -> str:
@@ -74,9 +77,9 @@ def _code_of_link(request: Request) -> str:
     return given if setup_code.matches(given, first_run.current_code(request)) else ""
 
 
-def _not_configured(missing: list[str], base: str, code: str) -> str:
+def _not_configured(missing: list[str], base: str, code: str, handle: str, offer_app: bool) -> str:
     items = "".join(f"<li>{esc(m)}</li>" for m in missing)
-    offer = first_run.create_app_offer(base, code) if config.identity_source() is None else ""
+    offer = first_run.create_app_offer(base, handle, code) if offer_app else ""
     return (f'<p class="notice error" role="alert"><strong>Not configured yet</strong>: webhooks are '
             f"answered 503 until the GitHub App is set up.</p><ul>{items}</ul>{offer}"
             "<p>Or set the variables by hand (README, “Create and configure the GitHub App”) and restart.</p>")

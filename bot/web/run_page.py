@@ -30,7 +30,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from bot import config
 from bot.errors import BotError
 from bot.record import provenance
 from bot.record.recorder import Recorder
@@ -103,7 +102,8 @@ async def run_events(request: Request) -> Response:
                         headers={"Retry-After": "30"})
     _open_streams[viewer.user_id] = _open_streams.get(viewer.user_id, 0) + 1
     last = request.headers.get("last-event-id") or ""
-    watch = _AccessWatch(request.cookies.get(SESSION_COOKIE), viewer.user_id, _repo_of(run) or "")
+    watch = _AccessWatch(request.cookies.get(SESSION_COOKIE), viewer.user_id, _repo_of(run) or "",
+                         request.app.state.settings.github_api_url)
     return EventSourceResponse(_stream(recorder, run["id"], int(last) if last.isdigit() else 0, watch), ping=15)
 
 
@@ -112,8 +112,8 @@ class _AccessWatch:
     (every poll, from the database), and GitHub still lets them read the repository (every
     ACCESS_RECHECK_S). A GitHub outage keeps the stream: access is re-asked on the next round."""
 
-    def __init__(self, cookie: str | None, user_id: int, repo: str):
-        self.cookie, self.user_id, self.repo = cookie, user_id, repo
+    def __init__(self, cookie: str | None, user_id: int, repo: str, github_api_url: str):
+        self.cookie, self.user_id, self.repo, self.github_api_url = cookie, user_id, repo, github_api_url
         self.checked_at = time.monotonic()
 
     async def still_allowed(self) -> bool:
@@ -124,7 +124,7 @@ class _AccessWatch:
             return True
         self.checked_at = time.monotonic()
         try:
-            return await can_read(session.token, self.repo)
+            return await can_read(self.github_api_url, session.token, self.repo)
         except httpx.HTTPError:
             return True
 
@@ -185,7 +185,8 @@ async def _allowed_viewer(request: Request, recorder: Recorder) -> tuple[dict[st
             "<p>This run is in a repository on GitHub; sign in to show that you can read it.</p>"
             "<p><a href=/settings/login>Sign in with GitHub</a>, then open this link again.</p>")))
     try:
-        readable = await can_read(session.token, repo, _job_spec(recorder, run).get("repo_id"))
+        readable = await can_read(request.app.state.settings.github_api_url, session.token, repo,
+                                  _job_spec(recorder, run).get("repo_id"))
     except httpx.HTTPError:
         raise RunPageRefusal(502, _doc("GitHub unreachable", (
             "<p>GitHub could not be asked whether you may read this run's repository. Try again in a "
@@ -202,12 +203,12 @@ def _repo_of(run: dict[str, Any] | None) -> str | None:
     return repo if _REPO.match(repo) else None
 
 
-async def can_read(token: str, repo: str, repo_id: object = None) -> bool:
+async def can_read(github_api_url: str, token: str, repo: str, repo_id: object = None) -> bool:
     """Whether GitHub lets this token's user read `repo`: a public repository, or their permission.
     With the run's repository id, the repository GitHub names `repo` now must be that one: a
     repository created again under the name (or another renamed into it) opens nothing."""
     headers = dict(API_HEADERS, Authorization=f"Bearer {token}")
-    async with httpx.AsyncClient(base_url=config.github_api_url(), headers=headers, timeout=15) as client:
+    async with httpx.AsyncClient(base_url=github_api_url, headers=headers, timeout=15) as client:
         response = await client.get(f"/repos/{repo}")
     if response.status_code >= 500:
         raise httpx.HTTPStatusError("GitHub failed", request=response.request, response=response)

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from bot import config
 from bot.cli import doctor
 from bot.settings import app_check
 from tests.settings.fake_github_app import FakeGitHubApp
@@ -14,7 +13,6 @@ from tests.settings.fake_github_app import FakeGitHubApp
 
 @pytest.fixture
 def report(monkeypatch, capsys):
-    monkeypatch.setattr(config, "stored_setting", None)
     monkeypatch.setattr(app_check, "_cache", {})
 
     def run() -> tuple[int, dict]:
@@ -86,7 +84,6 @@ def test_no_app_at_all_is_a_finding_not_a_failure(report):
 
 
 def test_the_text_report_ends_with_the_verdict(capsys, monkeypatch):
-    monkeypatch.setattr(config, "stored_setting", None)
     doctor.main([])
     last = capsys.readouterr().out.rstrip().splitlines()[-1]
     assert last.startswith(("OK: ", "OK, but ", "NOT OK: "))

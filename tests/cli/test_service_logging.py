@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 
 import pytest
 
 from bot.cli import service_logging
+from bot.config import Settings
 from bot.record.redact import masked_in_logs
 
 
@@ -24,7 +26,7 @@ def root_logging():
 
 def test_json_lines_with_a_running_jobs_secret_masked(root_logging, monkeypatch, capsys):
     monkeypatch.setenv("BOT_LOG_FORMAT", "json")
-    service_logging.start()
+    service_logging.start(Settings.load(os.environ))
     with masked_in_logs(["sk-live-secret-value-0123456789"]):
         logging.getLogger("bot.test").warning("calling with sk-live-secret-value-0123456789")
     line = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
@@ -32,5 +34,5 @@ def test_json_lines_with_a_running_jobs_secret_masked(root_logging, monkeypatch,
 
 
 def test_the_chatty_libraries_log_warnings_only(root_logging):
-    service_logging.start()
+    service_logging.start(Settings.load(os.environ))
     assert all(logging.getLogger(name).level == logging.WARNING for name in service_logging.NOISY)

@@ -11,6 +11,7 @@ from starlette.testclient import TestClient
 from bot import config
 from bot.settings import first_run, manifest
 from bot.settings import routes as settings
+from tests.entry_settings import handed
 
 SERVER = "https://ghe.example.com"
 API = f"{SERVER}/api/v3"
@@ -32,13 +33,13 @@ def test_the_settings_sign_in_redirects_to_the_enterprise_server(enterprise: Non
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_CLIENT_ID", "Iv1.enterprise")
     monkeypatch.setenv("GITHUB_CLIENT_SECRET", "enterprise-secret")
-    with TestClient(Starlette(routes=settings.routes), follow_redirects=False) as client:
+    with TestClient(handed(Starlette(routes=settings.routes)), follow_redirects=False) as client:
         target = urlsplit(client.get("/settings/login").headers["location"])
     assert f"{target.scheme}://{target.netloc}{target.path}" == f"{SERVER}/login/oauth/authorize"
 
 
 def test_the_manifest_form_posts_to_the_enterprise_server(enterprise: None) -> None:
-    assert manifest.github_form_action("s", "octo-org") == f"{SERVER}/organizations/octo-org/settings/apps/new?state=s"
+    assert manifest.github_form_action(config.oauth_url(), "s", "octo-org") == f"{SERVER}/organizations/octo-org/settings/apps/new?state=s"
 
 
 def test_the_first_run_page_lets_its_form_post_only_to_the_enterprise_server(enterprise: None) -> None:

@@ -9,6 +9,7 @@ from starlette.testclient import TestClient
 
 from bot.db import connect
 from bot.web import health
+from tests.entry_settings import handed
 
 
 @pytest.fixture
@@ -17,7 +18,7 @@ def app(tmp_path):
     app.state.db = connect(path=tmp_path / "bot.db")
     app.state.missing_config = ["GITHUB_APP_ID is not set"]
     app.state.pool = None
-    return app
+    return handed(app)
 
 
 def test_readyz_is_unready_when_the_database_is_unreachable(app):
@@ -34,7 +35,7 @@ def test_readyz_is_unready_while_the_app_is_not_configured(app):
 
 def test_metrics_on_the_main_port_need_the_token(app, monkeypatch):
     monkeypatch.setenv("BOT_METRICS_TOKEN", "s3cret-metrics-token")
-    client = TestClient(app)
+    client = TestClient(handed(app))
     assert client.get("/metrics").status_code == 401
     assert client.get("/metrics", headers={"authorization": "Bearer wrong"}).status_code == 401
     answer = client.get("/metrics", headers={"authorization": "Bearer s3cret-metrics-token"})

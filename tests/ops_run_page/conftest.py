@@ -14,6 +14,7 @@ from bot.settings import routes as settings
 from bot.web import run_page
 from bot.workspace import worktrees
 from tests.browser import browser_fixture, page_fixture  # noqa: F401 (the browser tests' fixtures)
+from tests.entry_settings import handed
 from tests.settings.conftest import use_fake_github
 from tests.settings.fake_github_oauth import ROLE_ORDER, FakeGitHubOAuth
 
@@ -51,7 +52,7 @@ def github(monkeypatch):
 
 
 def app() -> Starlette:
-    return Starlette(routes=[*settings.routes, *run_page.routes])
+    return handed(Starlette(routes=[*settings.routes, *run_page.routes]))
 
 
 @pytest.fixture

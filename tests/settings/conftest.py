@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 
 from bot.settings import routes as settings
 from tests.browser import browser_fixture, page_fixture  # noqa: F401 (the browser tests' fixtures)
+from tests.entry_settings import handed
 from tests.settings.fake_github_oauth import FakeGitHubOAuth
 
 
@@ -30,7 +31,7 @@ def github(monkeypatch):
 
 @pytest.fixture
 def client(github):
-    with TestClient(Starlette(routes=settings.routes), follow_redirects=False) as test_client:
+    with TestClient(handed(Starlette(routes=settings.routes)), follow_redirects=False) as test_client:
         yield test_client
 
 

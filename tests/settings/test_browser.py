@@ -9,6 +9,7 @@ from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
 from bot.settings import routes as settings
 from tests.browser import serve, sign_in_with_github
+from tests.entry_settings import handed
 from tests.fakes.provider import FakeProvider, fail
 
 pytestmark = pytest.mark.e2e
@@ -17,7 +18,7 @@ KEY = "sk-ant-api03-BrowserBrowserBrowser7Xy"
 
 @pytest.fixture
 def site(github):
-    with serve(Starlette(routes=settings.routes), lifespan="off") as url:
+    with serve(handed(Starlette(routes=settings.routes)), lifespan="off") as url:
         yield url
 
 

@@ -31,7 +31,6 @@ def fake(monkeypatch):
     with FakeGitHubApp() as github:
         monkeypatch.setenv("GITHUB_API_URL", github.url)
         monkeypatch.setenv("BOT_GITHUB_OAUTH_URL", "https://github.example")
-        monkeypatch.setattr(config, "stored_setting", None)  # restored after the test
         monkeypatch.setattr(app_check, "_cache", {})
         yield github
 
@@ -110,9 +109,10 @@ def test_conversion_is_stored_encrypted_and_used(site, fake):
     raw = sealed.read_bytes()
     for value in (fake.private_key.splitlines()[1], "fake-webhook-secret", "fake-client-secret"):
         assert value.encode() not in raw
-    assert (config.app_id(), config.private_key(), config.webhook_secret()) == (
+    used = site.app.state.settings
+    assert (used.app_id(), used.private_key(), used.webhook_secret()) == (
         "777", fake.private_key, "fake-webhook-secret-0123456789")
-    assert (config.env("GITHUB_CLIENT_ID"), config.handle()) == ("Iv23.fakeclientid", "octo-agent")
+    assert (used.text("GITHUB_CLIENT_ID"), used.handle) == ("Iv23.fakeclientid", "octo-agent")
 
 
 def test_webhooks_are_accepted_right_after_creation(site, fake):
@@ -137,23 +137,24 @@ def test_a_whole_app_in_the_environment_replaces_the_stored_one_entirely(site, f
     key.write_text("operator key")
     monkeypatch.setenv("GITHUB_PRIVATE_KEY_PATH", str(key))
     monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "operator secret")
-    assert (config.app_id(), config.private_key(), config.webhook_secret()) == ("4242", "operator key",
-                                                                               "operator secret")
-    assert config.env("GITHUB_CLIENT_ID") is None and config.handle() == "bot"
+    restarted = manifest.load_settings(os.environ)
+    assert (restarted.app_id(), restarted.private_key(), restarted.webhook_secret()) == ("4242", "operator key",
+                                                                                     "operator secret")
+    assert restarted.text("GITHUB_CLIENT_ID") is None and restarted.handle == "bot"
 
 
 def test_a_stored_app_is_never_mixed_with_a_webhook_secret_from_the_environment(site, fake, monkeypatch):
     create(site, fake)
     monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "someone else's secret")
     with pytest.raises(config.PartialIdentity, match="GITHUB_APP_ID"):
-        config.webhook_secret()
+        manifest.load_settings(os.environ).webhook_secret()
 
 
 def test_stored_key_is_never_paired_with_another_apps_id(site, fake, monkeypatch):
     create(site, fake)
     monkeypatch.setenv("GITHUB_APP_ID", "4242")
     with pytest.raises(config.MissingConfig):
-        config.private_key()
+        manifest.load_settings(os.environ).private_key()
 
 
 def test_answer_from_another_browser_is_not_converted(site, fake):
@@ -193,10 +194,10 @@ def test_a_setup_started_before_a_restart_does_not_finish_after_it(site, fake):
 
 
 def test_a_stored_app_is_never_overwritten(fake):
-    manifest.store(fake.app())
+    manifest.store(fake.app(), config.data_dir())
     sealed = (config.data_dir() / manifest.FILE).read_bytes()
     with pytest.raises(manifest.AlreadyStored):
-        manifest.store({**fake.app(), "id": 666, "webhook_secret": "an outsider's secret"})
+        manifest.store({**fake.app(), "id": 666, "webhook_secret": "an outsider's secret"}, config.data_dir())
     assert (config.data_dir() / manifest.FILE).read_bytes() == sealed
 
 
@@ -274,6 +275,5 @@ def test_start_page_allows_no_script_and_no_framing(site):
 
 def test_looking_for_a_stored_app_creates_no_data_dir(monkeypatch, tmp_path):
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "absent"))
-    monkeypatch.setattr(config, "stored_setting", manifest.stored_setting)
-    assert config.env("GITHUB_APP_ID") is None
+    assert manifest.load_settings(os.environ).text("GITHUB_APP_ID") is None
     assert not (tmp_path / "absent").exists()

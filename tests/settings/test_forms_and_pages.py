@@ -16,10 +16,8 @@ NO_WEBHOOKS = "GitHub cannot deliver webhooks to this address"
 @pytest.fixture
 def first_run(monkeypatch, tmp_path):
     """The service with no App: its first-run pages are open; its URL and setup code."""
-    from bot import config
     from bot.settings import app_check
     monkeypatch.setenv("GITHUB_API_URL", "http://127.0.0.1:9")
-    monkeypatch.setattr(config, "stored_setting", None)
     monkeypatch.setattr(app_check, "_cache", {})
     app = create_app(start_workers=False)
     with serve(app) as url:

@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 
 from bot.settings import routes as settings
 from bot.web.app import create_app
+from tests.entry_settings import handed
 
 PUBLIC = "https://bot.example.org"
 
@@ -33,6 +34,6 @@ def test_with_a_public_url_any_other_host_is_refused(public_site, host):
 
 
 def test_the_sign_in_redirect_never_follows_the_host_header(github):
-    with TestClient(Starlette(routes=settings.routes), base_url="http://localhost", follow_redirects=False) as client:
+    with TestClient(handed(Starlette(routes=settings.routes)), base_url="http://localhost", follow_redirects=False) as client:
         location = client.get("/settings/login", headers={"Host": "rebind.example"}).headers["location"]
     assert parse_qs(urlparse(location).query)["redirect_uri"] == ["http://localhost/settings/callback"]

@@ -8,6 +8,7 @@ from starlette.applications import Starlette
 
 from bot.settings import routes as settings
 from tests.browser import serve, sign_in_with_github
+from tests.entry_settings import handed
 from tests.fakes.provider import FakeProvider, fail
 from tests.settings.test_responsive import WIDTHS, _overflow
 
@@ -18,7 +19,7 @@ REJECTED = "claude: The provider rejected this Anthropic API key (HTTP 401). Con
 
 @pytest.fixture
 def site(github):
-    with serve(Starlette(routes=settings.routes), lifespan="off") as url:
+    with serve(handed(Starlette(routes=settings.routes)), lifespan="off") as url:
         yield url
 
 

@@ -14,6 +14,7 @@ from bot import config
 from bot.settings import routes as settings
 from bot.settings.session import unsign
 from bot.web.app import create_app
+from tests.entry_settings import handed
 from tests.settings.conftest import csrf_of, sign_in
 from tests.spine.helpers import configure_app
 
@@ -22,7 +23,7 @@ def test_unconfigured_oauth_page_says_what_to_set(monkeypatch):
     """Without client id and secret the page names the variables and the callback URL."""
     monkeypatch.delenv("GITHUB_CLIENT_ID", raising=False)
     monkeypatch.delenv("GITHUB_CLIENT_SECRET", raising=False)
-    with TestClient(Starlette(routes=settings.routes)) as client:
+    with TestClient(handed(Starlette(routes=settings.routes))) as client:
         page = client.get("/settings")
     assert page.status_code == 503
     for needed in ("GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "http://testserver/settings/callback"):

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from bot import config
 from bot.credentials import resolve as credentials
 from bot.settings import app_check
 from bot.web.app import create_app
 from tests.browser import serve, sign_in_with_github
+from tests.entry_settings import handed
 from tests.fakes.provider import FakeProvider, fail
 from tests.settings.conftest import use_fake_github
 from tests.spine.helpers import configure_app
@@ -47,22 +47,23 @@ def first_run(github, monkeypatch):
     """The service started without an App (so its first-run pages are open): its URL and setup code."""
     monkeypatch.delenv("GITHUB_CLIENT_ID")
     monkeypatch.delenv("GITHUB_CLIENT_SECRET")
-    monkeypatch.setattr(config, "stored_setting", None)
     monkeypatch.setattr(app_check, "_cache", {})
     app = create_app(start_workers=False)
     with serve(app) as url:
-        yield url, app.state.setup_code
+        yield url, app.state.setup_code, app
 
 
-def configure(github, monkeypatch) -> None:
-    """The App and its OAuth client, set whole, as an operator configures them by hand."""
+def configure(github, monkeypatch, app) -> None:
+    """The App and its OAuth client, set whole, as an operator configures them by hand (and starts
+    the service again: its settings are read once, at the start)."""
     use_fake_github(github, monkeypatch)
     configure_app(monkeypatch)
+    handed(app)
 
 
 @pytest.fixture
 def site(first_run, github, monkeypatch):
-    configure(github, monkeypatch)
+    configure(github, monkeypatch, first_run[2])
     return first_run[0]
 
 
@@ -94,15 +95,15 @@ def rejecting_provider(monkeypatch):
 @pytest.mark.parametrize("width", WIDTHS)
 def test_no_page_scrolls_sideways(browser, first_run, github, monkeypatch, rejecting_provider, width):
     _world(github)
-    site, code = first_run
+    site, code, app = first_run
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     shots = os.environ.get("SCREENSHOTS_DIR")
     overflowing = {}
     signed_in = False
     for name, (path, needs_session) in PAGES.items():
-        if name not in FIRST_RUN and config.identity_source() is None:
-            configure(github, monkeypatch)
+        if name not in FIRST_RUN and app.state.settings.identity_source is None:
+            configure(github, monkeypatch, app)
         if needs_session and not signed_in:
             sign_in_with_github(page, site, github)
             signed_in = True

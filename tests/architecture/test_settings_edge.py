@@ -1,0 +1,74 @@
+"""Configuration is read at the edge: only an entry point builds the settings (from the environment
+and the stored App), and the modules below it receive the settings or the values they need. The
+modules that still call config's environment readers are listed by name: the list only shrinks."""
+from __future__ import annotations
+
+import ast
+
+from tests.architecture.imports import project_modules
+
+# The entry points: every command of the CLI, and the web app factory (`bot serve`'s app, which
+# tests start on their own). bot.settings.manifest.load_settings is how they read the stored App.
+ENTRY_POINTS = ("bot.cli.", "bot.web.app", "bot.settings.manifest")
+BUILDERS = {"Settings", "Settings.load", "config.Settings", "config.Settings.load", "manifest.load_settings",
+            "load_settings"}
+# config's module-level readers of the live environment (bot/config.py, at its end)
+READERS = {"env", "is_set", "value", "text", "require", "data_dir", "handle", "github_api_url", "server_url",
+           "git_base_url", "oauth_url", "run_url", "clone_url", "default_agent", "workers", "sandbox_tier",
+           "agents_dir", "agent_bin", "agent_base_url", "agent_model", "provider_credential", "operator_for",
+           "sandbox_host", "webhook_secret", "app_id", "private_key"}
+# Not yet handed their settings. Convert one, then take it off: a module may leave, none may join.
+NOT_YET_CONVERTED = frozenset({
+    "bot.bridge.server", "bot.bridge.tools",
+    "bot.cli.action", "bot.cli.action_reply_cap", "bot.cli.action_session", "bot.cli.doctor",
+    "bot.cli.doctor_database", "bot.cli.preflight", "bot.cli.run", "bot.cli.runs",
+    "bot.credentials.resolve", "bot.credentials.rotation", "bot.credentials.vault",
+    "bot.db",
+    "bot.github.client", "bot.github.thread",
+    "bot.intake.decide", "bot.intake.triggers",
+    "bot.job.conversations", "bot.job.direct_hosts", "bot.job.episode", "bot.job.model_channel",
+    "bot.job.session_home", "bot.job.thread_text",
+    "bot.permissions", "bot.record.provenance",
+    "bot.relay.budgets", "bot.relay.chatgpt", "bot.relay.pricing", "bot.relay.retry",
+    "bot.service.backup", "bot.service.reply_cap", "bot.service.reply_texts", "bot.service.retention",
+    "bot.service.worker",
+    "bot.settings.address", "bot.settings.effective", "bot.settings.first_run", "bot.settings.github",
+    "bot.settings.keytest", "bot.settings.routes",
+    "bot.web.home", "bot.web.intake", "bot.web.intake_body",
+    "bot.workspace.git", "bot.workspace.outcome", "bot.workspace.pool", "bot.workspace.push",
+    "bot.workspace.repo_config", "bot.workspace.worktrees",
+})
+
+
+def _calls(module: str) -> list[ast.Call]:
+    tree = ast.parse(project_modules()[module].read_text())
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+
+
+def builds_settings(module: str) -> bool:
+    return any(ast.unparse(call.func) in BUILDERS for call in _calls(module))
+
+
+def reads_the_environment(module: str) -> bool:
+    """Whether the module calls one of config's environment readers (`config.env(...)`, …)."""
+    return any(isinstance(call.func, ast.Attribute) and call.func.attr in READERS
+               and ast.unparse(call.func.value) in ("config", "bot.config") for call in _calls(module))
+
+
+def _below_the_edge() -> list[str]:
+    return sorted(m for m in project_modules() if m not in ("bot.config", "bot.config_table"))
+
+
+def test_only_entry_points_build_the_settings():
+    builders = [m for m in _below_the_edge() if builds_settings(m)]
+    assert [m for m in builders if not m.startswith(ENTRY_POINTS)] == []
+
+
+def test_no_module_but_those_not_yet_converted_reads_the_environment():
+    readers = {m for m in _below_the_edge() if reads_the_environment(m)}
+    assert sorted(readers - NOT_YET_CONVERTED) == []
+
+
+def test_a_converted_module_is_taken_off_the_list():
+    readers = {m for m in _below_the_edge() if reads_the_environment(m)}
+    assert sorted(NOT_YET_CONVERTED - readers) == []

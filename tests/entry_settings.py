@@ -1,0 +1,16 @@
+"""Tests that compose routes into an app of their own hand it its settings, as an entry point does."""
+from __future__ import annotations
+
+import os
+
+from starlette.applications import Starlette
+
+from bot.config import Settings
+
+
+def handed(app: Starlette) -> Starlette:
+    """`app` with the settings of the environment as it is now. Not `Settings.load`: these tests
+    set only the part of an App the pages under test use (the OAuth client, say), which a whole
+    service would refuse to start with."""
+    app.state.settings = Settings(dict(os.environ))
+    return app
