@@ -71,14 +71,16 @@ class Pieces:
         self._ahead = asyncio.ensure_future(self._raw.__anext__())
         await asyncio.wait({self._ahead}, timeout=wait_s)
 
-    def cancel(self) -> None:
-        """Stop a first read nobody will take (its error, if it failed, is then seen)."""
-        if self._ahead is None:
+    async def aclose(self) -> None:
+        """Stop a first read nobody took, and let it end before the reply is closed under it."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
             return
-        if not self._ahead.done():
-            self._ahead.cancel()
-        elif not self._ahead.cancelled():
-            self._ahead.exception()
+        if not ahead.done():
+            ahead.cancel()
+            await asyncio.wait({ahead})
+        if not ahead.cancelled():
+            ahead.exception()  # seen, so never reported as an error nobody retrieved
 
     def __aiter__(self) -> Pieces:
         return self

@@ -393,7 +393,7 @@ class ModelRelay:
             rest = unasked.close() if unasked is not None else b""
             await send({"type": "http.response.body", "body": rest, "more_body": False})
         finally:
-            pieces.cancel()
+            await pieces.aclose()
             await response.aclose()
         if tap is not None:
             usage, model = tap.result()

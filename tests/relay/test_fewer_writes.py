@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from collections.abc import AsyncIterator
 
 import httpcore
 import httpx
@@ -149,3 +150,19 @@ async def test_a_replys_last_bytes_are_on_their_way_to_the_cli_before_the_relay_
         await asyncio.wait_for(recorded.wait(), 60)
         cli.close()
     assert b"recorded after it left" in seen_when_recorded[0]
+
+
+async def test_closing_a_reply_whose_first_piece_never_came_ends_the_read_before_it_returns():
+    ended: list[str] = []
+
+    async def never() -> AsyncIterator[bytes]:
+        try:
+            await asyncio.Event().wait()
+            yield b"never"
+        finally:
+            ended.append("read ended")
+
+    pieces = downstream.Pieces(never())
+    await pieces.first_within(0.0)
+    await pieces.aclose()
+    assert ended == ["read ended"]
