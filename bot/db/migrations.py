@@ -96,6 +96,17 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             state_detail TEXT, created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION)""",
         "CREATE INDEX IF NOT EXISTS review_findings_by_pull ON review_findings(repo, number, state)",
     )),
+    (7, "one live job per trigger, enforced by the database (two intake replicas racing on one redelivered "
+        "comment); a failed job's trigger may be queued again, so failed rows are outside the index", (
+        # jobs an older database already holds twice: the oldest keeps the key, the later ones are
+        # marked with their id so the index can be built
+        """UPDATE jobs SET trigger_key = trigger_key || ' (duplicate, job ' || CAST(id AS TEXT) || ')'
+            WHERE trigger_key IS NOT NULL AND status != 'failed' AND EXISTS (
+                SELECT 1 FROM jobs AS older WHERE older.trigger_key = jobs.trigger_key
+                AND older.status != 'failed' AND older.id < jobs.id)""",
+        "CREATE UNIQUE INDEX IF NOT EXISTS jobs_one_live_per_trigger ON jobs(trigger_key) "
+        "WHERE trigger_key IS NOT NULL AND status != 'failed'",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

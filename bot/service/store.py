@@ -140,7 +140,8 @@ def enqueue_delivery(conn: Database, *, delivery_id: str, event: str, action: st
     row = conn.execute(
         "INSERT INTO jobs (delivery_id, trigger_key, kind, conversation, spec, created_at) SELECT ?, ?, ?, ?, ?, ? "
         "WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE delivery_id = ? AND status != 'failed') "
-        "AND NOT EXISTS (SELECT 1 FROM jobs WHERE trigger_key = ? AND status != 'failed') RETURNING id",
+        "AND NOT EXISTS (SELECT 1 FROM jobs WHERE trigger_key = ? AND status != 'failed') "
+        "ON CONFLICT DO NOTHING RETURNING id",  # a racing replica's insert of the same trigger won
         [delivery_id, trigger_key, kind, conversation,
          orjson.dumps({**spec, "event": event, "action": action}).decode(), now, delivery_id, trigger_key]).fetchone()
     if row is None:
