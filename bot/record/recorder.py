@@ -47,6 +47,7 @@ def args_digest(args: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
+INTERRUPTED = "interrupted: the worker stopped before the run finished"
 _started: dict[str, tuple[str, float]] = {}  # run id -> (agent, monotonic start): the episode histogram
 
 class Recorder:
@@ -92,6 +93,14 @@ class Recorder:
         if (started := _started.pop(run_id, None)) is not None:
             agent, at = started
             metrics.EPISODE_SECONDS.labels(agent, status).observe(time.monotonic() - at)
+
+    def end_interrupted(self, job_id: str) -> list[str]:
+        """The job's runs still "running" from an attempt whose worker died (killed, or its lease
+        taken over): ended as interrupted, now. Returns their ids."""
+        rows = self.db.query("select id from runs where job_id = ? and status = 'running'", [job_id])
+        for row in rows:
+            self.finish_run(row["id"], "interrupted", {"error": INTERRUPTED})
+        return [row["id"] for row in rows]
 
     def attach_egress(self, run_id: str, decisions: Iterable[Any]) -> dict[str, dict]:
         """Per-host counts of the egress proxy's decisions, stored on the run."""

@@ -28,6 +28,7 @@ from bot.intake.job_context import Queued, context_for
 from bot.job import pipeline
 from bot.job.context import JobContext
 from bot.job.tracking import GitHubSurface, TrackingComment
+from bot.record.recorder import Recorder
 from bot.service import commands, queue, store, wakeup
 from bot.service.reply_texts import reply_text
 
@@ -204,6 +205,7 @@ class WorkerPool:
     async def _run(self, job: queue.Job, cancel: asyncio.Event) -> str:
         spec = job.spec
         if job.attempts > 1:
+            Recorder(self.db).end_interrupted(str(job.id))  # the earlier attempt's run: its worker died
             await let_earlier_writes_land(job)
         try:
             assert self._client is not None, "the pool is started before it runs jobs"
