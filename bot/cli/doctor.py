@@ -27,7 +27,6 @@ from typing import TextIO
 
 from adapters import base as adapters
 from adapters.base import Adapter, ProbeFn, Readiness
-from bot import config
 from bot.cli.doctor_database import database_section
 from bot.config import Settings
 from bot.credentials import resolve as credentials
@@ -39,11 +38,11 @@ from sandbox.base import base_env
 PROBE_TIMEOUT_S = 30
 
 
-def probe_for(adapter: Adapter, home: Path) -> ProbeFn:
+def probe_for(adapter: Adapter, home: Path, settings: Settings) -> ProbeFn:
     """A ProbeFn running argv with its own HOME and only the adapter's credential variables."""
 
     env = base_env(home, home / "tmp") | {name: value for name in adapter.credential_env
-                                          if (value := config.provider_credential(name))}
+                                          if (value := settings.provider_credential(name))}
     login = adapter.operator_login
     own_home = home / Path(login.path).parent if login else None  # e.g. Codex's CODEX_HOME
     if login and own_home:
@@ -65,26 +64,26 @@ def probe_for(adapter: Adapter, home: Path) -> ProbeFn:
     return probe
 
 
-def agent_rows(progress: Callable[[str], None] = lambda what: None) -> list[dict]:
+def agent_rows(settings: Settings, progress: Callable[[str], None] = lambda what: None) -> list[dict]:
     rows = []
     for name in sorted(adapters.names()):
         progress(f"the {name} CLI")
-        adapter = adapters.get(name, config.operator_for(name))
+        adapter = adapters.get(name, settings.operator_for(name))
         with tempfile.TemporaryDirectory(prefix=f"bot-doctor-{name}-") as scratch:
-            ready: Readiness = adapter.detect(probe_for(adapter, Path(scratch)))
-        has_key, why = credential(name)
+            ready: Readiness = adapter.detect(probe_for(adapter, Path(scratch), settings))
+        has_key, why = credential(name, settings.agent_base_url(name) is not None)
         rows.append({"agent": name, "binary": adapter.binary, "available": ready.available,
                      "logged_in": has_key, "version": ready.version, "refuse": ready.refuse,
                      "reason": ready.reason if ready.refuse else why, "min_version": adapter.min_version})
     return rows
 
 
-def credential(agent: str) -> tuple[bool, str]:
+def credential(agent: str, through_gateway: bool) -> tuple[bool, str]:
     """Whether a run of `agent` would find credentials, by the run's own resolution (the
     operator's environment here: a user's or a repository's key is per run), and which."""
     found = credentials.resolve(agent, None, None, None)
     names = credentials.operator_env_names(agent)
-    gateway = f" through the gateway BOT_{agent.upper()}_BASE_URL" if config.agent_base_url(agent) else ""
+    gateway = f" through the gateway BOT_{agent.upper()}_BASE_URL" if through_gateway else ""
     if found is None:
         wanted = " or ".join(names) or "a key"
         return False, (f"no key: set {wanted} (also for a gateway), or connect one on the settings page"
@@ -93,9 +92,9 @@ def credential(agent: str) -> tuple[bool, str]:
     return True, f"the operator's {held}{gateway}"
 
 
-def sandbox_rows() -> list[dict]:
+def sandbox_rows(settings: Settings) -> list[dict]:
     try:
-        checks = doctor_checks(config.sandbox_host())
+        checks = doctor_checks(settings.sandbox_host)
     except (OSError, RuntimeError) as exc:  # a probe the host cannot run is itself a finding
         return [{"check": "sandbox checks", "ok": False, "detail": repr(exc)}]
     return [{"check": name, "ok": ok, "detail": detail} for name, ok, detail in checks]
@@ -107,10 +106,9 @@ def channel_rows() -> list[dict]:
     return [{"agent": name, **credential_modes(name)} for name in adapters.names()]
 
 
-def github_section() -> dict:
+def github_section(settings: Settings) -> dict:
     """The GitHub App: id and key verified by GitHub, the webhook secret, the settings login. The
     App the first run stored in the data dir counts as `bot serve` counts it (the environment wins)."""
-    settings = _as_serve_reads_them()
     rows = [app_row(settings), _set_row(settings, "webhook secret", ("GITHUB_WEBHOOK_SECRET",)),
             _set_row(settings, "settings page login (OAuth)", ("GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET"))]
     configured = not all(row["unset"] for row in rows)
@@ -143,7 +141,7 @@ def _set_row(settings: Settings, check: str, names: tuple[str, ...]) -> dict:
 
 # Sections beyond the agents, the sandbox floor and the model channel (a new area adds its own),
 # each with what the progress line says while it runs.
-SECTIONS: list[tuple[str, Callable[[], dict]]] = [("the GitHub App", github_section),
+SECTIONS: list[tuple[str, Callable[[Settings], dict]]] = [("the GitHub App", github_section),
                                                   ("the database", database_section)]
 
 
@@ -224,14 +222,15 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bot doctor", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="machine-readable output (with an overall `ok`)")
     args = parser.parse_args(argv)
+    settings = _as_serve_reads_them()
     progress = Progress()
-    agents = agent_rows(progress)
+    agents = agent_rows(settings, progress)
     progress("the sandbox")
-    floor, channel = sandbox_rows(), channel_rows()
+    floor, channel = sandbox_rows(settings), channel_rows()
     sections = []
     for what, section in SECTIONS:
         progress(what)
-        sections.append(section())
+        sections.append(section(settings))
     progress.done()
     ok, line = verdict(agents, floor, sections)
     if args.json:

@@ -9,28 +9,28 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from bot import config
 from bot.cli import preflight
+from bot.config import Settings
 from bot.db import Database, DatabaseConfigError, connect, migrations
 from bot.service.wakeup import connected_workers
 
 SERVICE_DIR = Path(".bot-data")  # `bot serve`'s default BOT_DATA_DIR, relative to where it runs
 
 
-def chosen_data_dir() -> tuple[Path, str]:
+def chosen_data_dir(settings: Settings) -> tuple[Path, str]:
     """The data dir the service or `bot run` would use, and whose it is: BOT_DATA_DIR when set;
     else the service's ./.bot-data when a database is there (the service runs in this folder);
     else `bot run`'s per-user folder."""
-    if config.is_set("BOT_DATA_DIR"):
-        return config.value("BOT_DATA_DIR").resolve(), "BOT_DATA_DIR"
+    if settings.is_set("BOT_DATA_DIR"):
+        return settings.path("BOT_DATA_DIR").resolve(), "BOT_DATA_DIR"
     if (SERVICE_DIR / "bot.db").is_file():
         return SERVICE_DIR.resolve(), "the service's, in this folder"
     return preflight.user_data_dir(), "bot run's per-user data dir"
 
 
-def database_section() -> dict:
-    server = bool(_database_url())
-    folder, whose = chosen_data_dir()
+def database_section(settings: Settings) -> dict:
+    server = bool(settings.text("BOT_DATABASE_URL"))
+    folder, whose = chosen_data_dir(settings)
     file = folder / "bot.db"
     if not server and not file.is_file():
         return _section([_row("database", "missing", f"none yet at {file} ({whose}): the first `bot run` creates it")])
@@ -42,18 +42,11 @@ def database_section() -> dict:
         where = db.describe() + ("" if server else f" ({whose})")
         rows = [_row("database", "ok", where), _schema_row(db), _workers_row(db)]
         if db.shared:
-            key = config.is_set("BOT_SECRET_KEY")
+            key = settings.is_set("BOT_SECRET_KEY")
             rows.append(_row("shared key (BOT_SECRET_KEY)", "ok" if key else "failed", "set" if key else "not set"))
     finally:
         db.close()
     return _section(rows)
-
-
-def _database_url() -> str | None:
-    try:
-        return config.env("BOT_DATABASE_URL")
-    except KeyError:  # a build without server databases
-        return None
 
 
 def _row(check: str, state: str, detail: str) -> dict:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ AGENTS = tuple(base.names())  # the registry: every adapter
 
 def _detect(agent: str, tmp_path: Path):
     adapter = base.get(agent, config.operator_for(agent))
-    return adapter.detect(doctor.probe_for(adapter, tmp_path))
+    return adapter.detect(doctor.probe_for(adapter, tmp_path, config.Settings(dict(os.environ))))
 
 
 @pytest.mark.parametrize("agent", AGENTS)

@@ -20,8 +20,8 @@ READERS = {"env", "is_set", "value", "text", "require", "data_dir", "handle", "g
 # Not yet handed their settings. Convert one, then take it off: a module may leave, none may join.
 NOT_YET_CONVERTED = frozenset({
     "bot.bridge.server", "bot.bridge.tools",
-    "bot.cli.action", "bot.cli.action_reply_cap", "bot.cli.action_session", "bot.cli.doctor",
-    "bot.cli.doctor_database", "bot.cli.preflight", "bot.cli.run", "bot.cli.runs",
+    "bot.cli.action", "bot.cli.action_reply_cap", "bot.cli.action_session", "bot.cli.preflight", "bot.cli.run",
+    "bot.cli.runs",
     "bot.credentials.resolve", "bot.credentials.rotation", "bot.credentials.vault",
     "bot.db",
     "bot.github.client", "bot.github.thread",

@@ -1,15 +1,17 @@
 """`bot doctor` shows the database, its schema version and the connected workers."""
 from __future__ import annotations
 
+import os
 import time
 
 from bot.cli.doctor_database import database_section
+from bot.config import Settings
 from bot.db import migrations
 from bot.service import store, wakeup
 
 
 def _rows() -> dict[str, dict]:
-    return {row["check"]: row for row in database_section()["rows"]}
+    return {row["check"]: row for row in database_section(Settings(dict(os.environ)))["rows"]}
 
 
 def test_doctor_names_the_backend_and_the_schema_version(backend):
@@ -28,5 +30,5 @@ def test_a_database_newer_than_the_bot_is_not_ok(backend):
     db = store.connect()
     db.execute("INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, 'future', 0)",
                [migrations.LATEST + 1])
-    section = database_section()
+    section = database_section(Settings(dict(os.environ)))
     assert section["ok"] is False and "upgrade" in _rows()["schema version"]["detail"]
