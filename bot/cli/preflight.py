@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from adapters import base as adapters
+from adapters.base import Operator
 from bot import config
 from bot.config import Settings
 from bot.workspace.git import git_env
@@ -48,9 +49,9 @@ def check_settings(settings: Settings | None = None) -> None:
                                    f"{', '.join(adapters.names())}")
 
 
-def missing_binary(agent: str) -> str | None:
+def missing_binary(agent: str, operator: Operator) -> str | None:
     """One line when the agent's CLI is not there to run, else None."""
-    binary = adapters.get(agent, config.operator_for(agent)).binary
+    binary = adapters.get(agent, operator).binary
     found = shutil.which(binary) if os.sep not in binary else (binary if os.access(binary, os.X_OK) else None)
     if found:
         return None
@@ -58,11 +59,12 @@ def missing_binary(agent: str) -> str | None:
             f"folder, or set BOT_{agent.upper()}_BIN to the CLI's path")
 
 
-def quiet_logging() -> None:
+def quiet_logging(settings: Settings) -> None:
     """Warnings only on a terminal unless BOT_LOG_LEVEL asks for more: the progress lines are the log."""
-    level = config.env("BOT_LOG_LEVEL") if config.is_set("BOT_LOG_LEVEL") else "WARNING"
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    if not config.is_set("BOT_LOG_LEVEL"):
+    asked = settings.is_set("BOT_LOG_LEVEL")
+    logging.basicConfig(level=settings.word("BOT_LOG_LEVEL") if asked else "WARNING",
+                        format="%(levelname)s %(name)s: %(message)s")
+    if not asked:
         for noisy in NOISY_LOGGERS:
             logging.getLogger(noisy).setLevel(logging.WARNING)
 

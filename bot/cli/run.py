@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import getpass
 import logging
+import os
 import sys
 import unicodedata
 from pathlib import Path
@@ -29,6 +30,7 @@ from bot import config
 from bot.cli import local_runs, preflight
 from bot.cli.local_folder import RunRefused, checkout
 from bot.cli.render import Terminal
+from bot.config import Settings
 from bot.credentials import resolve as credentials
 from bot.job import conversations, pipeline
 from bot.job.context import JobContext
@@ -36,6 +38,7 @@ from bot.job.modes import LocalMode
 from bot.record.recorder import Recorder
 from bot.record.redact import install_log_redaction, redact
 from bot.service import store
+from bot.settings import manifest
 from bot.workspace import repo_config
 from sandbox.limits import raise_open_files_limit
 
@@ -77,10 +80,10 @@ def chosen_agent(asked: str | None, repo: Path) -> str:
     return agent
 
 
-def check_ready(agent: str, repo: Path) -> list[str]:
+def check_ready(agent: str, repo: Path, settings: Settings) -> list[str]:
     """The agent's CLI is installed and credentials resolve the way the episode will resolve them;
     returns their secret values (kept out of anything written)."""
-    missing = preflight.missing_binary(agent)
+    missing = preflight.missing_binary(agent, settings.operator_for(agent))
     if missing:
         raise RunRefused(missing)
     found = credentials.resolve(agent, None, None, None)
@@ -105,9 +108,9 @@ def context(request: str, repo: Path, agent: str | None, new: bool, term: Termin
                                mode=LocalMode(repo, on_answer=term.answer), progress_interval_s=0.5)
 
 
-async def run_local(request: str, repo: Path, agent: str | None, new: bool, term: Terminal) -> int:
+async def run_local(request: str, repo: Path, agent: str | None, new: bool, term: Terminal, data_dir: Path) -> int:
     db = store.connect()
-    local_runs.sweep(Recorder(db), config.data_dir())  # runs a killed `bot run` left "running"
+    local_runs.sweep(Recorder(db), data_dir)  # runs a killed `bot run` left "running"
     ctx = context(request, repo, agent, new, term)
     conversations.ensure(db, ctx.conversation)
     ticker = asyncio.create_task(term.tick())
@@ -144,22 +147,23 @@ def main(argv: list[str]) -> int:
         return 2
     data_dir = preflight.use_user_data_dir()
     try:
-        preflight.check_settings()
+        settings = manifest.load_settings(os.environ)
+        preflight.check_settings(settings)
         found = checkout(args.repo)
         repo = found.top
         agent = chosen_agent(args.agent, repo)
-        secrets = check_ready(agent, repo)
+        secrets = check_ready(agent, repo, settings)
     except (RunRefused, config.MissingConfig) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    preflight.quiet_logging()
+    preflight.quiet_logging(settings)
     install_log_redaction()
     credentials.speak_to_the_terminal()
     term = Terminal(live=Terminal.wants_live(args.plain), as_json=args.json)
     term.noted(f"base: {found.base}")
     with local_runs.alive(data_dir, conversation_of(repo), redact(args.request, secrets)) as marker:
         try:
-            return asyncio.run(run_local(args.request, repo, args.agent, args.new, term))
+            return asyncio.run(run_local(args.request, repo, args.agent, args.new, term, data_dir))
         except KeyboardInterrupt:
             local_runs.end_own(Recorder(store.connect(), secrets=secrets), data_dir, marker, "stopped")
             print(f"{PROG}: stopped; the repository's session is kept for the next run", file=sys.stderr)
