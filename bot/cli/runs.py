@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import textwrap
@@ -28,6 +29,7 @@ from adapters.base import EventKind
 from bot import config
 from bot.cli import local_runs, preflight
 from bot.cli.render import one_line, safe
+from bot.config import Settings
 from bot.record.provenance import model_spend
 from bot.record.recorder import Recorder
 
@@ -50,9 +52,10 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    explicit = config.is_set("BOT_DATA_DIR")
+    settings = Settings.load(os.environ)
+    explicit = settings.is_set("BOT_DATA_DIR")
     folder = preflight.use_user_data_dir()
-    if not has_records(folder):
+    if not has_records(folder, settings.is_set("BOT_DATABASE_URL")):
         if args.command == "show":
             print(f"bot runs: no run {args.run_id!r}: nothing is recorded in {folder} "
                   "(`bot runs list` shows the runs of BOT_DATA_DIR)", file=sys.stderr)
@@ -74,14 +77,9 @@ def service_hint() -> str:
     return f"; the service's runs are in {service}: BOT_DATA_DIR={service} bot runs list"
 
 
-def has_records(folder: Path) -> bool:
+def has_records(folder: Path, on_a_server: bool) -> bool:
     """Whether a database exists to read (a server database always does)."""
-    try:
-        if config.is_set("BOT_DATABASE_URL"):
-            return True
-    except KeyError:  # a build without server databases
-        pass
-    return (folder / "bot.db").is_file()
+    return on_a_server or (folder / "bot.db").is_file()
 
 
 # the data of a run ---------------------------------------------------------------------------
