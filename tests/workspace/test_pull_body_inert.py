@@ -29,3 +29,15 @@ async def test_a_request_naming_a_user_and_a_team_gives_a_pull_request_body_with
     shown = rendered_text(body)
     assert "fix the greeting, cc @octo-org/security" in shown and "@mallory please look" in shown
     assert "Fixes #1" in body and "alice" in shown
+
+
+def test_a_quoted_request_keeps_its_lines_and_blank_lines_inside_one_blockquote():
+    quoted = inert.quote("first @alice\n\nsecond <!-- x -->")
+    assert quoted.split("\n") == ["> first \\@\u200balice", ">", "> second \\<\\!\\-\\- x \\-\\-\\>"]
+    assert [kind for kind, _ in parts(quoted)].count("blockquote_open") == 1 and live(quoted) == []
+
+
+def test_a_request_longer_than_the_quote_allows_ends_with_an_ellipsis_line():
+    quoted = inert.quote("\n".join(f"line {n}" for n in range(inert.MAX_QUOTE_LINES + 5)))
+    lines = quoted.split("\n")
+    assert len(lines) == inert.MAX_QUOTE_LINES + 1 and lines[-1] == "> …"
