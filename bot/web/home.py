@@ -13,7 +13,6 @@ from starlette.datastructures import State
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from bot import config
 from bot.config import Settings
 from bot.settings import first_run, setup_code
 from bot.settings.address import own_base
@@ -51,7 +50,7 @@ async def home(request: Request) -> HTMLResponse:
         check = await verify_app(settings)
         status = _ready(check, settings.handle) if check.ok else (
             f'<p class="notice error" role="alert"><strong>Not ready</strong>: {esc(check.message)}</p>')
-    body = (status + _webhook(base) + _jobs(job_counts(state)) +
+    body = (status + _webhook(base, settings.is_set("BOT_PUBLIC_URL")) + _jobs(job_counts(state)) +
             '<h2>More</h2><ul><li><a href="/settings">Settings</a>: connect keys and subscriptions '
             '(yours, a repository\'s, an organisation\'s)</li><li><a href="/healthz">/healthz</a></li></ul>')
     return HTMLResponse(page("Status", body), headers=SECURITY_HEADERS)
@@ -85,8 +84,8 @@ def _not_configured(missing: list[str], base: str, code: str, handle: str, offer
             "<p>Or set the variables by hand (README, “Create and configure the GitHub App”) and restart.</p>")
 
 
-def _webhook(base: str) -> str:
-    note = ("" if config.env("BOT_PUBLIC_URL") else
+def _webhook(base: str, public: bool) -> str:
+    note = ("" if public else
             " <span class=muted>(the address this service listens on; set <code>BOT_PUBLIC_URL</code> to "
             "the public one)</span>")
     return (f"<h2>Webhook</h2><p>Paste into the App's <em>Webhook URL</em>: <code>{esc(base)}/webhook</code>"
