@@ -16,7 +16,6 @@ from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
 
-from bot import config
 from bot.errors import BotError
 
 MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -36,22 +35,22 @@ class Gone(BotError):
 
 
 class BodySlots:
-    """Bodies being read by this process (one event loop: a plain counter is exact)."""
+    """Bodies being read by this process (one event loop: a plain counter is exact), at most
+    `limit` (BOT_WEBHOOK_CONCURRENCY) at once."""
 
-    def __init__(self) -> None:
-        self.reading = 0
+    def __init__(self, limit: int) -> None:
+        self.reading, self.limit = 0, limit
 
     @classmethod
     def of(cls, state: Any) -> BodySlots:
         slots = getattr(state, "webhook_body_slots", None)
         if slots is None:
-            slots = cls()
+            slots = cls(state.settings.whole("BOT_WEBHOOK_CONCURRENCY"))
             state.webhook_body_slots = slots
         return slots
 
     def free(self) -> bool:
-        limit: int = config.value("BOT_WEBHOOK_CONCURRENCY")
-        return self.reading < limit
+        return self.reading < self.limit
 
     @contextmanager
     def taken(self) -> Iterator[None]:
@@ -67,7 +66,7 @@ async def read_body(request: Request, headers: dict[str, str]) -> bytes:
     if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise TooLarge
     try:
-        async with asyncio.timeout(config.value("BOT_WEBHOOK_BODY_TIMEOUT")):
+        async with asyncio.timeout(request.app.state.settings.number("BOT_WEBHOOK_BODY_TIMEOUT")):
             return await _capped(request)
     except TimeoutError:
         raise TooSlow from None

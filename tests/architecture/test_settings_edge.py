@@ -33,7 +33,7 @@ NOT_YET_CONVERTED = frozenset({
     "bot.service.worker",
     "bot.settings.address", "bot.settings.effective", "bot.settings.first_run", "bot.settings.github",
     "bot.settings.keytest", "bot.settings.routes",
-    "bot.web.intake", "bot.web.intake_body",
+    "bot.web.intake",
     "bot.workspace.git", "bot.workspace.outcome", "bot.workspace.pool", "bot.workspace.push",
     "bot.workspace.repo_config", "bot.workspace.worktrees",
 })
