@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 
+from bot.config import Settings
 from bot.service import retention, store
 
 
@@ -17,7 +19,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--dry-run", action="store_true", help="print what would go; remove nothing")
     args = parser.parse_args(argv)
     db = store.connect()
-    policy = retention.Policy.from_config()
+    policy = retention.Policy.from_settings(Settings.load(os.environ))
     planned = retention.plan(db, policy)
     print(f"data dir: {planned.disk_bytes} bytes on disk (budget {policy.budget_bytes})")
     for line in planned.lines():

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bot import config
+from bot.config import Settings
 from bot.db import Database
 from bot.job import conversations, session_home
 from bot.job.resume_state import empty
@@ -60,9 +61,9 @@ class Policy:
     closed_days: float = 2.0
 
     @classmethod
-    def from_config(cls) -> Policy:
-        return cls(config.value("BOT_RETENTION_EVENTS_DAYS"), config.value("BOT_RETENTION_HOME_DAYS"),
-                   config.value("BOT_DISK_BUDGET"), config.value("BOT_RETENTION_CLOSED_DAYS"))
+    def from_settings(cls, settings: Settings) -> Policy:
+        return cls(settings.number("BOT_RETENTION_EVENTS_DAYS"), settings.number("BOT_RETENTION_HOME_DAYS"),
+                   settings.whole("BOT_DISK_BUDGET"), settings.number("BOT_RETENTION_CLOSED_DAYS"))
 
 
 @dataclass
@@ -99,8 +100,7 @@ class Swept:
     mirrors: list[str] = field(default_factory=list)
 
 
-def plan(db: Database, policy: Policy | None = None, now: float | None = None) -> Plan:
-    policy = policy or Policy.from_config()
+def plan(db: Database, policy: Policy, now: float | None = None) -> Plan:
     now = time.time() if now is None else now
     root = config.data_dir()
     result = Plan(disk_bytes=tree_bytes(root))
@@ -158,7 +158,7 @@ async def apply(db: Database, planned: Plan) -> Swept:
     return swept
 
 
-async def sweep(db: Database, policy: Policy | None = None) -> Swept:
+async def sweep(db: Database, policy: Policy) -> Swept:
     swept = await apply(db, plan(db, policy))
     log.info("retention: %d event(s) of %d run(s), %d CLI home(s), %d local copy(ies) of CLI homes, %d spare(s), "
              "%d mirror(s) removed", swept.events, swept.runs, swept.threads, swept.local_homes, swept.spares,
@@ -300,8 +300,8 @@ class Sweeper:
     runs on a thread with a connection of its own and never stalls the service's event loop; the
     mirror locks it takes are flocks, which the workers' locks exclude across threads too."""
 
-    def __init__(self, interval_s: float | None = None):
-        self.interval_s = config.value("BOT_GC_INTERVAL") if interval_s is None else interval_s
+    def __init__(self, interval_s: float, policy: Policy):
+        self.interval_s, self.policy = interval_s, policy
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> Sweeper:
@@ -318,14 +318,14 @@ class Sweeper:
         while True:
             await asyncio.sleep(self.interval_s)
             try:
-                await asyncio.to_thread(_sweep_on_this_thread)
+                await asyncio.to_thread(_sweep_on_this_thread, self.policy)
             except Exception:  # a failed sweep must not stop the next one
                 log.exception("retention sweep failed")
 
 
-def _sweep_on_this_thread() -> Swept:
+def _sweep_on_this_thread(policy: Policy) -> Swept:
     db = store.connect()
     try:
-        return asyncio.run(sweep(db))
+        return asyncio.run(sweep(db, policy))
     finally:
         db.close()

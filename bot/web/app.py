@@ -81,7 +81,8 @@ def create_app(start_workers: bool = True, address: str | None = None, settings:
         if start_workers and not app.state.missing_config and current.workers > 0:  # 0: intake only
             app.state.pool = WorkerPool(app.state.db)
             await app.state.pool.start()
-        sweeper = retention.Sweeper().start()  # bot gc, every BOT_GC_INTERVAL, on a thread of its own
+        # bot gc, every BOT_GC_INTERVAL, on a thread of its own
+        sweeper = retention.Sweeper(current.number("BOT_GC_INTERVAL"), retention.Policy.from_settings(current)).start()
         metrics_listener = await health.start_metrics_listener(app.state.db, current)
         yield
         if metrics_listener is not None:

@@ -201,7 +201,7 @@ def test_the_service_sweeper_removes_what_is_past_the_windows(db):
     _run(db, "old", finished_days_ago=40)
 
     async def until_swept() -> None:
-        sweeper = retention.Sweeper(interval_s=0.01).start()
+        sweeper = retention.Sweeper(interval_s=0.01, policy=POLICY).start()
         try:
             while _events(db, "old"):
                 await asyncio.sleep(0.01)
