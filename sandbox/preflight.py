@@ -53,7 +53,7 @@ def _cgroup_check(host: Host) -> Check:
     try:
         groups = limits.create("preflight-" + secrets.token_hex(4), 64 << 20, 16, host)
     except limits.CgroupUnavailable as exc:
-        return ("cgroup memory+pids caps", False, f"{exc}. Fix: {FIX_CGROUP}")
+        return ("cgroup memory+pids caps", False, needs(f"{exc}. Fix: {FIX_CGROUP}"))
     detail = f"cgroup v{groups.version}: {groups.memory}"
     groups.remove()
     return ("cgroup memory+pids caps", True, detail)
@@ -69,6 +69,9 @@ NEEDS = (
      "(deploy/container/seccomp.json allows them) or by the kernel (user.max_user_namespaces)"),
     ("No permissions to create new namespace", "unprivileged user namespaces, which this kernel or "
      "container refuses (user.max_user_namespaces, or the runtime's seccomp profile)"),
+    ("Read-only file system", "a cgroup subtree the bot's user may write, which a container's read-only "
+     "/sys/fs/cgroup is not (mount a memory and a pids cgroup owned by that user where BOT_CGROUP_ROOT "
+     "points: docs/deploy.md)"),
 )
 
 

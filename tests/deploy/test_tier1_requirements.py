@@ -20,8 +20,14 @@ pytestmark = pytest.mark.skipif(not is_root() or shutil.which("unshare") is None
                                 reason="masking /proc in a private mount namespace needs root and unshare")
 
 
-def with_masked_proc(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    script = 'mount --bind /dev/null /proc/keys && exec "$@"'
+MASK_PROC = "mount --bind /dev/null /proc/keys"
+READ_ONLY_CGROUPS = ("for c in memory pids; do mount --bind /sys/fs/cgroup/$c /sys/fs/cgroup/$c && "
+                     "mount -o remount,bind,ro /sys/fs/cgroup/$c; done")
+
+
+def with_masked_proc(*argv: str, env: dict[str, str] | None = None, mask: str = MASK_PROC
+                     ) -> subprocess.CompletedProcess:
+    script = mask + ' && exec "$@"'
     return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh",
                            sys.executable, "-m", "bot.cli", *argv], cwd=ROOT, env=env or dict(os.environ),
                           capture_output=True, text=True, timeout=120)
@@ -38,6 +44,14 @@ def test_sandbox_check_names_the_unmasked_proc_a_masked_proc_lacks() -> None:
     assert done.returncode == 70
     assert failed and failed[0].startswith("FAIL tier-1 sandbox starts: needs a fresh /proc"), done.stdout
     assert "unmask=/proc/*" in failed[0] and "procMount: Unmasked" in failed[0]
+
+
+@pytest.mark.skipif(not Path("/sys/fs/cgroup/memory/cgroup.procs").exists(), reason="a cgroup-v1 host")
+def test_sandbox_check_names_a_writable_cgroup_subtree_when_the_cgroups_are_read_only() -> None:
+    done = with_masked_proc("sandbox", "check", mask=READ_ONLY_CGROUPS)
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAIL")]
+    assert failed and failed[0].startswith("FAIL cgroup memory+pids caps: needs a cgroup subtree"), done.stdout
+    assert "BOT_CGROUP_ROOT" in failed[0]
 
 
 def test_worker_refuses_to_start_in_one_line_when_tier_1_cannot_run(tmp_path: Path) -> None:
