@@ -5,26 +5,26 @@ from __future__ import annotations
 import shutil
 
 from adapters import base
-from bot import config
+from bot.config import Settings
 from bot.credentials import resolve as credentials
 from bot.credentials import usage
 from bot.credentials import vault as secrets
 from bot.settings.pages import Effective
 
 
-def effective(requester: int | None, repo_id: int | None, installation: int | str | None,
+def effective(settings: Settings, requester: int | None, repo_id: int | None, installation: int | str | None,
               installation_name: str = "") -> list[Effective]:
     """Per agent, what `resolve` gives a run for this requester / repository / installation."""
-    return [_one(agent, requester, repo_id, installation, installation_name) for agent in base.names()]
+    return [_one(settings, agent, requester, repo_id, installation, installation_name) for agent in base.names()]
 
 
-def _one(agent: str, requester: int | None, repo_id: int | None, installation: int | str | None,
-         installation_name: str) -> Effective:
+def _one(settings: Settings, agent: str, requester: int | None, repo_id: int | None,
+         installation: int | str | None, installation_name: str) -> Effective:
     try:
         origin = credentials.resolve_origin(agent, repo_id, requester, installation)
     except secrets.SecretError:
         return Effective(agent, None, "", "", False, "a stored key cannot be decrypted: connect it again")
-    missing_cli = _missing_cli(agent)
+    missing_cli = _missing_cli(settings, agent)
     if origin is None:
         return Effective(agent, None, "", "", False, "connect a credential below")
     label = origin.kind.label if origin.kind else origin.variable or ""
@@ -35,9 +35,9 @@ def _one(agent: str, requester: int | None, repo_id: int | None, installation: i
     return Effective(agent, origin.source, label, shown, True, "", where)
 
 
-def _missing_cli(agent: str) -> str:
+def _missing_cli(settings: Settings, agent: str) -> str:
     adapter = base.get(agent)
-    binary = config.agent_bin(agent, adapter.executable)
+    binary = settings.agent_bin(agent, adapter.executable)
     return "" if shutil.which(binary) else f"the {adapter.executable} CLI is not installed on this bot"
 
 

@@ -13,7 +13,6 @@ import httpx
 
 from adapters import base as adapters
 from adapters.base import RelayChannel
-from bot import config
 from bot.credentials.resolve import Kind, as_credentials
 from bot.job.model_channel import plan
 from bot.relay.server import Upstream
@@ -44,12 +43,13 @@ def _channel_of(variable: str) -> RelayChannel | None:
                  if channel.variable == variable), None)
 
 
-async def try_key(kind: Kind, value: str) -> KeyTest:
-    """Whether the provider accepts the key, in one sentence (never the key)."""
+async def try_key(kind: Kind, value: str, operator_model: str | None) -> KeyTest:
+    """Whether the provider accepts the key, in one sentence (never the key). `operator_model`:
+    BOT_<AGENT>_MODEL, the model the agent's runs ask for."""
     upstream = upstream_for(kind, value)
     if upstream is None:
         return KeyTest(False, f"A {kind.label} cannot be tested from this page; the next run will tell.")
-    path, body, headers = _request(upstream, kind.agent)
+    path, body, headers = _request(upstream, kind.agent, operator_model)
     try:
         async with httpx.AsyncClient(timeout=TIMEOUT) as client:
             response = await client.post(upstream.root + path, json=body, headers=headers)
@@ -69,9 +69,9 @@ def _verdict(kind: Kind, status: int) -> KeyTest:
     return KeyTest(False, f"The provider answered HTTP {status}; the key may still be valid. Try again later.")
 
 
-def _request(upstream: Upstream, agent: str) -> tuple[str, dict, dict]:
+def _request(upstream: Upstream, agent: str, operator_model: str | None) -> tuple[str, dict, dict]:
     # a CLI that speaks to several providers names a model of any of them: not this key's own
-    model = config.agent_model(agent) if not adapters.get(agent).provider_keys else None
+    model = operator_model if not adapters.get(agent).provider_keys else None
     model = (model or CHEAP_MODEL[upstream.provider]).rpartition("/")[2]
     name, header = upstream.key_header()
     headers = {name.decode(): header.decode()}

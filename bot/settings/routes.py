@@ -210,13 +210,14 @@ async def _render(request: Request, session: WebSession, shared: Shared | None, 
         scope = _personal_scope(session)
         repos = await admin_repositories(session.token)
         installations = await admin_installations(session.token, session.login)
+        rows = with_test_result(effective(_settings(request), session.user_id, None, None), tested)
         body = pages.home(session.login, session.csrf, stored_rows(scope), kinds, repos, installations,
-                          with_test_result(effective(session.user_id, None, None), tested), message, error, typed)
+                          rows, message, error, typed)
     else:
         body = pages.shared_page(shared.title, shared.blurb, shared.base, session.login, session.csrf,
                                  stored_rows(shared.scope), kinds, _history(shared.scope),
-                                 with_test_result(effective(None, shared.repo_id, shared.installation,
-                                                            shared.installation_name), tested),
+                                 with_test_result(effective(_settings(request), None, shared.repo_id,
+                                                            shared.installation, shared.installation_name), tested),
                                  shared.github_url, shared.github_label, message, error, typed)
     response = html(body, status)
     forget(request, response)
@@ -285,7 +286,7 @@ async def test_stored_key(request: Request) -> Response:
     if kind is None or value is None:
         return await _render(request, session, shared, status=404, message="That credential is not connected.",
                              error=True)
-    outcome = await try_key(kind, value)
+    outcome = await try_key(kind, value, _settings(request).agent_model(kind.agent))
     response = RedirectResponse(back, status_code=303)
     carry(response, KeyTestFlash(back, kind.agent, secrets.fingerprint(value), outcome.ok,
                                  f"{kind.agent}: {outcome.message}"), _secure(request))

@@ -9,6 +9,7 @@ from bot.credentials import usage
 from bot.credentials import vault as secrets
 from bot.db import connect
 from bot.relay.budgets import Ledger, Scope
+from tests.entry_settings import handed
 from tests.settings.conftest import sign_in
 
 KEY = "sk-ant-api03-" + "I1n2S3t4A5l6L7a8T9i0" * 4 + "-OnInstAA"
@@ -65,6 +66,7 @@ def test_agent_without_any_credential_is_not_usable(client, github):
 def test_agent_whose_cli_is_missing_is_not_usable(client, github, monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", "AIzaSy" + "B" * 33)
     monkeypatch.setenv("BOT_GEMINI_BIN", "/nonexistent/gemini")
+    handed(client.app)  # the settings of a service started with these variables
     sign_in(client, github)
     assert "the gemini CLI is not installed on this bot" in row(client.get("/settings").text, "gemini")
 
