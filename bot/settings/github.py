@@ -1,6 +1,6 @@
 """The GitHub calls of the settings pages, made with the signed-in user's own token.
 
-OAuth web flow (reference/github.md §4): exchange the code at BOT_GITHUB_OAUTH_URL, identify the
+OAuth web flow (GitHub's web application flow): exchange the code at BOT_GITHUB_OAUTH_URL, identify the
 user with GET /user, list the repositories they administer through the app's installations, and
 confirm admin or maintain with the collaborator-permission endpoint before touching a repo's keys.
 """
