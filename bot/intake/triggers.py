@@ -15,6 +15,8 @@ On a pull request a trigger asks for a review (`bot:<agent>`: by that agent); on
 """
 from __future__ import annotations
 
+from typing import Any
+
 from adapters import base as adapters
 from bot import config
 from bot.intake import grammar
@@ -24,7 +26,7 @@ LABEL_PREFIX = "bot:"
 ISSUE_REQUEST = ("Work on this issue ({why}): do what it asks, and say what you did and what is left.")
 
 
-def automatic(event: str, data: dict) -> tuple[dict, grammar.Command] | None:
+def automatic(event: str, data: dict[str, Any]) -> tuple[dict[str, Any], grammar.Command] | None:
     action = data.get("action")
     if event not in ("issues", "pull_request") or not isinstance(data.get(_item_key(event)), dict):
         return None
@@ -69,7 +71,7 @@ def _own(login: str | None) -> bool:
     return login is not None and login.lower() in own_accounts()
 
 
-def _label(data: dict, is_pr: bool) -> tuple[str, str, str | None] | None:
+def _label(data: dict[str, Any], is_pr: bool) -> tuple[str, str, str | None] | None:
     name = ((data.get("label") or {}).get("name") or "").strip().lower()
     if not name.startswith(LABEL_PREFIX):
         return None

@@ -153,7 +153,7 @@ class ModelCall:
     hold: Hold | None = None  # its ceiling, held against the budget until the call is settled
     charged_max: bool = False  # the reply reported no usage: charged its ceiling
 
-    def detail(self) -> dict:
+    def detail(self) -> dict[str, Any]:
         return {"provider": self.provider, "api": self.api, "model": self.model, "status": self.status,
                 "latency_ms": self.latency_ms, "ttfb_ms": self.ttfb_ms,
                 "tokens": self.usage.as_dict() if self.usage else None,
@@ -199,7 +199,7 @@ class ModelRelay:
         self._client = client
         self._own_client = client is None
         self._server: LoopbackServer | None = None
-        self._background: set[asyncio.Task] = set()
+        self._background: set[asyncio.Future[Any]] = set()
         self._on_login_refresh = on_login_refresh
         self.session: Session | None = None  # the live ChatGPT login, when the upstream is one
         recorder.add_secrets([self.token, upstream.credential, *(upstream.login.secrets() if upstream.login else ())])
@@ -246,7 +246,7 @@ class ModelRelay:
         self.recorder.record(self.run_id, Tier.ENFORCED, "relay_stop", outcome="stopped", raw=reason)
         self._callback(self._on_stop, reason)
 
-    def _callback(self, callback: Callable | None, value: Any) -> None:
+    def _callback(self, callback: Callable[[Any], object] | None, value: Any) -> None:
         if callback is None:
             return
         try:

@@ -38,7 +38,8 @@ POLL_S = 0.5
 
 
 def lease_seconds() -> float:
-    return config.value("BOT_LEASE_SECONDS")
+    seconds: float = config.value("BOT_LEASE_SECONDS")
+    return seconds
 
 
 class NotYet(BotError):
@@ -50,13 +51,13 @@ class WorkerPool:
         self.db, self.size = db, size or config.workers()
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.tokens = TokenCache()
-        self.running: dict[int, asyncio.Task] = {}
+        self.running: dict[int, asyncio.Task[None]] = {}
         self.surfaces: dict[int, GitHubSurface] = {}  # of the running episodes, muted if taken over
         self.contexts: dict[int, JobContext] = {}  # of the running episodes: who stopped them
         self.started_at: dict[int, float] = {}  # monotonic, per running job: its outcome line's time taken
         self._wake = asyncio.Event()
         self._stopping = False
-        self._loop_task: asyncio.Task | None = None
+        self._loop_task: asyncio.Task[None] | None = None
         self._client: httpx.AsyncClient | None = None
         self.last_claim_at: float | None = None  # monotonic; /readyz: the workers are claiming
         self.poll_s = wakeup.poll_seconds(db)  # slow on PostgreSQL: LISTEN/NOTIFY wakes the pool
@@ -106,7 +107,7 @@ class WorkerPool:
             self.running[job.id] = task
             task.add_done_callback(self._when_done(job.id))
 
-    def _when_done(self, job_id: int) -> Callable[[asyncio.Task], None]:
+    def _when_done(self, job_id: int) -> Callable[[asyncio.Task[None]], None]:
         return lambda _task: self._done(job_id)
 
     def _done(self, job_id: int) -> None:
