@@ -70,7 +70,7 @@ def tier1_refusal(settings: Settings) -> str | None:
 async def _run(size: int, settings: Settings) -> None:
     AppStatus.disable_automatic_graceful_drain()  # the episodes' bridges outlive a SIGTERM's grace
     db = store.connect()
-    pool = WorkerPool(db, size)
+    pool = WorkerPool(db, settings, size)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -126,7 +126,9 @@ def _is_secondary_limit(exc: HTTPException) -> bool:
 class TokenCache:
     """Installation tokens, minted from the App JWT, reused until shortly before they expire."""
 
-    def __init__(self) -> None:
+    def __init__(self, app: Callable[[], tuple[str, str]] = lambda: (config.app_id(), config.private_key())) -> None:
+        """`app`: the App's id and private key, asked at each mint (the entry point's settings)."""
+        self._app = app
         self._tokens: dict[int, tuple[str, float]] = {}
         self._locks: dict[int, asyncio.Lock] = {}
 
@@ -137,9 +139,9 @@ class TokenCache:
             if cached and cached[1] - TOKEN_REFRESH_MARGIN_S > time.time() and cached[0] != stale:
                 return cached[0]
             api = RetryingAPI(client)
+            app_id, private_key = self._app()
             minted = await apps.get_installation_access_token(
-                api, installation_id=str(installation_id), app_id=config.app_id(),
-                private_key=config.private_key())
+                api, installation_id=str(installation_id), app_id=app_id, private_key=private_key)
             expires = datetime.fromisoformat(minted["expires_at"].replace("Z", "+00:00")).timestamp()
             self._tokens[installation_id] = (minted["token"], expires)
             return minted["token"]

@@ -19,7 +19,8 @@ from collections.abc import Callable
 
 import httpx
 
-from bot import config, logs, metrics, retry
+from bot import logs, metrics, retry
+from bot.config import Settings
 from bot.db import Database
 from bot.errors import BotError
 from bot.github.client import Thread, TokenCache, installation_thread, transient, with_retries
@@ -37,20 +38,16 @@ MAX_ATTEMPTS = 3
 POLL_S = 0.5
 
 
-def lease_seconds() -> float:
-    seconds: float = config.value("BOT_LEASE_SECONDS")
-    return seconds
-
-
 class NotYet(BotError):
     """GitHub could not be reached before anything of the job was done: run it again later."""
 
 
 class WorkerPool:
-    def __init__(self, db: Database, size: int | None = None):
-        self.db, self.size = db, size or config.workers()
+    def __init__(self, db: Database, settings: Settings, size: int | None = None):
+        self.db, self.settings, self.size = db, settings, size or settings.workers
+        self.lease_s = settings.number("BOT_LEASE_SECONDS")
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        self.tokens = TokenCache()
+        self.tokens = TokenCache(lambda: (settings.app_id(), settings.private_key()))
         self.running: dict[int, asyncio.Task[None]] = {}
         self.surfaces: dict[int, GitHubSurface] = {}  # of the running episodes, muted if taken over
         self.contexts: dict[int, JobContext] = {}  # of the running episodes: who stopped them
@@ -94,7 +91,7 @@ class WorkerPool:
             job = None
             if len(self.running) < self.size:
                 try:
-                    job = queue.claim(self.db, self.owner, lease_seconds(), busy=tuple(self.running))
+                    job = queue.claim(self.db, self.owner, self.lease_s, busy=tuple(self.running))
                 except Exception:  # a locked or broken database must not end the claim loop
                     log.exception("claiming a job failed; retrying")
             if job is None:
@@ -178,9 +175,9 @@ class WorkerPool:
                 log.exception("heartbeat of job %s failed", job.id)
 
     def _beat(self, job: queue.Job, cancel: asyncio.Event, ticks: int) -> int:
-        if ticks * POLL_S >= lease_seconds() / 4:
+        if ticks * POLL_S >= self.lease_s / 4:
             ticks = 0
-            if not queue.renew(self.db, job.id, self.owner, lease_seconds()):
+            if not queue.renew(self.db, job.id, self.owner, self.lease_s):
                 log.warning("lost the lease of job %s to another worker; stopping it here", job.id)
                 self._abandon(job.id)
                 return ticks
@@ -207,7 +204,7 @@ class WorkerPool:
         spec = job.spec
         if job.attempts > 1:
             Recorder(self.db).end_interrupted(str(job.id))  # the earlier attempt's run: its worker died
-            await let_earlier_writes_land(job)
+            await let_earlier_writes_land(job, self.settings.number("BOT_POST_SETTLE_SECONDS"))
         try:
             assert self._client is not None, "the pool is started before it runs jobs"
             if spec.installation_id is None:  # the intake queues none such: a row from elsewhere
@@ -247,7 +244,7 @@ class WorkerPool:
                         on_tracking_created=remember, stopped_by=job.stopped_by)
         ctx = self.contexts[job.id] = context_for(
             job.spec, thread, surface, installation_id=job.spec.installation_id, queued=queued,
-            progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"))
+            progress_interval_s=self.settings.number("BOT_PROGRESS_INTERVAL"))
         return ctx
 
     async def _reply(self, job: queue.Job, thread: Thread) -> None:
@@ -269,7 +266,7 @@ class WorkerPool:
         store.update_job(self.db, job.id, tracking_comment_id=comment_id)
 
 
-async def let_earlier_writes_land(job: queue.Job) -> None:
+async def let_earlier_writes_land(job: queue.Job, settle: float) -> None:
     """A job taken over from a worker that died (or never reached GitHub) may have a write of that
     worker still in flight: GitHub finishes a request whose client is gone. A comment POST landing
     after this attempt looked for its marker is a second answer (the kill -9 double answer of issue
@@ -277,7 +274,6 @@ async def let_earlier_writes_land(job: queue.Job) -> None:
     "working". The earlier worker sent nothing after its lease ran out, and the lease had run out
     when this worker claimed the job; so once BOT_POST_SETTLE_SECONDS (longer than GitHub lets a
     request run) have passed since the claim, every earlier write has landed or never will."""
-    settle = config.value("BOT_POST_SETTLE_SECONDS")
     log.info("job %s: attempt %d; waiting %.0f s for an earlier attempt's writes to land", job.id, job.attempts,
              settle)
     await retry.sleep(settle)  # the one place waits go through (tests replace it)

@@ -218,7 +218,7 @@ async def activate(app: Starlette) -> None:
     state.missing_config = settings.missing_app_config()
     if (not state.missing_config and getattr(state, "pool", None) is None
             and getattr(state, "start_workers", False) and settings.workers > 0):
-        state.pool = WorkerPool(state.db)
+        state.pool = WorkerPool(state.db, settings)
         await state.pool.start()
 
 

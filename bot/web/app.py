@@ -79,7 +79,7 @@ def create_app(start_workers: bool = True, address: str | None = None, settings:
             log.warning("not configured: %s", problem)
         _open_setup(app, current, address)
         if start_workers and not app.state.missing_config and current.workers > 0:  # 0: intake only
-            app.state.pool = WorkerPool(app.state.db)
+            app.state.pool = WorkerPool(app.state.db, current)
             await app.state.pool.start()
         # bot gc, every BOT_GC_INTERVAL, on a thread of its own
         sweeper = retention.Sweeper(current.number("BOT_GC_INTERVAL"), retention.Policy.from_settings(current)).start()

@@ -27,7 +27,7 @@ from gidgethub import BadRequest, ValidationFailure, sansio
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from bot import config, metrics
+from bot import metrics
 from bot.db import Database
 from bot.intake.decide import NOT_ALLOWED, Episode, Event, Ignore, Reply, decide
 from bot.intake.payload import Malformed
@@ -92,21 +92,21 @@ async def _admitted(request: Request, headers: dict[str, str], delivery: str) ->
         except Gone:
             return _refuse(400, delivery, "the sender hung up before the body was complete")
         try:
-            return _verified_event(headers, body)
+            return _verified_event(headers, body, request.app.state.settings.webhook_secret())
         except ValidationFailure as exc:
             return _refuse(401, delivery, f"signature rejected: {exc}")
         except (BadRequest, KeyError, ValueError, orjson.JSONDecodeError) as exc:
             return _refuse(400, delivery, f"malformed delivery: {type(exc).__name__}")
 
 
-def _verified_event(headers: dict[str, str], body: bytes) -> sansio.Event:
+def _verified_event(headers: dict[str, str], body: bytes, secret: str) -> sansio.Event:
     """HMAC over the raw bytes first (gidgethub's constant-time check), then headers and JSON."""
     signature = headers.get("x-hub-signature-256")
     if not signature:
         raise ValidationFailure("signature is missing")
     if not signature.startswith("sha256="):  # gidgethub would also verify a `sha1=` value
         raise ValidationFailure("X-Hub-Signature-256 must hold a sha256= value")
-    sansio.validate_event(body, signature=signature, secret=config.webhook_secret())
+    sansio.validate_event(body, signature=signature, secret=secret)
     for name in _REQUIRED_HEADERS:
         if not headers.get(name):
             raise KeyError(name)

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 
 import pytest
 
+from bot.config import Settings
 from bot.service import queue, store
 from bot.service.worker import WorkerPool
 from tests.spine.helpers import configure_app, enqueue
@@ -35,7 +37,7 @@ def spec(reply: str | None = None, request: str = "explain", author: str = "Code
 
 
 async def drain(db, jobs: int, timeout: float = 60) -> list[dict]:
-    pool = WorkerPool(db, size=2)
+    pool = WorkerPool(db, Settings.load(os.environ), size=2)
     await pool.start()
     try:
         for _ in range(int(timeout / 0.05)):
@@ -162,7 +164,7 @@ async def test_worker_that_lost_its_lease_stops_without_writing_to_the_thread(gh
     from bot.job.tracking import TrackingComment
     db = store.connect()
     job_id = enqueue(db, "episode", f"{REPO}#1", spec())
-    pool = WorkerPool(db, size=1)
+    pool = WorkerPool(db, Settings.load(os.environ), size=1)
     job = queue.claim(db, pool.owner)
     async with httpx.AsyncClient() as client:
         ctx = pool._context(job, await installation_thread(client, pool.tokens, 1, REPO, 1))
