@@ -1,4 +1,5 @@
-"""Where the pieces meet (DESIGN §2): one job from 👀 to the answer and the session map.
+"""Where the pieces meet: one job from 👀 to the answer and the session map (steps 9-19 of one
+comment's path in docs/architecture.md).
 
     ctx = JobContext(..., mode=GitHubMode())   # built by the worker, the Action or `bot run` (LocalMode)
     status = await run(db, ctx, cancel)       # "done" | "failed" | "cancelled"; always a terminal text
