@@ -1,4 +1,4 @@
-"""Scale-out figures (issue 13), against a throwaway PostgreSQL cluster (tests/store/postgres.py):
+"""Scale-out figures, against a throwaway PostgreSQL cluster (tests/store/postgres.py):
 
 1. episodes per minute with 1, 2 and 4 worker processes on one PostgreSQL, each process claiming
    through bot.service.queue (FOR UPDATE SKIP LOCKED), woken by LISTEN/NOTIFY (bot.service.wakeup),
