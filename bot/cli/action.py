@@ -124,7 +124,7 @@ def settings_refused() -> bool:
     refused in one error line before the event is read or anything installed, as `bot serve` and
     `bot run` refuse them: an unknown agent would otherwise be planned, then answered in the thread."""
     try:
-        preflight.check_settings()
+        preflight.check_settings(config.Settings(dict(os.environ)))  # no App here: the workflow's token
     except config.MissingConfig as exc:
         workflow.command("error", f"{exc} (in the workflow: the action's `agent` or `sandbox-tier` input)")
         return True

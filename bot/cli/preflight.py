@@ -36,9 +36,8 @@ def use_user_data_dir() -> Path:
     return config.value("BOT_DATA_DIR").resolve()
 
 
-def check_settings(settings: Settings | None = None) -> None:
+def check_settings(settings: Settings) -> None:
     """The settings every run depends on, each refused with one line (config.MissingConfig)."""
-    settings = settings if settings is not None else Settings.load(os.environ)  # transitional: `bot action`
     text = settings.text("BOT_SANDBOX_TIER")
     if text not in ("0", "1"):
         raise config.MissingConfig(f"BOT_SANDBOX_TIER={text!r} is not a sandbox tier: set it to 1 "
