@@ -26,7 +26,7 @@ NOT_YET_CONVERTED = frozenset({
     "bot.github.client", "bot.github.thread",
     "bot.intake.decide", "bot.intake.triggers",
     "bot.job.conversations", "bot.job.direct_hosts", "bot.job.episode", "bot.job.model_channel",
-    "bot.job.session_home", "bot.job.thread_text",
+    "bot.job.runner", "bot.job.session_home", "bot.job.thread_text",
     "bot.permissions", "bot.record.provenance",
     "bot.relay.budgets", "bot.relay.chatgpt", "bot.relay.pricing", "bot.relay.retry",
     "bot.service.backup", "bot.service.reply_cap", "bot.service.reply_texts", "bot.service.retention",
@@ -45,10 +45,30 @@ def builds_settings(module: str) -> bool:
     return any(ast.unparse(call.func) in BUILDERS for call in _calls(module))
 
 
+def _names_of_config(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """The names the module binds to bot.config (`from bot import config as c`, `import bot.config`),
+    and the readers it imports by name (`from bot.config import env`)."""
+    modules, readers = {"bot.config"}, set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "bot":
+            modules |= {alias.asname or alias.name for alias in node.names if alias.name == "config"}
+        elif isinstance(node, ast.ImportFrom) and node.module == "bot.config":
+            readers |= {alias.asname or alias.name for alias in node.names if alias.name in READERS}
+        elif isinstance(node, ast.Import):
+            modules |= {alias.asname for alias in node.names if alias.name == "bot.config" and alias.asname}
+    return modules, readers
+
+
 def reads_the_environment(module: str) -> bool:
     """Whether the module calls one of config's environment readers (`config.env(...)`, …)."""
-    return any(isinstance(call.func, ast.Attribute) and call.func.attr in READERS
-               and ast.unparse(call.func.value) in ("config", "bot.config") for call in _calls(module))
+    tree = ast.parse(project_modules()[module].read_text())
+    modules, readers = _names_of_config(tree)
+    for call in (node for node in ast.walk(tree) if isinstance(node, ast.Call)):
+        if isinstance(call.func, ast.Attribute) and call.func.attr in READERS and ast.unparse(call.func.value) in modules:
+            return True
+        if isinstance(call.func, ast.Name) and call.func.id in readers:
+            return True
+    return False
 
 
 def _below_the_edge() -> list[str]:
