@@ -250,7 +250,8 @@ async def _answer(client: httpx.AsyncClient, decision: Reply | Episode, token: s
             return StepOutcome("ignored", reason=why)
         return await _run(spec, thread, surface)
     if not association_may_trigger(spec.association):  # answered at most once per window
-        if await action_reply_cap.answered_recently(thread, spec.review_thread):
+        window = config.value("BOT_OUTSIDER_REPLY_WINDOW")
+        if await action_reply_cap.answered_recently(thread, spec.review_thread, window):
             return StepOutcome("ignored", reason="someone without permission was answered here recently")
         status = "not_allowed" if spec.reply == NOT_ALLOWED else "replied"
         return await _reply(surface, action_reply_cap.marked(_reply_text(spec, spec.reply or "help")), status)

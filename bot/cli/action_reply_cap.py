@@ -7,21 +7,20 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from bot import config
 from bot.github.client import Thread
 
 MARKER = "<!-- bot:outsider-reply -->"
 
 
-async def answered_recently(thread: Thread, review_thread: int | None) -> bool:
-    """Whether the bot answered someone without permission here within the window."""
+async def answered_recently(thread: Thread, review_thread: int | None, window_s: float) -> bool:
+    """Whether the bot answered someone without permission here within the window (seconds)."""
     comment_id = await thread.find_comment(MARKER, review_thread)
     if comment_id is None:
         return False
     kind = "pulls" if review_thread else "issues"
     comment = await thread.api.getitem(f"{thread.prefix}/{kind}/comments/{comment_id}")
     posted = datetime.fromisoformat(comment["created_at"].replace("Z", "+00:00")).timestamp()
-    return time.time() - posted < config.value("BOT_OUTSIDER_REPLY_WINDOW")
+    return time.time() - posted < window_s
 
 
 def marked(text: str) -> str:
