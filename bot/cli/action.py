@@ -272,7 +272,7 @@ def _reply_text(spec: JobSpec, kind: str) -> str:
     if kind == "status":
         db = store.connect()
         if (folder := session_folder()) is not None:
-            action_session.restore(db, key, folder, requester=_requester(spec.author_id))
+            action_session.restore(db, key, folder, config.data_dir(), requester=_requester(spec.author_id))
     return reply_text(db, spec, kind, key, in_actions=True)
 
 
@@ -280,12 +280,12 @@ async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface) -> Step
     ctx = context_for(spec, thread, surface, progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"))
     db, folder = store.connect(), session_folder()
     if folder is not None:
-        action_session.restore(db, ctx.conversation, folder, requester=_requester(ctx.requester_id))
+        action_session.restore(db, ctx.conversation, folder, config.data_dir(), requester=_requester(ctx.requester_id))
     try:
         status = await pipeline.run(db, ctx, asyncio.Event())
     finally:
         if folder is not None:
-            action_session.export(db, ctx.conversation, folder)
+            action_session.export(db, ctx.conversation, folder, config.data_dir())
             set_output("session", "saved")
     return StepOutcome(status, answer=surface.last_body, comment_id=surface.handle)
 

@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from adapters import base
-from bot import config
 from bot.db import Database
 from bot.job import conversations
 from bot.job.resume_state import empty, scrub_homes
@@ -36,15 +35,15 @@ MAX_SPEND_ROWS = 10_000
 log = logging.getLogger("bot.cli.action_session")
 
 
-def export(db: Database, key: str, folder: Path) -> int:
-    """Replace `folder` with this thread's scrubbed CLI homes and session rows; returns how many
-    sessions it holds."""
+def export(db: Database, key: str, folder: Path, data_dir: Path) -> int:
+    """Replace `folder` with this thread's scrubbed CLI homes (from `data_dir`) and session rows;
+    returns how many sessions it holds."""
     slug = conversations.slug(key)
-    scrub_homes(config.data_dir() / "homes")
+    scrub_homes(data_dir / "homes")
     if folder.is_dir() and not folder.is_symlink():
         empty(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    homes = config.data_dir() / "homes" / slug
+    homes = data_dir / "homes" / slug
     if homes.is_dir():
         shutil.copytree(homes, folder / "homes" / slug, symlinks=True)
     rows = [{name: row[name] for name in _FIELDS} for row in db.query(
@@ -55,8 +54,8 @@ def export(db: Database, key: str, folder: Path) -> int:
     return len(rows)
 
 
-def restore(db: Database, key: str, folder: Path, requester: str | None = None) -> int:
-    """Take this thread's part of a restored session cache into the data dir; returns how many
+def restore(db: Database, key: str, folder: Path, data_dir: Path, requester: str | None = None) -> int:
+    """Take this thread's part of a restored session cache into `data_dir`; returns how many
     sessions came back (0 when there is no cache or it is another thread's). `requester` is this
     run's (its spend rows count toward their day; anyone else's toward the thread only)."""
     try:
@@ -69,7 +68,7 @@ def restore(db: Database, key: str, folder: Path, requester: str | None = None) 
     scrub_homes(folder / "homes")  # written by earlier runs: only resume state, no link, comes in
     source = folder / "homes" / slug
     if source.is_dir() and not source.is_symlink():
-        target = config.data_dir() / "homes" / slug
+        target = data_dir / "homes" / slug
         shutil.rmtree(target, ignore_errors=True)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(source, target, symlinks=True)
