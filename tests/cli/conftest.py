@@ -65,7 +65,8 @@ class Bot:
         With `interrupt_at`, Ctrl-C (SIGINT) is sent once that text has been shown."""
         leader, follower = pty.openpty()
         proc = subprocess.Popen([sys.executable, "-m", "bot.cli", *args], env=self.env | {"COLUMNS": "100"},
-                                stdin=follower, stdout=follower, stderr=follower, cwd=ROOT, close_fds=True)
+                                stdin=follower, stdout=follower, stderr=follower, cwd=ROOT, close_fds=True,
+                                preexec_fn=_as_a_shell_starts_it)
         os.close(follower)
         shown = bytearray()
         while True:
@@ -81,6 +82,12 @@ class Bot:
                 interrupt_at = None
         os.close(leader)
         return proc.wait(timeout=240), shown.decode("utf-8", "replace")
+
+
+def _as_a_shell_starts_it() -> None:
+    """A command typed at a terminal gets Ctrl-C's default action, even when this test run itself was
+    started in the background, where the shell made SIGINT ignored for everything it starts."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture
