@@ -350,17 +350,17 @@ class Tier1Spawner:
         try:
             child_pid = await _read_child_pid(info_r)
             if child_pid is None:
-                detail = (await process.stderr.read()).decode("utf-8", "replace").strip()
-                if await proc.wait() == limits.JOIN_FAILED_EXIT:
-                    raise Refused(f"no usable cgroup for the memory and process caps: {detail}", FIX_CGROUP)
-                if proc.returncode == layers.FAILED_EXIT:
-                    raise Refused(f"no size-capped layer for the writable folders: {detail}", FIX_USERNS)
-                raise Refused(f"bubblewrap could not create the sandbox: {detail or 'no detail'}",
-                              _fix_for(detail))
-            if switch is not None:
-                assert userns_w is not None  # _switch_for gives both or neither
-                _map_sandbox_user(who, child_pid, userns_w)
-            await self._wire_network(process, config, child_pid)
+                raise await _launch_failure(proc)
+            try:
+                if switch is not None:
+                    assert userns_w is not None  # _switch_for gives both or neither
+                    _map_sandbox_user(who, child_pid, userns_w)
+                await self._wire_network(process, config, child_pid)
+            except (Refused, OSError) as exc:
+                # bwrap reports its child before the child mounts the new root: a mount the
+                # runtime refuses (a masked /proc) ends the child while it is being wired up,
+                # and bwrap's own words are the reason, not the vanished /proc/PID
+                raise (await _died_during_setup(proc) or exc) from None
             await _unblock(proc, block_w)
         except BaseException:
             await process.kill()
@@ -394,6 +394,29 @@ class Tier1Spawner:
             else:
                 server = await inject.serve(listener, proxy.relay(*upstream))
             process.servers.append(server)
+
+
+async def _launch_failure(proc: asyncio.subprocess.Process) -> Refused:
+    """Why bwrap (or the prefix that joins the cgroups and caps the layers) exited before the
+    sandbox existed, from its exit status and its stderr."""
+    assert proc.stderr is not None  # started with stderr piped
+    detail = (await proc.stderr.read()).decode("utf-8", "replace").strip()
+    status = await proc.wait()
+    if status == limits.JOIN_FAILED_EXIT:
+        return Refused(f"no usable cgroup for the memory and process caps: {detail}", FIX_CGROUP)
+    if status == layers.FAILED_EXIT:
+        return Refused(f"no size-capped layer for the writable folders: {detail}", FIX_USERNS)
+    return Refused(f"bubblewrap could not create the sandbox: {detail or 'no detail'}", _fix_for(detail))
+
+
+async def _died_during_setup(proc: asyncio.subprocess.Process, wait_s: float = 2.0) -> Refused | None:
+    """bwrap's own failure when it exits within `wait_s` of a failed setup step, else None (the
+    step's failure is then the reason)."""
+    try:
+        await asyncio.wait_for(proc.wait(), wait_s)
+    except TimeoutError:
+        return None
+    return await _launch_failure(proc) if proc.returncode else None
 
 
 async def _sandbox_user(config: SandboxConfig) -> identity.Identity:

@@ -39,6 +39,35 @@ async def test_refuses_with_empty_cgroup_root(config, monkeypatch, tmp_path):
     assert not (config.workdir / "ran").exists()
 
 
+# A bwrap whose child dies while the bot wires it up, as a real one does when the container
+# runtime masks /proc: the child's pid is reported on --info-fd, then the mount fails.
+DYING_BWRAP = """#!{python}
+import json, os, subprocess, sys, time
+args = sys.argv[1:]
+gone = subprocess.Popen(["true"]); gone.wait()
+info = int(args[args.index("--info-fd") + 1])
+os.write(info, json.dumps({{"child-pid": gone.pid}}).encode())
+time.sleep(0.2)
+sys.stderr.write("bwrap: Can't mount proc on /newroot/proc: Operation not permitted\\n")
+sys.exit(1)
+"""
+
+
+async def test_a_child_that_dies_during_setup_is_reported_in_bwraps_words(config, monkeypatch, tmp_path):
+    """The sandbox's child gone before its listeners are injected: the refusal quotes bwrap's
+    error (what `bot sandbox check` turns into the missing requirement), not the vanished
+    /proc/PID it raced with."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "bwrap").write_text(DYING_BWRAP.format(python=sys.executable))
+    (bin_dir / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    with pytest.raises(Refused) as refused:
+        await Tier1Spawner(host=sandbox_host()).start(config, ["/usr/bin/touch", "/workspace/ran"], {})
+    assert "bubblewrap could not create the sandbox: bwrap: Can't mount proc" in refused.value.reason
+    assert not (config.workdir / "ran").exists()
+
+
 USERNS_CHILD = ("import ctypes, os, sys\n"
                 "assert ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0\n"
                 "print('ready', flush=True)\nsys.stdin.readline()\n"

@@ -11,14 +11,13 @@ import signal
 import pytest
 
 from bot.service import store
-from bot.workspace.worktrees import worktree_path
 from tests.fakes.provider import FakeProvider, call
 from tests.spine.helpers import payload
 from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
 
 pytestmark = pytest.mark.e2e
 MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
-SLOW = "touch .started && sleep 20"
+SLOW = "sleep 20"
 
 
 def mention(gh, body: str, comment_id: int) -> dict:
@@ -26,10 +25,6 @@ def mention(gh, body: str, comment_id: int) -> dict:
     data = payload("issue_comment.created", body)
     data["comment"]["id"] = comment_id
     return data
-
-
-def started_marker(tmp_path):
-    return worktree_path(f"{REPO}#1").joinpath(".started")
 
 
 @pytest.fixture
@@ -54,7 +49,7 @@ def test_killed_server_finishes_the_job_once_after_restart(world, tmp_path):
     provider.script(call("run", {"command": SLOW}))
     services.append(Service(env, tmp_path / "serve1.log").start())
     services[0].deliver(mention(gh, "@bot codex run the slow check", 1))
-    gh.wait_for(lambda: started_marker(tmp_path).exists(), timeout=120)
+    gh.wait_for(in_the_run_tool, timeout=120)  # mid-run: the sandbox writes files back only when it ends
     services[0].kill()
     services.append(Service(env, tmp_path / "serve2.log").start())
     gh.wait_for(lambda: any(MARKER.search(c["body"]) for c in gh.comments(REPO, 1)), timeout=120)
@@ -81,7 +76,7 @@ def stop_mid_run(world, tmp_path) -> None:
     provider.script(call("run", {"command": SLOW}))
     services.append(Service(env, tmp_path / "serve.log").start())
     services[0].deliver(mention(gh, "@bot codex run the slow check", 1))
-    gh.wait_for(in_the_run_tool, timeout=120)  # the sandbox writes `.started` back only when the run ends
+    gh.wait_for(in_the_run_tool, timeout=120)  # mid-run: the sandbox writes files back only when it ends
     services[0].deliver(mention(gh, "@bot stop", 2))
     gh.wait_for(lambda: any("Stopped" in (c["body"] or "") for c in gh.comments(REPO, 1)), timeout=60)
 
@@ -102,7 +97,7 @@ def test_sigterm_leaves_the_running_job_for_the_next_start(world, tmp_path):
     env = dict(env, BOT_SHUTDOWN_GRACE="1")
     services.append(Service(env, tmp_path / "serve1.log").start())
     services[0].deliver(mention(gh, "@bot codex run the slow check", 1))
-    gh.wait_for(in_the_run_tool, timeout=120)  # the sandbox writes `.started` back only when the run ends
+    gh.wait_for(in_the_run_tool, timeout=120)  # mid-run: the sandbox writes files back only when it ends
     services[0].stop()
     assert services[0].proc.returncode in (0, -signal.SIGTERM)  # uvicorn re-raises the signal it handled
     assert [(j["status"], j["finished_at"]) for j in store.jobs(store.connect())] == [("running", None)]

@@ -26,7 +26,7 @@ from tests.store.conftest import TEST_KEY
 pytestmark = pytest.mark.e2e
 MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
 THREADS = 20
-SLOW = "touch .started && sleep 30"
+SLOW = "sleep 30"
 
 
 class Worker(Service):
@@ -105,6 +105,21 @@ def jobs_finished(db) -> bool:
         "SELECT 1 FROM jobs WHERE status IN ('queued', 'running')")
 
 
+def in_the_run_tool(db) -> bool:
+    """The episode's record holds the bridged `run` it is in (the sandbox writes a file back
+    to the worktree only when the run has ended, too late to stop or kill it mid-run)."""
+    return bool(db.query("SELECT 1 FROM run_events WHERE kind = 'tool_use' AND tool LIKE '%run'"))
+
+
+def running_worker(db, workers: dict[str, Worker]) -> Worker:
+    """The worker holding the running episode's lease (its owner is `host:pid:nonce`)."""
+    owners = [row["lease_owner"] for row in db.query("SELECT lease_owner FROM jobs WHERE status = 'running'")]
+    pids = {int(owner.split(":")[1]) for owner in owners if owner}
+    found = [worker for worker in workers.values() if worker.proc is not None and worker.proc.pid in pids]
+    assert len(found) == 1, (owners, [w.proc.pid for w in workers.values() if w.proc is not None])
+    return found[0]
+
+
 def test_second_turns_run_on_other_workers_and_resume_the_session(cluster_world):
     gh, provider, intake, workers, db = cluster_world
     threads = range(3, 3 + THREADS)
@@ -132,9 +147,8 @@ def test_killed_worker_job_is_taken_over_after_the_lease_and_answered_once(clust
     for name in ("w1", "w2"):
         workers[name].start(db)
     intake.deliver(mention(gh, 3, "@bot codex run the slow check", 301))
-    started = gh.wait_for(lambda: next((w for w in workers.values()
-                                        if list(w.data.glob("worktrees/*/.started"))), None), timeout=300)
-    started.kill()
+    gh.wait_for(lambda: in_the_run_tool(db), timeout=300)
+    running_worker(db, workers).kill()
     gh.wait_for(lambda: answers(gh, 3), timeout=300)
     gh.wait_for(lambda: jobs_finished(db), timeout=300)  # nothing is left in the queue that could answer again
     assert len(bot_comments(gh, 3)) == 1 and len(gh.calls_to("POST", r"/issues/3/comments$")) == 1
@@ -146,7 +160,7 @@ def test_stop_sent_to_the_intake_stops_the_run_on_the_worker_machine(cluster_wor
     provider.script(call("run", {"command": SLOW}))
     workers["w1"].start(db)
     intake.deliver(mention(gh, 3, "@bot codex run the slow check", 401))
-    gh.wait_for(lambda: list(workers["w1"].data.glob("worktrees/*/.started")), timeout=300)
+    gh.wait_for(lambda: in_the_run_tool(db), timeout=300)
     intake.deliver(mention(gh, 3, "@bot stop", 402))
     gh.wait_for(lambda: any("Stopped" in (c["body"] or "") for c in gh.comments(REPO, 3)), timeout=120)
     gh.wait_for(lambda: ("episode", "cancelled") in [(j["kind"], j["status"]) for j in
