@@ -14,3 +14,9 @@ def handed(app: Starlette) -> Starlette:
     service would refuse to start with."""
     app.state.settings = Settings(dict(os.environ))
     return app
+
+
+def current() -> Settings:
+    """The settings of the environment as it is now, for a test that builds a job context (or
+    calls a module below the entry points) itself, as an entry point would hand them."""
+    return Settings(dict(os.environ))

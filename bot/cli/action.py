@@ -277,7 +277,7 @@ def _reply_text(spec: JobSpec, kind: str) -> str:
 
 
 async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface) -> StepOutcome:
-    ctx = context_for(spec, thread, surface, progress_interval_s=config.value("BOT_PROGRESS_INTERVAL"))
+    ctx = context_for(spec, thread, surface, settings=config.Settings(dict(os.environ)))  # after the runner's defaults
     db, folder = store.connect(), session_folder()
     if folder is not None:
         action_session.restore(db, ctx.conversation, folder, config.data_dir(), requester=_requester(ctx.requester_id))

@@ -102,16 +102,18 @@ def conversation_of(repo: Path) -> str:
     return f"local:{repo}"
 
 
-def context(request: str, repo: Path, agent: str | None, new: bool, term: Terminal) -> JobContext:
+def context(request: str, repo: Path, agent: str | None, new: bool, term: Terminal, settings: Settings) -> JobContext:
     return JobContext(conversation=conversation_of(repo), repo=local_repo_name(repo), request=request,
                                requester=getpass.getuser(), surface=term, agent=agent, new_session=new,
-                               mode=LocalMode(repo, on_answer=term.answer), progress_interval_s=0.5)
+                               mode=LocalMode(repo, on_answer=term.answer), progress_interval_s=0.5,
+                               settings=settings)
 
 
-async def run_local(request: str, repo: Path, agent: str | None, new: bool, term: Terminal, data_dir: Path) -> int:
+async def run_local(request: str, repo: Path, agent: str | None, new: bool, term: Terminal, data_dir: Path,
+                    settings: Settings) -> int:
     db = store.connect()
     local_runs.sweep(Recorder(db), data_dir)  # runs a killed `bot run` left "running"
-    ctx = context(request, repo, agent, new, term)
+    ctx = context(request, repo, agent, new, term, settings)
     conversations.ensure(db, ctx.conversation)
     ticker = asyncio.create_task(term.tick())
     try:
@@ -163,7 +165,7 @@ def main(argv: list[str]) -> int:
     term.noted(f"base: {found.base}")
     with local_runs.alive(data_dir, conversation_of(repo), redact(args.request, secrets)) as marker:
         try:
-            return asyncio.run(run_local(args.request, repo, args.agent, args.new, term, data_dir))
+            return asyncio.run(run_local(args.request, repo, args.agent, args.new, term, data_dir, settings))
         except KeyboardInterrupt:
             local_runs.end_own(Recorder(store.connect(), secrets=secrets), data_dir, marker, "stopped")
             print(f"{PROG}: stopped; the repository's session is kept for the next run", file=sys.stderr)

@@ -2,13 +2,14 @@
 Action alike. They differ only in what they pass: the service a queued job (its id, its tracking
 comment, who stopped it) and an installation, the Action neither.
 
-    ctx = context_for(spec, thread, surface, progress_interval_s=...)
+    ctx = context_for(spec, thread, surface, settings=settings)
 """
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from bot.config import Settings
 from bot.github.client import Thread
 from bot.intake.spec import JobSpec
 from bot.job.context import JobContext
@@ -28,7 +29,7 @@ class Queued:
     stopped_by: str | None = None
 
 
-def context_for(spec: JobSpec, thread: Thread, surface: Surface, *, progress_interval_s: float,
+def context_for(spec: JobSpec, thread: Thread, surface: Surface, *, settings: Settings,
                 installation_id: int | None = None, queued: Queued | None = None) -> JobContext:
     command = spec.command
     return JobContext(
@@ -38,7 +39,7 @@ def context_for(spec: JobSpec, thread: Thread, surface: Surface, *, progress_int
         agent=command.agent, new_session=command.new_session, review=command.review, agents=command.agents,
         number=spec.number, title=spec.title or "", is_pr=spec.is_pr, target=dict(spec.target or {}),
         thread=thread, surface=surface, mode=GitHubMode(), installation_id=installation_id,
-        progress_interval_s=progress_interval_s,
+        progress_interval_s=settings.number("BOT_PROGRESS_INTERVAL"), settings=settings,
         job_id=queued.job_id if queued else None, tracking_handle=queued.tracking_handle if queued else None,
         on_tracking_created=queued.on_tracking_created if queued else None,
         stopped_by=queued.stopped_by if queued else None)

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from bot.config import Settings
 from bot.errors import BotError
 from bot.github.thread import GitHubThread
 from bot.job.tracking import Surface
@@ -91,6 +92,14 @@ class JobContext:
     findings: Collector | None = None  # a review episode's collector: its bridge offers the review tools
     stopped_by: str | None = None  # who stopped the job with `@bot stop` (their permission was checked)
     ended_because: str | None = None  # why it ended early, for the service's outcome line ("no credentials")
+    settings: Settings | None = None  # the entry point's, read once: every entry point sets them
+
+    @property
+    def config(self) -> Settings:
+        """The entry point's settings: a module below it reads these, never the environment."""
+        if self.settings is None:
+            raise TypeError("this job context was built without settings")
+        return self.settings
 
     @property
     def steps(self) -> Mode:

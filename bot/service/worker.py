@@ -244,7 +244,7 @@ class WorkerPool:
                         on_tracking_created=remember, stopped_by=job.stopped_by)
         ctx = self.contexts[job.id] = context_for(
             job.spec, thread, surface, installation_id=job.spec.installation_id, queued=queued,
-            progress_interval_s=self.settings.number("BOT_PROGRESS_INTERVAL"))
+            settings=self.settings)
         return ctx
 
     async def _reply(self, job: queue.Job, thread: Thread) -> None:
