@@ -69,7 +69,8 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
     ctx.secrets.extend(creds.secret_values())
     resumed = bool(resume_id) and adapter.supports_resume
     spawner = sandbox.select_spawner(config.sandbox_tier(), config.sandbox_host())
-    thread = ThreadContext(ctx, attachments_dir(ctx.conversation) if ctx.thread is not None else None)
+    attachments = attachments_dir(ctx.config.data_dir, ctx.conversation) if ctx.thread is not None else None
+    thread = ThreadContext(ctx, attachments)
     sandbox_config = _sandbox_config(ctx, worktree, agent, adapter, spawner, thread.folder)
     inside = sandbox_config.mount_path if spawner.tier >= 1 else str(worktree.path)
     read_dirs = (str(thread.folder),) if thread.folder else ()  # bound at the same path inside

@@ -1,6 +1,6 @@
 """The thread as the agent reads it: in its first prompt and from the bridge's read_thread tool.
 
-    context = ThreadContext(ctx, attachments_dir(ctx.conversation))   # fetched once, when first asked
+    context = ThreadContext(ctx, attachments_dir(ctx.config.data_dir, ctx.conversation))  # fetched when first asked
     text = await context.render(PROMPT)     # sized for a first prompt
     text = await context.render(READ)       # read_thread: more of everything
     context.record(recorder, run_id)        # what was removed, attached and left out, for the provenance
@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, cast
 
 from adapters.base import Tier
-from bot import config
 from bot.github import thread as github
 from bot.github.client import is_own_comment
 from bot.github.thread import Check, ReviewThread, ThreadData
@@ -49,9 +48,10 @@ READ = Budget(body=20_000, comments=50_000, reviews=30_000, checks=16_000, diff=
 HUNK_LINES_IN_THREAD = 12  # of a review thread's hunk, the lines ending at the commented line
 
 
-def attachments_dir(conversation: str) -> Path:
-    """The conversation's read-only attachments folder (bound into the sandbox at this path)."""
-    folder = config.data_dir() / "attachments" / slug(conversation)
+def attachments_dir(data_dir: Path, conversation: str) -> Path:
+    """The conversation's read-only attachments folder under `data_dir` (bound into the sandbox at
+    this path)."""
+    folder = data_dir / "attachments" / slug(conversation)
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o755)
     return folder

@@ -26,7 +26,7 @@ NOT_YET_CONVERTED = frozenset({
     "bot.github.client", "bot.github.thread",
     "bot.intake.decide", "bot.intake.triggers",
     "bot.job.conversations", "bot.job.direct_hosts", "bot.job.episode", "bot.job.model_channel",
-    "bot.job.runner", "bot.job.session_home", "bot.job.thread_text",
+    "bot.job.runner", "bot.job.session_home",
     "bot.permissions", "bot.record.provenance",
     "bot.relay.budgets", "bot.relay.chatgpt", "bot.relay.pricing", "bot.relay.retry",
     "bot.service.backup", "bot.service.reply_cap", "bot.service.reply_texts", "bot.service.retention",

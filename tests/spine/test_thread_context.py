@@ -16,6 +16,7 @@ from bot.github import thread as github
 from bot.github.client import RetryingAPI, Thread
 from bot.job import thread_text
 from bot.record import hidden
+from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo/repo"
@@ -372,7 +373,7 @@ async def test_attachments_folder_is_readable_and_not_writable_in_the_sandbox(tm
     from sandbox.tier1 import Tier1Spawner
 
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "data"))
-    folder = thread_text.attachments_dir("octo/repo#2")
+    folder = thread_text.attachments_dir(current().data_dir, "octo/repo#2")
     (folder / "01-shot.png").write_bytes(PNG)
     (folder / "01-shot.png").chmod(0o644)
     work, home = tmp_path / "work", tmp_path / "home"
