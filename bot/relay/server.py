@@ -53,7 +53,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import httpx
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from adapters.base import Tier
 from bot import retry
@@ -75,6 +75,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 TOKEN_ENV = "BOT_RELAY_TOKEN"
 REQUEST_CAP = 64 << 20
+HEAD_CAP = 64 << 10  # a request line and headers: a CLI's are a few kB
 OFF_LOOP_BODY = 1 << 20  # a larger body is parsed and judged on a thread (64 MiB take ~0.2 s)
 WRITE_BUFFER = 4 << 20  # bytes buffered towards the CLI before the relay waits for it to read
 TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=30.0)
@@ -94,21 +95,49 @@ _DROP_DOWN = {b"connection", b"keep-alive", b"transfer-encoding", b"content-leng
 _NO_COOKIES = http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=()))
 
 
-class _RelayProtocol(H11Protocol):
-    """uvicorn's h11 protocol with a larger write buffer towards the CLI. At the default 64 KiB the
-    relay pauses after every upstream chunk until the client has read it, so a streamed answer
-    crosses the relay one chunk at a time behind the client; with room for a whole answer the
-    relay keeps reading the provider while the client reads (memory stays bounded per connection).
-    Its writes of one event-loop turn leave together (downstream.Joined), a finished reply's at once."""
+class _RelayProtocol(HttpToolsProtocol):
+    """uvicorn's protocol on llhttp (httptools, the parser of Node.js, strict: a request that both
+    sizes and chunks its body, or has a malformed head, gets a 400) with what the relay needs:
+
+    - A request head is capped at HEAD_CAP bytes (431 past it): the sandbox is hostile, and the
+      parser would otherwise gather a header of any size in the bot's memory.
+    - A larger write buffer towards the CLI. At the default 64 KiB the relay pauses after every
+      upstream chunk until the client has read it, so a streamed answer crosses the relay one chunk
+      at a time behind the client; with room for a whole answer the relay keeps reading the
+      provider while the client reads (memory stays bounded per connection).
+    - Its writes of one event-loop turn leave together (downstream.Joined), a finished reply's at once.
+    """
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         transport.set_write_buffer_limits(high=WRITE_BUFFER)
         self._joined = downstream.Joined(transport)
+        self._head_open, self._head_bytes = True, 0
         super().connection_made(self._joined)  # type: ignore[arg-type]
+
+    def data_received(self, data: bytes) -> None:
+        if self._head_open:
+            self._head_bytes += len(data)
+        super().data_received(data)
+        if self._head_open and self._head_bytes > HEAD_CAP and not self.transport.is_closing():
+            self._refuse_head()
+
+    def on_headers_complete(self) -> None:
+        self._head_open, self._head_bytes = False, 0
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._head_open = True  # the next request's head, if the connection carries one
+        super().on_message_complete()
 
     def on_response_complete(self) -> None:
         self._joined.flush()  # the reply's last bytes leave now, before the relay records the call
         super().on_response_complete()
+
+    def _refuse_head(self) -> None:
+        text = b"request head too large"
+        self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain\r\n"
+                             b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(text), text))
+        self.transport.close()
 
 
 @dataclass(frozen=True)
@@ -224,7 +253,7 @@ class ModelRelay:
             self.session = Session(self.upstream.login, self._client, on_refresh=self._on_login_refresh,
                                    on_secret=self.recorder.add_secrets)
         config = uvicorn.Config(self, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
-                                timeout_graceful_shutdown=1, access_log=False, http=_RelayProtocol,
+                                timeout_graceful_shutdown=1, access_log=False, http=_RelayProtocol, ws="none",
                                 proxy_headers=False, server_header=False, date_header=False)
         self._server = LoopbackServer(config, "model relay")
         self.port = await self._server.start()
