@@ -28,8 +28,10 @@ log = logging.getLogger("bot.service.commands")
 Handler = Callable[[Database, queue.Job, Thread, Verdict], Awaitable[str | None]]
 
 
-async def run(db: Database, job: queue.Job, thread: Thread, post: Callable[[str], Awaitable[None]]) -> None:
-    """Check, then act; `post(text)` answers in the thread (once, even when run again)."""
+async def run(db: Database, job: queue.Job, thread: Thread, post: Callable[[str], Awaitable[None]],
+              outsider_window_s: float) -> None:
+    """Check, then act; `post(text)` answers in the thread (once, even when run again), a refusal
+    at most once per thread per `outsider_window_s`."""
     spec = job.spec
     try:  # a command acts now: GitHub is asked anew, not the few-minute cache
         verdict = await authority.check(thread, spec.author, await _default_branch_config(thread), fresh=True)
@@ -45,7 +47,7 @@ async def run(db: Database, job: queue.Job, thread: Thread, post: Callable[[str]
     elif not verdict.allowed:
         log.info("job %s: @%s (%s) may not %s here", job.id, verdict.login, verdict.permission, job.kind)
         # a reply to someone without permission: at most one per thread per window, like an outsider's
-        told = store.write(db, lambda conn: reply_cap.claim(conn, job.conversation))
+        told = store.write(db, lambda conn: reply_cap.claim(conn, job.conversation, outsider_window_s))
         text = replies.not_allowed_to(verdict.login, job.kind, verdict.levels) if told else None
     else:
         text = await handler(db, job, thread, verdict)

@@ -12,7 +12,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bot import config
 from bot.db import Database
 from bot.permissions import association_may_trigger
 
@@ -20,22 +19,23 @@ KIND = "outsider-reply"  # a notices row: the last reply to someone without perm
 NOT_ALLOWED = "not_allowed"  # claimed once per thread by store.enqueue_delivery instead
 
 
-def capped(spec: dict[str, Any], conversation: str,
+def capped(spec: dict[str, Any], conversation: str, window_s: float,
            statements: Callable[[Database], int | None]) -> Callable[[Database], int | None]:
     """`statements` (which store a job), preceded for a reply to someone without permission by
-    the claim of the thread's reply for the window: None, storing nothing, when it is taken."""
+    the claim of the thread's reply for the window (`window_s`, BOT_OUTSIDER_REPLY_WINDOW): None,
+    storing nothing, when it is taken."""
     reply = spec.get("reply")
     if reply is None or reply == NOT_ALLOWED or association_may_trigger(spec.get("association")):
         return statements
-    return lambda conn: statements(conn) if claim(conn, conversation) else None
+    return lambda conn: statements(conn) if claim(conn, conversation, window_s) else None
 
 
-def claim(conn: Database, conversation: str) -> bool:
-    """Take the thread's reply to an outsider unless one was sent within the window."""
+def claim(conn: Database, conversation: str, window_s: float) -> bool:
+    """Take the thread's reply to an outsider unless one was sent within the last `window_s` seconds."""
     now = time.time()
     changed: int = conn.execute(
         "INSERT INTO notices (conversation, kind, created_at) VALUES (?, ?, ?) "
         "ON CONFLICT (conversation, kind) DO UPDATE SET created_at = excluded.created_at "
         "WHERE notices.created_at <= ?",
-        [conversation, KIND, now, now - config.value("BOT_OUTSIDER_REPLY_WINDOW")]).rowcount
+        [conversation, KIND, now, now - window_s]).rowcount
     return changed == 1

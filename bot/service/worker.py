@@ -215,7 +215,8 @@ class WorkerPool:
                 await self._reply(job, thread)
                 return "done"
             if commands.is_command(job.kind):  # checked before it acts; safe to repeat too
-                await commands.run(self.db, job, thread, lambda text: self._post_once(job, thread, text))
+                await commands.run(self.db, job, thread, lambda text: self._post_once(job, thread, text),
+                                   self.settings.number("BOT_OUTSIDER_REPLY_WINDOW"))
                 return "done"
         except Exception as exc:
             if transient(exc):

@@ -63,7 +63,8 @@ async def webhook(request: Request) -> JSONResponse:
         metrics.DELIVERIES.labels("ping").inc()
         return _JSON({"ok": True, "pong": True})
     try:
-        response = await accept(request.app.state.db, event)
+        response = await accept(request.app.state.db, event,
+                                request.app.state.settings.number("BOT_OUTSIDER_REPLY_WINDOW"))
     except Malformed as exc:  # signed by GitHub, but not the payload its event has: never redelivered
         return _refuse(400, delivery, f"malformed payload: {exc}")
     except Exception as exc:  # nothing stored (a full disk, a lost database): GitHub may redeliver
@@ -134,8 +135,9 @@ def _ignored(delivery: str, reason: str) -> JSONResponse:
     return _JSON({"ok": True, "queued": False, "reason": reason}, status_code=202)
 
 
-async def accept(db: Database, event: sansio.Event) -> JSONResponse:
-    """Decide (bot/intake/decide.py) and queue at most one job. Raises Malformed for a payload
+async def accept(db: Database, event: sansio.Event, outsider_window_s: float) -> JSONResponse:
+    """Decide (bot/intake/decide.py) and queue at most one job; a reply to someone without
+    permission at most once per thread per `outsider_window_s`. Raises Malformed for a payload
     without the fields its event has (before anything is stored)."""
     data = event.data
     decision = await off_loop_if_long(_longest_body(data), lambda: decide(
@@ -144,7 +146,7 @@ async def accept(db: Database, event: sansio.Event) -> JSONResponse:
         if retention.note_closed(db, event.event, data):  # when a thread's CLI homes may go
             return _ignored(event.delivery_id, f"{event.event}.{data.get('action')} noted for retention")
         return _ignored(event.delivery_id, decision.why)
-    return await _enqueue(db, event, decision)
+    return await _enqueue(db, event, decision, outsider_window_s)
 
 
 T = TypeVar("T")
@@ -167,7 +169,8 @@ def _longest_body(data: dict[str, Any]) -> str | None:
     return max((body for body in bodies if isinstance(body, str)), key=len, default=None)
 
 
-async def _enqueue(db: Database, event: sansio.Event, decision: Reply | Episode) -> JSONResponse:
+async def _enqueue(db: Database, event: sansio.Event, decision: Reply | Episode,
+                   outsider_window_s: float) -> JSONResponse:
     spec = decision.spec
     conversation = thread_key(spec.repo, spec.number)
     notice = NOT_ALLOWED if spec.reply == NOT_ALLOWED else None
@@ -175,7 +178,7 @@ async def _enqueue(db: Database, event: sansio.Event, decision: Reply | Episode)
     # group commit: one COMMIT for the deliveries of this loop iteration; 202 only after it
     enqueue = review_push.coalesced if spec.automatic and spec.automatic.kind == review_push.KIND \
         else store.enqueue_delivery
-    job_id = await store.commit(db, reply_cap.capped(stored, conversation, lambda conn: enqueue(
+    job_id = await store.commit(db, reply_cap.capped(stored, conversation, outsider_window_s, lambda conn: enqueue(
         conn, delivery_id=event.delivery_id, event=event.event, action=event.data.get("action"),
         kind=decision.kind, conversation=conversation, spec=stored, notice=notice)))
     if job_id is None:

@@ -16,6 +16,7 @@ from bot.record.recorder import Recorder
 from bot.service import retention, store
 from bot.web import intake
 from bot.workspace import pool, worktrees
+from tests.entry_settings import current
 
 DAY = 86_400
 NOW = time.time()
@@ -44,7 +45,7 @@ def _thread(db, key: str, idle_days: float, agent: str = "codex") -> None:
     conversations.record_turn(db, key, agent, f"session-{key}", fresh=True)
     db.execute("UPDATE conversations SET last_active_at = ? WHERE key = ?", [NOW - idle_days * DAY, key])
     db.execute("UPDATE sessions SET last_used_at = ? WHERE conversation = ?", [NOW - idle_days * DAY, key])
-    home = conversations.home_dir(key, agent)
+    home = conversations.home_dir(current().data_dir, key, agent)
     (home / ".codex").mkdir()
     (home / ".codex" / "rollout.jsonl").write_text("the CLI's own transcript\n")
 
@@ -112,7 +113,7 @@ def test_a_link_planted_in_a_home_is_removed_not_followed(db, tmp_path):
     outside.mkdir()
     (outside / "keep.txt").write_text("not the bot's")
     _thread(db, "o/r#1", idle_days=20)
-    (conversations.home_dir("o/r#1", "codex") / "escape").symlink_to(outside)
+    (conversations.home_dir(current().data_dir, "o/r#1", "codex") / "escape").symlink_to(outside)
     asyncio.run(retention.apply(db, retention.plan(db, POLICY, NOW)))
     assert (outside / "keep.txt").read_text() == "not the bot's"
 
@@ -253,7 +254,7 @@ def test_the_webhook_intake_notes_a_closed_pull_request(db):
     _thread(db, "o/r#7", idle_days=0)
     event = sansio.Event({"action": "closed", "pull_request": {"number": 7}, "repository": {"full_name": "o/r"}},
                          event="pull_request", delivery_id="d-closed")
-    response = asyncio.run(intake.accept(db, event))
+    response = asyncio.run(intake.accept(db, event, outsider_window_s=3600))
     assert response.status_code == 202
     assert list(db.query("SELECT kind FROM notices WHERE conversation = 'o/r#7'")) == [{"kind": "closed"}]
 

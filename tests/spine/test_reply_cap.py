@@ -9,8 +9,9 @@ import json
 import pytest
 from starlette.testclient import TestClient
 
-from bot.service import store
+from bot.service import reply_cap, store
 from bot.web.app import create_app
+from tests.entry_settings import current
 from tests.spine.helpers import configure_app, payload, signed
 
 
@@ -72,3 +73,17 @@ def test_the_not_allowed_notice_keeps_its_own_once_per_thread_claim(client):
     ask(client, "@bot codex do it")
     ask(client, "@bot codex do it again")
     assert [reply for _, reply in replies()] == ["help", "not_allowed"]
+
+
+def test_the_window_is_the_one_the_app_was_started_with(monkeypatch):
+    configure_app(monkeypatch)
+    monkeypatch.setenv("BOT_OUTSIDER_REPLY_WINDOW", "0")
+    started_with = current()
+    monkeypatch.setenv("BOT_OUTSIDER_REPLY_WINDOW", "3600")
+    with TestClient(create_app(start_workers=False, settings=started_with), base_url="http://localhost") as client:
+        assert [ask(client, "@bot help") for _ in range(2)] == [202, 202]
+
+
+def test_a_claim_is_taken_again_once_its_window_has_passed():
+    db = store.connect()
+    assert [store.write(db, lambda conn: reply_cap.claim(conn, "o/r#1", window_s=0)) for _ in range(2)] == [True, True]
