@@ -9,8 +9,6 @@ requester's collaborator permission, which must be one the repository's `.github
 """
 from __future__ import annotations
 
-from bot import config
-
 TRUSTED_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
 # GitHub's collaborator permission levels, weakest first (`.github/bot.yml` names one of them)
 PERMISSION_LEVELS = ("read", "triage", "write", "maintain", "admin")
@@ -23,26 +21,26 @@ def association_may_trigger(association: str | None) -> bool:
 ACTIONS_LOGIN = "github-actions[bot]"  # who posts with a workflow's GITHUB_TOKEN
 
 
-def own_accounts() -> set[str]:
+def own_accounts(handle: str) -> set[str]:
     """The bot's accounts, lower-case, as an assignment or a review request names them: the
-    handle and its App's `<handle>[bot]`."""
-    handle = config.handle().lower()
+    handle (the settings' BOT_HANDLE) and its App's `<handle>[bot]`."""
+    handle = handle.lower()
     return {handle, f"{handle}[bot]"}
 
 
-def own_logins() -> set[str]:
-    """Who posts as the bot, lower-case: its GitHub App as `<handle>[bot]`; as an Action, with the
-    workflow's GITHUB_TOKEN, as github-actions[bot]."""
-    logins = {f"{config.handle().lower()}[bot]"}
-    if config.env("GITHUB_ACTIONS") == "true":
+def own_logins(handle: str, in_actions: bool) -> set[str]:
+    """Who posts as the bot, lower-case: its GitHub App as `<handle>[bot]`; as an Action
+    (`in_actions`: the runner's GITHUB_ACTIONS), with the workflow's GITHUB_TOKEN, as github-actions[bot]."""
+    logins = {f"{handle.lower()}[bot]"}
+    if in_actions:
         logins.add(ACTIONS_LOGIN)
     return logins
 
 
-def is_bot_author(login: str, user_type: str) -> bool:
+def is_bot_author(login: str, user_type: str, handle: str) -> bool:
     """Bots never trigger the bot (another App, a workflow, the bot itself): no loops."""
     login = login.lower()
-    return user_type == "Bot" or login.endswith("[bot]") or login in own_accounts() | {ACTIONS_LOGIN}
+    return user_type == "Bot" or login.endswith("[bot]") or login in own_accounts(handle) | {ACTIONS_LOGIN}
 
 
 def levels_from(minimum: str) -> tuple[str, ...]:

@@ -315,13 +315,17 @@ def is_own_comment(comment: dict) -> bool:
     """The one rule for "the bot wrote this": a Bot account whose login is the bot's own. Any
     other App is a Bot too, and a person can type anything, markers included."""
     user = comment.get("user") or {}
-    return user.get("type") == "Bot" and (user.get("login") or "").lower() in own_logins()
+    return user.get("type") == "Bot" and (user.get("login") or "").lower() in _own_logins()
 
 
 def is_own_login(login: str | None) -> bool:
     """GraphQL names a Bot without REST's `[bot]` suffix: either spelling of the bot's own login."""
-    bare = {name.removesuffix("[bot]") for name in own_logins()}
+    bare = {name.removesuffix("[bot]") for name in _own_logins()}
     return (login or "").lower().removesuffix("[bot]") in bare
+
+
+def _own_logins() -> set[str]:
+    return own_logins(config.handle(), config.env("GITHUB_ACTIONS") == "true")
 
 
 def _masked(body: str) -> str:

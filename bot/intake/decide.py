@@ -69,7 +69,7 @@ def decide(event: Event) -> Decision:
     if trigger is None:
         return Ignore(f"{event.name}.{data.get('action')} is not acted on")
     require_shape(trigger)
-    if is_bot_author(trigger["author"], trigger["author_type"]):
+    if is_bot_author(trigger["author"], trigger["author_type"], config.handle()):
         return Ignore("the author is a bot")
     if refusal := _unless_uninstalled(event, trigger):
         return refusal

@@ -52,7 +52,7 @@ def automatic(event: str, data: dict[str, Any]) -> tuple[dict[str, Any], grammar
         return None
     kind, detail, agent = found
     who = {"author": sender.get("login", ""), "author_id": sender.get("id"), "author_type": sender.get("type", "User")}
-    if is_bot_author(who["author"], who["author_type"]):
+    if is_bot_author(who["author"], who["author_type"], config.handle()):
         return None
     trigger = {"repo": (data.get("repository") or {}).get("full_name"),
                "repo_id": (data.get("repository") or {}).get("id"),
@@ -68,7 +68,7 @@ def _item_key(event: str) -> str:
 
 
 def _own(login: str | None) -> bool:
-    return login is not None and login.lower() in own_accounts()
+    return login is not None and login.lower() in own_accounts(config.handle())
 
 
 def _label(data: dict[str, Any], is_pr: bool) -> tuple[str, str, str | None] | None:

@@ -27,7 +27,7 @@ NOT_YET_CONVERTED = frozenset({
     "bot.intake.decide", "bot.intake.triggers",
     "bot.job.conversations", "bot.job.direct_hosts", "bot.job.episode", "bot.job.model_channel",
     "bot.job.runner", "bot.job.session_home",
-    "bot.permissions", "bot.record.provenance",
+    "bot.record.provenance",
     "bot.relay.budgets", "bot.relay.chatgpt", "bot.relay.pricing", "bot.relay.retry",
     "bot.service.backup", "bot.service.reply_texts", "bot.service.retention",
     "bot.settings.address", "bot.settings.first_run", "bot.settings.github", "bot.settings.routes",

@@ -21,11 +21,11 @@ def test_everyone_else_is_refused_on_the_request_path(association):
 @pytest.mark.parametrize(("login", "kind"), [("dependabot[bot]", "Bot"), ("bot", "User"), ("BOT[bot]", "User"),
                                              ("github-actions[bot]", "Bot"), ("renovate", "Bot")])
 def test_bots_and_the_bot_itself_never_trigger(login, kind):
-    assert permissions.is_bot_author(login, kind)
+    assert permissions.is_bot_author(login, kind, "bot")
 
 
 def test_a_person_is_not_a_bot():
-    assert not permissions.is_bot_author("octocat", "User")
+    assert not permissions.is_bot_author("octocat", "User", "bot")
 
 
 def test_a_minimum_level_means_it_and_every_stronger_one():
@@ -69,17 +69,15 @@ async def test_githubs_refusal_of_the_permission_check_names_what_to_grant():
 
 
 def test_an_assignment_to_the_handle_or_its_app_is_to_the_bot():
-    assert permissions.own_accounts() == {"bot", "bot[bot]"}
+    assert permissions.own_accounts("bot") == {"bot", "bot[bot]"}
 
 
-def test_the_app_posts_as_its_bot_account(monkeypatch):
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-    assert permissions.own_logins() == {"bot[bot]"}
+def test_the_app_posts_as_its_bot_account():
+    assert permissions.own_logins("bot", in_actions=False) == {"bot[bot]"}
 
 
-def test_in_actions_the_bot_posts_as_github_actions(monkeypatch):
-    monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    assert permissions.own_logins() == {"bot[bot]", "github-actions[bot]"}
+def test_in_actions_the_bot_posts_as_github_actions():
+    assert permissions.own_logins("bot", in_actions=True) == {"bot[bot]", "github-actions[bot]"}
 
 
 def test_the_client_and_the_triggers_read_the_one_list_of_own_logins():
