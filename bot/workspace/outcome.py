@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from bot import config
-
 
 @dataclass
 class Request:
@@ -40,6 +38,7 @@ class Outcome:
     pr_number: int | None = None
     pr_url: str | None = None
     diff: str | None = None  # for `diff`, `conflict` and `failed`: the change to post instead
+    git_base_url: str = ""  # the git host the branch went to (BOT_GIT_BASE_URL when it was pushed)
 
     def summary(self) -> str:
         """One provenance line: base → commit · diffstat · where it went."""
@@ -55,7 +54,7 @@ class Outcome:
     def branch_link(self) -> str:
         """Markdown for the branch, linked when the git host is a web host (github.com, GHES)."""
         label = f"`{self.branch}`" + (f" on {self.repo}" if self.repo else "")
-        base = config.git_base_url()
+        base = self.git_base_url
         if not self.branch or not self.repo or not base.startswith(("https://", "http://")):
             return label
         return f"[{label}]({base}/{self.repo}/tree/{self.branch})"

@@ -20,7 +20,7 @@ _REJECTED = re.compile(r"Updates were rejected|\[rejected\]|non-fast-forward|fet
 
 async def push(wt: Worktree, token: str | None, done: Outcome, repo: str, branch: str) -> Outcome:
     """Push HEAD to repo's branch; if the branch moved, rebase on it once and push again."""
-    done.repo, done.branch = repo, branch
+    done.repo, done.branch, done.git_base_url = repo, branch, config.git_base_url()
     url = config.clone_url(repo)
     code, out, err = await _push_once(wt, token, url, branch)
     if code != 0 and _REJECTED.search(out + err):

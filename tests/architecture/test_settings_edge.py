@@ -31,7 +31,7 @@ NOT_YET_CONVERTED = frozenset({
     "bot.relay.budgets", "bot.relay.chatgpt", "bot.relay.pricing", "bot.relay.retry",
     "bot.service.backup", "bot.service.reply_texts", "bot.service.retention",
     "bot.settings.address", "bot.settings.first_run", "bot.settings.github", "bot.settings.routes",
-    "bot.workspace.git", "bot.workspace.outcome", "bot.workspace.pool", "bot.workspace.push",
+    "bot.workspace.git", "bot.workspace.pool", "bot.workspace.push",
     "bot.workspace.repo_config", "bot.workspace.worktrees",
 })
 

@@ -5,6 +5,7 @@ from bot.workspace import effects
 from bot.workspace import worktrees as workspace
 from bot.workspace.effects import Request
 from bot.workspace.repo_config import RepoConfig
+from tests.entry_settings import current
 
 from .conftest import sh_git
 
@@ -198,7 +199,7 @@ def test_summary_links_pushed_branch_on_web_host(monkeypatch):
     """A push to a branch is linked on the git host's web UI (github.com or GHES)."""
     monkeypatch.setenv("BOT_GIT_BASE_URL", "https://ghe.example.com")
     out = effects.Outcome("pushed", "", "3f2a9c1aaaa", "8c1e2d4bbbb", "1 file changed",
-                          repo="octo/widget", branch="feature")
+                          repo="octo/widget", branch="feature", git_base_url=current().git_base_url)
     assert out.summary().endswith("(https://ghe.example.com/octo/widget/tree/feature)")
 
 
