@@ -12,27 +12,26 @@ from __future__ import annotations
 import json
 from urllib.parse import urlsplit
 
-from adapters.base import Adapter, Credentials
-from bot import config
+from adapters.base import Adapter, Credentials, Operator
 from bot.relay.apis import DEFAULT_BASE
 from sandbox.base import SandboxConfig
 
 
-def open_provider_hosts(sandbox_config: SandboxConfig, agent: str, adapter: Adapter, creds: Credentials) -> None:
+def open_provider_hosts(sandbox_config: SandboxConfig, adapter: Adapter, creds: Credentials,
+                        operator: Operator) -> None:
     """The sandbox's egress in direct mode: the adapter's provider hosts give way to `direct_hosts`;
-    the repository's own hosts stay."""
+    the repository's own hosts stay. `operator`: what the operator configured for this agent."""
     defaults = tuple(adapter.default_allowed_hosts)
-    chosen = direct_hosts(agent, adapter, creds)
+    chosen = direct_hosts(adapter, creds, operator)
     allowed = tuple(sandbox_config.allowed_hosts)
     sandbox_config.allowed_hosts = tuple(h for h in allowed if h not in defaults or h in chosen) + \
         tuple(h for h in chosen if h not in allowed)
 
 
-def direct_hosts(agent: str, adapter: Adapter, creds: Credentials) -> tuple[str, ...]:
+def direct_hosts(adapter: Adapter, creds: Credentials, operator: Operator) -> tuple[str, ...]:
     keys = dict(adapter.provider_keys)
     if not keys:
         return tuple(adapter.default_allowed_hosts)
-    operator = config.operator_for(agent)
     if operator.base_url:
         return ()
     held = _providers_held(keys, adapter.provider_logins, creds)

@@ -215,7 +215,7 @@ async def model_channel(agent: str, adapter: base.Adapter, creds: Credentials, c
     if chosen.upstream is None:
         for gap in tuple(getattr(adapter, "unobserved", ())) + (f"key in the sandbox: {chosen.direct_reason}",):
             recorder.declare_gap(run_id, gap)
-        open_provider_hosts(sandbox_config, agent, adapter, creds)
+        open_provider_hosts(sandbox_config, adapter, creds, config.operator_for(agent))
         yield Channel(creds, config.agent_base_url(agent), direct_reason=chosen.direct_reason)
         return
     for gap in relay_gaps(tuple(getattr(adapter, "unobserved", ()))):

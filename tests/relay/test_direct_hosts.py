@@ -8,6 +8,8 @@ from types import SimpleNamespace
 
 from adapters import base
 from adapters.base import Credentials
+from bot.config import Settings
+from bot.job.direct_hosts import direct_hosts
 from bot.job.model_channel import model_channel
 from sandbox.base import SandboxConfig
 from tests.relay.conftest import REAL_KEY
@@ -62,3 +64,10 @@ async def test_a_single_provider_cli_in_direct_mode_keeps_its_own_host(tmp_path,
     creds = Credentials(files={".codex/auth.json": b"{}"})
     hosts = await _hosts_in_direct_mode(tmp_path, recorder, run_id, "codex", creds)
     assert hosts == ("api.openai.com", "pypi.org")
+
+
+def test_the_operators_named_provider_is_the_one_in_the_settings_handed_down(monkeypatch):
+    monkeypatch.setenv("BOT_OPENCODE_PROVIDER", "xai")
+    creds = _logins(google={"type": "api", "key": REAL_KEY}, xai={"type": "api", "key": REAL_KEY})
+    operator = Settings({"BOT_OPENCODE_PROVIDER": "google"}).operator_for("opencode")
+    assert direct_hosts(base.get("opencode"), creds, operator) == (GOOGLE,)
