@@ -273,7 +273,7 @@ def _reply_text(spec: JobSpec, kind: str) -> str:
         db = store.connect()
         if (folder := session_folder()) is not None:
             action_session.restore(db, key, folder, config.data_dir(), requester=_requester(spec.author_id))
-    return reply_text(db, spec, kind, key, in_actions=True)
+    return reply_text(db, spec, kind, key, config.Settings(dict(os.environ)), in_actions=True)
 
 
 async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface) -> StepOutcome:

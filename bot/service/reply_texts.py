@@ -7,7 +7,7 @@ cancelling the workflow run; in the service a reply of kind `stop` is from an ol
 from __future__ import annotations
 
 from adapters import base
-from bot import config
+from bot.config import Settings
 from bot.db import Database
 from bot.intake.spec import JobSpec
 from bot.job import conversations, replies
@@ -15,9 +15,11 @@ from bot.relay.budgets import Ledger, Scope
 from bot.service import queue
 
 
-def reply_text(db: Database | None, spec: JobSpec, kind: str, conversation: str, *, in_actions: bool = False) -> str:
+def reply_text(db: Database | None, spec: JobSpec, kind: str, conversation: str, settings: Settings, *,
+               in_actions: bool = False) -> str:
     """`kind`: not_allowed | unknown_agent | status | stop | help; a command with no answer here
-    says nothing was done. `db` is read only for a status."""
+    says nothing was done. `db` is read only for a status; `settings` (the handle and the default
+    agent) only for help."""
     agents = base.names()
     if kind == "not_allowed":
         return replies.not_allowed() if in_actions else replies.not_allowed_once()
@@ -29,7 +31,7 @@ def reply_text(db: Database | None, spec: JobSpec, kind: str, conversation: str,
     if kind == "stop":
         return replies.stop_in_actions() if in_actions else replies.nothing_running()
     if kind == "help":
-        return replies.help_text(config.handle(), agents, config.default_agent())
+        return replies.help_text(settings.handle, agents, settings.default_agent)
     return replies.unknown_command(kind)
 
 

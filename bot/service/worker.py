@@ -254,7 +254,8 @@ class WorkerPool:
             await with_retries(lambda: thread.react(dict(spec.target or {}), "+1"))
             if spec.stopped_job:
                 return  # the stopped job's own tracking comment says so
-        await self._post_once(job, thread, reply_text(self.db, spec, spec.reply or "help", job.conversation))
+        text = reply_text(self.db, spec, spec.reply or "help", job.conversation, self.settings)
+        await self._post_once(job, thread, text)
 
     async def _post_once(self, job: queue.Job, thread: Thread, text: str) -> None:
         """The job's one comment in the thread, never twice (after a crash it is looked up first)."""
