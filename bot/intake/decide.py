@@ -62,7 +62,7 @@ Decision = Ignore | Reply | Episode
 
 def decide(event: Event) -> Decision:
     data = event.payload
-    if found := parsed(lambda: triggers.automatic(event.name, data)):  # a label, an assignment, …
+    if found := parsed(lambda: triggers.automatic(event.name, data, config.handle())):  # a label, an assignment, …
         caused, asked = found
         return _unless_uninstalled(event, caused) or Episode(_spec(event, caused, asked))
     trigger = parsed(lambda: extract_trigger(event.name, data))

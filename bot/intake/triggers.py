@@ -2,7 +2,7 @@
 issue or pull request assigned to the bot's account, a review requested from it, and a pull
 request opened (or made ready for review).
 
-    found = automatic(event_name, payload)      # (trigger, command) or None
+    found = automatic(event_name, payload, handle)      # (trigger, command) or None
 
 Each becomes a job like a comment's (same queue, session map and provenance), marked
 `automatic` with what triggered it. Whether the repository turned that trigger on, and whether
@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import Any
 
 from adapters import base as adapters
-from bot import config
 from bot.intake import grammar
 from bot.permissions import is_bot_author, own_accounts
 
@@ -26,7 +25,8 @@ LABEL_PREFIX = "bot:"
 ISSUE_REQUEST = ("Work on this issue ({why}): do what it asks, and say what you did and what is left.")
 
 
-def automatic(event: str, data: dict[str, Any]) -> tuple[dict[str, Any], grammar.Command] | None:
+def automatic(event: str, data: dict[str, Any], handle: str) -> tuple[dict[str, Any], grammar.Command] | None:
+    """`handle`: the bot's mention (the settings' BOT_HANDLE), whose accounts an assignment names."""
     action = data.get("action")
     if event not in ("issues", "pull_request") or not isinstance(data.get(_item_key(event)), dict):
         return None
@@ -35,12 +35,12 @@ def automatic(event: str, data: dict[str, Any]) -> tuple[dict[str, Any], grammar
     sender = data.get("sender") or {}
     if action == "labeled":
         found = _label(data, is_pr)
-    elif action == "assigned" and _own((data.get("assignee") or {}).get("login")):
+    elif action == "assigned" and _own((data.get("assignee") or {}).get("login"), handle):
         found = ("assignment", "", None)
-    elif action == "review_requested" and is_pr and _own((data.get("requested_reviewer") or {}).get("login")):
+    elif action == "review_requested" and is_pr and _own((data.get("requested_reviewer") or {}).get("login"), handle):
         found = ("review_requested", "", None)
     elif action in ("opened", "ready_for_review") and is_pr:
-        if grammar.parse(item.get("body"), config.handle(), tuple(adapters.names())) is not None:
+        if grammar.parse(item.get("body"), handle, tuple(adapters.names())) is not None:
             return None  # a command in the body: the comment path answers it
         found = ("pull_request_opened", "", None)
         sender = item.get("user") or sender
@@ -52,7 +52,7 @@ def automatic(event: str, data: dict[str, Any]) -> tuple[dict[str, Any], grammar
         return None
     kind, detail, agent = found
     who = {"author": sender.get("login", ""), "author_id": sender.get("id"), "author_type": sender.get("type", "User")}
-    if is_bot_author(who["author"], who["author_type"], config.handle()):
+    if is_bot_author(who["author"], who["author_type"], handle):
         return None
     trigger = {"repo": (data.get("repository") or {}).get("full_name"),
                "repo_id": (data.get("repository") or {}).get("id"),
@@ -67,8 +67,8 @@ def _item_key(event: str) -> str:
     return "issue" if event == "issues" else "pull_request"
 
 
-def _own(login: str | None) -> bool:
-    return login is not None and login.lower() in own_accounts(config.handle())
+def _own(login: str | None, handle: str) -> bool:
+    return login is not None and login.lower() in own_accounts(handle)
 
 
 def _label(data: dict[str, Any], is_pr: bool) -> tuple[str, str, str | None] | None:

@@ -23,7 +23,7 @@ NOT_YET_CONVERTED = frozenset({
     "bot.credentials.resolve", "bot.credentials.rotation", "bot.credentials.vault",
     "bot.db",
     "bot.github.client", "bot.github.thread",
-    "bot.intake.decide", "bot.intake.triggers",
+    "bot.intake.decide", 
     "bot.job.episode", "bot.job.model_channel",
     "bot.job.runner", "bot.job.session_home",
     "bot.record.provenance",

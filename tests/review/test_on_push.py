@@ -23,7 +23,7 @@ def synchronize() -> dict:
 
 
 def test_a_push_to_a_pull_request_asks_for_an_automatic_review():
-    trigger, command = automatic("pull_request", synchronize())
+    trigger, command = automatic("pull_request", synchronize(), "bot")
     assert trigger["automatic"]["kind"] == "synchronize" and trigger["automatic"]["detail"] == "f" * 40
     assert command.review and trigger["is_pr"]
 
