@@ -129,7 +129,7 @@ def _pack_restore(cluster: Cluster) -> tuple[float, float, int, int]:
     os.environ["BOT_DATABASE_URL"] = cluster.new_database()
     with tempfile.TemporaryDirectory() as scratch:
         os.environ["BOT_DATA_DIR"] = str(Path(scratch) / "a")
-        home = conversations.home_dir("o/r#1", "codex")
+        home = conversations.home_dir(Path(scratch) / "a", "o/r#1", "codex")
         line = ('{"timestamp":"2026-11-30T10:00:00Z","type":"response_item","payload":{"type":"message",'
                 '"role":"assistant","content":[{"type":"output_text","text":"%s"}]}}\n')
         for n in range(3):

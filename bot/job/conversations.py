@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from adapters import base
-from bot import config
 from bot.db import Database
 from bot.github.client import is_own_comment
 from bot.job import thread_text
@@ -35,8 +34,9 @@ def slug(key: str) -> str:
     return conversation_slug(key)
 
 
-def home_dir(key: str, agent: str) -> Path:
-    path = config.data_dir() / "homes" / slug(key) / agent
+def home_dir(data_dir: Path, key: str, agent: str) -> Path:
+    """The conversation's home for `agent` under `data_dir`, made when it is not there yet."""
+    path = data_dir / "homes" / slug(key) / agent
     path.mkdir(parents=True, exist_ok=True)
     return path
 

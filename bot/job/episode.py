@@ -145,7 +145,7 @@ def _sandbox_config(ctx: JobContext, worktree: Worktree, agent: str, adapter: ba
                     attachments: Path | None = None) -> SandboxConfig:
 
     cfg = worktree.config
-    home = conversations.home_dir(ctx.conversation, agent)
+    home = conversations.home_dir(ctx.config.data_dir, ctx.conversation, agent)
     limits = sandbox_limits(cfg.limits)
     gateway = _host_port(config.agent_base_url(agent))
     return SandboxConfig(workdir=worktree.path, home=home, writable=cfg.mode == "native",

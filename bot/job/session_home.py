@@ -244,7 +244,8 @@ def save(db: Database, conversation: str, agent: str, packed_by: str = "") -> in
 
 
 def _sealed(conversation: str, agent: str) -> bytes:
-    return vault.seal(_context(conversation, agent), pack(conversations.home_dir(conversation, agent), agent))
+    home = conversations.home_dir(config.data_dir(), conversation, agent)
+    return vault.seal(_context(conversation, agent), pack(home, agent))
 
 
 def _store(db: Database, conversation: str, agent: str, sealed: bytes, packed_by: str) -> int:
@@ -275,7 +276,7 @@ def _stored_row(db: Database, conversation: str, agent: str) -> dict[str, Any] |
 
 
 def _bring_here(row: dict[str, Any] | None, conversation: str, agent: str) -> bool:
-    home = conversations.home_dir(conversation, agent)
+    home = conversations.home_dir(config.data_dir(), conversation, agent)
     if row is None or (_holds(conversation, agent, _stamp(row["version"], row["sealed"])) and any(home.iterdir())):
         return False  # nothing stored, or the local home is the latest (and was not removed since)
     data = vault.unseal(_context(conversation, agent), row["sealed"])

@@ -19,6 +19,7 @@ from bot.service import store
 from sandbox.base import Limits
 from sandbox.tier0 import Tier0Spawner
 from tests.adapters.test_runner import ScriptAdapter, _printer, _setup
+from tests.entry_settings import current
 from tests.store.postgres import Cluster, bin_dir
 
 MiB = 1 << 20
@@ -171,7 +172,7 @@ async def test_packing_a_cli_home_after_a_turn_leaves_the_event_loop_running(sha
 
 
 async def _a_turn() -> str:
-    home = conversations.home_dir("o/r#1", "codex")
+    home = conversations.home_dir(current().data_dir, "o/r#1", "codex")
     (home / ROLLOUT).parent.mkdir(parents=True)
     (home / ROLLOUT).write_text('{"type":"session_meta"}\n')
     return "answer"
@@ -179,7 +180,7 @@ async def _a_turn() -> str:
 
 def test_a_sparse_file_in_the_session_state_is_refused_unread(tmp_path):
     """A 500 MiB hole is never read as zeros: the pack is refused and says why."""
-    home = conversations.home_dir("o/r#1", "codex")
+    home = conversations.home_dir(current().data_dir, "o/r#1", "codex")
     (home / ROLLOUT).parent.mkdir(parents=True)
     with open(home / ROLLOUT, "wb") as handle:
         handle.truncate(500 * MiB)

@@ -10,12 +10,13 @@ import pytest
 from bot.credentials import vault
 from bot.job import conversations, session_home
 from bot.service import store
+from tests.entry_settings import current
 
 ROLLOUT = ".codex/sessions/2026/11/30/rollout-2026-11-30T10-00-00-abc.jsonl"
 
 
 def _home(key: str = "o/r#1"):
-    home = conversations.home_dir(key, "codex")
+    home = conversations.home_dir(current().data_dir, key, "codex")
     (home / ROLLOUT).parent.mkdir(parents=True)
     (home / ROLLOUT).write_text('{"type":"session_meta"}\n')
     (home / ".codex" / "auth.json").write_text('{"OPENAI_API_KEY":"sk-leak"}')
@@ -74,7 +75,7 @@ def test_second_turn_on_another_machine_finds_the_first_turns_session(pg_url, mo
     assert session_home.save(store.connect(), "o/r#1", "codex", "machine-a") == 1
     _machine(monkeypatch, tmp_path, "machine-b")
     assert session_home.restore(store.connect(), "o/r#1", "codex") is True
-    restored = conversations.home_dir("o/r#1", "codex") / ROLLOUT
+    restored = conversations.home_dir(current().data_dir, "o/r#1", "codex") / ROLLOUT
     assert restored.read_text() == '{"type":"session_meta"}\n'
 
 
@@ -95,7 +96,7 @@ def test_restore_replaces_what_an_agent_planted_in_the_stale_home(pg_url, monkey
     _home()
     session_home.save(store.connect(), "o/r#1", "codex")
     _machine(monkeypatch, tmp_path, "machine-b")
-    stale = conversations.home_dir("o/r#1", "codex")
+    stale = conversations.home_dir(current().data_dir, "o/r#1", "codex")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     os.symlink(elsewhere, stale / ".codex")  # an earlier agent's trap on machine b
