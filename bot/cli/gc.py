@@ -19,8 +19,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--dry-run", action="store_true", help="print what would go; remove nothing")
     args = parser.parse_args(argv)
     db = store.connect()
-    policy = retention.Policy.from_settings(Settings.load(os.environ))
-    planned = retention.plan(db, policy)
+    settings = Settings.load(os.environ)
+    policy = retention.Policy.from_settings(settings)
+    planned = retention.plan(db, policy, settings.data_dir)
     print(f"data dir: {planned.disk_bytes} bytes on disk (budget {policy.budget_bytes})")
     for line in planned.lines():
         print(("would remove: " if args.dry_run else "") + line)

@@ -33,12 +33,12 @@ import contextlib
 import logging
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bot import config
 from bot.config import Settings
 from bot.db import Database
 from bot.job import conversations, session_home
@@ -68,7 +68,8 @@ class Policy:
 
 @dataclass
 class Plan:
-    """What one sweep removes; every list is what a dry run prints."""
+    """What one sweep of `data_dir` removes; every list is what a dry run prints."""
+    data_dir: Path
     runs: list[str] = field(default_factory=list)  # run ids whose events go
     scratch: list[Path] = field(default_factory=list)  # runs/<id> folders
     threads: list[str] = field(default_factory=list)  # conversation keys whose homes go
@@ -100,10 +101,10 @@ class Swept:
     mirrors: list[str] = field(default_factory=list)
 
 
-def plan(db: Database, policy: Policy, now: float | None = None) -> Plan:
+def plan(db: Database, policy: Policy, data_dir: Path, now: float | None = None) -> Plan:
     now = time.time() if now is None else now
-    root = config.data_dir()
-    result = Plan(disk_bytes=tree_bytes(root))
+    root = data_dir
+    result = Plan(root, disk_bytes=tree_bytes(root))
     result.runs = _old_runs(db, now - policy.events_days * DAY)
     result.scratch = _old_folders(root / "runs", now - policy.events_days * DAY)
     idle_before, closed_before = now - policy.home_days * DAY, now - policy.closed_days * DAY
@@ -142,13 +143,13 @@ async def apply(db: Database, planned: Plan) -> Swept:
     for key in planned.threads:
         if _busy(db, key):  # a job arrived since the plan was made
             continue
-        swept.threads += collect_home(db, key)
+        swept.threads += collect_home(db, key, planned.data_dir)
     for key in planned.local_homes:
         if not _busy(db, key):
             session_home.drop_local(key)
             swept.local_homes += 1
     for spare in planned.spares:
-        mirror = _mirror_of(spare)
+        mirror = _mirror_of(planned.data_dir, spare)
         async with worktrees.mirror_lock(mirror):
             await pool.discard(mirror, spare)
         swept.spares += 1
@@ -158,8 +159,8 @@ async def apply(db: Database, planned: Plan) -> Swept:
     return swept
 
 
-async def sweep(db: Database, policy: Policy) -> Swept:
-    swept = await apply(db, plan(db, policy))
+async def sweep(db: Database, policy: Policy, data_dir: Path) -> Swept:
+    swept = await apply(db, plan(db, policy, data_dir))
     log.info("retention: %d event(s) of %d run(s), %d CLI home(s), %d local copy(ies) of CLI homes, %d spare(s), "
              "%d mirror(s) removed", swept.events, swept.runs, swept.threads, swept.local_homes, swept.spares,
              len(swept.mirrors))
@@ -186,11 +187,12 @@ def note_closed(db: Database, event: str, payload: dict[str, Any]) -> bool:
     return True
 
 
-def collect_home(db: Database, key: str) -> bool:
-    """Remove a thread's CLI homes and attachments; its sessions can no longer be resumed.
-    False when another machine collected the thread first (shared database: nothing is marked)."""
+def collect_home(db: Database, key: str, data_dir: Path) -> bool:
+    """Remove a thread's CLI homes and its attachments in `data_dir`; its sessions can no longer be
+    resumed. False when another machine collected the thread first (shared database: nothing is
+    marked)."""
     session_home.drop_local(key)
-    folder = config.data_dir() / "attachments" / conversations.slug(key)
+    folder = data_dir / "attachments" / conversations.slug(key)
     if folder.is_dir() and not folder.is_symlink():
         empty(folder)  # written by the agent: never follow a link it planted
         folder.rmdir()
@@ -285,9 +287,9 @@ def _spares_by_age(root: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.lstat().st_mtime)
 
 
-def _mirror_of(spare: Path) -> Path:
+def _mirror_of(data_dir: Path, spare: Path) -> Path:
     """worktrees/.spare/<owner>/<repo.git>/<slot> → mirrors/<owner>/<repo.git>."""
-    return config.data_dir() / "mirrors" / spare.parent.parent.name / spare.parent.name
+    return data_dir / "mirrors" / spare.parent.parent.name / spare.parent.name
 
 
 def _iso(epoch: float) -> str:
@@ -298,10 +300,11 @@ class Sweeper:
     """The service's periodic sweep, every BOT_GC_INTERVAL seconds (the first one interval after
     start, so a restart loop does not turn into a sweep loop). A sweep walks the data dir, so it
     runs on a thread with a connection of its own and never stalls the service's event loop; the
-    mirror locks it takes are flocks, which the workers' locks exclude across threads too."""
+    mirror locks it takes are flocks, which the workers' locks exclude across threads too.
+    `connect` opens that connection (the service's database)."""
 
-    def __init__(self, interval_s: float, policy: Policy):
-        self.interval_s, self.policy = interval_s, policy
+    def __init__(self, interval_s: float, policy: Policy, data_dir: Path, connect: Callable[[], Database]):
+        self.interval_s, self.policy, self.data_dir, self._connect = interval_s, policy, data_dir, connect
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> Sweeper:
@@ -318,14 +321,14 @@ class Sweeper:
         while True:
             await asyncio.sleep(self.interval_s)
             try:
-                await asyncio.to_thread(_sweep_on_this_thread, self.policy)
+                await asyncio.to_thread(self._sweep_on_this_thread)
             except Exception:  # a failed sweep must not stop the next one
                 log.exception("retention sweep failed")
 
 
-def _sweep_on_this_thread(policy: Policy) -> Swept:
-    db = store.connect()
-    try:
-        return asyncio.run(sweep(db, policy))
-    finally:
-        db.close()
+    def _sweep_on_this_thread(self) -> Swept:
+        db = self._connect()
+        try:
+            return asyncio.run(sweep(db, self.policy, self.data_dir))
+        finally:
+            db.close()

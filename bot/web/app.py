@@ -82,7 +82,8 @@ def create_app(start_workers: bool = True, address: str | None = None, settings:
             app.state.pool = WorkerPool(app.state.db, current)
             await app.state.pool.start()
         # bot gc, every BOT_GC_INTERVAL, on a thread of its own
-        sweeper = retention.Sweeper(current.number("BOT_GC_INTERVAL"), retention.Policy.from_settings(current)).start()
+        sweeper = retention.Sweeper(current.number("BOT_GC_INTERVAL"), retention.Policy.from_settings(current),
+                                    current.data_dir, store.connect).start()
         metrics_listener = await health.start_metrics_listener(app.state.db, current)
         yield
         if metrics_listener is not None:

@@ -37,7 +37,7 @@ def _turn(db, idle_days: float) -> None:
 
 
 def _sweep(db, policy: retention.Policy = WINDOWS) -> retention.Swept:
-    return asyncio.run(retention.apply(db, retention.plan(db, policy, NOW)))
+    return asyncio.run(retention.apply(db, retention.plan(db, policy, current().data_dir, NOW)))
 
 
 def _local_copy() -> bool:
