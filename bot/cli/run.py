@@ -68,10 +68,10 @@ def is_blank(request: str) -> bool:
     return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in request)
 
 
-def chosen_agent(asked: str | None, repo: Path) -> str:
+def chosen_agent(asked: str | None, repo: Path, operator_default: str) -> str:
     """The agent the pipeline will pick (bot.job.pipeline._choose_agent), checked before it starts."""
     try:
-        agent = asked or repo_config.load(repo).agent()
+        agent = asked or repo_config.load(repo).agent(operator_default)
     except repo_config.ConfigError as exc:
         raise RunRefused(f".github/bot.yml: {exc}") from exc
     if agent not in adapters.names():
@@ -153,7 +153,7 @@ def main(argv: list[str]) -> int:
         preflight.check_settings(settings)
         found = checkout(args.repo)
         repo = found.top
-        agent = chosen_agent(args.agent, repo)
+        agent = chosen_agent(args.agent, repo, settings.default_agent)
         secrets = check_ready(agent, repo, settings)
     except (RunRefused, config.MissingConfig) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)

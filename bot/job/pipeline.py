@@ -119,7 +119,7 @@ async def _execute(db: Database, ctx: JobContext, tracking: TrackingComment, can
 
 
 def _choose_agent(ctx: JobContext, cfg: RepoConfig) -> str:
-    agent = ctx.agent or cfg.agent()
+    agent = ctx.agent or cfg.agent(ctx.config.default_agent)
     if agent not in base.names():
         raise Stop(replies.agent_not_available(agent, base.names()))
     if not cfg.allows_agent(agent):

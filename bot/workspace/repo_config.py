@@ -19,7 +19,6 @@ import pydantic_core
 import yaml
 
 from adapters import base as adapters
-from bot import config
 from bot.errors import BotError
 from bot.record import inert
 from bot.workspace import paths
@@ -75,8 +74,9 @@ class RepoConfig:
     reviews: ReviewsSection = field(default_factory=ReviewsSection)
     source: str = "defaults"  # "defaults" or ".github/bot.yml@<sha>"
 
-    def agent(self) -> str:
-        return self.default_agent or config.default_agent()
+    def agent(self, operator_default: str) -> str:
+        """The repository's default agent, else the operator's (BOT_DEFAULT_AGENT)."""
+        return self.default_agent or operator_default
 
     def allows_agent(self, name: str) -> bool:
         return name in self.allowed_agents

@@ -31,7 +31,7 @@ NOT_YET_CONVERTED = frozenset({
     "bot.service.backup",
     "bot.settings.address", "bot.settings.first_run", "bot.settings.github", "bot.settings.routes",
     "bot.workspace.git", "bot.workspace.pool", "bot.workspace.push",
-    "bot.workspace.repo_config", "bot.workspace.worktrees",
+    "bot.workspace.worktrees",
 })
 
 
