@@ -174,7 +174,7 @@ def plan(event_name: str, payload: dict) -> tuple[str, tuple[str, ...], str]:
 
 def _decision(event_name: str, payload: dict) -> Decision:
     try:
-        return decide(Event(event_name, payload, via_app=False))
+        return decide(Event(event_name, payload, via_app=False), config.handle())
     except Malformed as exc:
         return Ignore(f"malformed payload: {exc}")
 

@@ -1,7 +1,7 @@
 """The one intake decision: what an event asks of the bot, for the webhook, the automatic triggers
 and the Action alike.
 
-    decision = decide(Event(name, payload, delivery))
+    decision = decide(Event(name, payload, delivery), handle)
     Ignore(why)       nothing to do; `why` is for the log
     Reply(spec)       a plain answer (`spec.reply`: help, status, an unknown agent's list, the
                       not-allowed notice), posted for anyone, capped for outsiders
@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters import base as adapters
-from bot import config
 from bot.intake import grammar, triggers
 from bot.intake.payload import Malformed, parsed, require_shape, trigger_key
 from bot.intake.spec import Automatic, JobSpec, SpecError
@@ -60,23 +59,24 @@ class Episode:
 Decision = Ignore | Reply | Episode
 
 
-def decide(event: Event) -> Decision:
+def decide(event: Event, handle: str) -> Decision:
+    """`handle`: the mention the bot answers to (the entry point's settings' BOT_HANDLE)."""
     data = event.payload
-    if found := parsed(lambda: triggers.automatic(event.name, data, config.handle())):  # a label, an assignment, …
+    if found := parsed(lambda: triggers.automatic(event.name, data, handle)):  # a label, an assignment, …
         caused, asked = found
         return _unless_uninstalled(event, caused) or Episode(_spec(event, caused, asked))
     trigger = parsed(lambda: extract_trigger(event.name, data))
     if trigger is None:
         return Ignore(f"{event.name}.{data.get('action')} is not acted on")
     require_shape(trigger)
-    if is_bot_author(trigger["author"], trigger["author_type"], config.handle()):
+    if is_bot_author(trigger["author"], trigger["author_type"], handle):
         return Ignore("the author is a bot")
     if refusal := _unless_uninstalled(event, trigger):
         return refusal
     body = trigger.pop("body")
-    command = grammar.parse(body, config.handle(), tuple(adapters.names()))
+    command = grammar.parse(body, handle, tuple(adapters.names()))
     if command is None:
-        return Ignore(f"no @{config.handle()} command")
+        return Ignore(f"no @{handle} command")
     reply = reply_kind(command, trigger["association"])
     spec = _spec(event, trigger, command, reply)
     return Reply(spec) if reply is not None else Episode(spec)

@@ -62,9 +62,10 @@ async def webhook(request: Request) -> JSONResponse:
     if event.event == "ping":
         metrics.DELIVERIES.labels("ping").inc()
         return _JSON({"ok": True, "pong": True})
+    settings = request.app.state.settings
     try:
-        response = await accept(request.app.state.db, event,
-                                request.app.state.settings.number("BOT_OUTSIDER_REPLY_WINDOW"))
+        response = await accept(request.app.state.db, event, settings.number("BOT_OUTSIDER_REPLY_WINDOW"),
+                                handle=settings.handle)
     except Malformed as exc:  # signed by GitHub, but not the payload its event has: never redelivered
         return _refuse(400, delivery, f"malformed payload: {exc}")
     except Exception as exc:  # nothing stored (a full disk, a lost database): GitHub may redeliver
@@ -135,13 +136,13 @@ def _ignored(delivery: str, reason: str) -> JSONResponse:
     return _JSON({"ok": True, "queued": False, "reason": reason}, status_code=202)
 
 
-async def accept(db: Database, event: sansio.Event, outsider_window_s: float) -> JSONResponse:
-    """Decide (bot/intake/decide.py) and queue at most one job; a reply to someone without
-    permission at most once per thread per `outsider_window_s`. Raises Malformed for a payload
-    without the fields its event has (before anything is stored)."""
+async def accept(db: Database, event: sansio.Event, outsider_window_s: float, *, handle: str) -> JSONResponse:
+    """Decide (bot/intake/decide.py) what asks the bot's `handle`, and queue at most one job; a
+    reply to someone without permission at most once per thread per `outsider_window_s`. Raises
+    Malformed for a payload without the fields its event has (before anything is stored)."""
     data = event.data
     decision = await off_loop_if_long(_longest_body(data), lambda: decide(
-        Event(event.event, data, delivery=event.delivery_id)))
+        Event(event.event, data, delivery=event.delivery_id), handle))
     if isinstance(decision, Ignore):
         if retention.note_closed(db, event.event, data):  # when a thread's CLI homes may go
             return _ignored(event.delivery_id, f"{event.event}.{data.get('action')} noted for retention")

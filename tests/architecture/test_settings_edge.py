@@ -23,7 +23,7 @@ NOT_YET_CONVERTED = frozenset({
     "bot.credentials.resolve", "bot.credentials.rotation", "bot.credentials.vault",
     "bot.db",
     "bot.github.client", "bot.github.thread",
-    "bot.intake.decide", 
+    
     "bot.job.episode", "bot.job.model_channel",
     "bot.job.runner", "bot.job.session_home",
     "bot.record.provenance",
@@ -31,7 +31,7 @@ NOT_YET_CONVERTED = frozenset({
     "bot.service.backup",
     "bot.settings.address", "bot.settings.first_run", "bot.settings.github", "bot.settings.routes",
     "bot.workspace.git", "bot.workspace.pool", "bot.workspace.push",
-    "bot.workspace.worktrees",
+    "bot.workspace.repo_config", "bot.workspace.worktrees",
 })
 
 

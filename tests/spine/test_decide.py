@@ -16,41 +16,41 @@ def comment(body: str, association: str = "OWNER", **fields) -> Event:
 
 
 def test_a_members_request_is_an_episode_with_the_request():
-    decision = decide(comment("@bot codex explain this"))
+    decision = decide(comment("@bot codex explain this"), "bot")
     assert isinstance(decision, Episode) and decision.kind == "episode"
     assert (decision.spec.command.agent, decision.spec.command.request, decision.spec.delivery) == (
         "codex", "explain this", "d-1")
 
 
 def test_an_outsiders_request_is_the_not_allowed_reply():
-    decision = decide(comment("@bot codex explain this", association="NONE"))
+    decision = decide(comment("@bot codex explain this", association="NONE"), "bot")
     assert isinstance(decision, Reply) and decision.spec.reply == "not_allowed"
 
 
 def test_help_is_a_reply_for_anyone():
-    decision = decide(comment("@bot help", association="NONE"))
+    decision = decide(comment("@bot help", association="NONE"), "bot")
     assert isinstance(decision, Reply) and decision.spec.reply == "help"
 
 
 def test_a_members_stop_is_a_stop_job():
-    decision = decide(comment("@bot stop"))
+    decision = decide(comment("@bot stop"), "bot")
     assert isinstance(decision, Episode) and decision.kind == "stop"
 
 
 def test_a_bots_comment_is_ignored_saying_why():
     event = comment("@bot codex go")
     event.payload["comment"]["user"].update(login="dependabot[bot]", type="Bot")
-    assert decide(event) == Ignore("the author is a bot")
+    assert decide(event, "bot") == Ignore("the author is a bot")
 
 
 def test_a_comment_without_a_command_is_ignored_saying_why():
-    assert decide(comment("thanks!")) == Ignore("no @bot command")
+    assert decide(comment("thanks!"), "bot") == Ignore("no @bot command")
 
 
 def test_an_agent_label_is_an_automatic_episode():
     data = payload("pull_request.opened")
     data.update(action="labeled", label={"name": "bot:claude"})
-    decision = decide(Event("pull_request", data))
+    decision = decide(Event("pull_request", data), "bot")
     assert isinstance(decision, Episode) and decision.spec.automatic is not None
     assert (decision.spec.automatic.kind, decision.spec.command.agents) == ("label", ("claude",))
 
@@ -58,21 +58,21 @@ def test_an_agent_label_is_an_automatic_episode():
 def test_an_event_without_an_installation_is_ignored_for_the_app():
     event = comment("@bot codex hi")
     del event.payload["installation"]
-    assert decide(event) == Ignore("not delivered to an installed GitHub App")
+    assert decide(event, "bot") == Ignore("not delivered to an installed GitHub App")
 
 
 def test_a_workflows_event_needs_no_installation():
     data = payload("issue_comment.created", "@bot codex hi", author_association="OWNER")
     del data["installation"]
-    assert isinstance(decide(Event("issue_comment", data, via_app=False)), Episode)
+    assert isinstance(decide(Event("issue_comment", data, via_app=False), "bot"), Episode)
 
 
 def test_a_decided_spec_is_what_the_queue_reads_back():
-    spec = decide(comment("@bot claude new fix it")).spec
+    spec = decide(comment("@bot claude new fix it"), "bot").spec
     assert JobSpec.from_json(spec.to_json()) == spec
 
 
 def test_a_review_comment_with_a_line_that_is_not_a_number_is_malformed():
     data = payload("pull_request_review_comment.created", "@bot claude fix", line="4")
     with pytest.raises(Malformed, match="'target.line' is str"):
-        decide(Event("pull_request_review_comment", data))
+        decide(Event("pull_request_review_comment", data), "bot")
