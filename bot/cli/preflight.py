@@ -31,9 +31,9 @@ def use_user_data_dir() -> Path:
     """For `bot run` and `bot runs`: BOT_DATA_DIR when set, else the per-user folder, so a run
     inside a repository never writes its database or the CLI's transcripts into the working tree,
     and `bot runs` finds the runs from wherever it is started. Nothing is created here."""
-    if not config.is_set("BOT_DATA_DIR"):
+    if not Settings(dict(os.environ)).is_set("BOT_DATA_DIR"):
         os.environ["BOT_DATA_DIR"] = str(user_data_dir())
-    return config.value("BOT_DATA_DIR").resolve()
+    return Settings(dict(os.environ)).path("BOT_DATA_DIR").resolve()
 
 
 def check_settings(settings: Settings) -> None:
