@@ -4,8 +4,8 @@ episode, through which every effect of the agent is admitted, contained, braked 
 Usage by the pipeline:
 
     policy = Admission(worktree, protected=repo.protected_paths, max_calls=200, ...)
-    async with BridgeServer(worktree, policy, recorder, run_id, read_thread=fetch_thread,
-                            run_sandbox=run_sandbox_factory(worktree, policy),
+    async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=data_dir / "runs" / run_id,
+                            read_thread=fetch_thread, run_sandbox=sandbox_for_run(worktree, policy, tier),
                             on_progress=update_checklist, on_halt=kill_cli) as bridge:
         episode.bridge = bridge.bridge_for(spawner.inside_bridge_url(config))  # adapters.base.Bridge
         env[bridge.token_env] = bridge.token       # the CLI reads the bearer from its env
@@ -50,7 +50,7 @@ from mcp.server.lowlevel.server import Server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from adapters.base import Bridge, Tier
-from bot import config, metrics
+from bot import metrics
 from bot.bridge import catalog
 from bot.bridge.admission import Admission, Refusal
 from bot.bridge.tool import CallContext, Tool, halted_refusal
@@ -72,7 +72,7 @@ class BridgeServer:
                  on_progress: Callable[[str], Any] | None = None,
                  on_halt: Callable[[str], Any] | None = None,
                  progress_interval_s: float = 2.0, wall_clock_s: float | None = None,
-                 stop: asyncio.Event | None = None, scratch_root: Path | None = None,
+                 stop: asyncio.Event | None = None, scratch_root: Path,
                  read_dirs: tuple[str, ...] = (), review: Collector | None = None):
         self.worktree = Path(worktree)
         self.read_dirs = read_dirs  # absolute folders read_file may also read (the attachments)
@@ -94,7 +94,7 @@ class BridgeServer:
         self._wall_clock_s = wall_clock_s
         self._running: set[Any] = set()
         self._tools = CallContext(
-            policy=policy, scratch_root=scratch_root or config.data_dir() / "runs" / run_id,
+            policy=policy, scratch_root=scratch_root,
             progress=self._progress, track_run=self._track_run, run_turn=asyncio.Lock(),
             halted=lambda: self.halted, read_dirs=read_dirs, read_thread=read_thread,
             run_sandbox=run_sandbox, review=review)

@@ -23,11 +23,10 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from bot import config
 from bot.bridge.admission import Admission, Refusal
 from bot.errors import BotError
 from sandbox import select_spawner
-from sandbox.base import Limits, Refused, SandboxConfig, SandboxProcess, Spawner
+from sandbox.base import Host, Limits, Refused, SandboxConfig, SandboxProcess, Spawner
 
 RunSandbox = Callable[[Path], "tuple[Spawner, SandboxConfig]"]  # scratch home -> spawner, config
 THREAD_CAP = 256 << 10  # bytes of the conversation one read_thread call returns
@@ -37,20 +36,19 @@ class ToolFailure(BotError):
     """Admitted, but not possible (missing file, no unique match); the message is for the model."""
 
 
-def sandbox_for_run(worktree: Path, policy: Admission, tier: int | None = None,
-                    limits: Limits | None = None) -> RunSandbox:
-    """A fresh sandbox per `run` call over the worktree, writable, at the operator's floor
-    (BOT_SANDBOX_TIER, default 1; tier 0 only when the operator chose it). Network: only the
-    package registries the repository allows, through the egress proxy. `limits`: the episode's
-    (memory, processes, disk caps), each call timed by the run tool's own timeout."""
-    floor = config.sandbox_tier() if tier is None else tier
+def sandbox_for_run(worktree: Path, policy: Admission, tier: int, limits: Limits | None = None,
+                    host: Host | None = None) -> RunSandbox:
+    """A fresh sandbox per `run` call over the worktree, writable, at the operator's floor `tier`
+    (BOT_SANDBOX_TIER; tier 0 only when the operator chose it) on the operator's `host`. Network:
+    only the package registries the repository allows, through the egress proxy. `limits`: the
+    episode's (memory, processes, disk caps), each call timed by the run tool's own timeout."""
 
     def make(home: Path) -> tuple[Spawner, SandboxConfig]:
         sandbox_config = SandboxConfig(
             workdir=Path(worktree), home=home, mount_path=policy.mount_path, writable=True,
-            allowed_hosts=policy.run_allowed_hosts, min_tier=floor, tmpdir=home / ".tmp",
+            allowed_hosts=policy.run_allowed_hosts, min_tier=tier, tmpdir=home / ".tmp",
             limits=replace(limits or Limits(), timeout_s=policy.run_timeout_s))
-        return select_spawner(min(floor, 1), config.sandbox_host()), sandbox_config
+        return select_spawner(min(tier, 1), host), sandbox_config
 
     return make
 

@@ -85,10 +85,11 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
         recorder.declare_gap(run_id, web_access_gap(agent))
     policy = loader_guard.bridge_policy(worktree.path, worktree.config, adapter, inside)
     kill = asyncio.Event()
-    async with BridgeServer(worktree.path, policy, recorder, run_id,
+    async with BridgeServer(worktree.path, policy, recorder, run_id, scratch_root=ctx.config.data_dir / "runs" / run_id,
                             read_thread=conversations.thread_reader(ctx, thread),
                             run_sandbox=loader_guard.masked_runs(
-                                sandbox_for_run(worktree.path, policy, limits=sandbox_config.limits),
+                                sandbox_for_run(worktree.path, policy, ctx.config.sandbox_tier, sandbox_config.limits,
+                                                ctx.config.sandbox_host),
                                 adapter, worktree.config.mode),
                             on_progress=tracking.note, on_halt=lambda reason: kill.set(),
                             stop=cancel, read_dirs=read_dirs, review=ctx.findings) as bridge, \
