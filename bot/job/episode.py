@@ -85,11 +85,10 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
         recorder.declare_gap(run_id, web_access_gap(agent))
     policy = loader_guard.bridge_policy(worktree.path, worktree.config, adapter, inside)
     kill = asyncio.Event()
-    async with BridgeServer(worktree.path, policy, recorder, run_id, scratch_root=ctx.config.data_dir / "runs" / run_id,
+    async with BridgeServer(worktree.path, policy, recorder, run_id,
                             read_thread=conversations.thread_reader(ctx, thread),
                             run_sandbox=loader_guard.masked_runs(
-                                sandbox_for_run(worktree.path, policy, ctx.config.sandbox_tier, sandbox_config.limits,
-                                                ctx.config.sandbox_host),
+                                sandbox_for_run(worktree.path, policy, limits=sandbox_config.limits),
                                 adapter, worktree.config.mode),
                             on_progress=tracking.note, on_halt=lambda reason: kill.set(),
                             stop=cancel, read_dirs=read_dirs, review=ctx.findings) as bridge, \
@@ -108,7 +107,8 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
                                base_url=channel.base_url, web_access=worktree.config.web_access,
                                read_dirs=read_dirs)
         result = await _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id,
-                                        tracking, cancel, kill, bridge.connected)
+                                        tracking, cancel, kill, bridge.connected,
+                                        disk_watch_s=ctx.config.number("BOT_DISK_WATCH_INTERVAL"))
         channel.explain_stop(result)
         honesty.require_tools(result, bridge.tools_listed, strict=episode.mode == "strict", bridged=True)
     thread.record(recorder, run_id)
@@ -124,7 +124,7 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
 async def _run_with_cancel(adapter: base.Adapter, episode: base.Episode, spawner: Spawner,
                            sandbox_config: SandboxConfig, recorder: Recorder, run_id: str,
                            tracking: TrackingComment, cancel: asyncio.Event, kill: asyncio.Event,
-                           connected: asyncio.Event) -> base.Result:
+                           connected: asyncio.Event, *, disk_watch_s: float) -> base.Result:
 
     async def forward_cancel() -> None:
         await cancel.wait()
@@ -137,7 +137,8 @@ async def _run_with_cancel(adapter: base.Adapter, episode: base.Episode, spawner
     watcher = asyncio.create_task(forward_cancel())
     try:
         return await runner.run_episode(adapter, episode, spawner, sandbox_config,
-                                        on_event=on_event, cancel=kill, bridge_connected=connected)
+                                        on_event=on_event, cancel=kill, bridge_connected=connected,
+                                        disk_watch_s=disk_watch_s)
     finally:
         watcher.cancel()
 

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from adapters.base import Adapter, Episode, Event, EventKind, Invocation, Result, Usage
-from bot import config as bot_config
 from bot import metrics
+from bot.config_table import variable
 from bot.job.disk_caps import stop_for_full_layer
 from bot.job.kept_events import KeptEvents
 from bot.job.resume_state import empty
@@ -42,11 +42,13 @@ LAST_MESSAGE_CAP = 1 << 20  # an answer longer than this is cut
 BIG_LINE = 256 << 10  # a stdout line longer than this is parsed off the event loop
 SLICE_S = 0.002  # the longest the pump parses before it lets the event loop run others
 OnEvent = Callable[[Event], object]  # awaited when it returns an awaitable
+DISK_WATCH_S = float(str(variable("BOT_DISK_WATCH_INTERVAL").default))
 
 
 async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, config: SandboxConfig, *,
                       on_event: OnEvent | None = None, cancel: asyncio.Event | None = None,
-                      bridge_connected: asyncio.Event | None = None) -> Result:
+                      bridge_connected: asyncio.Event | None = None, disk_watch_s: float = DISK_WATCH_S) -> Result:
+    """Run the episode's CLI in the sandbox to its end; its disk is looked at every `disk_watch_s`."""
     invocation = adapter.command(episode)
     strip_loaders(episode.home, adapter.loaders.home)  # before the adapter's own files are written
     write_home_files(episode.home, invocation)
@@ -66,7 +68,7 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
         return _not_started(adapter, f"{adapter.name} could not be started: {exc.strerror or exc} "
                             f"({invocation.argv[0]})", "missing")
     events = KeptEvents()
-    watcher = asyncio.create_task(_stop_when_over(proc, quotas))
+    watcher = asyncio.create_task(_stop_when_over(proc, quotas, disk_watch_s))
     try:
         cancelled = await _drive(proc, adapter, events, on_event, cancel)
         stderr = await _collect_stderr(proc)
@@ -102,13 +104,8 @@ async def disk_quotas(config: SandboxConfig) -> list[disk.Quota]:
             disk.Quota("the CLI home", Path(config.home), lim.home_bytes, lim.home_bytes)]
 
 
-def _watch_interval_s() -> float:
-    interval: float = bot_config.value("BOT_DISK_WATCH_INTERVAL")
-    return interval
-
-
-async def _stop_when_over(proc: SandboxProcess, quotas: list[disk.Quota]) -> disk.Breach:
-    breach = await disk.watch(quotas, _watch_interval_s())
+async def _stop_when_over(proc: SandboxProcess, quotas: list[disk.Quota], interval_s: float) -> disk.Breach:
+    breach = await disk.watch(quotas, interval_s)
     log.warning("%s; stopping the episode", breach[1])
     await proc.kill()
     return breach

@@ -25,7 +25,7 @@ NOT_YET_CONVERTED = frozenset({
     "bot.github.client", "bot.github.thread",
     
     "bot.job.episode", "bot.job.model_channel",
-    "bot.job.runner", "bot.job.session_home",
+    "bot.job.session_home",
     "bot.record.provenance",
     "bot.relay.budgets", "bot.relay.chatgpt", "bot.relay.pricing", "bot.relay.retry",
     "bot.service.backup",

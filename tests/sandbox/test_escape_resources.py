@@ -27,6 +27,7 @@ from adapters.base import Episode
 from bot.config import sandbox_host
 from sandbox.base import Limits
 from sandbox.tier1 import Tier1Spawner
+from tests.entry_settings import current
 from tests.sandbox.shell_adapter import ShellAdapter
 
 pytestmark = pytest.mark.sandbox
@@ -275,7 +276,8 @@ async def _episode(config, script: str, **limits):
     from bot.job.runner import run_episode
     cfg = replace(config, writable=True, limits=Limits(timeout_s=60, **limits))
     episode = Episode(prompt="p", workdir=cfg.mount_path, home=cfg.home, mode="native")
-    return await run_episode(ShellAdapter(script), episode, Tier1Spawner(host=sandbox_host()), cfg)
+    return await run_episode(ShellAdapter(script), episode, Tier1Spawner(host=sandbox_host()), cfg,
+                             disk_watch_s=current().number("BOT_DISK_WATCH_INTERVAL"))
 
 
 async def test_episode_growing_the_worktree_past_its_quota_is_stopped_with_the_reason(config, quick_watch):
