@@ -3,9 +3,11 @@ key in one 0600 archive (bot/service/backup.py). Restore it with `bot restore FI
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
+from bot.config import Settings
 from bot.service import backup
 from bot.settings import manifest as first_run_app
 
@@ -15,7 +17,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("file", type=Path, help="the archive to create (.tar.gz; must not exist)")
     args = parser.parse_args(argv)
     try:
-        written = backup.backup(args.file, sealed_files=(first_run_app.FILE,))
+        written = backup.backup(args.file, Settings.load(os.environ), sealed_files=(first_run_app.FILE,))
     except backup.BackupError as exc:
         print(f"bot backup: {exc}", file=sys.stderr)
         return 1

@@ -3,9 +3,11 @@ dir (stop the service first; the current database is kept aside)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
+from bot.config import Settings
 from bot.service import backup
 from bot.settings import manifest
 
@@ -16,7 +18,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--force", action="store_true", help="replace the data dir's current database")
     args = parser.parse_args(argv)
     try:
-        done = backup.restore(args.file, force=args.force, sealed_files=(manifest.FILE,))
+        done = backup.restore(args.file, Settings.load(os.environ), force=args.force,
+                              sealed_files=(manifest.FILE,))
     except backup.BackupError as exc:
         print(f"bot restore: {exc}", file=sys.stderr)
         return 1

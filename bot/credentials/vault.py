@@ -22,6 +22,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from bot import config
+from bot.config import Settings
 from bot.db import Database, connect
 from bot.errors import BotError
 
@@ -146,11 +147,20 @@ def unseal(context: str, sealed: bytes) -> bytes:
 
 
 def master_key() -> bytes:
-    """BOT_SECRET_KEY (base64 of 16, 24 or 32 bytes), else the data dir's secret.key."""
-    inline = config.env("BOT_SECRET_KEY")
+    """The key of the environment as it is now, for the callers not yet handed their settings."""
+    return _key(config.env("BOT_SECRET_KEY"), config.data_dir())
+
+
+def key_for(settings: Settings) -> bytes:
+    """The key of the entry point's `settings`: BOT_SECRET_KEY (base64 of 16, 24 or 32 bytes),
+    else the data dir's secret.key (created on first use)."""
+    return _key(settings.text("BOT_SECRET_KEY"), settings.data_dir)
+
+
+def _key(inline: str | None, data_dir: Path) -> bytes:
     if inline:
         return _decode_key(inline, "BOT_SECRET_KEY")
-    path = config.data_dir() / "secret.key"
+    path = data_dir / "secret.key"
     if not path.exists():
         _create_key_file(path)
     return _decode_key(path.read_text(), str(path))

@@ -1,7 +1,7 @@
 """One database API over SQLite (the default: $BOT_DATA_DIR/bot.db, WAL) and PostgreSQL
 (`BOT_DATABASE_URL=postgresql://…`, psycopg 3), so the bot scales from one machine to many.
 
-    db = connect()                       # BOT_DATABASE_URL, else the data dir's SQLite file
+    db = connect(settings=settings)      # BOT_DATABASE_URL, else the data dir's SQLite file
     db.execute("UPDATE jobs SET status = ? WHERE id = ?", ["done", 7]).rowcount
     db.query("SELECT * FROM jobs WHERE conversation = :c", {"c": key})   # a list of dicts
     with db.transaction(): ...           # BEGIN IMMEDIATE / BEGIN … COMMIT (ROLLBACK on error)
@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bot import config
+from bot.config import Settings
 from bot.db import migrations
 from bot.db.database import Database, Result
 from bot.db.dialect import POSTGRESQL, SQLITE
@@ -30,19 +31,25 @@ class DatabaseConfigError(BotError, RuntimeError):
     """BOT_DATABASE_URL names no database the bot can use, or PostgreSQL lacks the shared key."""
 
 
-def url() -> str:
-    """BOT_DATABASE_URL, else the data dir's SQLite file."""
-    return config.env("BOT_DATABASE_URL") or f"sqlite:///{config.data_dir() / 'bot.db'}"
+def url(settings: Settings | None = None) -> str:
+    """BOT_DATABASE_URL, else the data dir's SQLite file, of the entry point's `settings` (None:
+    of the environment as it is now, for the callers not yet handed their settings)."""
+    if settings is None:
+        return config.env("BOT_DATABASE_URL") or f"sqlite:///{config.data_dir() / 'bot.db'}"
+    return settings.text("BOT_DATABASE_URL") or f"sqlite:///{settings.data_dir / 'bot.db'}"
 
 
-def connect(database_url: str | None = None, *, path: Path | None = None, migrate: bool = True) -> Database:
-    """A connection, migrated to the latest schema unless `migrate=False` (`bot migrate` does it)."""
-    target = f"sqlite:///{path}" if path is not None else (database_url or url())
+def connect(database_url: str | None = None, *, path: Path | None = None, migrate: bool = True,
+            settings: Settings | None = None) -> Database:
+    """A connection, migrated to the latest schema unless `migrate=False` (`bot migrate` does it).
+    The database is `path`'s SQLite file, else `database_url`, else the one of `settings` (`url`);
+    PostgreSQL needs the settings' shared key."""
+    target = f"sqlite:///{path}" if path is not None else (database_url or url(settings))
     scheme = target.split(":", 1)[0]
     if scheme == "sqlite":
         db = _sqlite(target)
     elif scheme in ("postgresql", "postgres"):
-        db = _postgresql(target)
+        db = _postgresql(target, _shared_key(settings))
     else:
         raise DatabaseConfigError(f"BOT_DATABASE_URL must start with postgresql:// or sqlite:///, not {scheme}:")
     if migrate:
@@ -66,8 +73,12 @@ def _sqlite(target: str) -> Database:
     return Database(conn, SQLITE, f"sqlite:///{path}")
 
 
-def _postgresql(target: str) -> Database:
-    if not config.env("BOT_SECRET_KEY"):
+def _shared_key(settings: Settings | None) -> bool:
+    return bool(config.env("BOT_SECRET_KEY") if settings is None else settings.text("BOT_SECRET_KEY"))
+
+
+def _postgresql(target: str, shared_key: bool) -> Database:
+    if not shared_key:
         raise DatabaseConfigError(
             "BOT_SECRET_KEY must be set when BOT_DATABASE_URL is PostgreSQL: every machine must seal and "
             "open secrets, settings sessions and CLI homes with the same key (a per-machine key file would "

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
-from bot import config
+from bot.config import Settings
 from bot.credentials import rotation, vault
 from bot.db import url as database_url
 from bot.errors import BotError
@@ -58,14 +58,16 @@ class Restored:
     secrets: int
 
 
-def backup(dest: Path, sealed_files: tuple[str, ...] = ()) -> Manifest:
-    """Write the archive to `dest` (which must not exist); returns its manifest. `sealed_files`:
-    other files of the data dir sealed with the key (the GitHub App settings of the first run)."""
-    source = _sqlite_path()
+def backup(dest: Path, settings: Settings, sealed_files: tuple[str, ...] = ()) -> Manifest:
+    """Write the archive of the database and key of `settings` to `dest` (which must not exist);
+    returns its manifest. `sealed_files`: other files of the data dir sealed with the key (the
+    GitHub App settings of the first run)."""
+    source = _sqlite_path(settings)
     if dest.exists():
         raise BackupError(f"{dest} exists: name a new file")
-    key_file = config.data_dir() / "secret.key"
-    inline = config.is_set("BOT_SECRET_KEY")
+    data = settings.data_dir
+    key_file = data / "secret.key"
+    inline = settings.is_set("BOT_SECRET_KEY")
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".bot-backup-") as scratch:
         snapshot = Path(scratch) / "bot.db"
         _online_copy(source, snapshot)
@@ -79,28 +81,30 @@ def backup(dest: Path, sealed_files: tuple[str, ...] = ()) -> Manifest:
             if not inline and key_file.exists():
                 _add_bytes(archive, "secret.key", key_file.read_bytes())
             for name in sealed_files:
-                if (config.data_dir() / name).is_file():
-                    _add_bytes(archive, name, (config.data_dir() / name).read_bytes())
+                if (data / name).is_file():
+                    _add_bytes(archive, name, (data / name).read_bytes())
                     manifest["files"].append(name)
             raw.flush()
             os.fsync(raw.fileno())
     return manifest
 
 
-def restore(archive_path: Path, force: bool = False, sealed_files: tuple[str, ...] = ()) -> Restored:
-    target = _sqlite_path()
+def restore(archive_path: Path, settings: Settings, force: bool = False,
+            sealed_files: tuple[str, ...] = ()) -> Restored:
+    """Put the archive's database and key in the data dir of `settings`."""
+    target = _sqlite_path(settings)
     if target.exists() and not force:
         raise BackupError(f"{target} exists: stop the service and pass --force to replace it "
                           "(the current database is kept aside)")
     if target.exists() and (live := _live_workers(target)):
         raise BackupError(f"{live} worker(s) of a running service reported in the last "
                           f"{wakeup.ALIVE_S:.0f} s: stop the service before restoring")
-    data = config.data_dir()
+    data = settings.data_dir
     with tempfile.TemporaryDirectory(dir=data, prefix=".bot-restore-") as scratch:
         files = _unpack(archive_path, Path(scratch), MEMBERS + sealed_files)
         _check_database(files["bot.db"])
         key = files.get("secret.key")
-        secrets = _check_key(files["bot.db"], key)
+        secrets = _check_key(files["bot.db"], key, settings)
         aside = None
         if target.exists():
             aside = target.with_name(f"bot.db.before-restore-{int(time.time())}")
@@ -129,8 +133,8 @@ def _live_workers(database: Path) -> int:
     return int(row[0])
 
 
-def _sqlite_path() -> Path:
-    url = database_url()
+def _sqlite_path(settings: Settings) -> Path:
+    url = database_url(settings)
     if not url.startswith("sqlite:///"):
         raise BackupError("BOT_DATABASE_URL is PostgreSQL: back it up with pg_dump (and keep BOT_SECRET_KEY "
                           "in your secret store); `bot backup` copies the SQLite database only")
@@ -189,8 +193,8 @@ def _check_database(path: Path) -> None:
         raise BackupError(f"the archive's database failed its integrity check: {result}")
 
 
-def _check_key(database: Path, key_path: Path | None) -> int:
-    """Every secret in the archive opens with the key it brings (else the operator's key)."""
+def _check_key(database: Path, key_path: Path | None, settings: Settings) -> int:
+    """Every secret in the archive opens with the key it brings (else the key of `settings`)."""
     conn = sqlite3.connect(database)
     conn.row_factory = sqlite3.Row
     try:
@@ -201,7 +205,7 @@ def _check_key(database: Path, key_path: Path | None) -> int:
         conn.close()
     if not rows:
         return 0
-    key = vault._decode_key(key_path.read_text(), "secret.key") if key_path else vault.master_key()
+    key = vault._decode_key(key_path.read_text(), "secret.key") if key_path else vault.key_for(settings)
     for row in rows:
         try:
             rotation.unseal_with(key, vault._context(row["scope"], row["name"]), bytes(row["sealed"]))

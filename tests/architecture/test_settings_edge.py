@@ -28,7 +28,6 @@ NOT_YET_CONVERTED = frozenset({
     "bot.job.session_home",
     "bot.record.provenance",
     "bot.relay.budgets", "bot.relay.chatgpt", "bot.relay.pricing", "bot.relay.retry",
-    "bot.service.backup",
     "bot.settings.address", "bot.settings.first_run", "bot.settings.github", "bot.settings.routes",
     "bot.workspace.git", "bot.workspace.pool", "bot.workspace.push",
     "bot.workspace.repo_config", "bot.workspace.worktrees",

@@ -11,9 +11,11 @@ import pytest
 from bot import config
 from bot.cli import backup as backup_cli
 from bot.cli import restore as restore_cli
+from bot.config import Settings
 from bot.credentials import vault
 from bot.service import backup, queue, store, wakeup
 from bot.settings import manifest
+from tests.entry_settings import current
 
 SECRETS = {("user:alice", "openai_api_key"): "sk-alice-0123456789abcdef",
            ("repo:octo/app", "anthropic_api_key"): "sk-ant-app-0123456789abcdef"}
@@ -101,17 +103,17 @@ def test_a_backup_taken_while_jobs_run_restores_every_job_and_secret(tmp_path, m
 def test_the_archive_is_readable_by_its_owner_only(tmp_path):
     store.connect().close()
     archive = tmp_path / "b.tar.gz"
-    backup.backup(archive)
+    backup.backup(archive, current())
     assert archive.stat().st_mode & 0o777 == 0o600
 
 
 def test_restore_refuses_to_replace_a_database_without_force(tmp_path):
     vault.put("user:alice", "openai_api_key", "sk-alice-0123456789abcdef", actor="alice")
     archive = tmp_path / "b.tar.gz"
-    backup.backup(archive)
+    backup.backup(archive, current())
     with pytest.raises(backup.BackupError, match="--force"):
-        backup.restore(archive)
-    done = backup.restore(archive, force=True)
+        backup.restore(archive, current())
+    done = backup.restore(archive, current(), force=True)
     assert done.moved_aside is not None and done.moved_aside.exists()
     assert vault.get("user:alice", "openai_api_key") == "sk-alice-0123456789abcdef"
 
@@ -123,14 +125,14 @@ def test_an_archive_with_anything_else_is_refused_before_the_data_dir_is_touched
         link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
         archive.addfile(link)
     with pytest.raises(backup.BackupError, match="not a bot backup"):
-        backup.restore(evil)
+        backup.restore(evil, current())
     assert not (tmp_path / "data" / "bot.db").exists()
 
 
 def test_a_backup_whose_key_does_not_open_its_secrets_is_refused(tmp_path, monkeypatch):
     vault.put("user:alice", "openai_api_key", "sk-alice-0123456789abcdef", actor="alice")
     archive = tmp_path / "b.tar.gz"
-    backup.backup(archive)
+    backup.backup(archive, current())
     with tarfile.open(archive) as original:
         members = {m.name: original.extractfile(m).read() for m in original}
     members["secret.key"] = b"QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=\n"
@@ -140,7 +142,7 @@ def test_a_backup_whose_key_does_not_open_its_secrets_is_refused(tmp_path, monke
             backup._add_bytes(out, name, data)
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "elsewhere"))
     with pytest.raises(backup.BackupError, match="do not open"):
-        backup.restore(tampered)
+        backup.restore(tampered, current())
     assert not (tmp_path / "elsewhere" / "bot.db").exists()
 
 
@@ -157,9 +159,30 @@ def test_the_github_app_a_first_run_stored_comes_back_with_the_restore(tmp_path,
 def test_restore_refuses_while_a_service_still_uses_the_database(tmp_path):
     db = store.connect()
     archive = tmp_path / "b.tar.gz"
-    backup.backup(archive)
+    backup.backup(archive, current())
     wakeup.beat(db, "host:1:abc", 0, 2, 0.0)  # a worker reported just now
     with pytest.raises(backup.BackupError, match="stop the service"):
-        backup.restore(archive, force=True)
+        backup.restore(archive, current(), force=True)
     db.execute("UPDATE workers SET seen_at = 0")  # long gone (killed without saying goodbye)
-    assert backup.restore(archive, force=True).moved_aside is not None
+    assert backup.restore(archive, current(), force=True).moved_aside is not None
+
+
+def test_a_backup_copies_the_database_of_the_settings_it_is_handed(tmp_path):
+    handed = Settings({"BOT_DATA_DIR": str(tmp_path / "handed")})
+    db = store.connect(path=handed.data_dir / "bot.db")
+    store.write(db, lambda conn: store.enqueue_delivery(
+        conn, delivery_id="d1", event="issue_comment", action="created", kind="run", conversation="o/r#1",
+        spec={"repo": "o/r", "number": 1, "author": "bob", "command": {"kind": "run"}}))
+    backup.backup(tmp_path / "b.tar.gz", handed)
+    with tarfile.open(tmp_path / "b.tar.gz") as archive:
+        archive.extract("bot.db", tmp_path / "out", filter="data")
+    assert [row[1] for row in _jobs(tmp_path / "out" / "bot.db")] == ["d1"]
+
+
+def test_a_restore_goes_into_the_data_dir_of_the_settings_it_is_handed(tmp_path):
+    vault.put("user:alice", "openai_api_key", "sk-alice-0123456789abcdef", actor="alice")
+    backup.backup(tmp_path / "b.tar.gz", current())
+    handed = Settings({"BOT_DATA_DIR": str(tmp_path / "handed")})
+    done = backup.restore(tmp_path / "b.tar.gz", handed)
+    assert done.database == tmp_path / "handed" / "bot.db" and done.key_restored
+    assert (tmp_path / "handed" / "secret.key").read_bytes() == (tmp_path / "data" / "secret.key").read_bytes()

@@ -9,6 +9,7 @@ import pytest
 
 from bot import config
 from bot import db as bot_db
+from bot.config import Settings
 from bot.db import migrations
 from bot.db.dialect import POSTGRESQL
 from bot.service import queue, store
@@ -43,6 +44,19 @@ def test_postgresql_without_the_shared_key_is_refused_with_the_reason(pg_url, mo
     monkeypatch.delenv("BOT_SECRET_KEY")
     with pytest.raises(bot_db.DatabaseConfigError, match="BOT_SECRET_KEY must be set"):
         bot_db.connect()
+
+
+def test_a_connection_opens_the_database_of_the_settings_it_is_handed(tmp_path):
+    handed = Settings({"BOT_DATA_DIR": str(tmp_path / "handed")})
+    db = bot_db.connect(settings=handed)
+    assert db.url == f"sqlite:///{(tmp_path / 'handed' / 'bot.db').resolve()}"
+    assert not (tmp_path / "data" / "bot.db").exists()
+
+
+def test_postgresql_is_refused_when_the_handed_settings_lack_the_shared_key(monkeypatch):
+    monkeypatch.setenv("BOT_SECRET_KEY", "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=")
+    with pytest.raises(bot_db.DatabaseConfigError, match="BOT_SECRET_KEY must be set"):
+        bot_db.connect(settings=Settings({"BOT_DATABASE_URL": "postgresql://db.invalid/bot"}))
 
 
 def test_unknown_scheme_is_refused(monkeypatch):
