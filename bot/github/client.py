@@ -1,15 +1,16 @@
 """The one GitHub client module: App JWT → installation token cache, reactions, comments,
 review-thread replies, a permission cache, rate-limit backoff.
 
-    tokens = TokenCache()                       # one per process
+    tokens = TokenCache.of(settings)            # one per process: the entry point's App and API URL
     async with httpx.AsyncClient(timeout=30) as client:
-        gh = await installation_client(client, tokens, installation_id, "octo/repo")
-        await gh.react({"type": "issue_comment", "id": 123}, "eyes")
-        comment_id = await gh.create_comment(12, "working…")
-        await gh.update_comment(comment_id, "done")
+        thread = await installation_thread(client, tokens, installation_id, "octo/repo", 12)
+        await thread.react({"type": "issue_comment", "id": 123}, "eyes")
+        comment_id = await thread.create_comment("working…")
+        await thread.update_comment(comment_id, "done")
 
 `Thread` (the object the pipeline uses) needs an authenticated `RetryingAPI`: an installation
-token (service) or `GITHUB_TOKEN` (action): `RetryingAPI(client, oauth_token=token)`.
+token (service) or `GITHUB_TOKEN` (action):
+`RetryingAPI(client, oauth_token=token, base_url=settings.github_api_url)`.
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded
 from gidgethub.httpx import GitHubAPI
 
 from bot import config, metrics, retry
+from bot.config import Settings
+from bot.config_table import variable
 from bot.permissions import own_logins
 from bot.record.defang import markers
 from bot.record.redact import redact, running_secrets
@@ -48,6 +51,8 @@ REVIEW_THREADS = """query($owner: String!, $name: String!, $number: Int!) {
   repository(owner: $owner, name: $name) { pullRequest(number: $number) {
     reviewThreads(first: 100) { nodes { id isResolved resolvedBy { login }
       comments(first: 50) { nodes { databaseId authorAssociation body author { login } } } } } } } }"""
+# The REST API a client talks to unless it is handed the operator's (GITHUB_API_URL)
+GITHUB_COM_API = str(variable("GITHUB_API_URL").default)
 RESOLVE_THREAD = """mutation($thread: ID!) {
   resolveReviewThread(input: {threadId: $thread}) { thread { id isResolved } } }"""
 
@@ -57,10 +62,11 @@ class RetryingAPI(GitHubAPI):
 
     max_wait_s = 300.0
 
-    def __init__(self, client: httpx.AsyncClient, oauth_token: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, client: httpx.AsyncClient, oauth_token: str | None = None, *,
+                 base_url: str = GITHUB_COM_API, **kwargs: Any) -> None:
         # gidgethub types its client as httpx2's (the same API)
         super().__init__(client, USER_AGENT, oauth_token=oauth_token,  # type: ignore[arg-type]
-                         base_url=config.github_api_url(), **kwargs)
+                         base_url=base_url.rstrip("/"), **kwargs)
 
     async def _request(self, method: str, url: str, headers: Any, body: bytes = b"") -> Any:
         headers = versioned(headers)
@@ -126,11 +132,18 @@ def _is_secondary_limit(exc: HTTPException) -> bool:
 class TokenCache:
     """Installation tokens, minted from the App JWT, reused until shortly before they expire."""
 
-    def __init__(self, app: Callable[[], tuple[str, str]] = lambda: (config.app_id(), config.private_key())) -> None:
-        """`app`: the App's id and private key, asked at each mint (the entry point's settings)."""
+    def __init__(self, app: Callable[[], tuple[str, str]], api_url: str = GITHUB_COM_API) -> None:
+        """`app`: the App's id and private key, asked at each mint; `api_url`: where to mint, and
+        where the threads of its installations talk to."""
         self._app = app
+        self.api_url = api_url
         self._tokens: dict[int, tuple[str, float]] = {}
         self._locks: dict[int, asyncio.Lock] = {}
+
+    @classmethod
+    def of(cls, settings: Settings) -> TokenCache:
+        """The cache of the entry point's App (its id and key) at its GitHub API."""
+        return cls(lambda: (settings.app_id(), settings.private_key()), settings.github_api_url)
 
     async def token(self, client: httpx.AsyncClient, installation_id: int, stale: str | None = None) -> str:
         """The installation's token; `stale` (a token GitHub just refused) is never returned again."""
@@ -138,7 +151,7 @@ class TokenCache:
             cached = self._tokens.get(installation_id)
             if cached and cached[1] - TOKEN_REFRESH_MARGIN_S > time.time() and cached[0] != stale:
                 return cached[0]
-            api = RetryingAPI(client)
+            api = RetryingAPI(client, base_url=self.api_url)
             app_id, private_key = self._app()
             minted = await apps.get_installation_access_token(
                 api, installation_id=str(installation_id), app_id=app_id, private_key=private_key)
@@ -251,13 +264,15 @@ class Thread:
     async def review_threads(self) -> list[dict]:
         """The pull request's review threads (the first 100, each with its first 50 comments)."""
         owner, name = self.repo.split("/", 1)
-        data = await with_retries(lambda: self.api.graphql(REVIEW_THREADS, endpoint=graphql_url(), owner=owner,
+        endpoint = graphql_url(self.api.base_url)
+        data = await with_retries(lambda: self.api.graphql(REVIEW_THREADS, endpoint=endpoint, owner=owner,
                                                            name=name, number=self.number))
         pull = ((data or {}).get("repository") or {}).get("pullRequest") or {}
         return list((pull.get("reviewThreads") or {}).get("nodes") or [])
 
     async def resolve_review_thread(self, thread_id: str) -> None:
-        await with_retries(lambda: self.api.graphql(RESOLVE_THREAD, endpoint=graphql_url(), thread=thread_id))
+        endpoint = graphql_url(self.api.base_url)
+        await with_retries(lambda: self.api.graphql(RESOLVE_THREAD, endpoint=endpoint, thread=thread_id))
 
     async def permission(self, login: str, *, fresh: bool = False) -> str:
         """The user's permission (its role name, else the legacy admin|write|read|none), cached a
@@ -282,13 +297,12 @@ class Thread:
 async def installation_thread(client: httpx.AsyncClient, tokens: TokenCache, installation_id: int,
                               repo: str, number: int) -> Thread:
     token = await tokens.token(client, installation_id)
-    return Thread(RetryingAPI(client, oauth_token=token), repo, number,
+    return Thread(RetryingAPI(client, oauth_token=token, base_url=tokens.api_url), repo, number,
                   token_source=lambda stale: tokens.token(client, installation_id, stale=stale))
 
 
-def graphql_url() -> str:
-    """GitHub's GraphQL endpoint beside its REST API: `/graphql`, on Enterprise Server `/api/graphql`."""
-    api = config.github_api_url()
+def graphql_url(api: str) -> str:
+    """GitHub's GraphQL endpoint beside its REST API `api`: `/graphql`, on Enterprise Server `/api/graphql`."""
     return api.removesuffix("/v3") + "/graphql" if api.endswith("/api/v3") else api + "/graphql"
 
 

@@ -47,7 +47,7 @@ class WorkerPool:
         self.db, self.settings, self.size = db, settings, size or settings.workers
         self.lease_s = settings.number("BOT_LEASE_SECONDS")
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        self.tokens = TokenCache(lambda: (settings.app_id(), settings.private_key()))
+        self.tokens = TokenCache.of(settings)
         self.running: dict[int, asyncio.Task[None]] = {}
         self.surfaces: dict[int, GitHubSurface] = {}  # of the running episodes, muted if taken over
         self.contexts: dict[int, JobContext] = {}  # of the running episodes: who stopped them

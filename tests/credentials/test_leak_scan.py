@@ -17,6 +17,7 @@ import pytest
 from bot.github import client as gh_client
 from bot.record.redact import MASK, LogRedactor, masked_in_logs, redact
 from bot.workspace import effects
+from tests.entry_settings import current
 from tests.spine.test_github_client import REPO, gh, thread  # noqa: F401  (fake GitHub for comments)
 from tests.workspace.conftest import api, github, remote, sh_git, token, widget  # noqa: F401
 from tests.workspace.test_effects import ask, edit
@@ -120,7 +121,7 @@ def test_log_record_with_a_hex_encoded_secret_is_masked():
 async def test_comment_sent_while_a_job_runs_is_masked_by_the_client(gh):  # noqa: F811
     """Whatever path a comment takes, the GitHub client masks the running jobs' secrets in it."""
     async with httpx.AsyncClient() as client:
-        t = await thread(gh_client.TokenCache(), client)
+        t = await thread(gh_client.TokenCache.of(current()), client)
         with masked_in_logs([KEY]):
             await t.create_comment(f"done, key reversed: {KEY[::-1]}")
     assert KEY[::-1][10:40] not in gh.comments(REPO, 1)[-1]["body"]

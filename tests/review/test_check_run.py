@@ -8,6 +8,7 @@ from bot.github.client import RetryingAPI, Thread
 from bot.review import checks
 from bot.review.findings import Finding
 from bot.review.merge import merge
+from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo/repo"
@@ -29,7 +30,7 @@ def found(*severities: str, side: str = "RIGHT") -> list:
 
 async def reported(gh: FakeGitHub, result: checks.Outcome) -> dict:
     async with httpx.AsyncClient() as client:
-        thread = Thread(RetryingAPI(client, oauth_token="t"), REPO, 2)
+        thread = Thread(RetryingAPI(client, oauth_token="t", base_url=current().github_api_url), REPO, 2)
         assert await checks.finish(thread, await checks.start(thread, SHA), result)
     [run] = gh.check_runs_of(REPO, SHA)
     return run
@@ -101,7 +102,7 @@ async def test_a_check_run_github_refuses_is_logged_and_does_not_raise(monkeypat
     try:
         gh.fail_next("POST", r"/check-runs$", 403)
         async with httpx.AsyncClient() as client:
-            thread = Thread(RetryingAPI(client, oauth_token="t"), REPO, 2)
+            thread = Thread(RetryingAPI(client, oauth_token="t", base_url=current().github_api_url), REPO, 2)
             check = await checks.start(thread, SHA)
             assert check is None and not await checks.finish(thread, check, checks.errored("x"))
     finally:

@@ -10,6 +10,7 @@ from bot.intake.gate import refused
 from bot.intake.spec import Automatic
 from bot.intake.triggers import automatic
 from bot.workspace.repo_config import parse
+from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
 from tests.spine.helpers import payload
 
@@ -45,7 +46,7 @@ def gh(monkeypatch):
 
 async def why(kind: str = "synchronize") -> str | None:
     async with httpx.AsyncClient() as client:
-        return await refused(Thread(RetryingAPI(client, oauth_token="t"), REPO, 2),
+        return await refused(Thread(RetryingAPI(client, oauth_token="t", base_url=current().github_api_url), REPO, 2),
                              Automatic(kind=kind, detail="", draft=False), "alice")
 
 

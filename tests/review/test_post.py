@@ -5,6 +5,7 @@ import httpx
 
 from bot.github.client import RetryingAPI, Thread
 from bot.review.post import inline_in_body, post_review
+from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo/repo"
@@ -18,7 +19,7 @@ def review(line: int) -> dict:
 
 async def posted(gh: FakeGitHub, payload: dict) -> dict:
     async with httpx.AsyncClient() as client:
-        return await post_review(Thread(RetryingAPI(client, oauth_token="t"), REPO, 2), payload)
+        return await post_review(Thread(RetryingAPI(client, oauth_token="t", base_url=current().github_api_url), REPO, 2), payload)
 
 
 def fake(monkeypatch) -> FakeGitHub:
@@ -63,7 +64,7 @@ async def test_a_secret_in_the_review_is_masked_before_it_reaches_github(monkeyp
     payload["comments"][0]["body"] = f"the key is {secret}"
     try:
         async with httpx.AsyncClient() as client:
-            await post_review(Thread(RetryingAPI(client, oauth_token="t"), REPO, 2), payload, [secret])
+            await post_review(Thread(RetryingAPI(client, oauth_token="t", base_url=current().github_api_url), REPO, 2), payload, [secret])
         [stored] = gh.submitted_reviews(REPO, 2)
         assert secret not in stored["body"] and secret not in stored["_comments"][0]["body"]
     finally:
@@ -74,7 +75,7 @@ async def test_a_job_run_again_finds_its_review_instead_of_posting_a_second(monk
     gh = fake(monkeypatch)
     try:
         async with httpx.AsyncClient() as client:
-            thread = Thread(RetryingAPI(client, oauth_token="t"), REPO, 2)
+            thread = Thread(RetryingAPI(client, oauth_token="t", base_url=current().github_api_url), REPO, 2)
             first = await post_review(thread, review(2), marker="<!-- bot:review 7 -->")
             again = await post_review(thread, review(2), marker="<!-- bot:review 7 -->")
         assert again["id"] == first["id"] and len(gh.submitted_reviews(REPO, 2)) == 1
@@ -94,5 +95,5 @@ async def test_a_marker_someone_else_wrote_is_not_the_bots_review(monkeypatch):
 
 async def posted_with_marker(gh: FakeGitHub) -> dict:
     async with httpx.AsyncClient() as client:
-        return await post_review(Thread(RetryingAPI(client, oauth_token="t"), REPO, 2), review(2),
+        return await post_review(Thread(RetryingAPI(client, oauth_token="t", base_url=current().github_api_url), REPO, 2), review(2),
                                  marker="<!-- bot:review 7 -->")

@@ -22,6 +22,7 @@ from bot.review.render import AgentOutcome, review_payload
 from bot.review.since import Change
 from bot.service import store
 from tests.browser import CHROMIUM, chromium
+from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
 from tests.review.thread_html import page
 from tests.review.world import BUG_LINE, make_review_remote
@@ -42,7 +43,7 @@ def earlier(number: int, comment: dict, finding: Finding) -> Earlier:
 async def the_life(gh: FakeGitHub, files: list[dict], db) -> None:
     scope, outcomes = plan(files), [AgentOutcome("codex", True, "One bug: add() subtracts; one nit.")]
     async with httpx.AsyncClient() as client:
-        thread = Thread(RetryingAPI(client, oauth_token="t"), REPO, 2)
+        thread = Thread(RetryingAPI(client, oauth_token="t", base_url=current().github_api_url), REPO, 2)
         await post.post_review(thread, review_payload(merge([BUG, NIT], ["codex"]), outcomes, scope, commit=FIRST))
         nit, bug = sorted(gh.review_comments_of(REPO, 2), key=lambda c: c["line"])
         gh.add_review_comment(REPO, 2, "This is on purpose: the docstring stays one line.", user="Codertocat",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 
 from bot.github.client import RetryingAPI, Thread, graphql_url
+from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo/repo"
@@ -25,7 +26,7 @@ async def test_the_threads_of_a_pull_request_list_each_comment_with_its_author_a
     gh, top = fake(monkeypatch)
     try:
         async with httpx.AsyncClient() as client:
-            [node] = await Thread(RetryingAPI(client, oauth_token="t"), REPO, 2).review_threads()
+            [node] = await Thread(RetryingAPI(client, oauth_token="t", base_url=current().github_api_url), REPO, 2).review_threads()
         first, reply = node["comments"]["nodes"]
         assert (first["databaseId"], first["author"]["login"]) == (top, "bot")
         assert (reply["body"], reply["authorAssociation"], node["isResolved"]) == ("won't fix", "MEMBER", False)
@@ -37,7 +38,7 @@ async def test_resolving_a_thread_is_the_resolveReviewThread_mutation(monkeypatc
     gh, top = fake(monkeypatch)
     try:
         async with httpx.AsyncClient() as client:
-            await Thread(RetryingAPI(client, oauth_token="t"), REPO, 2).resolve_review_thread(f"PRRT_{top}")
+            await Thread(RetryingAPI(client, oauth_token="t", base_url=current().github_api_url), REPO, 2).resolve_review_thread(f"PRRT_{top}")
         assert gh.thread_resolved(REPO, top) == (True, None)
         assert "resolveReviewThread" in gh.calls_to("POST", r"/graphql$")[0].body["query"]
     finally:
@@ -46,6 +47,6 @@ async def test_resolving_a_thread_is_the_resolveReviewThread_mutation(monkeypatc
 
 def test_the_graphql_endpoint_of_enterprise_server_is_api_graphql(monkeypatch):
     monkeypatch.setenv("GITHUB_API_URL", "https://ghe.example.com/api/v3")
-    assert graphql_url() == "https://ghe.example.com/api/graphql"
+    assert graphql_url(current().github_api_url) == "https://ghe.example.com/api/graphql"
     monkeypatch.setenv("GITHUB_API_URL", "https://api.github.com")
-    assert graphql_url() == "https://api.github.com/graphql"
+    assert graphql_url(current().github_api_url) == "https://api.github.com/graphql"

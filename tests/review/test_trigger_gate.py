@@ -7,6 +7,7 @@ import pytest
 from bot.github.client import RetryingAPI, Thread
 from bot.intake.gate import refused
 from bot.intake.spec import Automatic
+from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo/repo"
@@ -25,7 +26,7 @@ def gh(monkeypatch):
 
 async def why(automatic: dict, who: str = "alice") -> str | None:
     async with httpx.AsyncClient() as client:
-        return await refused(Thread(RetryingAPI(client, oauth_token="t"), REPO, 2), Automatic(**automatic), who)
+        return await refused(Thread(RetryingAPI(client, oauth_token="t", base_url=current().github_api_url), REPO, 2), Automatic(**automatic), who)
 
 
 async def test_without_a_bot_yml_every_trigger_is_off(gh):

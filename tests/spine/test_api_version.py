@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 
 from bot.github.client import API_VERSION, MEDIA_TYPE, RetryingAPI, versioned
+from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
 
 
@@ -26,7 +27,7 @@ async def test_a_call_through_the_client_reaches_github_with_version_and_media_t
 
     monkeypatch.setenv("GITHUB_API_URL", "https://api.github.test")
     async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
-        await RetryingAPI(client, oauth_token="t").getitem("/repos/o/r")
+        await RetryingAPI(client, oauth_token="t", base_url=current().github_api_url).getitem("/repos/o/r")
     assert (seen[0]["x-github-api-version"], seen[0]["accept"]) == (API_VERSION, MEDIA_TYPE)
 
 

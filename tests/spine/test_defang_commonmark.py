@@ -15,6 +15,7 @@ from bot.github import client as github
 from bot.job import conversations
 from bot.job.answer import fit_answer
 from bot.record.defang import defang
+from tests.entry_settings import current
 from tests.spine.test_github_client import REPO, gh, thread  # noqa: F401  (the fake GitHub fixture)
 
 MENTION = re.compile(r"(?<![\w@/])@[A-Za-z0-9]")
@@ -118,7 +119,7 @@ async def test_marker_inside_code_in_the_bots_comment_is_not_taken_for_it(gh):  
     job posts its own instead of overwriting the answer."""
     gh.add_comment(REPO, 1, f"the marker looks like:\n```\n{MARK}\n```", user="bot[bot]", user_type="Bot")
     async with httpx.AsyncClient() as client:
-        t = await thread(github.TokenCache(), client)
+        t = await thread(github.TokenCache.of(current()), client)
         await t.create_comment(f"working\n{MARK}", marker=MARK, look_first=True)
     assert len(gh.calls_to("POST", r"/issues/1/comments$")) == 1
 
@@ -127,7 +128,7 @@ async def test_marker_in_another_apps_comment_is_not_taken_for_the_bots(gh):  # 
     """Another GitHub App (a Bot account, not ours) pasting the marker does not own the job."""
     gh.add_comment(REPO, 1, f"gotcha\n{MARK}", user="other-app[bot]", user_type="Bot")
     async with httpx.AsyncClient() as client:
-        t = await thread(github.TokenCache(), client)
+        t = await thread(github.TokenCache.of(current()), client)
         await t.create_comment(f"working\n{MARK}", marker=MARK, look_first=True)
     assert len(gh.calls_to("POST", r"/issues/1/comments$")) == 1
 

@@ -261,7 +261,7 @@ def gh(monkeypatch):
 
 async def fetched(gh, number: int, is_pr: bool, target: dict | None = None) -> github.ThreadData:
     async with httpx.AsyncClient() as client:
-        return await github.fetch(Thread(RetryingAPI(client, oauth_token=TOKEN), REPO, number),
+        return await github.fetch(Thread(RetryingAPI(client, oauth_token=TOKEN, base_url=current().github_api_url), REPO, number),
                                   is_pr=is_pr, target=target)
 
 
@@ -355,7 +355,7 @@ async def test_context_is_fetched_once_and_hidden_content_never_rendered(gh, tmp
     gh.add_issue(REPO, 4, body="Bug. <!-- SECRET-INSTRUCTION -->")
     gh.add_comment(REPO, 4, "<span hidden>SECRET-TWO</span>me too")
     async with httpx.AsyncClient() as client:
-        ctx = SimpleNamespace(thread=Thread(RetryingAPI(client, oauth_token=TOKEN), REPO, 4), is_pr=False,
+        ctx = SimpleNamespace(thread=Thread(RetryingAPI(client, oauth_token=TOKEN, base_url=current().github_api_url), REPO, 4), is_pr=False,
                               target=None, job_id=None)
         context = thread_text.ThreadContext(ctx, tmp_path / "att")
         short, full = await asyncio.gather(context.render(thread_text.PROMPT), context.render(thread_text.READ))

@@ -1,0 +1,60 @@
+"""The GitHub client is handed its API URL and its App: it never asks the environment for them."""
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from bot.config import Settings
+from bot.github import client as github
+from tests.fakes.github import FakeGitHub
+from tests.spine.helpers import app_key
+
+REPO = "octo/repo"
+ELSEWHERE = "http://127.0.0.1:9"  # nothing listens: a call that read the environment fails
+
+
+KEY = app_key()
+
+
+@pytest.fixture
+def gh(monkeypatch):
+    with FakeGitHub(app_id="4242", public_key=KEY[1]) as fake:
+        fake.add_repo(REPO)
+        fake.add_issue(REPO, 1)
+        for name in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("GITHUB_API_URL", ELSEWHERE)
+        yield fake
+
+
+def handed(fake: FakeGitHub) -> Settings:
+    return Settings({"GITHUB_API_URL": fake.url, "GITHUB_APP_ID": "4242", "GITHUB_PRIVATE_KEY": KEY[0],
+                     "GITHUB_WEBHOOK_SECRET": "s"})
+
+
+async def test_a_token_cache_mints_with_the_app_and_at_the_api_url_of_its_settings(gh):
+    async with httpx.AsyncClient() as client:
+        token = await github.TokenCache.of(handed(gh)).token(client, 7)
+    assert token and len(gh.calls_to("POST", r"/app/installations/7/access_tokens$")) == 1
+
+
+async def test_an_installation_thread_talks_to_the_api_url_of_its_token_cache(gh):
+    async with httpx.AsyncClient() as client:
+        thread = await github.installation_thread(client, github.TokenCache.of(handed(gh)), 7, REPO, 1)
+        await thread.create_comment("hello")
+    assert [c["body"] for c in gh.comments(REPO, 1)] == ["hello"]
+
+
+async def test_a_client_without_a_base_url_talks_to_github_com_not_to_the_environment(gh):
+    async with httpx.AsyncClient() as client:
+        assert github.RetryingAPI(client).base_url == "https://api.github.com"
+
+
+async def test_a_client_handed_a_base_url_with_a_trailing_slash_talks_to_it_without_the_slash(gh):
+    async with httpx.AsyncClient() as client:
+        assert github.RetryingAPI(client, base_url=gh.url + "/").base_url == gh.url
+
+
+def test_the_graphql_endpoint_is_beside_the_rest_api_it_is_given():
+    assert github.graphql_url("https://ghe.example.com/api/v3") == "https://ghe.example.com/api/graphql"
+    assert github.graphql_url("https://api.github.com") == "https://api.github.com/graphql"
