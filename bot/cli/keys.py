@@ -32,8 +32,9 @@ def main(argv: list[str]) -> int:
     rotate.add_argument("--key-out", type=Path, help="where the new key goes when BOT_SECRET_KEY holds the old one")
     args = parser.parse_args(argv)
     try:
-        done = rotation.rotate(args.key_out, (rotation.SECRETS, SESSION_HOMES),
-                               sealed_files(Settings.load(os.environ).data_dir))
+        settings = Settings.load(os.environ)
+        done = rotation.rotate(settings, args.key_out, (rotation.SECRETS, SESSION_HOMES),
+                               sealed_files(settings.data_dir))
     except rotation.RotationError as exc:
         print(f"bot keys rotate: {exc}", file=sys.stderr)
         return 1

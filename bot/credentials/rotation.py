@@ -28,7 +28,7 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from bot import config
+from bot.config import Settings
 from bot.credentials import vault
 from bot.db import Database, connect
 from bot.errors import BotError
@@ -64,22 +64,24 @@ class Rotated:
     key_file: Path
 
 
-def rotate(key_out: Path | None = None, columns: tuple[SealedColumn, ...] = (SECRETS,),
+def rotate(settings: Settings, key_out: Path | None = None, columns: tuple[SealedColumn, ...] = (SECRETS,),
            files: tuple[SealedFile, ...] = ()) -> Rotated:
-    inline = config.is_set("BOT_SECRET_KEY")
+    """Rotate the key of `settings` (BOT_SECRET_KEY, else the data dir's secret.key) over the
+    values of their database."""
+    inline = settings.is_set("BOT_SECRET_KEY")
     if inline and key_out is None:
         raise RotationError("BOT_SECRET_KEY holds the key: name a file for the new one (--key-out FILE), "
                             "then restart the service with its content as BOT_SECRET_KEY.")
-    key_file = key_out if inline and key_out is not None else config.data_dir() / "secret.key"
+    key_file = key_out if inline and key_out is not None else settings.data_dir / "secret.key"
     if inline and key_file.exists():
         raise RotationError(f"{key_file} exists: name a new file for the new key")
     if not inline:
-        recover(columns, files)
-    old = vault.master_key()
+        recover(settings, columns, files)
+    old = vault.key_for(settings)
     new = AESGCM.generate_key(bit_length=256)
     present = [f for f in files if f.path.exists()]
     resealed = {f.path: seal_with(new, f.context, unseal_with(old, f.context, f.path.read_bytes())) for f in present}
-    db, installed = connect(), False
+    db, installed = connect(settings=settings), False
     try:
         with db.transaction():  # the write lock: no value is sealed under the old key meanwhile
             count = sum(_reseal(db, column, old, new) for column in columns)
@@ -99,15 +101,16 @@ def rotate(key_out: Path | None = None, columns: tuple[SealedColumn, ...] = (SEC
     return Rotated(count + len(resealed), max(ended, 0), key_file)
 
 
-def recover(columns: tuple[SealedColumn, ...] = (SECRETS,), files: tuple[SealedFile, ...] = ()) -> None:
+def recover(settings: Settings, columns: tuple[SealedColumn, ...] = (SECRETS,),
+            files: tuple[SealedFile, ...] = ()) -> None:
     """Finish or undo a rotation interrupted between the key file's replacement and the commit:
     whichever of secret.key and secret.key.previous opens the stored values stays, and the
     sealed files follow it."""
-    key_file = config.data_dir() / "secret.key"
+    key_file = settings.data_dir / "secret.key"
     previous = _previous(key_file)
     if not previous.exists():
         return
-    undo = not _opens_all(vault.master_key(), columns)
+    undo = not _opens_all(vault.key_for(settings), columns, settings)
     for path in [f.path for f in files] + [key_file]:
         if _previous(path).exists():
             if undo:  # the commit never happened: the old key and the files it opens are the right ones
@@ -148,8 +151,8 @@ def _reseal(db: Database, column: SealedColumn, old: bytes, new: bytes) -> int:
     return len(rows)
 
 
-def _opens_all(key: bytes, columns: tuple[SealedColumn, ...]) -> bool:
-    db = connect()
+def _opens_all(key: bytes, columns: tuple[SealedColumn, ...], settings: Settings) -> bool:
+    db = connect(settings=settings)
     try:
         found = [(column, row) for column in columns for row in _rows(db, column)]
     finally:

@@ -20,7 +20,7 @@ READERS = {"env", "is_set", "value", "text", "require", "data_dir", "handle", "g
 # Not yet handed their settings. Convert one, then take it off: a module may leave, none may join.
 NOT_YET_CONVERTED = frozenset({
     "bot.cli.action",
-    "bot.credentials.resolve", "bot.credentials.rotation", "bot.credentials.vault",
+    "bot.credentials.resolve", "bot.credentials.vault",
     "bot.db",
     "bot.github.client", "bot.github.thread",
     

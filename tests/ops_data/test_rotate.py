@@ -13,6 +13,7 @@ from bot.credentials import rotation, vault
 from bot.db import connect
 from bot.job import session_home
 from bot.settings import manifest, session
+from tests.entry_settings import current
 
 VALUES = {("user:alice", "openai_api_key"): "sk-alice-0123456789abcdef",
           ("repo:octo/app", "anthropic_api_key"): "sk-ant-app-0123456789abcdef",
@@ -56,7 +57,7 @@ def test_every_secret_is_readable_under_the_new_key_only(capsys):
 def test_the_old_key_is_nowhere_in_the_data_dir():
     _store_all()
     old = base64.b64encode(vault.master_key())
-    rotation.rotate()
+    rotation.rotate(current())
     data = config.data_dir()
     assert sorted(p.name for p in data.iterdir() if p.name.startswith("secret.key")) == ["secret.key"]
     assert old not in (data / "secret.key").read_bytes()
@@ -66,7 +67,7 @@ def test_the_old_key_is_nowhere_in_the_data_dir():
 def test_settings_sessions_end_with_the_rotation():
     cookie, _ = session.start_session("alice", 1, "gho_user_token_0123456789")
     assert session.load_session(cookie) is not None
-    rotation.rotate()
+    rotation.rotate(current())
     assert session.load_session(cookie) is None
     db = connect()
     try:
@@ -79,7 +80,7 @@ def test_with_bot_secret_key_the_new_key_goes_to_the_named_file(monkeypatch, tmp
     monkeypatch.setenv("BOT_SECRET_KEY", base64.b64encode(os.urandom(32)).decode())
     _store_all()
     out = tmp_path / "new.key"
-    rotation.rotate(out)
+    rotation.rotate(current(), out)
     assert out.stat().st_mode & 0o777 == 0o600
     monkeypatch.setenv("BOT_SECRET_KEY", out.read_text().strip())
     assert {key: vault.get(*key) for key in VALUES} == VALUES
@@ -90,7 +91,7 @@ def test_with_bot_secret_key_and_no_file_nothing_changes(monkeypatch):
     _store_all()
     before = _sealed_rows()
     with pytest.raises(rotation.RotationError, match="--key-out"):
-        rotation.rotate()
+        rotation.rotate(current())
     assert _sealed_rows() == before
 
 
@@ -104,7 +105,7 @@ def test_a_failed_commit_keeps_the_old_key(monkeypatch):
     real_install = rotation._install
     monkeypatch.setattr(rotation, "_install", failing_install)
     with pytest.raises(OSError):
-        rotation.rotate()
+        rotation.rotate(current())
     assert vault.master_key() == old
     assert {key: vault.get(*key) for key in VALUES} == VALUES
 
@@ -118,7 +119,7 @@ def test_an_interrupted_rotation_is_recovered_by_the_next(monkeypatch):
     fresh = key_file.with_name("fresh")
     fresh.write_bytes(base64.b64encode(os.urandom(32)) + b"\n")
     os.replace(fresh, key_file)  # as the rotation does: the old file itself stays as .previous
-    rotation.recover()
+    rotation.recover(current())
     assert vault.master_key() == old
     assert {key: vault.get(*key) for key in VALUES} == VALUES
 
@@ -128,7 +129,7 @@ def test_an_existing_key_out_file_is_never_overwritten(monkeypatch, tmp_path):
     out = tmp_path / "taken"
     out.write_text("the operator's\n")
     with pytest.raises(rotation.RotationError, match="exists"):
-        rotation.rotate(out)
+        rotation.rotate(current(), out)
     assert out.read_text() == "the operator's\n"
 
 
@@ -180,3 +181,13 @@ def test_a_rotation_failing_at_a_sealed_file_leaves_key_and_file_as_they_were(mo
     assert vault.master_key() == before_key and path.read_bytes() == before_file
     assert {key: vault.get(*key) for key in VALUES} == VALUES
     assert not list(config.data_dir().glob("*.previous"))
+
+
+def test_the_key_rotated_is_the_one_of_the_data_dir_it_is_handed(monkeypatch, tmp_path):
+    monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "handed"))
+    _store_all()
+    old, handed = vault.master_key(), current()
+    monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "elsewhere"))
+    assert rotation.rotate(handed).key_file == tmp_path / "handed" / "secret.key"
+    assert vault.key_for(handed) != old
+    assert not (tmp_path / "elsewhere" / "secret.key").exists()
