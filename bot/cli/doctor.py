@@ -100,10 +100,10 @@ def sandbox_rows(settings: Settings) -> list[dict]:
     return [{"check": name, "ok": ok, "detail": detail} for name, ok, detail in checks]
 
 
-def channel_rows() -> list[dict]:
+def channel_rows(settings: Settings) -> list[dict]:
     """Per agent, the credential kinds whose model calls go through the relay and those that run
     in direct mode, the key in the sandbox (bot/job/model_channel.py decides)."""
-    return [{"agent": name, **credential_modes(name)} for name in adapters.names()]
+    return [{"agent": name, **credential_modes(name, settings)} for name in adapters.names()]
 
 
 def github_section(settings: Settings) -> dict:
@@ -226,7 +226,7 @@ def main(argv: list[str]) -> int:
     progress = Progress()
     agents = agent_rows(settings, progress)
     progress("the sandbox")
-    floor, channel = sandbox_rows(settings), channel_rows()
+    floor, channel = sandbox_rows(settings), channel_rows(settings)
     sections = []
     for what, section in SECTIONS:
         progress(what)

@@ -27,7 +27,7 @@ from typing import Any
 
 from adapters import base
 from adapters.base import ANY_OTHER_KEY, Credentials, gateway_root
-from bot import config
+from bot.config import Settings
 from bot.credentials.resolve import (
     Kind,
     as_credentials,
@@ -60,15 +60,16 @@ class Plan:
     refused: str = ""
 
 
-def plan(agent: str, creds: Credentials) -> Plan:
+def plan(agent: str, creds: Credentials, settings: Settings) -> Plan:
+    """`settings`: the entry point's (the operator's gateway and OpenAI billing headers)."""
     if creds.files:
-        return _login_file_plan(agent, creds)
+        return _login_file_plan(agent, creds, settings)
     adapter = base.get(agent)
     if adapter.provider_logins and adapter.provider_logins in creds.env:
         key = _single_provider_key(creds.env[adapter.provider_logins], dict(adapter.provider_keys))
         if key is not None:
-            return plan(agent, Credentials(env={key[0]: key[1]}, source=creds.source))
-    gateway = config.agent_base_url(agent)
+            return plan(agent, Credentials(env={key[0]: key[1]}, source=creds.source), settings)
+    gateway = settings.agent_base_url(agent)
     for channel in adapter.relay_channels:
         if gateway and not channel.through_gateway:
             continue
@@ -78,7 +79,7 @@ def plan(agent: str, creds: Credentials) -> Plan:
             return Plan(Upstream(provider, value, base_url=gateway_root(gateway) if gateway else None,
                                  bearer=channel.bearer, scope=creds.source,
                                  fix_hint=fix_hint(creds.source, channel.variable),
-                                 billing=openai_billing() if provider == "openai" else ()),
+                                 billing=openai_billing(settings) if provider == "openai" else ()),
                         channel.inside_env)
     held = ", ".join(sorted(creds.env)) or "none"
     return _direct_or_refused(agent, sorted(creds.env),
@@ -97,10 +98,10 @@ def _direct_or_refused(agent: str, held: list[str], reason: str, *, files: bool 
                               f"{(undeclared or ['its credential'])[0]}: refusing to put the key inside the sandbox")
 
 
-def openai_billing() -> tuple[tuple[str, str], ...]:
+def openai_billing(settings: Settings) -> tuple[tuple[str, str], ...]:
     """The operator's OpenAI organization and project headers (never the sandbox's)."""
-    configured = (("OpenAI-Organization", config.env("BOT_OPENAI_ORGANIZATION")),
-                  ("OpenAI-Project", config.env("BOT_OPENAI_PROJECT")))
+    configured = (("OpenAI-Organization", settings.text("BOT_OPENAI_ORGANIZATION")),
+                  ("OpenAI-Project", settings.text("BOT_OPENAI_PROJECT")))
     return tuple((name, value) for name, value in configured if value)
 
 
@@ -121,7 +122,7 @@ def _single_provider_key(text: str, keys: dict[str, str]) -> tuple[str, str] | N
     return keys[provider], login["key"]
 
 
-def _login_file_plan(agent: str, creds: Credentials) -> Plan:
+def _login_file_plan(agent: str, creds: Credentials, settings: Settings) -> Plan:
     """Codex's `auth.json`: a ChatGPT login is held (and refreshed) by the relay, Codex gets a
     placeholder login; an API-key login is relayed as the key. Other login files stay direct."""
     held = base.get(agent).chatgpt_login
@@ -133,16 +134,16 @@ def _login_file_plan(agent: str, creds: Credentials) -> Plan:
     key = chatgpt.api_key(text) if text else None
     channels = base.get(agent).relay_channels
     if key and channels:  # an API key in the login file goes as the adapter's first relayed key
-        return plan(agent, Credentials(env={channels[0].variable: key}, source=creds.source))
+        return plan(agent, Credentials(env={channels[0].variable: key}, source=creds.source), settings)
     return _direct_or_refused(agent, sorted(creds.files),
                               f"{agent}'s login file ({', '.join(sorted(creds.files))}) cannot be relayed yet",
                               files=True)
 
 
-def credential_modes(agent: str) -> dict[str, list[str]]:
+def credential_modes(agent: str, settings: Settings) -> dict[str, list[str]]:
     """How each credential kind `agent` can be given runs: "relay", or "direct" (the key in the
-    sandbox), by the same `plan()` an episode uses. The kinds are the settings page's, plus the
-    provider keys only the operator's environment can give OpenCode."""
+    sandbox), by the same `plan()` an episode uses with the same `settings`. The kinds are the
+    settings page's, plus the provider keys only the operator's environment can give OpenCode."""
 
     modes: dict[str, list[str]] = {"relay": [], "direct": [], "refused": []}
     given = [(kind.label, as_credentials(kind, _probe(kind), "operator")) for kind in kinds_for(agent)]
@@ -150,7 +151,7 @@ def credential_modes(agent: str) -> dict[str, list[str]]:
     given += [(f"{var} (operator)", Credentials(env={var: "probe"}, source="operator"))
               for _provider, var in base.get(agent).provider_keys if var not in covered]
     for label, creds in given:
-        chosen = plan(agent, creds)
+        chosen = plan(agent, creds, settings)
         modes["relay" if chosen.upstream is not None else "refused" if chosen.refused else "direct"].append(label)
     if not modes["refused"]:
         del modes["refused"]
@@ -202,11 +203,13 @@ async def model_channel(agent: str, adapter: base.Adapter, creds: Credentials, c
                         on_stop: Callable[[str], object] | None = None,
                         repo_budgets: Mapping[str, Any] | None = None,
                         web_access: bool = False) -> AsyncIterator[Channel]:
-    """Relay mode when `plan()` allows it (the sandbox config is narrowed in place), else direct.
-    Declares the run's unobserved gaps either way (the adapter's, less what the relay closes).
-    `repo_budgets` (`.github/bot.yml`'s `budgets`, int or float per cap) can only lower the operator's caps.
-    `web_access` (the repository's): the relay lets provider-run tools through, else drops them."""
-    chosen = plan(agent, creds)
+    """Relay mode when `plan()` allows it (the sandbox config is narrowed in place), else direct,
+    as the job's settings (`ctx.config`) configure it. Declares the run's unobserved gaps either way
+    (the adapter's, less what the relay closes). `repo_budgets` (`.github/bot.yml`'s `budgets`, int
+    or float per cap) can only lower the operator's caps. `web_access` (the repository's): the relay
+    lets provider-run tools through, else drops them."""
+    settings = ctx.config
+    chosen = plan(agent, creds, settings)
     if chosen.refused:
         recorder.finish_run(run_id, "failed", {"error": chosen.refused})
         raise Stop(chosen.refused)
@@ -215,8 +218,8 @@ async def model_channel(agent: str, adapter: base.Adapter, creds: Credentials, c
     if chosen.upstream is None:
         for gap in tuple(getattr(adapter, "unobserved", ())) + (f"key in the sandbox: {chosen.direct_reason}",):
             recorder.declare_gap(run_id, gap)
-        open_provider_hosts(sandbox_config, adapter, creds, config.operator_for(agent))
-        yield Channel(creds, config.agent_base_url(agent), direct_reason=chosen.direct_reason)
+        open_provider_hosts(sandbox_config, adapter, creds, settings.operator_for(agent))
+        yield Channel(creds, settings.agent_base_url(agent), direct_reason=chosen.direct_reason)
         return
     for gap in relay_gaps(tuple(getattr(adapter, "unobserved", ()))):
         recorder.declare_gap(run_id, gap)

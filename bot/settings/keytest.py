@@ -13,6 +13,7 @@ import httpx
 
 from adapters import base as adapters
 from adapters.base import RelayChannel
+from bot.config import Settings
 from bot.credentials.resolve import Kind, as_credentials
 from bot.job.model_channel import plan
 from bot.relay.server import Upstream
@@ -27,8 +28,8 @@ class KeyTest:
     message: str
 
 
-def upstream_for(kind: Kind, value: str) -> Upstream | None:
-    chosen = plan(kind.agent, as_credentials(kind, value, "requester")).upstream
+def upstream_for(kind: Kind, value: str, settings: Settings) -> Upstream | None:
+    chosen = plan(kind.agent, as_credentials(kind, value, "requester"), settings).upstream
     if chosen is not None and chosen.login is not None:
         return None  # a ChatGPT login (auth.json) is not tested here
     channel = _channel_of(kind.env[0]) if chosen is None and kind.env else None
@@ -43,13 +44,13 @@ def _channel_of(variable: str) -> RelayChannel | None:
                  if channel.variable == variable), None)
 
 
-async def try_key(kind: Kind, value: str, operator_model: str | None) -> KeyTest:
-    """Whether the provider accepts the key, in one sentence (never the key). `operator_model`:
-    BOT_<AGENT>_MODEL, the model the agent's runs ask for."""
-    upstream = upstream_for(kind, value)
+async def try_key(kind: Kind, value: str, settings: Settings) -> KeyTest:
+    """Whether the provider accepts the key, in one sentence (never the key), with the model the
+    agent's runs ask for (BOT_<AGENT>_MODEL) through the gateway they use, as `settings` say."""
+    upstream = upstream_for(kind, value, settings)
     if upstream is None:
         return KeyTest(False, f"A {kind.label} cannot be tested from this page; the next run will tell.")
-    path, body, headers = _request(upstream, kind.agent, operator_model)
+    path, body, headers = _request(upstream, kind.agent, settings.agent_model(kind.agent))
     try:
         async with httpx.AsyncClient(timeout=TIMEOUT) as client:
             response = await client.post(upstream.root + path, json=body, headers=headers)

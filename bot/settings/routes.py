@@ -286,7 +286,7 @@ async def test_stored_key(request: Request) -> Response:
     if kind is None or value is None:
         return await _render(request, session, shared, status=404, message="That credential is not connected.",
                              error=True)
-    outcome = await try_key(kind, value, _settings(request).agent_model(kind.agent))
+    outcome = await try_key(kind, value, _settings(request))
     response = RedirectResponse(back, status_code=303)
     carry(response, KeyTestFlash(back, kind.agent, secrets.fingerprint(value), outcome.ok,
                                  f"{kind.agent}: {outcome.message}"), _secure(request))

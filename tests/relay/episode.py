@@ -19,6 +19,7 @@ from bot.record.recorder import Recorder
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner
 from tests.bridge.test_e2e_clis import AGENTS_DIR, make_worktree
+from tests.entry_settings import current
 
 
 @dataclass
@@ -35,7 +36,9 @@ async def relay_episode(agent: str, creds: adapters.Credentials, ctx: SimpleName
                         prompt: str = "Say something.", cli_web_access: bool = False,
                         model: str | None = None) -> Relayed:
     """`cli_web_access`: the CLI offers its web tools while the repository's web access stays off
-    (what a CLI that always sends them does)."""
+    (what a CLI that always sends them does). A `ctx` without settings gets the environment's."""
+    if getattr(ctx, "config", None) is None:  # the environment as the caller set it, as an entry point hands it
+        ctx.config = current()
     worktree = make_worktree(root)
     recorder = Recorder(root / "bot.db")
     run_id = recorder.start_run(agent=agent, conversation="octo/repo#12", sandbox_tier=1)

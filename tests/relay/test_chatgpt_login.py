@@ -20,6 +20,7 @@ from bot.relay.retry import RetryPolicy
 from bot.relay.server import ModelRelay, Upstream
 from bot.settings.keytest import upstream_for
 from sandbox.base import SandboxConfig
+from tests.entry_settings import current
 from tests.fakes.provider import CHATGPT_RESPONSES, TOKEN_PATH, FakeLogin, say
 from tests.relay.conftest import header
 
@@ -117,18 +118,19 @@ async def test_the_refreshed_tokens_are_redacted_from_the_record(fake, recorder,
 
 def test_a_codex_chatgpt_login_is_relayed_to_chatgpts_backend(login, monkeypatch):
     monkeypatch.setenv("BOT_CODEX_BASE_URL", "https://llm.example.internal")  # an API-key gateway
-    chosen = plan("codex", Credentials(files={chatgpt.AUTH_FILE: login.auth_json().encode()}))
+    chosen = plan("codex", Credentials(files={chatgpt.AUTH_FILE: login.auth_json().encode()}), current())
     assert chosen.upstream.provider == "chatgpt" and chosen.upstream.root == "https://chatgpt.com"
 
 
 def test_an_api_key_login_file_is_relayed_as_the_key():
-    chosen = plan("codex", Credentials(files={chatgpt.AUTH_FILE: b'{"OPENAI_API_KEY": "sk-file-key-0123"}'}))
+    chosen = plan("codex", Credentials(files={chatgpt.AUTH_FILE: b'{"OPENAI_API_KEY": "sk-file-key-0123"}'}), current())
     assert chosen.upstream.provider == "openai" and chosen.upstream.credential == "sk-file-key-0123"
 
 
 async def test_inside_the_sandbox_codex_holds_only_a_placeholder_login(tmp_path, recorder, run_id, login):
     adapter = base.get("codex")
-    ctx = SimpleNamespace(conversation="octo/repo#1", requester_id=42, installation_id=7, repo="octo/repo", secrets=[])
+    ctx = SimpleNamespace(conversation="octo/repo#1", requester_id=42, installation_id=7, repo="octo/repo", secrets=[],
+                          config=current())
     sandbox = SandboxConfig(workdir=tmp_path, home=tmp_path / "home", allowed_hosts=adapter.default_allowed_hosts)
     creds = Credentials(files={chatgpt.AUTH_FILE: login.auth_json().encode()}, source="requester")
     async with model_channel("codex", adapter, creds, ctx, recorder, run_id, sandbox) as channel:
@@ -159,4 +161,4 @@ def test_the_operators_refreshed_login_goes_back_to_its_file_owner_only(tmp_path
 
 
 def test_the_settings_key_test_leaves_a_chatgpt_login_untested(login):
-    assert upstream_for(find_kind("codex:auth_json"), login.auth_json()) is None
+    assert upstream_for(find_kind("codex:auth_json"), login.auth_json(), current()) is None

@@ -12,13 +12,14 @@ from bot.config import Settings
 from bot.job.direct_hosts import direct_hosts
 from bot.job.model_channel import model_channel
 from sandbox.base import SandboxConfig
+from tests.entry_settings import current
 from tests.relay.conftest import REAL_KEY
 
 GOOGLE = "generativelanguage.googleapis.com"
 
 
 def _ctx():
-    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[])
+    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[], config=current())
 
 
 async def _hosts_in_direct_mode(tmp_path: Path, recorder, run_id, agent: str, creds: Credentials):

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 from bot.cli import doctor
+from tests.entry_settings import current
 
 
 def _rows() -> dict[str, dict]:
-    return {row["agent"]: row for row in doctor.channel_rows()}
+    return {row["agent"]: row for row in doctor.channel_rows(current())}
 
 
 def test_doctor_lists_the_codex_chatgpt_login_as_relayed():
@@ -31,7 +32,7 @@ def test_doctor_lists_every_claude_and_gemini_credential_kind_as_relayed():
 
 
 def test_doctor_table_names_the_direct_kinds_key_in_the_sandbox():
-    text = doctor.render([], [], doctor.channel_rows())
+    text = doctor.render([], [], doctor.channel_rows(current()))
     line = next(line for line in text.splitlines() if line.startswith("opencode"))
     assert "relay: Anthropic API key for OpenCode" in line and "key in the sandbox: OpenCode auth.json" in line
 

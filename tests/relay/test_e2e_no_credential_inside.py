@@ -17,6 +17,7 @@ from bot.relay import chatgpt
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner
 from tests.bridge.test_e2e_clis import make_worktree
+from tests.entry_settings import current
 from tests.fakes.provider import FakeLogin
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
@@ -45,7 +46,7 @@ async def _scan(agent: str, creds: adapters.Credentials, root: Path) -> tuple[st
     recorder = Recorder(root / "bot.db")
     run_id = recorder.start_run(agent=agent)
     ctx = SimpleNamespace(conversation="octo/repo#1", repo="octo/repo", requester_id=42, installation_id=7,
-                          secrets=[])
+                          secrets=[], config=current())
     adapter = adapters.get(agent)
     config = SandboxConfig(workdir=worktree, home=root / "home", allowed_hosts=adapter.default_allowed_hosts,
                            limits=Limits(timeout_s=60), tmpdir=root / "home" / ".tmp")

@@ -14,6 +14,7 @@ from bot.credentials.resolve import Kind
 from bot.job.context import Stop
 from bot.job.model_channel import credential_modes, model_channel
 from sandbox.base import SandboxConfig
+from tests.entry_settings import current
 from tests.relay.conftest import REAL_KEY
 
 
@@ -45,7 +46,7 @@ def fifth(monkeypatch):
 
 
 def _ctx() -> SimpleNamespace:
-    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[])
+    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[], config=current())
 
 
 def _sandbox(tmp_path: Path, adapter: base.Adapter) -> SandboxConfig:
@@ -100,7 +101,7 @@ async def test_a_credential_the_adapter_declares_direct_runs_with_the_key_in_the
 def test_doctor_names_an_undeclared_credential_as_refused(fifth, monkeypatch):
     kind = Kind("fifth", "api_key", "Fifth API key", "", env=("FIFTH_API_KEY",))
     monkeypatch.setattr("bot.job.model_channel.kinds_for", lambda agent: [kind])
-    assert credential_modes("fifth") == {"relay": [], "direct": [], "refused": ["Fifth API key"]}
+    assert credential_modes("fifth", current()) == {"relay": [], "direct": [], "refused": ["Fifth API key"]}
 
 
 def test_an_adapter_that_declares_no_resume_state_does_not_resume(fifth):
@@ -121,6 +122,6 @@ def test_doctors_table_names_a_refused_credential(fifth, monkeypatch):
 
     kind = Kind("fifth", "api_key", "Fifth API key", "", env=("FIFTH_API_KEY",))
     monkeypatch.setattr("bot.job.model_channel.kinds_for", lambda agent: [kind])
-    text = doctor.render([], [], [{"agent": "fifth", **credential_modes("fifth")}])
+    text = doctor.render([], [], [{"agent": "fifth", **credential_modes("fifth", current())}])
     line = next(line for line in text.splitlines() if line.startswith("fifth"))
     assert line.endswith("refused (no relay channel declared): Fifth API key")

@@ -7,13 +7,15 @@ from types import SimpleNamespace
 
 from adapters import base
 from adapters.base import Credentials
-from bot.job.model_channel import model_channel, plan
+from bot.config import Settings
+from bot.job.model_channel import credential_modes, model_channel, plan
 from sandbox.base import SandboxConfig
+from tests.entry_settings import current
 from tests.relay.conftest import REAL_KEY
 
 
 def _ctx():
-    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[])
+    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[], config=current())
 
 
 def _sandbox(tmp_path: Path, adapter) -> SandboxConfig:
@@ -22,29 +24,29 @@ def _sandbox(tmp_path: Path, adapter) -> SandboxConfig:
 
 
 def test_a_claude_api_key_is_relayed_as_x_api_key():
-    chosen = plan("claude", Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}, source="repository"))
+    chosen = plan("claude", Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}, source="repository"), current())
     assert (chosen.upstream.key_header(), chosen.inside_env) == \
         ((b"x-api-key", REAL_KEY.encode()), ("ANTHROPIC_API_KEY",))
 
 
 def test_a_claude_subscription_token_is_relayed_as_a_bearer():
-    chosen = plan("claude", Credentials(env={"CLAUDE_CODE_OAUTH_TOKEN": REAL_KEY}))
+    chosen = plan("claude", Credentials(env={"CLAUDE_CODE_OAUTH_TOKEN": REAL_KEY}), current())
     assert chosen.upstream.key_header() == (b"authorization", f"Bearer {REAL_KEY}".encode())
 
 
 def test_the_operators_gateway_becomes_the_relays_upstream(monkeypatch):
     monkeypatch.setenv("BOT_GEMINI_BASE_URL", "https://llm.example.internal/v1")
-    chosen = plan("gemini", Credentials(env={"GEMINI_API_KEY": REAL_KEY}))
+    chosen = plan("gemini", Credentials(env={"GEMINI_API_KEY": REAL_KEY}), current())
     assert chosen.upstream.root == "https://llm.example.internal"
 
 
 def test_a_codex_login_file_with_neither_tokens_nor_key_stays_direct_with_a_reason():
-    chosen = plan("codex", Credentials(files={".codex/auth.json": b"{}"}))
+    chosen = plan("codex", Credentials(files={".codex/auth.json": b"{}"}), current())
     assert chosen.upstream is None and "login file" in chosen.direct_reason
 
 
 def test_a_rejected_operator_key_names_the_variable_to_replace():
-    chosen = plan("codex", Credentials(env={"OPENAI_API_KEY": REAL_KEY}, source="operator"))
+    chosen = plan("codex", Credentials(env={"OPENAI_API_KEY": REAL_KEY}, source="operator"), current())
     assert chosen.upstream.fix_hint == "the operator must replace OPENAI_API_KEY in the bot's environment"
 
 
@@ -114,11 +116,41 @@ async def test_a_budget_stop_becomes_the_answers_reason(tmp_path, recorder, run_
 def test_openai_billing_headers_are_the_operators_configured_ones(monkeypatch):
     monkeypatch.setenv("BOT_OPENAI_ORGANIZATION", "org-operator")
     monkeypatch.setenv("BOT_OPENAI_PROJECT", "proj-operator")
-    chosen = plan("codex", Credentials(env={"OPENAI_API_KEY": REAL_KEY}))
+    chosen = plan("codex", Credentials(env={"OPENAI_API_KEY": REAL_KEY}), current())
     assert chosen.upstream.billing == (("OpenAI-Organization", "org-operator"), ("OpenAI-Project", "proj-operator"))
 
 
 def test_no_billing_header_goes_to_another_provider(monkeypatch):
     monkeypatch.setenv("BOT_OPENAI_ORGANIZATION", "org-operator")
-    chosen = plan("claude", Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}))
+    chosen = plan("claude", Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}), current())
     assert chosen.upstream.billing == ()
+
+
+def test_the_gateway_the_relay_forwards_to_is_the_one_in_the_settings_handed_down(monkeypatch):
+    monkeypatch.setenv("BOT_GEMINI_BASE_URL", "https://environment.example.internal/v1")
+    settings = Settings({"BOT_GEMINI_BASE_URL": "https://llm.example.internal/v1"})
+    chosen = plan("gemini", Credentials(env={"GEMINI_API_KEY": REAL_KEY}), settings)
+    assert chosen.upstream.root == "https://llm.example.internal"
+
+
+def test_the_openai_billing_headers_are_the_ones_in_the_settings_handed_down(monkeypatch):
+    monkeypatch.setenv("BOT_OPENAI_ORGANIZATION", "org-environment")
+    chosen = plan("codex", Credentials(env={"OPENAI_API_KEY": REAL_KEY}), Settings({"BOT_OPENAI_PROJECT": "proj-handed"}))
+    assert chosen.upstream.billing == (("OpenAI-Project", "proj-handed"),)
+
+
+async def test_in_direct_mode_the_cli_gets_the_gateway_in_the_jobs_settings(tmp_path, recorder, run_id, monkeypatch):
+    monkeypatch.delenv("BOT_CODEX_BASE_URL", raising=False)
+    adapter = base.get("codex")
+    ctx = _ctx()
+    ctx.config = Settings({"BOT_CODEX_BASE_URL": "https://llm.example.internal"})
+    async with model_channel("codex", adapter, Credentials(files={".codex/auth.json": b"{}"}), ctx, recorder, run_id,
+                             _sandbox(tmp_path, adapter)) as channel:
+        assert channel.relay is None
+    assert channel.base_url == "https://llm.example.internal"
+
+
+def test_the_credential_modes_are_judged_by_the_settings_handed_down(monkeypatch):
+    monkeypatch.delenv("BOT_OPENCODE_BASE_URL", raising=False)
+    modes = credential_modes("opencode", Settings({"BOT_OPENCODE_BASE_URL": "https://llm.example.internal"}))
+    assert "Anthropic API key for OpenCode" in modes["direct"]

@@ -12,6 +12,7 @@ from adapters.base import Credentials, Operator
 from bot.job.model_channel import credential_modes, plan
 from tests.adapters.helpers import episode
 from tests.adapters.test_declared_facts import OPENCODE_PROVIDER_ENV
+from tests.entry_settings import current
 from tests.relay.conftest import ANTHROPIC, REAL_KEY, header, post
 
 RELAY = "http://127.0.0.1:4999"
@@ -26,29 +27,29 @@ def _config(tmp_path, env: dict, operator: Operator | None = None) -> dict:
 @pytest.mark.parametrize("provider", sorted(OPENCODE_PROVIDER_ENV))
 def test_every_opencode_provider_key_is_relayed_to_its_own_provider(provider):
     variable = OPENCODE_PROVIDER_ENV[provider]
-    chosen = plan("opencode", Credentials(env={variable: REAL_KEY}, source="requester"))
+    chosen = plan("opencode", Credentials(env={variable: REAL_KEY}, source="requester"), current())
     assert chosen.upstream.provider == provider and chosen.inside_env == (variable,)
 
 
 def test_an_opencode_anthropic_key_goes_upstream_as_x_api_key():
-    chosen = plan("opencode", Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}))
+    chosen = plan("opencode", Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}), current())
     assert chosen.upstream.key_header() == (b"x-api-key", REAL_KEY.encode())
 
 
 def test_a_custom_opencode_provider_key_stays_direct():
-    chosen = plan("opencode", Credentials(env={"MY_LLM_KEY": REAL_KEY}))
+    chosen = plan("opencode", Credentials(env={"MY_LLM_KEY": REAL_KEY}), current())
     assert chosen.upstream is None and "MY_LLM_KEY" in chosen.direct_reason
 
 
 def test_with_an_operator_gateway_only_the_gateways_openai_key_is_relayed(monkeypatch):
     monkeypatch.setenv("BOT_OPENCODE_BASE_URL", "https://llm.example.internal")
-    assert plan("opencode", Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY})).upstream is None
-    assert plan("opencode", Credentials(env={"OPENAI_API_KEY": REAL_KEY})).upstream.root == \
+    assert plan("opencode", Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}), current()).upstream is None
+    assert plan("opencode", Credentials(env={"OPENAI_API_KEY": REAL_KEY}), current()).upstream.root == \
         "https://llm.example.internal"
 
 
 def test_only_opencodes_login_file_runs_with_the_key_in_the_sandbox():
-    assert credential_modes("opencode")["direct"] == ["OpenCode auth.json"]
+    assert credential_modes("opencode", current())["direct"] == ["OpenCode auth.json"]
 
 
 @pytest.mark.parametrize(("variable", "provider", "path"), [
@@ -87,11 +88,11 @@ async def test_the_relay_refuses_another_api_than_the_providers(relay, fake):
 
 def test_an_opencode_login_file_with_one_api_key_is_relayed_as_that_key():
     auth = json.dumps({"google": {"type": "api", "key": REAL_KEY}})
-    chosen = plan("opencode", Credentials(env={"OPENCODE_AUTH_CONTENT": auth}, source="requester"))
+    chosen = plan("opencode", Credentials(env={"OPENCODE_AUTH_CONTENT": auth}, source="requester"), current())
     assert (chosen.upstream.provider, chosen.upstream.credential) == ("google", REAL_KEY)
     assert chosen.inside_env == ("GOOGLE_GENERATIVE_AI_API_KEY",)
 
 
 def test_an_opencode_oauth_login_stays_direct():
     auth = json.dumps({"anthropic": {"type": "oauth", "refresh": "r", "access": "a", "expires": 1}})
-    assert plan("opencode", Credentials(env={"OPENCODE_AUTH_CONTENT": auth})).upstream is None
+    assert plan("opencode", Credentials(env={"OPENCODE_AUTH_CONTENT": auth}), current()).upstream is None

@@ -10,11 +10,12 @@ from adapters.base import Credentials
 from bot.job.model_channel import model_channel
 from bot.workspace.repo_config import parse
 from sandbox.base import SandboxConfig
+from tests.entry_settings import current
 from tests.relay.conftest import ANTHROPIC, REAL_KEY, post
 
 
 def _ctx():
-    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[])
+    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[], config=current())
 
 
 async def _three_calls(tmp_path: Path, recorder, run_id, fake, monkeypatch, bot_yml: str) -> base.Result:

@@ -87,12 +87,13 @@ def test_refused_value_is_never_logged(client, github, caplog):
 
 @pytest.fixture
 def provider(monkeypatch):
+    """The fake provider as Claude's gateway: asked for before `client`, whose app takes the settings."""
     with FakeProvider() as fake:
         monkeypatch.setenv("BOT_CLAUDE_BASE_URL", fake.url)
         yield fake
 
 
-def test_key_test_reports_an_accepted_key(client, github, provider):
+def test_key_test_reports_an_accepted_key(provider, client, github):
     """Test makes one model call with the stored key, in the header the provider expects."""
     sign_in(client, github)
     _post(client, API_KEY)
@@ -103,7 +104,7 @@ def test_key_test_reports_an_accepted_key(client, github, provider):
     assert provider.requests[0].body["max_tokens"] == 1
 
 
-def test_key_test_reports_a_rejected_key(client, github, provider):
+def test_key_test_reports_a_rejected_key(provider, client, github):
     """A 401 from the provider reads as rejected, as an alert."""
     provider.script(fail(401, "invalid x-api-key"))
     sign_in(client, github)
@@ -112,7 +113,7 @@ def test_key_test_reports_a_rejected_key(client, github, provider):
     assert 'role="alert">claude: The provider rejected this Anthropic API key (HTTP 401).' in response.text
 
 
-def test_subscription_token_is_tested_as_a_bearer(client, github, provider):
+def test_subscription_token_is_tested_as_a_bearer(provider, client, github):
     """A Claude subscription token travels as a bearer token, as the relay sends it in a run."""
     token = "sk-ant-oat01-" + "Z9y8X7w6V5u4T3s2R1q0" * 4 + "-ZyXwVuAA"
     sign_in(client, github)
