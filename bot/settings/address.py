@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from bot import config
+from bot.config import Settings
 
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 _WILDCARD = frozenset({"", "0.0.0.0", "::"})
@@ -20,25 +20,26 @@ def listening_base(host: str, port: int) -> str:
     return f"http://{shown}" + ("" if port == 80 else f":{port}")
 
 
-def own_base(server: Sequence | None) -> str:
-    """BOT_PUBLIC_URL, else the address of the socket the request came in on (ASGI's `server`)."""
-    public = config.env("BOT_PUBLIC_URL")
+def own_base(settings: Settings, server: Sequence | None) -> str:
+    """The settings' BOT_PUBLIC_URL, else the address of the socket the request came in on (ASGI's
+    `server`), else the settings' BOT_HOST and BOT_PORT."""
+    public = settings.text("BOT_PUBLIC_URL")
     if public:
         return public.rstrip("/")
     if server:
         return listening_base(str(server[0]), _port(server))
-    return listening_base(config.text("BOT_HOST"), config.value("BOT_PORT"))
+    return listening_base(settings.word("BOT_HOST"), settings.whole("BOT_PORT"))
 
 
-def host_allowed(host: str, server: Sequence | None) -> bool:
+def host_allowed(settings: Settings, host: str, server: Sequence | None) -> bool:
     """BOT_PUBLIC_URL's host and port; while it is unset, a loopback name with the served port."""
-    public = config.env("BOT_PUBLIC_URL")
+    public = settings.text("BOT_PUBLIC_URL")
     if public:
         url = urlsplit(public)
         named = _split(host, url.scheme)
         return named is not None and named == _split(url.netloc, url.scheme)
     named = _split(host, "http")
-    served_port = _port(server) if server else config.value("BOT_PORT")
+    served_port = _port(server) if server else settings.whole("BOT_PORT")
     return named is not None and named[0] in LOOPBACK and named[1] == served_port
 
 

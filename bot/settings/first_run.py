@@ -52,7 +52,7 @@ def _html(body: str, status: int = 200) -> HTMLResponse:
 
 
 def _public_base(request: Request) -> str:
-    return own_base(request.scope.get("server"))
+    return own_base(_settings(request), request.scope.get("server"))
 
 
 def _settings(request: Request) -> Settings:

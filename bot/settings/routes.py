@@ -84,7 +84,7 @@ def oauth_base() -> str:
 
 def callback_url(request: Request) -> str:
     """BOT_PUBLIC_URL, else the address the service listens on: never the request's Host."""
-    return f"{own_base(request.scope.get('server'))}/settings/callback"
+    return f"{own_base(_settings(request), request.scope.get('server'))}/settings/callback"
 
 
 def html(body: str, status: int = 200) -> HTMLResponse:

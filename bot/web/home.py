@@ -23,7 +23,7 @@ from bot.settings.routes import SECURITY_HEADERS
 
 def public_base(request: Request) -> str:
     """BOT_PUBLIC_URL, else the address this service listens on: never the request's Host."""
-    return own_base(request.scope.get("server"))
+    return own_base(request.app.state.settings, request.scope.get("server"))
 
 
 def job_counts(state: State) -> dict[str, int]:

@@ -38,5 +38,6 @@ def _probe(scope: Scope) -> bool:
 
 
 def _allowed(scope: Scope) -> bool:
+    """Against the settings the app was handed when it started (its lifespan sets them)."""
     hosts = Headers(scope=scope).getlist("host")
-    return len(hosts) == 1 and host_allowed(hosts[0], scope.get("server"))
+    return len(hosts) == 1 and host_allowed(scope["app"].state.settings, hosts[0], scope.get("server"))

@@ -19,6 +19,7 @@ from bot import config
 from bot.service import store
 from bot.settings import app_check, manifest
 from bot.web.app import create_app
+from tests.entry_settings import handed
 from tests.settings.fake_github_app import FakeGitHubApp
 from tests.spine.helpers import payload, signed
 
@@ -75,6 +76,7 @@ def test_fresh_start_offers_to_create_the_github_app(site):
 
 def test_manifest_fills_in_permissions_events_and_urls(site, monkeypatch):
     monkeypatch.setenv("BOT_PUBLIC_URL", PUBLIC)
+    handed(site.app)  # as the service is started again with it
     page = site.get("/setup/github-app", params={"owner": "organization", "org": "octo-org", "name": "my-bot",
                                                  "setup_code": code_of(site)}, headers={"Host": "bot.example.org"}).text
     action, sent = form_to_github(page)

@@ -51,6 +51,7 @@ def test_login_redirects_to_github_with_state(client, github):
 def test_public_url_sets_the_callback(client, monkeypatch):
     """Behind a proxy BOT_PUBLIC_URL decides the redirect_uri, not the Host header."""
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.org")
+    handed(client.app)  # as the service is started again with it
     query = parse_qs(urlparse(client.get("/settings/login").headers["location"]).query)
     assert query["redirect_uri"] == ["https://bot.example.org/settings/callback"]
 
