@@ -1,9 +1,10 @@
 """Everything an agent's thread context needs from GitHub, fetched by the bot with its own token.
 
-    data = await fetch(thread, is_pr=True, target={"type": "review_comment", "id": 42})
+    hosts = Hosts.of(settings)                  # GitHub's API and web host, as the operator set them
+    data = await fetch(thread, is_pr=True, target={"type": "review_comment", "id": 42}, hosts=hosts)
     data.comments, data.review_threads, data.files, data.trigger, data.checks, data.problems
 
-    saved = await download(attachment_urls(texts, repo), folder, token)   # [Attachment]
+    saved = await download(attachment_urls(texts, repo, hosts), repo, folder, token, hosts)
 
 The issue or pull request, all its comments (paginated), for a pull request its reviews, its
 review comments grouped by review thread and its files with their patches, the review comment a
@@ -32,7 +33,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 from gidgethub import BadRequest
 
-from bot import config
+from bot.config import Settings
 from bot.errors import BotError
 from bot.github.client import API_VERSION, MEDIA_TYPE, USER_AGENT, RetryingAPI, transient
 
@@ -93,9 +94,21 @@ class GitHubThread(Protocol):
     async def resolve_review_thread(self, thread_id: str) -> None: ...
 
 
-def server_url() -> str:
-    """GitHub's web host (GITHUB_SERVER_URL, as in Actions; GHES sets its own)."""
-    return config.server_url()
+@dataclass(frozen=True)
+class Hosts:
+    """GitHub's REST API and its web host (GITHUB_API_URL, GITHUB_SERVER_URL; GHES has its own):
+    where a thread's logs and attachments come from, and the only origins its token is sent to."""
+
+    api_url: str
+    server_url: str
+
+    @classmethod
+    def of(cls, settings: Settings) -> Hosts:
+        return cls(settings.github_api_url, settings.server_url)
+
+    @property
+    def origins(self) -> set[str]:
+        return {_origin(self.api_url), _origin(self.server_url)}
 
 
 @dataclass
@@ -146,14 +159,14 @@ class ThreadData:
     problems: list[str] = field(default_factory=list)
 
 
-async def fetch(thread: GitHubThread, *, is_pr: bool, target: dict | None = None) -> ThreadData:
+async def fetch(thread: GitHubThread, *, is_pr: bool, target: dict | None = None, hosts: Hosts) -> ThreadData:
     """The whole thread; a part GitHub refuses is named in `problems` instead."""
     data = ThreadData(repo=thread.repo, number=thread.number, is_pr=is_pr,
                       issue=await thread.issue(), comments=await thread.comments())
     if is_pr:
         await _pull_parts(thread, data, target or {})
     await _part(data, "failing checks (the App needs Checks: read and Actions: read)",
-                _failing_checks(thread, data))
+                _failing_checks(thread, data, hosts))
     return data
 
 
@@ -226,20 +239,20 @@ def group_review_threads(comments: list[dict]) -> list[ReviewThread]:
 
 # ---------------------------------------------------------------- CI
 
-async def _failing_checks(thread: GitHubThread, data: ThreadData) -> None:
+async def _failing_checks(thread: GitHubThread, data: ThreadData, hosts: Hosts) -> None:
     if data.pull is not None:
         sha = (data.pull.get("head") or {}).get("sha")
         if sha:
             data.checked_ref = sha
-            await _check_runs(thread, data, sha)
+            await _check_runs(thread, data, sha, hosts)
         return
     for run_id, job_id in named_runs([data.issue.get("body") or ""]
-                                     + [c.get("body") or "" for c in data.comments], data.repo):
+                                     + [c.get("body") or "" for c in data.comments], data.repo, hosts.server_url):
         data.checked_ref = f"run {run_id}"
-        await _run_jobs(thread, data, run_id, job_id)
+        await _run_jobs(thread, data, run_id, job_id, hosts)
 
 
-async def _check_runs(thread: GitHubThread, data: ThreadData, sha: str) -> None:
+async def _check_runs(thread: GitHubThread, data: ThreadData, sha: str, hosts: Hosts) -> None:
     runs = await _list(thread, f"{thread.prefix}/commits/{sha}/check-runs?filter=latest&per_page=100",
                        key="check_runs")
     async with _client() as client:
@@ -254,7 +267,7 @@ async def _check_runs(thread: GitHubThread, data: ThreadData, sha: str) -> None:
             if job_id is None:
                 check.log_note = "not a GitHub Actions job: no log to fetch"
             else:
-                await _job_log(client, thread, check, job_id)
+                await _job_log(client, thread, check, job_id, hosts)
             data.checks.append(check)
 
 
@@ -264,14 +277,14 @@ async def _annotations(thread: GitHubThread, run_id: int) -> list[dict]:
     return failures[:MAX_ANNOTATIONS]
 
 
-async def _run_jobs(thread: GitHubThread, data: ThreadData, run_id: int, job_id: int | None) -> None:
+async def _run_jobs(thread: GitHubThread, data: ThreadData, run_id: int, job_id: int | None, hosts: Hosts) -> None:
     jobs = await _list(thread, f"{thread.prefix}/actions/runs/{run_id}/jobs?per_page=100", key="jobs")
     chosen = [j for j in jobs if (j.get("id") == job_id if job_id else j.get("conclusion") in FAILING)]
     async with _client() as client:
         for job in chosen[:MAX_FAILING]:
             check = Check(name=job.get("name") or "job", conclusion=job.get("conclusion") or job.get("status") or "",
                           url=job.get("html_url") or "")
-            await _job_log(client, thread, check, job["id"])
+            await _job_log(client, thread, check, job["id"], hosts)
             data.checks.append(check)
 
 
@@ -283,9 +296,9 @@ def actions_job_id(run: dict) -> int | None:
     return run.get("id") if ((run.get("app") or {}).get("slug") == "github-actions") else None
 
 
-def named_runs(texts: list[str], repo: str) -> list[tuple[int, int | None]]:
-    """Actions runs of this repository linked in the thread: (run id, job id or None)."""
-    pattern = re.compile(re.escape(f"{server_url()}/{repo}/actions/runs/") + r"(\d+)(?:/job/(\d+))?", re.I)
+def named_runs(texts: list[str], repo: str, server_url: str) -> list[tuple[int, int | None]]:
+    """Actions runs of this repository on GitHub's web host linked in the thread: (run id, job id or None)."""
+    pattern = re.compile(re.escape(f"{server_url}/{repo}/actions/runs/") + r"(\d+)(?:/job/(\d+))?", re.I)
     found: list[tuple[int, int | None]] = []
     for text in texts:
         for run, job in pattern.findall(text):
@@ -295,10 +308,10 @@ def named_runs(texts: list[str], repo: str) -> list[tuple[int, int | None]]:
     return found[:2]
 
 
-async def _job_log(client: httpx.AsyncClient, thread: GitHubThread, check: Check, job_id: int) -> None:
-    url = f"{config.github_api_url()}{thread.prefix}/actions/jobs/{job_id}/logs"
+async def _job_log(client: httpx.AsyncClient, thread: GitHubThread, check: Check, job_id: int, hosts: Hosts) -> None:
+    url = f"{hosts.api_url}{thread.prefix}/actions/jobs/{job_id}/logs"
     try:
-        got = await get(client, url, token=thread.api.oauth_token, cap=LOG_READ_CAP, keep=LOG_KEEP_BYTES)
+        got = await get(client, url, token=thread.api.oauth_token, cap=LOG_READ_CAP, keep=LOG_KEEP_BYTES, hosts=hosts)
     except (httpx.HTTPError, DownloadRefused) as exc:
         check.log_note = f"log not available ({_reason(exc) if isinstance(exc, httpx.HTTPStatusError) else exc})"
         return
@@ -341,24 +354,20 @@ def _client() -> httpx.AsyncClient:
                              headers={"user-agent": USER_AGENT})
 
 
-def _github_origins() -> set[str]:
-    return {_origin(config.github_api_url()), _origin(server_url())}
-
-
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 async def get(client: httpx.AsyncClient, url: str, *, token: str | None, cap: int, keep: int | None = None,
-              accept: str | None = None) -> Fetched:
+              accept: str | None = None, hosts: Hosts) -> Fetched:
     """GET with redirects followed by hand: the token goes with the first request only, and only
-    to GitHub's own API or web origin. Without `keep` a body over `cap` bytes is refused; with it
+    to GitHub's own API or web origin (`hosts`). Without `keep` a body over `cap` bytes is refused; with it
     at most `cap` bytes are read and only the last `keep` of them kept (a log's end)."""
     headers = {"accept": accept} if accept else {}
-    if _origin(url) == _origin(config.github_api_url()):
+    if _origin(url) == _origin(hosts.api_url):
         headers = {"accept": accept or MEDIA_TYPE, "x-github-api-version": API_VERSION}
-    if token and _origin(url) in _github_origins():
+    if token and _origin(url) in hosts.origins:
         headers["authorization"] = f"Bearer {token}"
     for _ in range(MAX_REDIRECTS + 1):
         async with client.stream("GET", url, headers=headers) as response:
@@ -395,7 +404,7 @@ async def _read(response: httpx.Response, cap: int, keep: int | None) -> Fetched
 _URL = re.compile(r"https?://[^\s<>\"'()\[\]`]+")
 
 
-def attachment_urls(texts: list[str], repo: str) -> list[str]:
+def attachment_urls(texts: list[str], repo: str, hosts: Hosts) -> list[str]:
     """Files attached to the thread (user-attachments, GitHub's image hosts) and images of this
     repository (blob/raw links), in order of appearance, each once. Only GitHub's hosts: a link
     elsewhere is never fetched."""
@@ -403,14 +412,14 @@ def attachment_urls(texts: list[str], repo: str) -> list[str]:
     for text in texts:
         for url in _URL.findall(text or ""):
             url = url.rstrip(".,;:!?")
-            if url not in found and _download_plan(url, repo) is not None:
+            if url not in found and _download_plan(url, repo, hosts) is not None:
                 found.append(url)
     return found
 
 
-def _download_plan(url: str, repo: str) -> tuple[str, str | None] | None:
+def _download_plan(url: str, repo: str, hosts: Hosts) -> tuple[str, str | None] | None:
     """(the URL to GET, the Accept header) for an attachment URL, or None when it is not one."""
-    server = re.escape(server_url())
+    server = re.escape(hosts.server_url)
     if re.match(server + r"/user-attachments/(?:assets/[\w-]+|files/\d+/[^/?#]+)$", url) or \
             re.match(server + "/" + re.escape(repo) + r"/assets/\d+/[\w-]+$", url, re.I) or \
             re.match(r"https://(?:private-)?user-images\.githubusercontent\.com/[\w./%-]+(?:\?[\w=&.%-]*)?$", url):
@@ -422,7 +431,7 @@ def _download_plan(url: str, repo: str) -> tuple[str, str | None] | None:
         ref, path = own.groups()
         if ".." in path.split("/"):
             return None
-        api = f"{config.github_api_url()}/repos/{repo}/contents/{quote(path)}?ref={quote(ref, safe='')}"
+        api = f"{hosts.api_url}/repos/{repo}/contents/{quote(path)}?ref={quote(ref, safe='')}"
         return api, "application/vnd.github.raw"
     return None
 
@@ -449,7 +458,7 @@ def sniff(body: bytes, url: str) -> tuple[str, str] | None:
     return None
 
 
-async def download(urls: list[str], repo: str, folder: Path, token: str | None) -> list[Attachment]:
+async def download(urls: list[str], repo: str, folder: Path, token: str | None, hosts: Hosts) -> list[Attachment]:
     """Each attachment into `folder` (readable by the sandbox user, written only by the bot),
     capped in number, size and type."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -462,17 +471,18 @@ async def download(urls: list[str], repo: str, folder: Path, token: str | None) 
             if index > ATTACHMENTS_MAX:
                 saved.append(Attachment(url, skipped=f"more than {ATTACHMENTS_MAX} attachments"))
                 continue
-            item = await _one(client, url, repo, folder, index, token, ATTACHMENTS_TOTAL_BYTES - total)
+            item = await _one(client, url, repo, folder, index, token, ATTACHMENTS_TOTAL_BYTES - total, hosts)
             total += item.size
             saved.append(item)
     return saved
 
 
 async def _one(client: httpx.AsyncClient, url: str, repo: str, folder: Path, index: int, token: str | None,
-               room: int) -> Attachment:
-    target, accept = _download_plan(url, repo) or (url, None)
+               room: int, hosts: Hosts) -> Attachment:
+    target, accept = _download_plan(url, repo, hosts) or (url, None)
     try:
-        got = await get(client, target, token=token, cap=min(ATTACHMENT_BYTES, max(room, 0)), accept=accept)
+        got = await get(client, target, token=token, cap=min(ATTACHMENT_BYTES, max(room, 0)), accept=accept,
+                        hosts=hosts)
     except DownloadRefused as exc:
         return Attachment(url, skipped=str(exc))
     except httpx.HTTPError as exc:

@@ -69,13 +69,14 @@ class ThreadContext:
     async def data(self) -> ThreadData | None:
         async with self._lock:
             if self._data is None and self.ctx.thread is not None:
+                hosts = github.Hosts.of(self.ctx.config)
                 data = await github.fetch(self.ctx.thread, is_pr=self.ctx.is_pr,
-                                          target=getattr(self.ctx, "target", None))
+                                          target=getattr(self.ctx, "target", None), hosts=hosts)
                 self.removed = clean(data)
                 if self.folder is not None:
-                    urls = github.attachment_urls(human_texts(data), data.repo)
+                    urls = github.attachment_urls(human_texts(data), data.repo, hosts)
                     data.attachments = await github.download(urls, data.repo, self.folder,
-                                                             self.ctx.thread.api.oauth_token)
+                                                             self.ctx.thread.api.oauth_token, hosts)
                 self._data = data
             return self._data
 

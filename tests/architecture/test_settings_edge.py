@@ -21,7 +21,7 @@ READERS = {"env", "is_set", "value", "text", "require", "data_dir", "handle", "g
 NOT_YET_CONVERTED = frozenset({
     "bot.credentials.resolve", "bot.credentials.vault",
     "bot.db",
-    "bot.github.client", "bot.github.thread",
+    "bot.github.client",
     
     "bot.job.episode",
     "bot.record.provenance",

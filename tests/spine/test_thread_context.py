@@ -262,7 +262,7 @@ def gh(monkeypatch):
 async def fetched(gh, number: int, is_pr: bool, target: dict | None = None) -> github.ThreadData:
     async with httpx.AsyncClient() as client:
         return await github.fetch(Thread(RetryingAPI(client, oauth_token=TOKEN, base_url=current().github_api_url), REPO, number),
-                                  is_pr=is_pr, target=target)
+                                  is_pr=is_pr, target=target, hosts=github.Hosts.of(current()))
 
 
 async def test_all_comments_are_fetched_across_pages(gh):
@@ -327,8 +327,8 @@ async def test_attachments_are_downloaded_with_the_token_and_capped_by_type_and_
     image = gh.add_attachment(PNG)
     program = gh.add_attachment(b"\x7fELF\x02\x01\x01" + b"\0" * 100, "application/octet-stream")
     huge = gh.add_attachment(PNG + b"\0" * 8192)
-    urls = github.attachment_urls([f"![image]({image}) {program} and {huge}"], REPO)
-    saved = await github.download(urls, REPO, tmp_path / "att", TOKEN)
+    urls = github.attachment_urls([f"![image]({image}) {program} and {huge}"], REPO, github.Hosts.of(current()))
+    saved = await github.download(urls, REPO, tmp_path / "att", TOKEN, github.Hosts.of(current()))
     assert [(a.kind, a.skipped) for a in saved] == [("PNG image", None), (None, "not an image, PDF or text file"),
                                                     (None, "larger than 0 MB")]
     assert saved[0].path.read_bytes() == PNG and saved[0].path.parent == tmp_path / "att"
@@ -340,13 +340,14 @@ def test_links_to_other_hosts_are_never_attachments(gh):
     """Only GitHub's upload hosts and this repository's images are fetched, never a link elsewhere."""
     text = (f"![x](https://evil.example/user-attachments/assets/abc) {gh.url}/other/repo/blob/main/a.png "
             f"{gh.url}/{REPO}/blob/main/docs/a.png {gh.url}/{REPO}/blob/main/../../x.png")
-    assert github.attachment_urls([text], REPO) == [f"{gh.url}/{REPO}/blob/main/docs/a.png"]
+    assert github.attachment_urls([text], REPO, github.Hosts.of(current())) == [f"{gh.url}/{REPO}/blob/main/docs/a.png"]
 
 
 async def test_a_repository_image_is_fetched_through_the_contents_api(gh, tmp_path):
     """An image of the repository linked in the thread comes from the contents API."""
     gh.add_content(REPO, "docs/a.png", PNG)
-    saved = await github.download([f"{gh.url}/{REPO}/blob/main/docs/a.png"], REPO, tmp_path / "att", TOKEN)
+    saved = await github.download([f"{gh.url}/{REPO}/blob/main/docs/a.png"], REPO, tmp_path / "att", TOKEN,
+                                  github.Hosts.of(current()))
     assert saved[0].path.read_bytes() == PNG and len(gh.calls_to("GET", r"/contents/docs/a.png$")) == 1
 
 
@@ -356,7 +357,7 @@ async def test_context_is_fetched_once_and_hidden_content_never_rendered(gh, tmp
     gh.add_comment(REPO, 4, "<span hidden>SECRET-TWO</span>me too")
     async with httpx.AsyncClient() as client:
         ctx = SimpleNamespace(thread=Thread(RetryingAPI(client, oauth_token=TOKEN, base_url=current().github_api_url), REPO, 4), is_pr=False,
-                              target=None, job_id=None)
+                              target=None, job_id=None, config=current())
         context = thread_text.ThreadContext(ctx, tmp_path / "att")
         short, full = await asyncio.gather(context.render(thread_text.PROMPT), context.render(thread_text.READ))
     assert "me too" in short and "me too" in full and "SECRET" not in short + full
