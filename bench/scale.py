@@ -141,13 +141,13 @@ def _pack_restore(cluster: Cluster) -> tuple[float, float, int, int]:
         raw = sum(p.stat().st_size for p in home.rglob("*") if p.is_file())
         db = store.connect()
         started = time.perf_counter()
-        session_home.save(db, "o/r#1", "codex")
+        session_home.save(db, Path(scratch) / "a", "o/r#1", "codex")
         packed_ms = (time.perf_counter() - started) * 1000
         stored = db.query("SELECT size FROM session_homes")[0]["size"]
         os.environ["BOT_DATA_DIR"] = str(Path(scratch) / "b")
         config.data_dir()
         started = time.perf_counter()
-        assert session_home.restore(db, "o/r#1", "codex")
+        assert session_home.restore(db, Path(scratch) / "b", "o/r#1", "codex")
         restored_ms = (time.perf_counter() - started) * 1000
     return packed_ms, restored_ms, raw, stored
 

@@ -139,7 +139,10 @@ async def _episode_or_the_next_agent(db: Database, ctx: JobContext, worktree: Wo
                 return await _episode_with_fallback(db, ctx, worktree, name, tracking, cancel)
             return await run_turn(db, ctx, worktree, name, tracking, cancel, resume_id=None,
                                   fresh_reason=fresh_reason)
-        return await following(db, ctx.conversation, name, tracking.note, episode) if follow else await episode()
+        if not follow:
+            return await episode()
+        return await following(db, ctx.config.data_dir, ctx.conversation, name, tracking.note, episode,
+                               limit=ctx.config.whole("BOT_SESSION_MAX_BYTES"))
 
     return await fallback.run(db, ctx, worktree.config, agent, tracking, cancel, attempt=attempt)
 

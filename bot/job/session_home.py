@@ -25,7 +25,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
-from bot import config
+from bot.config_table import variable
 from bot.credentials import vault
 from bot.db import Database
 from bot.errors import BotError
@@ -38,6 +38,7 @@ _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 SPARSE_HOLE = 1 << 20  # a file holding more than this in holes is sparse: never read
 UNPACKED_PER_PACKED = 4  # a file larger than this many times the packed cap is never read
+MAX_BYTES = int(str(variable("BOT_SESSION_MAX_BYTES").default))
 
 
 class SessionHomeTooLarge(BotError, RuntimeError):
@@ -52,9 +53,8 @@ def _context(conversation: str, agent: str) -> str:
     return f"session-home\x00{conversation}\x00{agent}"
 
 
-def pack(home: Path, agent: str, limit: int | None = None) -> bytes:
+def pack(home: Path, agent: str, limit: int = MAX_BYTES) -> bytes:
     """A gzipped tarball of the home's resume state; SessionHomeTooLarge past `limit` bytes."""
-    limit = config.value("BOT_SESSION_MAX_BYTES") if limit is None else limit
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as tar:
         fd = os.open(home, _DIR)
@@ -187,15 +187,15 @@ def _strip(home: Path, parts: tuple[str, ...]) -> int:
     return removed + 1
 
 
-def _marker(conversation: str, agent: str) -> Path:
-    folder = config.data_dir() / "session-versions"
+def _marker(data_dir: Path, conversation: str, agent: str) -> Path:
+    folder = data_dir / "session-versions"
     folder.mkdir(exist_ok=True)
     return folder / f"{conversations.slug(conversation)}.{agent}"
 
 
-def local_version(conversation: str, agent: str) -> int:
+def local_version(data_dir: Path, conversation: str, agent: str) -> int:
     try:
-        return int(_marker(conversation, agent).read_text().partition(":")[0])
+        return int(_marker(data_dir, conversation, agent).read_text().partition(":")[0])
     except (FileNotFoundError, ValueError):
         return 0
 
@@ -207,51 +207,51 @@ def _stamp(version: int, sealed: bytes) -> str:
     return f"{version}:{hashlib.sha256(sealed).hexdigest()[:32]}"
 
 
-def _holds(conversation: str, agent: str, stamp: str) -> bool:
+def _holds(data_dir: Path, conversation: str, agent: str, stamp: str) -> bool:
     try:
-        return _marker(conversation, agent).read_text() == stamp
+        return _marker(data_dir, conversation, agent).read_text() == stamp
     except FileNotFoundError:
         return False
 
 
-def used_here_at(conversation: str) -> float | None:
-    """When this machine last saved or restored one of the thread's homes (its version markers'
-    time), or None when it never did."""
-    return max((marker.lstat().st_mtime for marker in _markers(conversation)), default=None)
+def used_here_at(data_dir: Path, conversation: str) -> float | None:
+    """When this machine (its `data_dir`) last saved or restored one of the thread's homes (its
+    version markers' time), or None when it never did."""
+    return max((marker.lstat().st_mtime for marker in _markers(data_dir, conversation)), default=None)
 
 
-def drop_local(conversation: str) -> None:
-    """Remove this machine's copies of the thread's CLI homes and their version markers. The stored
-    copies stay: the thread's next turn here restores them, as on a machine that never ran it."""
-    folder = config.data_dir() / "homes" / conversations.slug(conversation)
+def drop_local(data_dir: Path, conversation: str) -> None:
+    """Remove this machine's copies (in `data_dir`) of the thread's CLI homes and their version
+    markers. The stored copies stay: the thread's next turn here restores them, as on a machine
+    that never ran it."""
+    folder = data_dir / "homes" / conversations.slug(conversation)
     if folder.is_dir() and not folder.is_symlink():
         empty(folder)  # written by the agent: never follow a link it planted
         folder.rmdir()
-    for marker in _markers(conversation):
+    for marker in _markers(data_dir, conversation):
         marker.unlink(missing_ok=True)
 
 
-def _markers(conversation: str) -> list[Path]:
-    folder, slug = config.data_dir() / "session-versions", conversations.slug(conversation)  # no glob characters
+def _markers(data_dir: Path, conversation: str) -> list[Path]:
+    folder, slug = data_dir / "session-versions", conversations.slug(conversation)  # no glob characters
     if not folder.is_dir():
         return []
     return [path for path in folder.glob(f"{slug}.*") if path.name.rpartition(".")[0] == slug]
 
 
-def save(db: Database, conversation: str, agent: str, packed_by: str = "") -> int:
-    """Pack the local home after a turn and store it as the next version; returns that version."""
-    return _store(db, conversation, agent, _sealed(conversation, agent), packed_by)
-
-
-def _sealed(conversation: str, agent: str) -> bytes:
-    home = conversations.home_dir(config.data_dir(), conversation, agent)
-    return vault.seal(_context(conversation, agent), pack(home, agent))
-
-
-def _store(db: Database, conversation: str, agent: str, sealed: bytes, packed_by: str) -> int:
+def save(db: Database, data_dir: Path, conversation: str, agent: str, packed_by: str = "", *,
+         limit: int = MAX_BYTES) -> int:
+    """Pack the local home (in `data_dir`) after a turn and store it as the next version; returns
+    that version. SessionHomeTooLarge when it packs to more than `limit` bytes."""
+    sealed = _sealed(data_dir, conversation, agent, limit)
     version = _insert(db, conversation, agent, sealed, packed_by)
-    _marker(conversation, agent).write_text(_stamp(version, sealed))
+    _marker(data_dir, conversation, agent).write_text(_stamp(version, sealed))
     return version
+
+
+def _sealed(data_dir: Path, conversation: str, agent: str, limit: int) -> bytes:
+    home = conversations.home_dir(data_dir, conversation, agent)
+    return vault.seal(_context(conversation, agent), pack(home, agent, limit))
 
 
 def _insert(db: Database, conversation: str, agent: str, sealed: bytes, packed_by: str) -> int:
@@ -264,10 +264,10 @@ def _insert(db: Database, conversation: str, agent: str, sealed: bytes, packed_b
     return int(version)
 
 
-def restore(db: Database, conversation: str, agent: str) -> bool:
-    """Before a turn: bring the latest stored home here unless the local one already is it.
-    True when a restore happened."""
-    return _bring_here(_stored_row(db, conversation, agent), conversation, agent)
+def restore(db: Database, data_dir: Path, conversation: str, agent: str) -> bool:
+    """Before a turn: bring the latest stored home here (into `data_dir`) unless the local one
+    already is it. True when a restore happened."""
+    return _bring_here(_stored_row(db, conversation, agent), data_dir, conversation, agent)
 
 
 def _stored_row(db: Database, conversation: str, agent: str) -> dict[str, Any] | None:
@@ -275,41 +275,47 @@ def _stored_row(db: Database, conversation: str, agent: str) -> dict[str, Any] |
                       [conversation, agent]).fetchone()
 
 
-def _bring_here(row: dict[str, Any] | None, conversation: str, agent: str) -> bool:
-    home = conversations.home_dir(config.data_dir(), conversation, agent)
-    if row is None or (_holds(conversation, agent, _stamp(row["version"], row["sealed"])) and any(home.iterdir())):
-        return False  # nothing stored, or the local home is the latest (and was not removed since)
+def _bring_here(row: dict[str, Any] | None, data_dir: Path, conversation: str, agent: str) -> bool:
+    home = conversations.home_dir(data_dir, conversation, agent)
+    if row is None:
+        return False  # nothing stored
+    stamp = _stamp(row["version"], row["sealed"])
+    if _holds(data_dir, conversation, agent, stamp) and any(home.iterdir()):
+        return False  # the local home is the latest (and was not removed since)
     data = vault.unseal(_context(conversation, agent), row["sealed"])
     unpack(data, home, agent)
-    _marker(conversation, agent).write_text(_stamp(row["version"], row["sealed"]))
+    _marker(data_dir, conversation, agent).write_text(stamp)
     return True
 
 
-async def _restore_off_loop(db: Database, conversation: str, agent: str) -> bool:
+async def _restore_off_loop(db: Database, data_dir: Path, conversation: str, agent: str) -> bool:
     """`restore` with the hashing, decrypting and unpacking on a thread (the database stays on
     the loop)."""
     row = _stored_row(db, conversation, agent)
-    return await asyncio.to_thread(_bring_here, row, conversation, agent)
+    return await asyncio.to_thread(_bring_here, row, data_dir, conversation, agent)
 
 
-async def _save_off_loop(db: Database, conversation: str, agent: str, packed_by: str) -> int:
+async def _save_off_loop(db: Database, data_dir: Path, conversation: str, agent: str, packed_by: str,
+                         limit: int) -> int:
     """`save` with the packing and sealing on a thread: a large home never stalls the service."""
-    sealed = await asyncio.to_thread(_sealed, conversation, agent)
+    sealed = await asyncio.to_thread(_sealed, data_dir, conversation, agent, limit)
     version = _insert(db, conversation, agent, sealed, packed_by)
     stamp = await asyncio.to_thread(_stamp, version, sealed)
-    _marker(conversation, agent).write_text(stamp)
+    _marker(data_dir, conversation, agent).write_text(stamp)
     return version
 
 
-async def following(db: Database, conversation: str, agent: str, note: Callable[[str], Awaitable[None]],
-                    turn: Callable[[], Awaitable[T]]) -> T:
-    """Run `turn()` with the thread's CLI home here first and stored after (shared databases only;
-    one machine's homes stay on its disk). A home too large to store, or a stored one that does not
-    open, is said with `note` and the turn runs anyway (without the session, the CLI starts fresh)."""
+async def following(db: Database, data_dir: Path, conversation: str, agent: str,
+                    note: Callable[[str], Awaitable[None]], turn: Callable[[], Awaitable[T]], *,
+                    limit: int = MAX_BYTES) -> T:
+    """Run `turn()` with the thread's CLI home here (in `data_dir`) first and stored after, when it
+    packs to at most `limit` bytes (shared databases only; one machine's homes stay on its disk). A
+    home too large to store, or a stored one that does not open, is said with `note` and the turn
+    runs anyway (without the session, the CLI starts fresh)."""
     if not db.shared:
         return await turn()
     try:
-        if await _restore_off_loop(db, conversation, agent):
+        if await _restore_off_loop(db, data_dir, conversation, agent):
             log.info("restored the %s home of %s from the database", agent, conversation)
     except vault.SecretError:  # another key (rotated, or not the shared one) or an altered row
         log.warning("the stored %s home of %s does not open with this key; the turn starts without it",
@@ -317,7 +323,7 @@ async def following(db: Database, conversation: str, agent: str, note: Callable[
         await note("stored session could not be opened with this service's key; starting without it")
     result = await turn()
     try:
-        await _save_off_loop(db, conversation, agent, socket.gethostname())
+        await _save_off_loop(db, data_dir, conversation, agent, socket.gethostname(), limit)
     except SessionHomeTooLarge as exc:
         log.warning("%s home of %s not stored: %s", agent, conversation, exc)
         await note(f"⚠️ {exc}")

@@ -146,7 +146,7 @@ async def apply(db: Database, planned: Plan) -> Swept:
         swept.threads += collect_home(db, key, planned.data_dir)
     for key in planned.local_homes:
         if not _busy(db, key):
-            session_home.drop_local(key)
+            session_home.drop_local(planned.data_dir, key)
             swept.local_homes += 1
     for spare in planned.spares:
         mirror = _mirror_of(planned.data_dir, spare)
@@ -191,7 +191,7 @@ def collect_home(db: Database, key: str, data_dir: Path) -> bool:
     """Remove a thread's CLI homes and its attachments in `data_dir`; its sessions can no longer be
     resumed. False when another machine collected the thread first (shared database: nothing is
     marked)."""
-    session_home.drop_local(key)
+    session_home.drop_local(data_dir, key)
     folder = data_dir / "attachments" / conversations.slug(key)
     if folder.is_dir() and not folder.is_symlink():
         empty(folder)  # written by the agent: never follow a link it planted
@@ -266,7 +266,7 @@ def _local_copies_by_use(db: Database, root: Path, exclude: set[str]) -> list[tu
     for row in db.query("SELECT key, last_active_at FROM conversations") if present else ():
         key = row["key"]
         if conversations.slug(key) in present and key not in exclude and not _busy(db, key):
-            used = session_home.used_here_at(key)
+            used = session_home.used_here_at(root, key)
             copies.append((key, (row["last_active_at"] or 0.0) if used is None else used))
     return sorted(copies, key=lambda copy: copy[1])
 

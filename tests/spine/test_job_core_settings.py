@@ -7,6 +7,7 @@ import asyncio
 from bot.config_table import variable
 from bot.job import conversations, thread_text
 from bot.job.runner import run_episode
+from bot.service import retention, store
 from bot.workspace.worktrees import conversation_slug
 from sandbox import disk
 from sandbox.tier0 import Tier0Spawner
@@ -57,3 +58,10 @@ async def test_an_episode_handed_no_disk_watch_interval_looks_at_the_table_defau
     episode, config = _setup(tmp_path)
     await run_episode(ScriptAdapter(_printer("done")), episode, Tier0Spawner(), config)
     assert asked == [float(str(variable("BOT_DISK_WATCH_INTERVAL").default))]
+
+
+def test_retention_drops_a_threads_home_in_the_data_dir_it_sweeps(tmp_path):
+    home = conversations.home_dir(_elsewhere(tmp_path), "o/r#1", "codex")
+    (home / "rollout.jsonl").write_text("the CLI's own transcript\n")
+    retention.collect_home(store.connect(), "o/r#1", _elsewhere(tmp_path))
+    assert not home.exists()
