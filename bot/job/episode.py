@@ -68,7 +68,7 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
     creds = origin.credentials
     ctx.secrets.extend(creds.secret_values())
     resumed = bool(resume_id) and adapter.supports_resume
-    spawner = sandbox.select_spawner(config.sandbox_tier(), config.sandbox_host())
+    spawner = sandbox.select_spawner(ctx.config.sandbox_tier, ctx.config.sandbox_host)
     attachments = attachments_dir(ctx.config.data_dir, ctx.conversation) if ctx.thread is not None else None
     thread = ThreadContext(ctx, attachments)
     sandbox_config = _sandbox_config(ctx, worktree, agent, adapter, spawner, thread.folder)
@@ -85,10 +85,11 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
         recorder.declare_gap(run_id, web_access_gap(agent))
     policy = loader_guard.bridge_policy(worktree.path, worktree.config, adapter, inside)
     kill = asyncio.Event()
-    async with BridgeServer(worktree.path, policy, recorder, run_id,
+    async with BridgeServer(worktree.path, policy, recorder, run_id, scratch_root=ctx.config.data_dir / "runs" / run_id,
                             read_thread=conversations.thread_reader(ctx, thread),
                             run_sandbox=loader_guard.masked_runs(
-                                sandbox_for_run(worktree.path, policy, limits=sandbox_config.limits),
+                                sandbox_for_run(worktree.path, policy, ctx.config.sandbox_tier, sandbox_config.limits,
+                                                ctx.config.sandbox_host),
                                 adapter, worktree.config.mode),
                             on_progress=tracking.note, on_halt=lambda reason: kill.set(),
                             stop=cancel, read_dirs=read_dirs, review=ctx.findings) as bridge, \
