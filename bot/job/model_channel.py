@@ -42,6 +42,8 @@ from bot.job.resume_state import resume_gap
 from bot.record.recorder import Recorder
 from bot.relay import chatgpt
 from bot.relay.budgets import Budget, Caps, Ledger, Scope, operator_caps
+from bot.relay.pricing import load_table
+from bot.relay.retry import RetryPolicy
 from bot.relay.server import ModelRelay, Upstream
 from sandbox.base import SandboxConfig
 
@@ -230,6 +232,7 @@ async def model_channel(agent: str, adapter: base.Adapter, creds: Credentials, c
                     prior=ledger.spent(scope))
     login = chosen.upstream.login
     async with ModelRelay(chosen.upstream, recorder, run_id, budget=budget, ledger=ledger, spend_scope=scope,
+                          prices=load_table(settings), retry=RetryPolicy.from_settings(settings),
                           on_retry=on_retry, on_stop=on_stop, web_access=web_access,
                           on_login_refresh=login_store.saver(agent, creds.source, ctx) if login else None) as relay:
         ctx.secrets.append(relay.token)

@@ -1,9 +1,10 @@
 """List prices of model calls, from a versioned data file (bot/relay/prices.json, with its date).
 
-The operator can merge a table of the same shape over it (BOT_RELAY_PRICES, a file path): their
-models are added or replace the built-in ones (a gateway's own model names, negotiated prices).
-A model the table does not know is counted in tokens and its cost marked unpriced (None), never
-guessed from a similar name: `claude-opus-4-8` and `claude-opus-4-1` differ threefold.
+The operator can merge a table of the same shape over it (BOT_RELAY_PRICES, a file path, read from
+the settings `load_table` is handed): their models are added or replace the built-in ones (a
+gateway's own model names, negotiated prices). A model the table does not know is counted in
+tokens and its cost marked unpriced (None), never guessed from a similar name: `claude-opus-4-8`
+and `claude-opus-4-1` differ threefold.
 
 Lookup: the exact name, then without a `models/` prefix or a date suffix (`-20250929`,
 `-2025-09-29`), then the table's `aliases`.
@@ -15,10 +16,13 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bot import config
 from bot.errors import BotError
 from bot.relay.usage import CallUsage
+
+if TYPE_CHECKING:
+    from bot.config import Settings
 
 _DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 MILLION = 1_000_000
@@ -93,10 +97,10 @@ def builtin_table() -> PriceTable:
     return PriceTable(models, aliases, date)
 
 
-def load_table() -> PriceTable:
-    """The built-in table with the operator's file (BOT_RELAY_PRICES) merged over it."""
+def load_table(settings: Settings) -> PriceTable:
+    """The built-in table with the operator's file (the settings' BOT_RELAY_PRICES) merged over it."""
     table = builtin_table()
-    path = config.env("BOT_RELAY_PRICES")
+    path = settings.text("BOT_RELAY_PRICES")
     if not path:
         return table
     try:

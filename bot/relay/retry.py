@@ -2,18 +2,23 @@
 waits. 429 (rate limited), 529 (Anthropic overloaded) and any 5xx are retried, waiting what the
 provider's `retry-after-ms` or `Retry-After` (seconds or an HTTP date) asks, else a doubling
 backoff from 1 s; every wait is capped (BOT_RELAY_RETRY_MAX_WAIT) and so is the number of retries
-(BOT_RELAY_RETRIES). A retry happens only before any byte of the answer reached the CLI. A 429 or
-529 that asks for a longer wait than the cap is not retried (bot/relay/unavailable.py says why).
+(BOT_RELAY_RETRIES), as the entry point's settings say (`RetryPolicy.from_settings`). A retry
+happens only before any byte of the answer reached the CLI. A 429 or 529 that asks for a longer
+wait than the cap is not retried (bot/relay/unavailable.py says why).
 """
 from __future__ import annotations
 
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from bot import config
+from bot.config_table import variable
 from bot.retry import retry_after_s
+
+if TYPE_CHECKING:
+    from bot.config import Settings
 
 BACKOFF_START_S = 1.0
 asked_wait_s = retry_after_s  # what the provider asked: the bot's one Retry-After parser
@@ -23,15 +28,22 @@ def retryable(status: int) -> bool:
     return status == 429 or 500 <= status <= 599
 
 
+def _table_default(name: str) -> Any:
+    found = variable(name)
+    return found.parse(found.default) if found.default is not None else None
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
-    retries: int = 4
-    max_wait_s: float = 60.0
+    """How often and how long the relay retries; by default, as the configuration table says."""
+
+    retries: int = _table_default("BOT_RELAY_RETRIES")
+    max_wait_s: float = float(_table_default("BOT_RELAY_RETRY_MAX_WAIT"))
 
     @classmethod
-    def from_config(cls) -> RetryPolicy:
-        return cls(retries=max(0, config.value("BOT_RELAY_RETRIES")),
-                   max_wait_s=max(0.0, config.value("BOT_RELAY_RETRY_MAX_WAIT")))
+    def from_settings(cls, settings: Settings) -> RetryPolicy:
+        return cls(retries=max(0, settings.whole("BOT_RELAY_RETRIES")),
+                   max_wait_s=max(0.0, settings.number("BOT_RELAY_RETRY_MAX_WAIT")))
 
     def too_long(self, status: int, headers: Mapping[str, str]) -> bool:
         """A rate limit or overload that asks for more than the longest wait: retrying sooner would

@@ -63,7 +63,7 @@ from bot.relay import apis, body_policy, downstream, unavailable, wire
 from bot.relay.body_policy import Checked
 from bot.relay.budgets import Budget, Hold, Ledger, Scope
 from bot.relay.chatgpt import Login, LoginRefused, Session
-from bot.relay.pricing import PriceTable, load_table
+from bot.relay.pricing import PriceTable, builtin_table
 from bot.relay.reply_filter import UsageChunkFilter
 from bot.relay.retry import RetryPolicy, busy_note, retryable, unreachable_reason
 from bot.relay.usage import CallUsage, UsageTap
@@ -214,8 +214,8 @@ class ModelRelay:
         self.budget = budget or Budget()
         self.ledger = ledger
         self.spend_scope = spend_scope or Scope()
-        self.prices = prices or load_table()
-        self.retry = retry or RetryPolicy.from_config()
+        self.prices = prices or builtin_table()
+        self.retry = retry or RetryPolicy()
         self.token = secrets.token_urlsafe(32)
         self.token_env = TOKEN_ENV
         self.calls: list[ModelCall] = []

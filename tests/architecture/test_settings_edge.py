@@ -25,7 +25,7 @@ NOT_YET_CONVERTED = frozenset({
     
     "bot.job.episode",
     "bot.record.provenance",
-    "bot.relay.budgets", "bot.relay.chatgpt", "bot.relay.pricing", "bot.relay.retry",
+    "bot.relay.budgets", "bot.relay.chatgpt",
     "bot.settings.first_run", "bot.settings.github", "bot.settings.routes",
 })
 

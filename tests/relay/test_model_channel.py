@@ -2,6 +2,7 @@
 reach no provider host; where a credential cannot be relayed, the record says the key is inside."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -154,3 +155,27 @@ def test_the_credential_modes_are_judged_by_the_settings_handed_down(monkeypatch
     monkeypatch.delenv("BOT_OPENCODE_BASE_URL", raising=False)
     modes = credential_modes("opencode", Settings({"BOT_OPENCODE_BASE_URL": "https://llm.example.internal"}))
     assert "Anthropic API key for OpenCode" in modes["direct"]
+
+
+async def _relay_with(tmp_path: Path, recorder, run_id, settings: Settings):
+    adapter = base.get("claude")
+    ctx = _ctx()
+    ctx.config = settings
+    async with model_channel("claude", adapter, Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}), ctx, recorder,
+                             run_id, _sandbox(tmp_path, adapter)) as channel:
+        return channel.relay
+
+
+async def test_the_channels_relay_retries_as_the_jobs_settings_say(tmp_path, recorder, run_id, monkeypatch):
+    monkeypatch.setenv("BOT_RELAY_RETRIES", "9")
+    relay = await _relay_with(tmp_path, recorder, run_id, Settings({"BOT_RELAY_RETRIES": "1"}))
+    assert relay.retry.retries == 1
+
+
+async def test_the_channels_relay_prices_with_the_price_file_in_the_jobs_settings(tmp_path, recorder, run_id,
+                                                                                  monkeypatch):
+    monkeypatch.delenv("BOT_RELAY_PRICES", raising=False)
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"date": "2026-12-01", "models": {"gateway/fast": {"input": 1, "output": 2}}}))
+    relay = await _relay_with(tmp_path, recorder, run_id, Settings({"BOT_RELAY_PRICES": str(prices)}))
+    assert relay.prices.price("gateway/fast") is not None

@@ -7,10 +7,13 @@ from pathlib import Path
 import pytest
 
 import bot.relay as relay_package
+from bot.config import Settings
 from bot.relay.pricing import PriceTableError, builtin_table, load_table
+from bot.relay.server import ModelRelay, Upstream
 from bot.relay.usage import CallUsage
+from tests.entry_settings import current
 from tests.fakes.provider import FakeUsage, say
-from tests.relay.conftest import model_calls, post
+from tests.relay.conftest import REAL_KEY, model_calls, post
 
 USAGE = CallUsage(input_tokens=1_000_000, output_tokens=100_000, cached_tokens=2_000_000)
 
@@ -48,7 +51,7 @@ def test_the_operator_file_adds_and_replaces_models(tmp_path, monkeypatch):
     prices.write_text(json.dumps({"date": "2026-12-01", "models": {
         "gateway/fast": {"input": 1, "output": 2}, "claude-opus-4-8": {"input": 4, "output": 20}}}))
     monkeypatch.setenv("BOT_RELAY_PRICES", str(prices))
-    table = load_table()
+    table = load_table(current())
     assert table.cost("gateway/fast", CallUsage(input_tokens=1_000_000)) == 1
     assert table.price("claude-opus-4-8").input == 4
     assert table.version.endswith("+ 2026-12-01")
@@ -59,4 +62,22 @@ def test_an_unreadable_operator_file_names_the_variable(tmp_path, monkeypatch):
     prices.write_text(json.dumps({"models": {"m": {"input": "cheap"}}}))
     monkeypatch.setenv("BOT_RELAY_PRICES", str(prices))
     with pytest.raises(PriceTableError, match="BOT_RELAY_PRICES"):
-        load_table()
+        load_table(current())
+
+
+def _operator_file(tmp_path: Path) -> Path:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"date": "2026-12-01", "models": {"gateway/fast": {"input": 1, "output": 2}}}))
+    return prices
+
+
+def test_the_operators_price_file_is_the_one_in_the_settings_handed_down(tmp_path, monkeypatch):
+    monkeypatch.delenv("BOT_RELAY_PRICES", raising=False)
+    table = load_table(Settings({"BOT_RELAY_PRICES": str(_operator_file(tmp_path))}))
+    assert table.price("gateway/fast") is not None
+
+
+def test_a_relay_given_no_price_table_prices_at_the_built_in_list_prices(tmp_path, recorder, run_id, monkeypatch):
+    monkeypatch.setenv("BOT_RELAY_PRICES", str(_operator_file(tmp_path)))
+    relay = ModelRelay(Upstream("anthropic", REAL_KEY), recorder, run_id)
+    assert relay.prices.price("gateway/fast") is None and relay.prices.version == builtin_table().version

@@ -9,9 +9,11 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
+from bot.config import Settings
 from bot.relay.retry import RetryPolicy, asked_wait_s
+from bot.relay.server import ModelRelay, Upstream
 from tests.fakes.provider import fail, say
-from tests.relay.conftest import ANTHROPIC, model_calls, post
+from tests.relay.conftest import ANTHROPIC, REAL_KEY, model_calls, post
 
 
 async def test_429_with_retry_after_twice_then_success_gives_one_answer_and_two_retry_notes(
@@ -119,3 +121,15 @@ def test_a_long_retry_after_is_capped():
 @pytest.mark.parametrize("attempt,expected", [(1, 1.0), (2, 2.0), (3, 4.0)])
 def test_without_retry_after_the_backoff_doubles(attempt, expected):
     assert RetryPolicy(retries=3, max_wait_s=60).wait_s(attempt, {}) == expected
+
+
+def test_the_retry_policy_is_the_one_in_the_settings_handed_down(monkeypatch):
+    monkeypatch.setenv("BOT_RELAY_RETRIES", "9")
+    settings = Settings({"BOT_RELAY_RETRIES": "1", "BOT_RELAY_RETRY_MAX_WAIT": "7"})
+    assert RetryPolicy.from_settings(settings) == RetryPolicy(retries=1, max_wait_s=7.0)
+
+
+def test_a_relay_given_no_retry_policy_retries_as_the_configuration_tables_defaults(recorder, run_id, monkeypatch):
+    monkeypatch.setenv("BOT_RELAY_RETRIES", "0")
+    relay = ModelRelay(Upstream("anthropic", REAL_KEY), recorder, run_id)
+    assert relay.retry == RetryPolicy.from_settings(Settings({})) == RetryPolicy()
