@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 
 import sandbox
 from adapters import base
-from bot import config
 from bot.bridge.server import BridgeServer
 from bot.bridge.tools import sandbox_for_run
+from bot.config import MissingConfig, Settings
 from bot.credentials import resolve as credentials
 from bot.credentials import usage as credential_use
 from bot.db import Database
@@ -59,8 +59,7 @@ class Turn:
 async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str, tracking: TrackingComment,
                    cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None) -> Turn:
     """One episode: credentials, sandbox config, bridge, runner, record."""
-
-    adapter = base.get(agent, config.operator_for(agent))
+    adapter = base.get(agent, ctx.config.operator_for(agent))
     origin = credentials.resolve_origin(agent, ctx.repo_id or None, ctx.requester_id or None, ctx.installation_id)
     if origin is None:
         ctx.ended_because = "no credentials"
@@ -78,8 +77,7 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
     run_id = recorder.start_run(agent=agent, job_id=None if ctx.job_id is None else str(ctx.job_id),
                                 conversation=ctx.conversation, mode=worktree.config.mode, sandbox_tier=spawner.tier,
                                 limits=vars(sandbox_config.limits), base_commit=worktree.base_sha)
-    if (url := config.run_url(run_id)) and ctx.thread is not None:  # the live run page (bot/web/run_page.py)
-        tracking.header = tracking.header.split(LIVE)[0] + f"{LIVE}({url})"
+    _link_the_live_page(ctx, tracking, run_id)
     credential_use.note(recorder.db, run_id, origin)
     if worktree.config.web_access:
         recorder.declare_gap(run_id, web_access_gap(agent))
@@ -102,7 +100,7 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
         prompt = await conversations.prompt(ctx, resumed, fresh_reason, thread)
         episode = base.Episode(prompt=prompt, workdir=inside, home=sandbox_config.home,
                                tmpdir=sandbox_config.tmpdir, instruction=conversations.standing_instruction(ctx),
-                               model=config.agent_model(agent), resume_session=resume_id if resumed else None,
+                               model=ctx.config.agent_model(agent), resume_session=resume_id if resumed else None,
                                bridge=bridge.bridge_for(spawner.inside_bridge_url(sandbox_config)),
                                credentials=channel.credentials, mode=worktree.config.mode,
                                base_url=channel.base_url, web_access=worktree.config.web_access,
@@ -113,13 +111,27 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
         channel.explain_stop(result)
         honesty.require_tools(result, bridge.tools_listed, strict=episode.mode == "strict", bridged=True)
     thread.record(recorder, run_id)
+    version = await _finish_run(recorder, run_id, adapter, result, resumed, cancelled=cancel.is_set())
+    return Turn(result, run_id, resumed, None if resumed else fresh_reason, version, agent=agent,
+                unavailable=observed(recorder.events(run_id)))
+
+
+def _link_the_live_page(ctx: JobContext, tracking: TrackingComment, run_id: str) -> None:
+    """The tracking header links the run's live page (bot/web/run_page.py) when the service has a
+    public URL."""
+    if (url := ctx.config.run_url(run_id)) and ctx.thread is not None:
+        tracking.header = tracking.header.split(LIVE)[0] + f"{LIVE}({url})"
+
+
+async def _finish_run(recorder: Recorder, run_id: str, adapter: base.Adapter, result: base.Result, resumed: bool,
+                      *, cancelled: bool) -> str | None:
+    """Record how the run ended (its egress, CLI version, session and status); the CLI's version."""
     version = await cli_version.adapter_version(adapter)
     recorder.attach_egress(run_id, getattr(result, "egress", None) or [])
     recorder.update_run(run_id, agent_version=version, session_id=result.session_id, resumed=int(resumed))
-    recorder.finish_run(run_id, "cancelled" if cancel.is_set() else ("ok" if result.ok else "failed"),
+    recorder.finish_run(run_id, "cancelled" if cancelled else ("ok" if result.ok else "failed"),
                         {"error": result.error, "exit_code": result.exit_code})
-    return Turn(result, run_id, resumed, None if resumed else fresh_reason, version, agent=agent,
-                unavailable=observed(recorder.events(run_id)))
+    return version
 
 
 async def _run_with_cancel(adapter: base.Adapter, episode: base.Episode, spawner: Spawner,
@@ -147,14 +159,14 @@ async def _run_with_cancel(adapter: base.Adapter, episode: base.Episode, spawner
 def _sandbox_config(ctx: JobContext, worktree: Worktree, agent: str, adapter: base.Adapter, spawner: Spawner,
                     attachments: Path | None = None) -> SandboxConfig:
 
-    cfg = worktree.config
-    home = conversations.home_dir(ctx.config.data_dir, ctx.conversation, agent)
-    limits = sandbox_limits(cfg.limits)
-    gateway = _host_port(config.agent_base_url(agent))
+    cfg, settings = worktree.config, ctx.config
+    home = conversations.home_dir(settings.data_dir, ctx.conversation, agent)
+    limits = sandbox_limits(cfg.limits, settings)
+    gateway = _host_port(settings.agent_base_url(agent))
     return SandboxConfig(workdir=worktree.path, home=home, writable=cfg.mode == "native",
                          allowed_hosts=tuple(adapter.default_allowed_hosts) + tuple(cfg.egress_hosts),
                          gateways=(gateway,) if gateway else (), limits=limits, min_tier=spawner.tier,
-                         ro_binds=(config.agents_dir(),) + ((attachments,) if attachments else ()),
+                         ro_binds=(settings.agents_dir,) + ((attachments,) if attachments else ()),
                          tmpdir=home / ".tmp")
 
 
@@ -165,12 +177,13 @@ REPO_LIMITS = {"connections": "connections", "worktree_growth_bytes": "worktree_
                "home_bytes": "home_bytes", "tmpfs_bytes": "tmp_bytes"}
 
 
-def sandbox_limits(repo: RepoLimits) -> Limits:
+def sandbox_limits(repo: RepoLimits, settings: Settings) -> Limits:
     """The episode's limits: the repository's memory, time and processes; for connections and
-    disk the operator's caps (BOT_LIMIT_*, else the defaults), which the repository may only lower."""
+    disk the operator's caps (the settings' BOT_LIMIT_*, else the defaults), which the repository
+    may only lower."""
 
     limits = Limits(memory_bytes=repo.memory_bytes, timeout_s=repo.timeout_s, pids=repo.pids,
-                    **_operator_caps())
+                    **_operator_caps(settings))
     for field, repo_field in REPO_LIMITS.items():
         asked = getattr(repo, repo_field)
         if asked is not None:
@@ -178,11 +191,11 @@ def sandbox_limits(repo: RepoLimits) -> Limits:
     return limits
 
 
-def _operator_caps() -> dict[str, int]:
+def _operator_caps(settings: Settings) -> dict[str, int]:
 
     caps = {}
     for field, name in OPERATOR_LIMITS.items():
-        text = config.env(f"BOT_LIMIT_{name}")
+        text = settings.text(f"BOT_LIMIT_{name}")
         if text is None:
             continue
         try:
@@ -190,7 +203,7 @@ def _operator_caps() -> dict[str, int]:
             if caps[field] < 1:
                 raise ValueError("must be at least 1")
         except ValueError as exc:
-            raise config.MissingConfig(f"BOT_LIMIT_{name}={text!r} is not valid: {exc}") from None
+            raise MissingConfig(f"BOT_LIMIT_{name}={text!r} is not valid: {exc}") from None
     return caps
 
 

@@ -23,7 +23,6 @@ NOT_YET_CONVERTED = frozenset({
     "bot.db",
     "bot.github.client",
     
-    "bot.job.episode",
     "bot.record.provenance",
     "bot.relay.budgets", "bot.relay.chatgpt",
     "bot.settings.first_run", "bot.settings.github", "bot.settings.routes",

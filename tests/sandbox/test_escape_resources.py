@@ -319,7 +319,7 @@ async def test_tmp_is_a_tmpfs_of_the_operators_tmp_quota(run, monkeypatch):
     from bot.workspace.repo_config import RepoLimits
     monkeypatch.setenv("BOT_LIMIT_TMP", "64MiB")
     ran = await run(f"head -c {96 << 20} /dev/zero > /tmp/big; echo rc=$?",
-                    limits=replace(sandbox_limits(RepoLimits()), timeout_s=60))
+                    limits=replace(sandbox_limits(RepoLimits(), current()), timeout_s=60))
     assert "No space left on device" in ran.err and "rc=1" in ran.out
 
 
@@ -329,12 +329,12 @@ def test_operator_environment_sets_the_caps(monkeypatch):
     """BOT_LIMIT_CONNECTIONS, _WORKTREE, _HOME and _TMP set the caps; unset, the defaults hold."""
     from bot.job.episode import sandbox_limits
     from bot.workspace.repo_config import RepoLimits
-    defaults = sandbox_limits(RepoLimits())
+    defaults = sandbox_limits(RepoLimits(), current())
     assert (defaults.connections, defaults.worktree_growth_bytes, defaults.home_bytes,
             defaults.tmpfs_bytes) == (64, 1 << 30, 512 << 20, 512 << 20)
     for name, value in (("CONNECTIONS", "16"), ("WORKTREE", "2GiB"), ("HOME", "256MiB"), ("TMP", "128MiB")):
         monkeypatch.setenv(f"BOT_LIMIT_{name}", value)
-    limits = sandbox_limits(RepoLimits())
+    limits = sandbox_limits(RepoLimits(), current())
     assert (limits.connections, limits.worktree_growth_bytes, limits.home_bytes,
             limits.tmpfs_bytes) == (16, 2 << 30, 256 << 20, 128 << 20)
 
@@ -345,7 +345,7 @@ def test_repository_config_lowers_a_cap_but_never_raises_it(monkeypatch):
     from bot.workspace.repo_config import parse
     monkeypatch.setenv("BOT_LIMIT_HOME", "256MiB")
     cfg = parse("limits:\n  connections: 8\n  worktree: 128MiB\n  home: 4GiB\n  tmp: 64MiB\n")
-    limits = sandbox_limits(cfg.limits)
+    limits = sandbox_limits(cfg.limits, current())
     assert (limits.connections, limits.worktree_growth_bytes, limits.home_bytes,
             limits.tmpfs_bytes) == (8, 128 << 20, 256 << 20, 64 << 20)
 
