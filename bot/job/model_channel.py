@@ -228,7 +228,7 @@ async def model_channel(agent: str, adapter: base.Adapter, creds: Credentials, c
     scope = Scope(conversation=ctx.conversation, requester=str(ctx.requester_id) if ctx.requester_id else None,
                   installation=str(ctx.installation_id) if ctx.installation_id else None)
     ledger = Ledger(recorder.db)
-    budget = Budget(operator=operator_caps(), repo=Caps(**repo_budgets) if repo_budgets else None,
+    budget = Budget(operator=operator_caps(settings), repo=Caps(**repo_budgets) if repo_budgets else None,
                     prior=ledger.spent(scope))
     login = chosen.upstream.login
     async with ModelRelay(chosen.upstream, recorder, run_id, budget=budget, ledger=ledger, spend_scope=scope,

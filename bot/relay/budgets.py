@@ -1,12 +1,13 @@
 """Budgets of model calls, enforced at the relay: per turn (tokens and money), per thread, per
 requester per UTC day and per installation per UTC month, each in tokens and in USD.
 
-The operator sets caps in the environment (`BOT_BUDGET_*`, `operator_caps()`); a repository may
-tighten them in `.github/bot.yml` (`budgets.<cap>`), never loosen them: `effective_caps(operator,
-repo)`. A cap is reached once the spend is at or over it; the next call is then refused (a call's
-size is only known once it is answered, so the call that crosses a cap completes). Admission holds
-each call's maximum (`hold`) until the call is answered and settled to its real usage (`settle`):
-held amounts count as spent, so calls in flight together cross a cap by at most one call.
+The operator sets caps in the environment (`BOT_BUDGET_*`, read from the entry point's settings by
+`operator_caps(settings)`); a repository may tighten them in `.github/bot.yml` (`budgets.<cap>`),
+never loosen them: `effective_caps(operator, repo)`. A cap is reached once the spend is at or over
+it; the next call is then refused (a call's size is only known once it is answered, so the call that
+crosses a cap completes). Admission holds each call's maximum (`hold`) until the call is answered
+and settled to its real usage (`settle`): held amounts count as spent, so calls in flight together
+cross a cap by at most one call.
 
 Spend outlives the episode in the `model_spend` table (one row per priced call, in the recorder's
 database): `Ledger.spent(scope)` sums the thread's, the requester's day and the installation's
@@ -18,10 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-from bot import config
 from bot.db import Database
 from bot.record.recorder import now_iso
+
+if TYPE_CHECKING:
+    from bot.config import Settings
 
 REPO_FILE = ".github/bot.yml"
 # cap -> (what it limits, in words)
@@ -60,8 +64,9 @@ def env_name(cap: str) -> str:
     return f"BOT_BUDGET_{cap.upper()}"
 
 
-def operator_caps() -> Caps:
-    return Caps(**{cap: config.value(env_name(cap)) for cap in CAPS})
+def operator_caps(settings: Settings) -> Caps:
+    caps: dict[str, Any] = {cap: settings.parsed(env_name(cap)) for cap in CAPS}
+    return Caps(**caps)
 
 
 def effective_caps(operator: Caps, repo: Caps | None) -> Caps:

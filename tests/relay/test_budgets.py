@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pytest
 
+from bot.config import Settings
 from bot.relay.budgets import Budget, Caps, Ledger, Scope, effective_caps, operator_caps
+from tests.entry_settings import current
 from tests.fakes.provider import FakeUsage, say
 from tests.relay.conftest import ANTHROPIC, model_calls, post
 
@@ -28,7 +30,12 @@ def test_a_negative_cap_is_refused():
 def test_operator_caps_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("BOT_BUDGET_TURN_TOKENS", "5000")
     monkeypatch.setenv("BOT_BUDGET_REQUESTER_DAY_USD", "2.5")
-    assert operator_caps() == Caps(turn_tokens=5000, requester_day_usd=2.5)
+    assert operator_caps(current()) == Caps(turn_tokens=5000, requester_day_usd=2.5)
+
+
+def test_operator_caps_are_the_ones_in_the_settings_handed_down(monkeypatch):
+    monkeypatch.setenv("BOT_BUDGET_TURN_TOKENS", "5000")
+    assert operator_caps(Settings({"BOT_BUDGET_TURN_TOKENS": "10"})) == Caps(turn_tokens=10)
 
 
 async def test_a_token_budget_stops_a_client_that_keeps_calling(fake, relay, recorder, run_id):

@@ -10,6 +10,7 @@ from adapters import base
 from adapters.base import Credentials
 from bot.config import Settings
 from bot.job.model_channel import credential_modes, model_channel, plan
+from bot.relay.budgets import Caps
 from sandbox.base import SandboxConfig
 from tests.entry_settings import current
 from tests.relay.conftest import REAL_KEY
@@ -179,3 +180,10 @@ async def test_the_channels_relay_prices_with_the_price_file_in_the_jobs_setting
     prices.write_text(json.dumps({"date": "2026-12-01", "models": {"gateway/fast": {"input": 1, "output": 2}}}))
     relay = await _relay_with(tmp_path, recorder, run_id, Settings({"BOT_RELAY_PRICES": str(prices)}))
     assert relay.prices.price("gateway/fast") is not None
+
+
+async def test_the_channels_relay_holds_the_operators_caps_in_the_jobs_settings(tmp_path, recorder, run_id,
+                                                                               monkeypatch):
+    monkeypatch.delenv("BOT_BUDGET_TURN_TOKENS", raising=False)
+    relay = await _relay_with(tmp_path, recorder, run_id, Settings({"BOT_BUDGET_TURN_TOKENS": "1"}))
+    assert relay.budget.operator == Caps(turn_tokens=1)
