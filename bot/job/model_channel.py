@@ -129,7 +129,7 @@ def _login_file_plan(agent: str, creds: Credentials, settings: Settings) -> Plan
     placeholder login; an API-key login is relayed as the key. Other login files stay direct."""
     held = base.get(agent).chatgpt_login
     text = creds.files.get(held) if held and len(creds.files) == 1 else None
-    login = chatgpt.Login.parse(text) if text else None
+    login = chatgpt.Login.parse(text, settings.word("BOT_CHATGPT_TOKEN_URL")) if text else None
     if login is not None:  # ChatGPT's backend, never the operator's API gateway
         return Plan(Upstream("chatgpt", login.access_token, scope=creds.source, login=login,
                              fix_hint=fix_hint(creds.source, "the ChatGPT login (auth.json)")))

@@ -8,8 +8,9 @@ then calls its provider's `<base_url>/responses` (`requires_openai_auth`, adapte
 token and account id in their place (`Session.headers`).
 
 Refresh: before a call when the access token's JWT `exp` has passed (or is within a minute), and
-once after the upstream answers 401, the relay posts the refresh token to the token endpoint
-(BOT_CHATGPT_TOKEN_URL, Codex's own request shape) and keeps the new tokens; `on_refresh` gets the
+once after the upstream answers 401, the relay posts the refresh token to the login's token
+endpoint (`Login.token_url`: the settings' BOT_CHATGPT_TOKEN_URL, in Codex's own request shape) and
+keeps the new tokens; `on_refresh` gets the
 whole new `auth.json` text to store (encrypted in the vault, or the operator's own file). OpenAI
 rotates refresh tokens: a refreshed login that is not stored cannot be refreshed again.
 """
@@ -26,13 +27,14 @@ from typing import Any
 
 import httpx
 
-from bot import config
+from bot.config_table import variable
 from bot.errors import BotError
 
 AUTH_FILE = ".codex/auth.json"
 CLIENT_ID = "app_EMoamEEZ73f0CkXaXp7hrann"  # Codex's OAuth client (what `codex login` registered)
 EXPIRY_MARGIN_S = 60
 PLACEHOLDER_REFRESH = "held-by-the-bot-relay"
+TOKEN_URL = variable("BOT_CHATGPT_TOKEN_URL").default or ""  # OpenAI's, unless the settings name another
 
 
 class LoginRefused(BotError, RuntimeError):
@@ -41,16 +43,18 @@ class LoginRefused(BotError, RuntimeError):
 
 @dataclass(frozen=True)
 class Login:
-    """The tokens of one ChatGPT login and the rest of its `auth.json` (kept as it was)."""
+    """The tokens of one ChatGPT login, the rest of its `auth.json` (kept as it was) and the token
+    endpoint it is refreshed at."""
 
     access_token: str
     refresh_token: str
     account_id: str
     id_token: str = ""
     document: tuple[tuple[str, Any], ...] = ()  # the auth.json's other fields, in order
+    token_url: str = TOKEN_URL
 
     @classmethod
-    def parse(cls, text: bytes | str) -> Login | None:
+    def parse(cls, text: bytes | str, token_url: str = TOKEN_URL) -> Login | None:
         """The login in an `auth.json`, or None when it holds no ChatGPT tokens (an API-key file)."""
         try:
             doc = json.loads(text)
@@ -63,7 +67,7 @@ class Login:
         account = tokens.get("account_id") or _claims(tokens.get("id_token", "")).get(
             "https://api.openai.com/auth", {}).get("chatgpt_account_id") or ""
         return cls(tokens["access_token"], tokens["refresh_token"], str(account), str(tokens.get("id_token") or ""),
-                   tuple(doc.items()))
+                   tuple(doc.items()), token_url)
 
     def expired(self, now: float | None = None) -> bool:
         """Whether the access token's `exp` has passed (within a minute); a token without one never is."""
@@ -113,7 +117,7 @@ class Session:
         self.login = login
         self.refreshes = 0
         self._client = client
-        self._token_url = token_url or config.text("BOT_CHATGPT_TOKEN_URL")
+        self._token_url = token_url or login.token_url
         self._on_refresh, self._on_secret = on_refresh, on_secret
         self._lock = asyncio.Lock()
 

@@ -24,7 +24,6 @@ NOT_YET_CONVERTED = frozenset({
     "bot.github.client",
     
     "bot.record.provenance",
-    "bot.relay.chatgpt",
     "bot.settings.first_run", "bot.settings.github", "bot.settings.routes",
 })
 

@@ -11,6 +11,7 @@ import pytest
 
 from adapters import base
 from adapters.base import Credentials
+from bot.config import Settings
 from bot.credentials import vault
 from bot.credentials.resolve import find_kind
 from bot.job import login_store
@@ -36,7 +37,8 @@ def login(fake, monkeypatch) -> FakeLogin:
 
 
 def _relay(fake, recorder, run_id, auth_json: str, stored: list | None = None, stops: list | None = None):
-    upstream = Upstream("chatgpt", "unused", base_url=fake.url, login=chatgpt.Login.parse(auth_json),
+    upstream = Upstream("chatgpt", "unused", base_url=fake.url,
+                        login=chatgpt.Login.parse(auth_json, token_url=fake.url + TOKEN_PATH),
                         scope="requester", fix_hint="connect a new ChatGPT login on the settings page")
     return ModelRelay(upstream, recorder, run_id, retry=RetryPolicy(retries=0, max_wait_s=1),
                       on_login_refresh=(stored.append if stored is not None else None),
@@ -162,3 +164,15 @@ def test_the_operators_refreshed_login_goes_back_to_its_file_owner_only(tmp_path
 
 def test_the_settings_key_test_leaves_a_chatgpt_login_untested(login):
     assert upstream_for(find_kind("codex:auth_json"), login.auth_json(), current()) is None
+
+
+def test_the_token_endpoint_a_login_is_refreshed_at_is_the_one_in_the_settings_handed_down(login, monkeypatch):
+    monkeypatch.setenv("BOT_CHATGPT_TOKEN_URL", "https://environment.example/oauth/token")
+    settings = Settings({"BOT_CHATGPT_TOKEN_URL": "https://auth.example/oauth/token"})
+    chosen = plan("codex", Credentials(files={chatgpt.AUTH_FILE: login.auth_json().encode()}), settings)
+    assert chosen.upstream.login.token_url == "https://auth.example/oauth/token"
+
+
+def test_a_login_parsed_without_a_token_endpoint_is_refreshed_at_the_configuration_tables(login, monkeypatch):
+    monkeypatch.setenv("BOT_CHATGPT_TOKEN_URL", "https://environment.example/oauth/token")
+    assert chatgpt.Login.parse(login.auth_json()).token_url == Settings({}).text("BOT_CHATGPT_TOKEN_URL")
