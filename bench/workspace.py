@@ -16,6 +16,10 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.config import Settings
 
 FILES, COMMITS, ROUNDS = 5_200, 300, 5
 CACHE = Path(__file__).resolve().parent / "out" / "workspace"
@@ -29,30 +33,24 @@ def run() -> list[str]:
     bare = origin_root / f"{REPO}.git"
     files = _git("ls-tree", "-r", "--name-only", "HEAD", cwd=bare).count("\n")
     commits = _git("rev-list", "--count", "HEAD", cwd=bare).strip()
-    saved = {name: os.environ.get(name) for name in ("BOT_DATA_DIR", "BOT_GIT_BASE_URL")}
-    try:
-        return _measure(origin_root, files, commits)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    return _measure(origin_root, files, commits)
 
 
 def _measure(origin_root: Path, files: int, commits: str) -> list[str]:
+    from bot.config import Settings
+
     with tempfile.TemporaryDirectory(prefix="bench-workspace-") as scratch:
-        os.environ["BOT_DATA_DIR"] = str(Path(scratch) / "data")
-        os.environ["BOT_GIT_BASE_URL"] = f"file://{origin_root}"
-        cold_s = _job_time("bench/big#cold")
-        recycled = [_job_time(f"bench/big#{n}") for n in range(ROUNDS)]
-        os.environ["BOT_SPARE_WORKTREES"] = "0"
-        _drop_spares()
-        added = [_job_time(f"bench/big#{n}") for n in range(ROUNDS)]
-        del os.environ["BOT_SPARE_WORKTREES"]
+        # handed to the workspace as an entry point would: nothing of this section stays in os.environ
+        settings = Settings({**os.environ, "BOT_DATA_DIR": str(Path(scratch) / "data"),
+                             "BOT_GIT_BASE_URL": f"file://{origin_root}"})
+        cold_s = _job_time("bench/big#cold", settings)
+        recycled = [_job_time(f"bench/big#{n}", settings) for n in range(ROUNDS)]
+        _drop_spares(settings)
+        no_spares = Settings({**settings.environ, "BOT_SPARE_WORKTREES": "0"})
+        added = [_job_time(f"bench/big#{n}", no_spares) for n in range(ROUNDS)]
         clone = [_time(lambda n=n: _shallow_clone(origin_root, Path(scratch) / f"clone{n}"))
                  for n in range(ROUNDS)]
-        update = [_time_update(origin_root, n) for n in range(ROUNDS)]
+        update = [_time_update(origin_root, n, settings) for n in range(ROUNDS)]
     ratio = statistics.median(clone) / statistics.median(recycled)
     return [f"repository: {files:,} files, {commits} commits (file:// remote, {ROUNDS} rounds, median)",
             f"ready worktree, warm mirror + recycled checkout: {_ms(recycled)}",
@@ -64,20 +62,20 @@ def _measure(origin_root: Path, files: int, commits: str) -> list[str]:
             f"first job on the repository (bare clone + worktree): {cold_s * 1000:.0f} ms"]
 
 
-def _drop_spares() -> None:
+def _drop_spares(settings: Settings) -> None:
     from bot.workspace import pool as worktree_pool
     from bot.workspace import worktrees as workspace
 
-    asyncio.run(worktree_pool.discard_all(workspace.mirror_path(REPO)))
+    asyncio.run(worktree_pool.discard_all(workspace.mirror_path(REPO, settings.data_dir)))
 
 
-def _job_time(conversation: str) -> float:
+def _job_time(conversation: str, settings: Settings) -> float:
     """Time to a ready worktree (fetch + checkout); the removal after the job is not timed."""
     from bot.workspace import worktrees as workspace
 
     async def job() -> float:
         started = time.perf_counter()
-        wt = await workspace.prepare(REPO, conversation)
+        wt = await workspace.prepare(REPO, conversation, settings)
         elapsed = time.perf_counter() - started
         assert (wt.path / "README.md").exists()
         await workspace.remove(wt)
@@ -90,14 +88,15 @@ def _shallow_clone(origin_root: Path, dest: Path) -> None:
     _git("clone", "--quiet", "--depth", "1", f"file://{origin_root}/{REPO}.git", str(dest), cwd=dest.parent)
 
 
-def _time_update(origin_root: Path, n: int) -> float:
+def _time_update(origin_root: Path, n: int, settings: Settings) -> float:
     from bot.workspace import worktrees as workspace
 
     _commit_upstream(origin_root / f"{REPO}.git", n)
+    where = workspace.Workspace.of(settings)
 
     async def update() -> None:
-        async with workspace.mirror_lock(workspace.mirror_path(REPO)):
-            await workspace.update_mirror(REPO)
+        async with workspace.mirror_lock(workspace.mirror_path(REPO, where.data_dir)):
+            await workspace.update_mirror(REPO, where)
 
     return _time(lambda: asyncio.run(update()))
 

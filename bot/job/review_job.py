@@ -136,7 +136,7 @@ async def _one(db: Database, ctx: JobContext, worktree: Worktree, review: Review
     own = worktree
     try:
         if not first:
-            own = await worktrees.prepare(ctx.repo, f"{ctx.conversation} review {review.agent}",
+            own = await worktrees.prepare(ctx.repo, f"{ctx.conversation} review {review.agent}", ctx.config,
                                           token=ctx.token, pull_number=ctx.number)
             if own.base_sha != worktree.base_sha:  # every agent reviews the same commit, or none of this one
                 raise Stop(f"the pull request moved to `{own.base_sha[:7]}` while the review started "

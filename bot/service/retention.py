@@ -154,8 +154,8 @@ async def apply(db: Database, planned: Plan) -> Swept:
             await pool.discard(mirror, spare)
         swept.spares += 1
     if planned.mirrors_over_bytes > 0:
-        total = worktrees.mirrors_bytes()
-        swept.mirrors = await worktrees.collect_garbage(max(total - planned.mirrors_over_bytes, 0))
+        total = worktrees.mirrors_bytes(planned.data_dir)
+        swept.mirrors = await worktrees.collect_garbage(planned.data_dir, max(total - planned.mirrors_over_bytes, 0))
     return swept
 
 

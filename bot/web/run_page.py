@@ -22,6 +22,7 @@ import re
 import secrets as random_tokens
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -77,7 +78,7 @@ async def run_page(request: Request) -> Response:
         run = await _allowed(request, recorder)
         if run["status"] == "running":
             return _html(200, _live(run, _requester(recorder, run)))
-        return _html(200, await _record(recorder, run))
+        return _html(200, await _record(recorder, run, request.app.state.settings.data_dir))
     except RunPageRefusal as refused:
         return _html(refused.status, refused.body)
     finally:
@@ -243,7 +244,7 @@ source.addEventListener("revoked", () => { source.close(); location.reload(); })
     return _doc(f"Run {run['id'][:12]}", body)
 
 
-async def _record(recorder: Recorder, run: dict[str, Any]) -> str:
+async def _record(recorder: Recorder, run: dict[str, Any], data_dir: Path) -> str:
     events = recorder.events(run["id"])
     tiers = provenance.tier_summary(events, run.get("egress") or {})
     rows = "".join(f"<tr><td>{tier}</td><td>{summary['count']}</td><td>{_e(summary['what'])}</td></tr>"
@@ -252,7 +253,7 @@ async def _record(recorder: Recorder, run: dict[str, Any]) -> str:
                      f"<td>{c.get('bytes_up', 0)}</td><td>{c.get('bytes_down', 0)}</td></tr>"
                      for host, c in sorted((run.get("egress") or {}).items()))
     items = "".join(f"<li data-tier={_e(e['tier'])}>{_e(_line(shown(e)))}</li>" for e in events)
-    diff = await _diff(run, events)
+    diff = await _diff(run, events, data_dir)
     body = (f"{_summary(run, events, _requester(recorder, run))}"
             f"<h2>Provenance</h2><table><tr><th>tier</th><th>count</th><th>what</th></tr>{rows}</table>"
             f"<h2>Egress</h2><table><tr><th>host</th><th>allowed</th><th>denied</th><th>bytes up</th>"
@@ -293,14 +294,14 @@ def _job_spec(recorder: Recorder, run: dict[str, Any]) -> dict[str, Any]:
     return spec if isinstance(spec, dict) else {}
 
 
-async def _diff(run: dict[str, Any], events: list[dict[str, Any]]) -> str:
+async def _diff(run: dict[str, Any], events: list[dict[str, Any]], data_dir: Path) -> str:
     """The bot's own commit against the run's base, from the bot's mirror (never the agent's tree)."""
     commit = next((e["raw"] for e in reversed(events) if e["tier"] == "enforced" and e["kind"] == "commit"), "")
     base, repo = run.get("base_commit") or "", _repo_of(run)
     if not (_SHA.match(commit or "") and _SHA.match(base) and repo):
         return ""
     try:
-        mirror = worktrees.mirror_path(repo)
+        mirror = worktrees.mirror_path(repo, data_dir)
     except ValueError:
         return ""
     code, out, _ = await run_git("diff", "--no-color", "--no-ext-diff", "--no-textconv", base, commit, cwd=mirror)

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import cast
 from urllib.parse import urlsplit
 
-from bot import config
+from bot.config import Settings, variable
 from bot.errors import BotError
 from bot.record.leaks import mask
 
@@ -103,42 +103,65 @@ class GitError(BotError, RuntimeError):
         super().__init__(f"git {' '.join(args[:2])} failed ({code}): {stderr.strip()[-800:]}")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Identity:
     name: str
     email: str
 
-
-def bot_identity() -> Identity:
-
-    handle = config.handle()
-    return Identity(config.env("BOT_GIT_NAME") or f"{handle}[bot]",
-                    config.env("BOT_GIT_EMAIL") or f"{handle}[bot]@users.noreply.github.com")
+    @classmethod
+    def of(cls, handle: str, name: str | None = None, email: str | None = None) -> Identity:
+        """The bot's author and committer: BOT_GIT_NAME and BOT_GIT_EMAIL, else its handle's."""
+        return cls(name or f"{handle}[bot]", email or f"{handle}[bot]@users.noreply.github.com")
 
 
-def git_env(token: str | None = None, identity: Identity | None = None) -> dict[str, str]:
+@dataclass(frozen=True)
+class GitProfile:
+    """The operator's settings for the bot's own git: who its commits are by, and the git host it
+    clones from and pushes to (whose transport, besides https, is the one git may use)."""
+
+    identity: Identity
+    base_url: str
+
+    @classmethod
+    def of(cls, settings: Settings) -> GitProfile:
+        identity = Identity.of(settings.handle, settings.text("BOT_GIT_NAME"), settings.text("BOT_GIT_EMAIL"))
+        return cls(identity, settings.git_base_url)
+
+    def clone_url(self, full_name: str) -> str:
+        return f"{self.base_url}/{full_name}.git"
+
+
+def _table_default() -> GitProfile:
+    """The profile of an operator who set nothing: for git that neither commits nor reaches a host."""
+    handle = str(variable("BOT_HANDLE").default).lstrip("@")
+    return GitProfile(Identity.of(handle), str(variable("GITHUB_SERVER_URL").default).rstrip("/"))
+
+
+DEFAULT_PROFILE = _table_default()
+
+
+def git_env(token: str | None = None, profile: GitProfile | None = None) -> dict[str, str]:
     """A scrubbed environment for git: system/global config ignored, our settings injected.
     Built from nothing: no GIT_* variable of the bot's own environment reaches git."""
+    profile = profile or DEFAULT_PROFILE
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent",
            "XDG_CONFIG_HOME": "/nonexistent", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0",
            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_ATTR_NOSYSTEM": "1",
            "GIT_NO_REPLACE_OBJECTS": "1", "GIT_OPTIONAL_LOCKS": "0", **_PROGRAMS}
     env.update({name: os.environ[name] for name in _PASSED_THROUGH if os.environ.get(name)})
-    settings = _SAFE_CONFIG + _transport_config()
+    settings = _SAFE_CONFIG + _transport_config(profile.base_url)
     env["GIT_CONFIG_COUNT"] = str(len(settings))
     for index, (key, value) in enumerate(settings):
         env[f"GIT_CONFIG_KEY_{index}"], env[f"GIT_CONFIG_VALUE_{index}"] = key, value
     if token:
         env[TOKEN_ENV] = token
-    who = identity or bot_identity()
+    who = profile.identity
     env.update(GIT_AUTHOR_NAME=who.name, GIT_AUTHOR_EMAIL=who.email,
                GIT_COMMITTER_NAME=who.name, GIT_COMMITTER_EMAIL=who.email)
     return env
 
 
-def _transport_config() -> tuple[tuple[str, str], ...]:
-
-    base = config.git_base_url()
+def _transport_config(base: str) -> tuple[tuple[str, str], ...]:
     scheme = urlsplit(base).scheme or ("file" if base.startswith(("/", ".")) else "ssh")  # git@host:
     allowed = sorted({"https", scheme} & set(_TRANSPORTS))
     return (("protocol.allow", "never"), *((f"protocol.{name}.allow", "always") for name in allowed))
@@ -158,18 +181,20 @@ def pinned_env(git_dir: Path | str | None, work_tree: Path | str | None = None) 
 
 
 async def git(*args: str, cwd: Path | str, token: str | None = None, check: bool = True,
-              stdin: bytes | None = None, env: dict[str, str] | None = None) -> str:
-    """Run `git args` in cwd; stdout as text. Raises GitError when check and it fails."""
-    code, out, err = await run_git(*args, cwd=cwd, token=token, stdin=stdin, env=env)
+              stdin: bytes | None = None, env: dict[str, str] | None = None,
+              profile: GitProfile | None = None) -> str:
+    """Run `git args` in cwd; stdout as text. Raises GitError when check and it fails. Git that
+    commits or reaches the git host is handed the operator's `profile`."""
+    code, out, err = await run_git(*args, cwd=cwd, token=token, stdin=stdin, env=env, profile=profile)
     if check and code != 0:
         raise GitError(args, code, err)
     return out
 
 
 async def run_git(*args: str, cwd: Path | str, token: str | None = None,
-                  stdin: bytes | None = None, env: dict[str, str] | None = None
-                  ) -> tuple[int, str, str]:
-    code, out, err = await run_git_bytes(*args, cwd=cwd, token=token, stdin=stdin, env=env)
+                  stdin: bytes | None = None, env: dict[str, str] | None = None,
+                  profile: GitProfile | None = None) -> tuple[int, str, str]:
+    code, out, err = await run_git_bytes(*args, cwd=cwd, token=token, stdin=stdin, env=env, profile=profile)
     return code, out.decode("utf-8", "replace"), err
 
 
@@ -185,8 +210,9 @@ async def git_bytes(*args: str, cwd: Path | str, stdin: bytes | None = None,
 
 async def run_git_bytes(*args: str, cwd: Path | str, token: str | None = None,
                         stdin: bytes | None = None, env: dict[str, str] | None = None,
-                        timeout_s: float | None = None) -> tuple[int, bytes, str]:
-    full_env = git_env(token)
+                        timeout_s: float | None = None, profile: GitProfile | None = None
+                        ) -> tuple[int, bytes, str]:
+    full_env = git_env(token, profile)
     full_env.update(env or {})
     log.debug("git %s (in %s)", " ".join(args), cwd)
     proc = await asyncio.create_subprocess_exec(

@@ -19,19 +19,15 @@ import shutil
 import uuid
 from pathlib import Path
 
-from bot import config
 from bot.workspace import tree_scan
 from bot.workspace.git import GitError, pinned_env, run_git
 
 SPARE_DIR = ".spare"
 
 
-def spares_max() -> int:
-    return config.value("BOT_SPARE_WORKTREES")
-
-
 def spare_root(mirror: Path) -> Path:
-    return config.data_dir() / "worktrees" / SPARE_DIR / mirror.parent.name / mirror.name
+    """worktrees/.spare/<owner>/<repo>.git in the data dir that holds mirrors/<owner>/<repo>.git."""
+    return mirror.parents[2] / "worktrees" / SPARE_DIR / mirror.parent.name / mirror.name
 
 
 def spares(mirror: Path) -> list[Path]:
@@ -53,9 +49,10 @@ async def take(mirror: Path, dest: Path, sha: str) -> Path | None:
     return None
 
 
-async def give_back(mirror: Path, path: Path, git_dir: Path | None) -> bool:
-    """Scrub a finished job's worktree and park it as a spare; False if it was not kept."""
-    if git_dir is None or len(spares(mirror)) >= spares_max() or not path.exists():
+async def give_back(mirror: Path, path: Path, git_dir: Path | None, keep: int) -> bool:
+    """Scrub a finished job's worktree and park it as a spare, unless `keep` (BOT_SPARE_WORKTREES)
+    are parked already; False if it was not kept."""
+    if git_dir is None or len(spares(mirror)) >= keep or not path.exists():
         return False
     if not await _scrub(path, git_dir, "HEAD"):
         return False

@@ -6,8 +6,7 @@ import logging
 import re
 from typing import cast
 
-from bot import config
-from bot.workspace.git import redact, run_git
+from bot.workspace.git import GitProfile, redact, run_git
 from bot.workspace.outcome import Outcome
 from bot.workspace.staging import bare_git
 from bot.workspace.worktrees import Worktree, mirror_lock
@@ -20,11 +19,12 @@ _REJECTED = re.compile(r"Updates were rejected|\[rejected\]|non-fast-forward|fet
 
 async def push(wt: Worktree, token: str | None, done: Outcome, repo: str, branch: str) -> Outcome:
     """Push HEAD to repo's branch; if the branch moved, rebase on it once and push again."""
-    done.repo, done.branch, done.git_base_url = repo, branch, config.git_base_url()
-    url = config.clone_url(repo)
-    code, out, err = await _push_once(wt, token, url, branch)
+    profile = wt.prepared().git
+    done.repo, done.branch, done.git_base_url = repo, branch, profile.base_url
+    url = profile.clone_url(repo)
+    code, out, err = await _push_once(wt, token, url, branch, profile)
     if code != 0 and _REJECTED.search(out + err):
-        problem = await _rebase_on_remote(wt, token, url, branch)
+        problem = await _rebase_on_remote(wt, token, url, branch, profile)
         if problem == "conflict":
             return await with_diff(wt, done, "conflict", f"`{branch}` on {repo} moved while I worked and "
                                     "my change conflicts with the new commits; here it is as a diff.")
@@ -32,7 +32,7 @@ async def push(wt: Worktree, token: str | None, done: Outcome, repo: str, branch
             return await with_diff(wt, done, "failed", f"`{branch}` on {repo} moved while I worked and "
                                     f"{problem}; here is the change as a diff.")
         done.commit_sha = (await bare_git(wt, "rev-parse", "HEAD")).strip()
-        code, out, err = await _push_once(wt, token, url, branch)
+        code, out, err = await _push_once(wt, token, url, branch, profile)
     if code != 0:
         log.warning("push to %s %s failed: %s", repo, branch, redact(err, token))
         reason = push_refusal(out) or last_line(redact(err, token))
@@ -43,26 +43,29 @@ async def push(wt: Worktree, token: str | None, done: Outcome, repo: str, branch
     return done
 
 
-async def _push_once(wt: Worktree, token: str | None, url: str, branch: str) -> tuple[int, str, str]:
+async def _push_once(wt: Worktree, token: str | None, url: str, branch: str,
+                     profile: GitProfile) -> tuple[int, str, str]:
     return await run_git("push", "--porcelain", "--no-verify", "--no-recurse-submodules", url,
-                         f"HEAD:refs/heads/{branch}", cwd=wt.admin_dir, token=token, env=wt.repo_env())
+                         f"HEAD:refs/heads/{branch}", cwd=wt.admin_dir, token=token, env=wt.repo_env(),
+                         profile=profile)
 
 
-async def _rebase_on_remote(wt: Worktree, token: str | None, url: str, branch: str) -> str | None:
+async def _rebase_on_remote(wt: Worktree, token: str | None, url: str, branch: str,
+                            profile: GitProfile) -> str | None:
     """Fetch the branch's new tip and replay our commit on it; None on success, else why not."""
     tracking = "refs/worktree/bot-remote"
     async with mirror_lock(wt.mirror):  # the object store is shared with concurrent jobs
         code, _, err = await run_git("fetch", "--quiet", "--no-write-fetch-head", "--no-recurse-submodules",
                                      url, f"+refs/heads/{branch}:{tracking}", cwd=wt.admin_dir, token=token,
-                                     env=wt.repo_env())
+                                     env=wt.repo_env(), profile=profile)
     if code != 0:
         return f"fetching it failed ({last_line(redact(err, token))})"
     # the one step that needs the tree (a checkout); it passed the scan, and no hook, editor or
     # submodule recursion is left to the configuration
     code, _, err = await run_git("rebase", "--quiet", "--no-verify", "--no-autostash", "--onto", tracking,
-                                 wt.base_sha, cwd=wt.path, env=wt.git_env())
+                                 wt.base_sha, cwd=wt.path, env=wt.git_env(), profile=profile)
     if code != 0:
-        await run_git("rebase", "--abort", cwd=wt.path, env=wt.git_env())
+        await run_git("rebase", "--abort", cwd=wt.path, env=wt.git_env(), profile=profile)
         return "conflict"
     return None
 

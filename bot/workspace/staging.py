@@ -133,5 +133,6 @@ async def symlinks(wt: Worktree, files: list[str]) -> dict[str, str]:
 
 
 async def bare_git(wt: Worktree, *args: str, stdin: bytes | None = None) -> str:
-    """git on the bot's git dir alone: no work tree, so nothing in the tree is read."""
-    return await git(*args, cwd=wt.admin_dir, env=wt.repo_env(), stdin=stdin)
+    """git on the bot's git dir alone: no work tree, so nothing in the tree is read; its commits
+    are by the identity the worktree was prepared with."""
+    return await git(*args, cwd=wt.admin_dir, env=wt.repo_env(), stdin=stdin, profile=wt.profile)

@@ -30,10 +30,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot import config
+from bot.config import Settings
 from bot.workspace import pool as worktree_pool
 from bot.workspace import repo_config, tree_scan
-from bot.workspace.git import git, pinned_env, run_git
+from bot.workspace.git import GitProfile, git, pinned_env, run_git
 from bot.workspace.repo_config import RepoConfig
 
 log = logging.getLogger(__name__)
@@ -42,6 +42,22 @@ LAST_USED = "bot-last-used"
 _BRANCHES = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 _LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = \
     weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The operator's settings for mirrors and worktrees, taken once from the entry point's: where
+    they live, how the bot's git reaches the host, and how much is kept."""
+
+    data_dir: Path
+    git: GitProfile
+    spares_max: int  # BOT_SPARE_WORKTREES
+    mirrors_max_bytes: int  # BOT_MIRRORS_MAX_BYTES
+
+    @classmethod
+    def of(cls, settings: Settings) -> Workspace:
+        return cls(settings.data_dir, GitProfile.of(settings), settings.whole("BOT_SPARE_WORKTREES"),
+                   settings.whole("BOT_MIRRORS_MAX_BYTES"))
 
 
 @dataclass
@@ -56,6 +72,7 @@ class Worktree:
     config: RepoConfig  # from the default branch
     pull_number: int | None = None
     git_dir: Path | None = None  # the worktree's admin dir, recorded before the agent ran
+    workspace: Workspace | None = None  # what it was prepared under; None for the user's own checkout
     _submodules: set[str] | None = field(default=None, repr=False, compare=False)
 
     def git_env(self) -> dict[str, str]:
@@ -80,6 +97,17 @@ class Worktree:
         index, commits, pushes, diffs between commits), so nothing in the tree is read."""
         return pinned_env(self.git_dir)
 
+    @property
+    def profile(self) -> GitProfile | None:
+        """Who the bot's commits here are by and where they go (None: the table's defaults)."""
+        return self.workspace.git if self.workspace else None
+
+    def prepared(self) -> Workspace:
+        """The workspace it came from; a checkout of the user's (`bot run`) has none to push from."""
+        if self.workspace is None:
+            raise ValueError(f"{self.path} was not prepared from a mirror")
+        return self.workspace
+
 
 def conversation_slug(conversation: str) -> str:
     """A stable, filesystem-safe name for a thread key (`octo/repo#12` → `octo-repo-12-<hash>`)."""
@@ -87,19 +115,15 @@ def conversation_slug(conversation: str) -> str:
     return f"{readable}-{hashlib.sha256(conversation.encode()).hexdigest()[:8]}"
 
 
-def mirror_path(full_name: str) -> Path:
+def mirror_path(full_name: str, data_dir: Path) -> Path:
     owner, _, repo = full_name.partition("/")
     if not owner or not repo or "/" in repo or owner in (".", "..") or repo in (".", ".."):
         raise ValueError(f"not an owner/repo name: {full_name!r}")
-    return config.data_dir() / "mirrors" / owner / f"{repo}.git"
+    return data_dir / "mirrors" / owner / f"{repo}.git"
 
 
-def worktree_path(conversation: str) -> Path:
-    return config.data_dir() / "worktrees" / conversation_slug(conversation)
-
-
-def mirrors_max_bytes() -> int:
-    return config.value("BOT_MIRRORS_MAX_BYTES")
+def worktree_path(conversation: str, data_dir: Path) -> Path:
+    return data_dir / "worktrees" / conversation_slug(conversation)
 
 
 @contextlib.asynccontextmanager
@@ -128,41 +152,42 @@ async def _flock(fd: int, timeout_s: float, mirror: Path) -> None:
             await asyncio.sleep(0.05)
 
 
-async def update_mirror(full_name: str, token: str | None = None,
+async def update_mirror(full_name: str, workspace: Workspace, token: str | None = None,
                         pull_number: int | None = None) -> Path:
     """Create or fetch the bare mirror (and the PR head ref when asked); the caller holds the lock."""
-    mirror = mirror_path(full_name)
-    url = config.clone_url(full_name)
+    mirror = mirror_path(full_name, workspace.data_dir)
+    profile = workspace.git
+    url = profile.clone_url(full_name)
     if not (mirror / "HEAD").exists():
-        await _clone_bare(url, mirror, token)
+        await _clone_bare(url, mirror, token, profile)
     else:
         await git("fetch", "--quiet", "--prune", "--no-write-fetch-head", url, *_BRANCHES,
-                  cwd=mirror, token=token)
-        await _follow_renamed_default_branch(mirror, url, token)
+                  cwd=mirror, token=token, profile=profile)
+        await _follow_renamed_default_branch(mirror, url, token, profile)
     if pull_number is not None:
         ref = f"refs/pull/{int(pull_number)}/head"
         await git("fetch", "--quiet", "--no-write-fetch-head", url, f"+{ref}:{ref}",
-                  cwd=mirror, token=token)
+                  cwd=mirror, token=token, profile=profile)
     (mirror / LAST_USED).touch()
     return mirror
 
 
-async def _clone_bare(url: str, mirror: Path, token: str | None) -> None:
+async def _clone_bare(url: str, mirror: Path, token: str | None, profile: GitProfile) -> None:
     partial = mirror.with_name(mirror.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     shutil.rmtree(mirror, ignore_errors=True)  # a mirror without HEAD is a wreck, not a cache
-    await git("clone", "--bare", "--quiet", url, str(partial), cwd=mirror.parent, token=token)
+    await git("clone", "--bare", "--quiet", url, str(partial), cwd=mirror.parent, token=token, profile=profile)
     # a bare clone stores the URL as `origin`; we always fetch by explicit URL instead
     await git("remote", "remove", "origin", cwd=partial)
     partial.rename(mirror)
 
 
-async def _follow_renamed_default_branch(mirror: Path, url: str, token: str | None) -> None:
+async def _follow_renamed_default_branch(mirror: Path, url: str, token: str | None, profile: GitProfile) -> None:
     """HEAD of a bare clone is set once; if upstream renamed its default branch, ask it again."""
     code, _, _ = await run_git("rev-parse", "--verify", "--quiet", "HEAD", cwd=mirror)
     if code == 0:
         return
-    listing = await git("ls-remote", "--symref", url, "HEAD", cwd=mirror, token=token)
+    listing = await git("ls-remote", "--symref", url, "HEAD", cwd=mirror, token=token, profile=profile)
     match = re.search(r"^ref: (refs/heads/\S+)\tHEAD$", listing, re.MULTILINE)
     if match:
         await git("symbolic-ref", "HEAD", match.group(1), cwd=mirror)
@@ -173,13 +198,14 @@ async def default_branch_of(mirror: Path) -> str:
     return head.strip().removeprefix("refs/heads/")
 
 
-async def prepare(full_name: str, conversation: str, *, token: str | None = None,
+async def prepare(full_name: str, conversation: str, settings: Settings, *, token: str | None = None,
                   pull_number: int | None = None, default_branch: str | None = None) -> Worktree:
     """A fresh worktree for one job. Raises ConfigError (nothing created) if bot.yml is invalid."""
-    mirror = mirror_path(full_name)
-    path = worktree_path(conversation)
+    workspace = Workspace.of(settings)
+    mirror = mirror_path(full_name, workspace.data_dir)
+    path = worktree_path(conversation, workspace.data_dir)
     async with mirror_lock(mirror):
-        await update_mirror(full_name, token, pull_number)
+        await update_mirror(full_name, workspace, token, pull_number)
         branch = default_branch or await default_branch_of(mirror)
         cfg = repo_config.load(mirror, branch)
         ref = f"refs/pull/{pull_number}/head" if pull_number is not None else f"refs/heads/{branch}"
@@ -188,7 +214,7 @@ async def prepare(full_name: str, conversation: str, *, token: str | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
         git_dir = await worktree_pool.take(mirror, path, sha) or await _add_worktree(mirror, path, sha)
     log.info("worktree %s at %s %s", path.name, ref, sha[:12])
-    return Worktree(path, mirror, full_name, conversation, ref, sha, branch, cfg, pull_number, git_dir)
+    return Worktree(path, mirror, full_name, conversation, ref, sha, branch, cfg, pull_number, git_dir, workspace)
 
 
 async def _add_worktree(mirror: Path, path: Path, sha: str) -> Path:
@@ -199,27 +225,27 @@ async def _add_worktree(mirror: Path, path: Path, sha: str) -> Path:
 async def remove(worktree: Worktree) -> None:
     """Take the job's worktree away from its conversation path: scrubbed into the spare pool, or
     deleted with the mirror's record of it. Then mirrors past BOT_MIRRORS_MAX_BYTES are collected."""
+    workspace = worktree.prepared()
     async with mirror_lock(worktree.mirror):
-        if not await worktree_pool.give_back(worktree.mirror, worktree.path, worktree.git_dir):
+        if not await worktree_pool.give_back(worktree.mirror, worktree.path, worktree.git_dir, workspace.spares_max):
             await _discard_worktree(worktree.mirror, worktree.path)
         # fetches never gc (gc.auto=0) so a job never waits on it; packs are tidied here instead
         await run_git("-c", "gc.auto=6700", "gc", "--auto", "--quiet", cwd=worktree.mirror)
         (worktree.mirror / LAST_USED).touch()
-    await collect_garbage()
+    await collect_garbage(workspace.data_dir, workspace.mirrors_max_bytes)
 
 
 async def _discard_worktree(mirror: Path, path: Path) -> None:
     await worktree_pool.discard(mirror, path)
 
 
-async def collect_garbage(max_bytes: int | None = None) -> list[str]:
+async def collect_garbage(data_dir: Path, max_bytes: int) -> list[str]:
     """Delete least recently used mirrors until they fit; in-use mirrors are kept. Returns names."""
-    limit = mirrors_max_bytes() if max_bytes is None else max_bytes
-    mirrors = _mirrors_by_last_use()
+    mirrors = _mirrors_by_last_use(data_dir)
     total = sum(size for _, size in mirrors)
     removed = []
     for mirror, size in mirrors:
-        if total <= limit:
+        if total <= max_bytes:
             break
         if await _delete_if_idle(mirror):
             total -= size
@@ -227,13 +253,13 @@ async def collect_garbage(max_bytes: int | None = None) -> list[str]:
     return removed
 
 
-def mirrors_bytes() -> int:
+def mirrors_bytes(data_dir: Path) -> int:
     """The mirrors' and their spares' bytes, as `collect_garbage` counts them."""
-    return sum(size for _, size in _mirrors_by_last_use())
+    return sum(size for _, size in _mirrors_by_last_use(data_dir))
 
 
-def _mirrors_by_last_use() -> list[tuple[Path, int]]:
-    root = config.data_dir() / "mirrors"
+def _mirrors_by_last_use(data_dir: Path) -> list[tuple[Path, int]]:
+    root = data_dir / "mirrors"
     found = [m for m in root.glob("*/*.git") if (m / "HEAD").exists()]
     found.sort(key=_last_used)
     return [(m, _disk_size(m)) for m in found]

@@ -155,7 +155,7 @@ def _mirror_with_spare(tmp_path, name: str, used_days_ago: float):
     (source / "README").write_text(name)
     _git("-C", str(source), "add", ".")
     _git("-C", str(source), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "i")
-    mirror = worktrees.mirror_path(f"o/{name}")
+    mirror = worktrees.mirror_path(f"o/{name}", current().data_dir)
     mirror.parent.mkdir(parents=True, exist_ok=True)
     _git("clone", "--bare", "-q", str(source), str(mirror))
     spare = pool.spare_root(mirror) / "slot1"

@@ -14,7 +14,7 @@ from bot.settings import routes as settings
 from bot.web import run_page
 from bot.workspace import worktrees
 from tests.browser import browser_fixture, page_fixture  # noqa: F401 (the browser tests' fixtures)
-from tests.entry_settings import handed
+from tests.entry_settings import current, handed
 from tests.settings.conftest import use_fake_github
 from tests.settings.fake_github_oauth import ROLE_ORDER, FakeGitHubOAuth
 
@@ -76,7 +76,7 @@ def mirror_with_commit(tmp_path) -> tuple[str, str]:
     (source / "hello.py").write_text("print('hello, world')\n")
     _git("-C", str(source), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qam", "bot")
     commit = _git("-C", str(source), "rev-parse", "HEAD")
-    mirror = worktrees.mirror_path(REPO)
+    mirror = worktrees.mirror_path(REPO, current().data_dir)
     mirror.parent.mkdir(parents=True, exist_ok=True)
     _git("clone", "--bare", "-q", str(source), str(mirror))
     return base, commit

@@ -19,7 +19,7 @@ def ask(number: int, text: str = "fix the greeting", title: str = "Greeting is w
 async def edit(widget: str, number: int, files: dict[str, str], token: str | None = None,
                pull_number: int | None = None) -> workspace.Worktree:
     """A job's worktree with `files` written into it, as the agent would leave it."""
-    wt = await workspace.prepare(widget, f"{widget}#{number}", token=token, pull_number=pull_number)
+    wt = await workspace.prepare(widget, f"{widget}#{number}", current(), token=token, pull_number=pull_number)
     for name, content in files.items():
         (wt.path / name).parent.mkdir(parents=True, exist_ok=True)
         (wt.path / name).write_text(content)

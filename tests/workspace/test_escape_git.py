@@ -25,6 +25,7 @@ from bot.workspace import local_checkout as local_mode
 from bot.workspace import pool as worktree_pool
 from bot.workspace import worktrees as workspace
 from bot.workspace.local_checkout import dirty_paths, local_worktree
+from tests.entry_settings import current
 
 from .conftest import GIT_ENV, sh_git
 from .test_effects import ask, edit
@@ -304,7 +305,7 @@ async def test_effects_refuse_a_fifo_where_git_reads_a_file(remote, widget_sub, 
 @pytest.mark.parametrize("attack", ALL, ids=ids(ALL))
 async def test_scrub_runs_nothing_the_agent_planted(attack, remote, widget_sub, sentinel, evil_home):
     """Giving a finished job's worktree back (scrub, park) starts none of the agent's programs."""
-    wt = await workspace.prepare(widget_sub, f"{widget_sub}#1")
+    wt = await workspace.prepare(widget_sub, f"{widget_sub}#1", current())
     attack(wt.path, evil_home, sentinel)
     await workspace.remove(wt)
     assert_not_run(sentinel)
@@ -314,11 +315,11 @@ async def test_scrub_runs_nothing_the_agent_planted(attack, remote, widget_sub, 
 async def test_planted_repository_is_never_recycled(attack, remote, widget_sub, sentinel, evil_home):
     """A worktree holding a planted repository is deleted, not parked; the next job's checkout
     has nothing of it and taking a spare runs nothing either."""
-    wt = await workspace.prepare(widget_sub, f"{widget_sub}#1")
+    wt = await workspace.prepare(widget_sub, f"{widget_sub}#1", current())
     attack(wt.path, evil_home, sentinel)
     await workspace.remove(wt)
     assert worktree_pool.spares(wt.mirror) == [] and not wt.path.exists()
-    again = await workspace.prepare(widget_sub, f"{widget_sub}#2")
+    again = await workspace.prepare(widget_sub, f"{widget_sub}#2", current())
     assert not (again.path / GITLINK / ".git").exists() and not (again.path / "vendor").exists()
     assert list((again.path / GITLINK).iterdir()) == []
     assert_not_run(sentinel)
@@ -327,10 +328,10 @@ async def test_planted_repository_is_never_recycled(attack, remote, widget_sub, 
 async def test_files_left_in_a_submodule_path_are_not_recycled(remote, widget_sub):
     """Files in a submodule path (which git's clean and status never look into) do not survive
     into the next job: that worktree is deleted instead of parked."""
-    wt = await workspace.prepare(widget_sub, f"{widget_sub}#1")
+    wt = await workspace.prepare(widget_sub, f"{widget_sub}#1", current())
     (wt.path / GITLINK / "left.txt").write_text("from job 1\n")
     await workspace.remove(wt)
-    again = await workspace.prepare(widget_sub, f"{widget_sub}#2")
+    again = await workspace.prepare(widget_sub, f"{widget_sub}#2", current())
     assert list((again.path / GITLINK).iterdir()) == []
 
 
@@ -338,10 +339,10 @@ async def test_crashed_jobs_leftover_is_replaced_without_running_it(remote, widg
                                                                    evil_home):
     """A worktree a crashed job left behind (never scrubbed) is removed before the next job on
     that conversation, running nothing planted in it."""
-    wt = await workspace.prepare(widget_sub, f"{widget_sub}#1")
+    wt = await workspace.prepare(widget_sub, f"{widget_sub}#1", current())
     for attack in (include_in_submodule_path, fsmonitor_in_nested_repository, git_file_to_agent_gitdir):
         attack(wt.path, evil_home, sentinel)
-    again = await workspace.prepare(widget_sub, f"{widget_sub}#1")
+    again = await workspace.prepare(widget_sub, f"{widget_sub}#1", current())
     assert not (again.path / "vendor").exists()
     assert_not_run(sentinel)
 
@@ -428,7 +429,7 @@ async def test_native_mode_cannot_write_the_bots_git_dir(remote, widget_sub, tmp
     from sandbox.base import Limits, SandboxConfig
     from sandbox.tier1 import Tier1Spawner
 
-    wt = await workspace.prepare(widget_sub, f"{widget_sub}#1")
+    wt = await workspace.prepare(widget_sub, f"{widget_sub}#1", current())
     targets = [wt.mirror / "config", wt.mirror / "info" / "attributes", wt.mirror / "hooks" / "pre-commit",
                wt.mirror / "packed-refs", wt.git_dir / "config.worktree", wt.git_dir / "HEAD",
                wt.git_dir / "index", wt.git_dir / "commondir"]

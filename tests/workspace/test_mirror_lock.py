@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+from bot.config import PROJECT_ROOT
 from bot.workspace import worktrees as workspace
 
 CHILD = textwrap.dedent("""
@@ -27,7 +28,7 @@ async def test_second_process_waits_for_the_mirror_lock(tmp_path):
     mirror, order = tmp_path / "m.git", tmp_path / "order.txt"
     async with workspace.mirror_lock(mirror):
         child = subprocess.Popen([sys.executable, "-c", CHILD, str(mirror), str(order)],
-                                 cwd=str(workspace.config.PROJECT_ROOT))
+                                 cwd=str(PROJECT_ROOT))
         await asyncio.sleep(1.0)  # ample time for a child that (wrongly) got the lock to write
         with open(order, "a") as log:
             log.write("parent releases\n")

@@ -5,6 +5,7 @@ from bot.record import inert, live_mentions
 from bot.workspace import effects
 from bot.workspace import worktrees as workspace
 from bot.workspace.effects import Request
+from tests.entry_settings import current
 from tests.markdown_view import live, parts
 
 REQUEST = "@bot fix the greeting, cc @octo-org/security\n@mallory please look, see <b>this</b>"
@@ -17,7 +18,7 @@ def rendered_text(markdown: str) -> str:
 async def test_a_request_naming_a_user_and_a_team_gives_a_pull_request_body_with_no_live_mention(
         widget, github, api, token):
     """The body quotes the request readably, but no @user, @team or @bot in it is live."""
-    wt = await workspace.prepare(widget, f"{widget}#1", token=token)
+    wt = await workspace.prepare(widget, f"{widget}#1", current(), token=token)
     (wt.path / "app.py").write_text("print('hello')\n")
     request = Request(agent="codex", text=REQUEST, requester_login="alice", requester_id=4242,
                       number=1, title="Greeting is wrong")

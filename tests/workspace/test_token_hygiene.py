@@ -10,6 +10,7 @@ from bot import config
 from bot.workspace import effects
 from bot.workspace import worktrees as workspace
 from bot.workspace.git import GitError
+from tests.entry_settings import current
 
 from .git_http import GitHttpServer
 from .test_effects import ask
@@ -25,7 +26,7 @@ def http_remote(remote, token, monkeypatch):
 
 async def test_fetch_and_push_authenticate_with_the_token(widget, http_remote, api, token):
     """Over HTTP the mirror fetch and the push both carry the token (git asked our helper)."""
-    wt = await workspace.prepare(widget, "octo/widget#1", token=token)
+    wt = await workspace.prepare(widget, "octo/widget#1", current(), token=token)
     (wt.path / "src/app.py").write_text("print('hello')\n")
     out = await effects.apply(wt, ask(1), api, token)
     assert out.kind == "pull_request"
@@ -36,7 +37,7 @@ async def test_fetch_and_push_authenticate_with_the_token(widget, http_remote, a
 async def test_fetch_without_token_is_refused(widget, http_remote):
     """Without the token the server answers 401 and git fails without prompting."""
     with pytest.raises(GitError):
-        await workspace.prepare(widget, "octo/widget#1")
+        await workspace.prepare(widget, "octo/widget#1", current())
     assert http_remote.refused >= 1 and not http_remote.authorized
 
 
@@ -48,7 +49,7 @@ async def test_token_is_nowhere_after_a_job(remote, widget, http_remote, api, to
     handler = logging.FileHandler(log_file)
     logging.getLogger().addHandler(handler)
     try:
-        wt = await workspace.prepare(widget, "octo/widget#1", token=token)
+        wt = await workspace.prepare(widget, "octo/widget#1", current(), token=token)
         try:
             (wt.path / "src/app.py").write_text("print('hello')\n")
             out = await effects.apply(wt, ask(1), api, token)
@@ -77,7 +78,7 @@ async def test_push_refused_by_server_is_reported_with_diff(remote, widget, http
     hook = remote.path(widget) / "hooks" / "pre-receive"
     hook.write_text("#!/bin/sh\necho 'branch is protected' >&2\nexit 1\n")
     hook.chmod(0o755)
-    wt = await workspace.prepare(widget, "octo/widget#1", token=token)
+    wt = await workspace.prepare(widget, "octo/widget#1", current(), token=token)
     (wt.path / "src/app.py").write_text("print('hello')\n")
     out = await effects.apply(wt, ask(1), api, token)
     assert out.kind == "failed" and "+print('hello')" in out.diff

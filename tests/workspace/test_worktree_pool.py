@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from bot.workspace import pool as worktree_pool
 from bot.workspace import worktrees as workspace
+from tests.entry_settings import current
 
 from .conftest import sh_git
 
 
 async def finished_job(widget: str, conversation: str, mess: bool = True) -> workspace.Worktree:
     """A job that ran and left the worktree dirty in every way an agent can."""
-    wt = await workspace.prepare(widget, conversation)
+    wt = await workspace.prepare(widget, conversation, current())
     if mess:
         (wt.path / "README.md").write_text("edited by the agent\n")
         (wt.path / "untracked.txt").write_text("new\n")
@@ -30,7 +31,7 @@ async def test_next_job_reuses_spare_at_its_own_commit(remote, widget):
     """A job on another conversation takes the spare and sees exactly its commit, no leftovers."""
     first = await finished_job(widget, "octo/widget#1")
     newer = remote.commit(widget, "main", {"src/app.py": "print('v3')\n"})
-    wt = await workspace.prepare(widget, "octo/widget#2")
+    wt = await workspace.prepare(widget, "octo/widget#2", current())
     assert worktree_pool.spares(first.mirror) == []
     assert wt.base_sha == newer and (wt.path / "src/app.py").read_text() == "print('v3')\n"
     assert (wt.path / "README.md").read_text() == "# widget\n"
@@ -41,27 +42,27 @@ async def test_next_job_reuses_spare_at_its_own_commit(remote, widget):
 async def test_reused_spare_is_a_proper_worktree_at_the_new_path(remote, widget):
     """git inside the moved checkout resolves to the mirror and the new path."""
     await finished_job(widget, "octo/widget#1", mess=False)
-    wt = await workspace.prepare(widget, "octo/widget#2")
+    wt = await workspace.prepare(widget, "octo/widget#2", current())
     assert sh_git("rev-parse", "--show-toplevel", cwd=wt.path) == str(wt.path)
     assert str(wt.path) in sh_git("worktree", "list", cwd=wt.mirror)
 
 
 async def test_tampered_git_file_gets_the_checkout_deleted(remote, widget):
     """A worktree whose .git the agent replaced is not recycled; the next job still works."""
-    wt = await workspace.prepare(widget, "octo/widget#1")
+    wt = await workspace.prepare(widget, "octo/widget#1", current())
     (wt.path / ".git").unlink()
     (wt.path / ".git").mkdir()
     await workspace.remove(wt)
     assert worktree_pool.spares(wt.mirror) == [] and not wt.path.exists()
-    again = await workspace.prepare(widget, "octo/widget#2")
+    again = await workspace.prepare(widget, "octo/widget#2", current())
     assert (again.path / "README.md").exists()
 
 
 async def test_spare_pool_is_capped(remote, widget, monkeypatch):
     """No more spares are kept than BOT_SPARE_WORKTREES."""
     monkeypatch.setenv("BOT_SPARE_WORKTREES", "1")
-    one = await workspace.prepare(widget, "octo/widget#1")
-    two = await workspace.prepare(widget, "octo/widget#2")
+    one = await workspace.prepare(widget, "octo/widget#1", current())
+    two = await workspace.prepare(widget, "octo/widget#2", current())
     await workspace.remove(one)
     await workspace.remove(two)
     assert len(worktree_pool.spares(one.mirror)) == 1 and not two.path.exists()
@@ -70,7 +71,7 @@ async def test_spare_pool_is_capped(remote, widget, monkeypatch):
 async def test_gc_deletes_spares_with_their_mirror(remote, widget):
     """Collecting a mirror also removes its parked checkouts."""
     wt = await finished_job(widget, "octo/widget#1")
-    assert await workspace.collect_garbage(max_bytes=0) == ["octo/widget"]
+    assert await workspace.collect_garbage(current().data_dir, max_bytes=0) == ["octo/widget"]
     assert not worktree_pool.spare_root(wt.mirror).exists() and not wt.mirror.exists()
 
 
@@ -85,7 +86,7 @@ async def test_spare_already_at_the_commit_is_taken_without_a_checkout(remote, w
         return await real(*args, **kwargs)
 
     monkeypatch.setattr(worktree_pool, "run_git", recording)
-    wt = await workspace.prepare(widget, "octo/widget#2")
+    wt = await workspace.prepare(widget, "octo/widget#2", current())
     assert "worktree" in ran and "checkout" not in ran
     assert sh_git("status", "--porcelain", "--ignored", cwd=wt.path) == ""
     assert (wt.path / "README.md").read_text() == "# widget\n"
