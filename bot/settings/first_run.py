@@ -25,7 +25,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from bot import config
 from bot.config import Settings
 from bot.service.worker import WorkerPool
 from bot.settings import manifest, setup_code
@@ -40,15 +39,15 @@ _ORG = re.compile(r"^(?=.{1,39}$)[A-Za-z0-9](?:-?[A-Za-z0-9])*$")
 _APP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,33}$")
 
 
-def _headers() -> dict[str, str]:
-    web = config.oauth_url()
+def _headers(web: str) -> dict[str, str]:
+    """`web`: GitHub's web host (the settings' oauth_url), where the manifest form posts."""
     return {"Content-Security-Policy": f"default-src 'none'; style-src 'unsafe-inline'; form-action 'self' {web}; "
                                        "frame-ancestors 'none'; base-uri 'none'",
             "Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"}
 
 
-def _html(body: str, status: int = 200) -> HTMLResponse:
-    return HTMLResponse(body, status_code=status, headers=_headers())
+def _html(settings: Settings, body: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(body, status_code=status, headers=_headers(settings.oauth_url))
 
 
 def _public_base(request: Request) -> str:
@@ -122,7 +121,7 @@ def current_code(request: Request) -> str | None:
 async def start(request: Request) -> Response:
     settings = _settings(request)
     if settings.identity_source:
-        return _already()
+        return _already(settings)
     query = request.query_params
     code = query.get("setup_code", "")
     if not setup_code.matches(code, current_code(request)):
@@ -140,7 +139,7 @@ async def start(request: Request) -> Response:
     body = loopback_warning(_public_base(request)) + _confirm(
         manifest.manifest(_public_base(request), name),
         manifest.github_form_action(settings.oauth_url, state, organization), organization)
-    response = _html(page("Create the GitHub App", body))
+    response = _html(settings, page("Create the GitHub App", body))
     response.set_cookie(STATE_COOKIE, sign({"state": state}, STATE_TTL), max_age=STATE_TTL, path="/setup",
                         httponly=True, samesite="lax", secure=_public_base(request).startswith("https:"))
     return response
@@ -152,9 +151,10 @@ def _typed(query: QueryParams) -> Typed:
 
 
 def _refused(request: Request, message: str, code: str, typed: Typed, status: int = 400) -> HTMLResponse:
-    return _html(page("Create the GitHub App", notice(message, True) +
-                      create_app_offer(_public_base(request), _settings(request).handle, code, typed,
-                                       heading=False)), status)
+    settings = _settings(request)
+    return _html(settings, page("Create the GitHub App", notice(message, True) +
+                                create_app_offer(_public_base(request), settings.handle, code, typed,
+                                                 heading=False)), status)
 
 
 def _confirm(app: dict, action: str, organization: str | None) -> str:
@@ -174,38 +174,38 @@ def _confirm(app: dict, action: str, organization: str | None) -> str:
 async def callback(request: Request) -> Response:
     settings = _settings(request)
     if settings.identity_source:
-        return _already()
+        return _already(settings)
     expected = str((unsign(request.cookies.get(STATE_COOKIE)) or {}).get("state", ""))
     given = request.query_params.get("state", "")
     if not expected or not hmac.compare_digest(expected.encode(), given.encode()):
-        return _failed("This answer from GitHub does not belong to a setup started in this browser "
+        return _failed(settings, "This answer from GitHub does not belong to a setup started in this browser "
                        "(state mismatch). Start again from the start page.")
     code_now = current_code(request)
     if not setup_code.carries(given, code_now):
-        return _failed("This setup was not started with this service's setup code (it changes at "
+        return _failed(settings, "This setup was not started with this service's setup code (it changes at "
                        "every start). Start again from the start page.", 403)
     code = request.query_params.get("code", "")
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", code):
-        return _failed("GitHub's answer carries no valid code. Start again from the start page.")
+        return _failed(settings, "GitHub's answer carries no valid code. Start again from the start page.")
     request.app.state.setup_code = None  # taken: one App per setup code, even with two answers at once
     try:
         app = await manifest.convert(settings.github_api_url, code)
         manifest.store(app, settings.data_dir)
     except manifest.ManifestFailed as exc:
         request.app.state.setup_code = code_now  # nothing was created: the operator may try again
-        return _failed(str(exc), 502)
+        return _failed(settings, str(exc), 502)
     except manifest.AlreadyStored:
-        return _already()
+        return _already(settings)
     await activate(request.app)
-    return _created(app)
+    return _created(settings, app)
 
 
-def _created(app: dict) -> HTMLResponse:
+def _created(settings: Settings, app: dict) -> HTMLResponse:
     install = f"{str(app.get('html_url') or '').rstrip('/')}/installations/new"
     body = (notice(f"The GitHub App {app.get('name') or app.get('slug')} is created; this bot uses it from now on.") +
             f'<p>Next: <a href="{esc(install)}" rel="noreferrer">install it on your repositories</a>, then '
             f'mention <code>@{esc(app.get("slug", ""))}</code> on an issue.</p><p><a href="/">Start page</a></p>')
-    response = _html(page("GitHub App created", body))
+    response = _html(settings, page("GitHub App created", body))
     response.delete_cookie(STATE_COOKIE, path="/setup")
     return response
 
@@ -222,15 +222,15 @@ async def activate(app: Starlette) -> None:
         await state.pool.start()
 
 
-def _already() -> HTMLResponse:
-    return _html(page("Already configured", notice("This bot already has a GitHub App. To start over, remove "
-                                                   "its variables (or the data dir's github-app.sealed) and "
-                                                   "restart.", True) + '<p><a href="/">Start page</a></p>'), 409)
+def _already(settings: Settings) -> HTMLResponse:
+    return _html(settings, page("Already configured", notice(
+        "This bot already has a GitHub App. To start over, remove its variables (or the data dir's "
+        "github-app.sealed) and restart.", True) + '<p><a href="/">Start page</a></p>'), 409)
 
 
-def _failed(message: str, status: int = 400) -> HTMLResponse:
-    return _html(page("The GitHub App was not created", notice(message, True) +
-                      '<p><a href="/">Start page</a></p>'), status)
+def _failed(settings: Settings, message: str, status: int = 400) -> HTMLResponse:
+    return _html(settings, page("The GitHub App was not created", notice(message, True) +
+                                '<p><a href="/">Start page</a></p>'), status)
 
 
 routes = [

@@ -14,7 +14,6 @@ import gidgethub
 import gidgethub.httpx
 import httpx
 
-from bot import config
 from bot.errors import BotError
 
 API_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
@@ -58,43 +57,44 @@ async def exchange_code(oauth_base: str, oauth_client: tuple[str, str], code: st
     return data["access_token"]
 
 
-async def get_user(token: str) -> dict:
-    return await _get(token, "/user")
+async def get_user(api: str, token: str) -> dict:
+    """`api`: GitHub's REST API (the settings' GITHUB_API_URL), as every call here takes it."""
+    return await _get(api, token, "/user")
 
 
-async def admin_repositories(token: str) -> list[str]:
+async def admin_repositories(api: str, token: str) -> list[str]:
     """Full names of the repositories, reachable through the app, that the user administers."""
     names = []
-    for installation in await _pages(token, "/user/installations", "installations"):
+    for installation in await _pages(api, token, "/user/installations", "installations"):
         path = f"/user/installations/{installation['id']}/repositories"
-        for repo in await _pages(token, path, "repositories"):
+        for repo in await _pages(api, token, path, "repositories"):
             permissions = repo.get("permissions") or {}
             if any(permissions.get(role) for role in ADMIN_ROLES):
                 names.append(repo["full_name"])
     return sorted(set(names), key=str.lower)
 
 
-async def admin_installations(token: str, login: str) -> list[dict]:
+async def admin_installations(api: str, token: str, login: str) -> list[dict]:
     """The app's installations on accounts the user administers: their own, or orgs they own."""
     found = []
-    for installation in await _pages(token, "/user/installations", "installations"):
+    for installation in await _pages(api, token, "/user/installations", "installations"):
         account = installation.get("account") or {}
-        if await _administers_account(token, login, account):
+        if await _administers_account(api, token, login, account):
             found.append({"id": int(installation["id"]), "account": account.get("login", ""),
                           "type": account.get("type", "")})
     return found
 
 
-async def administered_installation(token: str, login: str, installation_id: int) -> dict | None:
+async def administered_installation(api: str, token: str, login: str, installation_id: int) -> dict | None:
     """The installation, if the user administers its account; else None."""
-    return next((i for i in await admin_installations(token, login) if i["id"] == installation_id), None)
+    return next((i for i in await admin_installations(api, token, login) if i["id"] == installation_id), None)
 
 
-async def _administers_account(token: str, login: str, account: dict) -> bool:
+async def _administers_account(api: str, token: str, login: str, account: dict) -> bool:
     if account.get("type") != "Organization":
         return account.get("login", "").lower() == login.lower()
     try:  # needs the app's Organization "Members: read" permission; without it nobody qualifies
-        membership = await _get(token, f"/user/memberships/orgs/{account.get('login', '')}")
+        membership = await _get(api, token, f"/user/memberships/orgs/{account.get('login', '')}")
     except GitHubRefused as exc:
         if exc.status in (403, 404):
             return False
@@ -102,10 +102,10 @@ async def _administers_account(token: str, login: str, account: dict) -> bool:
     return membership.get("role") == "admin" and membership.get("state") == "active"
 
 
-async def can_administer(token: str, login: str, repo: str) -> bool:
+async def can_administer(api: str, token: str, login: str, repo: str) -> bool:
     """Whether `login` is an admin or maintainer of `repo` (role_name; `permission` maps maintain to write)."""
     try:
-        data = await _get(token, f"/repos/{repo}/collaborators/{login}/permission")
+        data = await _get(api, token, f"/repos/{repo}/collaborators/{login}/permission")
     except GitHubRefused as exc:
         if exc.status in (403, 404):
             return False
@@ -113,25 +113,25 @@ async def can_administer(token: str, login: str, repo: str) -> bool:
     return data.get("role_name") in ADMIN_ROLES or data.get("permission") == "admin"
 
 
-async def repository_id(token: str, repo: str) -> int:
+async def repository_id(api: str, token: str, repo: str) -> int:
     """GitHub's id of `repo` as the user sees it: what a repository's keys are bound to, so a
     renamed repository keeps them and a new one that takes the old name gets none."""
-    data = await _get(token, f"/repos/{repo}")
+    data = await _get(api, token, f"/repos/{repo}")
     if not isinstance(data.get("id"), int) or data["id"] <= 0:
         raise GitHubRefused(502, f"GitHub named no id for {repo}.")
     return int(data["id"])
 
 
-async def _pages(token: str, path: str, key: str) -> list[dict]:
+async def _pages(api: str, token: str, path: str, key: str) -> list[dict]:
     """Every item of a paginated list: gidgethub's getiter follows GitHub's `Link: rel="next"`
     header to the end (no guessing from page sizes, no fixed page limit that drops the rest)."""
     items: list[dict] = []
     async with _client() as client:
         # gidgethub types its client as httpx2's (the same API)
-        api = gidgethub.httpx.GitHubAPI(client, API_HEADERS["User-Agent"],  # type: ignore[arg-type]
-                                        oauth_token=token, base_url=config.github_api_url())
+        github = gidgethub.httpx.GitHubAPI(client, API_HEADERS["User-Agent"],  # type: ignore[arg-type]
+                                           oauth_token=token, base_url=api)
         try:
-            async for item in api.getiter(f"{path}?per_page={PER_PAGE}", iterable_key=key,
+            async for item in github.getiter(f"{path}?per_page={PER_PAGE}", iterable_key=key,
                                           accept=API_HEADERS["Accept"], extra_headers=_VERSION):
                 items.append(item)
                 if len(items) > MAX_ITEMS:
@@ -144,9 +144,9 @@ async def _pages(token: str, path: str, key: str) -> list[dict]:
     return items
 
 
-async def _get(token: str, path: str, params: dict | None = None) -> dict:
+async def _get(api: str, token: str, path: str, params: dict | None = None) -> dict:
     headers = dict(API_HEADERS, Authorization=f"Bearer {token}")
-    async with _client(base_url=config.github_api_url(), headers=headers) as client:
+    async with _client(base_url=api, headers=headers) as client:
         try:
             response = await client.get(path, params=params)
         except httpx.HTTPError as exc:

@@ -7,11 +7,13 @@ from __future__ import annotations
 from bot.settings import github
 
 
-async def installation_of(token: str, repo: str) -> dict | None:
-    """{"id", "account"} of the installation whose repositories include `repo`, else None."""
+async def installation_of(api: str, token: str, repo: str) -> dict | None:
+    """{"id", "account"} of the installation whose repositories include `repo`, else None; `api`:
+    GitHub's REST API."""
     wanted = repo.lower()
-    for installation in await github._pages(token, "/user/installations", "installations"):
+    for installation in await github._pages(api, token, "/user/installations", "installations"):
         path = f"/user/installations/{installation['id']}/repositories"
-        if any(r.get("full_name", "").lower() == wanted for r in await github._pages(token, path, "repositories")):
+        repositories = await github._pages(api, token, path, "repositories")
+        if any(r.get("full_name", "").lower() == wanted for r in repositories):
             return {"id": int(installation["id"]), "account": (installation.get("account") or {}).get("login", "")}
     return None

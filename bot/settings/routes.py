@@ -19,7 +19,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from bot import config
 from bot.config import Settings
 from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
@@ -78,8 +77,9 @@ def _settings(request: Request) -> Settings:
     return found
 
 
-def oauth_base() -> str:
-    return config.oauth_url()
+def _api(request: Request) -> str:
+    """GitHub's REST API, which the settings pages call with the signed-in user's token."""
+    return _settings(request).github_api_url
 
 
 def callback_url(request: Request) -> str:
@@ -125,7 +125,7 @@ def _github_error(request: Request, exc: GitHubRefused) -> HTMLResponse:
 
 
 def _secure(request: Request) -> bool:
-    return request.url.scheme == "https" or (config.env("BOT_PUBLIC_URL") or "").startswith("https:")
+    return request.url.scheme == "https" or (_settings(request).text("BOT_PUBLIC_URL") or "").startswith("https:")
 
 
 def _set_cookie(response: Response, request: Request, name: str, value: str, max_age: int) -> None:
@@ -137,10 +137,10 @@ def _set_cookie(response: Response, request: Request, name: str, value: str, max
 
 @page_handler
 async def login(request: Request) -> Response:
-    state = issue_state(STATE_TTL)
-    query = urlencode({"client_id": _settings(request).text("GITHUB_CLIENT_ID"), "redirect_uri": callback_url(request),
+    state, settings = issue_state(STATE_TTL), _settings(request)
+    query = urlencode({"client_id": settings.text("GITHUB_CLIENT_ID"), "redirect_uri": callback_url(request),
                        "state": state})
-    response = RedirectResponse(f"{oauth_base()}/login/oauth/authorize?{query}", status_code=302)
+    response = RedirectResponse(f"{settings.oauth_url}/login/oauth/authorize?{query}", status_code=302)
     _set_cookie(response, request, STATE_COOKIE, sign({"state": state}, STATE_TTL), STATE_TTL)
     return response
 
@@ -160,8 +160,8 @@ async def callback(request: Request) -> Response:
             "This sign-in link was already used or has expired. Start again."))
     settings = _settings(request)
     client = (settings.required("GITHUB_CLIENT_ID"), settings.required("GITHUB_CLIENT_SECRET"))
-    token = await exchange_code(oauth_base(), client, params.get("code", ""), callback_url(request))
-    user = await get_user(token)
+    token = await exchange_code(settings.oauth_url, client, params.get("code", ""), callback_url(request))
+    user = await get_user(settings.github_api_url, token)
     end_session(request.cookies.get(SESSION_COOKIE))  # a fresh id on every sign-in
     cookie, ttl = start_session(user["login"], int(user["id"]), token)
     response = RedirectResponse("/settings", status_code=303)
@@ -208,8 +208,8 @@ async def _render(request: Request, session: WebSession, shared: Shared | None, 
     kinds = list(credentials.all_kinds())
     if shared is None:
         scope = _personal_scope(session)
-        repos = await admin_repositories(session.token)
-        installations = await admin_installations(session.token, session.login)
+        repos = await admin_repositories(_api(request), session.token)
+        installations = await admin_installations(_api(request), session.token, session.login)
         rows = with_test_result(effective(_settings(request), session.user_id, None, None), tested)
         body = pages.home(session.login, session.csrf, stored_rows(scope), kinds, repos, installations,
                           rows, message, error, typed)
@@ -331,27 +331,28 @@ async def _shared_if_any(request: Request, session: WebSession) -> Shared | None
 async def _shared_scope(request: Request, session: WebSession) -> Shared:
     """The repository or installation of the path, once GitHub confirms the user administers it."""
     if "installation" in request.path_params:
-        return await _administered_installation(request.path_params["installation"], session)
+        return await _administered_installation(_settings(request), request.path_params["installation"], session)
     owner, name = request.path_params["owner"], request.path_params["repo"]
     if not (_NAME.match(owner) and _NAME.match(name)):
         raise SettingsRefusal(404, pages.error_page("No such repository", "That is not a repository name.",
                                                     login=session.login, csrf=session.csrf))
-    repo = f"{owner}/{name}"
-    if not await can_administer(session.token, session.login, repo):
+    repo, settings = f"{owner}/{name}", _settings(request)
+    if not await can_administer(settings.github_api_url, session.token, session.login, repo):
         raise SettingsRefusal(403, pages.error_page("Not allowed", f"Only admins and maintainers of {repo} can "
                                                     "manage its credentials.",
                                                     login=session.login, csrf=session.csrf))
-    installation = await installation_of(session.token, repo)
-    repo_id = await repository_id(session.token, repo)
+    installation = await installation_of(settings.github_api_url, session.token, repo)
+    repo_id = await repository_id(settings.github_api_url, session.token, repo)
     return Shared(secrets.scope_for("repo", repo_id), repo, f"/settings/repos/{repo}",
                   f"Keys for {repo} serve every permitted requester there without a key of their own.",
-                  f"{oauth_base()}/{repo}", repo, repo=repo, repo_id=repo_id,
+                  f"{settings.oauth_url}/{repo}", repo, repo=repo, repo_id=repo_id,
                   installation=installation["id"] if installation else None,
                   installation_name=installation["account"] if installation else "")
 
 
-async def _administered_installation(installation_id: int, session: WebSession) -> Shared:
-    installation = await administered_installation(session.token, session.login, installation_id)
+async def _administered_installation(settings: Settings, installation_id: int, session: WebSession) -> Shared:
+    installation = await administered_installation(settings.github_api_url, session.token, session.login,
+                                                   installation_id)
     if installation is None:
         raise SettingsRefusal(403, pages.error_page("Not allowed", "Only the account's owner (or an organization "
                                                     "owner) can manage the credentials of this installation.",
@@ -361,7 +362,7 @@ async def _administered_installation(installation_id: int, session: WebSession) 
                   f"/settings/installations/{installation_id}",
                   f"Keys for {account} serve every repository of this installation that has no "
                   "repository key, for requesters without a key of their own.",
-                  f"{oauth_base()}/{account}", account, installation=installation_id, installation_name=account)
+                  f"{settings.oauth_url}/{account}", account, installation=installation_id, installation_name=account)
 
 
 def _rotating(request: Request, scope: str) -> pages.Typed | None:

@@ -22,9 +22,7 @@ NOT_YET_CONVERTED = frozenset({
     "bot.credentials.resolve", "bot.credentials.vault",
     "bot.db",
     "bot.github.client",
-    
     "bot.record.provenance",
-    "bot.settings.first_run", "bot.settings.github", "bot.settings.routes",
 })
 
 

@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 from bot import config
 from bot.settings import first_run, manifest
 from bot.settings import routes as settings
-from tests.entry_settings import handed
+from tests.entry_settings import current, handed
 
 SERVER = "https://ghe.example.com"
 API = f"{SERVER}/api/v3"
@@ -43,7 +43,7 @@ def test_the_manifest_form_posts_to_the_enterprise_server(enterprise: None) -> N
 
 
 def test_the_first_run_page_lets_its_form_post_only_to_the_enterprise_server(enterprise: None) -> None:
-    policy = first_run._headers()["Content-Security-Policy"]
+    policy = first_run._headers(current().oauth_url)["Content-Security-Policy"]
     assert f"form-action 'self' {SERVER};" in policy
 
 

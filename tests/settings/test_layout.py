@@ -3,6 +3,7 @@ signed-in header and what was typed, GitHub unreachable told apart from GitHub r
 rendered."""
 from __future__ import annotations
 
+from tests.entry_settings import handed
 from tests.settings.conftest import csrf_of, sign_in
 
 KEY = "sk-ant-api03-" + "L1a2Y3o4U5t6L7a8Y9o0" * 4 + "-LayoutAA"
@@ -33,6 +34,7 @@ def test_github_unreachable_is_not_called_a_refusal(client, github, monkeypatch)
     github.add_repo("octo/app", octocat="admin")
     sign_in(client, github)
     monkeypatch.setenv("GITHUB_API_URL", CLOSED)
+    handed(client.app)  # as the service is started again with it
     response = client.get("/settings/repos/octo/app")
     assert response.status_code == 502
     assert title(response.text) == "GitHub unreachable"
@@ -54,6 +56,7 @@ def test_post_while_github_is_unreachable_keeps_what_was_typed(client, github, m
     sign_in(client, github)
     csrf = csrf_of(client, "/settings/repos/octo/app")
     monkeypatch.setenv("GITHUB_API_URL", CLOSED)
+    handed(client.app)  # as the service is started again with it
     response = client.post("/settings/repos/octo/app/keys",
                            data={"csrf": csrf, "kind": "claude:api_key", "value": KEY})
     assert title(response.text) == "GitHub unreachable"
