@@ -44,7 +44,7 @@ def compose(db: Database, ctx: JobContext, agent: str, turn: Turn, outcome: Outc
                             commit=outcome.commit_sha if outcome else None,
                             pr_url=outcome.pr_url if outcome else None,
                             change=outcome.summary() if outcome and outcome.commit_sha else None,
-                            status="ok" if result.ok else "failed")
+                            status="ok" if result.ok else "failed", run_page=ctx.config.run_url(turn.run_id))
     body = fit_answer(text, outcome, len(prov.render("")))
     if ctx.mode is not None:  # the terminal wants the parts
         ctx.mode.answered(ctx, body, prov)

@@ -262,7 +262,7 @@ def _provenance(db: Database, ctx: JobContext, review: Review, turn: Turn) -> Pr
     return provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=review.agent,
                             version=turn.version, resumed=turn.resumed, fresh_reason=turn.fresh_reason,
                             duration_s=result.duration_s, usage=result.usage, session_id=result.session_id,
-                            status="ok" if review.ok else "failed")
+                            status="ok" if review.ok else "failed", run_page=ctx.config.run_url(turn.run_id))
 
 
 def _tail(text: str, blocks: list[Provenance]) -> str:

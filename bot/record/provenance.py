@@ -2,7 +2,8 @@
 
     prov = build(recorder, run_id, agent="codex", version="0.171.0", resumed=True,
                  duration_s=42.0, usage=result.usage, files_changed=["a.py", "b.py"],
-                 pr_url="https://github.com/o/r/pull/13", session_id="...")
+                 pr_url="https://github.com/o/r/pull/13", session_id="...",
+                 run_page=ctx.config.run_url(run_id))  # the job's settings: BOT_PUBLIC_URL
     comment = prov.render(answer_text)   # answer + collapsed <details> block + hidden marker
     prov.as_dict()                       # the same data for tools (JSON-serialisable)
 
@@ -18,7 +19,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from adapters.base import Usage
-from bot import config
 from bot.record.hidden import describe
 from bot.record.recorder import Recorder
 from sandbox.base import Limits
@@ -59,6 +59,7 @@ class Provenance:
     extra: dict = field(default_factory=dict)
     unpriced_models: list[str] = field(default_factory=list)  # relayed models the price table lacks
     attempts: list[str] = field(default_factory=list)  # earlier agents' failed attempts and their spend
+    run_page: str | None = None  # the run page's address, linked from the footer
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -112,8 +113,8 @@ class Provenance:
             parts.append(self.change)
         elif self.base_commit:
             parts.append(f"base {self.base_commit[:7]}")
-        url = config.run_url(self.run_id) if not (self.conversation or "local:").startswith("local:") else None
-        parts.append(f"[run {self.run_id[:8]}…]({url})" if url else f"run {self.run_id[:8]}…")  # the run page
+        run = f"run {self.run_id[:8]}…"
+        parts.append(f"[{run}]({self.run_page})" if self.run_page else run)
         return " · ".join(parts)
 
     def details_block(self) -> str:
@@ -141,8 +142,9 @@ def build(recorder: Recorder, run_id: str, *, agent: str | None = None, version:
           resumed: bool | None = None, fresh_reason: str | None = None, duration_s: float = 0.0,
           usage: Usage | None = None, files_changed: list[str] | None = None,
           session_id: str | None = None, commit: str | None = None, pr_url: str | None = None,
-          change: str | None = None, status: str | None = None) -> Provenance:
-    """Everything the block says, from the run row, its events and what the pipeline knows."""
+          change: str | None = None, status: str | None = None, run_page: str | None = None) -> Provenance:
+    """Everything the block says, from the run row, its events and what the pipeline knows.
+    `run_page`: the run page's address (the settings' `run_url`), linked unless the run is local."""
     run = recorder.run(run_id)
     if run is None:
         raise KeyError(f"no run {run_id!r}")
@@ -161,7 +163,8 @@ def build(recorder: Recorder, run_id: str, *, agent: str | None = None, version:
         sandbox_tier=run.get("sandbox_tier"), limits=run["limits"], egress=run["egress"],
         base_commit=run.get("base_commit"), commit=commit, pr_url=pr_url, change=change, status=status,
         extra=_thread_context(events), unpriced_models=unpriced_models(events),
-        attempts=failed_attempts(recorder, events))
+        attempts=failed_attempts(recorder, events),
+        run_page=None if (run.get("conversation") or "local:").startswith("local:") else run_page)
     return _redacted(prov, recorder)
 
 

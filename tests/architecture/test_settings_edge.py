@@ -22,7 +22,6 @@ NOT_YET_CONVERTED = frozenset({
     "bot.credentials.resolve", "bot.credentials.vault",
     "bot.db",
     "bot.github.client",
-    "bot.record.provenance",
 })
 
 

@@ -6,6 +6,7 @@ import json
 from bot import config
 from bot.record import provenance
 from bot.record.recorder import Recorder
+from tests.entry_settings import current
 from tests.ops_run_page.conftest import REPO, SECRET, mirror_with_commit, record_run
 from tests.settings.conftest import sign_in
 
@@ -96,14 +97,15 @@ def test_the_answers_provenance_links_the_run_page(monkeypatch):
     """The answer replaces the tracking comment's header: its provenance keeps the link."""
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com")
     run_id = record_run()
-    footer = provenance.build(Recorder(), run_id, agent="codex").footer_line()
+    footer = provenance.build(Recorder(), run_id, agent="codex", run_page=current().run_url(run_id)).footer_line()
     assert f"[run {run_id[:8]}…](https://bot.example.com/runs/{run_id})" in footer
 
 
 def test_a_local_runs_provenance_has_no_link(monkeypatch):
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com")
     run_id = record_run(conversation="local:/home/me/repo")
-    assert "](https://" not in provenance.build(Recorder(), run_id, agent="codex").footer_line()
+    prov = provenance.build(Recorder(), run_id, agent="codex", run_page=current().run_url(run_id))
+    assert "](https://" not in prov.footer_line()
 
 
 def test_github_failing_is_said_as_such_not_as_a_refusal(client, github):

@@ -8,6 +8,7 @@ from bot.job.tracking import TrackingComment
 from bot.record.recorder import Recorder
 from bot.service import store
 from bot.workspace.effects import Outcome
+from tests.entry_settings import current
 
 GITHUB_LIMIT = 65_536
 
@@ -28,7 +29,8 @@ def answer(text: str, outcome: Outcome | None) -> str:
     db = store.connect()
     run_id = Recorder(db).start_run(agent="codex", conversation="o/r#1", limits={}, base_commit="a" * 40)
     result = Result(ok=True, text=text, session_id="s-1", usage=Usage(), events=[], agent="codex")
-    ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None)
+    ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,
+                     settings=current())
     return answer_module.compose(db, ctx, "codex", Turn(result, run_id, False, None, "1.0"), outcome)
 
 

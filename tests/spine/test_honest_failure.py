@@ -9,6 +9,7 @@ from bot.job import honesty
 from bot.job.pipeline import JobContext, Turn
 from bot.record.recorder import Recorder
 from bot.service import store
+from tests.entry_settings import current
 
 
 def result(ok: bool = True, text: str = "", failure: str | None = None, error: str | None = None) -> Result:
@@ -21,7 +22,8 @@ def compose(run: Result, record=lambda recorder, run_id: None, touched=None) -> 
     recorder = Recorder(db)
     run_id = recorder.start_run(agent="codex", conversation="o/r#1", limits={}, base_commit="a" * 40)
     record(recorder, run_id)
-    ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None)
+    ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,
+                     settings=current())
     return answer_module.compose(db, ctx, "codex", Turn(run, run_id, False, None, "1.0"), None, touched)
 
 
