@@ -1,83 +1,303 @@
-"""The relay's connections to the provider: httpx's own transport over streams that send a request in
-one piece and read what has arrived in one piece.
+"""The relay's connections to the provider: an httpx transport on asyncio's own sockets, whose answers
+are parsed by llhttp (httptools).
 
-httpcore writes a request's head and its body with two socket writes, so the provider wakes for the
-head, waits, and wakes again for the body; and it reads at most 64 KiB at a time, so a 400 kB answer
-that has already arrived crosses every HTTP layer of the relay seven times. Here a write waits until
-the connection next reads (HTTP/1.1 reads the answer only once the request is written), and a read
-takes up to READ_BYTES of what the socket holds: nothing waits for bytes that have not arrived.
+httpcore costs the relay more than anything else in a call: each 64 KiB read of a streamed answer
+crosses anyio's stream, h11's receive buffer and its chunk reader, in Python. Here the provider's
+bytes go from asyncio's read (up to 256 KiB at once) straight into llhttp, and a reader of the body
+takes, in one piece, everything that has arrived since it last read: nothing waits for bytes still to
+come. A request's head and body leave in one write, so the provider wakes once.
+
+The provider's reply is not the sandbox's input, but it is parsed strictly all the same: a head over
+HEAD_CAP, a malformed one, or a body cut before its end raises httpx's own errors, which the relay
+already maps (a cut stream, a provider unreachable). A request head is built only from names and
+values that are HTTP tokens and field values, and a target without spaces or controls.
 """
 from __future__ import annotations
 
+import asyncio
+import re
 import ssl
+import time
 import typing
+from collections.abc import AsyncIterator
 
-import httpcore
+import httptools
 import httpx
 
 READ_BYTES = 256 << 10  # what asyncio's transport reads from the socket at once
+BUFFERED = 4 << 20  # unread bytes of an answer past which the provider is read no further for now
+HEAD_CAP = 256 << 10  # an answer's status line and headers
+_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_FIELD_VALUE = re.compile(rb"[^\x00-\x08\x0a-\x1f\x7f]*")
+_TARGET = re.compile(rb"[\x21-\x7e]+")
+_DEFAULT_PORT = {"http": 80, "https": 443}
 
 
-class HeldWrites(httpcore.AsyncNetworkStream):
-    """A connection whose writes leave together, when it next reads (or starts TLS)."""
+def request_head(request: httpx.Request) -> bytes:
+    """`request`'s head as it goes on the wire, refused (httpx.LocalProtocolError) when a name, a value
+    or the target would change its framing."""
+    target = request.url.raw_path
+    if not _TARGET.fullmatch(target):
+        raise httpx.LocalProtocolError("the request target holds spaces or control bytes", request=request)
+    lines = [request.method.encode("ascii") + b" " + target + b" HTTP/1.1"]
+    for name, value in request.headers.raw:
+        if not _TOKEN.fullmatch(name) or not _FIELD_VALUE.fullmatch(value):
+            raise httpx.LocalProtocolError(f"header {name[:40]!r} is not a valid HTTP field", request=request)
+        lines.append(name + b": " + value)
+    return b"\r\n".join(lines) + b"\r\n\r\n"
 
-    def __init__(self, stream: httpcore.AsyncNetworkStream):
-        self._stream = stream
-        self._held: list[bytes] = []
-        self._timeout: float | None = None
 
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        if buffer:
-            self._held.append(buffer)
-            self._timeout = timeout
+class _Connection(asyncio.Protocol):
+    """One kept connection to the provider: one request at a time, its answer parsed as it arrives."""
 
-    async def flush(self) -> None:
-        if self._held:
-            data = b"".join(self._held)
-            self._held.clear()
-            await self._stream.write(data, self._timeout)
+    def __init__(self, key: tuple[str, str, int]):
+        self.key = key
+        self.transport: asyncio.Transport | None = None
+        self.idle_since = time.monotonic()
+        self.dead = False  # closed, cut, or left with an answer half read: never reused
+        self._parser = httptools.HttpResponseParser(self)
+        self._changed = asyncio.Event()
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self._error: httpx.TransportError | None = None
+        self._reset()
 
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        await self.flush()
-        return await self._stream.read(max(max_bytes, READ_BYTES), timeout)
+    def _reset(self) -> None:
+        self.status = 0
+        self.headers: list[tuple[bytes, bytes]] = []
+        self._head_bytes = 0
+        self._head_done = False
+        self._pieces: list[bytes] = []
+        self._unread = 0
+        self.complete = False
+        self._until_close = True  # neither sized nor chunked: the body ends when the connection does
+
+    # asyncio.Protocol -----------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = typing.cast(asyncio.Transport, transport)  # a stream connection's
+
+    def data_received(self, data: bytes) -> None:
+        if not self._head_done:
+            self._head_bytes += len(data)
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self._fail(httpx.RemoteProtocolError(f"the provider's answer is not valid HTTP: {exc}"))
+            return
+        if not self._head_done and self._head_bytes > HEAD_CAP:
+            self._fail(httpx.RemoteProtocolError("the provider's answer head is over the cap"))
+
+    def eof_received(self) -> bool:
+        self._ended()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._ended(exc)
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
+    # llhttp callbacks ------------------------------------------------------------------------
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers.append((name, value))
+        if name.lower() in (b"content-length", b"transfer-encoding"):
+            self._until_close = False
+
+    def on_headers_complete(self) -> None:
+        self.status = self._parser.get_status_code()
+        if 100 <= self.status < 200:  # an interim answer (100 Continue): the real one follows
+            self.headers, self._head_bytes, self._until_close = [], 0, True
+            return
+        self._head_done = True
+        self._changed.set()
+
+    def on_body(self, body: bytes) -> None:
+        self._pieces.append(body)
+        self._unread += len(body)
+        if self._unread > BUFFERED and self.transport is not None:
+            self.transport.pause_reading()
+        self._changed.set()
+
+    def on_message_complete(self) -> None:
+        if self._head_done:
+            self.complete = True
+            self.dead = self.dead or not self._parser.should_keep_alive()
+            self._changed.set()
+
+    # the relay's side ----------------------------------------------------------------------------
+
+    def _ended(self, exc: Exception | None = None) -> None:
+        self.dead = True
+        if self._head_done and self._until_close and not self.complete:
+            self.complete = True  # its body was everything until the end
+        elif not self.complete:
+            error = httpx.ReadError(str(exc)) if exc else httpx.RemoteProtocolError(
+                "the provider closed the connection before its answer was complete")
+            self._error = self._error or error
+        self._changed.set()
+
+    def _fail(self, error: httpx.TransportError) -> None:
+        self._error = self._error or error
+        self.close()
+        self._changed.set()
+
+    def close(self) -> None:
+        self.dead = True
+        if self.transport is not None:
+            self.transport.close()
+
+    async def send(self, data: bytes, timeout: float | None) -> None:
+        if self.dead or self.transport is None or self.transport.is_closing():
+            raise httpx.WriteError("the connection to the provider is closed")
+        self._reset()
+        self.transport.write(data)
+        try:
+            await asyncio.wait_for(self._writable.wait(), timeout)
+        except TimeoutError:
+            raise httpx.WriteTimeout("the provider did not take the request in time") from None
+
+    async def head(self, timeout: float | None) -> None:
+        while not self._head_done:
+            await self._wait(timeout)
+
+    async def next_piece(self, timeout: float | None) -> bytes | None:
+        """All of the body that has arrived since the last read, or None once it is complete."""
+        while not self._pieces:
+            if self.complete:
+                return None
+            await self._wait(timeout)
+        piece = self._pieces[0] if len(self._pieces) == 1 else b"".join(self._pieces)
+        self._pieces.clear()
+        self._unread = 0
+        if self.transport is not None and not self.dead:
+            self.transport.resume_reading()
+        return piece
+
+    async def _wait(self, timeout: float | None) -> None:
+        if self._error is not None:
+            raise self._error
+        self._changed.clear()
+        try:
+            await asyncio.wait_for(self._changed.wait(), timeout)
+        except TimeoutError:
+            self.close()
+            raise httpx.ReadTimeout("the provider sent nothing in time") from None
+        if self._error is not None and not self._pieces:
+            raise self._error
+
+
+class _Body(httpx.AsyncByteStream):
+    """An answer's body, piece by piece; closed, its connection goes back to the pool if it can."""
+
+    def __init__(self, connection: _Connection, pool: Transport, timeout: float | None):
+        self._connection, self._pool, self._timeout = connection, pool, timeout
+        self._released = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        while (piece := await self._connection.next_piece(self._timeout)) is not None:
+            yield piece
 
     async def aclose(self) -> None:
-        self._held.clear()
-        await self._stream.aclose()
-
-    async def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
-                        timeout: float | None = None) -> httpcore.AsyncNetworkStream:
-        await self.flush()
-        return HeldWrites(await self._stream.start_tls(ssl_context, server_hostname, timeout))
-
-    def get_extra_info(self, info: str) -> typing.Any:
-        return self._stream.get_extra_info(info)
+        if not self._released:
+            self._released = True
+            self._pool.release(self._connection)
 
 
-class _Backend(httpcore.AsyncNetworkBackend):
-    def __init__(self) -> None:
-        self._backend = httpcore.AnyIOBackend()
+class Transport(httpx.AsyncBaseTransport):
+    """A pool of kept connections to the provider, as httpx's limits set it."""
 
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                          socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.AsyncNetworkStream:
-        return HeldWrites(await self._backend.connect_tcp(host, port, timeout, local_address, socket_options))
+    def __init__(self, limits: httpx.Limits, ssl_context: ssl.SSLContext | None = None):
+        self._ssl = ssl_context or httpx.create_ssl_context()
+        self._limits = limits
+        self._slots: asyncio.Semaphore | None = None
+        self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self._all: set[_Connection] = set()
 
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: typing.Iterable[typing.Any] | None = None,
-                                  ) -> httpcore.AsyncNetworkStream:
-        return HeldWrites(await self._backend.connect_unix_socket(path, timeout, socket_options))
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        timeout: dict[str, float | None] = request.extensions.get("timeout", {})
+        head = request_head(request)
+        body = await request.aread()
+        await self._take_slot(timeout.get("pool"))
+        connection: _Connection | None = None
+        try:
+            connection = self._idle_for(_key(request.url)) or await self._connect(request.url, timeout.get("connect"))
+            await connection.send(head + body, timeout.get("write"))
+            await connection.head(timeout.get("read"))
+        except BaseException:
+            if connection is not None:
+                connection.close()
+                self._all.discard(connection)
+            self._free_slot()
+            raise
+        return httpx.Response(connection.status, headers=connection.headers,
+                              stream=_Body(connection, self, timeout.get("read")),
+                              extensions={"http_version": b"HTTP/1.1"})
 
-    async def sleep(self, seconds: float) -> None:
-        await self._backend.sleep(seconds)
+    def release(self, connection: _Connection) -> None:
+        """The answer is done with: keep its connection if it was read whole and may be kept."""
+        self._free_slot()
+        idle = self._idle.setdefault(connection.key, [])
+        kept = self._limits.max_keepalive_connections
+        if connection.dead or not connection.complete or (kept is not None and len(idle) >= kept):
+            connection.close()
+            self._all.discard(connection)
+            return
+        connection.idle_since = time.monotonic()
+        idle.append(connection)
+
+    async def aclose(self) -> None:
+        for connection in list(self._all):
+            connection.close()
+        self._all.clear()
+        self._idle.clear()
+
+    def _idle_for(self, key: tuple[str, str, int]) -> _Connection | None:
+        idle = self._idle.get(key, [])
+        expiry = self._limits.keepalive_expiry
+        while idle:
+            connection = idle.pop()
+            fresh = expiry is None or time.monotonic() - connection.idle_since < expiry
+            if fresh and not connection.dead and connection.transport is not None \
+                    and not connection.transport.is_closing():
+                return connection
+            connection.close()
+            self._all.discard(connection)
+        return None
+
+    async def _connect(self, url: httpx.URL, timeout: float | None) -> _Connection:
+        key = _key(url)
+        scheme, host, port = key
+        tls = self._ssl if scheme == "https" else None
+        loop = asyncio.get_running_loop()
+        try:
+            _, connection = await asyncio.wait_for(loop.create_connection(
+                lambda: _Connection(key), host, port, ssl=tls, server_hostname=host if tls else None), timeout)
+        except TimeoutError:
+            raise httpx.ConnectTimeout(f"no connection to {host}:{port} in time") from None
+        except (OSError, ssl.SSLError) as exc:
+            raise httpx.ConnectError(str(exc)) from exc
+        self._all.add(connection)
+        return connection
+
+    async def _take_slot(self, timeout: float | None) -> None:
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._limits.max_connections or 1 << 16)
+        try:
+            await asyncio.wait_for(self._slots.acquire(), timeout)
+        except TimeoutError:
+            raise httpx.PoolTimeout("every connection to the provider is busy") from None
+
+    def _free_slot(self) -> None:
+        if self._slots is not None:
+            self._slots.release()
 
 
-class Transport(httpx.AsyncHTTPTransport):
-    """httpx's transport (its request and error mapping) over a pool of HeldWrites connections."""
-
-    def __init__(self, limits: httpx.Limits):
-        context = httpx.create_ssl_context()
-        super().__init__(verify=context, limits=limits)
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=context, max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_Backend())
+def _key(url: httpx.URL) -> tuple[str, str, int]:
+    if url.scheme not in _DEFAULT_PORT:
+        raise httpx.UnsupportedProtocol(f"the relay speaks http and https, not {url.scheme!r}")
+    return url.scheme, url.host, url.port or _DEFAULT_PORT[url.scheme]

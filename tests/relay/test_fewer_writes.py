@@ -8,33 +8,12 @@ import json
 import socket
 from collections.abc import AsyncIterator
 
-import httpcore
 import httpx
+import pytest
 
 from bot.relay import downstream, wire
 from tests.fakes.provider import say
-from tests.relay.conftest import ANTHROPIC
-
-
-class _Recording(httpcore.AsyncNetworkStream):
-    """A connection that records what is done with it, in order."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple] = []
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self.events.append(("write", buffer))
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        self.events.append(("read", max_bytes))
-        return b""
-
-    async def aclose(self) -> None:
-        self.events.append(("close",))
-
-    async def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.AsyncNetworkStream:
-        self.events.append(("tls",))
-        return _Recording()
+from tests.relay.conftest import ANTHROPIC, post
 
 
 class _Transport:
@@ -52,27 +31,79 @@ class _Transport:
         self.closed = True
 
 
-async def test_a_requests_head_and_body_leave_for_the_provider_in_one_write():
-    inner = _Recording()
-    stream = wire.HeldWrites(inner)
-    await stream.write(b"POST /v1/messages HTTP/1.1\r\ncontent-length: 2\r\n\r\n")
-    await stream.write(b"{}")
-    await stream.read(64 << 10)
-    assert inner.events[0] == ("write", b"POST /v1/messages HTTP/1.1\r\ncontent-length: 2\r\n\r\n{}")
+class _RecordedWrites:
+    """A connection's transport whose writes are recorded on their way out."""
+
+    def __init__(self, transport: asyncio.Transport, writes: list[bytes]):
+        self._transport, self._writes = transport, writes
+
+    def write(self, data: bytes) -> None:
+        self._writes.append(bytes(data))
+        self._transport.write(data)
+
+    def __getattr__(self, name: str):
+        return getattr(self._transport, name)
 
 
-async def test_a_read_from_the_provider_takes_up_to_what_the_socket_holds_not_64_kib():
-    inner = _Recording()
-    await wire.HeldWrites(inner).read(64 << 10)
-    assert inner.events == [("read", wire.READ_BYTES)] and wire.READ_BYTES > 64 << 10
+async def _answering_server() -> tuple[asyncio.Server, int]:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+        await reader.readexactly(length)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
 
 
-async def test_what_was_written_before_tls_starts_leaves_before_the_handshake():
-    inner = _Recording()
-    stream = wire.HeldWrites(inner)
-    await stream.write(b"CONNECT api.example:443 HTTP/1.1\r\n\r\n")
-    await stream.start_tls(None)
-    assert inner.events == [("write", b"CONNECT api.example:443 HTTP/1.1\r\n\r\n"), ("tls",)]
+async def test_a_requests_head_and_body_leave_for_the_provider_in_one_write(monkeypatch):
+    writes: list[bytes] = []
+    made = wire._Connection.connection_made
+    monkeypatch.setattr(wire._Connection, "connection_made",
+                        lambda self, transport: made(self, _RecordedWrites(transport, writes)))
+    server, port = await _answering_server()
+    async with server, httpx.AsyncClient(transport=wire.Transport(httpx.Limits())) as client:
+        answer = await client.post(f"http://127.0.0.1:{port}/v1/messages", content=b"{}")
+    assert answer.status_code == 200 and answer.content == b"ok"
+    assert len(writes) == 1 and writes[0].startswith(b"POST /v1/messages HTTP/1.1\r\n") and writes[0].endswith(b"\r\n\r\n{}")
+
+
+async def test_what_has_arrived_of_an_answer_is_read_in_one_piece():
+    connection = wire._Connection(("http", "provider", 80))
+    events = b"".join(b"%x\r\n%s\r\n" % (len(e), e) for e in [b"data: {}\n\n"] * 4000)
+    connection.data_received(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" + events + b"0\r\n\r\n")
+    await connection.head(5)
+    assert await connection.next_piece(5) == b"data: {}\n\n" * 4000
+    assert await connection.next_piece(5) is None
+
+
+def test_a_header_that_would_end_the_head_early_is_refused_before_anything_is_written():
+    request = httpx.Request("POST", "http://provider/v1/messages", headers={"x-note": "a"}, content=b"{}")
+    request.headers["x-note"] = "a\r\nx-injected: 1"
+    with pytest.raises(httpx.LocalProtocolError):
+        wire.request_head(request)
+
+
+async def test_an_answer_cut_before_its_end_is_an_error_not_a_short_body():
+    connection = wire._Connection(("http", "provider", 80))
+    connection.data_received(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nhalf")
+    connection.connection_lost(None)
+    await connection.head(5)
+    assert await connection.next_piece(5) == b"half"
+    with pytest.raises(httpx.RemoteProtocolError):
+        await connection.next_piece(5)
+
+
+async def test_a_connection_read_to_its_end_is_kept_for_the_next_call(fake, relay):
+    fake.keep_alive = True
+    fake.script(say("one"), say("two"))
+    async with relay("anthropic") as r:
+        first = await post(r, *ANTHROPIC)
+        second = await post(r, *ANTHROPIC)
+        kept = len(r._http._transport._all)  # type: ignore[attr-defined]
+    assert first.status_code == second.status_code == 200 and kept == 1
 
 
 async def test_writes_made_in_one_turn_of_the_event_loop_leave_towards_the_cli_in_one_write():
