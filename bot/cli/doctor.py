@@ -71,18 +71,18 @@ def agent_rows(settings: Settings, progress: Callable[[str], None] = lambda what
         adapter = adapters.get(name, settings.operator_for(name))
         with tempfile.TemporaryDirectory(prefix=f"bot-doctor-{name}-") as scratch:
             ready: Readiness = adapter.detect(probe_for(adapter, Path(scratch), settings))
-        has_key, why = credential(name, settings.agent_base_url(name) is not None)
+        has_key, why = credential(settings, name, settings.agent_base_url(name) is not None)
         rows.append({"agent": name, "binary": adapter.binary, "available": ready.available,
                      "logged_in": has_key, "version": ready.version, "refuse": ready.refuse,
                      "reason": ready.reason if ready.refuse else why, "min_version": adapter.min_version})
     return rows
 
 
-def credential(agent: str, through_gateway: bool) -> tuple[bool, str]:
+def credential(settings: Settings, agent: str, through_gateway: bool) -> tuple[bool, str]:
     """Whether a run of `agent` would find credentials, by the run's own resolution (the
     operator's environment here: a user's or a repository's key is per run), and which."""
-    found = credentials.resolve(agent, None, None, None)
-    names = credentials.operator_env_names(agent)
+    found = credentials.resolve(settings, agent, None, None, None)
+    names = credentials.operator_env_names(settings, agent)
     gateway = f" through the gateway BOT_{agent.upper()}_BASE_URL" if through_gateway else ""
     if found is None:
         wanted = " or ".join(names) or "a key"

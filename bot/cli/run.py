@@ -86,9 +86,9 @@ def check_ready(agent: str, repo: Path, settings: Settings) -> list[str]:
     missing = preflight.missing_binary(agent, settings.operator_for(agent))
     if missing:
         raise RunRefused(missing)
-    found = credentials.resolve(agent, None, None, None)
+    found = credentials.resolve(settings, agent, None, None, None)
     if found is None:
-        names = " or ".join(credentials.operator_env_names(agent)) or "its API key"
+        names = " or ".join(credentials.operator_env_names(settings, agent)) or "its API key"
         raise RunRefused(f"no credentials for {agent}: set {names} in your environment "
                       f"(`bot doctor` shows what each agent would use)")
     return list(found.secret_values())

@@ -2,7 +2,9 @@
 
 First match wins: the requester's own → the repository's → the installation's → the operator's
 environment → None, and the pipeline answers with `auth_required_message(...)`.
-Values reach the CLI only through its environment or a file in its episode HOME.
+Values reach the CLI only through its environment or a file in its episode HOME. Every lookup takes
+the entry point's settings: the operator's environment is theirs, and so are the vault's key and
+database.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from pathlib import Path
 from adapters import base as adapters
 from adapters.base import Credentials
 from adapters.facts import CredentialKind
-from bot import config
+from bot.config import Settings
 from bot.credentials import vault as secrets
 from bot.errors import BotError
 
@@ -82,13 +84,13 @@ def normalise(kind: Kind, value: str) -> str:
     return value
 
 
-def connect(scope: str, kind: Kind, value: str, *, actor: str) -> str:
+def connect(settings: Settings, scope: str, kind: Kind, value: str, *, actor: str) -> str:
     """Store a credential for a scope; returns its fingerprint."""
-    return secrets.put(scope, kind.name, normalise(kind, value), actor=actor)
+    return secrets.put(scope, kind.name, normalise(kind, value), actor=actor, settings=settings)
 
 
-def disconnect(scope: str, kind: Kind, *, actor: str) -> bool:
-    return secrets.delete(scope, kind.name, actor=actor)
+def disconnect(settings: Settings, scope: str, kind: Kind, *, actor: str) -> bool:
+    return secrets.delete(scope, kind.name, actor=actor, settings=settings)
 
 
 def as_credentials(kind: Kind, value: str, source: str) -> Credentials:
@@ -112,16 +114,16 @@ class Origin:
         return self.credentials.source
 
 
-def resolve(agent: str, repo_id: int | None, requester: int | None,
+def resolve(settings: Settings, agent: str, repo_id: int | None, requester: int | None,
             installation_id: int | str | None) -> Credentials | None:
     """The first credentials found for `agent`: requester → repository → installation → operator.
     The requester and the repository are GitHub ids, never names: a login or a repository can be
     renamed and the name taken again by someone else, who must not inherit the keys."""
-    origin = resolve_origin(agent, repo_id, requester, installation_id)
+    origin = resolve_origin(settings, agent, repo_id, requester, installation_id)
     return origin.credentials if origin else None
 
 
-def resolve_origin(agent: str, repo_id: int | None, requester: int | None,
+def resolve_origin(settings: Settings, agent: str, repo_id: int | None, requester: int | None,
                    installation_id: int | str | None) -> Origin | None:
     """`resolve`, saying where the credentials come from."""
     owners = {"user": requester, "repo": repo_id, "installation": installation_id}
@@ -129,74 +131,74 @@ def resolve_origin(agent: str, repo_id: int | None, requester: int | None,
         owner = owners[scope_kind]
         if owner is None or owner == "" or owner == 0:
             continue
-        found = _stored(agent, secrets.scope_for(scope_kind, owner), source)
+        found = _stored(settings, agent, secrets.scope_for(scope_kind, owner), source)
         if found:
             return found
-    return operator_origin(agent)
+    return operator_origin(settings, agent)
 
 
-def _stored(agent: str, scope: str, source: str) -> Origin | None:
-    present = secrets.names(scope)
+def _stored(settings: Settings, agent: str, scope: str, source: str) -> Origin | None:
+    present = secrets.names(scope, settings)
     for kind in kinds_for(agent):
         if kind.name in present:
-            value = secrets.get(scope, kind.name)
+            value = secrets.get(scope, kind.name, settings)
             if value:
                 return Origin(as_credentials(kind, value, source), scope, kind)
     return None
 
 
-def operator_origin(agent: str) -> Origin | None:
+def operator_origin(settings: Settings, agent: str) -> Origin | None:
     """What the operator's environment provides for `agent`, and in which variable, or None."""
-    for var in operator_env_names(agent):
-        value = config.provider_credential(var)
+    for var in operator_env_names(settings, agent):
+        value = settings.provider_credential(var)
         if value:
             return Origin(Credentials(env={var: value}, source="operator"), variable=var)
     login = adapters.get(agent).operator_login
-    found = operator_login_file(agent)
+    found = operator_login_file(settings, agent)
     if login is not None and found is not None:
         return Origin(Credentials(files={login.path: found.read_bytes()}, source="operator"),
                       variable=Path(login.path).name)
     return None
 
 
-def operator_credentials(agent: str) -> Credentials | None:
+def operator_credentials(settings: Settings, agent: str) -> Credentials | None:
     """What the operator's environment provides for `agent`, or None."""
-    origin = operator_origin(agent)
+    origin = operator_origin(settings, agent)
     return origin.credentials if origin else None
 
 
-def operator_env_names(agent: str) -> list[str]:
+def operator_env_names(settings: Settings, agent: str) -> list[str]:
     """The operator variables consulted for `agent`, in order: its adapter's declaration, for what
     the operator configured (a CLI that speaks to several providers reads the chosen one's key)."""
-    return list(adapters.get(agent, config.operator_for(agent)).operator_variables())
+    return list(adapters.get(agent, settings.operator_for(agent)).operator_variables())
 
 
-def operator_login_file(agent: str) -> Path | None:
+def operator_login_file(settings: Settings, agent: str) -> Path | None:
     """The operator's own login file for `agent` (its adapter's `operator_login`: the file the bot's
     setting names, else the one in the CLI's home variable, else under ~), or None."""
     login = adapters.get(agent).operator_login
     if login is None:
         return None
-    home = config.env(login.home_variable)
+    home = settings.text(login.home_variable)
     name = Path(login.path).name
-    for candidate in (config.env(login.setting), str(Path(home) / name) if home else None,
+    for candidate in (settings.text(login.setting), str(Path(home) / name) if home else None,
                       str(Path(os.path.expanduser("~")) / login.path)):
         if candidate and Path(candidate).is_file():
             return Path(candidate)
     return None
 
 
-def operator_agents() -> list[str]:
+def operator_agents(settings: Settings) -> list[str]:
     """The agents the operator's environment can run without anyone's own key."""
-    return [agent for agent in adapters.names() if operator_credentials(agent) is not None]
+    return [agent for agent in adapters.names() if operator_credentials(settings, agent) is not None]
 
 
-def settings_url() -> str | None:
+def settings_url(settings: Settings) -> str | None:
     """The settings page's public address, when the service has one (BOT_PUBLIC_URL) and people can
     sign in there (GitHub login: GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET); without the login that
     page only says settings are not configured."""
-    base = config.env("BOT_PUBLIC_URL")
-    login = config.env("GITHUB_CLIENT_ID") and config.env("GITHUB_CLIENT_SECRET")
+    base = settings.text("BOT_PUBLIC_URL")
+    login = settings.text("GITHUB_CLIENT_ID") and settings.text("GITHUB_CLIENT_SECRET")
     return f"{base.rstrip('/')}/settings" if base and login else None
 
 
@@ -219,15 +221,15 @@ def operator_fix_hint(what: str) -> str:
     return f"replace {what} (for Codex: `codex login` again) and run `bot run` again"
 
 
-def auth_required_message(agent: str, repo: str | None = None) -> str:
+def auth_required_message(settings: Settings, agent: str, repo: str | None = None) -> str:
     """The sentence the pipeline posts when `resolve` found nothing."""
     what = " or ".join(k.label for k in kinds_for(agent)) or "a credential"
-    url = settings_url()
+    url = settings_url(settings)
     if url:
         if not repo:
             return f"I have no credentials to run {agent}. Connect your own {what} at {url}."
         return (f"I have no credentials to run {agent} for {repo}. Connect your own {what} at {url}, "
                 f"or a repository admin or maintainer can connect one for everyone at {url}/repos/{repo}.")
-    names = " or ".join(f"`{n}`" for n in operator_env_names(agent)) or "its API key"
+    names = " or ".join(f"`{n}`" for n in operator_env_names(settings, agent)) or "its API key"
     return (f"I have no credentials to run {agent}. Set {names} in the bot's environment "
             f"(in a workflow: a repository secret passed to this step's `env:`).")

@@ -77,7 +77,7 @@ def rotate(settings: Settings, key_out: Path | None = None, columns: tuple[Seale
         raise RotationError(f"{key_file} exists: name a new file for the new key")
     if not inline:
         recover(settings, columns, files)
-    old = vault.key_for(settings)
+    old = vault.master_key(settings)
     new = AESGCM.generate_key(bit_length=256)
     present = [f for f in files if f.path.exists()]
     resealed = {f.path: seal_with(new, f.context, unseal_with(old, f.context, f.path.read_bytes())) for f in present}
@@ -110,7 +110,7 @@ def recover(settings: Settings, columns: tuple[SealedColumn, ...] = (SECRETS,),
     previous = _previous(key_file)
     if not previous.exists():
         return
-    undo = not _opens_all(vault.key_for(settings), columns, settings)
+    undo = not _opens_all(vault.master_key(settings), columns, settings)
     for path in [f.path for f in files] + [key_file]:
         if _previous(path).exists():
             if undo:  # the commit never happened: the old key and the files it opens are the right ones

@@ -4,6 +4,10 @@ Values are sealed with AES-256-GCM. The key lives outside the database: BOT_SECR
 (base64) or $BOT_DATA_DIR/secret.key (0600, created on first use). Each row's scope and
 name are the associated data, so a ciphertext copied into another row fails to open.
 Rows are shown only as fingerprints; every set and delete leaves an audit row (no values).
+
+Every operation takes the entry point's settings (the key, the data dir and the database are
+theirs); without them it reads the environment as it is now, for the callers not yet handed
+their settings.
 """
 from __future__ import annotations
 
@@ -67,7 +71,7 @@ def fingerprint(value: str) -> str:
     return f"sha256:{digest}"
 
 
-def put(scope: str, name: str, value: str, *, actor: str) -> str:
+def put(scope: str, name: str, value: str, *, actor: str, settings: Settings | None = None) -> str:
     """Store (or replace) one secret; returns its fingerprint."""
     _check_scope(scope)
     _check_name(name)
@@ -78,33 +82,33 @@ def put(scope: str, name: str, value: str, *, actor: str) -> str:
         raise SecretError(f"a secret may be at most {MAX_VALUE_BYTES} bytes")
     shown = fingerprint(value)
     now = _now()
-    with database() as db:
+    with database(settings) as db:
         db.execute("INSERT INTO secrets (scope, name, sealed, fingerprint, updated_at, updated_by) "
                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, name) DO UPDATE SET sealed = excluded.sealed, "
                    "fingerprint = excluded.fingerprint, updated_at = excluded.updated_at, "
                    "updated_by = excluded.updated_by",
-                   [scope, name, seal(_context(scope, name), raw), shown, now, actor])
+                   [scope, name, seal(_context(scope, name), raw, settings), shown, now, actor])
         _audit(db, actor, "set", scope, name, shown)
     return shown
 
 
-def get(scope: str, name: str) -> str | None:
+def get(scope: str, name: str, settings: Settings | None = None) -> str | None:
     """The plaintext of one secret, or None when the row does not exist."""
-    with database() as db:
+    with database(settings) as db:
         rows = db.query("SELECT * FROM secrets WHERE scope = ? AND name = ?", [scope, name])
     if not rows:
         return None
     try:
-        return unseal(_context(scope, name), rows[0]["sealed"]).decode()
+        return unseal(_context(scope, name), rows[0]["sealed"], settings).decode()
     except SecretError:
         raise SecretError(f"the stored {name} of {scope} cannot be decrypted: it was moved from another "
                           "row, altered, or sealed with another key (BOT_SECRET_KEY / secret.key). "
                           "Connect it again.") from None
 
 
-def delete(scope: str, name: str, *, actor: str) -> bool:
+def delete(scope: str, name: str, *, actor: str, settings: Settings | None = None) -> bool:
     """Remove one secret; returns whether there was one."""
-    with database() as db:
+    with database(settings) as db:
         rows = db.query("SELECT * FROM secrets WHERE scope = ? AND name = ?", [scope, name])
         if not rows:
             return False
@@ -113,47 +117,44 @@ def delete(scope: str, name: str, *, actor: str) -> bool:
     return True
 
 
-def listing(scope: str) -> list[SecretInfo]:
+def listing(scope: str, settings: Settings | None = None) -> list[SecretInfo]:
     """The secrets of one scope, as fingerprints, sorted by name."""
-    with database() as db:
+    with database(settings) as db:
         rows = db.query("SELECT * FROM secrets WHERE scope = ? ORDER BY name", [scope])
         return [SecretInfo(r["scope"], r["name"], r["fingerprint"], r["updated_at"], r["updated_by"])
                 for r in rows]
 
 
-def names(scope: str) -> set[str]:
-    return {info.name for info in listing(scope)}
+def names(scope: str, settings: Settings | None = None) -> set[str]:
+    return {info.name for info in listing(scope, settings)}
 
 
-def audit_log(scope: str | None = None) -> list[dict]:
+def audit_log(scope: str | None = None, settings: Settings | None = None) -> list[dict]:
     """Audit rows, oldest first (actor, action, scope, name, fingerprint; never a value)."""
-    with database() as db:
+    with database(settings) as db:
         if scope:
             return db.query("SELECT * FROM secret_audit WHERE scope = ? ORDER BY id", [scope])
         return db.query("SELECT * FROM secret_audit ORDER BY id")
 
 
-def seal(context: str, plaintext: bytes) -> bytes:
+def seal(context: str, plaintext: bytes, settings: Settings | None = None) -> bytes:
     """AES-GCM with `context` as associated data; nonce prepended."""
     nonce = os.urandom(_NONCE_BYTES)
-    return nonce + AESGCM(master_key()).encrypt(nonce, plaintext, context.encode())
+    return nonce + AESGCM(master_key(settings)).encrypt(nonce, plaintext, context.encode())
 
 
-def unseal(context: str, sealed: bytes) -> bytes:
+def unseal(context: str, sealed: bytes, settings: Settings | None = None) -> bytes:
     try:
-        return AESGCM(master_key()).decrypt(sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], context.encode())
+        return AESGCM(master_key(settings)).decrypt(sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], context.encode())
     except (InvalidTag, ValueError):
         raise SecretError("a sealed value cannot be decrypted with this key and context") from None
 
 
-def master_key() -> bytes:
-    """The key of the environment as it is now, for the callers not yet handed their settings."""
-    return _key(config.env("BOT_SECRET_KEY"), config.data_dir())
-
-
-def key_for(settings: Settings) -> bytes:
-    """The key of the entry point's `settings`: BOT_SECRET_KEY (base64 of 16, 24 or 32 bytes),
-    else the data dir's secret.key (created on first use)."""
+def master_key(settings: Settings | None = None) -> bytes:
+    """The key of `settings`: BOT_SECRET_KEY (base64 of 16, 24 or 32 bytes), else the data dir's
+    secret.key (created on first use)."""
+    if settings is None:
+        return _key(config.env("BOT_SECRET_KEY"), config.data_dir())
     return _key(settings.text("BOT_SECRET_KEY"), settings.data_dir)
 
 
@@ -210,10 +211,10 @@ def _now() -> str:
 
 
 @contextmanager
-def database() -> Iterator[Database]:
-    """The bot database (bot/db), one short-lived connection per operation: callers run on threads
-    and event loops alike. One transaction, committed on a clean exit."""
-    db = connect()
+def database(settings: Settings | None = None) -> Iterator[Database]:
+    """The bot database (bot/db) of `settings`, one short-lived connection per operation: callers
+    run on threads and event loops alike. One transaction, committed on a clean exit."""
+    db = connect(settings=settings)
     try:
         with db.transaction():
             yield db

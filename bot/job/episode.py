@@ -60,10 +60,11 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
                    cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None) -> Turn:
     """One episode: credentials, sandbox config, bridge, runner, record."""
     adapter = base.get(agent, ctx.config.operator_for(agent))
-    origin = credentials.resolve_origin(agent, ctx.repo_id or None, ctx.requester_id or None, ctx.installation_id)
+    origin = credentials.resolve_origin(ctx.config, agent, ctx.repo_id or None, ctx.requester_id or None,
+                                        ctx.installation_id)
     if origin is None:
         ctx.ended_because = "no credentials"
-        raise Stop(credentials.auth_required_message(agent, ctx.repo))
+        raise Stop(credentials.auth_required_message(ctx.config, agent, ctx.repo))
     creds = origin.credentials
     ctx.secrets.extend(creds.secret_values())
     resumed = bool(resume_id) and adapter.supports_resume

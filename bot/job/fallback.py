@@ -45,7 +45,8 @@ def skip_reason(agent: str, ctx: JobContext, cfg: RepoConfig) -> str | None:
         return "not an agent of this bot"
     if not cfg.allows_agent(agent):
         return "not in allowed_agents"
-    origin = credentials.resolve_origin(agent, ctx.repo_id or None, ctx.requester_id or None, ctx.installation_id)
+    origin = credentials.resolve_origin(ctx.config, agent, ctx.repo_id or None, ctx.requester_id or None,
+                                        ctx.installation_id)
     return "no credential configured" if origin is None else None
 
 

@@ -19,6 +19,7 @@ from bot.credentials import resolve as credentials
 from bot.credentials import vault
 
 if TYPE_CHECKING:
+    from bot.config import Settings
     from bot.job.context import JobContext
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ _SCOPE_KIND = {"requester": "user", "repository": "repo", "installation": "insta
 def saver(agent: str, source: str, ctx: JobContext) -> Callable[[str], None]:
     """The callback that stores `agent`'s renewed login for credentials of `source` in this job."""
     if source == "operator":
-        return lambda text: _save_operator_file(agent, text)
+        return lambda text: _save_operator_file(ctx.config, agent, text)
     owner = {"requester": getattr(ctx, "requester_id", None), "repository": getattr(ctx, "repo_id", None),
              "installation": getattr(ctx, "installation_id", None)}.get(source)
     if source not in _SCOPE_KIND or owner in (None, "", 0):
@@ -42,12 +43,12 @@ def saver(agent: str, source: str, ctx: JobContext) -> Callable[[str], None]:
     name = kind.name
 
     def seal(text: str) -> None:
-        vault.put(scope, name, text, actor=ACTOR)
+        vault.put(scope, name, text, actor=ACTOR, settings=ctx.config)
     return seal
 
 
-def _save_operator_file(agent: str, text: str) -> None:
-    path = credentials.operator_login_file(agent)
+def _save_operator_file(settings: Settings, agent: str, text: str) -> None:
+    path = credentials.operator_login_file(settings, agent)
     if path is None:
         log.warning("the operator's ChatGPT login was refreshed but its auth.json is gone; not stored")
         return

@@ -80,7 +80,7 @@ def plan(agent: str, creds: Credentials, settings: Settings) -> Plan:
             provider = channel.provider
             return Plan(Upstream(provider, value, base_url=gateway_root(gateway) if gateway else None,
                                  bearer=channel.bearer, scope=creds.source,
-                                 fix_hint=fix_hint(creds.source, channel.variable),
+                                 fix_hint=fix_hint(settings, creds.source, channel.variable),
                                  billing=openai_billing(settings) if provider == "openai" else ()),
                         channel.inside_env)
     held = ", ".join(sorted(creds.env)) or "none"
@@ -132,7 +132,7 @@ def _login_file_plan(agent: str, creds: Credentials, settings: Settings) -> Plan
     login = chatgpt.Login.parse(text, settings.word("BOT_CHATGPT_TOKEN_URL")) if text else None
     if login is not None:  # ChatGPT's backend, never the operator's API gateway
         return Plan(Upstream("chatgpt", login.access_token, scope=creds.source, login=login,
-                             fix_hint=fix_hint(creds.source, "the ChatGPT login (auth.json)")))
+                             fix_hint=fix_hint(settings, creds.source, "the ChatGPT login (auth.json)")))
     key = chatgpt.api_key(text) if text else None
     channels = base.get(agent).relay_channels
     if key and channels:  # an API key in the login file goes as the adapter's first relayed key
@@ -167,9 +167,9 @@ def _probe(kind: Kind) -> str:
     return "probe"
 
 
-def fix_hint(source: str, variable: str) -> str:
+def fix_hint(settings: Settings, source: str, variable: str) -> str:
 
-    page = settings_url()
+    page = settings_url(settings)
     where = f"the settings page ({page})" if page else "the settings page"
     return {"requester": f"connect a new key on {where}",
             "repository": f"a repository admin can connect a new key on {where}",

@@ -205,7 +205,7 @@ def _check_key(database: Path, key_path: Path | None, settings: Settings) -> int
         conn.close()
     if not rows:
         return 0
-    key = vault._decode_key(key_path.read_text(), "secret.key") if key_path else vault.key_for(settings)
+    key = vault._decode_key(key_path.read_text(), "secret.key") if key_path else vault.master_key(settings)
     for row in rows:
         try:
             rotation.unseal_with(key, vault._context(row["scope"], row["name"]), bytes(row["sealed"]))

@@ -21,7 +21,7 @@ def effective(settings: Settings, requester: int | None, repo_id: int | None, in
 def _one(settings: Settings, agent: str, requester: int | None, repo_id: int | None,
          installation: int | str | None, installation_name: str) -> Effective:
     try:
-        origin = credentials.resolve_origin(agent, repo_id, requester, installation)
+        origin = credentials.resolve_origin(settings, agent, repo_id, requester, installation)
     except secrets.SecretError:
         return Effective(agent, None, "", "", False, "a stored key cannot be decrypted: connect it again")
     missing_cli = _missing_cli(settings, agent)

@@ -256,7 +256,7 @@ async def add_key(request: Request) -> Response:
                     "Runs use the new key from then on.")
         return await _render(request, session, shared, typed=replace(typed, confirm=question))
     try:
-        credentials.connect(scope, kind, value, actor=session.login)
+        credentials.connect(_settings(request), scope, kind, value, actor=session.login)
     except (credentials.InvalidCredential, secrets.SecretError) as exc:
         return await _render(request, session, shared, status=400, typed=replace(typed, message=str(exc)))
     return RedirectResponse(f"{back}?{urlencode({'saved': kind.name})}", status_code=303)
@@ -268,7 +268,7 @@ async def delete_key(request: Request) -> Response:
     shared = await _shared_if_any(request, session)
     scope, back = (shared.scope, shared.base) if shared else (_personal_scope(session), PERSONAL_BASE)
     kind = credentials.find_kind(str(form.get("kind", "")))
-    if kind is None or not credentials.disconnect(scope, kind, actor=session.login):
+    if kind is None or not credentials.disconnect(_settings(request), scope, kind, actor=session.login):
         raise SettingsRefusal(404, pages.error_page("Nothing to delete", "That credential is not connected.",
                                                     back, login=session.login, csrf=session.csrf))
     return RedirectResponse(f"{back}?{urlencode({'deleted': kind.name})}", status_code=303)

@@ -13,6 +13,7 @@ import pytest
 from bot import config
 from bot.credentials import resolve as credentials
 from tests.action.conftest import REPO, WORKFLOW_TOKEN, Runner, payload
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider
 from tests.spine.service import make_remote
 
@@ -60,7 +61,7 @@ def test_action_runs_the_agent_and_posts_the_answer(github, runner, provider, tm
 def test_requesters_own_key_is_used_and_never_shown(github, runner, provider, tmp_path):
     """A key the requester connected wins over the workflow's secret and is redacted everywhere."""
     github.set_permission(REPO, "Codertocat", "admin")
-    credentials.connect("user:21031067", credentials.find_kind("codex:api_key"), REQUESTER_KEY,
+    credentials.connect(current(), "user:21031067", credentials.find_kind("codex:api_key"), REQUESTER_KEY,
                         actor="codertocat")
     runner.event("issue_comment", payload("issue_comment.created", "@bot codex what is your key?",
                                           id=github.add_comment(REPO, 1, "@bot codex", user="Codertocat")["id"]))

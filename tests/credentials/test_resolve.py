@@ -5,9 +5,11 @@ import json
 
 import pytest
 
+from bot.config import Settings
 from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
 from bot.credentials.resolve import find_kind
+from tests.entry_settings import current
 
 ANTHROPIC = "sk-ant-api03-requesterrequesterrequester"
 REPO_KEY = "sk-ant-api03-repositoryrepositoryrepos"
@@ -22,7 +24,7 @@ def empty_home(tmp_path, monkeypatch):
 
 
 def _connect(scope: str, name: str, value: str) -> None:
-    credentials.connect(scope, find_kind(name), value, actor="octocat")
+    credentials.connect(current(), scope, find_kind(name), value, actor="octocat")
 
 
 def test_requester_key_wins_over_everything():
@@ -30,7 +32,7 @@ def test_requester_key_wins_over_everything():
     _connect("user:583231", "claude:api_key", ANTHROPIC)
     _connect("repo:1296269", "claude:api_key", REPO_KEY)
     _connect("installation:42", "claude:api_key", ORG_KEY)
-    found = credentials.resolve("claude", 1296269, 583231, 42)
+    found = credentials.resolve(current(), "claude", 1296269, 583231, 42)
     assert found.env == {"ANTHROPIC_API_KEY": ANTHROPIC}
     assert found.source == "requester"
 
@@ -40,7 +42,7 @@ def test_repository_key_is_next(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-operator")
     _connect("repo:1296269", "claude:api_key", REPO_KEY)
     _connect("installation:42", "claude:api_key", ORG_KEY)
-    found = credentials.resolve("claude", 1296269, 4242, 42)
+    found = credentials.resolve(current(), "claude", 1296269, 4242, 42)
     assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("repository", REPO_KEY)
 
 
@@ -48,46 +50,46 @@ def test_installation_key_before_operator(monkeypatch):
     """The installation's key beats the operator's environment."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-operator")
     _connect("installation:42", "claude:api_key", ORG_KEY)
-    found = credentials.resolve("claude", 1296269, 4242, "42")
+    found = credentials.resolve(current(), "claude", 1296269, 4242, "42")
     assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("installation", ORG_KEY)
 
 
 def test_operator_environment_is_the_fallback(monkeypatch):
     """With nothing stored the operator's ANTHROPIC_API_KEY is used."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-operator")
-    found = credentials.resolve("claude", 1296269, 4242, None)
+    found = credentials.resolve(current(), "claude", 1296269, 4242, None)
     assert (found.source, found.env) == ("operator", {"ANTHROPIC_API_KEY": "sk-operator"})
 
 
 def test_operator_claude_oauth_token(monkeypatch):
     """A subscription token in CLAUDE_CODE_OAUTH_TOKEN serves claude when there is no API key."""
     monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-operator")
-    found = credentials.resolve("claude", None, None, None)
+    found = credentials.resolve(current(), "claude", None, None, None)
     assert found.env == {"CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-operator"}
 
 
 def test_nothing_found_is_none():
     """No stored key and no operator variable: resolve gives None."""
-    assert credentials.resolve("gemini", 1296269, 583231, 42) is None
+    assert credentials.resolve(current(), "gemini", 1296269, 583231, 42) is None
 
 
 def test_other_agents_key_does_not_count():
     """A stored claude key is not offered to gemini."""
     _connect("user:583231", "claude:api_key", ANTHROPIC)
-    assert credentials.resolve("gemini", 1296269, 583231, None) is None
+    assert credentials.resolve(current(), "gemini", 1296269, 583231, None) is None
 
 
 def test_other_users_key_is_not_used():
     """One user's key never serves another requester."""
     _connect("user:583231", "claude:api_key", ANTHROPIC)
-    assert credentials.resolve("claude", 1296269, 666, None) is None
+    assert credentials.resolve(current(), "claude", 1296269, 666, None) is None
 
 
 def test_subscription_preferred_over_api_key_in_one_scope():
     """When a user stored both, the subscription token is used."""
     _connect("user:583231", "claude:api_key", ANTHROPIC)
     _connect("user:583231", "claude:oauth_token", "sk-ant-oat01-subscriptionsubscription")
-    found = credentials.resolve("claude", None, 583231, None)
+    found = credentials.resolve(current(), "claude", None, 583231, None)
     assert list(found.env) == ["CLAUDE_CODE_OAUTH_TOKEN"]
 
 
@@ -95,7 +97,7 @@ def test_codex_auth_json_becomes_a_home_file():
     """A stored Codex auth.json is delivered as .codex/auth.json in the episode HOME, not env."""
     auth = json.dumps({"auth_mode": "chatgpt", "tokens": {"access_token": "eyJ.abc.def"}})
     _connect("user:583231", "codex:auth_json", auth)
-    found = credentials.resolve("codex", None, 583231, None)
+    found = credentials.resolve(current(), "codex", None, 583231, None)
     assert found.env == {}
     assert json.loads(found.files[".codex/auth.json"]) == json.loads(auth)
 
@@ -103,7 +105,7 @@ def test_codex_auth_json_becomes_a_home_file():
 def test_codex_api_key_sets_both_variables():
     """An OpenAI key for codex is exported as OPENAI_API_KEY and CODEX_API_KEY."""
     _connect("repo:1296269", "codex:api_key", "sk-proj-abcdefabcdefabcdef")
-    found = credentials.resolve("codex", 1296269, None, None)
+    found = credentials.resolve(current(), "codex", 1296269, None, None)
     assert found.env == {"OPENAI_API_KEY": "sk-proj-abcdefabcdefabcdef",
                          "CODEX_API_KEY": "sk-proj-abcdefabcdefabcdef"}
 
@@ -114,7 +116,7 @@ def test_operator_codex_auth_file(tmp_path, monkeypatch):
     home.mkdir()
     (home / "auth.json").write_text('{"auth_mode":"apikey","OPENAI_API_KEY":"sk-x"}')
     monkeypatch.setenv("CODEX_HOME", str(home))
-    found = credentials.resolve("codex", None, None, None)
+    found = credentials.resolve(current(), "codex", None, None, None)
     assert found.files == {".codex/auth.json": b'{"auth_mode":"apikey","OPENAI_API_KEY":"sk-x"}'}
 
 
@@ -123,7 +125,7 @@ def test_opencode_operator_key_follows_configured_provider(monkeypatch):
     monkeypatch.setenv("BOT_OPENCODE_MODEL", "openai/gpt-5.1")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
-    assert credentials.resolve("opencode", None, None, None).env == {"OPENAI_API_KEY": "sk-openai"}
+    assert credentials.resolve(current(), "opencode", None, None, None).env == {"OPENAI_API_KEY": "sk-openai"}
 
 
 def test_opencode_gateway_takes_the_openai_variable(monkeypatch):
@@ -131,14 +133,14 @@ def test_opencode_gateway_takes_the_openai_variable(monkeypatch):
     monkeypatch.setenv("BOT_OPENCODE_BASE_URL", "http://127.0.0.1:9/gateway")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-gateway")
-    assert credentials.resolve("opencode", None, None, None).env == {"OPENAI_API_KEY": "sk-gateway"}
+    assert credentials.resolve(current(), "opencode", None, None, None).env == {"OPENAI_API_KEY": "sk-gateway"}
 
 
 def test_opencode_custom_provider_key_variable(monkeypatch):
     """BOT_OPENCODE_KEY_ENV names the variable of a custom (gateway) provider."""
     monkeypatch.setenv("BOT_OPENCODE_KEY_ENV", "MOCK_API_KEY")
     monkeypatch.setenv("MOCK_API_KEY", "dummy")
-    assert credentials.resolve("opencode", None, None, None).env == {"MOCK_API_KEY": "dummy"}
+    assert credentials.resolve(current(), "opencode", None, None, None).env == {"MOCK_API_KEY": "dummy"}
 
 
 def test_json_kind_rejects_non_json():
@@ -157,8 +159,8 @@ def test_key_with_inner_whitespace_is_refused():
 def test_disconnect_removes_the_credential():
     """After disconnecting, resolution falls through to the next source."""
     _connect("user:583231", "gemini:api_key", "AIzaSyExampleExampleExample")
-    credentials.disconnect("user:583231", find_kind("gemini:api_key"), actor="octocat")
-    assert credentials.resolve("gemini", None, 583231, None) is None
+    credentials.disconnect(current(), "user:583231", find_kind("gemini:api_key"), actor="octocat")
+    assert credentials.resolve(current(), "gemini", None, 583231, None) is None
     assert secrets.listing("user:583231") == []
 
 
@@ -167,7 +169,7 @@ def test_auth_required_names_the_settings_page(monkeypatch):
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.org/")
     monkeypatch.setenv("GITHUB_CLIENT_ID", "Iv1.client")
     monkeypatch.setenv("GITHUB_CLIENT_SECRET", "client-secret")
-    text = credentials.auth_required_message("codex", "octo/app")
+    text = credentials.auth_required_message(current(), "codex", "octo/app")
     assert "at https://bot.example.org/settings," in text
     assert "https://bot.example.org/settings/repos/octo/app" in text
     assert "OpenAI API key" in text
@@ -175,31 +177,51 @@ def test_auth_required_names_the_settings_page(monkeypatch):
 
 def test_auth_required_without_service_names_the_variables():
     """Without a settings page (Action, terminal) the sentence names the variables to set."""
-    text = credentials.auth_required_message("gemini")
+    text = credentials.auth_required_message(current(), "gemini")
     assert "`GEMINI_API_KEY`" in text
 
 
 def test_operator_agents_lists_only_those_with_a_key(monkeypatch):
     """The settings page can say which agents run on the operator's key, without showing it."""
     monkeypatch.setenv("GEMINI_API_KEY", "AIza-operator")
-    assert credentials.operator_agents() == ["gemini"]
+    assert credentials.operator_agents(current()) == ["gemini"]
 
 
 def test_personal_key_follows_the_user_id_not_the_login():
     """A key connected by user 583231 is not used for another account that took over the login."""
     _connect("user:583231", "claude:api_key", ANTHROPIC)
-    assert credentials.resolve("claude", None, 583231, None).source == "requester"
-    assert credentials.resolve("claude", None, 999999, None) is None
+    assert credentials.resolve(current(), "claude", None, 583231, None).source == "requester"
+    assert credentials.resolve(current(), "claude", None, 999999, None) is None
 
 
 def test_a_repository_key_is_bound_to_the_repository_id_not_its_name():
     """A repository deleted and created again under the same name (a new id), or another one renamed
     into the name, gets nothing of the old repository's keys; a rename keeps the id and its keys."""
     _connect("repo:1296269", "claude:api_key", REPO_KEY)
-    assert credentials.resolve("claude", 1296270, None, None) is None
-    assert credentials.resolve("claude", 1296269, None, None).env == {"ANTHROPIC_API_KEY": REPO_KEY}
+    assert credentials.resolve(current(), "claude", 1296270, None, None) is None
+    assert credentials.resolve(current(), "claude", 1296269, None, None).env == {"ANTHROPIC_API_KEY": REPO_KEY}
 
 
 def test_a_repository_scope_cannot_be_named_by_the_repository_name():
     with pytest.raises(secrets.SecretError, match="GitHub id"):
         secrets.scope_for("repo", "octo/app")
+
+
+def test_the_operators_key_is_the_one_of_the_settings_it_is_handed(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-from-the-environment")
+    handed = Settings({"ANTHROPIC_API_KEY": "sk-ant-api03-handed"})
+    assert credentials.resolve(handed, "claude", None, None, None).env == {"ANTHROPIC_API_KEY": "sk-ant-api03-handed"}
+
+
+def test_a_stored_key_is_read_from_the_data_dir_of_the_settings_it_is_handed(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "handed"))
+    _connect("user:583231", "claude:api_key", ANTHROPIC)
+    handed = current()
+    monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "elsewhere"))
+    assert credentials.resolve(handed, "claude", None, 583231, None).env == {"ANTHROPIC_API_KEY": ANTHROPIC}
+
+
+def test_the_settings_page_named_is_the_one_of_the_settings_it_is_handed():
+    handed = Settings({"BOT_PUBLIC_URL": "https://handed.example", "GITHUB_CLIENT_ID": "Iv1.client",
+                       "GITHUB_CLIENT_SECRET": "client-secret"})
+    assert "at https://handed.example/settings." in credentials.auth_required_message(handed, "gemini")

@@ -189,5 +189,5 @@ def test_the_key_rotated_is_the_one_of_the_data_dir_it_is_handed(monkeypatch, tm
     old, handed = vault.master_key(), current()
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "elsewhere"))
     assert rotation.rotate(handed).key_file == tmp_path / "handed" / "secret.key"
-    assert vault.key_for(handed) != old
+    assert vault.master_key(handed) != old
     assert not (tmp_path / "elsewhere" / "secret.key").exists()

@@ -149,7 +149,7 @@ async def test_inside_the_sandbox_codex_holds_only_a_placeholder_login(tmp_path,
 
 def test_a_requesters_refreshed_login_is_sealed_again_in_the_vault(tmp_path, monkeypatch, login):
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path))
-    ctx = SimpleNamespace(requester_id=42, repo="octo/repo", installation_id=7)
+    ctx = SimpleNamespace(requester_id=42, repo="octo/repo", installation_id=7, config=current())
     login_store.saver("codex", "requester", ctx)(login.auth_json())
     assert vault.get(vault.scope_for("user", 42), "codex:auth_json") == login.auth_json()
 
@@ -158,7 +158,7 @@ def test_the_operators_refreshed_login_goes_back_to_its_file_owner_only(tmp_path
     path = tmp_path / "auth.json"
     path.write_text("{}")
     monkeypatch.setenv("BOT_CODEX_AUTH_FILE", str(path))
-    login_store.saver("codex", "operator", None)(login.auth_json())
+    login_store.saver("codex", "operator", SimpleNamespace(config=current()))(login.auth_json())
     assert path.read_text() == login.auth_json() and path.stat().st_mode & 0o777 == 0o600
 
 

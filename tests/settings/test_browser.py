@@ -9,7 +9,7 @@ from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
 from bot.settings import routes as settings
 from tests.browser import serve, sign_in_with_github
-from tests.entry_settings import handed
+from tests.entry_settings import current, handed
 from tests.fakes.provider import FakeProvider, fail
 
 pytestmark = pytest.mark.e2e
@@ -39,7 +39,7 @@ def test_connect_and_delete_a_personal_key(page, site, github):
     table = page.get_by_role("table", name="Your credentials")
     assert secrets.fingerprint(KEY) in table.inner_text()
     assert KEY not in page.content()
-    assert credentials.resolve("claude", None, github.users["octocat"], None).env["ANTHROPIC_API_KEY"] == KEY
+    assert credentials.resolve(current(), "claude", None, github.users["octocat"], None).env["ANTHROPIC_API_KEY"] == KEY
     page.get_by_role("button", name="Delete Anthropic API key for claude").click()
     assert page.get_by_role("status").inner_text() == "Deleted claude: Anthropic API key."
     assert secrets.listing(f"user:{github.users['octocat']}") == []
@@ -54,7 +54,7 @@ def test_maintainer_sets_a_repository_key(page, site, github):
     page.get_by_label("Key, token or file content").fill("AIzaSy" + "BrowserBrowserBrowser" + "b" * 12)
     page.get_by_role("button", name="Save").click()
     assert "gemini" in page.get_by_role("table", name="Credentials of octo/app", exact=True).inner_text()
-    assert credentials.resolve("gemini", github.repo_ids["octo/app"], 31337, None).source == "repository"
+    assert credentials.resolve(current(), "gemini", github.repo_ids["octo/app"], 31337, None).source == "repository"
 
 
 def test_sign_out_in_a_browser(page, site, github):

@@ -9,7 +9,7 @@ from bot.credentials import usage
 from bot.credentials import vault as secrets
 from bot.db import connect
 from bot.relay.budgets import Ledger, Scope
-from tests.entry_settings import handed
+from tests.entry_settings import current, handed
 from tests.settings.conftest import sign_in
 
 KEY = "sk-ant-api03-" + "I1n2S3t4A5l6L7a8T9i0" * 4 + "-OnInstAA"
@@ -26,7 +26,7 @@ def row(page: str, agent: str) -> str:
 def test_repository_page_shows_the_installations_key_serving_it(client, github):
     """The issue's octo/website: no repository key, but the installation's key serves it."""
     github.add_repo("octo/website", installation_id=42, octocat="admin")
-    credentials.connect("installation:42", credentials.find_kind("claude:api_key"), KEY, actor="owner")
+    credentials.connect(current(), "installation:42", credentials.find_kind("claude:api_key"), KEY, actor="owner")
     sign_in(client, github)
     page = client.get("/settings/repos/octo/website").text
     assert "the installation's (octo) Anthropic API key" in row(page, "claude")
@@ -35,14 +35,15 @@ def test_repository_page_shows_the_installations_key_serving_it(client, github):
 
 def test_repository_key_wins_over_the_installations(client, github):
     github.add_repo("octo/website", installation_id=42, octocat="admin")
-    credentials.connect("installation:42", credentials.find_kind("claude:api_key"), KEY, actor="owner")
-    credentials.connect(f"repo:{github.repo_ids['octo/website']}", credentials.find_kind("claude:api_key"), REPO_KEY, actor="octocat")
+    credentials.connect(current(), "installation:42", credentials.find_kind("claude:api_key"), KEY, actor="owner")
+    credentials.connect(current(), f"repo:{github.repo_ids['octo/website']}", credentials.find_kind("claude:api_key"), REPO_KEY, actor="octocat")
     sign_in(client, github)
     assert "this repository's Anthropic API key" in row(client.get("/settings/repos/octo/website").text, "claude")
 
 
 def test_operator_key_is_named_by_its_variable_never_its_value(client, github, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-operator-secret-value-0123456789")
+    handed(client.app)  # the service started with the operator's key
     sign_in(client, github)
     page = client.get("/settings").text
     assert "the operator's OPENAI_API_KEY" in row(page, "codex")
@@ -51,7 +52,7 @@ def test_operator_key_is_named_by_its_variable_never_its_value(client, github, m
 
 def test_personal_key_is_yours(client, github):
     sign_in(client, github)
-    credentials.connect(f"user:{github.users['octocat']}", credentials.find_kind("claude:api_key"), KEY,
+    credentials.connect(current(), f"user:{github.users['octocat']}", credentials.find_kind("claude:api_key"), KEY,
                         actor="octocat")
     assert "your Anthropic API key" in row(client.get("/settings").text, "claude")
 
@@ -76,9 +77,9 @@ def test_stored_key_shows_its_last_use_runs_and_spend(client, github):
     a run on another key of the same scope does not count."""
     github.add_repo("octo/app", installation_id=1, octocat="admin")
     kind = credentials.find_kind("claude:api_key")
-    credentials.connect(f"repo:{github.repo_ids['octo/app']}", kind, REPO_KEY, actor="octocat")
+    credentials.connect(current(), f"repo:{github.repo_ids['octo/app']}", kind, REPO_KEY, actor="octocat")
     db = connect()
-    origin = credentials.resolve_origin("claude", github.repo_ids["octo/app"], None, None)
+    origin = credentials.resolve_origin(current(), "claude", github.repo_ids["octo/app"], None, None)
     for run_id, usd in (("run-a", 0.25), ("run-b", 0.5)):
         usage.note(db, run_id, origin)
         Ledger(db).add(run_id, Scope(conversation="octo/app#1"), 1000, usd)
@@ -94,11 +95,11 @@ def test_rotated_key_starts_counting_again(client, github):
     """Use is per key value: after a rotation the new key has no runs yet."""
     github.add_repo("octo/app", installation_id=1, octocat="admin")
     kind = credentials.find_kind("claude:api_key")
-    credentials.connect(f"repo:{github.repo_ids['octo/app']}", kind, REPO_KEY, actor="octocat")
+    credentials.connect(current(), f"repo:{github.repo_ids['octo/app']}", kind, REPO_KEY, actor="octocat")
     db = connect()
-    usage.note(db, "run-a", credentials.resolve_origin("claude", github.repo_ids["octo/app"], None, None))
+    usage.note(db, "run-a", credentials.resolve_origin(current(), "claude", github.repo_ids["octo/app"], None, None))
     db.close()
-    credentials.connect(f"repo:{github.repo_ids['octo/app']}", kind, KEY, actor="octocat")
+    credentials.connect(current(), f"repo:{github.repo_ids['octo/app']}", kind, KEY, actor="octocat")
     sign_in(client, github)
     page = client.get("/settings/repos/octo/app").text
     assert '<td data-label="Last used">never</td><td data-label="Runs">0</td>' in page

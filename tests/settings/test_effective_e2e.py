@@ -12,6 +12,7 @@ import pytest
 
 from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, say
 from tests.settings.conftest import csrf_of, sign_in
 from tests.spine.helpers import payload
@@ -47,7 +48,7 @@ def test_repository_page_names_the_key_the_next_run_uses(world, client, github):
     gh, provider, service = world
     github.repo_ids[REPO] = payload("issue_comment.created", "")["repository"]["id"]  # the payload's repository
     github.add_repo(REPO, installation_id=1, Codertocat="maintain")  # the payload's installation
-    credentials.connect("installation:1", credentials.find_kind("codex:api_key"), INSTALLATION_KEY, actor="owner")
+    credentials.connect(current(), "installation:1", credentials.find_kind("codex:api_key"), INSTALLATION_KEY, actor="owner")
     sign_in(client, github, "Codertocat")
     saved = client.post(f"{PAGE}/keys", data={"csrf": csrf_of(client, PAGE), "kind": "codex:api_key",
                                               "value": REPO_KEY})

@@ -5,6 +5,7 @@ import json
 
 from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
+from tests.entry_settings import current, handed
 from tests.settings.conftest import csrf_of, sign_in
 
 KEY = "sk-ant-api03-PersonalPersonalPersonal9Qz"
@@ -29,7 +30,7 @@ def test_personal_key_serves_the_requester(client, github):
     """A key saved on the page is what resolve() hands to that user's episodes."""
     sign_in(client, github, "octocat")
     _add(client)
-    found = credentials.resolve("claude", None, github.users["octocat"], None)
+    found = credentials.resolve(current(), "claude", None, github.users["octocat"], None)
     assert (found.source, found.env) == ("requester", {"ANTHROPIC_API_KEY": KEY})
 
 
@@ -112,7 +113,7 @@ def test_maintainer_connects_a_repository_key(client, github):
     github.add_repo("octo/app", octocat="maintain")
     sign_in(client, github)
     assert _add(client, path="/settings/repos/octo/app").status_code == 303
-    found = credentials.resolve("claude", github.repo_ids["octo/app"], 31337, None)
+    found = credentials.resolve(current(), "claude", github.repo_ids["octo/app"], 31337, None)
     assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("repository", KEY)
     assert KEY not in client.get("/settings/repos/octo/app").text
 
@@ -166,7 +167,7 @@ def test_org_owner_connects_an_installation_key(client, github):
     github.add_installation(42, "octo-org", octocat="admin")
     sign_in(client, github)
     assert _add(client, path="/settings/installations/42").status_code == 303
-    found = credentials.resolve("claude", None, 31337, 42)
+    found = credentials.resolve(current(), "claude", None, 31337, 42)
     assert (found.source, found.env["ANTHROPIC_API_KEY"]) == ("installation", KEY)
 
 
@@ -191,6 +192,7 @@ def test_home_says_which_agents_run_on_the_operators_key(client, github, monkeyp
     """Users learn whether they need a key at all; the operator's key itself is never shown."""
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("GEMINI_API_KEY", "AIza-operator-secret-value")
+    handed(client.app)  # the service started with the operator's key
     sign_in(client, github)
     page = client.get("/settings").text
     assert "the operator&#x27;s GEMINI_API_KEY" in page

@@ -12,7 +12,7 @@ from bot.credentials import resolve as credentials
 from bot.settings import app_check
 from bot.web.app import create_app
 from tests.browser import serve, sign_in_with_github
-from tests.entry_settings import handed
+from tests.entry_settings import current, handed
 from tests.fakes.provider import FakeProvider, fail
 from tests.settings.conftest import use_fake_github
 from tests.spine.helpers import configure_app
@@ -75,8 +75,8 @@ def _world(github) -> None:
     user = f"user:{github.users.setdefault('octocat', 1000)}"
     repo = f"repo:{github.repo_ids['octo-org/a-repository-with-a-rather-long-name']}"
     for scope in (user, repo, "installation:42"):
-        credentials.connect(scope, credentials.find_kind("claude:api_key"), LONG_KEY, actor="octocat")
-    credentials.connect(user, credentials.find_kind("codex:auth_json"), CODEX_AUTH, actor="octocat")
+        credentials.connect(current(), scope, credentials.find_kind("claude:api_key"), LONG_KEY, actor="octocat")
+    credentials.connect(current(), user, credentials.find_kind("codex:auth_json"), CODEX_AUTH, actor="octocat")
 
 
 def _overflow(page) -> int:

@@ -19,6 +19,7 @@ from bot.record.recorder import Recorder
 from bot.relay.unavailable import ProviderUnavailable
 from bot.service import store
 from bot.workspace.repo_config import ConfigError, RepoConfig, parse
+from tests.entry_settings import current
 
 OVERLOADED = ProviderUnavailable("overloaded", 529, 30.0, "Overloaded", "anthropic")
 KEYS = {"claude": "ANTHROPIC_API_KEY", "codex": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
@@ -33,7 +34,8 @@ class Notes:
 
 
 def context() -> JobContext:
-    return JobContext(conversation="o/r#1", repo="o/r", request="fix it", requester="alice", surface=None)
+    return JobContext(conversation="o/r#1", repo="o/r", request="fix it", requester="alice", surface=None,
+                      settings=current())
 
 
 def turn(agent: str, unavailable: ProviderUnavailable | None = None, text: str = "the answer") -> Turn:
