@@ -64,17 +64,30 @@ def test_sign_out_in_a_browser(page, site, github):
     assert page.get_by_role("link", name="Login with GitHub").is_visible()
 
 
-def test_test_this_key_reports_success_then_rejection(page, site, github, monkeypatch):
+@pytest.fixture
+def provider(monkeypatch):
+    with FakeProvider() as fake:
+        monkeypatch.setenv("BOT_CLAUDE_BASE_URL", fake.url)
+        yield fake
+
+
+@pytest.fixture
+def site_with_provider(github, provider):
+    """The site handed the settings of the environment that names the fake provider."""
+    with serve(handed(Starlette(routes=settings.routes)), lifespan="off") as url:
+        yield url
+
+
+def test_test_this_key_reports_success_then_rejection(page, site_with_provider, github, provider):
     """The Test button against the fake provider: accepted first, then a scripted 401 reads as rejected."""
-    with FakeProvider() as provider:
-        monkeypatch.setenv("BOT_CLAUDE_BASE_URL", provider.url)
-        sign_in_with_github(page, site, github)
-        page.get_by_label("Credential").select_option("claude:api_key")
-        page.get_by_label("Key, token or file content").fill(KEY)
-        page.get_by_role("button", name="Save").click()
-        page.get_by_role("button", name="Test Anthropic API key for claude").click()
-        assert page.get_by_role("status").inner_text() == "claude: The provider accepted this Anthropic API key."
-        provider.script(fail(401, "invalid x-api-key"))
-        page.get_by_role("button", name="Test Anthropic API key for claude").click()
-        assert "rejected this Anthropic API key (HTTP 401)" in page.get_by_role("alert").inner_text()
-        assert [r.headers.get("x-api-key") for r in provider.requests] == [KEY, KEY]
+    site = site_with_provider
+    sign_in_with_github(page, site, github)
+    page.get_by_label("Credential").select_option("claude:api_key")
+    page.get_by_label("Key, token or file content").fill(KEY)
+    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Test Anthropic API key for claude").click()
+    assert page.get_by_role("status").inner_text() == "claude: The provider accepted this Anthropic API key."
+    provider.script(fail(401, "invalid x-api-key"))
+    page.get_by_role("button", name="Test Anthropic API key for claude").click()
+    assert "rejected this Anthropic API key (HTTP 401)" in page.get_by_role("alert").inner_text()
+    assert [r.headers.get("x-api-key") for r in provider.requests] == [KEY, KEY]

@@ -18,7 +18,8 @@ REJECTED = "claude: The provider rejected this Anthropic API key (HTTP 401). Con
 
 
 @pytest.fixture
-def site(github):
+def site(github, provider):
+    """After the provider: the app is handed the settings of the environment that names it."""
     with serve(handed(Starlette(routes=settings.routes)), lifespan="off") as url:
         yield url
 
