@@ -18,7 +18,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
@@ -26,7 +26,7 @@ import httpx
 from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded, apps
 from gidgethub.httpx import GitHubAPI
 
-from bot import config, metrics, retry
+from bot import metrics, retry
 from bot.config import Settings
 from bot.config_table import variable
 from bot.permissions import own_logins
@@ -53,6 +53,8 @@ REVIEW_THREADS = """query($owner: String!, $name: String!, $number: Int!) {
       comments(first: 50) { nodes { databaseId authorAssociation body author { login } } } } } } } }"""
 # The REST API a client talks to unless it is handed the operator's (GITHUB_API_URL)
 GITHUB_COM_API = str(variable("GITHUB_API_URL").default)
+# Who posts as the bot in a thread not told otherwise: the App of the default handle (BOT_HANDLE)
+DEFAULT_LOGINS = frozenset(own_logins(str(variable("BOT_HANDLE").default), in_actions=False))
 RESOLVE_THREAD = """mutation($thread: ID!) {
   resolveReviewThread(input: {threadId: $thread}) { thread { id isResolved } } }"""
 
@@ -171,8 +173,11 @@ class Thread:
     freshly minted token."""
 
     def __init__(self, api: RetryingAPI, repo: str, number: int,
-                 token_source: Callable[[str | None], Awaitable[str]] | None = None):
+                 token_source: Callable[[str | None], Awaitable[str]] | None = None, *,
+                 own_logins: frozenset[str] = DEFAULT_LOGINS):
+        """`own_logins`: who posts as the bot here (`bot_logins` of the entry point's settings)."""
         self.api, self.repo, self.number = api, repo, number
+        self.own_logins = own_logins
         self.prefix = f"/repos/{repo}"
         self._token_source = token_source
 
@@ -237,7 +242,7 @@ class Thread:
         url = f"{self.prefix}/{'pulls' if review_thread else 'issues'}/{self.number}/comments"
         found = None
         for comment in await self._all(url):
-            if is_own_comment(comment) and marker in markers(comment.get("body") or ""):
+            if is_own_comment(comment, self.own_logins) and marker in markers(comment.get("body") or ""):
                 found = comment["id"]
         return found
 
@@ -295,10 +300,10 @@ class Thread:
 
 
 async def installation_thread(client: httpx.AsyncClient, tokens: TokenCache, installation_id: int,
-                              repo: str, number: int) -> Thread:
+                              repo: str, number: int, own_logins: frozenset[str] = DEFAULT_LOGINS) -> Thread:
     token = await tokens.token(client, installation_id)
     return Thread(RetryingAPI(client, oauth_token=token, base_url=tokens.api_url), repo, number,
-                  token_source=lambda stale: tokens.token(client, installation_id, stale=stale))
+                  token_source=lambda stale: tokens.token(client, installation_id, stale=stale), own_logins=own_logins)
 
 
 def graphql_url(api: str) -> str:
@@ -325,21 +330,23 @@ def _network_or_5xx(exc: BaseException) -> bool:
     return isinstance(exc, (httpx.TransportError, GitHubBroken))
 
 
-def is_own_comment(comment: dict) -> bool:
-    """The one rule for "the bot wrote this": a Bot account whose login is the bot's own. Any
-    other App is a Bot too, and a person can type anything, markers included."""
+def bot_logins(settings: Settings) -> frozenset[str]:
+    """Who posts as the bot (bot.permissions.own_logins) under these settings' handle, and in an
+    Action (GITHUB_ACTIONS) also the workflow token's account."""
+    return frozenset(own_logins(settings.handle, settings.text("GITHUB_ACTIONS") == "true"))
+
+
+def is_own_comment(comment: dict, own: Collection[str]) -> bool:
+    """The one rule for "the bot wrote this": a Bot account whose login is one of the bot's `own`
+    (lower-case). Any other App is a Bot too, and a person can type anything, markers included."""
     user = comment.get("user") or {}
-    return user.get("type") == "Bot" and (user.get("login") or "").lower() in _own_logins()
+    return user.get("type") == "Bot" and (user.get("login") or "").lower() in own
 
 
-def is_own_login(login: str | None) -> bool:
-    """GraphQL names a Bot without REST's `[bot]` suffix: either spelling of the bot's own login."""
-    bare = {name.removesuffix("[bot]") for name in _own_logins()}
+def is_own_login(login: str | None, own: Collection[str]) -> bool:
+    """GraphQL names a Bot without REST's `[bot]` suffix: either spelling of one of the bot's `own`."""
+    bare = {name.removesuffix("[bot]") for name in own}
     return (login or "").lower().removesuffix("[bot]") in bare
-
-
-def _own_logins() -> set[str]:
-    return own_logins(config.handle(), config.env("GITHUB_ACTIONS") == "true")
 
 
 def _masked(body: str) -> str:

@@ -19,6 +19,7 @@ from bot.db import Database
 from bot.github.client import is_own_comment
 from bot.job import thread_text
 from bot.job.context import JobContext
+from bot.permissions import own_logins
 from bot.workspace.worktrees import conversation_slug
 
 LIMIT_OPENING = 8000
@@ -129,13 +130,14 @@ def forget(db: Database, key: str, agent: str) -> None:
     db.execute("DELETE FROM sessions WHERE conversation = ? AND agent = ?", [key, agent])
 
 
-def recap(comments: list[dict[str, Any]], handle: str, limit_chars: int = 6000) -> str:
-    """The thread so far, newest last, trimmed from the oldest end, for a fresh session."""
-    lines = []
+def recap(comments: list[dict[str, Any]], handle: str, limit_chars: int = 6000, *, in_actions: bool = False) -> str:
+    """The thread so far, newest last, trimmed from the oldest end, for a fresh session. The bot's
+    own answers are those of `handle`'s App (and, `in_actions`, of the workflow's token)."""
+    lines, own = [], own_logins(handle, in_actions)
     for comment in comments:
         login = (comment.get("user") or {}).get("login", "someone")
         body = (comment.get("body") or "").strip()
-        if body and not is_own_comment(comment):
+        if body and not is_own_comment(comment, own):
             lines.append(f"@{login} wrote:\n{body}")
         elif body:
             lines.append(f"@{handle} (you, earlier) answered:\n{_strip_provenance(body)}")

@@ -22,7 +22,7 @@ from typing import Any, cast
 
 from adapters.base import Tier
 from bot.github import thread as github
-from bot.github.client import is_own_comment
+from bot.github.client import bot_logins, is_own_comment
 from bot.github.thread import Check, ReviewThread, ThreadData
 from bot.job.context import JobContext
 from bot.record.defang import markers
@@ -72,7 +72,7 @@ class ThreadContext:
                 hosts = github.Hosts.of(self.ctx.config)
                 data = await github.fetch(self.ctx.thread, is_pr=self.ctx.is_pr,
                                           target=getattr(self.ctx, "target", None), hosts=hosts)
-                self.removed = clean(data)
+                self.removed = clean(data, bot_logins(self.ctx.config))
                 if self.folder is not None:
                     urls = github.attachment_urls(human_texts(data), data.repo, hosts)
                     data.attachments = await github.download(urls, data.repo, self.folder,
@@ -98,7 +98,7 @@ class ThreadContext:
 
 # ---------------------------------------------------------------- cleaning
 
-def clean(data: ThreadData) -> Counter[str]:
+def clean(data: ThreadData, own_logins: frozenset[str]) -> Counter[str]:
     """Every text people, apps or CI wrote, cleaned in place; what was removed, by kind."""
     removed: Counter[str] = Counter()
 
@@ -118,7 +118,7 @@ def clean(data: ThreadData) -> Counter[str]:
     data.issue["title"] = plain(data.issue.get("title"))
     markdown(data.issue, "body")
     for comment in data.comments + [c for t in data.review_threads for c in t.comments]:
-        _take_our_markers(comment)
+        _take_our_markers(comment, own_logins)
     for item in data.comments + data.reviews + [c for t in data.review_threads for c in t.comments]:
         markdown(item, "body")
     if data.trigger is not None:
@@ -136,10 +136,10 @@ def clean(data: ThreadData) -> Counter[str]:
 _MARKER = re.compile(r"<!-- (bot:[a-z]+ [^<>]*?) -->")
 
 
-def _take_our_markers(comment: dict[str, Any]) -> None:
+def _take_our_markers(comment: dict[str, Any], own_logins: frozenset[str]) -> None:
     """The bot's own job and run markers (only in the bot's own comments, outside code: anyone can
     paste one) say which comments are the bot's; they are not hidden content of the thread."""
-    if not is_own_comment(comment) or not comment.get("body"):
+    if not is_own_comment(comment, own_logins) or not comment.get("body"):
         return
     ours = [found for found in markers(comment["body"]) if _MARKER.fullmatch(found)]
     comment["_markers"] = [match[1] for found in ours if (match := _MARKER.fullmatch(found))]

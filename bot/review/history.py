@@ -77,7 +77,7 @@ async def _threads(thread: Any, earlier: list[Earlier]) -> dict[int, threads.See
     if not any(e.comment_id and e.state == memory.OPEN for e in earlier):
         return {}
     try:
-        return threads.by_comment(await thread.review_threads())
+        return threads.by_comment(await thread.review_threads(), thread.own_logins)
     except Exception as exc:  # the review goes on; the threads are read again next time
         log.warning("could not read the review threads: %s", exc)
         return {}

@@ -72,7 +72,7 @@ async def find_review(thread: Any, marker: str) -> dict | None:
     async def collect() -> list[dict]:
         return [r async for r in thread.api.getiter(f"{thread.prefix}/pulls/{thread.number}/reviews?per_page=100")]
     for review in await thread._authed(collect):
-        if is_own_comment(review) and marker in markers(review.get("body") or ""):
+        if is_own_comment(review, thread.own_logins) and marker in markers(review.get("body") or ""):
             return review
     return None
 

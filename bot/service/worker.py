@@ -23,7 +23,7 @@ from bot import logs, metrics, retry
 from bot.config import Settings
 from bot.db import Database
 from bot.errors import BotError
-from bot.github.client import Thread, TokenCache, installation_thread, transient, with_retries
+from bot.github.client import Thread, TokenCache, bot_logins, installation_thread, transient, with_retries
 from bot.intake import gate
 from bot.intake.job_context import Queued, context_for
 from bot.job import pipeline
@@ -210,7 +210,7 @@ class WorkerPool:
             if spec.installation_id is None:  # the intake queues none such: a row from elsewhere
                 raise ValueError("the job names no installation to act as")
             thread = await installation_thread(self._client, self.tokens, spec.installation_id,
-                                               spec.repo, spec.number)
+                                               spec.repo, spec.number, bot_logins(self.settings))
             if job.kind == "reply":  # safe to repeat: its comment is found by its marker
                 await self._reply(job, thread)
                 return "done"

@@ -21,7 +21,6 @@ READERS = {"env", "is_set", "value", "text", "require", "data_dir", "handle", "g
 NOT_YET_CONVERTED = frozenset({
     "bot.credentials.vault",
     "bot.db",
-    "bot.github.client",
 })
 
 

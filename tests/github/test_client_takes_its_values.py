@@ -58,3 +58,26 @@ async def test_a_client_handed_a_base_url_with_a_trailing_slash_talks_to_it_with
 def test_the_graphql_endpoint_is_beside_the_rest_api_it_is_given():
     assert github.graphql_url("https://ghe.example.com/api/v3") == "https://ghe.example.com/api/graphql"
     assert github.graphql_url("https://api.github.com") == "https://api.github.com/graphql"
+
+
+async def test_a_thread_finds_the_marked_comment_of_the_bot_logins_it_is_handed(gh, monkeypatch):
+    monkeypatch.setenv("BOT_HANDLE", "someone-else")
+    posted = gh.add_comment(REPO, 1, "answer <!-- bot:job 5 -->", user="helper[bot]", user_type="Bot")
+    gh.tokens["t"] = 7
+    async with httpx.AsyncClient() as client:
+        thread = github.Thread(github.RetryingAPI(client, oauth_token="t", base_url=gh.url), REPO, 1,
+                               own_logins=frozenset({"helper[bot]"}))
+        assert await thread.find_comment("<!-- bot:job 5 -->") == posted["id"]
+
+
+def test_a_comment_is_the_bots_own_when_a_bot_posted_it_under_one_of_the_logins_handed(monkeypatch):
+    monkeypatch.setenv("BOT_HANDLE", "someone-else")
+    comment = {"user": {"type": "Bot", "login": "Helper[bot]"}}
+    assert github.is_own_comment(comment, {"helper[bot]"})
+    assert github.is_own_login("helper", {"helper[bot]"})
+
+
+def test_the_bot_logins_of_an_action_are_its_app_and_the_workflow_token():
+    settings = Settings({"BOT_HANDLE": "helper", "GITHUB_ACTIONS": "true"})
+    assert github.bot_logins(settings) == {"helper[bot]", "github-actions[bot]"}
+    assert github.bot_logins(Settings({"BOT_HANDLE": "helper"})) == {"helper[bot]"}

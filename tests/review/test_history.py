@@ -32,6 +32,8 @@ def test_a_finding_repeating_an_open_one_on_a_shifted_line_is_not_new():
 
 
 class Threads:
+    own_logins = frozenset({"bot[bot]"})
+
     def __init__(self, nodes: list[dict]):
         self.repo, self.number, self.nodes = "o/r", 2, nodes
 

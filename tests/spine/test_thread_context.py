@@ -13,7 +13,7 @@ import pytest
 
 from bot.config import sandbox_host
 from bot.github import thread as github
-from bot.github.client import RetryingAPI, Thread
+from bot.github.client import RetryingAPI, Thread, bot_logins
 from bot.job import thread_text
 from bot.record import hidden
 from tests.entry_settings import current
@@ -151,7 +151,7 @@ def pr_data(**changes) -> github.ThreadData:
 def test_pull_request_render_has_the_diff_the_review_thread_and_the_failing_log():
     """Everything a fix needs is in the first prompt's view: diff, review thread, CI failure."""
     data = pr_data()
-    removed = thread_text.clean(data)
+    removed = thread_text.clean(data, bot_logins(current()))
     text = thread_text.render(data, thread_text.PROMPT)
     assert "+    return a + b" in text and "### `calc.py`" in text
     assert "**@carol**: Why plus?" in text and "**@alice**: Because add." in text
@@ -198,7 +198,7 @@ def test_the_bots_own_tracking_comment_is_left_out_and_its_answers_lose_the_prov
                                       "<!-- bot:run {\"run\":\"r1\"} -->"},
                 {"user": bot, "body": "**codex** is on it.\n<!-- bot:job 7 -->"}]
     data = pr_data(comments=comments)
-    removed = thread_text.clean(data)
+    removed = thread_text.clean(data, bot_logins(current()))
     text = thread_text.render(data, thread_text.PROMPT, current_job=7)
     assert "**you (the bot), earlier**:\nEarlier answer." in text
     assert "is on it" not in text and "<details>" not in text and removed[hidden.COMMENT] == 1
@@ -212,7 +212,7 @@ def test_the_bots_tracking_reply_in_a_review_thread_is_left_out_and_its_marker_n
         {"id": 11, "in_reply_to_id": 10, "path": "a.py", "line": 1, "user": {"login": "bot[bot]", "type": "Bot"},
          "body": "**codex** is on it.\n<!-- bot:job 7 -->"}])
     data = pr_data(review_threads=threads, issue={"title": "t", "body": "b"})
-    removed = thread_text.clean(data)
+    removed = thread_text.clean(data, bot_logins(current()))
     text = thread_text.render(data, thread_text.PROMPT, current_job=7)
     assert "**@carol**: @bot codex fix" in text and "is on it" not in text and removed.total() == 0
 
@@ -396,7 +396,7 @@ def test_a_marker_in_another_apps_comment_or_inside_code_does_not_make_it_the_bo
     comments = [{"user": other_app, "body": "Deploy preview ready.\n<!-- bot:job 7 -->"},
                 {"user": bot, "body": "An answer quoting `<!-- bot:job 7 -->` in code."}]
     data = pr_data(comments=comments)
-    thread_text.clean(data)
+    thread_text.clean(data, bot_logins(current()))
     text = thread_text.render(data, thread_text.PROMPT, current_job=7)
     assert "Deploy preview ready." in text
     assert "An answer quoting" in text
