@@ -22,10 +22,10 @@ from gidgethub import HTTPException
 from gidgethub import actions as workflow
 
 from adapters import base
-from bot import config
 from bot.cli import action_reply_cap, action_session, action_workflow, preflight
+from bot.config import MissingConfig, Settings
 from bot.errors import BotError
-from bot.github.client import RetryingAPI, Thread
+from bot.github.client import RetryingAPI, Thread, bot_logins
 from bot.intake import gate, grammar
 from bot.intake.decide import NOT_ALLOWED, Decision, Episode, Event, Ignore, Reply, decide
 from bot.intake.job_context import context_for
@@ -97,16 +97,16 @@ def main(argv: list[str] | None = None) -> int:
         return workflow_step(args.uses, args.handle, args.agent, args.triggers, args.config,
                              args.claude_subscription, args.sandbox_tier)
     raise_open_files_limit()
-    logging.basicConfig(level=config.env("BOT_LOG_LEVEL"))
+    settings = _settings_after_runner_defaults()
+    logging.basicConfig(level=settings.text("BOT_LOG_LEVEL"))
     install_log_redaction()  # the workflow log of a public repository is public
-    _defaults_from_runner()
     try:
-        name, payload, token = read_event(), load_payload(), github_token()
+        name, payload, token = read_event(settings), load_payload(settings), github_token(settings)
     except Misconfigured as exc:
         workflow.command("error", str(exc))
         return EXIT_MISCONFIGURED
     try:
-        outcome = asyncio.run(handle(name, payload, token))
+        outcome = asyncio.run(handle(name, payload, token, settings))
     except HTTPException as exc:  # GitHub refused our own comment: nothing could be posted
         workflow.command("error", could_not_answer(exc, token))
         outcome = StepOutcome("failed", reason=type(exc).__name__)
@@ -114,8 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         workflow.command("error", f"bot could not reach GitHub: {type(exc).__name__}: {redact(str(exc), [token])}")
         outcome = StepOutcome("failed", reason=type(exc).__name__)
     finally:
-        scrub_credential_files()
-    report(outcome)
+        scrub_credential_files(settings.data_dir)
+    report(outcome, settings)
     return EXIT_FAILED if outcome.status == "failed" else EXIT_OK
 
 
@@ -124,8 +124,8 @@ def settings_refused() -> bool:
     refused in one error line before the event is read or anything installed, as `bot serve` and
     `bot run` refuse them: an unknown agent would otherwise be planned, then answered in the thread."""
     try:
-        preflight.check_settings(config.Settings(dict(os.environ)))  # no App here: the workflow's token
-    except config.MissingConfig as exc:
+        preflight.check_settings(Settings(dict(os.environ)))  # no App here: the workflow's token
+    except MissingConfig as exc:
         workflow.command("error", f"{exc} (in the workflow: the action's `agent` or `sandbox-tier` input)")
         return True
     return False
@@ -148,40 +148,40 @@ def plan_step() -> int:
     """Before anything is installed: whether this event is for the bot and which agents' CLIs the
     run needs (action.yml installs only those). Written to $GITHUB_OUTPUT as `kind` and `agents`
     (space-separated)."""
-    _defaults_from_runner()
+    settings = _settings_after_runner_defaults()
     try:
-        kind, agents, reason = plan(read_event(), load_payload())
+        kind, agents, reason = plan(read_event(settings), load_payload(settings), settings)
     except Misconfigured as exc:
         workflow.command("error", str(exc))
         return EXIT_MISCONFIGURED
-    set_output("kind", kind)
-    set_output("agents", " ".join(agents))
+    set_output(settings, "kind", kind)
+    set_output(settings, "agents", " ".join(agents))
     print(f"bot: {kind}" + (f" with {', '.join(agents)}" if agents else "") + (f": {reason}" if reason else ""))
     return EXIT_OK
 
 
-def plan(event_name: str, payload: dict) -> tuple[str, tuple[str, ...], str]:
+def plan(event_name: str, payload: dict, settings: Settings) -> tuple[str, tuple[str, ...], str]:
     """("ignored" | "reply" | "run", the agents a run needs, why it is ignored) by the one intake
     decision `handle` answers (bot/intake/decide.py): a comment's command (a review may name several
     agents), or an automatic trigger, which runs only when .github/bot.yml turns it on."""
-    decision = _decision(event_name, payload)
+    decision = _decision(event_name, payload, settings.handle)
     if isinstance(decision, Ignore):
         return "ignored", (), decision.why
     if isinstance(decision, Reply) or decision.kind != "episode":
         return "reply", (), ""
-    return "run", _agents(decision.spec.command), ""
+    return "run", _agents(decision.spec.command, settings.default_agent), ""
 
 
-def _decision(event_name: str, payload: dict) -> Decision:
+def _decision(event_name: str, payload: dict, handle: str) -> Decision:
     try:
-        return decide(Event(event_name, payload, via_app=False), config.handle())
+        return decide(Event(event_name, payload, via_app=False), handle)
     except Malformed as exc:
         return Ignore(f"malformed payload: {exc}")
 
 
-def _agents(command: grammar.Command) -> tuple[str, ...]:
+def _agents(command: grammar.Command, default_agent: str) -> tuple[str, ...]:
     named = tuple(command.agents) or ((command.agent,) if command.agent else ())
-    return tuple(agent for agent in named if agent in base.names()) or (config.default_agent(),)
+    return tuple(agent for agent in named if agent in base.names()) or (default_agent,)
 
 
 def could_not_answer(exc: HTTPException, token: str) -> str:
@@ -193,24 +193,31 @@ def could_not_answer(exc: HTTPException, token: str) -> str:
     return text
 
 
-def _defaults_from_runner() -> None:
+def _settings_after_runner_defaults() -> Settings:
+    """The step's settings, once the runner's defaults are in the environment (the CLIs and git,
+    started later, read them there too)."""
+    _defaults_from_runner(Settings(dict(os.environ)))
+    return Settings(dict(os.environ))
+
+
+def _defaults_from_runner(runner: Settings) -> None:
     """Where the runner tells us more than the service defaults: git host and a data dir."""
-    if config.is_set("GITHUB_SERVER_URL") and (server := config.env("GITHUB_SERVER_URL")):
+    if runner.is_set("GITHUB_SERVER_URL") and (server := runner.text("GITHUB_SERVER_URL")):
         os.environ.setdefault("BOT_GIT_BASE_URL", server)
-    temp = config.env("RUNNER_TEMP")
-    if temp and not config.is_set("BOT_DATA_DIR"):
+    temp = runner.text("RUNNER_TEMP")
+    if temp and not runner.is_set("BOT_DATA_DIR"):
         os.environ["BOT_DATA_DIR"] = str(Path(temp) / "bot-data")
 
 
-def read_event() -> str:
-    name = config.env("GITHUB_EVENT_NAME")
+def read_event(settings: Settings) -> str:
+    name = settings.text("GITHUB_EVENT_NAME")
     if not name:
         raise Misconfigured("GITHUB_EVENT_NAME is not set: `bot action` runs as a step of a GitHub workflow.")
     return name
 
 
-def load_payload() -> dict:
-    path = config.env("GITHUB_EVENT_PATH")
+def load_payload(settings: Settings) -> dict:
+    path = settings.text("GITHUB_EVENT_PATH")
     if not path or not Path(path).is_file():
         raise Misconfigured("GITHUB_EVENT_PATH does not name the event file: `bot action` runs as a "
                             "step of a GitHub workflow.")
@@ -223,8 +230,8 @@ def load_payload() -> dict:
     return data
 
 
-def github_token() -> str:
-    token = config.env("BOT_GITHUB_TOKEN") or config.env("GITHUB_TOKEN")
+def github_token(settings: Settings) -> str:
+    token = settings.text("BOT_GITHUB_TOKEN") or settings.text("GITHUB_TOKEN")
     if not token:
         raise Misconfigured("No GitHub token: pass `github-token` (default `${{ github.token }}`) to the "
                             "action, and grant the job `issues: write`, `pull-requests: write` and "
@@ -232,32 +239,35 @@ def github_token() -> str:
     return token
 
 
-async def handle(event_name: str, payload: dict, token: str) -> StepOutcome:
+async def handle(event_name: str, payload: dict, token: str, settings: Settings) -> StepOutcome:
     """Decide as the webhook intake does, then answer in the thread."""
-    decision = _decision(event_name, payload)
+    decision = _decision(event_name, payload, settings.handle)
     if isinstance(decision, Ignore):
         return StepOutcome("ignored", reason=decision.why)
     async with httpx.AsyncClient(timeout=30) as client:
-        return await _answer(client, decision, token)
+        return await _answer(client, decision, token, settings)
 
 
-async def _answer(client: httpx.AsyncClient, decision: Reply | Episode, token: str) -> StepOutcome:
+async def _answer(client: httpx.AsyncClient, decision: Reply | Episode, token: str,
+                  settings: Settings) -> StepOutcome:
     spec = decision.spec
-    thread = Thread(RetryingAPI(client, oauth_token=token), spec.repo, spec.number)
+    thread = Thread(RetryingAPI(client, oauth_token=token, base_url=settings.github_api_url), spec.repo, spec.number,
+                    own_logins=bot_logins(settings))
     surface = RecordingSurface(GitHubSurface(thread, spec.review_thread))
     if spec.automatic:  # runs only when bot.yml turns this trigger on and its author may trigger; else silence
         if why := await gate.refused(thread, spec.automatic, spec.author):
             return StepOutcome("ignored", reason=why)
-        return await _run(spec, thread, surface)
+        return await _run(spec, thread, surface, settings)
     if not association_may_trigger(spec.association):  # answered at most once per window
-        window = config.value("BOT_OUTSIDER_REPLY_WINDOW")
+        window = settings.number("BOT_OUTSIDER_REPLY_WINDOW")
         if await action_reply_cap.answered_recently(thread, spec.review_thread, window):
             return StepOutcome("ignored", reason="someone without permission was answered here recently")
         status = "not_allowed" if spec.reply == NOT_ALLOWED else "replied"
-        return await _reply(surface, action_reply_cap.marked(_reply_text(spec, spec.reply or "help")), status)
+        text = _reply_text(spec, spec.reply or "help", settings)
+        return await _reply(surface, action_reply_cap.marked(text), status)
     if isinstance(decision, Episode) and decision.kind == "episode":
-        return await _run(spec, thread, surface)
-    return await _reply(surface, _reply_text(spec, spec.reply or decision.kind), "replied")
+        return await _run(spec, thread, surface, settings)
+    return await _reply(surface, _reply_text(spec, spec.reply or decision.kind, settings), "replied")
 
 
 async def _reply(surface: RecordingSurface, text: str, status: str) -> StepOutcome:
@@ -265,28 +275,28 @@ async def _reply(surface: RecordingSurface, text: str, status: str) -> StepOutco
     return StepOutcome(status, answer=text, comment_id=comment_id)
 
 
-def _reply_text(spec: JobSpec, kind: str) -> str:
+def _reply_text(spec: JobSpec, kind: str, settings: Settings) -> str:
     """The service's words (bot/service/reply_texts.py); a status first restores the thread's
     sessions and spend so far from the session cache."""
     key, db = thread_key(spec.repo, spec.number), None
     if kind == "status":
         db = store.connect()
-        if (folder := session_folder()) is not None:
-            action_session.restore(db, key, folder, config.data_dir(), requester=_requester(spec.author_id))
-    return reply_text(db, spec, kind, key, config.Settings(dict(os.environ)), in_actions=True)
+        if (folder := session_folder(settings)) is not None:
+            action_session.restore(db, key, folder, settings.data_dir, requester=_requester(spec.author_id))
+    return reply_text(db, spec, kind, key, settings, in_actions=True)
 
 
-async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface) -> StepOutcome:
-    ctx = context_for(spec, thread, surface, settings=config.Settings(dict(os.environ)))  # after the runner's defaults
-    db, folder = store.connect(), session_folder()
+async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface, settings: Settings) -> StepOutcome:
+    ctx = context_for(spec, thread, surface, settings=settings)
+    db, folder = store.connect(), session_folder(settings)
     if folder is not None:
-        action_session.restore(db, ctx.conversation, folder, config.data_dir(), requester=_requester(ctx.requester_id))
+        action_session.restore(db, ctx.conversation, folder, settings.data_dir, requester=_requester(ctx.requester_id))
     try:
         status = await pipeline.run(db, ctx, asyncio.Event())
     finally:
         if folder is not None:
-            action_session.export(db, ctx.conversation, folder, config.data_dir())
-            set_output("session", "saved")
+            action_session.export(db, ctx.conversation, folder, settings.data_dir)
+            set_output(settings, "session", "saved")
     return StepOutcome(status, answer=surface.last_body, comment_id=surface.handle)
 
 
@@ -295,34 +305,34 @@ def _requester(requester_id: int | None) -> str | None:
     return str(requester_id) if requester_id else None
 
 
-def session_folder() -> Path | None:
+def session_folder(settings: Settings) -> Path | None:
     """The thread's session cache (action.yml restores and saves it), when the step has one."""
-    folder = config.env("BOT_SESSION_CACHE_DIR")
+    folder = settings.text("BOT_SESSION_CACHE_DIR")
     return Path(folder) if folder else None
 
 
-def scrub_credential_files() -> int:
+def scrub_credential_files(data_dir: Path) -> int:
     """Reduce the CLI homes to the session state each CLI resumes from (an allowlist, see
     bot/job/resume_state.py), never following a link: the data dir is saved to the Actions cache,
     which other workflow runs of the repository can restore."""
-    return scrub_homes(config.data_dir() / "homes")
+    return scrub_homes(data_dir / "homes")
 
 
-def report(outcome: StepOutcome) -> None:
+def report(outcome: StepOutcome, settings: Settings) -> None:
     """Step outputs, the step summary and one log line (never the comment's text)."""
-    set_output("status", outcome.status)
-    set_output("answer", outcome.answer)
-    set_output("comment-id", "" if outcome.comment_id is None else str(outcome.comment_id))
+    set_output(settings, "status", outcome.status)
+    set_output(settings, "answer", outcome.answer)
+    set_output(settings, "comment-id", "" if outcome.comment_id is None else str(outcome.comment_id))
     if outcome.status == "ignored":
         print(f"bot: nothing to do ({outcome.reason}).")
         return
     print(f"bot: {outcome.status}; answer in comment {outcome.comment_id}.")
-    add_summary(f"### @{config.handle()}: {outcome.status}\n\n{outcome.answer}\n")
+    add_summary(settings, f"### @{settings.handle}: {outcome.status}\n\n{outcome.answer}\n")
 
 
-def set_output(name: str, value: str) -> None:
+def set_output(settings: Settings, name: str, value: str) -> None:
     """Append to $GITHUB_OUTPUT with a random delimiter, safe for model-written text."""
-    path = config.env("GITHUB_OUTPUT")
+    path = settings.text("GITHUB_OUTPUT")
     if not path:
         return
     delimiter = f"ghadelimiter_{uuid.uuid4()}"
@@ -330,8 +340,8 @@ def set_output(name: str, value: str) -> None:
         handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
 
 
-def add_summary(markdown: str) -> None:
-    path = config.env("GITHUB_STEP_SUMMARY")
+def add_summary(settings: Settings, markdown: str) -> None:
+    path = settings.text("GITHUB_STEP_SUMMARY")
     if not path:
         return
     data = markdown.encode()

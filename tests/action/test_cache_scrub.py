@@ -173,7 +173,8 @@ def _scrub_without_permission_overrides() -> subprocess.CompletedProcess:
     (as root: without CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER)."""
     drop = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"] if os.geteuid() == 0 else []
     return subprocess.run([*drop, sys.executable, "-c",
-                           "from bot.cli.action import scrub_credential_files; scrub_credential_files()"],
+                           "from bot.cli.action import scrub_credential_files; from tests.entry_settings import current; "
+                           "scrub_credential_files(current().data_dir)"],
                           env=os.environ | {"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
                           capture_output=True, text=True, timeout=60)
 

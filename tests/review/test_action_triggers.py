@@ -38,5 +38,6 @@ def test_an_unrelated_label_is_not_acted_on(github, runner):  # noqa: F811
 
 def test_the_install_step_plans_a_run_for_an_agent_label(monkeypatch):
     from bot.cli.action import plan
-    kind, agents, _why = plan("pull_request", labeled("bot:claude"))
+    from tests.entry_settings import current
+    kind, agents, _why = plan("pull_request", labeled("bot:claude"), current())
     assert kind == "run" and "claude" in ((agents,) if isinstance(agents, str) else agents)  # one name or several
