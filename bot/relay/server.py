@@ -5,7 +5,7 @@ the real credential outside the sandbox, swaps it in and forwards over TLS with 
 Usage by the pipeline:
 
     upstream = Upstream("anthropic", key, scope="repository", fix_hint="connect a new key at …")
-    async with ModelRelay(upstream, recorder, run_id, budget=Budget(operator_caps(), repo_caps, prior),
+    async with ModelRelay(upstream, recorder, run_id, budget=Budget(operator_caps(settings), repo_caps, prior),
                           ledger=Ledger(recorder.db), spend_scope=Scope(conversation, requester, installation),
                           on_stop=kill_cli, on_retry=update_checklist) as relay:
         ... point the CLI's base URL at relay.url (relayed into the sandbox like the bridge) and give
