@@ -140,7 +140,7 @@ async def start(request: Request) -> Response:
         manifest.manifest(_public_base(request), name),
         manifest.github_form_action(settings.oauth_url, state, organization), organization)
     response = _html(settings, page("Create the GitHub App", body))
-    response.set_cookie(STATE_COOKIE, sign({"state": state}, STATE_TTL), max_age=STATE_TTL, path="/setup",
+    response.set_cookie(STATE_COOKIE, sign(settings, {"state": state}, STATE_TTL), max_age=STATE_TTL, path="/setup",
                         httponly=True, samesite="lax", secure=_public_base(request).startswith("https:"))
     return response
 
@@ -175,7 +175,7 @@ async def callback(request: Request) -> Response:
     settings = _settings(request)
     if settings.identity_source:
         return _already(settings)
-    expected = str((unsign(request.cookies.get(STATE_COOKIE)) or {}).get("state", ""))
+    expected = str((unsign(settings, request.cookies.get(STATE_COOKIE)) or {}).get("state", ""))
     given = request.query_params.get("state", "")
     if not expected or not hmac.compare_digest(expected.encode(), given.encode()):
         return _failed(settings, "This answer from GitHub does not belong to a setup started in this browser "

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from starlette.requests import Request
 from starlette.responses import Response
 
+from bot.config import Settings
 from bot.settings.pages import Effective
 from bot.settings.session import sign, unsign
 
@@ -24,16 +25,16 @@ class KeyTestFlash:
     message: str
 
 
-def carry(response: Response, flash: KeyTestFlash, secure: bool) -> None:
+def carry(settings: Settings, response: Response, flash: KeyTestFlash, secure: bool) -> None:
     payload = {"page": flash.page, "agent": flash.agent, "fingerprint": flash.fingerprint,
                "ok": flash.ok, "message": flash.message}
-    response.set_cookie(FLASH_COOKIE, sign(payload, FLASH_TTL), max_age=FLASH_TTL, path="/settings",
+    response.set_cookie(FLASH_COOKIE, sign(settings, payload, FLASH_TTL), max_age=FLASH_TTL, path="/settings",
                         httponly=True, samesite="lax", secure=secure)
 
 
 def taken(request: Request) -> KeyTestFlash | None:
     """The flash meant for this page, if one came with the request (unsigned or stale ones are ignored)."""
-    payload = unsign(request.cookies.get(FLASH_COOKIE))
+    payload = unsign(request.app.state.settings, request.cookies.get(FLASH_COOKIE))
     if not payload or payload.get("page") != request.url.path:
         return None
     try:

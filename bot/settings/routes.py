@@ -102,7 +102,7 @@ def page_handler(func: Callable[[Request], Awaitable[Response]]) -> Callable[[Re
             return html(refusal.body, refusal.status)
         except GitHubRefused as exc:
             if exc.status == 401:
-                end_session(request.cookies.get(SESSION_COOKIE))
+                end_session(_settings(request), request.cookies.get(SESSION_COOKIE))
                 return html(pages.login_page("GitHub no longer accepts your sign-in. Sign in again."), 401)
             return _github_error(request, exc)
     return handler
@@ -137,11 +137,12 @@ def _set_cookie(response: Response, request: Request, name: str, value: str, max
 
 @page_handler
 async def login(request: Request) -> Response:
-    state, settings = issue_state(STATE_TTL), _settings(request)
+    settings = _settings(request)
+    state = issue_state(settings, STATE_TTL)
     query = urlencode({"client_id": settings.text("GITHUB_CLIENT_ID"), "redirect_uri": callback_url(request),
                        "state": state})
     response = RedirectResponse(f"{settings.oauth_url}/login/oauth/authorize?{query}", status_code=302)
-    _set_cookie(response, request, STATE_COOKIE, sign({"state": state}, STATE_TTL), STATE_TTL)
+    _set_cookie(response, request, STATE_COOKIE, sign(settings, {"state": state}, STATE_TTL), STATE_TTL)
     return response
 
 
@@ -151,19 +152,19 @@ async def callback(request: Request) -> Response:
     if params.get("error"):
         reason = params["error"] if _OAUTH_ERROR.match(params["error"]) else "unknown error"
         raise SettingsRefusal(400, pages.login_page(f"GitHub did not sign you in: {reason}."))
-    expected = str((unsign(request.cookies.get(STATE_COOKIE)) or {}).get("state", ""))
+    expected = str((unsign(_settings(request), request.cookies.get(STATE_COOKIE)) or {}).get("state", ""))
     if not expected or not hmac.compare_digest(expected.encode(), params.get("state", "").encode()):
         raise SettingsRefusal(400, pages.login_page(
             "This sign-in could not be verified (state mismatch). Start again."))
-    if not consume_state(expected):
+    if not consume_state(_settings(request), expected):
         raise SettingsRefusal(400, pages.login_page(
             "This sign-in link was already used or has expired. Start again."))
     settings = _settings(request)
     client = (settings.required("GITHUB_CLIENT_ID"), settings.required("GITHUB_CLIENT_SECRET"))
     token = await exchange_code(settings.oauth_url, client, params.get("code", ""), callback_url(request))
     user = await get_user(settings.github_api_url, token)
-    end_session(request.cookies.get(SESSION_COOKIE))  # a fresh id on every sign-in
-    cookie, ttl = start_session(user["login"], int(user["id"]), token)
+    end_session(settings, request.cookies.get(SESSION_COOKIE))  # a fresh id on every sign-in
+    cookie, ttl = start_session(settings, user["login"], int(user["id"]), token)
     response = RedirectResponse("/settings", status_code=303)
     _set_cookie(response, request, SESSION_COOKIE, cookie, ttl)
     response.delete_cookie(STATE_COOKIE, path="/settings")
@@ -173,7 +174,7 @@ async def callback(request: Request) -> Response:
 @page_handler
 async def logout(request: Request) -> Response:
     await _session_and_form(request)
-    end_session(request.cookies.get(SESSION_COOKIE))
+    end_session(_settings(request), request.cookies.get(SESSION_COOKIE))
     response = RedirectResponse("/settings", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/settings")
     return response
@@ -288,7 +289,7 @@ async def test_stored_key(request: Request) -> Response:
                              error=True)
     outcome = await try_key(kind, value, _settings(request))
     response = RedirectResponse(back, status_code=303)
-    carry(response, KeyTestFlash(back, kind.agent, secrets.fingerprint(value), outcome.ok,
+    carry(_settings(request), response, KeyTestFlash(back, kind.agent, secrets.fingerprint(value), outcome.ok,
                                  f"{kind.agent}: {outcome.message}"), _secure(request))
     return response
 
@@ -300,7 +301,7 @@ def _personal_scope(session: WebSession) -> str:
 
 
 def _session_or_login(request: Request) -> WebSession:
-    session = load_session(request.cookies.get(SESSION_COOKIE))
+    session = load_session(_settings(request), request.cookies.get(SESSION_COOKIE))
     if session is None:
         raise SettingsRefusal(200 if request.url.path == "/settings" else 401, pages.login_page())
     request.state.session = session
@@ -308,7 +309,7 @@ def _session_or_login(request: Request) -> WebSession:
 
 
 async def _session_and_form(request: Request) -> tuple[WebSession, FormData]:
-    session = load_session(request.cookies.get(SESSION_COOKIE))
+    session = load_session(_settings(request), request.cookies.get(SESSION_COOKIE))
     if session is None:
         raise SettingsRefusal(401, pages.login_page("Your session has ended. Sign in again."))
     form = await request.form()

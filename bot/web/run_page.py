@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from bot.config import Settings
 from bot.errors import BotError
 from bot.record import provenance
 from bot.record.recorder import Recorder
@@ -103,8 +104,8 @@ async def run_events(request: Request) -> Response:
                         headers={"Retry-After": "30"})
     _open_streams[viewer.user_id] = _open_streams.get(viewer.user_id, 0) + 1
     last = request.headers.get("last-event-id") or ""
-    watch = _AccessWatch(request.cookies.get(SESSION_COOKIE), viewer.user_id, _repo_of(run) or "",
-                         request.app.state.settings.github_api_url)
+    watch = _AccessWatch(request.app.state.settings, request.cookies.get(SESSION_COOKIE), viewer.user_id,
+                         _repo_of(run) or "")
     return EventSourceResponse(_stream(recorder, run["id"], int(last) if last.isdigit() else 0, watch), ping=15)
 
 
@@ -113,19 +114,19 @@ class _AccessWatch:
     (every poll, from the database), and GitHub still lets them read the repository (every
     ACCESS_RECHECK_S). A GitHub outage keeps the stream: access is re-asked on the next round."""
 
-    def __init__(self, cookie: str | None, user_id: int, repo: str, github_api_url: str):
-        self.cookie, self.user_id, self.repo, self.github_api_url = cookie, user_id, repo, github_api_url
+    def __init__(self, settings: Settings, cookie: str | None, user_id: int, repo: str):
+        self.settings, self.cookie, self.user_id, self.repo = settings, cookie, user_id, repo
         self.checked_at = time.monotonic()
 
     async def still_allowed(self) -> bool:
-        session = load_session(self.cookie)
+        session = load_session(self.settings, self.cookie)
         if session is None or session.user_id != self.user_id:
             return False
         if time.monotonic() - self.checked_at < ACCESS_RECHECK_S:
             return True
         self.checked_at = time.monotonic()
         try:
-            return await can_read(self.github_api_url, session.token, self.repo)
+            return await can_read(self.settings.github_api_url, session.token, self.repo)
         except httpx.HTTPError:
             return True
 
@@ -180,7 +181,7 @@ async def _allowed_viewer(request: Request, recorder: Recorder) -> tuple[dict[st
     repo = _repo_of(run)
     if run is None or run["id"] != run_id or repo is None:
         raise RunPageRefusal(404, _doc("No such run", "<p>There is no run with this id.</p>"))
-    session = load_session(request.cookies.get(SESSION_COOKIE))
+    session = load_session(request.app.state.settings, request.cookies.get(SESSION_COOKIE))
     if session is None:
         raise RunPageRefusal(401, _doc("Sign in to see this run", (
             "<p>This run is in a repository on GitHub; sign in to show that you can read it.</p>"

@@ -65,10 +65,10 @@ def test_the_old_key_is_nowhere_in_the_data_dir():
 
 
 def test_settings_sessions_end_with_the_rotation():
-    cookie, _ = session.start_session("alice", 1, "gho_user_token_0123456789")
-    assert session.load_session(cookie) is not None
+    cookie, _ = session.start_session(current(), "alice", 1, "gho_user_token_0123456789")
+    assert session.load_session(current(), cookie) is not None
     rotation.rotate(current())
-    assert session.load_session(cookie) is None
+    assert session.load_session(current(), cookie) is None
     db = connect()
     try:
         assert db.query("SELECT sid_hash FROM settings_sessions") == []

@@ -7,6 +7,7 @@ from sse_starlette.sse import AppStatus
 
 from bot.settings.session import SESSION_COOKIE, end_session
 from bot.web import run_page
+from tests.entry_settings import current
 from tests.ops_run_page.conftest import REPO, record_run
 from tests.settings.conftest import sign_in
 
@@ -30,7 +31,7 @@ def test_the_stream_ends_when_the_viewer_signs_out(client, github):
         assert response.status_code == 200
         lines = response.iter_lines()
         assert next(line for line in lines if line.startswith("event:")) == "event: transcript"
-        end_session(client.cookies.get(SESSION_COOKIE))
+        end_session(current(), client.cookies.get(SESSION_COOKIE))
         rest = [line for line in lines if line.startswith("event:")]
     assert rest[-1] == "event: revoked"
 

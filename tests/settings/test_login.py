@@ -14,7 +14,7 @@ from bot import config
 from bot.settings import routes as settings
 from bot.settings.session import unsign
 from bot.web.app import create_app
-from tests.entry_settings import handed
+from tests.entry_settings import current, handed
 from tests.settings.conftest import csrf_of, sign_in
 from tests.spine.helpers import configure_app
 
@@ -84,7 +84,7 @@ def test_bad_code_is_refused(client, github):
     """A code GitHub does not accept ends in a clear error, not a session."""
     client.get("/settings/login")
     state = client.cookies.get("bot_oauth_state")
-    response = client.get(f"/settings/callback?code=nope&state={unsign(state)['state']}")
+    response = client.get(f"/settings/callback?code=nope&state={unsign(current(), state)['state']}")
     assert response.status_code == 400
     assert "bad_verification_code" in response.text
 
@@ -156,6 +156,7 @@ def test_changed_master_key_signs_everyone_out(client, github, monkeypatch):
     """After the operator replaces the master key, old cookies read as signed out, not as errors."""
     sign_in(client, github)
     monkeypatch.setenv("BOT_SECRET_KEY", base64.b64encode(os.urandom(32)).decode())
+    handed(client.app)  # the service started again with the new key
     assert "Login with GitHub" in client.get("/settings").text
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from bot.cli import serve, worker
 from bot.settings import session
+from tests.entry_settings import current
 from tests.spine.helpers import configure_app
 
 
@@ -25,8 +26,8 @@ def test_worker_with_no_episode_slot_is_refused(monkeypatch, capsys):
 
 def test_a_settings_session_started_on_one_replica_opens_on_another(pg_url, monkeypatch, tmp_path):
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "replica-a"))
-    cookie, _ = session.start_session("octocat", 1, "ghu_usertoken0123456789")
-    on_a = session.load_session(cookie)
+    cookie, _ = session.start_session(current(), "octocat", 1, "ghu_usertoken0123456789")
+    on_a = session.load_session(current(), cookie)
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "replica-b"))
-    on_b = session.load_session(cookie)
+    on_b = session.load_session(current(), cookie)
     assert on_b is not None and (on_b.login, on_b.token, on_b.csrf) == ("octocat", "ghu_usertoken0123456789", on_a.csrf)
