@@ -41,11 +41,11 @@ def _missing_cli(settings: Settings, agent: str) -> str:
     return "" if shutil.which(binary) else f"the {adapter.executable} CLI is not installed on this bot"
 
 
-def stored_rows(scope: str) -> list[dict]:
+def stored_rows(settings: Settings, scope: str) -> list[dict]:
     """The keys stored in one scope, as fingerprints with their use."""
     rows = []
-    stored = [(info, credentials.find_kind(info.name)) for info in secrets.listing(scope)]
-    with secrets.database() as db:
+    stored = [(info, credentials.find_kind(info.name)) for info in secrets.listing(scope, settings)]
+    with secrets.database(settings) as db:
         for info, kind in stored:
             if not kind:
                 continue

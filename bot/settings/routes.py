@@ -212,11 +212,13 @@ async def _render(request: Request, session: WebSession, shared: Shared | None, 
         repos = await admin_repositories(_api(request), session.token)
         installations = await admin_installations(_api(request), session.token, session.login)
         rows = with_test_result(effective(_settings(request), session.user_id, None, None), tested)
-        body = pages.home(session.login, session.csrf, stored_rows(scope), kinds, repos, installations,
+        body = pages.home(session.login, session.csrf, stored_rows(_settings(request), scope), kinds, repos,
+                          installations,
                           rows, message, error, typed)
     else:
         body = pages.shared_page(shared.title, shared.blurb, shared.base, session.login, session.csrf,
-                                 stored_rows(shared.scope), kinds, _history(shared.scope),
+                                 stored_rows(_settings(request), shared.scope), kinds,
+                                 _history(_settings(request), shared.scope),
                                  with_test_result(effective(_settings(request), None, shared.repo_id,
                                                             shared.installation, shared.installation_name), tested),
                                  shared.github_url, shared.github_label, message, error, typed)
@@ -250,7 +252,7 @@ async def add_key(request: Request) -> Response:
         value = check_shape(kind, typed.value)
     except credentials.InvalidCredential as exc:
         return await _render(request, session, shared, status=400, typed=replace(typed, message=str(exc)))
-    current = {info.name: info.fingerprint for info in secrets.listing(scope)}.get(kind.name)
+    current = {info.name: info.fingerprint for info in secrets.listing(scope, _settings(request))}.get(kind.name)
     if current and form.get("replace") != "yes":
         named = with_article(kind.label)
         question = (f"{named[0].upper()}{named[1:]} is already connected here ({current}). Replace it? "
@@ -283,7 +285,7 @@ async def test_stored_key(request: Request) -> Response:
     shared = await _shared_if_any(request, session)
     scope, back = (shared.scope, shared.base) if shared else (_personal_scope(session), PERSONAL_BASE)
     kind = credentials.find_kind(str(form.get("kind", "")))
-    value = secrets.get(scope, kind.name) if kind else None
+    value = secrets.get(scope, kind.name, _settings(request)) if kind else None
     if kind is None or value is None:
         return await _render(request, session, shared, status=404, message="That credential is not connected.",
                              error=True)
@@ -371,7 +373,7 @@ def _rotating(request: Request, scope: str) -> pages.Typed | None:
     kind = credentials.find_kind(request.query_params.get("rotate", ""))
     if kind is None:
         return None
-    current = {info.name: info.fingerprint for info in secrets.listing(scope)}.get(kind.name)
+    current = {info.name: info.fingerprint for info in secrets.listing(scope, _settings(request))}.get(kind.name)
     if current is None:
         return None
     return pages.Typed(kind.name, confirm=f"Rotate: paste the new {kind.label}; it replaces {current} "
@@ -388,9 +390,9 @@ def _flash(request: Request) -> tuple[str | None, bool]:
     return None, False
 
 
-def _history(scope: str, limit: int = 20) -> list[dict]:
+def _history(settings: Settings, scope: str, limit: int = 20) -> list[dict]:
     """The latest set/delete audit rows of a scope, newest first."""
-    rows = secrets.audit_log(scope)[-limit:][::-1]
+    rows = secrets.audit_log(scope, settings)[-limit:][::-1]
     return [{"at": when(r["at"]), "actor": r["actor"], "action": r["action"], "fingerprint": r["fingerprint"],
              "label": getattr(credentials.find_kind(r["name"]), "label", r["name"])} for r in rows]
 
