@@ -190,7 +190,7 @@ async def callback(request: Request) -> Response:
     request.app.state.setup_code = None  # taken: one App per setup code, even with two answers at once
     try:
         app = await manifest.convert(settings.github_api_url, code)
-        manifest.store(app, settings.data_dir)
+        manifest.store(app, settings)
     except manifest.ManifestFailed as exc:
         request.app.state.setup_code = code_now  # nothing was created: the operator may try again
         return _failed(settings, str(exc), 502)

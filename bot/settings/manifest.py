@@ -87,13 +87,14 @@ async def convert(github_api_url: str, code: str) -> dict:
     return app
 
 
-def store(app: dict, data_dir: Path) -> None:
-    """Seal the App's settings into the data dir (0600), complete or not at all, and only where no App
-    is stored: the link fails when the file exists, so two finishing setups cannot both win."""
+def store(app: dict, settings: Settings) -> None:
+    """Seal the App's settings into the data dir of `settings` (0600, with their key), complete or
+    not at all, and only where no App is stored: the link fails when the file exists, so two
+    finishing setups cannot both win."""
     kept = {variable: str(app[field]) for variable, field in SETTINGS.items()}
     kept["html_url"] = str(app.get("html_url") or "")
-    sealed = secrets.seal(CONTEXT, json.dumps(kept).encode())
-    path = data_dir / FILE
+    sealed = secrets.seal(CONTEXT, json.dumps(kept).encode(), settings)
+    path = settings.data_dir / FILE
     temporary = path.with_suffix(f".{random_tokens.token_hex(8)}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:

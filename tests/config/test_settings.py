@@ -11,6 +11,7 @@ import pytest
 from bot import config
 from bot.config import Settings, SettingsRefused, StoredApp
 from bot.settings import manifest
+from tests.entry_settings import current
 
 CONVERSION = {"id": 777, "pem": "stored pem", "webhook_secret": "stored secret", "client_id": "Iv1.stored",
               "client_secret": "stored client secret", "slug": "octo-agent"}
@@ -85,13 +86,13 @@ def test_no_secret_shows_in_the_settings_repr():
 
 
 def test_an_entry_point_finds_the_app_the_first_run_stored(monkeypatch):
-    manifest.store(CONVERSION, config.data_dir())
+    manifest.store(CONVERSION, current())
     settings = manifest.load_settings(os.environ)
     assert (settings.identity_source, settings.handle, settings.app_id()) == ("stored", "octo-agent", "777")
 
 
 def test_an_entry_point_with_a_whole_app_in_the_environment_reads_no_stored_one(monkeypatch):
-    manifest.store(CONVERSION, config.data_dir())
+    manifest.store(CONVERSION, current())
     for name, text in WHOLE_APP.items():
         monkeypatch.setenv(name, text)
     assert manifest.load_settings(os.environ).handle == "bot"
@@ -100,5 +101,5 @@ def test_an_entry_point_with_a_whole_app_in_the_environment_reads_no_stored_one(
 def test_every_command_reads_the_handle_of_the_stored_app_the_same_way():
     """`bot serve` and `bot worker` read their settings once; `bot run`, `bot action` and the
     modules not yet handed settings read the same App from the same data dir."""
-    manifest.store(CONVERSION, config.data_dir())
+    manifest.store(CONVERSION, current())
     assert (config.handle(), manifest.load_settings(os.environ).handle) == ("octo-agent", "octo-agent")

@@ -148,7 +148,7 @@ def test_a_backup_whose_key_does_not_open_its_secrets_is_refused(tmp_path, monke
 
 def test_the_github_app_a_first_run_stored_comes_back_with_the_restore(tmp_path, monkeypatch):
     manifest.store({"id": 42, "pem": "pem", "webhook_secret": "w", "client_id": "c", "client_secret": "s",
-                    "slug": "my-bot"}, config.data_dir())
+                    "slug": "my-bot"}, current())
     archive = tmp_path / "b.tar.gz"
     assert backup_cli.main([str(archive)]) == 0
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "elsewhere"))

@@ -145,7 +145,7 @@ def test_the_packed_cli_homes_and_the_stored_github_app_open_under_the_new_key_o
         db.close()
     app = {"id": 42, "pem": "-----BEGIN RSA PRIVATE KEY-----", "webhook_secret": "whsec", "client_id": "Iv1.x",
            "client_secret": "cs", "slug": "my-bot", "html_url": "https://github.com/apps/my-bot"}
-    manifest.store(app, config.data_dir())
+    manifest.store(app, current())
     old = vault.master_key()
     assert keys.main(["rotate"]) == 0
     new = vault.master_key()
@@ -166,7 +166,7 @@ def test_the_packed_cli_homes_and_the_stored_github_app_open_under_the_new_key_o
 def test_a_rotation_failing_at_a_sealed_file_leaves_key_and_file_as_they_were(monkeypatch):
     _store_all()
     manifest.store({"id": 7, "pem": "pem", "webhook_secret": "w", "client_id": "c", "client_secret": "s",
-                    "slug": "b"}, config.data_dir())
+                    "slug": "b"}, current())
     path = config.data_dir() / manifest.FILE
     before_key, before_file = vault.master_key(), path.read_bytes()
     real_install = rotation._install

@@ -19,7 +19,7 @@ from bot import config
 from bot.service import store
 from bot.settings import app_check, manifest
 from bot.web.app import create_app
-from tests.entry_settings import handed
+from tests.entry_settings import current, handed
 from tests.settings.fake_github_app import FakeGitHubApp
 from tests.spine.helpers import payload, signed
 
@@ -196,10 +196,10 @@ def test_a_setup_started_before_a_restart_does_not_finish_after_it(site, fake):
 
 
 def test_a_stored_app_is_never_overwritten(fake):
-    manifest.store(fake.app(), config.data_dir())
+    manifest.store(fake.app(), current())
     sealed = (config.data_dir() / manifest.FILE).read_bytes()
     with pytest.raises(manifest.AlreadyStored):
-        manifest.store({**fake.app(), "id": 666, "webhook_secret": "an outsider's secret"}, config.data_dir())
+        manifest.store({**fake.app(), "id": 666, "webhook_secret": "an outsider's secret"}, current())
     assert (config.data_dir() / manifest.FILE).read_bytes() == sealed
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from bot import config
 from bot.settings import manifest
+from tests.entry_settings import current
 from tests.settings.fake_github_app import FakeGitHubApp
 from tests.settings.served import Served, first_run_env
 
@@ -71,7 +72,7 @@ def test_serve_refuses_to_start_when_the_app_is_set_in_part(tmp_path, github, se
 
 
 def test_a_stored_app_with_part_of_an_app_in_the_environment_refuses_to_start_and_is_kept(tmp_path, github, serve):
-    manifest.store(github.app(), config.data_dir())
+    manifest.store(github.app(), current())
     sealed = (config.data_dir() / manifest.FILE).read_bytes()
     service = serve(first_run_env(tmp_path, github.url, GITHUB_APP_ID="4242"))
     assert service.outcome() == "exited 2"
