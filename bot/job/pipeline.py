@@ -141,7 +141,7 @@ async def _episode_or_the_next_agent(db: Database, ctx: JobContext, worktree: Wo
                                   fresh_reason=fresh_reason)
         if not follow:
             return await episode()
-        return await following(db, ctx.config.data_dir, ctx.conversation, name, tracking.note, episode,
+        return await following(db, ctx.config, ctx.conversation, name, tracking.note, episode,
                                limit=ctx.config.whole("BOT_SESSION_MAX_BYTES"))
 
     return await fallback.run(db, ctx, worktree.config, agent, tracking, cancel, attempt=attempt)

@@ -25,6 +25,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
+from bot.config import Settings
 from bot.config_table import variable
 from bot.credentials import vault
 from bot.db import Database
@@ -239,19 +240,20 @@ def _markers(data_dir: Path, conversation: str) -> list[Path]:
     return [path for path in folder.glob(f"{slug}.*") if path.name.rpartition(".")[0] == slug]
 
 
-def save(db: Database, data_dir: Path, conversation: str, agent: str, packed_by: str = "", *,
+def save(db: Database, settings: Settings, conversation: str, agent: str, packed_by: str = "", *,
          limit: int = MAX_BYTES) -> int:
-    """Pack the local home (in `data_dir`) after a turn and store it as the next version; returns
-    that version. SessionHomeTooLarge when it packs to more than `limit` bytes."""
-    sealed = _sealed(data_dir, conversation, agent, limit)
+    """Pack the local home (in the data dir of `settings`, sealed with their key) after a turn and
+    store it as the next version; returns that version. SessionHomeTooLarge when it packs to more
+    than `limit` bytes."""
+    sealed = _sealed(settings, conversation, agent, limit)
     version = _insert(db, conversation, agent, sealed, packed_by)
-    _marker(data_dir, conversation, agent).write_text(_stamp(version, sealed))
+    _marker(settings.data_dir, conversation, agent).write_text(_stamp(version, sealed))
     return version
 
 
-def _sealed(data_dir: Path, conversation: str, agent: str, limit: int) -> bytes:
-    home = conversations.home_dir(data_dir, conversation, agent)
-    return vault.seal(_context(conversation, agent), pack(home, agent, limit))
+def _sealed(settings: Settings, conversation: str, agent: str, limit: int) -> bytes:
+    home = conversations.home_dir(settings.data_dir, conversation, agent)
+    return vault.seal(_context(conversation, agent), pack(home, agent, limit), settings)
 
 
 def _insert(db: Database, conversation: str, agent: str, sealed: bytes, packed_by: str) -> int:
@@ -264,10 +266,10 @@ def _insert(db: Database, conversation: str, agent: str, sealed: bytes, packed_b
     return int(version)
 
 
-def restore(db: Database, data_dir: Path, conversation: str, agent: str) -> bool:
-    """Before a turn: bring the latest stored home here (into `data_dir`) unless the local one
-    already is it. True when a restore happened."""
-    return _bring_here(_stored_row(db, conversation, agent), data_dir, conversation, agent)
+def restore(db: Database, settings: Settings, conversation: str, agent: str) -> bool:
+    """Before a turn: bring the latest stored home here (into the data dir of `settings`, opened
+    with their key) unless the local one already is it. True when a restore happened."""
+    return _bring_here(_stored_row(db, conversation, agent), settings, conversation, agent)
 
 
 def _stored_row(db: Database, conversation: str, agent: str) -> dict[str, Any] | None:
@@ -275,47 +277,49 @@ def _stored_row(db: Database, conversation: str, agent: str) -> dict[str, Any] |
                       [conversation, agent]).fetchone()
 
 
-def _bring_here(row: dict[str, Any] | None, data_dir: Path, conversation: str, agent: str) -> bool:
+def _bring_here(row: dict[str, Any] | None, settings: Settings, conversation: str, agent: str) -> bool:
+    data_dir = settings.data_dir
     home = conversations.home_dir(data_dir, conversation, agent)
     if row is None:
         return False  # nothing stored
     stamp = _stamp(row["version"], row["sealed"])
     if _holds(data_dir, conversation, agent, stamp) and any(home.iterdir()):
         return False  # the local home is the latest (and was not removed since)
-    data = vault.unseal(_context(conversation, agent), row["sealed"])
+    data = vault.unseal(_context(conversation, agent), row["sealed"], settings)
     unpack(data, home, agent)
     _marker(data_dir, conversation, agent).write_text(stamp)
     return True
 
 
-async def _restore_off_loop(db: Database, data_dir: Path, conversation: str, agent: str) -> bool:
+async def _restore_off_loop(db: Database, settings: Settings, conversation: str, agent: str) -> bool:
     """`restore` with the hashing, decrypting and unpacking on a thread (the database stays on
     the loop)."""
     row = _stored_row(db, conversation, agent)
-    return await asyncio.to_thread(_bring_here, row, data_dir, conversation, agent)
+    return await asyncio.to_thread(_bring_here, row, settings, conversation, agent)
 
 
-async def _save_off_loop(db: Database, data_dir: Path, conversation: str, agent: str, packed_by: str,
+async def _save_off_loop(db: Database, settings: Settings, conversation: str, agent: str, packed_by: str,
                          limit: int) -> int:
     """`save` with the packing and sealing on a thread: a large home never stalls the service."""
-    sealed = await asyncio.to_thread(_sealed, data_dir, conversation, agent, limit)
+    sealed = await asyncio.to_thread(_sealed, settings, conversation, agent, limit)
     version = _insert(db, conversation, agent, sealed, packed_by)
     stamp = await asyncio.to_thread(_stamp, version, sealed)
-    _marker(data_dir, conversation, agent).write_text(stamp)
+    _marker(settings.data_dir, conversation, agent).write_text(stamp)
     return version
 
 
-async def following(db: Database, data_dir: Path, conversation: str, agent: str,
+async def following(db: Database, settings: Settings, conversation: str, agent: str,
                     note: Callable[[str], Awaitable[None]], turn: Callable[[], Awaitable[T]], *,
                     limit: int = MAX_BYTES) -> T:
-    """Run `turn()` with the thread's CLI home here (in `data_dir`) first and stored after, when it
-    packs to at most `limit` bytes (shared databases only; one machine's homes stay on its disk). A
-    home too large to store, or a stored one that does not open, is said with `note` and the turn
-    runs anyway (without the session, the CLI starts fresh)."""
+    """Run `turn()` with the thread's CLI home here (in the data dir of `settings`, sealed with
+    their key) first and stored after, when it packs to at most `limit` bytes (shared databases
+    only; one machine's homes stay on its disk). A home too large to store, or a stored one that
+    does not open, is said with `note` and the turn runs anyway (without the session, the CLI
+    starts fresh)."""
     if not db.shared:
         return await turn()
     try:
-        if await _restore_off_loop(db, data_dir, conversation, agent):
+        if await _restore_off_loop(db, settings, conversation, agent):
             log.info("restored the %s home of %s from the database", agent, conversation)
     except vault.SecretError:  # another key (rotated, or not the shared one) or an altered row
         log.warning("the stored %s home of %s does not open with this key; the turn starts without it",
@@ -323,7 +327,7 @@ async def following(db: Database, data_dir: Path, conversation: str, agent: str,
         await note("stored session could not be opened with this service's key; starting without it")
     result = await turn()
     try:
-        await _save_off_loop(db, data_dir, conversation, agent, socket.gethostname(), limit)
+        await _save_off_loop(db, settings, conversation, agent, socket.gethostname(), limit)
     except SessionHomeTooLarge as exc:
         log.warning("%s home of %s not stored: %s", agent, conversation, exc)
         await note(f"⚠️ {exc}")

@@ -165,7 +165,7 @@ async def test_packing_a_cli_home_after_a_turn_leaves_the_event_loop_running(sha
 
     ticker = asyncio.create_task(tick_while_packing())
     try:
-        assert await session_home.following(shared_database, current().data_dir, "o/r#1", "codex", note, _a_turn) == "answer"
+        assert await session_home.following(shared_database, current(), "o/r#1", "codex", note, _a_turn) == "answer"
     finally:
         ticker.cancel()
     assert waited == [True]

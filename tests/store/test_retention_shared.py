@@ -33,7 +33,7 @@ def _turn(db, idle_days: float) -> None:
     home = conversations.home_dir(current().data_dir, KEY, "codex")
     (home / ROLLOUT).parent.mkdir(parents=True, exist_ok=True)
     (home / ROLLOUT).write_text('{"type":"session_meta"}\n')
-    session_home.save(db, current().data_dir, KEY, "codex", "here")
+    session_home.save(db, current(), KEY, "codex", "here")
 
 
 def _sweep(db, policy: retention.Policy = WINDOWS) -> retention.Swept:
@@ -64,7 +64,7 @@ def test_after_a_budget_sweep_on_one_machine_another_resumes_the_thread(pg_url, 
     _turn(db, idle_days=1)
     _sweep(db, retention.Policy(30, 14, budget_bytes=0))
     _machine(monkeypatch, tmp_path, "machine-b")
-    assert session_home.restore(db, current().data_dir, KEY, "codex") is True
+    assert session_home.restore(db, current(), KEY, "codex") is True
     assert (conversations.home_dir(current().data_dir, KEY, "codex") / ROLLOUT).read_text() == '{"type":"session_meta"}\n'
 
 
@@ -73,7 +73,7 @@ def test_the_machine_that_dropped_its_copy_restores_it_on_the_next_turn(pg_url, 
     db = store.connect()
     _turn(db, idle_days=1)
     _sweep(db, retention.Policy(30, 14, budget_bytes=0))
-    assert session_home.restore(db, current().data_dir, KEY, "codex") is True
+    assert session_home.restore(db, current(), KEY, "codex") is True
 
 
 def test_a_local_copy_unused_here_past_the_window_goes_while_the_thread_is_active(pg_url, monkeypatch,
@@ -105,7 +105,7 @@ def test_a_thread_collected_once_is_not_collected_again_by_another_machine(pg_ur
     db = store.connect()
     _turn(db, idle_days=20)
     _machine(monkeypatch, tmp_path, "machine-b")
-    session_home.restore(db, current().data_dir, KEY, "codex")
+    session_home.restore(db, current(), KEY, "codex")
     _machine(monkeypatch, tmp_path, "machine-a")
     assert _sweep(db).threads == 1
     _machine(monkeypatch, tmp_path, "machine-b")
@@ -124,7 +124,7 @@ def test_a_copy_older_than_a_collection_is_replaced_by_the_threads_new_session(p
     home = conversations.home_dir(current().data_dir, KEY, "codex")
     (home / ROLLOUT).parent.mkdir(parents=True)
     (home / ROLLOUT).write_text('{"type":"new session"}\n')
-    assert session_home.save(db, current().data_dir, KEY, "codex", "machine-b") == 1
+    assert session_home.save(db, current(), KEY, "codex", "machine-b") == 1
     _machine(monkeypatch, tmp_path, "machine-a")
-    assert session_home.restore(db, current().data_dir, KEY, "codex") is True
+    assert session_home.restore(db, current(), KEY, "codex") is True
     assert (conversations.home_dir(current().data_dir, KEY, "codex") / ROLLOUT).read_text() == '{"type":"new session"}\n'
