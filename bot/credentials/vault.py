@@ -5,9 +5,8 @@ Values are sealed with AES-256-GCM. The key lives outside the database: BOT_SECR
 name are the associated data, so a ciphertext copied into another row fails to open.
 Rows are shown only as fingerprints; every set and delete leaves an audit row (no values).
 
-Every operation takes the entry point's settings (the key, the data dir and the database are
-theirs); without them it reads the environment as it is now, for the callers not yet handed
-their settings.
+Every operation takes the entry point's settings: the key, the data dir and the database are
+theirs.
 """
 from __future__ import annotations
 
@@ -25,7 +24,6 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from bot import config
 from bot.config import Settings
 from bot.db import Database, connect
 from bot.errors import BotError
@@ -71,7 +69,7 @@ def fingerprint(value: str) -> str:
     return f"sha256:{digest}"
 
 
-def put(scope: str, name: str, value: str, *, actor: str, settings: Settings | None = None) -> str:
+def put(scope: str, name: str, value: str, *, actor: str, settings: Settings) -> str:
     """Store (or replace) one secret; returns its fingerprint."""
     _check_scope(scope)
     _check_name(name)
@@ -92,7 +90,7 @@ def put(scope: str, name: str, value: str, *, actor: str, settings: Settings | N
     return shown
 
 
-def get(scope: str, name: str, settings: Settings | None = None) -> str | None:
+def get(scope: str, name: str, settings: Settings) -> str | None:
     """The plaintext of one secret, or None when the row does not exist."""
     with database(settings) as db:
         rows = db.query("SELECT * FROM secrets WHERE scope = ? AND name = ?", [scope, name])
@@ -106,7 +104,7 @@ def get(scope: str, name: str, settings: Settings | None = None) -> str | None:
                           "Connect it again.") from None
 
 
-def delete(scope: str, name: str, *, actor: str, settings: Settings | None = None) -> bool:
+def delete(scope: str, name: str, *, actor: str, settings: Settings) -> bool:
     """Remove one secret; returns whether there was one."""
     with database(settings) as db:
         rows = db.query("SELECT * FROM secrets WHERE scope = ? AND name = ?", [scope, name])
@@ -117,7 +115,7 @@ def delete(scope: str, name: str, *, actor: str, settings: Settings | None = Non
     return True
 
 
-def listing(scope: str, settings: Settings | None = None) -> list[SecretInfo]:
+def listing(scope: str, settings: Settings) -> list[SecretInfo]:
     """The secrets of one scope, as fingerprints, sorted by name."""
     with database(settings) as db:
         rows = db.query("SELECT * FROM secrets WHERE scope = ? ORDER BY name", [scope])
@@ -125,11 +123,11 @@ def listing(scope: str, settings: Settings | None = None) -> list[SecretInfo]:
                 for r in rows]
 
 
-def names(scope: str, settings: Settings | None = None) -> set[str]:
+def names(scope: str, settings: Settings) -> set[str]:
     return {info.name for info in listing(scope, settings)}
 
 
-def audit_log(scope: str | None = None, settings: Settings | None = None) -> list[dict]:
+def audit_log(scope: str | None = None, *, settings: Settings) -> list[dict]:
     """Audit rows, oldest first (actor, action, scope, name, fingerprint; never a value)."""
     with database(settings) as db:
         if scope:
@@ -137,24 +135,22 @@ def audit_log(scope: str | None = None, settings: Settings | None = None) -> lis
         return db.query("SELECT * FROM secret_audit ORDER BY id")
 
 
-def seal(context: str, plaintext: bytes, settings: Settings | None = None) -> bytes:
+def seal(context: str, plaintext: bytes, settings: Settings) -> bytes:
     """AES-GCM with `context` as associated data; nonce prepended."""
     nonce = os.urandom(_NONCE_BYTES)
     return nonce + AESGCM(master_key(settings)).encrypt(nonce, plaintext, context.encode())
 
 
-def unseal(context: str, sealed: bytes, settings: Settings | None = None) -> bytes:
+def unseal(context: str, sealed: bytes, settings: Settings) -> bytes:
     try:
         return AESGCM(master_key(settings)).decrypt(sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], context.encode())
     except (InvalidTag, ValueError):
         raise SecretError("a sealed value cannot be decrypted with this key and context") from None
 
 
-def master_key(settings: Settings | None = None) -> bytes:
+def master_key(settings: Settings) -> bytes:
     """The key of `settings`: BOT_SECRET_KEY (base64 of 16, 24 or 32 bytes), else the data dir's
     secret.key (created on first use)."""
-    if settings is None:
-        return _key(config.env("BOT_SECRET_KEY"), config.data_dir())
     return _key(settings.text("BOT_SECRET_KEY"), settings.data_dir)
 
 
@@ -211,7 +207,7 @@ def _now() -> str:
 
 
 @contextmanager
-def database(settings: Settings | None = None) -> Iterator[Database]:
+def database(settings: Settings) -> Iterator[Database]:
     """The bot database (bot/db) of `settings`, one short-lived connection per operation: callers
     run on threads and event loops alike. One transaction, committed on a clean exit."""
     db = connect(settings=settings)

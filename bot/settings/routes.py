@@ -392,7 +392,7 @@ def _flash(request: Request) -> tuple[str | None, bool]:
 
 def _history(settings: Settings, scope: str, limit: int = 20) -> list[dict]:
     """The latest set/delete audit rows of a scope, newest first."""
-    rows = secrets.audit_log(scope, settings)[-limit:][::-1]
+    rows = secrets.audit_log(scope, settings=settings)[-limit:][::-1]
     return [{"at": when(r["at"]), "actor": r["actor"], "action": r["action"], "fingerprint": r["fingerprint"],
              "label": getattr(credentials.find_kind(r["name"]), "label", r["name"])} for r in rows]
 

@@ -161,7 +161,7 @@ def test_disconnect_removes_the_credential():
     _connect("user:583231", "gemini:api_key", "AIzaSyExampleExampleExample")
     credentials.disconnect(current(), "user:583231", find_kind("gemini:api_key"), actor="octocat")
     assert credentials.resolve(current(), "gemini", None, 583231, None) is None
-    assert secrets.listing("user:583231") == []
+    assert secrets.listing("user:583231", settings=current()) == []
 
 
 def test_auth_required_names_the_settings_page(monkeypatch):

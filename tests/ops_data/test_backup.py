@@ -51,7 +51,7 @@ class JobTraffic:
                 if claimed is not None:
                     queue.finish(db, claimed.id, "done", owner="writer")
                 if n % 10 == 0:
-                    vault.put("user:bob", f"k{n % 5}", f"sk-bob-{n:06d}-0123456789", actor="bob")
+                    vault.put("user:bob", f"k{n % 5}", f"sk-bob-{n:06d}-0123456789", actor="bob", settings=current())
                 assert job_id is not None
                 self.done += 1
         except BaseException as exc:  # reported by the test
@@ -75,7 +75,7 @@ def _wait_for(traffic: JobTraffic, count: int) -> None:
 
 def test_a_backup_taken_while_jobs_run_restores_every_job_and_secret(tmp_path, monkeypatch):
     for (scope, name), value in SECRETS.items():
-        vault.put(scope, name, value, actor="alice")
+        vault.put(scope, name, value, actor="alice", settings=current())
     archive = tmp_path / "bot-backup.tar.gz"
     with JobTraffic() as traffic:
         _wait_for(traffic, 30)
@@ -93,7 +93,7 @@ def test_a_backup_taken_while_jobs_run_restores_every_job_and_secret(tmp_path, m
     # one consistent moment: a prefix of the jobs, each finished before the next was queued
     assert [row[:2] for row in restored] == [row[:2] for row in original[:len(restored)]]
     assert {row[2] for row in restored[:-1]} == {"done"}
-    assert {key: vault.get(*key) for key in SECRETS} == SECRETS
+    assert {key: vault.get(*key, settings=current()) for key in SECRETS} == SECRETS
     assert (tmp_path / "elsewhere" / "secret.key").stat().st_mode & 0o777 == 0o600
     conn = sqlite3.connect(tmp_path / "elsewhere" / "bot.db")
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -108,14 +108,14 @@ def test_the_archive_is_readable_by_its_owner_only(tmp_path):
 
 
 def test_restore_refuses_to_replace_a_database_without_force(tmp_path):
-    vault.put("user:alice", "openai_api_key", "sk-alice-0123456789abcdef", actor="alice")
+    vault.put("user:alice", "openai_api_key", "sk-alice-0123456789abcdef", actor="alice", settings=current())
     archive = tmp_path / "b.tar.gz"
     backup.backup(archive, current())
     with pytest.raises(backup.BackupError, match="--force"):
         backup.restore(archive, current())
     done = backup.restore(archive, current(), force=True)
     assert done.moved_aside is not None and done.moved_aside.exists()
-    assert vault.get("user:alice", "openai_api_key") == "sk-alice-0123456789abcdef"
+    assert vault.get("user:alice", "openai_api_key", settings=current()) == "sk-alice-0123456789abcdef"
 
 
 def test_an_archive_with_anything_else_is_refused_before_the_data_dir_is_touched(tmp_path):
@@ -130,7 +130,7 @@ def test_an_archive_with_anything_else_is_refused_before_the_data_dir_is_touched
 
 
 def test_a_backup_whose_key_does_not_open_its_secrets_is_refused(tmp_path, monkeypatch):
-    vault.put("user:alice", "openai_api_key", "sk-alice-0123456789abcdef", actor="alice")
+    vault.put("user:alice", "openai_api_key", "sk-alice-0123456789abcdef", actor="alice", settings=current())
     archive = tmp_path / "b.tar.gz"
     backup.backup(archive, current())
     with tarfile.open(archive) as original:
@@ -180,7 +180,7 @@ def test_a_backup_copies_the_database_of_the_settings_it_is_handed(tmp_path):
 
 
 def test_a_restore_goes_into_the_data_dir_of_the_settings_it_is_handed(tmp_path):
-    vault.put("user:alice", "openai_api_key", "sk-alice-0123456789abcdef", actor="alice")
+    vault.put("user:alice", "openai_api_key", "sk-alice-0123456789abcdef", actor="alice", settings=current())
     backup.backup(tmp_path / "b.tar.gz", current())
     handed = Settings({"BOT_DATA_DIR": str(tmp_path / "handed")})
     done = backup.restore(tmp_path / "b.tar.gz", handed)

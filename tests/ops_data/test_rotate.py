@@ -22,7 +22,7 @@ VALUES = {("user:alice", "openai_api_key"): "sk-alice-0123456789abcdef",
 
 def _store_all() -> None:
     for (scope, name), value in VALUES.items():
-        vault.put(scope, name, value, actor="alice")
+        vault.put(scope, name, value, actor="alice", settings=current())
 
 
 def _sealed_rows() -> list[dict]:
@@ -43,11 +43,11 @@ def _opens(key: bytes, row: dict) -> bool:
 
 def test_every_secret_is_readable_under_the_new_key_only(capsys):
     _store_all()
-    old = vault.master_key()
+    old = vault.master_key(settings=current())
     assert keys.main(["rotate"]) == 0
-    new = vault.master_key()
+    new = vault.master_key(settings=current())
     assert new != old
-    assert {key: vault.get(*key) for key in VALUES} == VALUES
+    assert {key: vault.get(*key, settings=current()) for key in VALUES} == VALUES
     rows = _sealed_rows()
     assert len(rows) == len(VALUES)
     assert all(_opens(new, row) and not _opens(old, row) for row in rows)
@@ -56,7 +56,7 @@ def test_every_secret_is_readable_under_the_new_key_only(capsys):
 
 def test_the_old_key_is_nowhere_in_the_data_dir():
     _store_all()
-    old = base64.b64encode(vault.master_key())
+    old = base64.b64encode(vault.master_key(settings=current()))
     rotation.rotate(current())
     data = config.data_dir()
     assert sorted(p.name for p in data.iterdir() if p.name.startswith("secret.key")) == ["secret.key"]
@@ -83,7 +83,7 @@ def test_with_bot_secret_key_the_new_key_goes_to_the_named_file(monkeypatch, tmp
     rotation.rotate(current(), out)
     assert out.stat().st_mode & 0o777 == 0o600
     monkeypatch.setenv("BOT_SECRET_KEY", out.read_text().strip())
-    assert {key: vault.get(*key) for key in VALUES} == VALUES
+    assert {key: vault.get(*key, settings=current()) for key in VALUES} == VALUES
 
 
 def test_with_bot_secret_key_and_no_file_nothing_changes(monkeypatch):
@@ -97,7 +97,7 @@ def test_with_bot_secret_key_and_no_file_nothing_changes(monkeypatch):
 
 def test_a_failed_commit_keeps_the_old_key(monkeypatch):
     _store_all()
-    old = vault.master_key()
+    old = vault.master_key(settings=current())
 
     def failing_install(path, key, keep_previous):
         real_install(path, key, keep_previous)
@@ -106,22 +106,22 @@ def test_a_failed_commit_keeps_the_old_key(monkeypatch):
     monkeypatch.setattr(rotation, "_install", failing_install)
     with pytest.raises(OSError):
         rotation.rotate(current())
-    assert vault.master_key() == old
-    assert {key: vault.get(*key) for key in VALUES} == VALUES
+    assert vault.master_key(settings=current()) == old
+    assert {key: vault.get(*key, settings=current()) for key in VALUES} == VALUES
 
 
 def test_an_interrupted_rotation_is_recovered_by_the_next(monkeypatch):
     """The key file was replaced but the transaction never committed (a crash): the old key comes back."""
     _store_all()
-    old = vault.master_key()
+    old = vault.master_key(settings=current())
     key_file = config.data_dir() / "secret.key"
     os.link(key_file, key_file.with_name("secret.key.previous"))
     fresh = key_file.with_name("fresh")
     fresh.write_bytes(base64.b64encode(os.urandom(32)) + b"\n")
     os.replace(fresh, key_file)  # as the rotation does: the old file itself stays as .previous
     rotation.recover(current())
-    assert vault.master_key() == old
-    assert {key: vault.get(*key) for key in VALUES} == VALUES
+    assert vault.master_key(settings=current()) == old
+    assert {key: vault.get(*key, settings=current()) for key in VALUES} == VALUES
 
 
 def test_an_existing_key_out_file_is_never_overwritten(monkeypatch, tmp_path):
@@ -140,15 +140,15 @@ def test_the_packed_cli_homes_and_the_stored_github_app_open_under_the_new_key_o
     db = connect()
     try:
         db.execute("INSERT INTO session_homes (conversation, agent, version, sealed, size, packed_by, updated_at) "
-                   "VALUES (?, ?, 1, ?, 6, 'test', 0)", ["octo/app#1", "codex", vault.seal(context, b"packed")])
+                   "VALUES (?, ?, 1, ?, 6, 'test', 0)", ["octo/app#1", "codex", vault.seal(context, b"packed", settings=current())])
     finally:
         db.close()
     app = {"id": 42, "pem": "-----BEGIN RSA PRIVATE KEY-----", "webhook_secret": "whsec", "client_id": "Iv1.x",
            "client_secret": "cs", "slug": "my-bot", "html_url": "https://github.com/apps/my-bot"}
     manifest.store(app, current())
-    old = vault.master_key()
+    old = vault.master_key(settings=current())
     assert keys.main(["rotate"]) == 0
-    new = vault.master_key()
+    new = vault.master_key(settings=current())
     db = connect()
     try:
         [row] = db.query("SELECT sealed FROM session_homes")
@@ -168,7 +168,7 @@ def test_a_rotation_failing_at_a_sealed_file_leaves_key_and_file_as_they_were(mo
     manifest.store({"id": 7, "pem": "pem", "webhook_secret": "w", "client_id": "c", "client_secret": "s",
                     "slug": "b"}, current())
     path = config.data_dir() / manifest.FILE
-    before_key, before_file = vault.master_key(), path.read_bytes()
+    before_key, before_file = vault.master_key(settings=current()), path.read_bytes()
     real_install = rotation._install
 
     def failing_at_the_file(target, data, keep_previous):
@@ -178,15 +178,15 @@ def test_a_rotation_failing_at_a_sealed_file_leaves_key_and_file_as_they_were(mo
     monkeypatch.setattr(rotation, "_install", failing_at_the_file)
     with pytest.raises(OSError):
         keys.main(["rotate"])
-    assert vault.master_key() == before_key and path.read_bytes() == before_file
-    assert {key: vault.get(*key) for key in VALUES} == VALUES
+    assert vault.master_key(settings=current()) == before_key and path.read_bytes() == before_file
+    assert {key: vault.get(*key, settings=current()) for key in VALUES} == VALUES
     assert not list(config.data_dir().glob("*.previous"))
 
 
 def test_the_key_rotated_is_the_one_of_the_data_dir_it_is_handed(monkeypatch, tmp_path):
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "handed"))
     _store_all()
-    old, handed = vault.master_key(), current()
+    old, handed = vault.master_key(settings=current()), current()
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "elsewhere"))
     assert rotation.rotate(handed).key_file == tmp_path / "handed" / "secret.key"
     assert vault.master_key(handed) != old

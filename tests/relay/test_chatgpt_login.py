@@ -151,7 +151,7 @@ def test_a_requesters_refreshed_login_is_sealed_again_in_the_vault(tmp_path, mon
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path))
     ctx = SimpleNamespace(requester_id=42, repo="octo/repo", installation_id=7, config=current())
     login_store.saver("codex", "requester", ctx)(login.auth_json())
-    assert vault.get(vault.scope_for("user", 42), "codex:auth_json") == login.auth_json()
+    assert vault.get(vault.scope_for("user", 42), "codex:auth_json", settings=current()) == login.auth_json()
 
 
 def test_the_operators_refreshed_login_goes_back_to_its_file_owner_only(tmp_path, monkeypatch, login):

@@ -17,6 +17,7 @@ import pytest
 from adapters import base as adapters
 from bot.credentials import vault
 from bot.relay import apis, chatgpt
+from tests.entry_settings import current
 from tests.fakes.provider import CHATGPT_RESPONSES, TOKEN_PATH, FakeLogin, FakeProvider, say
 from tests.relay.conftest import header
 from tests.relay.episode import relay_episode
@@ -46,7 +47,7 @@ async def _episode(root: Path, monkeypatch) -> Ran:
         monkeypatch.setenv("BOT_CHATGPT_TOKEN_URL", fake.url + TOKEN_PATH)
         creds = adapters.Credentials(files={chatgpt.AUTH_FILE: auth.encode()}, source="requester")
         relayed = await relay_episode("codex", creds, ctx, root)
-    stored = vault.get(vault.scope_for("user", 42), "codex:auth_json")
+    stored = vault.get(vault.scope_for("user", 42), "codex:auth_json", settings=current())
     return Ran(relayed.result, fake, fake.login, chatgpt.Login.parse(auth), relayed.invocation,
                relayed.config.home, stored)
 

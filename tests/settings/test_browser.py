@@ -42,7 +42,7 @@ def test_connect_and_delete_a_personal_key(page, site, github):
     assert credentials.resolve(current(), "claude", None, github.users["octocat"], None).env["ANTHROPIC_API_KEY"] == KEY
     page.get_by_role("button", name="Delete Anthropic API key for claude").click()
     assert page.get_by_role("status").inner_text() == "Deleted claude: Anthropic API key."
-    assert secrets.listing(f"user:{github.users['octocat']}") == []
+    assert secrets.listing(f"user:{github.users['octocat']}", settings=current()) == []
 
 
 def test_maintainer_sets_a_repository_key(page, site, github):

@@ -7,6 +7,7 @@ import logging
 import pytest
 
 from bot.credentials import vault as secrets
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, fail
 from tests.settings.conftest import csrf_of, sign_in
 
@@ -39,7 +40,7 @@ def test_api_key_under_subscription_token_is_refused_and_kept_in_the_field(clien
     assert "looks like an Anthropic API key, not a Claude subscription token" in response.text
     assert f'value="{API_KEY}"' in response.text
     assert '<option value="claude:oauth_token" selected>' in response.text
-    assert secrets.listing(_scope(github)) == []
+    assert secrets.listing(_scope(github), settings=current()) == []
 
 
 def test_hello_does_not_replace_a_working_key(client, github):
@@ -49,7 +50,7 @@ def test_hello_does_not_replace_a_working_key(client, github):
     response = _post(client, "hello", replace="yes")
     assert response.status_code == 400
     assert "This is not an Anthropic API key: an Anthropic API key starts with sk-ant-api03-" in response.text
-    assert secrets.get(_scope(github), "claude:api_key") == API_KEY
+    assert secrets.get(_scope(github), "claude:api_key", settings=current()) == API_KEY
 
 
 def test_replacing_a_key_asks_first(client, github):
@@ -61,9 +62,9 @@ def test_replacing_a_key_asks_first(client, github):
     assert f"An Anthropic API key is already connected here ({secrets.fingerprint(API_KEY)})" in asked.text
     assert '<input type="hidden" name="replace" value="yes">' in asked.text
     assert f'value="{OTHER_KEY}"' in asked.text
-    assert secrets.get(_scope(github), "claude:api_key") == API_KEY
+    assert secrets.get(_scope(github), "claude:api_key", settings=current()) == API_KEY
     assert _post(client, OTHER_KEY, replace="yes").status_code == 303
-    assert secrets.get(_scope(github), "claude:api_key") == OTHER_KEY
+    assert secrets.get(_scope(github), "claude:api_key", settings=current()) == OTHER_KEY
 
 
 def test_rotate_link_chooses_the_kind_and_confirms_replacement(client, github):

@@ -39,7 +39,7 @@ def test_save_without_csrf_token_is_refused(client, github):
     sign_in(client, github)
     response = client.post("/settings/keys", data={"kind": "claude:api_key", "value": KEY})
     assert response.status_code == 403
-    assert secrets.listing(f"user:{github.users['octocat']}") == []
+    assert secrets.listing(f"user:{github.users['octocat']}", settings=current()) == []
 
 
 def test_csrf_token_of_another_session_is_refused(client, github):
@@ -49,7 +49,7 @@ def test_csrf_token_of_another_session_is_refused(client, github):
     client.cookies.clear()
     sign_in(client, github, "octocat")
     assert _add(client, csrf=mallory_token).status_code == 403
-    assert secrets.listing(f"user:{github.users['octocat']}") == []
+    assert secrets.listing(f"user:{github.users['octocat']}", settings=current()) == []
 
 
 def test_save_while_signed_out_asks_to_sign_in(client):
@@ -68,7 +68,7 @@ def test_invalid_auth_json_is_refused_with_a_reason(client, github):
     assert "looks like an OpenAI API key, not the content of a file" in response.text
     assert response.text.count("sk-proj-notjson") == 1
     assert 'value="sk-proj-notjsonnotjson"' in response.text
-    assert secrets.listing(f"user:{github.users['octocat']}") == []
+    assert secrets.listing(f"user:{github.users['octocat']}", settings=current()) == []
 
 
 def test_codex_auth_json_is_accepted(client, github):
@@ -76,7 +76,7 @@ def test_codex_auth_json_is_accepted(client, github):
     sign_in(client, github)
     auth = json.dumps({"auth_mode": "apikey", "OPENAI_API_KEY": "sk-proj-x"})
     assert _add(client, value=auth, kind="codex:auth_json").status_code == 303
-    assert secrets.get(f"user:{github.users['octocat']}", "codex:auth_json") == auth
+    assert secrets.get(f"user:{github.users['octocat']}", "codex:auth_json", settings=current()) == auth
 
 
 def test_unknown_kind_is_refused(client, github):
@@ -91,8 +91,8 @@ def test_delete_personal_key(client, github):
     _add(client)
     response = client.post("/settings/keys/delete", data={"csrf": csrf_of(client), "kind": "claude:api_key"})
     assert response.status_code == 303
-    assert secrets.listing(f"user:{github.users['octocat']}") == []
-    assert [(r["action"], r["actor"]) for r in secrets.audit_log(f"user:{github.users['octocat']}")] == [
+    assert secrets.listing(f"user:{github.users['octocat']}", settings=current()) == []
+    assert [(r["action"], r["actor"]) for r in secrets.audit_log(f"user:{github.users['octocat']}", settings=current())] == [
         ("set", "octocat"), ("delete", "octocat")]
 
 
@@ -132,7 +132,7 @@ def test_writer_cannot_post_a_repository_key(client, github):
     response = client.post("/settings/repos/octo/app/keys",
                            data={"csrf": csrf_of(client), "kind": "claude:api_key", "value": KEY})
     assert response.status_code == 403
-    assert secrets.listing(f"repo:{github.repo_ids['octo/app']}") == []
+    assert secrets.listing(f"repo:{github.repo_ids['octo/app']}", settings=current()) == []
 
 
 def test_repository_key_delete(client, github):
@@ -143,7 +143,7 @@ def test_repository_key_delete(client, github):
     response = client.post("/settings/repos/octo/app/keys/delete",
                            data={"csrf": csrf_of(client), "kind": "claude:api_key"})
     assert response.headers["location"] == "/settings/repos/octo/app?deleted=claude%3Aapi_key"
-    assert secrets.listing(f"repo:{github.repo_ids['octo/app']}") == []
+    assert secrets.listing(f"repo:{github.repo_ids['octo/app']}", settings=current()) == []
 
 
 def test_malformed_repository_path_is_not_found(client, github):
@@ -185,7 +185,7 @@ def test_org_member_cannot_post_an_installation_key(client, github):
     response = client.post("/settings/installations/42/keys",
                            data={"csrf": csrf_of(client), "kind": "claude:api_key", "value": KEY})
     assert response.status_code == 403
-    assert secrets.listing("installation:42") == []
+    assert secrets.listing("installation:42", settings=current()) == []
 
 
 def test_home_says_which_agents_run_on_the_operators_key(client, github, monkeypatch, tmp_path):

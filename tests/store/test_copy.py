@@ -13,6 +13,7 @@ from bot.job import conversations
 from bot.record.recorder import Recorder
 from bot.relay.budgets import Ledger, Scope
 from bot.service import store
+from tests.entry_settings import current
 from tests.spine.helpers import enqueue
 from tests.store.conftest import TEST_KEY
 
@@ -22,7 +23,7 @@ def _deployment() -> bot_db.Database:
     enqueue(db, "episode", "o/r#1")
     conversations.ensure(db, "o/r#1")
     conversations.record_turn(db, "o/r#1", "codex", "sess-1", fresh=True)
-    vault.put("user:octocat", "claude:api_key", "sk-ant-secret-value-0001", actor="octocat")
+    vault.put("user:octocat", "claude:api_key", "sk-ant-secret-value-0001", actor="octocat", settings=current())
     recorder = Recorder(db)
     run_id = recorder.start_run(agent="codex", conversation="o/r#1")
     recorder.declare_gap(run_id, "codex's model calls")
@@ -48,7 +49,7 @@ def test_copied_secrets_open_and_new_ids_follow_the_copied_ones(pg_cluster, monk
     url = pg_cluster.new_database()
     copy(source, bot_db.connect(url))
     monkeypatch.setenv("BOT_DATABASE_URL", url)
-    assert vault.get("user:octocat", "claude:api_key") == "sk-ant-secret-value-0001"
+    assert vault.get("user:octocat", "claude:api_key", settings=current()) == "sk-ant-secret-value-0001"
     assert enqueue(store.connect(), "episode", "o/r#2") == 2
 
 
@@ -63,7 +64,7 @@ def test_copy_into_a_database_with_rows_is_refused(pg_cluster, monkeypatch):
 
 def test_copy_from_a_data_dir_whose_key_file_is_not_the_shared_key_is_refused(pg_cluster, monkeypatch, capsys):
     store.connect()
-    vault.put("user:octocat", "claude:api_key", "sk-ant-secret-value-0001", actor="octocat")  # makes secret.key
+    vault.put("user:octocat", "claude:api_key", "sk-ant-secret-value-0001", actor="octocat", settings=current())  # makes secret.key
     monkeypatch.setenv("BOT_SECRET_KEY", TEST_KEY)
     source = f"sqlite:///{config.data_dir() / 'bot.db'}"
     assert db_cli.main(["copy", "--from", source, "--to", pg_cluster.new_database()]) == 2
