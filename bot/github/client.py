@@ -52,7 +52,6 @@ REVIEW_THREADS = """query($owner: String!, $name: String!, $number: Int!) {
     reviewThreads(first: 100) { nodes { id isResolved resolvedBy { login }
       comments(first: 50) { nodes { databaseId authorAssociation body author { login } } } } } } } }"""
 # The REST API a client talks to unless it is handed the operator's (GITHUB_API_URL)
-GITHUB_COM_API = str(variable("GITHUB_API_URL").default)
 # Who posts as the bot in a thread not told otherwise: the App of the default handle (BOT_HANDLE)
 DEFAULT_LOGINS = frozenset(own_logins(str(variable("BOT_HANDLE").default), in_actions=False))
 RESOLVE_THREAD = """mutation($thread: ID!) {
@@ -65,7 +64,7 @@ class RetryingAPI(GitHubAPI):
     max_wait_s = 300.0
 
     def __init__(self, client: httpx.AsyncClient, oauth_token: str | None = None, *,
-                 base_url: str = GITHUB_COM_API, **kwargs: Any) -> None:
+                 base_url: str, **kwargs: Any) -> None:
         # gidgethub types its client as httpx2's (the same API)
         super().__init__(client, USER_AGENT, oauth_token=oauth_token,  # type: ignore[arg-type]
                          base_url=base_url.rstrip("/"), **kwargs)
@@ -134,7 +133,7 @@ def _is_secondary_limit(exc: HTTPException) -> bool:
 class TokenCache:
     """Installation tokens, minted from the App JWT, reused until shortly before they expire."""
 
-    def __init__(self, app: Callable[[], tuple[str, str]], api_url: str = GITHUB_COM_API) -> None:
+    def __init__(self, app: Callable[[], tuple[str, str]], api_url: str) -> None:
         """`app`: the App's id and private key, asked at each mint; `api_url`: where to mint, and
         where the threads of its installations talk to."""
         self._app = app

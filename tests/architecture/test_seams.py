@@ -34,12 +34,12 @@ def test_the_local_mode_has_every_step_of_a_mode():
 
 async def test_the_github_thread_has_every_member_the_jobs_use():
     async with httpx.AsyncClient() as http:
-        assert isinstance(client.Thread(client.RetryingAPI(http), "o/r", 1), GitHubThread)
+        assert isinstance(client.Thread(client.RetryingAPI(http, base_url="https://api.github.com"), "o/r", 1), GitHubThread)
 
 
 async def test_the_github_surface_is_a_surface():
     async with httpx.AsyncClient() as http:
-        assert isinstance(GitHubSurface(client.Thread(client.RetryingAPI(http), "o/r", 1)), Surface)
+        assert isinstance(GitHubSurface(client.Thread(client.RetryingAPI(http, base_url="https://api.github.com"), "o/r", 1)), Surface)
 
 
 def probes() -> list[str]:

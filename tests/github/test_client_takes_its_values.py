@@ -45,9 +45,12 @@ async def test_an_installation_thread_talks_to_the_api_url_of_its_token_cache(gh
     assert [c["body"] for c in gh.comments(REPO, 1)] == ["hello"]
 
 
-async def test_a_client_without_a_base_url_talks_to_github_com_not_to_the_environment(gh):
+async def test_a_client_cannot_be_built_without_the_api_it_talks_to(gh):
+    """No default host: a caller that forgot its settings' API (GitHub Enterprise Server) would send
+    the installation's token to github.com."""
     async with httpx.AsyncClient() as client:
-        assert github.RetryingAPI(client).base_url == "https://api.github.com"
+        with pytest.raises(TypeError):
+            github.RetryingAPI(client)  # type: ignore[call-arg]
 
 
 async def test_a_client_handed_a_base_url_with_a_trailing_slash_talks_to_it_without_the_slash(gh):
