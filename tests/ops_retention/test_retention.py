@@ -73,7 +73,7 @@ def test_run_events_past_the_window_go_and_their_runs_stay(db):
     _run(db, "old", finished_days_ago=40)
     _run(db, "recent", finished_days_ago=2)
     _run(db, "running", finished_days_ago=None)
-    asyncio.run(retention.apply(db, retention.plan(db, POLICY, NOW)))
+    asyncio.run(retention.apply(db, retention.plan(db, POLICY, current().data_dir, NOW)))
     assert _events(db, "old") == 0
     assert _events(db, "recent") == 1 and _events(db, "running") == 1
     assert {row["id"] for row in db.query("SELECT id FROM runs")} == {"old", "recent", "running"}
@@ -81,14 +81,14 @@ def test_run_events_past_the_window_go_and_their_runs_stay(db):
 
 def test_scratch_folders_past_the_window_go(db):
     old, recent = _scratch("old", 40), _scratch("recent", 2)
-    asyncio.run(retention.apply(db, retention.plan(db, POLICY, NOW)))
+    asyncio.run(retention.apply(db, retention.plan(db, POLICY, current().data_dir, NOW)))
     assert not old.exists() and recent.exists()
 
 
 def test_cli_homes_of_threads_idle_past_the_window_go_and_their_sessions_are_not_resumable(db):
     _thread(db, "o/r#1", idle_days=20)
     _thread(db, "o/r#2", idle_days=3)
-    asyncio.run(retention.apply(db, retention.plan(db, POLICY, NOW)))
+    asyncio.run(retention.apply(db, retention.plan(db, POLICY, current().data_dir, NOW)))
     homes = config.data_dir() / "homes"
     assert not (homes / conversations.slug("o/r#1")).exists()
     assert (homes / conversations.slug("o/r#2") / "codex" / ".codex" / "rollout.jsonl").exists()
@@ -103,7 +103,7 @@ def test_a_thread_with_a_queued_job_keeps_its_home(db):
     store.write(db, lambda conn: store.enqueue_delivery(
         conn, delivery_id="d1", event="issue_comment", action="created", kind="run", conversation="o/r#1",
         spec={}))
-    asyncio.run(retention.apply(db, retention.plan(db, POLICY, NOW)))
+    asyncio.run(retention.apply(db, retention.plan(db, POLICY, current().data_dir, NOW)))
     assert (config.data_dir() / "homes" / conversations.slug("o/r#1")).exists()
     assert conversations.session(db, "o/r#1", "codex").session_id == "session-o/r#1"
 
@@ -114,13 +114,31 @@ def test_a_link_planted_in_a_home_is_removed_not_followed(db, tmp_path):
     (outside / "keep.txt").write_text("not the bot's")
     _thread(db, "o/r#1", idle_days=20)
     (conversations.home_dir(current().data_dir, "o/r#1", "codex") / "escape").symlink_to(outside)
-    asyncio.run(retention.apply(db, retention.plan(db, POLICY, NOW)))
+    asyncio.run(retention.apply(db, retention.plan(db, POLICY, current().data_dir, NOW)))
     assert (outside / "keep.txt").read_text() == "not the bot's"
+
+
+def test_a_sweep_plans_in_the_data_dir_it_is_handed(db, tmp_path):
+    handed = tmp_path / "handed"
+    folder = handed / "runs" / "old"
+    folder.mkdir(parents=True)
+    os.utime(folder, (NOW - 40 * DAY, NOW - 40 * DAY))
+    _scratch("also-old", days_old=40)  # in the environment's data dir: not this sweep's
+    assert retention.plan(db, POLICY, handed, NOW).scratch == [folder]
+
+
+def test_a_collected_thread_loses_its_attachments_in_the_data_dir_it_is_handed(db, tmp_path):
+    _thread(db, "o/r#1", idle_days=20)
+    attachments = tmp_path / "handed" / "attachments" / conversations.slug("o/r#1")
+    attachments.mkdir(parents=True)
+    (attachments / "image.png").write_bytes(b"an upload")
+    retention.collect_home(db, "o/r#1", tmp_path / "handed")
+    assert not attachments.exists()
 
 
 def test_a_fresh_turn_clears_the_collected_note(db):
     _thread(db, "o/r#1", idle_days=20)
-    retention.collect_home(db, "o/r#1")
+    retention.collect_home(db, "o/r#1", current().data_dir)
     conversations.record_turn(db, "o/r#1", "codex", "session-new", fresh=True)
     assert conversations.collected_reason(db, "o/r#1") is None
 
@@ -174,7 +192,7 @@ def test_over_the_budget_the_least_recently_used_spare_goes_first(db, tmp_path):
     new_mirror, new_spare = _mirror_with_spare(tmp_path, "new", used_days_ago=1)
     used = retention.tree_bytes(config.data_dir())
     policy = retention.Policy(30, 14, budget_bytes=used - (512 << 10))
-    asyncio.run(retention.apply(db, retention.plan(db, policy, NOW)))
+    asyncio.run(retention.apply(db, retention.plan(db, policy, current().data_dir, NOW)))
     assert not old_spare.exists() and new_spare.exists()
     assert (old_mirror / "HEAD").exists() and (new_mirror / "HEAD").exists()
 
@@ -185,7 +203,7 @@ def test_far_over_the_budget_spares_then_the_least_recently_used_mirror_go(db, t
     used = retention.tree_bytes(config.data_dir())
     spares = retention.tree_bytes(old_spare) + retention.tree_bytes(new_spare)
     policy = retention.Policy(30, 14, budget_bytes=used - spares - (4 << 10))
-    swept = asyncio.run(retention.apply(db, retention.plan(db, policy, NOW)))
+    swept = asyncio.run(retention.apply(db, retention.plan(db, policy, current().data_dir, NOW)))
     assert not old_spare.exists() and not new_spare.exists()
     assert swept.mirrors == ["o/old"]
     assert not old_mirror.exists() and (new_mirror / "HEAD").exists()
@@ -194,7 +212,7 @@ def test_far_over_the_budget_spares_then_the_least_recently_used_mirror_go(db, t
 def test_within_the_budget_no_cache_goes(db, tmp_path):
     _, old_spare = _mirror_with_spare(tmp_path, "old", used_days_ago=5)
     policy = retention.Policy(30, 14, budget_bytes=retention.tree_bytes(config.data_dir()) + (1 << 20))
-    planned = retention.plan(db, policy, NOW)
+    planned = retention.plan(db, policy, current().data_dir, NOW)
     assert planned.spares == [] and planned.mirrors_over_bytes == 0
 
 
@@ -202,7 +220,8 @@ def test_the_service_sweeper_removes_what_is_past_the_windows(db):
     _run(db, "old", finished_days_ago=40)
 
     async def until_swept() -> None:
-        sweeper = retention.Sweeper(interval_s=0.01, policy=POLICY).start()
+        sweeper = retention.Sweeper(interval_s=0.01, policy=POLICY, data_dir=current().data_dir,
+                                    connect=store.connect).start()
         try:
             while _events(db, "old"):
                 await asyncio.sleep(0.01)
@@ -231,7 +250,7 @@ def test_a_thread_closed_past_its_window_loses_its_home_before_the_idle_window(d
     assert retention.note_closed(db, "issues", _closed_event(2))
     _closed_days_ago(db, "o/r#1", 3)
     _closed_days_ago(db, "o/r#2", 1)
-    planned = retention.plan(db, retention.Policy(30, 14, 1 << 40, closed_days=2), NOW)
+    planned = retention.plan(db, retention.Policy(30, 14, 1 << 40, closed_days=2), current().data_dir, NOW)
     assert planned.threads == ["o/r#1"]
 
 
@@ -240,14 +259,14 @@ def test_a_reopened_thread_is_kept_like_any_other(db):
     retention.note_closed(db, "issues", _closed_event(1))
     _closed_days_ago(db, "o/r#1", 3)
     assert retention.note_closed(db, "issues", _closed_event(1, "reopened"))
-    assert retention.plan(db, retention.Policy(30, 14, 1 << 40, closed_days=2), NOW).threads == []
+    assert retention.plan(db, retention.Policy(30, 14, 1 << 40, closed_days=2), current().data_dir, NOW).threads == []
 
 
 def test_a_comment_after_the_close_keeps_the_home(db):
     _thread(db, "o/r#1", idle_days=0)
     retention.note_closed(db, "issues", _closed_event(1))
     _closed_days_ago(db, "o/r#1", 3)  # closed 3 days ago, active since
-    assert retention.plan(db, retention.Policy(30, 14, 1 << 40, closed_days=2), NOW).threads == []
+    assert retention.plan(db, retention.Policy(30, 14, 1 << 40, closed_days=2), current().data_dir, NOW).threads == []
 
 
 def test_the_webhook_intake_notes_a_closed_pull_request(db):
