@@ -11,7 +11,7 @@ from bot.record.recorder import INTERRUPTED, Recorder
 from bot.service import store
 from tests.fakes.provider import FakeProvider, call
 from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
-from tests.spine.test_crash_and_stop import MARKER, SLOW, mention, started_marker
+from tests.spine.test_crash_and_stop import MARKER, SLOW, in_the_run_tool, mention
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +37,7 @@ def test_the_run_of_a_killed_service_shows_interrupted_after_the_restart(world, 
     provider.script(call("run", {"command": SLOW}))
     services.append(Service(env, tmp_path / "serve1.log").start())
     services[0].deliver(mention(gh, "@bot codex run the slow check", 1))
-    gh.wait_for(lambda: started_marker(tmp_path).exists(), timeout=180)
+    gh.wait_for(in_the_run_tool, timeout=180)  # mid-run: the sandbox writes files back only when it ends
     services[0].kill()
     services.append(Service(env, tmp_path / "serve2.log").start())
     gh.wait_for(lambda: any(MARKER.search(c["body"]) for c in gh.comments(REPO, 1)), timeout=240)
