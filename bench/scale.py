@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.stats import p50_p99_ms  # noqa: E402
+from tests.entry_settings import current  # noqa: E402
 from tests.store.postgres import Cluster, bin_dir  # noqa: E402
 
 THINK_S = 0.5
@@ -41,7 +42,7 @@ def worker(url: str) -> None:
     from bot import db as bot_db
     from bot.service import queue, wakeup
 
-    db = bot_db.connect(url)
+    db = bot_db.connect(url, settings=current())
 
     class Pool:
         owner, running, size = f"bench:{os.getpid()}", {}, 1
@@ -75,7 +76,7 @@ def _throughput(cluster: Cluster, processes: int) -> float:
     from bot.service import store
 
     url = cluster.new_database()
-    db = bot_db.connect(url)
+    db = bot_db.connect(url, settings=current())
     env = dict(os.environ, BOT_SECRET_KEY=KEY, PYTHONPATH=str(ROOT))
     procs = [subprocess.Popen([sys.executable, "-m", "bench.scale", "worker", url], cwd=ROOT, env=env)
              for _ in range(processes)]
@@ -105,7 +106,7 @@ def _claim_latency(cluster: Cluster) -> tuple[float, float]:
     from bot import db as bot_db
     from bot.service import queue
 
-    db = bot_db.connect(cluster.new_database())
+    db = bot_db.connect(cluster.new_database(), settings=current())
     now = time.time()
     with db.transaction():
         db.executemany("INSERT INTO jobs (delivery_id, kind, conversation, spec, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -139,7 +140,7 @@ def _pack_restore(cluster: Cluster) -> tuple[float, float, int, int]:
                 for i in range(4_000):
                     out.write(line % f"turn {i} of session {n}: " + os.urandom(60).hex()[: 40 + i % 80])
         raw = sum(p.stat().st_size for p in home.rglob("*") if p.is_file())
-        db = store.connect()
+        db = store.connect(settings=current())
         started = time.perf_counter()
         session_home.save(db, Path(scratch) / "a", "o/r#1", "codex")
         packed_ms = (time.perf_counter() - started) * 1000

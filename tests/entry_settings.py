@@ -6,6 +6,7 @@ import os
 from starlette.applications import Starlette
 
 from bot.config import Settings
+from bot.db import Database, connect
 
 
 def handed(app: Starlette) -> Starlette:
@@ -20,3 +21,8 @@ def current() -> Settings:
     """The settings of the environment as it is now, for a test that builds a job context (or
     calls a module below the entry points) itself, as an entry point would hand them."""
     return Settings(dict(os.environ))
+
+
+def database() -> Database:
+    """The bot's database as an entry point with the environment's settings opens it."""
+    return connect(settings=current())

@@ -280,7 +280,7 @@ def _reply_text(spec: JobSpec, kind: str, settings: Settings) -> str:
     sessions and spend so far from the session cache."""
     key, db = thread_key(spec.repo, spec.number), None
     if kind == "status":
-        db = store.connect()
+        db = store.connect(settings=settings)
         if (folder := session_folder(settings)) is not None:
             action_session.restore(db, key, folder, settings.data_dir, requester=_requester(spec.author_id))
     return reply_text(db, spec, kind, key, settings, in_actions=True)
@@ -288,7 +288,7 @@ def _reply_text(spec: JobSpec, kind: str, settings: Settings) -> str:
 
 async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface, settings: Settings) -> StepOutcome:
     ctx = context_for(spec, thread, surface, settings=settings)
-    db, folder = store.connect(), session_folder(settings)
+    db, folder = store.connect(settings=settings), session_folder(settings)
     if folder is not None:
         action_session.restore(db, ctx.conversation, folder, settings.data_dir, requester=_requester(ctx.requester_id))
     try:

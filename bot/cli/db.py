@@ -21,12 +21,13 @@ def main(argv: list[str]) -> int:
     copier.add_argument("--from", dest="source", required=True, help="sqlite:///path/bot.db or postgresql://…")
     copier.add_argument("--to", dest="target", required=True, help="postgresql://… (an empty database)")
     args = parser.parse_args(argv)
-    problem = _key_mismatch(args.source, Settings.load(os.environ).text("BOT_SECRET_KEY"))
+    settings = Settings.load(os.environ)
+    problem = _key_mismatch(args.source, settings.text("BOT_SECRET_KEY"))
     if problem:
         print(f"bot db copy: {problem}", file=sys.stderr)
         return 2
     try:
-        counts = copy(connect(args.source), connect(args.target))
+        counts = copy(connect(args.source, settings=settings), connect(args.target, settings=settings))
     except CopyRefused as exc:
         print(f"bot db copy: {exc}", file=sys.stderr)
         return 1

@@ -35,7 +35,7 @@ def database_section(settings: Settings) -> dict:
     if not server and not file.is_file():
         return _section([_row("database", "missing", f"none yet at {file} ({whose}): the first `bot run` creates it")])
     try:
-        db = connect(migrate=False) if server else connect(path=file, migrate=False)
+        db = connect(migrate=False, settings=settings) if server else connect(path=file, migrate=False)
     except DatabaseConfigError as exc:
         return _section([_row("database", "failed", str(exc))])
     try:

@@ -4,13 +4,15 @@ only for operators who want the migration to happen at a moment they choose (doc
 from __future__ import annotations
 
 import argparse
+import os
 
+from bot.config import Settings
 from bot.db import connect, migrations
 
 
 def main(argv: list[str]) -> int:
     argparse.ArgumentParser(prog="bot migrate", description=__doc__).parse_args(argv)
-    db = connect(migrate=False)
+    db = connect(migrate=False, settings=Settings.load(os.environ))
     before = migrations.version(db)
     applied = migrations.migrate(db)
     print(f"{db.describe()}: schema version {before} → {migrations.version(db)}"

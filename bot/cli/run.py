@@ -111,7 +111,7 @@ def context(request: str, repo: Path, agent: str | None, new: bool, term: Termin
 
 async def run_local(request: str, repo: Path, agent: str | None, new: bool, term: Terminal, data_dir: Path,
                     settings: Settings) -> int:
-    db = store.connect()
+    db = store.connect(settings=settings)
     local_runs.sweep(Recorder(db), data_dir)  # runs a killed `bot run` left "running"
     ctx = context(request, repo, agent, new, term, settings)
     conversations.ensure(db, ctx.conversation)
@@ -167,6 +167,6 @@ def main(argv: list[str]) -> int:
         try:
             return asyncio.run(run_local(args.request, repo, args.agent, args.new, term, data_dir, settings))
         except KeyboardInterrupt:
-            local_runs.end_own(Recorder(store.connect(), secrets=secrets), data_dir, marker, "stopped")
+            local_runs.end_own(Recorder(store.connect(settings=settings), secrets=secrets), data_dir, marker, "stopped")
             print(f"{PROG}: stopped; the repository's session is kept for the next run", file=sys.stderr)
             return 130

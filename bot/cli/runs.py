@@ -32,6 +32,7 @@ from bot.cli.render import one_line, safe
 from bot.config import Settings
 from bot.record.provenance import model_spend
 from bot.record.recorder import Recorder
+from bot.service import store
 
 TIERS = ("enforced", "attested", "unobserved")
 
@@ -52,9 +53,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    settings = Settings.load(os.environ)
-    explicit = settings.is_set("BOT_DATA_DIR")
+    explicit = Settings.load(os.environ).is_set("BOT_DATA_DIR")
     folder = preflight.use_user_data_dir()
+    settings = Settings.load(os.environ)  # with the data dir the runs are in
     if not has_records(folder, settings.is_set("BOT_DATABASE_URL")):
         if args.command == "show":
             print(f"bot runs: no run {args.run_id!r}: nothing is recorded in {folder} "
@@ -62,7 +63,7 @@ def main(argv: list[str]) -> int:
             return 1
         print("[]" if args.json else f"no runs recorded yet (in {folder}){'' if explicit else service_hint()}")
         return 0
-    recorder = Recorder()
+    recorder = Recorder(store.connect(settings=settings))
     local_runs.sweep(recorder, folder)  # a killed `bot run` left its run "running"
     if args.command == "list":
         return list_runs(recorder, args.limit, args.json)

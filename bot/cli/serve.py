@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
                         help="port to listen on (default: BOT_PORT)")
     args = parser.parse_args(argv)
     try:
-        store.connect().close()  # a missing shared key or a bad BOT_DATABASE_URL, said before starting
+        store.connect(settings=settings).close()  # a missing shared key or a bad BOT_DATABASE_URL, said before starting
     except DatabaseConfigError as exc:
         print(f"bot serve: {exc}", file=sys.stderr)
         return 2

@@ -44,7 +44,7 @@ def main(argv: list[str]) -> int:
         print("bot worker: GitHub App not configured: " + " ".join(missing), file=sys.stderr)
         return 2
     try:
-        store.connect().close()  # refuse now, in words, what the pool could not run with
+        store.connect(settings=settings).close()  # refuse now, in words, what the pool could not run with
     except DatabaseConfigError as exc:
         print(f"bot worker: {exc}", file=sys.stderr)
         return 2
@@ -69,7 +69,7 @@ def tier1_refusal(settings: Settings) -> str | None:
 
 async def _run(size: int, settings: Settings) -> None:
     AppStatus.disable_automatic_graceful_drain()  # the episodes' bridges outlive a SIGTERM's grace
-    db = store.connect()
+    db = store.connect(settings=settings)
     pool = WorkerPool(db, settings, size)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bot import config
 from bot.config import Settings
 from bot.db import migrations
 from bot.db.database import Database, Result
@@ -31,11 +30,8 @@ class DatabaseConfigError(BotError, RuntimeError):
     """BOT_DATABASE_URL names no database the bot can use, or PostgreSQL lacks the shared key."""
 
 
-def url(settings: Settings | None = None) -> str:
-    """BOT_DATABASE_URL, else the data dir's SQLite file, of the entry point's `settings` (None:
-    of the environment as it is now, for the callers not yet handed their settings)."""
-    if settings is None:
-        return config.env("BOT_DATABASE_URL") or f"sqlite:///{config.data_dir() / 'bot.db'}"
+def url(settings: Settings) -> str:
+    """BOT_DATABASE_URL, else the data dir's SQLite file, of the entry point's `settings`."""
     return settings.text("BOT_DATABASE_URL") or f"sqlite:///{settings.data_dir / 'bot.db'}"
 
 
@@ -43,8 +39,10 @@ def connect(database_url: str | None = None, *, path: Path | None = None, migrat
             settings: Settings | None = None) -> Database:
     """A connection, migrated to the latest schema unless `migrate=False` (`bot migrate` does it).
     The database is `path`'s SQLite file, else `database_url`, else the one of `settings` (`url`);
-    PostgreSQL needs the settings' shared key."""
-    target = f"sqlite:///{path}" if path is not None else (database_url or url(settings))
+    PostgreSQL needs the settings' shared key (without settings, it is refused)."""
+    if path is None and database_url is None and settings is None:
+        raise TypeError("connect() needs the entry point's settings, a database URL or a path")
+    target = f"sqlite:///{path}" if path is not None else (database_url or url(settings))  # type: ignore[arg-type]
     scheme = target.split(":", 1)[0]
     if scheme == "sqlite":
         db = _sqlite(target)
@@ -74,7 +72,7 @@ def _sqlite(target: str) -> Database:
 
 
 def _shared_key(settings: Settings | None) -> bool:
-    return bool(config.env("BOT_SECRET_KEY") if settings is None else settings.text("BOT_SECRET_KEY"))
+    return settings is not None and bool(settings.text("BOT_SECRET_KEY"))
 
 
 def _postgresql(target: str, shared_key: bool) -> Database:

@@ -2,7 +2,7 @@
 
 One `Recorder` per process or per episode; it owns these two tables:
 
-    recorder = Recorder(secrets=credentials.secret_values())
+    recorder = Recorder(db, secrets=credentials.secret_values())
     run_id = recorder.start_run(agent="codex", conversation="octo/repo#12", job_id="42",
                                 sandbox_tier=1, limits={...}, base_commit="3f2a9c1...")
     recorder.enforced(run_id, "save_file", args, outcome="ok", duration_ms=3.1)
@@ -53,8 +53,10 @@ _started: dict[str, tuple[str, float]] = {}  # run id -> (agent, monotonic start
 class Recorder:
     def __init__(self, db: Database | Path | str | None = None,
                  secrets: Iterable[str] = ()):
+        if db is None:
+            raise TypeError("a Recorder is handed its database (or its SQLite file)")
         if not isinstance(db, Database):
-            db = connect(path=Path(db)) if db else connect()
+            db = connect(path=Path(db))
         self.db = db
         self._secrets: set[str] = set()
         self.add_secrets(secrets)

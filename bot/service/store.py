@@ -15,6 +15,7 @@ from typing import Any, TypedDict, TypeVar, cast
 
 import orjson
 
+from bot.config import Settings
 from bot.db import Database
 from bot.db import connect as db_connect
 
@@ -22,10 +23,10 @@ T = TypeVar("T")
 QUEUE_CHANNEL = "bot_jobs"  # notified when a job is queued or a thread's next job may run
 
 
-def connect(path: Path | None = None) -> Database:
-    """The bot database (BOT_DATABASE_URL, else the data dir's SQLite file; `path`: that SQLite
-    file), migrated to the latest schema (bot/db/migrations.py)."""
-    return db_connect(path=path)
+def connect(path: Path | None = None, *, settings: Settings | None = None) -> Database:
+    """The bot database of the entry point's `settings` (BOT_DATABASE_URL, else the data dir's
+    SQLite file), or `path`'s SQLite file, migrated to the latest schema (bot/db/migrations.py)."""
+    return db_connect(path=path, settings=settings)
 
 
 def write(db: Database, statements: Callable[[Database], T]) -> T:

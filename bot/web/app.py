@@ -72,7 +72,7 @@ def create_app(start_workers: bool = True, address: str | None = None, settings:
         current = app.state.settings = settings or manifest.load_settings(os.environ)
         _hold_bridge_streams(True)
         app.state.start_workers = start_workers
-        app.state.db = store.connect()
+        app.state.db = store.connect(settings=current)
         app.state.missing_config = current.missing_app_config()
         app.state.pool = None
         for problem in app.state.missing_config if current.identity_source else ():  # first run: one line below
@@ -83,7 +83,7 @@ def create_app(start_workers: bool = True, address: str | None = None, settings:
             await app.state.pool.start()
         # bot gc, every BOT_GC_INTERVAL, on a thread of its own
         sweeper = retention.Sweeper(current.number("BOT_GC_INTERVAL"), retention.Policy.from_settings(current),
-                                    current.data_dir, store.connect).start()
+                                    current.data_dir, lambda: store.connect(settings=current)).start()
         metrics_listener = await health.start_metrics_listener(app.state.db, current)
         yield
         if metrics_listener is not None:

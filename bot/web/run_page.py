@@ -36,6 +36,7 @@ from bot.errors import BotError
 from bot.record import provenance
 from bot.record.recorder import Recorder
 from bot.record.redact import redact
+from bot.service import store
 from bot.settings.github import API_HEADERS
 from bot.settings.session import SESSION_COOKIE, WebSession, load_session
 from bot.workspace import worktrees
@@ -74,7 +75,7 @@ async def short_link(request: Request) -> Response:
 
 
 async def run_page(request: Request) -> Response:
-    recorder = Recorder()
+    recorder = Recorder(store.connect(settings=request.app.state.settings))
     try:
         run = await _allowed(request, recorder)
         if run["status"] == "running":
@@ -90,7 +91,7 @@ _open_streams: dict[int, int] = {}  # viewer's GitHub user id -> streams open in
 
 
 async def run_events(request: Request) -> Response:
-    recorder = Recorder()
+    recorder = Recorder(store.connect(settings=request.app.state.settings))
     try:
         run, viewer = await _allowed_viewer(request, recorder)
     except RunPageRefusal as refused:

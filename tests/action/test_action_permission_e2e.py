@@ -11,6 +11,7 @@ import pytest
 from bot.service import store
 from tests.action.conftest import REPO, payload
 from tests.action.test_action_e2e import run_step
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, call, say
 from tests.spine.service import make_remote
 
@@ -26,7 +27,7 @@ def provider():
 
 def running_tool_call() -> bool:
     """The step's record holds the bridged `run` its agent is in (the mid-run signal)."""
-    return bool(store.connect().query("SELECT 1 FROM run_events WHERE kind = 'tool_use' AND tool LIKE '%run'"))
+    return bool(store.connect(settings=current()).query("SELECT 1 FROM run_events WHERE kind = 'tool_use' AND tool LIKE '%run'"))
 
 
 def test_a_writer_revoked_mid_run_gets_no_push_from_the_action(github, runner, provider, tmp_path):

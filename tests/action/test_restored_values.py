@@ -22,6 +22,7 @@ from bot.relay.budgets import Budget, Caps, Ledger, Scope
 from bot.service import store
 from tests.action.conftest import REPO, Runner, payload
 from tests.action.test_session_cache_e2e import run_step
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider
 from tests.spine.service import make_remote
 
@@ -111,7 +112,7 @@ def test_a_cached_session_id_in_the_grammar_is_resumed(argvs, runner, github, mo
 def test_a_stored_session_id_outside_the_grammar_starts_fresh_with_a_log_line(argvs, runner, github, agent, caplog):
     """A session map row that is not an id of that CLI (whoever wrote it) is not resumed: the turn
     runs fresh, says so in the log, and does not crash."""
-    conversations.record_turn(store.connect(), KEY, agent, "--config=x", fresh=True)
+    conversations.record_turn(store.connect(settings=current()), KEY, agent, "--config=x", fresh=True)
     with caplog.at_level(logging.WARNING):
         _ask(runner, github, agent)
     [argv] = argvs
@@ -132,7 +133,7 @@ def test_a_restored_spend_row_out_of_range_does_not_lift_a_cap(tmp_path, field, 
     """Negative, non-finite or absurd amounts in the cache are not taken: this run's own spend
     still reaches the cap."""
     folder = _cache(tmp_path / "cache", spend=[_row(**{field: value})])
-    db = store.connect()
+    db = store.connect(settings=current())
     action_session.restore(db, KEY, folder, config.data_dir(), requester=REQUESTER)
     assert _thread_cap_reached(db, 0.5)
     assert Ledger(db).spent(Scope(conversation=KEY))["thread"].tokens == 0
@@ -142,7 +143,7 @@ def test_a_restored_spend_row_from_the_future_is_not_taken(tmp_path):
     """A row dated after now would count in every later window: it is not taken."""
     future = (datetime.now(UTC) + timedelta(days=400)).isoformat(timespec="milliseconds")
     folder = _cache(tmp_path / "cache", spend=[_row(ts=future), _row(ts="9999"), _row(ts="not a time")])
-    db = store.connect()
+    db = store.connect(settings=current())
     action_session.restore(db, KEY, folder, config.data_dir(), requester=REQUESTER)
     assert Ledger(db).spent(Scope(conversation=KEY))["thread"].tokens == 0
 
@@ -150,7 +151,7 @@ def test_a_restored_spend_row_from_the_future_is_not_taken(tmp_path):
 def test_a_restored_spend_row_naming_an_installation_is_ignored(tmp_path):
     """An Action run has no installation: a row that names one was not written by this thread's runs."""
     folder = _cache(tmp_path / "cache", spend=[_row(installation="9999")])
-    db = store.connect()
+    db = store.connect(settings=current())
     action_session.restore(db, KEY, folder, config.data_dir(), requester=REQUESTER)
     spent = Ledger(db).spent(Scope(conversation=KEY, installation="9999"))
     assert (spent["thread"].tokens, spent["installation_month"].tokens) == (0, 0)
@@ -159,7 +160,7 @@ def test_a_restored_spend_row_naming_an_installation_is_ignored(tmp_path):
 def test_a_restored_spend_row_of_another_requester_does_not_count_toward_this_requesters_day(tmp_path):
     """Another requester's row counts for the thread only; this requester's day holds only their own."""
     folder = _cache(tmp_path / "cache", spend=[_row(requester="42", tokens=700), _row(tokens=300)])
-    db = store.connect()
+    db = store.connect(settings=current())
     action_session.restore(db, KEY, folder, config.data_dir(), requester=REQUESTER)
     spent = Ledger(db).spent(Scope(conversation=KEY, requester=REQUESTER))
     assert (spent["thread"].tokens, spent["requester_day"].tokens) == (1000, 300)
@@ -169,7 +170,7 @@ def test_a_restored_spend_row_of_another_requester_does_not_count_toward_this_re
 def test_an_honest_restored_spend_row_still_counts(tmp_path):
     """A row in range, of this thread, this requester and no installation, keeps the thread's budget."""
     folder = _cache(tmp_path / "cache", spend=[_row(tokens=1200, usd=0.05)])
-    db = store.connect()
+    db = store.connect(settings=current())
     action_session.restore(db, KEY, folder, config.data_dir(), requester=REQUESTER)
     spent = Ledger(db).spent(Scope(conversation=KEY, requester=REQUESTER))
     assert (spent["thread"].tokens, spent["thread"].usd, spent["requester_day"].tokens) == (1200, 0.05, 1200)

@@ -207,7 +207,7 @@ def _home(agent: str, relative: str, text: str = "x") -> Path:
 
 
 def test_the_session_cache_holds_only_this_threads_resume_state(tmp_path):
-    db = store.connect()
+    db = store.connect(settings=current())
     conversations.record_turn(db, KEY, "codex", "thread-1-session", fresh=True)
     conversations.record_turn(db, "Codertocat/Hello-World#2", "codex", "thread-2-session", fresh=True)
     _home("codex", ".codex/sessions/2026/11/30/rollout-1-abc.jsonl", "the transcript")
@@ -223,7 +223,7 @@ def test_the_session_cache_holds_only_this_threads_resume_state(tmp_path):
 
 
 def test_a_second_export_replaces_the_first(tmp_path):
-    db = store.connect()
+    db = store.connect(settings=current())
     conversations.record_turn(db, KEY, "codex", "s1", fresh=True)
     old = _home("codex", ".codex/sessions/2026/11/29/rollout-0-old.jsonl")
     folder = tmp_path / "session"
@@ -235,13 +235,13 @@ def test_a_second_export_replaces_the_first(tmp_path):
 
 
 def test_a_restored_cache_brings_the_session_back_into_an_empty_data_dir(tmp_path, monkeypatch):
-    db = store.connect()
+    db = store.connect(settings=current())
     conversations.record_turn(db, KEY, "claude", CLAUDE_SESSION, fresh=True)
     _home("claude", ".claude/projects/-workspace/claude-session-1.jsonl", "turn one")
     folder = tmp_path / "session"
     action_session.export(db, KEY, folder, config.data_dir())
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "next-run"))
-    fresh = store.connect()
+    fresh = store.connect(settings=current())
     assert action_session.restore(fresh, KEY, folder, config.data_dir()) == 1
     assert conversations.session(fresh, KEY, "claude").session_id == CLAUDE_SESSION
     restored = config.data_dir() / "homes" / conversations.slug(KEY) / "claude" / ".claude" / "projects"
@@ -258,7 +258,7 @@ def test_a_cache_of_another_thread_or_planted_files_is_not_taken(tmp_path, monke
     (folder / "sessions.json").write_text(json.dumps({"conversation": KEY, "sessions": [
         {"agent": "codex", "session_id": CODEX_SESSION, "created_at": 1, "last_used_at": 1, "turns": 1},
         {"agent": "not-an-agent", "session_id": "s", "created_at": 1, "last_used_at": 1, "turns": 1}]}))
-    db = store.connect()
+    db = store.connect(settings=current())
     assert action_session.restore(db, "Codertocat/Hello-World#9", folder, config.data_dir()) == 0
     assert action_session.restore(db, KEY, folder, config.data_dir()) == 1
     home = config.data_dir() / "homes" / slug / "codex"
@@ -266,21 +266,21 @@ def test_a_cache_of_another_thread_or_planted_files_is_not_taken(tmp_path, monke
 
 
 def test_the_threads_model_spend_follows_it_so_a_thread_budget_counts_every_turn(tmp_path, monkeypatch):
-    db = store.connect()
+    db = store.connect(settings=current())
     conversations.record_turn(db, KEY, "codex", "s1", fresh=True)
     Ledger(db).add("run-1", Scope(conversation=KEY, requester="21031067"), 1200, 0.05)
     Ledger(db).add("run-x", Scope(conversation="Codertocat/Hello-World#2", requester="21031067"), 999, 9.0)
     folder = tmp_path / "session"
     action_session.export(db, KEY, folder, config.data_dir())
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "next-run"))
-    fresh = store.connect()
+    fresh = store.connect(settings=current())
     action_session.restore(fresh, KEY, folder, config.data_dir())
     spent = Ledger(fresh).spent(Scope(conversation=KEY))["thread"]
     assert (spent.tokens, spent.usd) == (1200, 0.05)
 
 
 def test_status_in_a_new_workflow_run_counts_the_threads_earlier_turns(github, runner, tmp_path, monkeypatch):
-    db = store.connect()
+    db = store.connect(settings=current())
     conversations.record_turn(db, KEY, "codex", CODEX_SESSION, fresh=True)
     Ledger(db).add("run-1", Scope(conversation=KEY, requester="21031067"), 4321, 0.5)
     folder = tmp_path / "session"

@@ -139,7 +139,7 @@ def shared_database(tmp_path, monkeypatch):
     cluster.start()
     monkeypatch.setenv("BOT_DATABASE_URL", cluster.new_database())
     monkeypatch.setenv("BOT_SECRET_KEY", base64.b64encode(b"k" * 32).decode())
-    yield store.connect()
+    yield store.connect(settings=current())
     cluster.stop()
 
 

@@ -5,10 +5,11 @@ import json
 
 from bot.cli import main as cli
 from bot.record.recorder import Recorder
+from tests.entry_settings import database
 
 
 def seeded_run() -> str:
-    recorder = Recorder()  # $BOT_DATA_DIR/bot.db, set per test by the shared conftest
+    recorder = Recorder(database())  # $BOT_DATA_DIR/bot.db, set per test by the shared conftest
     run_id = recorder.start_run(agent="gemini", conversation="octo/repo#7")
     recorder.enforced(run_id, "save_file", {"path": "a"}, outcome="ok", duration_ms=2.5,
                       detail={"path": "a"})

@@ -10,6 +10,7 @@ import pytest
 from bot.job import conversations
 from bot.job.pipeline import _session_lost
 from bot.service import store
+from tests.entry_settings import current
 from tests.fakes.provider import fail, say
 
 REPO_ARGS = ("--agent", "codex")
@@ -105,7 +106,7 @@ def test_the_cli_not_knowing_the_session_drops_it():
 
 
 def test_a_fresh_turn_that_failed_without_a_session_keeps_the_previous_one():
-    db = store.connect()
+    db = store.connect(settings=current())
     conversations.ensure(db, "o/r#1")
     conversations.record_turn(db, "o/r#1", "codex", "s-1", fresh=True)
     conversations.record_turn(db, "o/r#1", "codex", None, fresh=True)

@@ -19,6 +19,7 @@ from bot.db.database import Database
 from tests.conftest import is_root
 from tests.deploy import container
 from tests.deploy.container import TIER1_OPTIONS, Container, delegated_cgroup, owned_by_bot
+from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
 from tests.fakes.provider import FakeProvider, call, say
 from tests.spine.helpers import payload, signed
@@ -86,7 +87,7 @@ def world(tmp_path: Path, image: str, pg_cluster: Cluster) -> Iterator[tuple[Wor
     with FakeProvider() as provider:
         built = World(tmp_path, image, url, gh, provider, str(pg_cluster.socket))
         try:
-            yield built, provider, bot_db.connect(url)
+            yield built, provider, bot_db.connect(url, settings=current())
         finally:
             built.stop_all()
             gh.stop()

@@ -11,6 +11,7 @@ from bot.config import Settings
 from bot.intake.decide import Episode, Event, Ignore, decide
 from bot.service import store
 from bot.web.app import create_app
+from tests.entry_settings import current
 from tests.spine.helpers import configure_app, payload, signed
 
 
@@ -39,4 +40,4 @@ def test_the_webhook_queues_a_command_to_the_handle_of_the_apps_settings(monkeyp
     with TestClient(create_app(start_workers=False, settings=settings), base_url="http://localhost") as client:
         body, headers = signed(payload("issue_comment.created", "@helper codex explain this"), "issue_comment")
         assert client.post("/webhook", content=body, headers=headers).status_code == 202
-    assert [job["kind"] for job in store.jobs(store.connect())] == ["episode"]
+    assert [job["kind"] for job in store.jobs(store.connect(settings=current()))] == ["episode"]

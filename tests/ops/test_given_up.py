@@ -6,6 +6,7 @@ import logging
 from bot import metrics
 from bot.service import store
 from bot.service.worker import MAX_ATTEMPTS
+from tests.entry_settings import current
 from tests.spine.helpers import enqueue
 from tests.spine.test_worker import drain, gh, spec  # noqa: F401  (gh: the fixture)
 
@@ -18,7 +19,7 @@ async def test_job_given_up_after_its_last_attempt_is_logged_as_such(gh, monkeyp
     monkeypatch.setenv("BOT_LEASE_SECONDS", "1")
     gh.fail_next("POST", r"/app/installations/1/access_tokens$", 0, times=MAX_ATTEMPTS)
     before = metrics.REGISTRY.get_sample_value("bot_jobs_given_up_total", {"kind": "reply"}) or 0.0
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "reply", REPO_THREAD, spec("help"))
     with caplog.at_level(logging.INFO, logger="bot.service.worker"):
         rows = await drain(db, 1)

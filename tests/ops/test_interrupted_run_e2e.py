@@ -9,6 +9,7 @@ import pytest
 from bot.cli import runs
 from bot.record.recorder import INTERRUPTED, Recorder
 from bot.service import store
+from tests.entry_settings import current, database
 from tests.fakes.provider import FakeProvider, call
 from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
 from tests.spine.test_crash_and_stop import MARKER, SLOW, in_the_run_tool, mention
@@ -41,11 +42,11 @@ def test_the_run_of_a_killed_service_shows_interrupted_after_the_restart(world, 
     services[0].kill()
     services.append(Service(env, tmp_path / "serve2.log").start())
     gh.wait_for(lambda: any(MARKER.search(c["body"]) for c in gh.comments(REPO, 1)), timeout=240)
-    gh.wait_for(lambda: all(j["status"] in ("done", "failed") for j in store.jobs(store.connect())), timeout=120)
+    gh.wait_for(lambda: all(j["status"] in ("done", "failed") for j in store.jobs(store.connect(settings=current()))), timeout=120)
     capsys.readouterr()
     assert runs.main(["list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     statuses = sorted(run["status"] for run in listed)
     assert "running" not in statuses and "interrupted" in statuses
     killed = next(run for run in listed if run["status"] == "interrupted")
-    assert killed["finished_at"] and Recorder().run(killed["id"])["summary"] == {"error": INTERRUPTED}
+    assert killed["finished_at"] and Recorder(database()).run(killed["id"])["summary"] == {"error": INTERRUPTED}

@@ -9,6 +9,7 @@ import pytest
 from bot.cli import runs
 from bot.record.recorder import Recorder
 from bot.service import store
+from tests.entry_settings import current
 from tests.spine.helpers import configure_app, enqueue
 from tests.spine.service import REPO, make_remote, seeded_github
 from tests.spine.test_worker import drain, spec
@@ -38,7 +39,7 @@ def killed_attempt(db, job_id: int) -> str:
 
 
 async def test_a_run_of_a_killed_attempt_shows_interrupted_in_bot_runs_after_the_job_is_taken_up(gh, capsys):
-    db = store.connect()
+    db = store.connect(settings=current())
     job_id = enqueue(db, "reply", f"{REPO}#1", spec("help"))
     run_id = killed_attempt(db, job_id)
     assert listed(capsys)[run_id]["status"] == "running"
@@ -49,7 +50,7 @@ async def test_a_run_of_a_killed_attempt_shows_interrupted_in_bot_runs_after_the
 
 
 async def test_the_runs_of_other_jobs_are_left_running(gh, capsys):
-    db = store.connect()
+    db = store.connect(settings=current())
     job_id = enqueue(db, "reply", f"{REPO}#1", spec("help"))
     killed_attempt(db, job_id)
     other = Recorder(db).start_run(agent="codex", job_id=str(job_id + 100), conversation=f"{REPO}#2")

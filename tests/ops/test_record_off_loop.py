@@ -8,6 +8,7 @@ import threading
 from adapters.base import Event, EventKind
 from bot.record import recorder as recorder_module
 from bot.record.recorder import Recorder
+from tests.entry_settings import database
 
 SECRET = "sk-ant-api03-" + "s" * 40
 
@@ -29,7 +30,7 @@ async def test_a_long_lines_redaction_leaves_the_event_loop_running(monkeypatch)
             await asyncio.sleep(0.01)
         ticked.set()
 
-    recorder = Recorder(secrets=[SECRET])
+    recorder = Recorder(database(), secrets=[SECRET])
     run_id = recorder.start_run(agent="codex")
     line = ('{"type":"text","text":"' + "x" * recorder_module.OFF_LOOP_RAW + SECRET + '"}').encode()
     ticker = asyncio.create_task(tick_while_redacting())
@@ -43,7 +44,7 @@ async def test_a_long_lines_redaction_leaves_the_event_loop_running(monkeypatch)
 
 
 async def test_a_short_line_is_recorded_as_before(monkeypatch):
-    recorder = Recorder(secrets=[SECRET])
+    recorder = Recorder(database(), secrets=[SECRET])
     run_id = recorder.start_run(agent="codex")
     await recorder.attest_async(run_id, Event(EventKind.TEXT, raw=f'{{"text":"{SECRET}"}}'.encode()))
     assert SECRET not in recorder.events(run_id)[-1]["raw"]

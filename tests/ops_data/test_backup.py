@@ -39,7 +39,7 @@ class JobTraffic:
         self.thread.join(60)
 
     def _run(self) -> None:
-        db = store.connect()
+        db = store.connect(settings=current())
         try:
             while not self.stop.is_set():
                 n = self.done
@@ -101,7 +101,7 @@ def test_a_backup_taken_while_jobs_run_restores_every_job_and_secret(tmp_path, m
 
 
 def test_the_archive_is_readable_by_its_owner_only(tmp_path):
-    store.connect().close()
+    store.connect(settings=current()).close()
     archive = tmp_path / "b.tar.gz"
     backup.backup(archive, current())
     assert archive.stat().st_mode & 0o777 == 0o600
@@ -157,7 +157,7 @@ def test_the_github_app_a_first_run_stored_comes_back_with_the_restore(tmp_path,
 
 
 def test_restore_refuses_while_a_service_still_uses_the_database(tmp_path):
-    db = store.connect()
+    db = store.connect(settings=current())
     archive = tmp_path / "b.tar.gz"
     backup.backup(archive, current())
     wakeup.beat(db, "host:1:abc", 0, 2, 0.0)  # a worker reported just now

@@ -26,7 +26,7 @@ def _store_all() -> None:
 
 
 def _sealed_rows() -> list[dict]:
-    db = connect()
+    db = connect(settings=current())
     try:
         return db.query("SELECT scope, name, sealed FROM secrets")
     finally:
@@ -69,7 +69,7 @@ def test_settings_sessions_end_with_the_rotation():
     assert session.load_session(current(), cookie) is not None
     rotation.rotate(current())
     assert session.load_session(current(), cookie) is None
-    db = connect()
+    db = connect(settings=current())
     try:
         assert db.query("SELECT sid_hash FROM settings_sessions") == []
     finally:
@@ -137,7 +137,7 @@ def test_the_packed_cli_homes_and_the_stored_github_app_open_under_the_new_key_o
     """Not only the secrets table: every sealed value the bot keeps is re-encrypted."""
     _store_all()
     context = session_home._context("octo/app#1", "codex")
-    db = connect()
+    db = connect(settings=current())
     try:
         db.execute("INSERT INTO session_homes (conversation, agent, version, sealed, size, packed_by, updated_at) "
                    "VALUES (?, ?, 1, ?, 6, 'test', 0)", ["octo/app#1", "codex", vault.seal(context, b"packed", settings=current())])
@@ -149,7 +149,7 @@ def test_the_packed_cli_homes_and_the_stored_github_app_open_under_the_new_key_o
     old = vault.master_key(settings=current())
     assert keys.main(["rotate"]) == 0
     new = vault.master_key(settings=current())
-    db = connect()
+    db = connect(settings=current())
     try:
         [row] = db.query("SELECT sealed FROM session_homes")
     finally:

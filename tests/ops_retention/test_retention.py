@@ -16,7 +16,7 @@ from bot.record.recorder import Recorder
 from bot.service import retention, store
 from bot.web import intake
 from bot.workspace import pool, worktrees
-from tests.entry_settings import current
+from tests.entry_settings import current, database
 
 DAY = 86_400
 NOW = time.time()
@@ -60,7 +60,7 @@ def _scratch(run_id: str, days_old: float):
 
 @pytest.fixture
 def db():
-    database = store.connect()
+    database = store.connect(settings=current())
     if "runs" not in database.table_names():  # the recorder's tables, where no migration made them
         Recorder(database)
     return database
@@ -221,7 +221,7 @@ def test_the_service_sweeper_removes_what_is_past_the_windows(db):
 
     async def until_swept() -> None:
         sweeper = retention.Sweeper(interval_s=0.01, policy=POLICY, data_dir=current().data_dir,
-                                    connect=store.connect).start()
+                                    connect=database).start()
         try:
             while _events(db, "old"):
                 await asyncio.sleep(0.01)

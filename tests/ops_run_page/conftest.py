@@ -14,7 +14,7 @@ from bot.settings import routes as settings
 from bot.web import run_page
 from bot.workspace import worktrees
 from tests.browser import browser_fixture, page_fixture  # noqa: F401 (the browser tests' fixtures)
-from tests.entry_settings import current, handed
+from tests.entry_settings import current, database, handed
 from tests.settings.conftest import use_fake_github
 from tests.settings.fake_github_oauth import ROLE_ORDER, FakeGitHubOAuth
 
@@ -83,7 +83,7 @@ def mirror_with_commit(tmp_path) -> tuple[str, str]:
 
 
 def record_run(base: str | None = None, status: str | None = "ok", conversation: str = f"{REPO}#12") -> str:
-    recorder = Recorder(secrets=[])
+    recorder = Recorder(database(), secrets=[])
     run_id = recorder.start_run(agent="codex", conversation=conversation, base_commit=base)
     recorder.update_run(run_id, agent_version="0.171.0", session_id="sess-4242", resumed=0)
     recorder.record(run_id, "enforced", "tool_call", tool="read_file", args={"path": "hello.py"},

@@ -6,7 +6,7 @@ import json
 from bot import config
 from bot.record import provenance
 from bot.record.recorder import Recorder
-from tests.entry_settings import current
+from tests.entry_settings import current, database
 from tests.ops_run_page.conftest import REPO, SECRET, mirror_with_commit, record_run
 from tests.settings.conftest import sign_in
 
@@ -64,7 +64,7 @@ def test_a_local_run_has_no_page(client, github):
 def test_a_finished_run_shows_the_whole_record(client, github, tmp_path):
     base, commit = mirror_with_commit(tmp_path)
     run_id = record_run(base=base, status=None)
-    recorder = Recorder()
+    recorder = Recorder(database())
     recorder.record(run_id, "enforced", "commit", outcome="pushed", raw=commit)
     recorder.finish_run(run_id, "ok")
     sign_in(client, github, "octocat")
@@ -86,8 +86,8 @@ def test_nothing_secret_is_on_the_page(client, github):
 
 def test_text_the_agent_wrote_is_shown_not_rendered(client, github):
     run_id = record_run(status=None)
-    Recorder().record(run_id, "attested", "text", raw='{"text":"<script>alert(1)</script><img src=x>"}')
-    Recorder().finish_run(run_id, "ok")
+    Recorder(database()).record(run_id, "attested", "text", raw='{"text":"<script>alert(1)</script><img src=x>"}')
+    Recorder(database()).finish_run(run_id, "ok")
     sign_in(client, github, "octocat")
     page = client.get(f"/settings/runs/{run_id}").text
     assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
@@ -97,14 +97,14 @@ def test_the_answers_provenance_links_the_run_page(monkeypatch):
     """The answer replaces the tracking comment's header: its provenance keeps the link."""
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com")
     run_id = record_run()
-    footer = provenance.build(Recorder(), run_id, agent="codex", run_page=current().run_url(run_id)).footer_line()
+    footer = provenance.build(Recorder(database()), run_id, agent="codex", run_page=current().run_url(run_id)).footer_line()
     assert f"[run {run_id[:8]}…](https://bot.example.com/runs/{run_id})" in footer
 
 
 def test_a_local_runs_provenance_has_no_link(monkeypatch):
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com")
     run_id = record_run(conversation="local:/home/me/repo")
-    prov = provenance.build(Recorder(), run_id, agent="codex", run_page=current().run_url(run_id))
+    prov = provenance.build(Recorder(database()), run_id, agent="codex", run_page=current().run_url(run_id))
     assert "](https://" not in prov.footer_line()
 
 
@@ -118,7 +118,7 @@ def test_github_failing_is_said_as_such_not_as_a_refusal(client, github):
 
 def _served_job(repo_id: int) -> str:
     """The job a service run served, as the intake stores it: the repository's id in its spec."""
-    recorder = Recorder(secrets=[])
+    recorder = Recorder(database(), secrets=[])
     spec = json.dumps({"repo": REPO, "repo_id": repo_id, "author": "octocat"})
     job = recorder.db.query("INSERT INTO jobs (delivery_id, kind, conversation, spec, created_at) "
                             "VALUES (?, 'episode', ?, ?, 0) RETURNING id", ["d-1", f"{REPO}#12", spec])
@@ -128,14 +128,14 @@ def _served_job(repo_id: int) -> str:
 def test_a_repository_created_again_under_the_runs_repository_name_opens_nothing(client, github):
     """Access follows the repository's id: a reader of the new octo/app cannot open the old one's runs."""
     run_id = record_run()
-    Recorder().update_run(run_id, job_id=_served_job(repo_id=github.repo_ids[REPO] + 1))
+    Recorder(database()).update_run(run_id, job_id=_served_job(repo_id=github.repo_ids[REPO] + 1))
     sign_in(client, github, "octocat")
     assert client.get(f"/settings/runs/{run_id}").status_code == 403
 
 
 def test_the_runs_own_repository_opens_its_page(client, github):
     run_id = record_run()
-    Recorder().update_run(run_id, job_id=_served_job(repo_id=github.repo_ids[REPO]))
+    Recorder(database()).update_run(run_id, job_id=_served_job(repo_id=github.repo_ids[REPO]))
     sign_in(client, github, "octocat")
     page = client.get(f"/settings/runs/{run_id}")
     assert page.status_code == 200 and "@octocat" in page.text

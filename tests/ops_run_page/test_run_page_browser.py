@@ -7,6 +7,7 @@ import pytest
 
 from bot.record.recorder import Recorder
 from tests.browser import serve
+from tests.entry_settings import database
 from tests.ops_run_page.conftest import app, record_run
 
 pytestmark = pytest.mark.e2e
@@ -31,7 +32,7 @@ def test_a_browser_receives_the_transcript_as_it_is_recorded(page, site, github)
     assert page.url == f"{site}/settings/runs/{run_id}"
     events = page.locator("#events li")
     events.nth(3).wait_for()
-    recorder = Recorder()
+    recorder = Recorder(database())
     recorder.record(run_id, "enforced", "tool_call", tool="edit_file", args={"path": "hello.py"},
                     outcome="ok", duration_ms=2.0)
     events.nth(4).wait_for()

@@ -7,6 +7,7 @@ import pytest
 from bot import db as bot_db
 from bot.review import memory
 from bot.review.memory import Posted
+from tests.entry_settings import current
 from tests.store.conftest import backend, pg_cluster, pg_url  # noqa: F401 - the two-backend fixtures
 
 pytestmark = pytest.mark.usefixtures("backend")
@@ -18,7 +19,7 @@ def posted(agent: str = "codex", comment_id: int = 11, path: str = "app.py") -> 
 
 
 def test_the_commit_last_reviewed_is_remembered_per_agent():
-    db = bot_db.connect()
+    db = bot_db.connect(settings=current())
     memory.remember(db, "o/r", 2, ["codex"], SHA1, 501, [posted()])
     memory.remember(db, "o/r", 2, ["codex", "claude"], SHA2, 502, [])
     assert memory.last_reviewed(db, "o/r", 2, ["codex", "claude", "gemini"]) == {"codex": SHA2, "claude": SHA2}
@@ -26,7 +27,7 @@ def test_the_commit_last_reviewed_is_remembered_per_agent():
 
 
 def test_each_posted_finding_is_kept_with_its_comment_and_review():
-    db = bot_db.connect()
+    db = bot_db.connect(settings=current())
     memory.remember(db, "o/r", 2, ["codex"], SHA1, 501, [posted()])
     [earlier] = memory.findings(db, "o/r", 2)
     assert (earlier.agent, earlier.comment_id, earlier.commit_sha, earlier.path, earlier.line, earlier.severity,
@@ -35,7 +36,7 @@ def test_each_posted_finding_is_kept_with_its_comment_and_review():
 
 
 def test_a_fixed_finding_is_no_longer_listed_and_a_declined_one_is():
-    db = bot_db.connect()
+    db = bot_db.connect(settings=current())
     memory.remember(db, "o/r", 2, ["codex"], SHA1, 501, [posted(comment_id=11), posted(comment_id=12, path="b.py")])
     first, second = memory.findings(db, "o/r", 2)
     memory.mark(db, [first.id], memory.FIXED, "in bbbbbbb")

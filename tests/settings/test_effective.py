@@ -78,7 +78,7 @@ def test_stored_key_shows_its_last_use_runs_and_spend(client, github):
     github.add_repo("octo/app", installation_id=1, octocat="admin")
     kind = credentials.find_kind("claude:api_key")
     credentials.connect(current(), f"repo:{github.repo_ids['octo/app']}", kind, REPO_KEY, actor="octocat")
-    db = connect()
+    db = connect(settings=current())
     origin = credentials.resolve_origin(current(), "claude", github.repo_ids["octo/app"], None, None)
     for run_id, usd in (("run-a", 0.25), ("run-b", 0.5)):
         usage.note(db, run_id, origin)
@@ -96,7 +96,7 @@ def test_rotated_key_starts_counting_again(client, github):
     github.add_repo("octo/app", installation_id=1, octocat="admin")
     kind = credentials.find_kind("claude:api_key")
     credentials.connect(current(), f"repo:{github.repo_ids['octo/app']}", kind, REPO_KEY, actor="octocat")
-    db = connect()
+    db = connect(settings=current())
     usage.note(db, "run-a", credentials.resolve_origin(current(), "claude", github.repo_ids["octo/app"], None, None))
     db.close()
     credentials.connect(current(), f"repo:{github.repo_ids['octo/app']}", kind, KEY, actor="octocat")

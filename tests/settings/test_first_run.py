@@ -257,7 +257,7 @@ def test_start_page_shows_the_full_webhook_url(configured, monkeypatch):
 def test_job_counts_agree_with_healthz(configured):
     """A running row whose lease ran out (its process died) is not running: / and /healthz agree."""
     with TestClient(create_app(start_workers=False), base_url=LOCAL) as client:
-        db = store.connect()
+        db = store.connect(settings=current())
         now = time.time()
         for status, lease in (("queued", None), ("done", None), ("running", now - 60)):
             db.execute("INSERT INTO jobs (kind, conversation, spec, status, created_at, lease_expires) "

@@ -13,6 +13,7 @@ import subprocess
 import pytest
 
 from bot.service import store
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, call, say
 from tests.spine.helpers import payload
 from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
@@ -56,7 +57,7 @@ def start_waiting_episode(world, *before, command: str = SLOW) -> None:
 
 def running_tool_call() -> bool:
     """The episode's record holds the bridged `run` it is in."""
-    return bool(store.connect().query("SELECT 1 FROM run_events WHERE kind = 'tool_use' AND tool LIKE '%run'"))
+    return bool(store.connect(settings=current()).query("SELECT 1 FROM run_events WHERE kind = 'tool_use' AND tool LIKE '%run'"))
 
 
 def bot_comments(gh) -> list[str]:
@@ -64,7 +65,7 @@ def bot_comments(gh) -> list[str]:
 
 
 def episode() -> dict:
-    return next(j for j in store.jobs(store.connect()) if j["kind"] == "episode")
+    return next(j for j in store.jobs(store.connect(settings=current())) if j["kind"] == "episode")
 
 
 def test_a_read_only_members_stop_leaves_the_writers_run_and_says_they_lack_permission(world):

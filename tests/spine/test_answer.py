@@ -26,7 +26,7 @@ class RecordingSurface:
 
 
 def answer(text: str, outcome: Outcome | None) -> str:
-    db = store.connect()
+    db = store.connect(settings=current())
     run_id = Recorder(db).start_run(agent="codex", conversation="o/r#1", limits={}, base_commit="a" * 40)
     result = Result(ok=True, text=text, session_id="s-1", usage=Usage(), events=[], agent="codex")
     ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,

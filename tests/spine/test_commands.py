@@ -3,6 +3,7 @@ every one passes GitHub's permission check first, and a kind without a handler i
 from __future__ import annotations
 
 from bot.service import store
+from tests.entry_settings import current
 from tests.spine.helpers import enqueue
 from tests.spine.service import REPO
 from tests.spine.test_worker import drain, gh, spec  # noqa: F401  (gh: the fixture)
@@ -15,7 +16,7 @@ def bot_comments(fake) -> list[str]:
 async def test_a_command_without_a_handler_is_refused_and_never_run(gh):  # noqa: F811
     """A job kind the worker does not know (a command added to the grammar but not to the
     worker) ends with a refusal, not with whatever a default would do."""
-    db = store.connect()
+    db = store.connect(settings=current())
     gh.add_comment(REPO, 1, "@bot frobnicate", comment_id=77)
     enqueue(db, "frobnicate", f"{REPO}#1", spec(author="Codertocat"))
     rows = await drain(db, 1)
@@ -25,7 +26,7 @@ async def test_a_command_without_a_handler_is_refused_and_never_run(gh):  # noqa
 
 async def test_refusals_to_a_member_without_permission_are_capped_per_thread(gh):  # noqa: F811
     """A read-only member repeating `@bot stop` is told once per window, not once per stop."""
-    db = store.connect()
+    db = store.connect(settings=current())
     gh.set_permission(REPO, "reader", "read")
     gh.add_comment(REPO, 1, "@bot stop", user="reader", comment_id=77)
     for _ in range(3):
@@ -35,7 +36,7 @@ async def test_refusals_to_a_member_without_permission_are_capped_per_thread(gh)
 
 
 async def test_a_writers_stop_flags_the_threads_episodes_with_their_login(gh):  # noqa: F811
-    db = store.connect()
+    db = store.connect(settings=current())
     gh.set_permission(REPO, "alice", "write")
     gh.add_comment(REPO, 1, "@bot stop", user="alice", comment_id=77)
     episode = enqueue(db, "episode", f"{REPO}#2", spec())

@@ -10,7 +10,7 @@ from tests.entry_settings import current
 
 def test_turns_are_counted_and_session_id_kept():
     """A resumed turn bumps the count; the session id stays."""
-    db = store.connect()
+    db = store.connect(settings=current())
     conversations.record_turn(db, "o/r#1", "codex", "s-1", fresh=True)
     conversations.record_turn(db, "o/r#1", "codex", "s-1", fresh=False)
     session = conversations.session(db, "o/r#1", "codex")
@@ -19,7 +19,7 @@ def test_turns_are_counted_and_session_id_kept():
 
 def test_fresh_session_restarts_the_count():
     """`new` (or a lost session) replaces the id and starts counting again."""
-    db = store.connect()
+    db = store.connect(settings=current())
     conversations.record_turn(db, "o/r#1", "codex", "s-1", fresh=True)
     conversations.record_turn(db, "o/r#1", "codex", "s-2", fresh=True)
     assert conversations.session(db, "o/r#1", "codex").turns == 1
@@ -27,7 +27,7 @@ def test_fresh_session_restarts_the_count():
 
 def test_each_agent_keeps_its_own_session():
     """One thread can talk to several agents; each has its own session."""
-    db = store.connect()
+    db = store.connect(settings=current())
     conversations.record_turn(db, "o/r#1", "codex", "c-1", fresh=True)
     conversations.record_turn(db, "o/r#1", "claude", "k-1", fresh=True)
     assert [(s.agent, s.session_id) for s in conversations.sessions(db, "o/r#1")] == [("claude", "k-1"), ("codex", "c-1")]

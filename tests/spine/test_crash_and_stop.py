@@ -11,6 +11,7 @@ import signal
 import pytest
 
 from bot.service import store
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, call
 from tests.spine.helpers import payload
 from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
@@ -57,17 +58,17 @@ def test_killed_server_finishes_the_job_once_after_restart(world, tmp_path):
     bot_comments = [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]"]
     assert len(bot_comments) == 1 and MARKER.search(bot_comments[0]["body"])
     assert len(gh.calls_to("POST", r"/issues/1/comments$")) == 1
-    assert [j["attempts"] for j in store.jobs(store.connect())] == [2]
+    assert [j["attempts"] for j in store.jobs(store.connect(settings=current()))] == [2]
 
 
 def jobs_finished() -> bool:
-    jobs = store.jobs(store.connect())
+    jobs = store.jobs(store.connect(settings=current()))
     return bool(jobs) and all(job["status"] in ("done", "failed", "cancelled") for job in jobs)
 
 
 def in_the_run_tool() -> bool:
     """The episode's record holds the bridged `run` it is in."""
-    return bool(store.connect().query("SELECT 1 FROM run_events WHERE kind = 'tool_use' AND tool LIKE '%run'"))
+    return bool(store.connect(settings=current()).query("SELECT 1 FROM run_events WHERE kind = 'tool_use' AND tool LIKE '%run'"))
 
 
 def stop_mid_run(world, tmp_path) -> None:
@@ -85,7 +86,7 @@ def test_stop_kills_the_run_and_says_stopped(world, tmp_path):
     """`@bot stop` while the agent works: the tracking comment says stopped, the job is cancelled."""
     gh = world[0]
     stop_mid_run(world, tmp_path)
-    gh.wait_for(lambda: ("episode", "cancelled") in [(j["kind"], j["status"]) for j in store.jobs(store.connect())])
+    gh.wait_for(lambda: ("episode", "cancelled") in [(j["kind"], j["status"]) for j in store.jobs(store.connect(settings=current()))])
     assert {"subject": "issue_comment", "comment_id": 2, "content": "+1"} in gh.reactions
 
 
@@ -100,10 +101,10 @@ def test_sigterm_leaves_the_running_job_for_the_next_start(world, tmp_path):
     gh.wait_for(in_the_run_tool, timeout=120)  # mid-run: the sandbox writes files back only when it ends
     services[0].stop()
     assert services[0].proc.returncode in (0, -signal.SIGTERM)  # uvicorn re-raises the signal it handled
-    assert [(j["status"], j["finished_at"]) for j in store.jobs(store.connect())] == [("running", None)]
+    assert [(j["status"], j["finished_at"]) for j in store.jobs(store.connect(settings=current()))] == [("running", None)]
     assert any("shutting down" in (c["body"] or "") for c in gh.comments(REPO, 1))
     services.append(Service(env, tmp_path / "serve2.log").start())
-    gh.wait_for(lambda: store.jobs(store.connect())[0]["status"] == "done", timeout=120)
+    gh.wait_for(lambda: store.jobs(store.connect(settings=current()))[0]["status"] == "done", timeout=120)
     bot_comments = [c for c in gh.comments(REPO, 1) if c["user"]["login"] == "bot[bot]"]
     assert len(bot_comments) == 1 and MARKER.search(bot_comments[0]["body"])
     assert len(gh.calls_to("POST", r"/issues/1/comments$")) == 1
@@ -114,7 +115,7 @@ def test_stop_halts_the_bridge_and_the_record_shows_it(world, tmp_path):
     from bot.record.recorder import Recorder
 
     stop_mid_run(world, tmp_path)
-    recorder = Recorder(store.connect())
+    recorder = Recorder(store.connect(settings=current()))
     run = recorder.recent(1)[0]
     halts = [e for e in recorder.events(run["id"]) if e["kind"] == "halt"]
     assert len(halts) == 1 and halts[0]["tier"] == "enforced"

@@ -52,7 +52,7 @@ def run_chain(cfg: RepoConfig, first: str, down: set[str]) -> tuple[Turn, list[t
         asked.append((name, fresh_reason))
         return turn(name, OVERLOADED if name in down else None)
 
-    final = asyncio.run(fallback.run(store.connect(), context(), cfg, first, Notes(), asyncio.Event(),
+    final = asyncio.run(fallback.run(store.connect(settings=current()), context(), cfg, first, Notes(), asyncio.Event(),
                                      attempt=attempt))
     return final, asked
 
@@ -100,7 +100,7 @@ def test_a_failure_the_relay_did_not_see_as_unavailability_does_not_fall_back(ke
         failed.result.ok = False
         return failed
 
-    final = asyncio.run(fallback.run(store.connect(), context(), RepoConfig(fallback=("codex",)), "claude",
+    final = asyncio.run(fallback.run(store.connect(settings=current()), context(), RepoConfig(fallback=("codex",)), "claude",
                                      Notes(), asyncio.Event(), attempt=attempt))
     assert final.agent == "claude" and final.attempts == ()
 
@@ -163,7 +163,7 @@ def _spent(recorder: Recorder, run_id: str, tokens: int, cost: float) -> None:
 
 
 def test_the_answering_runs_provenance_shows_the_failed_attempts_spend():
-    recorder = Recorder(store.connect())
+    recorder = Recorder(store.connect(settings=current()))
     first = recorder.start_run(agent="claude", conversation="o/r#1", limits={})
     answered = recorder.start_run(agent="codex", conversation="o/r#1", limits={})
     _spent(recorder, first, 1500, 0.02)
@@ -174,7 +174,7 @@ def test_the_answering_runs_provenance_shows_the_failed_attempts_spend():
 
 
 def test_a_failed_attempt_that_cost_nothing_says_so():
-    recorder = Recorder(store.connect())
+    recorder = Recorder(store.connect(settings=current()))
     first = recorder.start_run(agent="claude", conversation="o/r#1", limits={})
     answered = recorder.start_run(agent="codex", conversation="o/r#1", limits={})
     recorder.record(answered, Tier.ENFORCED, fallback.EVENT, tool="claude", outcome="overloaded",
@@ -183,7 +183,7 @@ def test_a_failed_attempt_that_cost_nothing_says_so():
 
 
 def test_an_answer_by_the_fallback_agent_starts_with_the_line():
-    db = store.connect()
+    db = store.connect(settings=current())
     run_id = Recorder(db).start_run(agent="codex", conversation="o/r#1", limits={}, base_commit="a" * 40)
     answered = turn("codex")
     answered.run_id, answered.attempts = run_id, (Attempt("claude", "run-x", OVERLOADED),)
@@ -192,7 +192,7 @@ def test_an_answer_by_the_fallback_agent_starts_with_the_line():
 
 
 def test_an_answer_whose_provider_was_unavailable_names_the_failure_not_the_cli():
-    db = store.connect()
+    db = store.connect(settings=current())
     run_id = Recorder(db).start_run(agent="claude", conversation="o/r#1", limits={}, base_commit="a" * 40)
     failed = turn("claude", OVERLOADED, text="API Error: 529 giving up")
     failed.run_id = run_id
@@ -206,7 +206,7 @@ def test_an_agent_whose_episode_cannot_start_is_skipped_with_the_reason(keys):
             raise Stop("the codex adapter declares no model relay channel for X: refusing\n\nmore")
         return turn(name, OVERLOADED if name == "claude" else None)
 
-    final = asyncio.run(fallback.run(store.connect(), context(), RepoConfig(fallback=("codex", "gemini")), "claude",
+    final = asyncio.run(fallback.run(store.connect(settings=current()), context(), RepoConfig(fallback=("codex", "gemini")), "claude",
                                      Notes(), asyncio.Event(), attempt=attempt))
     assert final.agent == "gemini" and [a.agent for a in final.attempts] == ["claude"]
     assert final.skipped == (("codex", "the codex adapter declares no model relay channel for X: refusing"),)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.service import store
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, fail
 from tests.spine.helpers import payload
 from tests.spine.service import REPO, make_remote, seeded_github, service_env, serving
@@ -62,7 +63,7 @@ def answer_of(gh, service, body: str) -> str:
 
 
 def runs() -> list[dict]:
-    return list(store.connect().query("SELECT agent, status, limits, mode, sandbox_tier FROM runs ORDER BY started_at"))
+    return list(store.connect(settings=current()).query("SELECT agent, status, limits, mode, sandbox_tier FROM runs ORDER BY started_at"))
 
 
 def test_an_overloaded_claude_is_answered_by_codex_with_the_recap_and_the_failed_attempts_spend(world):

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from bot.service import store
+from tests.entry_settings import current
 from tests.spine.helpers import configure_app, enqueue
 from tests.spine.service import REPO, make_remote, seeded_github
 from tests.spine.test_worker import drain, spec
@@ -41,7 +42,7 @@ def gh(monkeypatch, tmp_path):
 
 async def test_the_first_header_does_not_name_the_default_agent_the_repository_overrides(gh):
     gh.add_comment(REPO, 1, "@bot explain", user="Codertocat", comment_id=77)
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "episode", f"{REPO}#1", spec(agent=None))
     await drain(db, 1)
     first = gh.calls_to("POST", rf"/repos/{REPO}/issues/1/comments$")[0].body["body"]

@@ -18,7 +18,7 @@ def result(ok: bool = True, text: str = "", failure: str | None = None, error: s
 
 
 def compose(run: Result, record=lambda recorder, run_id: None, touched=None) -> str:
-    db = store.connect()
+    db = store.connect(settings=current())
     recorder = Recorder(db)
     run_id = recorder.start_run(agent="codex", conversation="o/r#1", limits={}, base_commit="a" * 40)
     record(recorder, run_id)

@@ -8,6 +8,7 @@ from starlette.testclient import TestClient
 
 from bot.service import store
 from bot.web.app import create_app
+from tests.entry_settings import current
 from tests.spine.helpers import configure_app, payload, signed
 
 
@@ -24,7 +25,7 @@ def post(client, data, event="issue_comment", **kw):
 
 
 def jobs() -> list[dict]:
-    return store.jobs(store.connect())
+    return store.jobs(store.connect(settings=current()))
 
 
 def test_command_from_an_owner_is_queued(client):
@@ -112,7 +113,7 @@ def test_failed_job_can_be_redelivered(client):
     """A redelivery of a delivery whose job failed queues it again."""
     data = payload("issue_comment.created", "@bot codex explain")
     post(client, data, delivery="d-2")
-    store.update_job(store.connect(), jobs()[0]["id"], status="failed")
+    store.update_job(store.connect(settings=current()), jobs()[0]["id"], status="failed")
     assert post(client, data, delivery="d-2").status_code == 202 and len(jobs()) == 2
 
 
@@ -153,7 +154,7 @@ def test_unknown_agent_queues_a_reply(client):
 def test_stop_is_queued_as_a_job_and_flags_nothing_at_the_intake(client):
     """`@bot stop` from a member is a `stop` job: the worker cancels only after GitHub's
     permission check, so the intake (which asks GitHub nothing) flags no episode."""
-    db = store.connect()
+    db = store.connect(settings=current())
     post(client, payload("issue_comment.created", "@bot codex long task", id=11))
     store.update_job(db, jobs()[0]["id"], status="running")
     post(client, payload("issue_comment.created", "@bot stop", id=12))

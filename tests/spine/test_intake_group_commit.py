@@ -9,6 +9,7 @@ import pytest
 
 from bot.service import store
 from bot.web.app import create_app
+from tests.entry_settings import current
 from tests.spine.helpers import configure_app, payload, signed
 
 
@@ -28,12 +29,12 @@ def _commits(db) -> list[str]:
 
 
 def _notices() -> list[str]:
-    return [row["conversation"] for row in store.connect().query("SELECT conversation FROM notices ORDER BY 1")]
+    return [row["conversation"] for row in store.connect(settings=current()).query("SELECT conversation FROM notices ORDER BY 1")]
 
 
 async def test_writes_of_one_loop_iteration_share_one_commit():
     """Concurrent store.commit calls are written by a single COMMIT and each gets its own result."""
-    db = store.connect()
+    db = store.connect(settings=current())
     commits = _commits(db)
     results = await asyncio.gather(*(store.commit(db, _insert(f"t#{n}", result=n)) for n in range(5)))
     assert results == [0, 1, 2, 3, 4] and len(commits) == 1 and len(_notices()) == 5
@@ -41,14 +42,14 @@ async def test_writes_of_one_loop_iteration_share_one_commit():
 
 async def test_commit_returns_only_once_the_rows_are_durable():
     """When store.commit returns, the transaction is closed and another connection sees the row."""
-    db = store.connect()
+    db = store.connect(settings=current())
     await store.commit(db, _insert("t#1"))
     assert not db.conn.in_transaction and _notices() == ["t#1"]
 
 
 async def test_a_failing_write_is_rolled_back_alone_and_raised_to_its_caller():
     """An exception in one write of a batch undoes that write only; the others are committed."""
-    db = store.connect()
+    db = store.connect(settings=current())
     outcomes = await asyncio.gather(store.commit(db, _insert("t#1")), store.commit(db, _insert("t#2", ValueError("x"))),
                                     store.commit(db, _insert("t#3")), return_exceptions=True)
     assert outcomes[0] == outcomes[2] == 1 and isinstance(outcomes[1], ValueError)
@@ -57,7 +58,7 @@ async def test_a_failing_write_is_rolled_back_alone_and_raised_to_its_caller():
 
 async def test_a_none_result_rolls_back_that_write_only():
     """A write answering None (nothing may be stored) is undone inside the batch, as with store.write."""
-    db = store.connect()
+    db = store.connect(settings=current())
     outcomes = await asyncio.gather(store.commit(db, _insert("t#1", None)), store.commit(db, _insert("t#2")))
     assert outcomes == [None, 1] and _notices() == ["t#2"]
 
@@ -81,7 +82,7 @@ async def test_concurrent_deliveries_are_acknowledged_after_one_shared_commit(ap
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as client:
         replies = await asyncio.gather(*(_post(client, payload("issue_comment.created", f"@bot codex task {n}", id=100 + n))
                                          for n in range(8)))
-    jobs = store.jobs(store.connect())
+    jobs = store.jobs(store.connect(settings=current()))
     assert [r.status_code for r in replies] == [202] * 8 and len(commits) == 1
     assert sorted(r.json()["job"] for r in replies) == [j["id"] for j in jobs]
 
@@ -91,14 +92,14 @@ async def test_duplicate_delivery_within_one_batch_creates_one_job(app):
     data = payload("issue_comment.created", "@bot codex explain")
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as client:
         replies = await asyncio.gather(_post(client, data, "d-same"), _post(client, data, "d-same"))
-    assert sorted(r.status_code for r in replies) == [200, 202] and len(store.jobs(store.connect())) == 1
+    assert sorted(r.status_code for r in replies) == [200, 202] and len(store.jobs(store.connect(settings=current()))) == 1
 
 
 async def test_the_job_row_records_the_delivery_event_and_action(app):
     """The accepted delivery's record is its job: delivery id, kind, and event and action in the spec."""
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as client:
         await _post(client, payload("issue_comment.created", "@bot codex explain"), "d-rec")
-    job = store.jobs(store.connect())[0]
+    job = store.jobs(store.connect(settings=current()))[0]
     spec = json.loads(job["spec"])
     assert (job["delivery_id"], job["kind"], spec["event"], spec["action"]) == ("d-rec", "episode", "issue_comment", "created")
 
@@ -108,6 +109,6 @@ async def test_outsiders_in_one_batch_get_one_notice_for_their_thread(app):
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as client:
         replies = await asyncio.gather(*(_post(client, payload("issue_comment.created", "@bot codex do it",
                                                                author_association="NONE")) for _ in range(2)))
-    jobs = store.jobs(store.connect())
+    jobs = store.jobs(store.connect(settings=current()))
     assert sorted(r.status_code for r in replies) == [200, 202]
     assert [(j["kind"], json.loads(j["spec"])["reply"]) for j in jobs] == [("reply", "not_allowed")]

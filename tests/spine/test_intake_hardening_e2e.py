@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from bot.service import store
+from tests.entry_settings import current
 from tests.spine.helpers import payload
 from tests.spine.service import Service, make_remote, seeded_github, service_env
 
@@ -38,7 +39,7 @@ def start(tmp_path, monkeypatch):
 
 
 def jobs() -> list[dict]:
-    return store.jobs(store.connect())
+    return store.jobs(store.connect(settings=current()))
 
 
 def open_body(service: Service, declared: int = 4096, sent: bytes = b'{"a') -> socket.socket:

@@ -11,6 +11,7 @@ from starlette.testclient import TestClient
 
 from bot.service import store
 from bot.web.app import create_app
+from tests.entry_settings import current
 from tests.spine.helpers import SECRET, configure_app, payload, signed
 
 
@@ -38,4 +39,4 @@ def _body() -> bytes:
 def test_sha1_value_in_the_sha256_header_is_refused(client):
     """A correct HMAC-SHA1 of the body, labelled `sha1=`, in X-Hub-Signature-256: 401, no job."""
     reply = _post_with_signature(client, "sha1=" + _hmac(_body(), hashlib.sha1))
-    assert reply.status_code == 401 and store.jobs(store.connect()) == []
+    assert reply.status_code == 401 and store.jobs(store.connect(settings=current())) == []

@@ -2,6 +2,7 @@
 the Action: they differ only in what the queue adds."""
 from __future__ import annotations
 
+from bot.config import Settings
 from bot.intake.grammar import Command
 from bot.intake.job_context import Queued, context_for
 from bot.intake.spec import JobSpec
@@ -14,7 +15,7 @@ SPEC = JobSpec(repo="octo/repo", number=3, author="alice", author_id=7, repo_id=
 
 def test_the_actions_context_is_the_spec_in_its_thread():
     thread, surface = object(), object()
-    ctx = context_for(SPEC, thread, surface, progress_interval_s=2.0)
+    ctx = context_for(SPEC, thread, surface, settings=Settings({"BOT_PROGRESS_INTERVAL": "2"}))
     assert (ctx.conversation, ctx.repo, ctx.number, ctx.requester, ctx.requester_id, ctx.repo_id) == (
         "octo/repo#3", "octo/repo", 3, "alice", 7, 9)
     assert (ctx.agent, ctx.agents, ctx.review, ctx.request, ctx.target) == (
@@ -25,5 +26,5 @@ def test_the_actions_context_is_the_spec_in_its_thread():
 
 def test_the_services_context_carries_what_the_queue_knows():
     queued = Queued(41, "octo/repo#3", tracking_handle=12, stopped_by="bob")
-    ctx = context_for(SPEC, object(), object(), progress_interval_s=2.0, installation_id=5, queued=queued)
+    ctx = context_for(SPEC, object(), object(), settings=Settings({}), installation_id=5, queued=queued)
     assert (ctx.job_id, ctx.tracking_handle, ctx.stopped_by, ctx.installation_id) == (41, 12, "bob", 5)

@@ -22,6 +22,7 @@ from sandbox import disk
 from sandbox.base import Host, SandboxConfig
 from sandbox.tier0 import Tier0Spawner
 from tests.adapters.test_runner import ScriptAdapter, _printer, _setup
+from tests.entry_settings import current
 
 
 def _elsewhere(tmp_path):
@@ -73,7 +74,7 @@ async def test_an_episode_handed_no_disk_watch_interval_looks_at_the_table_defau
 def test_retention_drops_a_threads_home_in_the_data_dir_it_sweeps(tmp_path):
     home = conversations.home_dir(_elsewhere(tmp_path), "o/r#1", "codex")
     (home / "rollout.jsonl").write_text("the CLI's own transcript\n")
-    retention.collect_home(store.connect(), "o/r#1", _elsewhere(tmp_path))
+    retention.collect_home(store.connect(settings=current()), "o/r#1", _elsewhere(tmp_path))
     assert not home.exists()
 
 
@@ -152,5 +153,5 @@ def test_an_episode_picks_its_sandbox_tier_and_host_from_the_jobs_settings(tmp_p
 
 
 def await_turn(ctx: JobContext) -> None:
-    asyncio.run(episode.run_turn(store.connect(), ctx, SimpleNamespace(), "codex", SimpleNamespace(),
+    asyncio.run(episode.run_turn(store.connect(settings=current()), ctx, SimpleNamespace(), "codex", SimpleNamespace(),
                                  asyncio.Event(), resume_id=None, fresh_reason=None))

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from bot.service import store
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, call, fail, say
 from tests.spine.helpers import payload
 from tests.spine.service import REPO, make_remote, seeded_github, service_env, serving
@@ -75,7 +76,7 @@ def test_a_stopped_job_is_logged_with_who_stopped_it(world, tmp_path, monkeypatc
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "data"))  # the service's database, read here
     gh, service = world((call("run", {"command": "sleep 20"}),))
     mention(gh, service, "@bot codex run the slow check")
-    gh.wait_for(lambda: store.connect().query("SELECT 1 FROM run_events WHERE kind = 'tool_use' AND tool LIKE '%run'"),
+    gh.wait_for(lambda: store.connect(settings=current()).query("SELECT 1 FROM run_events WHERE kind = 'tool_use' AND tool LIKE '%run'"),
                 timeout=120)
     mention(gh, service, "@bot stop", comment_id=2)
     assert " INFO bot.service.worker: job " in outcome_line(gh, service, "stopped by @Codertocat")

@@ -8,6 +8,7 @@ import pytest
 from bot.intake.grammar import Command
 from bot.intake.spec import Automatic, JobSpec, SpecError
 from bot.service import queue, store
+from tests.entry_settings import current
 from tests.spine.helpers import enqueue
 
 # a row as the intake before JobSpec wrote it (the store adds event and action)
@@ -75,14 +76,14 @@ def test_text_that_is_not_json_is_refused():
 
 
 def test_a_claimed_job_carries_a_job_spec():
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "episode", "octo/repo#3", json.loads(PREVIOUS_ROW))
     spec = queue.claim(db, "w1").spec
     assert (spec.command, spec.review_thread) == (Command(kind="run", agent="codex", request="explain"), 70)
 
 
 def test_a_job_whose_spec_cannot_be_read_fails_with_the_reason_and_the_next_is_claimed():
-    db = store.connect()
+    db = store.connect(settings=current())
     broken = enqueue(db, "episode", "o/r#1", {"repo": "o/r"})
     good = enqueue(db, "episode", "octo/repo#3", json.loads(PREVIOUS_ROW))
     assert queue.claim(db, "w1").id == good

@@ -6,6 +6,7 @@ import time
 import pytest
 
 from bot.service import queue, store
+from tests.entry_settings import current
 from tests.spine.helpers import enqueue
 
 
@@ -31,7 +32,7 @@ def clock(monkeypatch) -> Clock:
 
 def test_claim_takes_the_oldest_job():
     """Jobs are claimed in arrival order."""
-    db = store.connect()
+    db = store.connect(settings=current())
     first = enqueue(db, "episode", "o/r#1")
     enqueue(db, "episode", "o/r#2")
     assert queue.claim(db, "w1").id == first
@@ -39,7 +40,7 @@ def test_claim_takes_the_oldest_job():
 
 def test_second_job_of_a_conversation_waits_for_the_first():
     """One conversation runs one episode at a time."""
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "episode", "o/r#1")
     enqueue(db, "episode", "o/r#1")
     queue.claim(db, "w1")
@@ -48,7 +49,7 @@ def test_second_job_of_a_conversation_waits_for_the_first():
 
 def test_other_conversations_run_in_parallel():
     """A busy conversation does not block another one."""
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "episode", "o/r#1")
     enqueue(db, "episode", "o/r#1")
     other = enqueue(db, "episode", "o/r#2")
@@ -58,7 +59,7 @@ def test_other_conversations_run_in_parallel():
 
 def test_reply_jobs_do_not_wait_behind_an_episode():
     """A help reply in a busy thread is claimable at once."""
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "episode", "o/r#1")
     reply = enqueue(db, "reply", "o/r#1")
     queue.claim(db, "w1")
@@ -67,14 +68,14 @@ def test_reply_jobs_do_not_wait_behind_an_episode():
 
 def test_a_claimed_job_is_not_claimed_twice():
     """Two claimers never get the same job."""
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "episode", "o/r#1")
     assert queue.claim(db, "w1") is not None and queue.claim(db, "w2") is None
 
 
 def test_expired_lease_is_reclaimed(clock):
     """A job whose owner died (lease expired) is claimed again, attempts counted."""
-    db = store.connect()
+    db = store.connect(settings=current())
     job_id = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "dead", lease_s=0.01)
     clock.pass_lease(0.01)
@@ -84,7 +85,7 @@ def test_expired_lease_is_reclaimed(clock):
 
 def test_renew_fails_once_another_worker_owns_the_job(clock):
     """Renewal is refused after the job was reclaimed by someone else."""
-    db = store.connect()
+    db = store.connect(settings=current())
     job_id = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "w1", lease_s=0.01)
     clock.pass_lease(0.01)
@@ -94,7 +95,7 @@ def test_renew_fails_once_another_worker_owns_the_job(clock):
 
 def test_finished_job_frees_the_conversation():
     """After the first episode finishes, the next one of the thread is claimable."""
-    db = store.connect()
+    db = store.connect(settings=current())
     first = enqueue(db, "episode", "o/r#1")
     second = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "w1")
@@ -104,7 +105,7 @@ def test_finished_job_frees_the_conversation():
 
 def test_busy_job_is_not_reclaimed_by_its_own_worker(clock):
     """A worker never reclaims a job it is still running, even after its lease lapsed."""
-    db = store.connect()
+    db = store.connect(settings=current())
     job_id = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "w1", lease_s=0.01)
     clock.pass_lease(0.01)
@@ -113,7 +114,7 @@ def test_busy_job_is_not_reclaimed_by_its_own_worker(clock):
 
 def test_worker_that_lost_the_job_cannot_finish_it(clock):
     """A finish by the worker whose lease was taken over leaves the new owner's job running."""
-    db = store.connect()
+    db = store.connect(settings=current())
     job_id = enqueue(db, "episode", "o/r#1")
     queue.claim(db, "w1", lease_s=0.01)
     clock.pass_lease(0.01)

@@ -34,7 +34,7 @@ def ask(client, body: str, association: str = "NONE", number: int = 1) -> int:
 
 
 def replies() -> list[tuple[str, str]]:
-    return [(job["conversation"], json.loads(job["spec"])["reply"]) for job in store.jobs(store.connect())
+    return [(job["conversation"], json.loads(job["spec"])["reply"]) for job in store.jobs(store.connect(settings=current()))
             if job["kind"] == "reply"]
 
 
@@ -51,7 +51,7 @@ def test_an_outsiders_unknown_agent_and_status_replies_share_the_cap(client):
 
 def test_an_outsider_is_answered_again_once_the_window_has_passed(client):
     ask(client, "@bot help")
-    with store.connect().transaction() as db:
+    with store.connect(settings=current()).transaction() as db:
         db.execute("UPDATE notices SET created_at = created_at - 3601")
     ask(client, "@bot help")
     assert [reply for _, reply in replies()] == ["help", "help"]
@@ -85,5 +85,5 @@ def test_the_window_is_the_one_the_app_was_started_with(monkeypatch):
 
 
 def test_a_claim_is_taken_again_once_its_window_has_passed():
-    db = store.connect()
+    db = store.connect(settings=current())
     assert [store.write(db, lambda conn: reply_cap.claim(conn, "o/r#1", window_s=0)) for _ in range(2)] == [True, True]

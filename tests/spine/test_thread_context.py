@@ -239,7 +239,7 @@ def test_provenance_names_the_hidden_content_removed():
     from bot.record.recorder import Recorder
     from bot.service import store
 
-    recorder = Recorder(store.connect())
+    recorder = Recorder(store.connect(settings=current()))
     run_id = recorder.start_run(agent="codex")
     recorder.record(run_id, Tier.ENFORCED, "thread_context", outcome="ok",
                     raw=json.dumps({"hidden_removed": {hidden.COMMENT: 1, hidden.INVISIBLE: 2}}))

@@ -10,6 +10,7 @@ import pytest
 from bot.config import Settings
 from bot.service import queue, store
 from bot.service.worker import WorkerPool
+from tests.entry_settings import current
 from tests.spine.helpers import configure_app, enqueue
 from tests.spine.service import REPO, make_remote, seeded_github
 
@@ -52,7 +53,7 @@ async def drain(db, jobs: int, timeout: float = 60) -> list[dict]:
 
 async def test_help_reply_lists_the_agents(gh):
     """A help job posts the usage with every agent name."""
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "reply", f"{REPO}#1", spec("help"))
     await drain(db, 1)
     body = gh.comments(REPO, 1)[-1]["body"]
@@ -61,7 +62,7 @@ async def test_help_reply_lists_the_agents(gh):
 
 async def test_unknown_agent_reply_names_it(gh):
     """`@bot copilot …` is answered with the name and the agent list."""
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "reply", f"{REPO}#1", spec("unknown_agent", unknown_name="copilot"))
     await drain(db, 1)
     assert "`copilot`" in gh.comments(REPO, 1)[-1]["body"]
@@ -69,7 +70,7 @@ async def test_unknown_agent_reply_names_it(gh):
 
 async def test_not_allowed_notice_says_who_can_use_the_bot(gh):
     """The once-per-thread notice explains the write-permission rule."""
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "reply", f"{REPO}#1", spec("not_allowed"))
     await drain(db, 1)
     assert "write" in gh.comments(REPO, 1)[-1]["body"]
@@ -77,7 +78,7 @@ async def test_not_allowed_notice_says_who_can_use_the_bot(gh):
 
 async def test_stop_with_nothing_running_says_so(gh):
     """`@bot stop` in an idle thread gets 👍 and a short reply."""
-    db = store.connect()
+    db = store.connect(settings=current())
     gh.add_comment(REPO, 1, "@bot stop", comment_id=77)
     enqueue(db, "reply", f"{REPO}#1", spec("stop"))
     await drain(db, 1)
@@ -87,7 +88,7 @@ async def test_stop_with_nothing_running_says_so(gh):
 
 async def test_member_without_write_permission_is_refused_by_the_worker(gh):
     """An org member who passed the pre-filter but only has read access gets a refusal, no run."""
-    db = store.connect()
+    db = store.connect(settings=current())
     gh.add_comment(REPO, 1, "@bot codex explain", user="reader", comment_id=77)
     gh.set_permission(REPO, "reader", "read")
     enqueue(db, "episode", f"{REPO}#1", spec(author="reader"))
@@ -100,7 +101,7 @@ async def test_member_without_write_permission_is_refused_by_the_worker(gh):
 async def test_status_reports_sessions_and_jobs(gh):
     """`@bot status` lists the thread's sessions."""
     from bot.job import conversations
-    db = store.connect()
+    db = store.connect(settings=current())
     conversations.record_turn(db, f"{REPO}#1", "codex", "sess-123456789", fresh=True)
     enqueue(db, "reply", f"{REPO}#1", spec("status"))
     await drain(db, 1)
@@ -110,7 +111,7 @@ async def test_status_reports_sessions_and_jobs(gh):
 
 async def test_reply_posted_before_a_crash_is_not_posted_again(gh):
     """A reply job reclaimed after a crash, whose comment already exists, posts nothing more."""
-    db = store.connect()
+    db = store.connect(settings=current())
     job_id = enqueue(db, "reply", f"{REPO}#1", spec("help"))
     store.update_job(db, job_id, tracking_comment_id=4242)
     await drain(db, 1)
@@ -128,7 +129,7 @@ async def test_claim_loop_survives_a_database_error(gh, monkeypatch):
         return real_claim(*args, **kwargs)
 
     monkeypatch.setattr(queue, "claim", flaky_claim)
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "reply", f"{REPO}#1", spec("help"))
     rows = await drain(db, 1)
     assert failures and rows[0]["status"] == "done"
@@ -137,7 +138,7 @@ async def test_claim_loop_survives_a_database_error(gh, monkeypatch):
 async def test_reply_posted_before_its_id_was_stored_is_not_posted_again(gh):
     """A crash between posting a reply and storing its id: the retry finds the comment by its marker."""
     from bot.service.worker import job_marker
-    db = store.connect()
+    db = store.connect(settings=current())
     job_id = enqueue(db, "reply", f"{REPO}#1", spec("help"))
     store.update_job(db, job_id, attempts=1)  # the first attempt died after its POST
     gh.add_comment(REPO, 1, f"help text\n{job_marker(job_id)}", user="bot[bot]", user_type="Bot")
@@ -149,7 +150,7 @@ async def test_job_is_run_again_when_github_was_unreachable_at_its_start(gh, mon
     """The token request dies on the network: the job is not failed but runs again and answers."""
     monkeypatch.setenv("BOT_LEASE_SECONDS", "1")
     gh.fail_next("POST", r"/app/installations/1/access_tokens$", 0)
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "reply", f"{REPO}#1", spec("help"))
     rows = await drain(db, 1)
     assert (rows[0]["status"], rows[0]["attempts"]) == ("done", 2)
@@ -162,7 +163,7 @@ async def test_worker_that_lost_its_lease_stops_without_writing_to_the_thread(gh
 
     from bot.github.client import installation_thread
     from bot.job.tracking import TrackingComment
-    db = store.connect()
+    db = store.connect(settings=current())
     job_id = enqueue(db, "episode", f"{REPO}#1", spec())
     pool = WorkerPool(db, Settings.load(os.environ), size=1)
     job = queue.claim(db, pool.owner)
@@ -183,7 +184,7 @@ async def test_worker_that_lost_its_lease_stops_without_writing_to_the_thread(gh
 
 async def test_permission_check_refused_by_github_says_what_to_do(gh):
     """A 403 from the permission endpoint ends the job with a reply naming the App permission to grant."""
-    db = store.connect()
+    db = store.connect(settings=current())
     gh.add_comment(REPO, 1, "@bot codex explain", comment_id=77)
     gh.fail_next("GET", r"/collaborators/Codertocat/permission$", 403,
                  body={"message": "Resource not accessible by integration"})
@@ -214,7 +215,7 @@ def bot_answer(gh) -> str:
 async def test_invalid_repository_config_is_explained_and_nothing_runs(gh, tmp_path):
     """A broken `.github/bot.yml` ends the job with the key at fault and how to fix it."""
     push_config(tmp_path, "allowed_agents: [codex, copilot]\n")
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "episode", f"{REPO}#1", spec())
     rows = await drain(db, 1)
     assert "configuration is invalid" in bot_answer(gh) and "allowed_agents" in bot_answer(gh)
@@ -224,7 +225,7 @@ async def test_invalid_repository_config_is_explained_and_nothing_runs(gh, tmp_p
 async def test_agent_the_repository_does_not_allow_is_refused_with_the_allowed_list(gh, tmp_path):
     """`@bot codex` where bot.yml allows only claude: the reply names the allowed agents."""
     push_config(tmp_path, "allowed_agents: [claude]\n")
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "episode", f"{REPO}#1", spec())
     await drain(db, 1)
     assert "does not allow `codex`" in bot_answer(gh) and "`claude`" in bot_answer(gh)
@@ -232,7 +233,7 @@ async def test_agent_the_repository_does_not_allow_is_refused_with_the_allowed_l
 
 async def test_no_credentials_anywhere_names_where_to_set_a_key(gh):
     """No key for the agent at any level: the reply says which key and where to put it."""
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "episode", f"{REPO}#1", spec())
     rows = await drain(db, 1)
     assert "no credentials to run codex" in bot_answer(gh) and "OPENAI_API_KEY" in bot_answer(gh)
@@ -241,7 +242,7 @@ async def test_no_credentials_anywhere_names_where_to_set_a_key(gh):
 
 async def test_episode_stopped_while_queued_ends_stopped_without_running(gh):
     """A queued turn flagged by `@bot stop` ends as stopped when claimed; no agent runs."""
-    db = store.connect()
+    db = store.connect(settings=current())
     job_id = enqueue(db, "episode", f"{REPO}#1", spec(request="never run"))
     store.update_job(db, job_id, cancel_requested=1)
     rows = await drain(db, 1)
@@ -254,7 +255,7 @@ async def test_status_shows_the_threads_and_the_requesters_spend_from_the_relay_
     """`@bot status` sums the relay's ledger: this thread's spend over all its turns, and the asker's
     spend today (UTC) over every thread; others' spend elsewhere is not counted."""
     from bot.relay.budgets import Ledger, Scope
-    db = store.connect()
+    db = store.connect(settings=current())
     ledger = Ledger(db)
     ledger.add("r1", Scope(f"{REPO}#1", "1", "1"), 1200, 0.25)
     ledger.add("r2", Scope(f"{REPO}#1", "99", "1"), 300, 0.05)  # another requester in this thread

@@ -19,7 +19,7 @@ from tests.store.conftest import TEST_KEY
 
 
 def _deployment() -> bot_db.Database:
-    db = store.connect()
+    db = store.connect(settings=current())
     enqueue(db, "episode", "o/r#1")
     conversations.ensure(db, "o/r#1")
     conversations.record_turn(db, "o/r#1", "codex", "sess-1", fresh=True)
@@ -38,7 +38,7 @@ def _dump(db: bot_db.Database) -> dict[str, list[dict]]:
 def test_copy_to_postgresql_keeps_every_row(pg_cluster, monkeypatch):
     monkeypatch.setenv("BOT_SECRET_KEY", TEST_KEY)
     source = _deployment()
-    target = bot_db.connect(pg_cluster.new_database())
+    target = bot_db.connect(pg_cluster.new_database(), settings=current())
     copy(source, target)
     assert _dump(target) == _dump(source)
 
@@ -47,23 +47,23 @@ def test_copied_secrets_open_and_new_ids_follow_the_copied_ones(pg_cluster, monk
     monkeypatch.setenv("BOT_SECRET_KEY", TEST_KEY)
     source = _deployment()
     url = pg_cluster.new_database()
-    copy(source, bot_db.connect(url))
+    copy(source, bot_db.connect(url, settings=current()))
     monkeypatch.setenv("BOT_DATABASE_URL", url)
     assert vault.get("user:octocat", "claude:api_key", settings=current()) == "sk-ant-secret-value-0001"
-    assert enqueue(store.connect(), "episode", "o/r#2") == 2
+    assert enqueue(store.connect(settings=current()), "episode", "o/r#2") == 2
 
 
 def test_copy_into_a_database_with_rows_is_refused(pg_cluster, monkeypatch):
     monkeypatch.setenv("BOT_SECRET_KEY", TEST_KEY)
     source = _deployment()
-    target = bot_db.connect(pg_cluster.new_database())
+    target = bot_db.connect(pg_cluster.new_database(), settings=current())
     enqueue(target, "episode", "x/y#1")
     with pytest.raises(CopyRefused, match="jobs"):
         copy(source, target)
 
 
 def test_copy_from_a_data_dir_whose_key_file_is_not_the_shared_key_is_refused(pg_cluster, monkeypatch, capsys):
-    store.connect()
+    store.connect(settings=current())
     vault.put("user:octocat", "claude:api_key", "sk-ant-secret-value-0001", actor="octocat", settings=current())  # makes secret.key
     monkeypatch.setenv("BOT_SECRET_KEY", TEST_KEY)
     source = f"sqlite:///{config.data_dir() / 'bot.db'}"

@@ -13,11 +13,12 @@ from bot.config import Settings
 from bot.db import migrations
 from bot.db.dialect import POSTGRESQL
 from bot.service import queue, store
+from tests.entry_settings import current
 from tests.spine.helpers import enqueue
 
 
 def test_fresh_database_is_migrated_to_the_latest_version(backend):
-    db = bot_db.connect()
+    db = bot_db.connect(settings=current())
     assert migrations.version(db) == migrations.LATEST
     assert set(migrations.TABLES) <= set(db.table_names())
 
@@ -27,7 +28,7 @@ def test_processes_starting_together_apply_each_migration_once(backend):
 
     def start() -> None:
         try:
-            bot_db.connect().close()
+            bot_db.connect(settings=current()).close()
         except BaseException as exc:  # reported below
             errors.append(exc)
 
@@ -36,14 +37,14 @@ def test_processes_starting_together_apply_each_migration_once(backend):
         thread.start()
     for thread in threads:
         thread.join()
-    versions = [row["version"] for row in bot_db.connect().query("SELECT version FROM schema_migrations ORDER BY 1")]
+    versions = [row["version"] for row in bot_db.connect(settings=current()).query("SELECT version FROM schema_migrations ORDER BY 1")]
     assert errors == [] and versions == [number for number, _, _ in migrations.MIGRATIONS]
 
 
 def test_postgresql_without_the_shared_key_is_refused_with_the_reason(pg_url, monkeypatch):
     monkeypatch.delenv("BOT_SECRET_KEY")
     with pytest.raises(bot_db.DatabaseConfigError, match="BOT_SECRET_KEY must be set"):
-        bot_db.connect()
+        bot_db.connect(settings=current())
 
 
 def test_a_connection_opens_the_database_of_the_settings_it_is_handed(tmp_path):
@@ -62,7 +63,7 @@ def test_postgresql_is_refused_when_the_handed_settings_lack_the_shared_key(monk
 def test_unknown_scheme_is_refused(monkeypatch):
     monkeypatch.setenv("BOT_DATABASE_URL", "mysql://x/y")
     with pytest.raises(bot_db.DatabaseConfigError, match="postgresql://"):
-        bot_db.connect()
+        bot_db.connect(settings=current())
 
 
 def test_placeholders_become_pyformat_outside_quotes_only():
@@ -72,12 +73,12 @@ def test_placeholders_become_pyformat_outside_quotes_only():
 
 
 def test_workers_claiming_at_once_never_share_a_job(backend):
-    db = store.connect()
+    db = store.connect(settings=current())
     expected = {enqueue(db, "episode", f"o/r#{n}") for n in range(40)}
     claimed: list[int] = []
 
     def work(owner: str) -> None:
-        mine = store.connect()
+        mine = store.connect(settings=current())
         while (job := queue.claim(mine, owner)) is not None:
             claimed.append(job.id)
 
@@ -90,35 +91,35 @@ def test_workers_claiming_at_once_never_share_a_job(backend):
 
 
 def test_a_threads_second_episode_waits_while_another_worker_runs_the_first(backend):
-    db = store.connect()
+    db = store.connect(settings=current())
     first = enqueue(db, "episode", "o/r#1")
     second = enqueue(db, "episode", "o/r#1")
-    assert queue.claim(store.connect(), "machine-a").id == first
-    other = store.connect()
+    assert queue.claim(store.connect(settings=current()), "machine-a").id == first
+    other = store.connect(settings=current())
     assert queue.claim(other, "machine-b") is None
     queue.finish(db, first, "done", owner="machine-a")
     assert queue.claim(other, "machine-b").id == second
 
 
 def test_stop_from_any_intake_reaches_the_job_another_machine_runs(backend):
-    worker_db = store.connect()
+    worker_db = store.connect(settings=current())
     job = enqueue(worker_db, "episode", "o/r#1")
     queue.claim(worker_db, "machine-a")
-    assert queue.request_stop(store.connect(), "o/r#1", "alice") == [job]
+    assert queue.request_stop(store.connect(settings=current()), "o/r#1", "alice") == [job]
     assert store.get_job(worker_db, job)["cancel_requested"] == 1
 
 
 def test_binary_values_round_trip(backend):
-    db = bot_db.connect()
+    db = bot_db.connect(settings=current())
     db.execute("INSERT INTO session_homes (conversation, agent, version, sealed, size, updated_at) "
                "VALUES (?, ?, 1, ?, 3, 0)", ["o/r#1", "codex", b"\x00\xff\x10"])
     assert db.query("SELECT sealed FROM session_homes")[0]["sealed"] == b"\x00\xff\x10"
 
 
 def test_a_connection_the_server_dropped_is_opened_again(pg_url):
-    db = store.connect()
+    db = store.connect(settings=current())
     pid = db.query("SELECT pg_backend_pid() AS pid")[0]["pid"]
-    store.connect().execute("SELECT pg_terminate_backend(?)", [pid])
+    store.connect(settings=current()).execute("SELECT pg_terminate_backend(?)", [pid])
     with pytest.raises(psycopg.OperationalError):
         db.execute("SELECT 1")
     assert db.query("SELECT 1 AS one") == [{"one": 1}]
@@ -137,6 +138,6 @@ def test_an_existing_sqlite_data_dir_adopts_the_versioned_schema_with_its_rows()
     old.execute("INSERT INTO jobs (kind, conversation, spec, created_at) VALUES ('episode', 'o/r#1', '{}', 1)")
     old.commit()
     old.close()
-    db = store.connect()
+    db = store.connect(settings=current())
     assert migrations.version(db) == migrations.LATEST and [j["conversation"] for j in store.jobs(db)] == ["o/r#1"]
     assert enqueue(db, "episode", "o/r#2") == 2

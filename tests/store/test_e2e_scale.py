@@ -18,6 +18,7 @@ import pytest
 
 from bot import db as bot_db
 from bot.job import conversations
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, call
 from tests.spine.helpers import payload
 from tests.spine.service import REPO, ROOT, Service, make_remote, seeded_github, service_env
@@ -63,7 +64,7 @@ def cluster_world(tmp_path, pg_cluster):
         env = service_env(tmp_path, gh, remotes, provider.url, BOT_DATABASE_URL=url, BOT_SECRET_KEY=TEST_KEY,
                           BOT_LEASE_SECONDS="3", BOT_WORKERS="2")
         os.environ["BOT_SECRET_KEY"] = TEST_KEY  # this test process reads the database too
-        db = bot_db.connect(url)
+        db = bot_db.connect(url, settings=current())
         intake = Service(dict(env, BOT_WORKERS="0", BOT_DATA_DIR=str(tmp_path / "intake")),
                          tmp_path / "intake.log").start()
         workers = {name: Worker(env, tmp_path / name, tmp_path / f"{name}.log") for name in ("w1", "w2", "w3")}

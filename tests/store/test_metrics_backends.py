@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from bot.service import store
 from bot.web import health
+from tests.entry_settings import current
 
 
 def _queue(db, delivery_id: str, agent: str | None, kind: str = "episode") -> None:
@@ -19,7 +20,7 @@ def _jobs_gauge(db) -> dict[tuple[str, str], float]:
 
 
 def test_queued_jobs_are_counted_by_agent(backend):
-    db = store.connect()
+    db = store.connect(settings=current())
     for n, agent in enumerate(["codex", "codex", "claude", None]):
         _queue(db, f"d{n}", agent)
     _queue(db, "reply", None, kind="reply")
@@ -28,7 +29,7 @@ def test_queued_jobs_are_counted_by_agent(backend):
 
 
 def test_every_database_family_is_read_without_a_failure(backend, caplog):
-    db = store.connect()
+    db = store.connect(settings=current())
     _queue(db, "d1", "codex")
     text = health.exposition(db).decode()
     assert [r.getMessage() for r in caplog.records if r.name == "bot.web.health"] == []

@@ -50,7 +50,7 @@ def _stored(db) -> bool:
 
 def test_a_sweep_for_the_disk_budget_drops_only_the_local_copy(pg_url, monkeypatch, tmp_path):
     _machine(monkeypatch, tmp_path, "machine-a")
-    db = store.connect()
+    db = store.connect(settings=current())
     _turn(db, idle_days=1)
     _sweep(db, retention.Policy(30, 14, budget_bytes=0))
     assert not _local_copy() and session_home.local_version(current().data_dir, KEY, "codex") == 0
@@ -60,7 +60,7 @@ def test_a_sweep_for_the_disk_budget_drops_only_the_local_copy(pg_url, monkeypat
 
 def test_after_a_budget_sweep_on_one_machine_another_resumes_the_thread(pg_url, monkeypatch, tmp_path):
     _machine(monkeypatch, tmp_path, "machine-a")
-    db = store.connect()
+    db = store.connect(settings=current())
     _turn(db, idle_days=1)
     _sweep(db, retention.Policy(30, 14, budget_bytes=0))
     _machine(monkeypatch, tmp_path, "machine-b")
@@ -70,7 +70,7 @@ def test_after_a_budget_sweep_on_one_machine_another_resumes_the_thread(pg_url, 
 
 def test_the_machine_that_dropped_its_copy_restores_it_on_the_next_turn(pg_url, monkeypatch, tmp_path):
     _machine(monkeypatch, tmp_path, "machine-a")
-    db = store.connect()
+    db = store.connect(settings=current())
     _turn(db, idle_days=1)
     _sweep(db, retention.Policy(30, 14, budget_bytes=0))
     assert session_home.restore(db, current(), KEY, "codex") is True
@@ -79,7 +79,7 @@ def test_the_machine_that_dropped_its_copy_restores_it_on_the_next_turn(pg_url, 
 def test_a_local_copy_unused_here_past_the_window_goes_while_the_thread_is_active(pg_url, monkeypatch,
                                                                                   tmp_path):
     _machine(monkeypatch, tmp_path, "machine-a")
-    db = store.connect()
+    db = store.connect(settings=current())
     _turn(db, idle_days=1)  # the thread is active (on another machine since)
     for marker in (config.data_dir() / "session-versions").iterdir():
         os.utime(marker, (NOW - 20 * DAY, NOW - 20 * DAY))  # last saved here 20 days ago
@@ -91,7 +91,7 @@ def test_a_local_copy_unused_here_past_the_window_goes_while_the_thread_is_activ
 def test_a_thread_idle_past_the_window_is_collected_by_a_machine_without_a_copy(pg_url, monkeypatch,
                                                                                 tmp_path):
     _machine(monkeypatch, tmp_path, "machine-a")
-    db = store.connect()
+    db = store.connect(settings=current())
     _turn(db, idle_days=20)
     _machine(monkeypatch, tmp_path, "machine-c")
     assert _sweep(db).threads == 1
@@ -102,7 +102,7 @@ def test_a_thread_idle_past_the_window_is_collected_by_a_machine_without_a_copy(
 
 def test_a_thread_collected_once_is_not_collected_again_by_another_machine(pg_url, monkeypatch, tmp_path):
     _machine(monkeypatch, tmp_path, "machine-a")
-    db = store.connect()
+    db = store.connect(settings=current())
     _turn(db, idle_days=20)
     _machine(monkeypatch, tmp_path, "machine-b")
     session_home.restore(db, current(), KEY, "codex")
@@ -116,7 +116,7 @@ def test_a_thread_collected_once_is_not_collected_again_by_another_machine(pg_ur
 
 def test_a_copy_older_than_a_collection_is_replaced_by_the_threads_new_session(pg_url, monkeypatch, tmp_path):
     _machine(monkeypatch, tmp_path, "machine-a")
-    db = store.connect()
+    db = store.connect(settings=current())
     _turn(db, idle_days=20)  # stored as version 1; machine A keeps its copy and its marker
     _machine(monkeypatch, tmp_path, "machine-c")
     _sweep(db)  # collected: the stored home is gone, so the next one is version 1 again

@@ -73,35 +73,35 @@ def _unpacked_bytes(data: bytes, tmp_path) -> bytes:
 def test_second_turn_on_another_machine_finds_the_first_turns_session(pg_url, monkeypatch, tmp_path):
     _machine(monkeypatch, tmp_path, "machine-a")
     _home()
-    assert session_home.save(store.connect(), current(), "o/r#1", "codex", "machine-a") == 1
+    assert session_home.save(store.connect(settings=current()), current(), "o/r#1", "codex", "machine-a") == 1
     _machine(monkeypatch, tmp_path, "machine-b")
-    assert session_home.restore(store.connect(), current(), "o/r#1", "codex") is True
+    assert session_home.restore(store.connect(settings=current()), current(), "o/r#1", "codex") is True
     restored = conversations.home_dir(current().data_dir, "o/r#1", "codex") / ROLLOUT
     assert restored.read_text() == '{"type":"session_meta"}\n'
 
 
 def test_restore_is_skipped_when_the_local_home_is_the_latest(backend):
     _home()
-    session_home.save(store.connect(), current(), "o/r#1", "codex")
-    assert session_home.restore(store.connect(), current(), "o/r#1", "codex") is False
+    session_home.save(store.connect(settings=current()), current(), "o/r#1", "codex")
+    assert session_home.restore(store.connect(settings=current()), current(), "o/r#1", "codex") is False
 
 
 def test_each_save_is_a_new_version(backend):
     _home()
-    db = store.connect()
+    db = store.connect(settings=current())
     assert [session_home.save(db, current(), "o/r#1", "codex") for _ in range(3)] == [1, 2, 3]
 
 
 def test_restore_replaces_what_an_agent_planted_in_the_stale_home(pg_url, monkeypatch, tmp_path):
     _machine(monkeypatch, tmp_path, "machine-a")
     _home()
-    session_home.save(store.connect(), current(), "o/r#1", "codex")
+    session_home.save(store.connect(settings=current()), current(), "o/r#1", "codex")
     _machine(monkeypatch, tmp_path, "machine-b")
     stale = conversations.home_dir(current().data_dir, "o/r#1", "codex")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     os.symlink(elsewhere, stale / ".codex")  # an earlier agent's trap on machine b
-    session_home.restore(store.connect(), current(), "o/r#1", "codex")
+    session_home.restore(store.connect(settings=current()), current(), "o/r#1", "codex")
     assert list(elsewhere.iterdir()) == [] and (stale / ROLLOUT).is_file() and not (stale / ".codex").is_symlink()
 
 
@@ -114,7 +114,7 @@ def test_home_over_the_cap_is_refused_with_the_limit_named(backend):
 
 def test_a_home_stored_for_one_thread_does_not_open_for_another(backend):
     _home()
-    db = store.connect()
+    db = store.connect(settings=current())
     session_home.save(db, current(), "o/r#1", "codex")
     db.execute("INSERT INTO session_homes (conversation, agent, version, sealed, size, updated_at) "
                "SELECT 'o/r#2', agent, version, sealed, size, updated_at FROM session_homes")
@@ -132,20 +132,20 @@ async def _note(text: str) -> None:
 
 
 async def test_a_turn_on_a_shared_database_stores_the_home_after_it(pg_url):
-    db = store.connect()
+    db = store.connect(settings=current())
     assert await session_home.following(db, current(), "o/r#1", "codex", _note, _a_turn_writing_the_home) == "answer"
     assert db.query("SELECT conversation, agent, version FROM session_homes") == [
         {"conversation": "o/r#1", "agent": "codex", "version": 1}]
 
 
 async def test_one_machine_keeps_its_homes_on_disk_only():
-    db = store.connect()
+    db = store.connect(settings=current())
     await session_home.following(db, current(), "o/r#1", "codex", _note, _a_turn_writing_the_home)
     assert db.query("SELECT * FROM session_homes") == []
 
 
 async def test_a_stored_home_that_does_not_open_leaves_the_turn_to_start_without_it(pg_url, monkeypatch, tmp_path):
-    db = store.connect()
+    db = store.connect(settings=current())
     _machine(monkeypatch, tmp_path, "machine-a")
     _home()
     session_home.save(db, current(), "o/r#1", "codex")
@@ -162,7 +162,7 @@ async def test_a_stored_home_that_does_not_open_leaves_the_turn_to_start_without
 
 def test_a_local_home_removed_since_its_last_turn_is_restored(backend):
     home = _home()
-    db = store.connect()
+    db = store.connect(settings=current())
     session_home.save(db, current(), "o/r#1", "codex")
     shutil.rmtree(home)  # retention, or an operator, cleared this machine's homes
     assert session_home.restore(db, current(), "o/r#1", "codex") is True and (home / ROLLOUT).is_file()
@@ -184,7 +184,7 @@ def _home_in(data_dir):
 def test_a_saved_home_is_marked_as_this_machines_version_in_the_data_dir_it_is_handed(tmp_path):
     handed = tmp_path / "handed"
     _home_in(handed)
-    assert session_home.save(store.connect(), _settings_in(handed), "o/r#1", "codex") == 1
+    assert session_home.save(store.connect(settings=current()), _settings_in(handed), "o/r#1", "codex") == 1
     assert session_home.local_version(handed, "o/r#1", "codex") == 1
     assert not (tmp_path / "data" / "session-versions").exists()
 
@@ -192,20 +192,20 @@ def test_a_saved_home_is_marked_as_this_machines_version_in_the_data_dir_it_is_h
 def test_a_home_within_the_cap_it_is_handed_is_stored_whatever_the_environment_says(tmp_path, monkeypatch):
     monkeypatch.setenv("BOT_SESSION_MAX_BYTES", "1")
     _home_in(tmp_path / "handed")
-    assert session_home.save(store.connect(), _settings_in(tmp_path / "handed"), "o/r#1", "codex", limit=1 << 20) == 1
+    assert session_home.save(store.connect(settings=current()), _settings_in(tmp_path / "handed"), "o/r#1", "codex", limit=1 << 20) == 1
 
 
 def test_a_threads_local_copies_are_dropped_from_the_data_dir_it_is_handed(tmp_path):
     handed = tmp_path / "handed"
     home = _home_in(handed)
-    session_home.save(store.connect(), _settings_in(handed), "o/r#1", "codex")
+    session_home.save(store.connect(settings=current()), _settings_in(handed), "o/r#1", "codex")
     assert session_home.used_here_at(handed, "o/r#1") is not None
     session_home.drop_local(handed, "o/r#1")
     assert session_home.used_here_at(handed, "o/r#1") is None and not home.exists()
 
 
 async def test_a_followed_turn_stores_the_home_it_finds_in_the_data_dir_it_is_handed(pg_url, tmp_path):
-    db, handed = store.connect(), tmp_path / "handed"
+    db, handed = store.connect(settings=current()), tmp_path / "handed"
 
     async def turn() -> str:
         _home_in(handed)

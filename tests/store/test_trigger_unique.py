@@ -10,6 +10,7 @@ import pytest
 
 from bot.db import Database
 from bot.service import store
+from tests.entry_settings import current
 from tests.spine.helpers import minimal_spec
 
 CONVERSATION = "octo/repo#1"
@@ -33,14 +34,14 @@ def raw_insert(db: Database, trigger: str | None, status: str = "queued") -> Non
 
 
 def test_the_database_refuses_a_second_live_job_for_one_trigger():
-    db = store.connect()
+    db = store.connect(settings=current())
     raw_insert(db, "comment:7")
     with pytest.raises(Exception, match="(?i)unique"):
         raw_insert(db, "comment:7")
 
 
 def test_jobs_without_a_trigger_or_failed_ones_do_not_count_as_duplicates():
-    db = store.connect()
+    db = store.connect(settings=current())
     raw_insert(db, None), raw_insert(db, None)
     raw_insert(db, "comment:8", status="failed"), raw_insert(db, "comment:8")
     assert len(store.jobs(db)) == 4
@@ -48,18 +49,18 @@ def test_jobs_without_a_trigger_or_failed_ones_do_not_count_as_duplicates():
 
 def test_two_concurrent_inserts_of_one_trigger_store_one_job(backend):
     """The first replica's insert is not committed yet when the second one's runs: one job."""
-    first = store.connect()
+    first = store.connect(settings=current())
     first.execute(first.dialect.begin)
     assert enqueue(first, "comment:9") is not None
     results: list[int | None] = []
-    second = threading.Thread(target=lambda: results.append(store.write(store.connect(), lambda conn: enqueue(
+    second = threading.Thread(target=lambda: results.append(store.write(store.connect(settings=current()), lambda conn: enqueue(
         conn, "comment:9"))))
     second.start()
     _until_second_waits_or_ends(second, backend)
     first.execute("COMMIT")
     second.join(timeout=120)
     assert results == [None]
-    assert [row["trigger_key"] for row in store.jobs(store.connect())] == ["comment:9"]
+    assert [row["trigger_key"] for row in store.jobs(store.connect(settings=current()))] == ["comment:9"]
 
 
 def _until_second_waits_or_ends(second: threading.Thread, backend: str) -> None:
@@ -67,7 +68,7 @@ def _until_second_waits_or_ends(second: threading.Thread, backend: str) -> None:
     row. SQLite's second writer waits for the first's write lock (its busy timeout)."""
     if backend != "postgresql":
         return
-    watcher = store.connect()
+    watcher = store.connect(settings=current())
     for _ in range(2400):
         waiting = watcher.query("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
                                 "AND datname = current_database()")[0]["n"]
@@ -78,7 +79,7 @@ def _until_second_waits_or_ends(second: threading.Thread, backend: str) -> None:
 
 
 def test_a_database_holding_duplicates_migrates_keeping_the_oldest_live():
-    db = store.connect()
+    db = store.connect(settings=current())
     db.execute("DROP INDEX jobs_one_live_per_trigger")
     db.execute("DELETE FROM schema_migrations WHERE version = 7")
     for _ in range(3):
