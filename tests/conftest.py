@@ -24,6 +24,17 @@ def isolated_env(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def sse_streams_open(monkeypatch):
+    """Each test starts with sse_starlette's process-wide shutdown flag down. An app's lifespan raises
+    it when that app stops (its bridges' streams close after the jobs' grace), as it should in a
+    service; in one test process, it would end every later SSE stream at once (a bridge's MCP calls,
+    the run page's events)."""
+    from sse_starlette.sse import AppStatus
+
+    monkeypatch.setattr(AppStatus, "should_exit", False)
+
+
+@pytest.fixture(autouse=True)
 def retry_waits(monkeypatch) -> list[float]:
     """No retry in the suite waits for real; the waits the policy asked for are recorded."""
     from bot import retry
