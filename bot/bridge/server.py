@@ -5,7 +5,7 @@ Usage by the pipeline:
 
     policy = Admission(worktree, protected=repo.protected_paths, max_calls=200, ...)
     async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=data_dir / "runs" / run_id,
-                            read_thread=fetch_thread, run_sandbox=sandbox_for_run(worktree, policy, tier),
+                            read_thread=fetch_thread, run_sandbox=sandbox_for_run(worktree, policy, tier, host=host),
                             on_progress=update_checklist, on_halt=kill_cli) as bridge:
         episode.bridge = bridge.bridge_for(spawner.inside_bridge_url(config))  # adapters.base.Bridge
         env[bridge.token_env] = bridge.token       # the CLI reads the bearer from its env

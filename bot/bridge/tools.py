@@ -36,8 +36,8 @@ class ToolFailure(BotError):
     """Admitted, but not possible (missing file, no unique match); the message is for the model."""
 
 
-def sandbox_for_run(worktree: Path, policy: Admission, tier: int, limits: Limits | None = None,
-                    host: Host | None = None) -> RunSandbox:
+def sandbox_for_run(worktree: Path, policy: Admission, tier: int, limits: Limits | None = None, *,
+                    host: Host) -> RunSandbox:
     """A fresh sandbox per `run` call over the worktree, writable, at the operator's floor `tier`
     (BOT_SANDBOX_TIER; tier 0 only when the operator chose it) on the operator's `host`. Network:
     only the package registries the repository allows, through the egress proxy. `limits`: the

@@ -88,7 +88,7 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
                             read_thread=conversations.thread_reader(ctx, thread),
                             run_sandbox=loader_guard.masked_runs(
                                 sandbox_for_run(worktree.path, policy, ctx.config.sandbox_tier, sandbox_config.limits,
-                                                ctx.config.sandbox_host),
+                                                host=ctx.config.sandbox_host),
                                 adapter, worktree.config.mode),
                             on_progress=tracking.note, on_halt=lambda reason: kill.set(),
                             stop=cancel, read_dirs=read_dirs, review=ctx.findings) as bridge, \

@@ -11,6 +11,7 @@ from bot.bridge.admission import Admission
 from bot.bridge.server import TOOL_NAMES, BridgeServer
 from bot.bridge.tools import sandbox_for_run
 from tests.bridge.conftest import call, git, mcp_session
+from tests.entry_settings import current
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -177,7 +178,7 @@ async def test_run_returns_exit_code_and_output(worktree, recorder, run_id, tmp_
     """run executes the command over the worktree and returns its exit code and output."""
     policy = Admission(worktree)
     async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=tmp_path / "s",
-                            run_sandbox=sandbox_for_run(worktree, policy, tier=0)) as bridge:
+                            run_sandbox=sandbox_for_run(worktree, policy, tier=0, host=current().sandbox_host)) as bridge:
         text, is_error = await call(bridge, "run", command="cat README.md; exit 3")
     assert not is_error and text.startswith("exit code 3\n") and "# demo" in text
     assert json.loads(recorder.events(run_id)[0]["raw"])["exit_code"] == 3
@@ -187,7 +188,7 @@ async def test_run_output_is_capped(worktree, recorder, run_id, tmp_path):
     """A command's long output is cut to the cap, keeping its head and tail."""
     policy = Admission(worktree, max_output_bytes=1000)
     async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=tmp_path / "s",
-                            run_sandbox=sandbox_for_run(worktree, policy, tier=0)) as bridge:
+                            run_sandbox=sandbox_for_run(worktree, policy, tier=0, host=current().sandbox_host)) as bridge:
         text, _ = await call(bridge, "run", command="seq 1 20000")
     assert "bytes omitted" in text and text.rstrip().endswith("20000") and len(text) < 1200
 
@@ -197,7 +198,7 @@ async def test_run_refused_by_floor_is_clear_tool_error(worktree, recorder, run_
     policy = Admission(worktree)
 
     def tier0_asked_for_tier1(home):
-        spawner, config = sandbox_for_run(worktree, policy, tier=0)(home)
+        spawner, config = sandbox_for_run(worktree, policy, tier=0, host=current().sandbox_host)(home)
         config.min_tier = 1
         return spawner, config
 
@@ -211,7 +212,7 @@ async def test_halt_kills_a_running_command(worktree, recorder, run_id, tmp_path
     """A halt during `run` kills the sandboxed command."""
     policy = Admission(worktree)
     async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=tmp_path / "s",
-                            run_sandbox=sandbox_for_run(worktree, policy, tier=0)) as bridge:
+                            run_sandbox=sandbox_for_run(worktree, policy, tier=0, host=current().sandbox_host)) as bridge:
         running = asyncio.create_task(call(bridge, "run", command="sleep 30; touch late"))
         while not bridge._running:
             await asyncio.sleep(0.02)
@@ -233,7 +234,7 @@ async def test_run_that_retargets_git_pointer_is_undone(worktree, recorder, run_
     pointer = (linked / ".git").read_bytes()
     policy = Admission(linked)
     async with BridgeServer(linked, policy, recorder, run_id, scratch_root=tmp_path / "s",
-                            run_sandbox=sandbox_for_run(linked, policy, tier=0)) as bridge:
+                            run_sandbox=sandbox_for_run(linked, policy, tier=0, host=current().sandbox_host)) as bridge:
         text, _ = await call(bridge, "run", command="echo 'gitdir: evil' > .git")
     assert (linked / ".git").read_bytes() == pointer and "it was restored" in text
 

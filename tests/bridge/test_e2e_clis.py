@@ -26,6 +26,7 @@ from bot.record.recorder import Recorder
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner
 from tests.bridge.conftest import git
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, call, resolve_tool, say
 from tests.fakes.provider import bridged as bridge_call
 
@@ -87,7 +88,7 @@ async def run_scripted(agent: str, root: Path, script, *, bridge_hook=None, dead
     with FakeProvider() as fake:
         fake.script(*script)
         async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=root / "scratch",
-                                run_sandbox=sandbox_for_run(worktree, policy, tier=1),
+                                run_sandbox=sandbox_for_run(worktree, policy, tier=1, host=current().sandbox_host),
                                 on_progress=lambda md: bridge_hook(bridge) if bridge_hook else None,
                                 on_halt=lambda reason: kill.set(), progress_interval_s=0,
                                 read_dirs=read_dirs) as bridge:

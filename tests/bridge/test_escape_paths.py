@@ -12,6 +12,7 @@ from bot.bridge import tools
 from bot.bridge.admission import Admission, Refusal
 from bot.bridge.server import BridgeServer
 from bot.bridge.tools import sandbox_for_run
+from tests.entry_settings import current
 
 from .conftest import call
 
@@ -113,7 +114,7 @@ async def test_save_file_through_a_hard_link_made_by_run_leaves_the_workflow_alo
     the record names notes.txt."""
     policy = Admission(with_workflow)
     async with BridgeServer(with_workflow, policy, recorder, run_id, scratch_root=tmp_path / "s",
-                            run_sandbox=sandbox_for_run(with_workflow, policy, tier=1)) as bridge:
+                            run_sandbox=sandbox_for_run(with_workflow, policy, tier=1, host=current().sandbox_host)) as bridge:
         ran, _ = await call(bridge, "run", command="ln .github/workflows/ci.yml notes.txt")
         text, is_error = await call(bridge, "save_file", path="notes.txt", content="pwned\n")
     assert ran.startswith("exit code 0") and not is_error

@@ -7,6 +7,7 @@ import pytest
 
 from bot.bridge import tools
 from bot.bridge.admission import Admission, Refusal
+from tests.entry_settings import current
 
 
 @pytest.fixture
@@ -67,7 +68,7 @@ async def test_parallel_run_calls_never_overlap(worktree, recorder, run_id, tmp_
     policy = Admission(worktree)
     probe = "mkdir held 2>/dev/null || echo OVERLAP; sleep 0.3; rmdir held"
     async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=tmp_path / "scratch",
-                            run_sandbox=sandbox_for_run(worktree, policy, tier=0)) as bridge:
+                            run_sandbox=sandbox_for_run(worktree, policy, tier=0, host=current().sandbox_host)) as bridge:
         results = await asyncio.gather(*(call(bridge, "run", command=probe) for _ in range(3)))
     assert all(text.startswith("exit code 0") and "OVERLAP" not in text for text, _ in results)
 

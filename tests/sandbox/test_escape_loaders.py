@@ -34,6 +34,7 @@ from sandbox.tier1 import Tier1Spawner, bwrap_argv, masked_files
 from tests.adapters.mcp_echo import EchoMCP
 from tests.adapters.test_e2e_clis import AGENTS, AGENTS_DIR, FAKE_KEY, Sandboxed
 from tests.bridge.test_e2e_clis import make_worktree
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, bridged, call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
@@ -270,7 +271,7 @@ async def _bridged_opencode(root: Path, *script) -> tuple[Result, list[str], lis
     recorder = Recorder(root / "bot.db")
     run_id = recorder.start_run(agent="opencode", conversation="octo/repo#1", sandbox_tier=1)
     policy = loader_guard.bridge_policy(worktree, RepoConfig(), adapter, "/workspace")
-    runs = loader_guard.masked_runs(sandbox_for_run(worktree, policy, tier=1), adapter, "strict")
+    runs = loader_guard.masked_runs(sandbox_for_run(worktree, policy, tier=1, host=current().sandbox_host), adapter, "strict")
     with FakeProvider() as fake:
         fake.script(*script)
         async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=root / "scratch",
@@ -304,7 +305,7 @@ async def test_a_run_command_cannot_remove_a_covered_loader_path(tmp_path):
     worktree = tmp_path / "wt"
     _plant(worktree, {".opencode/plugin/keep.js": "x"})
     policy = loader_guard.bridge_policy(worktree, RepoConfig(), opencode, "/workspace")
-    spawner, config = loader_guard.masked_runs(sandbox_for_run(worktree, policy, tier=1), opencode, "strict")(
+    spawner, config = loader_guard.masked_runs(sandbox_for_run(worktree, policy, tier=1, host=current().sandbox_host), opencode, "strict")(
         tmp_path / "home")
     proc = await spawner.start(config, ["sh", "-c", "rm -rf .opencode; echo > .opencode/plugin/new.js"], {})
     await proc.wait()
@@ -318,7 +319,7 @@ async def test_what_a_run_command_creates_at_a_loader_path_is_gone_when_it_ends(
     opencode = base.get("opencode", operator_for("opencode"))
     worktree = make_worktree(tmp_path)
     policy = loader_guard.bridge_policy(worktree, RepoConfig(), opencode, "/workspace")
-    runs = loader_guard.masked_runs(sandbox_for_run(worktree, policy, tier=1), opencode, "strict")
+    runs = loader_guard.masked_runs(sandbox_for_run(worktree, policy, tier=1, host=current().sandbox_host), opencode, "strict")
     command = "mkdir -p .opencode/plugin && echo x > .opencode/plugin/pwn.js && echo {} > opencode.json && echo k > kept"
     said, _ = await run_command(policy, {"command": command}, runs, tmp_path / "scratch", lambda process: None)
     assert said.startswith("exit code 0"), said
