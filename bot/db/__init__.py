@@ -40,9 +40,14 @@ def connect(database_url: str | None = None, *, path: Path | None = None, migrat
     """A connection, migrated to the latest schema unless `migrate=False` (`bot migrate` does it).
     The database is `path`'s SQLite file, else `database_url`, else the one of `settings` (`url`);
     PostgreSQL needs the settings' shared key (without settings, it is refused)."""
-    if path is None and database_url is None and settings is None:
+    if path is not None:
+        target = f"sqlite:///{path}"
+    elif database_url:
+        target = database_url
+    elif settings is not None:
+        target = url(settings)
+    else:
         raise TypeError("connect() needs the entry point's settings, a database URL or a path")
-    target = f"sqlite:///{path}" if path is not None else (database_url or url(settings))  # type: ignore[arg-type]
     scheme = target.split(":", 1)[0]
     if scheme == "sqlite":
         db = _sqlite(target)
