@@ -79,6 +79,7 @@ HEAD_CAP = 64 << 10  # a request line and headers: a CLI's are a few kB
 OFF_LOOP_BODY = 1 << 20  # a larger body is parsed and judged on a thread (64 MiB take ~0.2 s)
 WRITE_BUFFER = 4 << 20  # bytes buffered towards the CLI before the relay waits for it to read
 TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=30.0)
+_EXTENSIONS = {"timeout": TIMEOUT.as_dict()}
 # never forwarded upstream: hop-by-hop, framing, the client's keys, who-it-bills headers
 _DROP_UP = {b"host", b"connection", b"keep-alive", b"proxy-authorization", b"proxy-connection", b"te",
             b"trailer", b"transfer-encoding", b"upgrade", b"content-length", b"accept-encoding", b"cookie",
@@ -205,7 +206,8 @@ class ModelRelay:
                  budget: Budget | None = None, ledger: Ledger | None = None, spend_scope: Scope | None = None,
                  prices: PriceTable | None = None, retry: RetryPolicy | None = None,
                  on_stop: Callable[[str], Any] | None = None, on_retry: Callable[[str], Any] | None = None,
-                 on_call: Callable[[ModelCall], Any] | None = None, client: httpx.AsyncClient | None = None,
+                 on_call: Callable[[ModelCall], Any] | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None,
                  on_login_refresh: Callable[[str], Any] | None = None, web_access: bool = False):
         self.upstream = upstream
         self.web_access = web_access  # the repository's: provider-run tools pass (recorded)
@@ -225,8 +227,9 @@ class ModelRelay:
         self.port: int | None = None
         self._token_bytes = self.token.encode()
         self._on_stop, self._on_retry, self._on_call = on_stop, on_retry, on_call
-        self._client = client
-        self._own_client = client is None
+        self._transport = transport  # to the provider: the relay's own pool unless one is handed in
+        self._own_transport = transport is None
+        self._client: httpx.AsyncClient | None = None  # the ChatGPT login's refreshes only
         self._server: LoopbackServer | None = None
         self._background: set[asyncio.Future[Any]] = set()
         self._on_login_refresh = on_login_refresh
@@ -238,18 +241,19 @@ class ModelRelay:
         return f"http://127.0.0.1:{self.port}"
 
     @property
-    def _http(self) -> httpx.AsyncClient:
-        assert self._client is not None, "the relay is used inside `async with`"
-        return self._client
+    def _upstream(self) -> httpx.AsyncBaseTransport:
+        assert self._transport is not None, "the relay is used inside `async with`"
+        return self._transport
 
     # lifecycle ---------------------------------------------------------------
 
     async def __aenter__(self) -> ModelRelay:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=TIMEOUT, follow_redirects=False, cookies=_NO_COOKIES, transport=wire.Transport(
-                    httpx.Limits(max_connections=64, max_keepalive_connections=16, keepalive_expiry=60)))
+        if self._transport is None:
+            self._transport = wire.Transport(
+                httpx.Limits(max_connections=64, max_keepalive_connections=16, keepalive_expiry=60))
         if self.upstream.login is not None:
+            self._client = httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False, cookies=_NO_COOKIES,
+                                             transport=self._transport)
             self.session = Session(self.upstream.login, self._client, on_refresh=self._on_login_refresh,
                                    on_secret=self.recorder.add_secrets)
         config = uvicorn.Config(self, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
@@ -264,8 +268,8 @@ class ModelRelay:
             await self._server.stop()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
-        if self._own_client and self._client is not None:
-            await self._client.aclose()
+        if self._own_transport and self._transport is not None:
+            await self._transport.aclose()
 
     def stop(self, reason: str, kind: str = "stopped") -> None:
         """Refuse every later call; tell the runner once (it ends the episode); recorded once."""
@@ -388,13 +392,15 @@ class ModelRelay:
         headers.append((b"accept-encoding", b"identity"))
         query = _query_keys(scope.get("query_string", b""))[1]
         url = self.upstream.root + scope["raw_path"].decode("ascii") + (f"?{query.decode('latin-1')}" if query else "")
-        return self._http.build_request(scope["method"], url, headers=headers, content=checked.body or None)
+        # built here, not by an httpx client: a client would add headers the CLI did not send, run
+        # auth, redirect and cookie steps the relay never wants, and cost a third of the relay's time
+        return httpx.Request(scope["method"], url, headers=headers, content=checked.body or None,
+                             extensions=_EXTENSIONS)
 
     async def _forward(self, scope: AsgiScope, route: apis.Route, checked: Checked, send: Send, call: ModelCall,
                        started: float) -> None:
         response = await self._send_with_retries(scope, checked, call)
         call.status = response.status_code
-        pieces = downstream.Pieces(response.aiter_raw())
         try:
             if response.status_code in (401, 403):
                 await response.aread()
@@ -403,11 +409,12 @@ class ModelRelay:
             tap = self._tap(route, response, call)
             unasked = UsageChunkFilter() if checked.strip_usage and tap is not None and tap.sse else None
             headers, sized = _headers_down(response, resized=unasked is not None)
-            await pieces.first_within(downstream.HEAD_WAIT_S)  # then the head leaves with it
+            if isinstance(response.stream, wire.Body):  # then the head leaves with the body's first piece
+                await response.stream.arrived_within(downstream.HEAD_WAIT_S)
             await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
             call.answering = True
             try:
-                async for chunk in pieces:  # each piece as it arrives (a size would hold them)
+                async for chunk in response.aiter_raw():  # each piece as it arrives (a size would hold them)
                     if call.ttfb_ms is None:
                         call.ttfb_ms = _ms(started)
                     out = unasked.feed(chunk) if unasked is not None else chunk
@@ -422,7 +429,6 @@ class ModelRelay:
             rest = unasked.close() if unasked is not None else b""
             await send({"type": "http.response.body", "body": rest, "more_body": False})
         finally:
-            await pieces.aclose()
             await response.aclose()
         if tap is not None:
             usage, model = tap.result()
@@ -444,7 +450,9 @@ class ModelRelay:
         await self._fresh_login()
         while True:
             try:
-                response = await self._http.send(self._request(scope, checked), stream=True)
+                request = self._request(scope, checked)
+                response = await self._upstream.handle_async_request(request)
+                response.request = request
             except httpx.ConnectError as exc:  # refused, unresolvable, unroutable: retries cannot help
                 reason = unreachable_reason(self.upstream.root, exc)
                 self.stop(reason, kind="unreachable")

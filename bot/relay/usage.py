@@ -13,11 +13,13 @@ OpenAI and Gemini count cache reads (and OpenAI cache writes) inside their promp
 reports both beside it.
 Gemini counts thinking beside its candidates; OpenAI inside its completion count.
 
-`UsageTap(api)` is fed the response bytes as they pass (`feed`) and never holds the stream: for
-SSE it keeps only the unfinished tail of the current event and the last event that can carry usage
-(Anthropic message_start / message_delta, OpenAI response.completed, the chat usage chunk, Gemini's
-last usageMetadata), found with a byte search before any JSON is parsed. A JSON (not streamed)
-reply is kept up to a cap and parsed at the end.
+`UsageTap(api)` is fed the response bytes as they pass (`feed`) and reads them behind the stream:
+the pieces of up to BEHIND bytes are read together once that much has passed or the reply ended, so
+on an answer of usual size the search runs after its last byte has left for the CLI, not between its
+pieces. What it keeps besides is the unfinished tail of the current event and the last event that can
+carry usage (Anthropic message_start / message_delta, OpenAI response.completed, the chat usage
+chunk, Gemini's last usageMetadata), found with a byte search before any JSON is parsed. A JSON
+(not streamed) reply is kept up to a cap and parsed at the end.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from typing import Any
 
 JSON_CAP = 32 << 20  # a reply larger than this is passed on but not read for usage
 EVENT_CAP = 16 << 20  # one SSE event larger than this is passed on but not read
+BEHIND = 1 << 20  # the bytes of a stream the tap holds before it reads them
 
 
 @dataclass
@@ -128,6 +131,8 @@ class UsageTap:
         self.sse = "text/event-stream" in content_type.lower()
         self._markers = _MARKER_PATTERNS.get(api, _NEVER)
         self._tail = b""
+        self._behind: list[bytes] = []  # passed, not read yet
+        self._behind_bytes = 0
         self._body = bytearray()
         self._overflow = False
         self._kept: dict[str, dict[str, Any]] = {}  # kind -> the last event of that kind that carries usage
@@ -139,7 +144,17 @@ class UsageTap:
             else:
                 self._overflow = True
             return
-        data = self._tail + chunk if self._tail else chunk
+        self._behind.append(chunk)
+        self._behind_bytes += len(chunk)
+        if self._behind_bytes >= BEHIND:
+            self._read_behind()
+
+    def _read_behind(self) -> None:
+        if not self._behind:
+            return
+        pieces = [self._tail, *self._behind] if self._tail else self._behind
+        data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        self._behind, self._behind_bytes = [], 0
         crlf = b"\r" in data  # one memchr; the four-byte searches below are slow, and only CRLF streams need them
         lf, crlf_at = data.rfind(b"\n\n"), data.rfind(b"\r\n\r\n") if crlf else -1
         end = max(lf + 2 if lf != -1 else 0, crlf_at + 4 if crlf_at != -1 else 0)
@@ -171,6 +186,7 @@ class UsageTap:
     def result(self) -> tuple[CallUsage | None, str | None]:
         """(usage, model) once the reply ended; usage None when the reply carried none."""
         if self.sse:
+            self._read_behind()
             return _from_events(self.api, self._kept)
         if self._overflow or not self._body:
             return None, None

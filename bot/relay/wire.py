@@ -47,6 +47,36 @@ def request_head(request: httpx.Request) -> bytes:
     return b"\r\n".join(lines) + b"\r\n\r\n"
 
 
+class _Signal:
+    """Wakes the one task that reads a connection. `asyncio.wait_for` around an Event would wrap each
+    wait in a task of its own (three per call); here a wait is one future and one timer."""
+
+    def __init__(self) -> None:
+        self._waiter: asyncio.Future[bool] | None = None
+
+    def set(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(True)
+
+    async def wait(self, timeout: float | None) -> bool:
+        """Until the next `set` (True) or `timeout` seconds (False)."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[bool] = loop.create_future()
+        self._waiter = waiter
+        timer = loop.call_later(timeout, _expire, waiter) if timeout is not None else None
+        try:
+            return await waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
+
+
+def _expire(waiter: asyncio.Future[bool]) -> None:
+    if not waiter.done():
+        waiter.set_result(False)
+
+
 class _Connection(asyncio.Protocol):
     """One kept connection to the provider: one request at a time, its answer parsed as it arrives."""
 
@@ -56,7 +86,7 @@ class _Connection(asyncio.Protocol):
         self.idle_since = time.monotonic()
         self.dead = False  # closed, cut, or left with an answer half read: never reused
         self._parser = httptools.HttpResponseParser(self)
-        self._changed = asyncio.Event()
+        self._changed = _Signal()
         self._writable = asyncio.Event()
         self._writable.set()
         self._error: httpx.TransportError | None = None
@@ -156,6 +186,8 @@ class _Connection(asyncio.Protocol):
             raise httpx.WriteError("the connection to the provider is closed")
         self._reset()
         self.transport.write(data)
+        if self._writable.is_set():
+            return
         try:
             await asyncio.wait_for(self._writable.wait(), timeout)
         except TimeoutError:
@@ -164,6 +196,11 @@ class _Connection(asyncio.Protocol):
     async def head(self, timeout: float | None) -> None:
         while not self._head_done:
             await self._wait(timeout)
+
+    async def arrived_within(self, wait_s: float) -> None:
+        """Until some of the body has arrived (or all of it, or an error), for at most wait_s."""
+        if not self._pieces and not self.complete and self._error is None:
+            await self._changed.wait(wait_s)
 
     async def next_piece(self, timeout: float | None) -> bytes | None:
         """All of the body that has arrived since the last read, or None once it is complete."""
@@ -181,22 +218,23 @@ class _Connection(asyncio.Protocol):
     async def _wait(self, timeout: float | None) -> None:
         if self._error is not None:
             raise self._error
-        self._changed.clear()
-        try:
-            await asyncio.wait_for(self._changed.wait(), timeout)
-        except TimeoutError:
+        if not await self._changed.wait(timeout):
             self.close()
-            raise httpx.ReadTimeout("the provider sent nothing in time") from None
+            raise httpx.ReadTimeout("the provider sent nothing in time")
         if self._error is not None and not self._pieces:
             raise self._error
 
 
-class _Body(httpx.AsyncByteStream):
+class Body(httpx.AsyncByteStream):
     """An answer's body, piece by piece; closed, its connection goes back to the pool if it can."""
 
     def __init__(self, connection: _Connection, pool: Transport, timeout: float | None):
         self._connection, self._pool, self._timeout = connection, pool, timeout
         self._released = False
+
+    async def arrived_within(self, wait_s: float) -> None:
+        """Until some of the body has come, for at most wait_s (then its head can leave with it)."""
+        await self._connection.arrived_within(wait_s)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         while (piece := await self._connection.next_piece(self._timeout)) is not None:
@@ -235,7 +273,7 @@ class Transport(httpx.AsyncBaseTransport):
             self._free_slot()
             raise
         return httpx.Response(connection.status, headers=connection.headers,
-                              stream=_Body(connection, self, timeout.get("read")),
+                              stream=Body(connection, self, timeout.get("read")),
                               extensions={"http_version": b"HTTP/1.1"})
 
     def release(self, connection: _Connection) -> None:
@@ -287,6 +325,9 @@ class Transport(httpx.AsyncBaseTransport):
     async def _take_slot(self, timeout: float | None) -> None:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._limits.max_connections or 1 << 16)
+        if not self._slots.locked():  # a free slot is taken at once: no task for a wait
+            await self._slots.acquire()
+            return
         try:
             await asyncio.wait_for(self._slots.acquire(), timeout)
         except TimeoutError:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -102,7 +101,7 @@ async def test_a_connection_read_to_its_end_is_kept_for_the_next_call(fake, rela
     async with relay("anthropic") as r:
         first = await post(r, *ANTHROPIC)
         second = await post(r, *ANTHROPIC)
-        kept = len(r._http._transport._all)  # type: ignore[attr-defined]
+        kept = len(r._transport._all)  # type: ignore[attr-defined]
     assert first.status_code == second.status_code == 200 and kept == 1
 
 
@@ -183,17 +182,51 @@ async def test_a_replys_last_bytes_are_on_their_way_to_the_cli_before_the_relay_
     assert b"recorded after it left" in seen_when_recorded[0]
 
 
-async def test_closing_a_reply_whose_first_piece_never_came_ends_the_read_before_it_returns():
-    ended: list[str] = []
+async def test_a_write_of_a_segment_or_more_leaves_at_once_with_what_was_held_before_it():
+    transport = _Transport()
+    joined = downstream.Joined(transport)  # type: ignore[arg-type]
+    joined.write(b"HTTP/1.1 200 OK\r\n\r\n")
+    joined.write(b"x" * downstream.SEGMENT)
+    assert transport.writes == [b"HTTP/1.1 200 OK\r\n\r\n" + b"x" * downstream.SEGMENT]
 
-    async def never() -> AsyncIterator[bytes]:
-        try:
-            await asyncio.Event().wait()
-            yield b"never"
-        finally:
-            ended.append("read ended")
 
-    pieces = downstream.Pieces(never())
-    await pieces.first_within(0.0)
-    await pieces.aclose()
-    assert ended == ["read ended"]
+async def test_a_provider_that_sends_nothing_in_time_is_a_read_timeout_and_its_connection_is_closed():
+    connection = wire._Connection(("http", "provider", 80))
+    with pytest.raises(httpx.ReadTimeout):
+        await connection.head(0.01)
+    assert connection.dead
+
+
+async def test_waiting_for_the_first_piece_of_a_body_that_does_not_come_ends_after_the_wait():
+    connection = wire._Connection(("http", "provider", 80))
+    connection.data_received(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+    await connection.head(5)
+    await asyncio.wait_for(connection.arrived_within(0.01), 5)
+    connection.data_received(b"2\r\nok\r\n0\r\n\r\n")
+    assert await connection.next_piece(5) == b"ok"
+
+
+async def test_the_usage_of_a_streamed_reply_is_read_after_its_last_bytes_have_left_for_the_cli(fake, relay,
+                                                                                              monkeypatch):
+    from bot.relay.usage import UsageTap
+    fake.script(say("read behind the stream", pieces=40))
+    seen_when_read: list[bytes] = []
+    cli: socket.socket | None = None
+    read = UsageTap._read_behind
+
+    def peek(tap: UsageTap) -> None:  # what the CLI's socket already holds when the tap reads the stream
+        assert cli is not None
+        seen_when_read.append(cli.recv(1 << 20, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+        read(tap)
+
+    monkeypatch.setattr(UsageTap, "_read_behind", peek)
+    recorded = asyncio.Event()
+    async with relay("anthropic", on_call=lambda _call: recorded.set()) as r:
+        cli = socket.create_connection(("127.0.0.1", r.port))
+        body = json.dumps(dict(ANTHROPIC[1], stream=True)).encode()
+        cli.sendall(b"POST %s HTTP/1.1\r\nhost: relay\r\nx-api-key: %s\r\ncontent-type: application/json\r\n"
+                    b"content-length: %d\r\n\r\n%s" % (ANTHROPIC[0].encode(), r.token.encode(), len(body), body))
+        await asyncio.wait_for(recorded.wait(), 60)
+        cli.close()
+    assert r.calls[0].usage is not None and r.calls[0].usage.output_tokens > 0
+    assert seen_when_read and b"message_stop" in seen_when_read[0]

@@ -72,9 +72,8 @@ async def test_a_provider_name_that_does_not_resolve_ends_the_turn_naming_it(rel
         raise httpx.ConnectError("[Errno -2] Name or service not known", request=request)
 
     stops: list[str] = []
-    async with httpx.AsyncClient(transport=httpx.MockTransport(no_such_name)) as client, \
-            relay("openai", base_url="https://gateway.example.invalid/v1", on_stop=stops.append,
-                  client=client) as r:
+    async with relay("openai", base_url="https://gateway.example.invalid/v1", on_stop=stops.append,
+                     transport=httpx.MockTransport(no_such_name)) as r:
         answer = await post(r, "/v1/responses", {"model": "gpt-5", "input": "hi"},
                             headers={"authorization": f"Bearer {r.token}"})
     assert answer.status_code == 502

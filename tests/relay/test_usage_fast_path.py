@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.relay import usage
 from bot.relay.usage import UsageTap, anthropic_usage, from_reply
 from tests.fakes.provider import FakeUsage, _render, say
 
@@ -93,3 +94,11 @@ def test_the_tap_agrees_with_a_full_decoder_on_a_4k_delta_stream_in_network_read
 def test_the_same_stream_with_crlf_line_ends_is_read_the_same(name):
     api, stream = _rendered(name, deltas=40)
     assert _tapped(api, stream.replace(b"\n", b"\r\n"), 1000) == _decoded(api, stream)
+
+
+@pytest.mark.parametrize("behind", (1, 700, 64 << 10))
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_a_stream_longer_than_the_tap_holds_is_read_as_it_passes_and_agrees(name, behind, monkeypatch):
+    monkeypatch.setattr(usage, "BEHIND", behind)
+    api, stream = _rendered(name, deltas=4000)
+    assert _tapped(api, stream, 1000) == _decoded(api, stream)
