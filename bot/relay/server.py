@@ -79,7 +79,7 @@ HEAD_CAP = 64 << 10  # a request line and headers: a CLI's are a few kB
 OFF_LOOP_BODY = 1 << 20  # a larger body is parsed and judged on a thread (64 MiB take ~0.2 s)
 WRITE_BUFFER = 4 << 20  # bytes buffered towards the CLI before the relay waits for it to read
 TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=30.0)
-_EXTENSIONS = {"timeout": TIMEOUT.as_dict()}
+_TIMEOUTS = TIMEOUT.as_dict()
 # never forwarded upstream: hop-by-hop, framing, the client's keys, who-it-bills headers
 _DROP_UP = {b"host", b"connection", b"keep-alive", b"proxy-authorization", b"proxy-connection", b"te",
             b"trailer", b"transfer-encoding", b"upgrade", b"content-length", b"accept-encoding", b"cookie",
@@ -207,7 +207,7 @@ class ModelRelay:
                  prices: PriceTable | None = None, retry: RetryPolicy | None = None,
                  on_stop: Callable[[str], Any] | None = None, on_retry: Callable[[str], Any] | None = None,
                  on_call: Callable[[ModelCall], Any] | None = None,
-                 transport: httpx.AsyncBaseTransport | None = None,
+                 transport: wire.Transport | None = None,
                  on_login_refresh: Callable[[str], Any] | None = None, web_access: bool = False):
         self.upstream = upstream
         self.web_access = web_access  # the repository's: provider-run tools pass (recorded)
@@ -228,6 +228,7 @@ class ModelRelay:
         self._token_bytes = self.token.encode()
         self._on_stop, self._on_retry, self._on_call = on_stop, on_retry, on_call
         self._transport = transport  # to the provider: the relay's own pool unless one is handed in
+        self._origin = wire.Origin.of(upstream.root)
         self._own_transport = transport is None
         self._client: httpx.AsyncClient | None = None  # the ChatGPT login's refreshes only
         self._server: LoopbackServer | None = None
@@ -241,7 +242,7 @@ class ModelRelay:
         return f"http://127.0.0.1:{self.port}"
 
     @property
-    def _upstream(self) -> httpx.AsyncBaseTransport:
+    def _upstream(self) -> wire.Transport:
         assert self._transport is not None, "the relay is used inside `async with`"
         return self._transport
 
@@ -385,17 +386,21 @@ class ModelRelay:
 
     # forwarding --------------------------------------------------------------
 
-    def _request(self, scope: AsgiScope, checked: Checked) -> httpx.Request:
+    def _request(self, scope: AsgiScope, checked: Checked) -> bytes:
+        """The request as it leaves for the provider, head and body. Built here, not by an httpx
+        client: a client would add headers the CLI did not send, run auth, redirect and cookie steps the
+        relay never wants, and parse back the URL the relay has just put together."""
         headers = [(k, v) for k, v in checked.headers if k not in _DROP_UP]
         headers += self.session.headers() if self.session else [self.upstream.key_header()]
         headers += [(name.encode(), value.encode()) for name, value in self.upstream.billing]
         headers.append((b"accept-encoding", b"identity"))
         query = _query_keys(scope.get("query_string", b""))[1]
-        url = self.upstream.root + scope["raw_path"].decode("ascii") + (f"?{query.decode('latin-1')}" if query else "")
-        # built here, not by an httpx client: a client would add headers the CLI did not send, run
-        # auth, redirect and cookie steps the relay never wants, and cost a third of the relay's time
-        return httpx.Request(scope["method"], url, headers=headers, content=checked.body or None,
-                             extensions=_EXTENSIONS)
+        target = scope["raw_path"] + (b"?" + query if query else b"")
+        try:
+            head = wire.head(scope["method"].encode("ascii"), self._origin, target, headers, checked.body)
+        except httpx.LocalProtocolError as refused:
+            raise _Refused(400, "request", f"the model relay cannot pass this request on: {refused}") from None
+        return head + checked.body
 
     async def _forward(self, scope: AsgiScope, route: apis.Route, checked: Checked, send: Send, call: ModelCall,
                        started: float) -> None:
@@ -450,9 +455,7 @@ class ModelRelay:
         await self._fresh_login()
         while True:
             try:
-                request = self._request(scope, checked)
-                response = await self._upstream.handle_async_request(request)
-                response.request = request
+                response = await self._upstream.exchange(self._origin.key, self._request(scope, checked), _TIMEOUTS)
             except httpx.ConnectError as exc:  # refused, unresolvable, unroutable: retries cannot help
                 reason = unreachable_reason(self.upstream.root, exc)
                 self.stop(reason, kind="unreachable")

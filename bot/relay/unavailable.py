@@ -95,8 +95,7 @@ def worth_reading(status: int) -> bool:
 def replayed(response: httpx.Response, body: bytes) -> httpx.Response:
     """A response whose body the relay has read, as a fresh one to pass on byte for byte."""
     headers = [(name, value) for name, value in response.headers.raw if name.lower() != b"content-encoding"]
-    return httpx.Response(response.status_code, headers=headers, stream=httpx.ByteStream(body),
-                          request=response.request)
+    return httpx.Response(response.status_code, headers=headers, stream=httpx.ByteStream(body))
 
 
 def stop_reason(found: ProviderUnavailable) -> str:

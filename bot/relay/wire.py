@@ -19,7 +19,8 @@ import re
 import ssl
 import time
 import typing
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 
 import httptools
 import httpx
@@ -31,18 +32,43 @@ _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _FIELD_VALUE = re.compile(rb"[^\x00-\x08\x0a-\x1f\x7f]*")
 _TARGET = re.compile(rb"[\x21-\x7e]+")
 _DEFAULT_PORT = {"http": 80, "https": 443}
+_BODY_METHODS = (b"POST", b"PUT", b"PATCH")  # sized even when empty, as httpx sizes them
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where requests go: the connection's key, the Host header and the path every target starts with
+    (a gateway's `/v1`), read once from the provider's root URL."""
+
+    key: tuple[str, str, int]
+    netloc: bytes
+    base_path: bytes
+
+    @classmethod
+    def of(cls, root: str) -> Origin:
+        url = httpx.URL(root)
+        return cls(_key(url), url.netloc, url.raw_path.rstrip(b"/"))
+
+
+def head(method: bytes, origin: Origin, target: bytes, headers: list[tuple[bytes, bytes]], body: bytes) -> bytes:
+    """A request's head as it goes on the wire, Host and Content-Length first as httpx puts them;
+    refused (httpx.LocalProtocolError) when a name, a value or the target would change its framing."""
+    sized = [(b"content-length", b"%d" % len(body))] if body or method in _BODY_METHODS else []
+    return _head(method, origin.base_path + target, [(b"host", origin.netloc), *sized, *headers])
 
 
 def request_head(request: httpx.Request) -> bytes:
-    """`request`'s head as it goes on the wire, refused (httpx.LocalProtocolError) when a name, a value
-    or the target would change its framing."""
-    target = request.url.raw_path
+    """An httpx request's head (the ChatGPT login's calls), checked as `head` checks the relay's."""
+    return _head(request.method.encode("ascii"), request.url.raw_path, request.headers.raw)
+
+
+def _head(method: bytes, target: bytes, headers: list[tuple[bytes, bytes]]) -> bytes:
     if not _TARGET.fullmatch(target):
-        raise httpx.LocalProtocolError("the request target holds spaces or control bytes", request=request)
-    lines = [request.method.encode("ascii") + b" " + target + b" HTTP/1.1"]
-    for name, value in request.headers.raw:
+        raise httpx.LocalProtocolError("the request target holds spaces or control bytes")
+    lines = [method + b" " + target + b" HTTP/1.1"]
+    for name, value in headers:
         if not _TOKEN.fullmatch(name) or not _FIELD_VALUE.fullmatch(value):
-            raise httpx.LocalProtocolError(f"header {name[:40]!r} is not a valid HTTP field", request=request)
+            raise httpx.LocalProtocolError(f"header {name[:40]!r} is not a valid HTTP field")
         lines.append(name + b": " + value)
     return b"\r\n".join(lines) + b"\r\n\r\n"
 
@@ -258,13 +284,19 @@ class Transport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         timeout: dict[str, float | None] = request.extensions.get("timeout", {})
-        head = request_head(request)
+        sent = request_head(request)
         body = await request.aread()
+        return await self.exchange(_key(request.url), sent + body, timeout)
+
+    async def exchange(self, key: tuple[str, str, int], request: bytes,
+                       timeout: Mapping[str, float | None]) -> httpx.Response:
+        """Send a whole request (its head from `head`) on a kept connection to `key`, or a new one,
+        and return its answer once the head has come (the body streams)."""
         await self._take_slot(timeout.get("pool"))
         connection: _Connection | None = None
         try:
-            connection = self._idle_for(_key(request.url)) or await self._connect(request.url, timeout.get("connect"))
-            await connection.send(head + body, timeout.get("write"))
+            connection = self._idle_for(key) or await self._connect(key, timeout.get("connect"))
+            await connection.send(request, timeout.get("write"))
             await connection.head(timeout.get("read"))
         except BaseException:
             if connection is not None:
@@ -307,8 +339,7 @@ class Transport(httpx.AsyncBaseTransport):
             self._all.discard(connection)
         return None
 
-    async def _connect(self, url: httpx.URL, timeout: float | None) -> _Connection:
-        key = _key(url)
+    async def _connect(self, key: tuple[str, str, int], timeout: float | None) -> _Connection:
         scheme, host, port = key
         tls = self._ssl if scheme == "https" else None
         loop = asyncio.get_running_loop()

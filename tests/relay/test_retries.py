@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from bot.config import Settings
+from bot.relay import wire
 from bot.relay.retry import RetryPolicy, asked_wait_s
 from bot.relay.server import ModelRelay, Upstream
 from tests.fakes.provider import fail, say
@@ -67,13 +68,17 @@ async def test_a_refused_connection_ends_the_turn_at_once_naming_the_upstream(re
     assert r.calls[-1].outcome == "error:unreachable"
 
 
-async def test_a_provider_name_that_does_not_resolve_ends_the_turn_naming_it(relay):
-    def no_such_name(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError("[Errno -2] Name or service not known", request=request)
+class _NoSuchName(wire.Transport):
+    """A pool whose name lookups fail, as they do for a name no resolver knows."""
 
+    async def _connect(self, key: tuple[str, str, int], timeout: float | None) -> wire._Connection:
+        raise httpx.ConnectError("[Errno -2] Name or service not known")
+
+
+async def test_a_provider_name_that_does_not_resolve_ends_the_turn_naming_it(relay):
     stops: list[str] = []
     async with relay("openai", base_url="https://gateway.example.invalid/v1", on_stop=stops.append,
-                     transport=httpx.MockTransport(no_such_name)) as r:
+                     transport=_NoSuchName(httpx.Limits())) as r:
         answer = await post(r, "/v1/responses", {"model": "gpt-5", "input": "hi"},
                             headers={"authorization": f"Bearer {r.token}"})
     assert answer.status_code == 502
