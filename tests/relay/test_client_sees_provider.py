@@ -75,3 +75,16 @@ async def test_the_openai_sdk_reads_a_refusal_of_the_relay_as_an_openai_error(fa
             await client.responses.create(model="gpt-5.5", input="hi", tools=[mcp])
     assert "web access is off" in refused.value.message and refused.value.type == "invalid_request_error"
     assert fake.requests == []
+
+
+async def test_an_operator_header_that_would_break_the_requests_framing_is_refused_and_never_sent(fake, recorder,
+                                                                                                   run_id):
+    fake.script(say("never"))
+    upstream = Upstream("openai", REAL_KEY, base_url=fake.url,
+                        billing=(("OpenAI-Organization", "org-a\r\nx-smuggled: 1"),))
+    async with ModelRelay(upstream, recorder, run_id) as r, \
+            openai.AsyncOpenAI(base_url=r.url + "/v1", api_key=r.token, max_retries=0) as client:
+        with pytest.raises(openai.BadRequestError) as refused:
+            await client.chat.completions.create(**dict(CHAT, stream=False))
+    assert "cannot pass this request on" in refused.value.message
+    assert fake.requests == [] and r.calls[0].outcome == "refused:request"
