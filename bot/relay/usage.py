@@ -31,6 +31,7 @@ from typing import Any
 JSON_CAP = 32 << 20  # a reply larger than this is passed on but not read for usage
 EVENT_CAP = 16 << 20  # one SSE event larger than this is passed on but not read
 BEHIND = 1 << 20  # the bytes of a stream the tap holds before it reads them
+IN_PLACE = 64 << 10  # a piece this large is searched where it lies, not joined with others
 
 
 @dataclass
@@ -150,21 +151,47 @@ class UsageTap:
             self._read_behind()
 
     def _read_behind(self) -> None:
-        if not self._behind:
-            return
-        pieces = [self._tail, *self._behind] if self._tail else self._behind
-        data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
-        self._behind, self._behind_bytes = [], 0
-        crlf = b"\r" in data  # one memchr; the four-byte searches below are slow, and only CRLF streams need them
-        lf, crlf_at = data.rfind(b"\n\n"), data.rfind(b"\r\n\r\n") if crlf else -1
-        end = max(lf + 2 if lf != -1 else 0, crlf_at + 4 if crlf_at != -1 else 0)
-        if end == 0:
-            self._tail = data if len(data) <= EVENT_CAP else b""
-            return
-        self._tail = data[end:] if len(data) - end <= EVENT_CAP else b""
-        complete = data[:end]
-        for event in _events_around(complete, self._markers, crlf):
-            self._consider(event)
+        """Read what has passed: a large piece where it lies (copying 256 KiB costs as much as the
+        search), small ones joined first."""
+        pieces, self._behind, self._behind_bytes = self._behind, [], 0
+        small: list[bytes] = []
+        for piece in pieces:
+            if len(piece) < IN_PLACE:
+                small.append(piece)
+                continue
+            if small:
+                self._read(b"".join(small))
+                small = []
+            self._read(piece)
+        if small:
+            self._read(small[0] if len(small) == 1 else b"".join(small))
+
+    def _read(self, piece: bytes) -> None:
+        """The events `piece` completes: the one begun in the tail (joined with the piece's start up
+        to its first blank line), then those wholly inside it, searched in place; its unfinished end
+        is the new tail."""
+        crlf = b"\r" in piece or b"\r" in self._tail  # one memchr; only CRLF streams need the slow searches
+        first = _event_end(piece, crlf, first=True)
+        if first == -1:  # no blank line in the piece, but one may span the tail and the piece
+            data = self._tail + piece
+            if _event_end(data, crlf, first=True) == -1:
+                self._tail = data if len(data) <= EVENT_CAP else b""
+                return
+            self._tail, piece = b"", data
+            first = _event_end(piece, crlf, first=True)
+        if self._tail:
+            joined = self._tail + piece[:first]
+            self._consider_all(joined, 0, len(joined), crlf)
+        else:
+            self._consider_all(piece, 0, first, crlf)
+        last = _event_end(piece, crlf, first=False)
+        self._consider_all(piece, first, last, crlf)
+        self._tail = piece[last:] if len(piece) - last <= EVENT_CAP else b""
+
+    def _consider_all(self, data: bytes, start: int, stop: int, crlf: bool) -> None:
+        if stop > start:
+            for event in _events_around(data, self._markers, crlf, start, stop):
+                self._consider(event)
 
     def _consider(self, event: bytes) -> None:
         lines = [line[5:].lstrip(b" ") for line in event.replace(b"\r\n", b"\n").split(b"\n")
@@ -196,22 +223,34 @@ class UsageTap:
             return None, None
 
 
-def _events_around(complete: bytes, markers: re.Pattern[bytes], crlf: bool) -> list[bytes]:
-    """The whole SSE events of `complete` that contain a marker, found by byte search: the events in
-    between (thousands of text deltas in a long answer) are never split or looked at. `crlf`: the
-    bytes hold a carriage return, so events may also end in CRLF CRLF."""
+def _event_end(data: bytes, crlf: bool, *, first: bool) -> int:
+    """Where the first (or last) blank line of `data` ends, -1 when it has none."""
+    find = data.find if first else data.rfind
+    ends = [at + 2 for at in (find(b"\n\n"),) if at != -1]
+    if crlf:
+        ends += [at + 4 for at in (find(b"\r\n\r\n"),) if at != -1]
+    if not ends:
+        return -1
+    return min(ends) if first else max(ends)
+
+
+def _events_around(data: bytes, markers: re.Pattern[bytes], crlf: bool, start: int, stop: int) -> list[bytes]:
+    """The whole SSE events of data[start:stop] (which ends at an event's end) that contain a marker,
+    found by byte search where the bytes lie: the events in between (thousands of text deltas in a
+    long answer) are never split, copied or looked at. `crlf`: the bytes hold a carriage return, so
+    events may also end in CRLF CRLF."""
     spans = []
-    at = markers.search(complete)
+    at = markers.search(data, start, stop)
     while at is not None:
-        start = max(complete.rfind(b"\n\n", 0, at.start()),
-                    complete.rfind(b"\r\n\r\n", 0, at.start()) if crlf else -1)
-        start = 0 if start == -1 else start
-        ends = [e for e in (complete.find(b"\n\n", at.end()),
-                            complete.find(b"\r\n\r\n", at.end()) if crlf else -1) if e != -1]
-        end = min(ends) if ends else len(complete)
-        spans.append((start, end))
-        at = markers.search(complete, end)
-    return [complete[start:end].strip(b"\r\n") for start, end in spans]
+        begin = max(data.rfind(b"\n\n", start, at.start()),
+                    data.rfind(b"\r\n\r\n", start, at.start()) if crlf else -1)
+        begin = start if begin == -1 else begin
+        ends = [e for e in (data.find(b"\n\n", at.end(), stop),
+                            data.find(b"\r\n\r\n", at.end(), stop) if crlf else -1) if e != -1]
+        end = min(ends) if ends else stop
+        spans.append((begin, end))
+        at = markers.search(data, end, stop)
+    return [data[begin:end].strip(b"\r\n") for begin, end in spans]
 
 
 def _from_events(api: str, events: dict[str, dict[str, Any]]) -> tuple[CallUsage | None, str | None]:

@@ -102,3 +102,12 @@ def test_a_stream_longer_than_the_tap_holds_is_read_as_it_passes_and_agrees(name
     monkeypatch.setattr(usage, "BEHIND", behind)
     api, stream = _rendered(name, deltas=4000)
     assert _tapped(api, stream, 1000) == _decoded(api, stream)
+
+
+@pytest.mark.parametrize("piece", (1, 2, 7, 1000))
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_pieces_read_where_they_lie_agree_even_when_a_blank_line_is_split_between_them(name, piece, monkeypatch):
+    monkeypatch.setattr(usage, "IN_PLACE", 1)  # every piece read in place, none joined first
+    api, stream = _rendered(name, deltas=40)
+    assert _tapped(api, stream, piece) == _decoded(api, stream)
+    assert _tapped(api, stream.replace(b"\n", b"\r\n"), piece) == _decoded(api, stream)
