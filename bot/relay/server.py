@@ -1,6 +1,7 @@
 """The model relay: one loopback HTTP server per episode through which the agent CLI's
 model calls reach the provider. The CLI holds only the relay's per-episode token; the relay holds
-the real credential outside the sandbox, swaps it in and forwards over TLS with a pooled client.
+the real credential outside the sandbox, swaps it in and forwards over TLS on its own pool of
+kept connections (bot/relay/wire.py).
 
 Usage by the pipeline:
 

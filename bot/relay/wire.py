@@ -7,6 +7,12 @@ bytes go from asyncio's read (up to 256 KiB at once) straight into llhttp, and a
 takes, in one piece, everything that has arrived since it last read: nothing waits for bytes still to
 come. A request's head and body leave in one write, so the provider wakes once.
 
+The relay writes its request head itself (`head`, from the upstream's `Origin` read once) and sends
+it with `Transport.exchange`; an httpx client (the ChatGPT login's refreshes) goes through
+`handle_async_request`, which writes its head the same way. A read waits on one future and one
+timer (`_Signal`), not on a task of its own; a free pool slot and a write the buffer takes need no
+wait at all.
+
 The provider's reply is not the sandbox's input, but it is parsed strictly all the same: a head over
 HEAD_CAP, a malformed one, or a body cut before its end raises httpx's own errors, which the relay
 already maps (a cut stream, a provider unreachable). A request head is built only from names and
