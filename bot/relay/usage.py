@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 JSON_CAP = 32 << 20  # a reply larger than this is passed on but not read for usage
@@ -48,7 +48,10 @@ class CallUsage:
         return self.input_tokens + self.cached_tokens + self.cache_write_tokens + self.output_tokens
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # by hand: dataclasses.asdict copies each field deeply, a tenth of recording a call
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "cached_tokens": self.cached_tokens, "cache_write_tokens": self.cache_write_tokens,
+                "reasoning_tokens": self.reasoning_tokens, "long_cache_write_tokens": self.long_cache_write_tokens}
 
 
 def _int(value: object) -> int:

@@ -1,6 +1,7 @@
 """Tokens are read from each API's own usage fields, streamed and not, as the bytes pass."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -127,3 +128,8 @@ def test_crlf_events_split_across_every_byte_boundary_are_read():
     for byte in ANTHROPIC_STREAM.replace(b"\n", b"\r\n"):
         tap.feed(bytes([byte]))
     assert tap.result() == (CallUsage(input_tokens=7, output_tokens=42, cached_tokens=3), "claude-opus-4-8")
+
+
+def test_a_calls_usage_as_recorded_holds_every_field_of_its_counts():
+    usage = CallUsage(*range(1, 1 + len(dataclasses.fields(CallUsage))))
+    assert usage.as_dict() == dataclasses.asdict(usage)
