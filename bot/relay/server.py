@@ -81,6 +81,8 @@ OFF_LOOP_BODY = 1 << 20  # a larger body is parsed and judged on a thread (64 Mi
 WRITE_BUFFER = 4 << 20  # bytes buffered towards the CLI before the relay waits for it to read
 TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=30.0)
 _TIMEOUTS = TIMEOUT.as_dict()
+UNUSABLE_ADDRESS = ("the model provider's address is not an http or https URL (check BOT_<AGENT>_BASE_URL "
+                    "if it is set)")
 # never forwarded upstream: hop-by-hop, framing, the client's keys, who-it-bills headers
 _DROP_UP = {b"host", b"connection", b"keep-alive", b"proxy-authorization", b"proxy-connection", b"te",
             b"trailer", b"transfer-encoding", b"upgrade", b"content-length", b"accept-encoding", b"cookie",
@@ -229,7 +231,7 @@ class ModelRelay:
         self._token_bytes = self.token.encode()
         self._on_stop, self._on_retry, self._on_call = on_stop, on_retry, on_call
         self._transport = transport  # to the provider: the relay's own pool unless one is handed in
-        self._origin = wire.Origin.of(upstream.root)
+        self._origin = _origin_of(upstream.root)  # None: the address cannot be used, each call is refused
         self._own_transport = transport is None
         self._client: httpx.AsyncClient | None = None  # the ChatGPT login's refreshes only
         self._server: LoopbackServer | None = None
@@ -387,7 +389,7 @@ class ModelRelay:
 
     # forwarding --------------------------------------------------------------
 
-    def _request(self, scope: AsgiScope, checked: Checked) -> bytes:
+    def _request(self, scope: AsgiScope, checked: Checked, origin: wire.Origin) -> bytes:
         """The request as it leaves for the provider, head and body. Built here, not by an httpx
         client: a client would add headers the CLI did not send, run auth, redirect and cookie steps the
         relay never wants, and parse back the URL the relay has just put together."""
@@ -398,7 +400,7 @@ class ModelRelay:
         query = _query_keys(scope.get("query_string", b""))[1]
         target = scope["raw_path"] + (b"?" + query if query else b"")
         try:
-            head = wire.head(scope["method"].encode("ascii"), self._origin, target, headers, checked.body)
+            head = wire.head(scope["method"].encode("ascii"), origin, target, headers, checked.body)
         except httpx.LocalProtocolError as refused:
             raise _Refused(400, "request", f"the model relay cannot pass this request on: {refused}") from None
         return head + checked.body
@@ -453,10 +455,14 @@ class ModelRelay:
         attempt, renewed = 0, False
         response: httpx.Response | None
         headers: Mapping[str, str]
+        if self._origin is None:
+            self.stop(UNUSABLE_ADDRESS, kind="unreachable")
+            raise _Refused(502, "error:unreachable", UNUSABLE_ADDRESS)
+        origin = self._origin
         await self._fresh_login()
         while True:
             try:
-                response = await self._upstream.exchange(self._origin.key, self._request(scope, checked), _TIMEOUTS)
+                response = await self._upstream.exchange(origin.key, self._request(scope, checked, origin), _TIMEOUTS)
             except httpx.ConnectError as exc:  # refused, unresolvable, unroutable: retries cannot help
                 reason = unreachable_reason(self.upstream.root, exc)
                 self.stop(reason, kind="unreachable")
@@ -558,6 +564,13 @@ class ModelRelay:
                              outcome=call.outcome, duration_ms=call.latency_ms,
                              raw=json.dumps(call.detail(), sort_keys=True))
         self._callback(self._on_call, call)
+
+
+def _origin_of(root: str) -> wire.Origin | None:
+    try:
+        return wire.Origin.of(root)
+    except (httpx.InvalidURL, httpx.UnsupportedProtocol):
+        return None
 
 
 def _headers_down(response: httpx.Response, resized: bool = False) -> tuple[list[tuple[bytes, bytes]], bool]:

@@ -137,3 +137,13 @@ def test_a_relay_given_no_retry_policy_retries_as_the_configuration_tables_defau
     monkeypatch.setenv("BOT_RELAY_RETRIES", "0")
     relay = ModelRelay(Upstream("anthropic", REAL_KEY), recorder, run_id)
     assert relay.retry == RetryPolicy.from_settings(Settings({})) == RetryPolicy()
+
+
+async def test_a_provider_address_that_is_not_http_ends_the_turn_saying_so(fake, relay):
+    stops: list[str] = []
+    async with relay("anthropic", base_url="ftp://gateway.example", on_stop=stops.append) as r:
+        answer = await post(r, *ANTHROPIC)
+    assert answer.status_code == 502 and answer.json()["error"]["type"] == "api_error"
+    assert stops == ["the model provider's address is not an http or https URL (check BOT_<AGENT>_BASE_URL if it "
+                     "is set)"]
+    assert r.calls[-1].outcome == "error:unreachable" and fake.requests == []
