@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,15 @@ def github_conformance():
     problems = [problem for fake in fakes for problem in fake.conformance_errors]
     assert not problems, "the fake GitHub's traffic is off GitHub's REST description:\n" + "\n".join(
         sorted(set(problems)))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    """What the GitHub conformance checks covered in this run (each test fails on its own problems)."""
+    if "tests.fakes.github" not in sys.modules:  # no test used the fake: its 13 MB description stays unread
+        return
+    checker = sys.modules["tests.fakes.github"].SHARED_CHECKER
+    if not checker.requests_checked:
+        return
+    terminalreporter.write_line(
+        f"GitHub conformance: {len(checker.operations_seen)} documented operations, {checker.requests_checked} "
+        f"requests checked, {checker.responses_validated} responses validated against GitHub's REST description")
