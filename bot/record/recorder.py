@@ -51,10 +51,7 @@ INTERRUPTED = "interrupted: the worker stopped before the run finished"
 _started: dict[str, tuple[str, float]] = {}  # run id -> (agent, monotonic start): the episode histogram
 
 class Recorder:
-    def __init__(self, db: Database | Path | str | None = None,
-                 secrets: Iterable[str] = ()):
-        if db is None:
-            raise TypeError("a Recorder is handed its database (or its SQLite file)")
+    def __init__(self, db: Database | Path | str, secrets: Iterable[str] = ()):
         if not isinstance(db, Database):
             db = connect(path=Path(db))
         self.db = db
