@@ -107,13 +107,26 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         "CREATE UNIQUE INDEX IF NOT EXISTS jobs_one_live_per_trigger ON jobs(trigger_key) "
         "WHERE trigger_key IS NOT NULL AND status != 'failed'",
     )),
+    (8, "who may change a review: a declined finding says how it was declined (a reply or a resolution, so "
+        "unresolving undoes only the latter); pushes coalesce into one waiting review per thread and requester, "
+        "enforced by the database (two intake replicas at one instant), and a push merged into it is "
+        "recorded so its redelivery does nothing", (
+        "ALTER TABLE review_findings ADD COLUMN declined_via TEXT",
+        "ALTER TABLE jobs ADD COLUMN coalesce_key TEXT",
+        "CREATE UNIQUE INDEX IF NOT EXISTS jobs_one_waiting_push_review ON jobs(coalesce_key) "
+        "WHERE coalesce_key IS NOT NULL AND status = 'queued' AND started_at IS NULL AND cancel_requested = 0",
+        """CREATE TABLE IF NOT EXISTS merged_pushes (
+            delivery_id TEXT PRIMARY KEY, trigger_key TEXT, job_id BIGINT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL)""",
+        "CREATE INDEX IF NOT EXISTS merged_pushes_by_trigger ON merged_pushes(trigger_key)",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
 # every table, in an order that respects references (for copying a database)
 TABLES = ("jobs", "conversations", "sessions", "notices", "secrets", "secret_audit", "settings_sessions",
           "runs", "run_events", "model_spend", "workers", "session_homes", "credential_use", "oauth_states",
-          "reviewed_commits", "review_findings")
+          "reviewed_commits", "review_findings", "merged_pushes")
 SERIAL_KEYS = {"jobs": "id", "secret_audit": "id", "review_findings": "id"}
 
 _VERSION_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -129,13 +142,13 @@ def version(db: Database) -> int:
 
 def migrate(db: Database) -> list[int]:
     """Apply the missing migrations under the migration lock; returns the versions applied here."""
-    if "schema_migrations" in db.table_names() and version(db) >= LATEST:
-        return []  # the common case, without taking the write lock
+    if "schema_migrations" in db.table_names() and _applied(db) >= {number for number, _, _ in MIGRATIONS}:
+        return []  # the common case, without taking the write lock (a gap below the latest is applied too)
     with db.transaction():
         for statement in db.dialect.migration_lock():
             db.execute(statement)
         db.execute(_VERSION_TABLE)
-        done = {row["version"] for row in db.query("SELECT version FROM schema_migrations")}
+        done = _applied(db)
         applied = []
         for number, description, statements in MIGRATIONS:
             if number in done:
@@ -146,3 +159,7 @@ def migrate(db: Database) -> list[int]:
                        [number, description, time.time()])
             applied.append(number)
         return applied
+
+
+def _applied(db: Database) -> set[int]:
+    return {int(row["version"]) for row in db.query("SELECT version FROM schema_migrations")}

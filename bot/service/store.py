@@ -123,11 +123,14 @@ async def commit(db: Database, statements: Callable[[Database], T]) -> T:
 
 
 def enqueue_delivery(conn: Database, *, delivery_id: str, event: str, action: str | None, kind: str,
-                     conversation: str, spec: dict[str, Any], notice: str | None = None) -> int | None:
+                     conversation: str, spec: dict[str, Any], notice: str | None = None,
+                     coalesce_key: str | None = None) -> int | None:
     """Insert the job unless the delivery, or the object it is about (`spec["trigger_key"]`: a
     replay of a signed body under a new delivery id), already has a live one (a failed job may be
     retried), claiming the once-per-thread notice if any. Returns the job id, or None when nothing may be
-    stored (run it in `write`, which then rolls back).
+    stored (run it in `write`, which then rolls back). `coalesce_key`: a push review's thread and
+    requester (bot/web/review_push.py); the database holds one waiting job per key, so a racing
+    replica's insert of the same key does nothing (None) too.
 
     The job row is the delivery's record (delivery_id, created_at, kind; event and action in the
     spec): a second row keyed by the random delivery id cost a page written per delivery and
@@ -139,12 +142,14 @@ def enqueue_delivery(conn: Database, *, delivery_id: str, event: str, action: st
         return None
     trigger_key = spec.get("trigger_key")  # the comment, review or item the delivery is about
     row = conn.execute(
-        "INSERT INTO jobs (delivery_id, trigger_key, kind, conversation, spec, created_at) SELECT ?, ?, ?, ?, ?, ? "
+        "INSERT INTO jobs (delivery_id, trigger_key, kind, conversation, spec, coalesce_key, created_at) "
+        "SELECT ?, ?, ?, ?, ?, ?, ? "
         "WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE delivery_id = ? AND status != 'failed') "
         "AND NOT EXISTS (SELECT 1 FROM jobs WHERE trigger_key = ? AND status != 'failed') "
-        "ON CONFLICT DO NOTHING RETURNING id",  # a racing replica's insert of the same trigger won
+        "ON CONFLICT DO NOTHING RETURNING id",  # a racing replica's insert of the same trigger (or key) won
         [delivery_id, trigger_key, kind, conversation,
-         orjson.dumps({**spec, "event": event, "action": action}).decode(), now, delivery_id, trigger_key]).fetchone()
+         orjson.dumps({**spec, "event": event, "action": action}).decode(), coalesce_key, now, delivery_id,
+         trigger_key]).fetchone()
     if row is None:
         return None
     notify_queued(conn)
@@ -180,6 +185,7 @@ class JobRow(TypedDict):
     finished_at: float | None
     error: str | None
     run_id: str | None
+    coalesce_key: str | None
 
 
 def get_job(db: Database, job_id: int) -> JobRow | None:
