@@ -39,17 +39,16 @@ sandbox per git call costs more than the whole effect.
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 from urllib.parse import urlsplit
 
 from bot.config import Settings, variable
 from bot.errors import BotError
 from bot.record.leaks import mask
+from sandbox.bounded import KILLED, Capped, run_capped
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +82,9 @@ _SAFE_CONFIG = (
     ("advice.detachedHead", "false"),
     ("init.defaultBranch", "main"),
 )
+# the most of one git's stdout the bot reads: a listing of a very large tree fits, a repository
+# that makes git print more (a diff, a tree of millions of names) fails visibly instead of filling memory
+OUTPUT_CAP = 64 << 20
 # every transport is refused but https and the one BOT_GIT_BASE_URL uses (`ext::` runs a program)
 _TRANSPORTS = ("https", "http", "ssh", "file")
 
@@ -212,20 +214,31 @@ async def run_git_bytes(*args: str, cwd: Path | str, token: str | None = None,
                         stdin: bytes | None = None, env: dict[str, str] | None = None,
                         timeout_s: float | None = None, profile: GitProfile | None = None
                         ) -> tuple[int, bytes, str]:
+    """git's status, stdout and redacted stderr. Its stdout is read up to OUTPUT_CAP: a git that
+    prints more is stopped there and fails (code KILLED) saying so."""
+    out = await _run(args, cwd, token, stdin, env, timeout_s, profile, OUTPUT_CAP)
+    if out.timed_out:  # a FIFO where git expects a file blocks it for ever
+        return KILLED, b"", f"git {args[0]} did not finish in {timeout_s:.0f} s and was stopped"
+    if out.cut:
+        return KILLED, b"", f"git {args[0]} printed more than {OUTPUT_CAP} bytes and was stopped there"
+    return out.code, out.stdout, redact(out.stderr.decode("utf-8", "replace"), token)
+
+
+async def git_head(*args: str, cap: int, cwd: Path | str, env: dict[str, str] | None = None) -> Capped:
+    """The first `cap` bytes of what `git args` prints, for a caller that can use a part (and
+    says it was cut when `.cut`); GitError when git fails otherwise."""
+    out = await _run(args, cwd, None, None, env, None, None, cap)
+    if out.code != 0 and not out.cut:
+        raise GitError(args, out.code, redact(out.stderr.decode("utf-8", "replace")))
+    return out
+
+
+async def _run(args: tuple[str, ...], cwd: Path | str, token: str | None, stdin: bytes | None,
+               env: dict[str, str] | None, timeout_s: float | None, profile: GitProfile | None, cap: int) -> Capped:
     full_env = git_env(token, profile)
     full_env.update(env or {})
     log.debug("git %s (in %s)", " ".join(args), cwd)
-    proc = await asyncio.create_subprocess_exec(
-        "git", *args, cwd=str(cwd), env=full_env,
-        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
-    except TimeoutError:  # a FIFO where git expects a file blocks it for ever
-        proc.kill()
-        await proc.wait()
-        return -9, b"", f"git {args[0]} did not finish in {timeout_s:.0f} s and was stopped"
-    return cast(int, proc.returncode), out, redact(err.decode("utf-8", "replace"), token)
+    return await run_capped(["git", *args], cap=cap, cwd=str(cwd), env=full_env, stdin=stdin, timeout_s=timeout_s)
 
 
 def redact(text: str, *secrets: str | None) -> str:
