@@ -35,6 +35,7 @@ from bot.review.history import History
 from bot.review.merge import merge
 from bot.review.render import AgentOutcome, check_summary, no_issues, review_payload
 from bot.review.selection import Selection, select
+from bot.review.since import MAX_DIFF_CHARS
 from bot.workspace import worktrees
 
 if TYPE_CHECKING:
@@ -101,6 +102,7 @@ async def _review(db: Database, ctx: JobContext, worktree: Worktree, tracking: T
     scope = _scope(files, past, worktree.config.reviews.budget or DEFAULT_BUDGET_CHARS)
     diff = DiffLines.from_files(files)  # the whole pull request's: GitHub places comments against it
     since = f" since `{scope.since[:7]}`" if scope.since else ""
+    since += f" (its diff cut at {MAX_DIFF_CHARS:,} characters)" if past.change.cut else ""
     await tracking.note(f"reviewing {len(scope.reviewed)} of {scope.total} files at `{worktree.base_sha[:7]}`{since}")
     reviews = [Review(agent, Collector(agent, diff, scope, past.priors)) for agent in agents]
     several = len(reviews) > 1
