@@ -34,6 +34,7 @@ from bot.job.stdout_lines import Line, LineSplitter
 from bot.record.redact import redact
 from sandbox import disk
 from sandbox.base import Refused, SandboxConfig, SandboxProcess, Spawner
+from sandbox.bounded import read_capped
 
 log = logging.getLogger(__name__)
 CHUNK = 1 << 16
@@ -320,15 +321,13 @@ def _last_message(home: Path, invocation: Invocation) -> str | None:
     except (OSError, ValueError):
         return None
     try:
-        fd = os.open(leaf, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
-    except OSError:
+        answer = read_capped(leaf, LAST_MESSAGE_CAP, dir_fd=parent)
+    except OSError:  # gone, a symlink, or not a regular file
         return None
     finally:
         os.close(parent)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        return handle.read(LAST_MESSAGE_CAP).decode("utf-8", "replace")
+    text = answer.data.decode("utf-8", "replace")
+    return text + f"\n… (the CLI's answer was cut at {LAST_MESSAGE_CAP:,} bytes)" if answer.cut else text
 
 
 def _apply_floor(result: Result, cancelled: bool, config: SandboxConfig, episode: Episode,
