@@ -9,7 +9,6 @@ the rest of the bot builds it directly (tests, `bot run` defaults) without YAML.
 """
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,8 +33,10 @@ from bot.workspace.repo_config_model import (  # noqa: F401  (re-exported: the r
     TriggersSection,
     size,
 )
+from sandbox.bounded import run_capped_sync
 
 CONFIG_PATH = ".github/bot.yml"
+CONFIG_MAX_BYTES = 256 << 10  # a bot.yml is a few hundred bytes: a larger one is refused, never read whole
 
 
 class ConfigError(BotError, ValueError):
@@ -125,9 +126,10 @@ def _git(mirror: Path, *args: str) -> str | None:
     """Read-only git over the mirror (or, for `bot run`, the user's checkout, which an earlier
     agent could have written): the bot's hardened environment, so no config the repository
     carries can start a program (bot/workspace/git.py)."""
-    done = subprocess.run(["git", "-C", str(mirror), *args], capture_output=True, text=True, env=git_env(),
-                          stdin=subprocess.DEVNULL)
-    return done.stdout.strip() if done.returncode == 0 else None
+    done = run_capped_sync(["git", "-C", str(mirror), *args], cap=CONFIG_MAX_BYTES, env=git_env())
+    if done.cut:
+        raise ConfigError(f"the file is larger than {CONFIG_MAX_BYTES:,} bytes: it was not read")
+    return done.stdout.decode("utf-8", "replace").strip() if done.code == 0 else None
 
 
 def _key_lines(node: yaml.Node | None, prefix: str = "") -> dict[str, int]:
