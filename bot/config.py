@@ -201,9 +201,11 @@ class Settings:
         return (self.text("BOT_GITHUB_OAUTH_URL") or self.server_url).rstrip("/")
 
     def run_url(self, run_id: str) -> str | None:
-        """The live run page of a run (bot/web/run_page.py), when the service has a public URL."""
+        """The live run page of a run (bot/web/run_page.py), when a reader can open it: the service
+        has a public URL and signs people in with GitHub (the page shows a run only to someone
+        signed in; without the login it could only answer 401, and its sign-in link 503)."""
         public = self.text("BOT_PUBLIC_URL")
-        return f"{public.rstrip('/')}/runs/{run_id}" if public else None
+        return f"{public.rstrip('/')}/runs/{run_id}" if public and self.oauth_login else None
 
     def clone_url(self, full_name: str) -> str:
         return f"{self.git_base_url}/{full_name}.git"

@@ -58,7 +58,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("BOT_HOST", "127.0.0.1", "Address `bot serve` listens on.", HostName()),
     Variable("BOT_PORT", "8000", "Port `bot serve` listens on.", Whole(1, 65535, "a port number", "8000")),
     Variable("BOT_PUBLIC_URL", None,
-             "The service's public URL (settings page links, OAuth callback, the run page linked from each run).",
+             "The service's public URL (settings page links, OAuth callback, the run page linked from each run "
+             "once GitHub sign-in is configured too).",
              Url()),
     Variable("BOT_WORKERS", "2", "Episodes run at once by one process.", Whole(0)),
     Variable("BOT_LEASE_SECONDS", "30", "A claimed job's lease; renewed while it runs.", Number(positive=True)),

@@ -198,8 +198,7 @@ def settings_url(settings: Settings) -> str | None:
     sign in there (GitHub login: GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET); without the login that
     page only says settings are not configured."""
     base = settings.text("BOT_PUBLIC_URL")
-    login = settings.text("GITHUB_CLIENT_ID") and settings.text("GITHUB_CLIENT_SECRET")
-    return f"{base.rstrip('/')}/settings" if base and login else None
+    return f"{base.rstrip('/')}/settings" if base and settings.oauth_login else None
 
 
 _at_terminal = False  # `bot run`: the operator is the person at the terminal

@@ -11,9 +11,24 @@ from tests.ops_run_page.conftest import REPO, SECRET, mirror_with_commit, record
 from tests.settings.conftest import sign_in
 
 
+def _sign_in_configured(monkeypatch) -> None:
+    monkeypatch.setenv("GITHUB_CLIENT_ID", "Iv1.client")
+    monkeypatch.setenv("GITHUB_CLIENT_SECRET", "client-secret")
+
+
 def test_the_tracking_link_is_the_short_run_path_under_the_public_url(monkeypatch):
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com/")
+    _sign_in_configured(monkeypatch)
     assert config.run_url("ab12cd34") == "https://bot.example.com/runs/ab12cd34"
+
+
+def test_without_sign_in_there_is_no_link_to_a_page_no_one_could_open(monkeypatch):
+    """The run page asks its reader to sign in with GitHub; without GITHUB_CLIENT_ID and
+    GITHUB_CLIENT_SECRET it could only answer 401, and its sign-in link 503."""
+    monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com/")
+    monkeypatch.delenv("GITHUB_CLIENT_ID", raising=False)
+    monkeypatch.delenv("GITHUB_CLIENT_SECRET", raising=False)
+    assert config.run_url("ab12cd34") is None
 
 
 def test_without_a_public_url_there_is_no_link(monkeypatch):
@@ -96,6 +111,7 @@ def test_text_the_agent_wrote_is_shown_not_rendered(client, github):
 def test_the_answers_provenance_links_the_run_page(monkeypatch):
     """The answer replaces the tracking comment's header: its provenance keeps the link."""
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com")
+    _sign_in_configured(monkeypatch)
     run_id = record_run()
     footer = provenance.build(Recorder(database()), run_id, agent="codex", run_page=current().run_url(run_id)).footer_line()
     assert f"[run {run_id[:8]}…](https://bot.example.com/runs/{run_id})" in footer
@@ -103,6 +119,7 @@ def test_the_answers_provenance_links_the_run_page(monkeypatch):
 
 def test_a_local_runs_provenance_has_no_link(monkeypatch):
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com")
+    _sign_in_configured(monkeypatch)
     run_id = record_run(conversation="local:/home/me/repo")
     prov = provenance.build(Recorder(database()), run_id, agent="codex", run_page=current().run_url(run_id))
     assert "](https://" not in prov.footer_line()
