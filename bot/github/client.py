@@ -30,8 +30,10 @@ from bot import metrics, retry
 from bot.config import Settings
 from bot.config_table import variable
 from bot.permissions import own_logins
+from bot.record import render
 from bot.record.defang import markers
 from bot.record.redact import redact, running_secrets
+from bot.record.render import Rendered
 
 log = logging.getLogger("bot.github.client")
 T = TypeVar("T")
@@ -348,7 +350,8 @@ def is_own_login(login: str | None, own: Collection[str]) -> bool:
     return (login or "").lower().removesuffix("[bot]") in bare
 
 
-def _masked(body: str) -> str:
+def _masked(body: str) -> Rendered:
     """Every comment the bot posts or edits, whichever code path composed it, is masked for the
-    secrets of the jobs running now (bot.record.leaks): the last gate before GitHub."""
-    return redact(body, running_secrets())
+    secrets of the jobs running now (bot.record.leaks) and passes the renderer's gate
+    (bot.record.render.outgoing): the last gate before GitHub."""
+    return render.outgoing(redact(body, running_secrets()))

@@ -9,7 +9,7 @@ from bot.job import honesty, replies
 from bot.job.context import JobContext
 from bot.job.episode import Turn
 from bot.job.tracking import MAX_COMMENT_CHARS
-from bot.record import provenance
+from bot.record import provenance, render
 from bot.record.defang import defang
 from bot.record.recorder import Recorder
 from bot.workspace.effects import Outcome
@@ -24,7 +24,7 @@ def compose(db: Database, ctx: JobContext, agent: str, turn: Turn, outcome: Outc
     """The answer comment: the agent's text (inert), what happened to the change, the provenance."""
 
     result = turn.result
-    text = defang(result.text.strip()) if result.text else ""
+    text = render.markdown(result.text.strip()) if result.text else ""
     if turn.unavailable is not None:  # what the relay saw, never the CLI's account
         text = provider_unavailable(agent, turn)
     elif not result.ok:
@@ -94,7 +94,7 @@ def _cut(text: str, limit: int, what: str, fences: bool = True) -> str:
     suffix = f"\n\n… ({what} truncated)"
     cut = text[:max(limit - len(suffix) - 4, 0)]
     if fences:  # a cut can leave a fence open or end a code span early: inert again
-        cut = defang(cut)
+        cut = render.markdown(cut)
     return cut + suffix
 
 

@@ -62,6 +62,12 @@ def markers(body: str) -> list[str]:
 
 # --- what is code ------------------------------------------------------------------------------
 
+def code_columns(text: str, lines: list[str]) -> tuple[dict[int, list], dict[int, list]]:
+    """Per line of `text` (split into `lines`): the column ranges that are code, in code blocks
+    and in inline code spans, as (start, end) pairs."""
+    return _code(text, lines)
+
+
 def _code(text: str, lines: list[str]) -> tuple[dict[int, list], dict[int, list]]:
     """Per line: the column ranges that are code, in code blocks and in inline code spans."""
     env: dict = {}

@@ -13,7 +13,8 @@ however naive, takes a quoted name for one of the bot's markers).
 
 `text` is for sentences: every ASCII punctuation character is backslash-escaped (no emphasis,
 link, HTML or code can start), and since GitHub finds mentions and bare URLs in the rendered text,
-a zero-width space follows each `@` and breaks `://` and `www.`.
+a zero-width space follows each `@` and breaks `://` and `www.`, and one breaks each closing keyword
+that an issue reference could follow (`fixes \\#12` still renders as `fixes #12`).
 
 `quote` is for a whole message someone wrote (a request the bot quotes): a blockquote whose every
 line is `text`, so the lines stay lines and nothing in them is live.
@@ -27,6 +28,7 @@ import re
 from collections import Counter
 
 from bot.record.hidden import strip_invisible
+from bot.record.inert_markdown import break_closing_keywords
 
 ZWSP = "\u200b"
 COMMENT, COMMENT_BROKEN = "<!--", f"<!{ZWSP}--"
@@ -49,7 +51,7 @@ def code(value: object, limit: int = MAX_CHARS) -> str:
 
 def text(value: object, limit: int = MAX_CHARS) -> str:
     """`value` as inline text that renders as written but starts nothing (up to `limit` characters)."""
-    broken = _LINK_STARTS.sub(lambda match: match.group(1) + ZWSP, _one_line(value, limit))
+    broken = _LINK_STARTS.sub(lambda match: match.group(1) + ZWSP, break_closing_keywords(_one_line(value, limit)))
     return _PUNCTUATION.sub(r"\\\1", broken)
 
 

@@ -9,7 +9,8 @@ summary and one annotation per finding.
 The check run is the bot's report beside the review, never a reason to lose it: a call GitHub
 refuses (the installation has not granted `checks: write`) is logged and the review goes on.
 GitHub takes at most 50 annotations a request; they are sent in batches while the run is still
-in progress, and the last request completes it. Agent text is masked for the job's secrets.
+in progress, and the last request completes it. Agent text is inert (bot.record.render.markdown),
+masked for the job's secrets, and every text passes the renderer's gate (`render.outgoing`).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from typing import Any
 
 from gidgethub import GitHubException
 
-from bot.record.defang import defang
+from bot.record import render
 from bot.record.redact import redact, running_secrets
 from bot.review import severity as levels
 from bot.review.merge import Merged
@@ -42,7 +43,8 @@ class Outcome:
 async def start(thread: Any, head_sha: str) -> int | None:
     """The check run's id, in progress; None when GitHub refused it (logged)."""
     body = {"name": NAME, "head_sha": head_sha, "status": "in_progress",
-            "output": {"title": "Review in progress", "summary": "The agents are reviewing this commit."}}
+            "output": {"title": render.outgoing("Review in progress"),
+                       "summary": render.outgoing("The agents are reviewing this commit.")}}
     try:
         created = await thread._authed(lambda: thread.api.post(f"{thread.prefix}/check-runs", data=body))
     except GitHubException as exc:
@@ -56,8 +58,9 @@ async def finish(thread: Any, check_id: int | None, result: Outcome, secrets: li
     if check_id is None:
         return False
     every = [*secrets, *running_secrets()]
-    output = {"title": redact(result.title, every), "summary": redact(result.summary, every)[:MAX_SUMMARY_CHARS]}
-    notes = [{**note, "message": redact(note["message"], every)} for note in result.annotations]
+    output = {"title": sent(result.title, every), "summary": sent(result.summary, every, MAX_SUMMARY_CHARS)}
+    notes = [{**note, **({"title": sent(note["title"], every)} if "title" in note else {}),
+              "message": sent(note["message"], every)} for note in result.annotations]
     batches = [notes[i:i + MAX_ANNOTATIONS] for i in range(0, len(notes), MAX_ANNOTATIONS)] or [[]]
     url = f"{thread.prefix}/check-runs/{check_id}"
     try:
@@ -72,6 +75,11 @@ async def finish(thread: Any, check_id: int | None, result: Outcome, secrets: li
     return True
 
 
+def sent(text: str, secrets: list[str], limit: int | None = None) -> render.Rendered:
+    """A text of the check run as it leaves: masked for the secrets, cut, through the renderer's gate."""
+    return render.outgoing(redact(text, secrets)[:limit])
+
+
 def outcome(merged: list[Merged], *, fail_on: str, minimum: str, summary: str) -> Outcome:
     """failure when a finding at or above `fail_on` remains, else success; the findings at or
     above the lower of the two thresholds are annotated, so a failure always shows why."""
@@ -84,7 +92,7 @@ def outcome(merged: list[Merged], *, fail_on: str, minimum: str, summary: str) -
 
 
 def errored(reason: str) -> Outcome:
-    return Outcome("neutral", "The review did not finish", defang(reason)[:MAX_SUMMARY_CHARS])
+    return Outcome("neutral", "The review did not finish", render.markdown(reason[:MAX_SUMMARY_CHARS - 100]))
 
 
 def annotation(item: Merged) -> dict:
@@ -99,7 +107,7 @@ def annotation(item: Merged) -> dict:
 def _message(item: Merged) -> str:
     views = [item.finding.body.strip()] + [f"{other.agent}: {other.body.strip()}" for other in item.others]
     text = "\n\n".join(view for view in views if view) or "suggested change"
-    return defang(text[:MAX_MESSAGE_CHARS])  # the agent's words: no live mention or hidden marker
+    return render.markdown(text[:MAX_MESSAGE_CHARS])  # the agent's words: no live mention or hidden marker
 
 
 class CheckRun:

@@ -21,7 +21,7 @@ from gidgethub import BadRequest
 
 from bot.errors import BotError
 from bot.github.client import is_own_comment
-from bot.record import inert
+from bot.record import inert, render
 from bot.record.defang import markers
 from bot.record.redact import redact, running_secrets
 
@@ -86,11 +86,13 @@ async def review_comments(thread: Any, review_id: int) -> list[dict]:
 
 
 def masked(payload: dict, secrets: list[str] | tuple[str, ...] = ()) -> dict:
-    """Every text of the review masked for the job's secrets and those of every job running now
-    (the same last gate as Thread.create_comment): agent text may echo a key."""
+    """Every text of the review masked for the job's secrets and those of every job running now,
+    then through the renderer's gate (the same last gate as Thread.create_comment): agent text may
+    echo a key, and only rendered text leaves."""
     every = [*secrets, *running_secrets()]
-    return {**payload, "body": redact(payload["body"], every),
-            "comments": [{**c, "body": redact(c["body"], every)} for c in payload.get("comments") or []]}
+    return {**payload, "body": render.outgoing(redact(payload["body"], every)),
+            "comments": [{**c, "body": render.outgoing(redact(c["body"], every))}
+                         for c in payload.get("comments") or []]}
 
 
 def inline_in_body(payload: dict) -> dict:
@@ -102,4 +104,4 @@ def inline_in_body(payload: dict) -> dict:
         listed.append(f"#### {where}\n\n{comment['body']}")
     note = "GitHub did not accept these comments on their lines, so they are listed here:"
     body = payload["body"] + f"\n\n{note}\n\n" + "\n\n".join(listed)
-    return {**{k: v for k, v in payload.items() if k != "comments"}, "body": body[:65_000]}
+    return {**{k: v for k, v in payload.items() if k != "comments"}, "body": render.outgoing(body[:65_000])}

@@ -1,6 +1,7 @@
 """The one GitHub review a review job posts: its summary body and its inline comments (suggestions
-as ```suggestion blocks GitHub can commit). Agent text is made inert (bot.record.defang); the
-suggestion fences are the bot's own, longer than any backtick run in the replacement.
+as ```suggestion blocks GitHub can commit). Agent text is made inert (bot.record.render.markdown: no
+link, image, mention or closing keyword in it acts); the suggestion fences are the bot's own, longer
+than any backtick run in the replacement.
 
     payload = review_payload(merged, outcomes, scope, commit=sha, focus="error handling",
                              provenance=blocks, min_severity="nit", max_comments=10)
@@ -14,8 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.record import inert
-from bot.record.defang import defang
+from bot.record import inert, render
 from bot.review import severity as levels
 from bot.review.findings import Finding, Scope
 from bot.review.merge import Merged, tally
@@ -45,7 +45,7 @@ def suggestion_block(replacement: str) -> str:
 
 
 def _view(finding: Finding) -> str:
-    text = defang(finding.body.strip())
+    text: str = render.markdown(finding.body.strip())
     if finding.suggestion is not None:
         text = (text + "\n\n" if text else "") + suggestion_block(finding.suggestion)
     return text
@@ -60,7 +60,7 @@ def comment_body(item: Merged, several: bool) -> str:
     for who, finding in views:
         where = "" if (finding.first, finding.line) == (item.finding.first, item.finding.line) else \
             f" (lines {finding.first}-{finding.line})"
-        view = _view(finding) if not where else defang(finding.body.strip()) + (
+        view = _view(finding) if not where else render.markdown(finding.body.strip()) + (
             f"\n\n{_plain_code(finding.suggestion)}" if finding.suggestion is not None else "")
         rated = f" ({finding.severity})" if finding.severity else ""
         parts.append(f"**{who}**{where}{rated}:\n\n{view}")
@@ -74,7 +74,7 @@ def _plain_code(code: str) -> str:
 
 
 def _cut(text: str, limit: int = MAX_COMMENT_CHARS) -> str:
-    return text if len(text) <= limit else defang(text[:limit - 40]) + "\n\n… (comment truncated)"
+    return text if len(text) <= limit else render.markdown(text[:limit - 40]) + "\n\n… (comment truncated)"
 
 
 def review_comment(item: Merged, several: bool) -> dict:
@@ -141,9 +141,9 @@ def summary(merged: list[Merged], outcomes: list[AgentOutcome], scope: Scope, *,
         lines.append(_table(merged, outcomes))
     for outcome in outcomes:
         if outcome.ok and outcome.summary.strip():
-            text = defang(outcome.summary.strip())
+            text: str = render.markdown(outcome.summary.strip())
             if len(text) > MAX_SUMMARY_CHARS:
-                text = defang(text[:MAX_SUMMARY_CHARS]) + "\n\n… (cut)"
+                text = render.markdown(text[:MAX_SUMMARY_CHARS]) + "\n\n… (cut)"
             lines.append(f"<details><summary>{outcome.agent}'s summary</summary>\n\n{text}\n\n</details>")
     return "\n\n".join(lines)
 
@@ -220,7 +220,7 @@ def _table(merged: list[Merged], outcomes: list[AgentOutcome]) -> str:
 
 
 def _cell(text: str) -> str:
-    return defang(" ".join(text.split()))[:300].replace("|", "\\|")
+    return render.markdown(" ".join(text.split())[:300]).replace("|", "\\|")
 
 
 def _files(n: int) -> str:

@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import codecs
 import logging
-import re
 from typing import cast
 
 import gidgethub
 import httpx
 from gidgethub.abc import GitHubAPI
 
-from bot.record import inert, leaks
+from bot.record import leaks, render
 from bot.record.redact import running_secrets
+from bot.record.render import Rendered
 from bot.workspace import paths, tree_scan
 from bot.workspace.outcome import Outcome, Request
 from bot.workspace.push import push, with_diff
@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 
 
 def _never_committed(worktree: Worktree, what: str, paths: list[str], files: list[str]) -> Outcome:
-    listed = ", ".join(f"`{p}`" for p in paths[:10])
+    listed = ", ".join(render.code(p) for p in paths[:10])  # the agent's names
     return Outcome("refused", f"I did not commit anything: the change adds {what} ({listed}), which "
                    "the bot never commits.", worktree.base_sha, files=files)
 
@@ -64,7 +64,7 @@ async def apply(worktree: Worktree, request: Request, api: GitHubAPI, token: str
     changed = await changed_paths(worktree)
     oversized = oversized_files(worktree, changed)
     if oversized:
-        listed = ", ".join(f"`{path}` ({size >> 20} MiB)" for path, size in oversized[:10])
+        listed = ", ".join(f"{render.code(path)} ({size >> 20} MiB)" for path, size in oversized[:10])
         return Outcome("refused", f"I did not commit anything: the change adds files larger than "
                        f"{MAX_FILE_BYTES >> 20} MiB ({listed}); GitHub refuses or warns on files that "
                        "large, and the bot never commits them.", worktree.base_sha,
@@ -154,8 +154,8 @@ async def _push_and_open(wt: Worktree, request: Request, api: GitHubAPI, token: 
 async def _open_pull(api: GitHubAPI, wt: Worktree, request: Request, done: Outcome, branch: str,
                      base: str) -> dict:
     owner = cast(str, done.repo).split("/")[0]
-    data = {"title": _title(request), "head": branch, "base": base,
-            "body": _pull_body(wt, request, done), "maintainer_can_modify": True}
+    data = {"title": render.required(_title(request)), "head": branch, "base": base,
+            "body": render.required(_pull_body(wt, request, done)), "maintainer_can_modify": True}
     try:
         return await api.post(f"/repos/{done.repo}/pulls", data=data)
     except gidgethub.BadRequest as exc:
@@ -167,15 +167,14 @@ async def _open_pull(api: GitHubAPI, wt: Worktree, request: Request, done: Outco
     return existing[0]
 
 
-def _pull_body(wt: Worktree, request: Request, done: Outcome) -> str:
-    if request.pull is None:
-        link = f"{'Fixes' if wt.config.close_issue else 'Refs'} #{request.number}"
-    else:
-        link = f"For #{request.number}"
-    # the request is hostile text: quoted inert, so no one it names is notified again
-    return (f"{link}\n\nRequested by {inert.text('@' + request.requester_login)}:\n\n"
-            + inert.quote(request.text, limit=500)
-            + f"\n\nMade by {request.agent} · base {done.base_sha[:7]} · {done.diffstat}\n")
+def _pull_body(wt: Worktree, request: Request, done: Outcome) -> Rendered:
+    """The issue it was asked from (the only closing keyword: `render.closing`), who asked, the
+    request quoted inert (no one it names is notified again, no issue it names is closed)."""
+    link = render.closing(request.number, wt.config.close_issue) if request.pull is None else \
+        render.outgoing(f"For #{request.number}")
+    return render.concat(link, render.outgoing("\n\nRequested by "), render.words("@" + request.requester_login),
+                         render.outgoing(":\n\n"), render.quote(request.text, limit=500),
+                         render.outgoing(f"\n\nMade by {request.agent} · base {done.base_sha[:7]} · {done.diffstat}\n"))
 
 
 async def _planted_repositories(wt: Worktree) -> Outcome | None:
@@ -204,40 +203,40 @@ async def _commit(wt: Worktree, request: Request) -> str:
     """The index as a commit on the base, and HEAD moved to it: plumbing only (`git commit`
     would run hooks and a status over the tree)."""
     tree = (await bare_git(wt, "write-tree")).strip()
-    message = _commit_message(wt, request).encode()
+    message = render.required(_commit_message(wt, request)).encode()
     sha = (await bare_git(wt, "commit-tree", tree, "-p", wt.base_sha, "-F", "-", stdin=message)).strip()
     await bare_git(wt, "update-ref", "-m", "bot: commit", "HEAD", sha)
     return sha
 
 
-def _commit_message(wt: Worktree, request: Request) -> str:
+def _commit_message(wt: Worktree, request: Request) -> Rendered:
+    """Subject and body are plain text GitHub reads for mentions and closing keywords on merge:
+    the request's words rendered (bot.record.render), nothing in them closes or notifies."""
     login, uid = request.requester_login, request.requester_id
     # GitHub attributes <id>+<login>@users.noreply.github.com; without an id, the older form
     noreply = f"{uid}+{login}@users.noreply.github.com" if uid else f"{login}@users.noreply.github.com"
-    asked = " ".join(request.text.split())
-    return (f"{_title(request)}\n\nRequested by @{login} in {wt.full_name}#{request.number} "
-            f"({request.agent}): {asked[:500]}\n\n"
-            f"Co-authored-by: {login} <{noreply}>\n")
+    asked = " ".join(request.text.split())[:500]
+    said = render.plain(f"Requested by @{login} in {wt.full_name}#{request.number} ({request.agent}): {asked}")
+    return render.concat(_title(request), render.plain("\n\n"), said,
+                         render.plain(f"\n\nCo-authored-by: {login} <{noreply}>\n"))
 
 
-def _title(request: Request) -> str:
-    """The request's first line; a terse one ("fix this") gets the thread's title after it."""
+def _title(request: Request) -> Rendered:
+    """The request's first line; a terse one ("fix this") gets the thread's title after it. Both are
+    someone else's words (the issue's title is an outsider's): no mention or closing keyword acts."""
     first = next((line.strip() for line in request.text.splitlines() if line.strip()), "")
     if len(first.split()) < 4 and request.title:
         first = f"{first.rstrip('.!')}: {request.title}" if first else request.title
     first = first or f"Changes requested by @{request.requester_login}"
-    first = first[0].upper() + first[1:]
-    return first if len(first) <= 72 else first[:71].rstrip() + "…"
+    return render.title(first[0].upper() + first[1:])
 
 
-def _branch_name(request: Request, prefix: str) -> str:
-    words = re.sub(r"[^a-z0-9]+", "-", (request.title or request.text).lower()).strip("-")
-    slug = words[:40].rstrip("-") or "change"
-    return f"bot/{request.agent}/{prefix}-{slug}"
+def _branch_name(request: Request, prefix: str) -> Rendered:
+    return render.branch(f"bot/{request.agent}/{prefix}", request.title or request.text)
 
 
 def _refusal(wt: Worktree, refused: list[tuple[str, str]], files: list[str]) -> Outcome:
-    listed = ", ".join(f"`{path}` (matches `{pattern}`)" for path, pattern in refused[:10])
+    listed = ", ".join(f"{render.code(path)} (matches {render.code(pattern)})" for path, pattern in refused[:10])
     more = f" and {len(refused) - 10} more" if len(refused) > 10 else ""
     message = (f"I did not commit anything: the change touches protected paths: {listed}{more}. "
                f"They are protected by {wt.config.source}; a maintainer can change "
