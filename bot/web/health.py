@@ -20,6 +20,7 @@ import uvicorn
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -30,6 +31,7 @@ from bot.config import Settings
 from bot.loopback import LoopbackServer
 from bot.settings.app_check import verify_app
 from bot.web.home import job_counts
+from bot.web.metrics_host import MetricsHostCheck
 
 log = logging.getLogger("bot.web.health")
 INTAKE_ONLY = "none here (BOT_WORKERS=0: intake only)"
@@ -142,11 +144,13 @@ async def metrics_on_main_port(request: Request) -> Response:
     return Response(exposition(request.app.state.db), media_type=CONTENT_TYPE_LATEST)
 
 
-def metrics_app(db: Any) -> Starlette:
-    """The separate listener's app (BOT_METRICS_ADDR): /metrics only, no token."""
+def metrics_app(db: Any, address: tuple[str, int]) -> Starlette:
+    """The separate listener's app (BOT_METRICS_ADDR at `address`): /metrics only, no token, to a
+    request that names the listener as its Host (bot/web/metrics_host.py)."""
     async def scrape(request: Request) -> Response:
         return Response(exposition(db), media_type=CONTENT_TYPE_LATEST)
-    return Starlette(routes=[Route("/metrics", scrape)])
+    return Starlette(routes=[Route("/metrics", scrape)],
+                     middleware=[Middleware(MetricsHostCheck, configured_host=address[0])])
 
 
 async def start_metrics_listener(db: Any, settings: Settings) -> LoopbackServer | None:
@@ -154,8 +158,9 @@ async def start_metrics_listener(db: Any, settings: Settings) -> LoopbackServer 
     address = metrics_address(settings.text("BOT_METRICS_ADDR"))
     if address is None:
         return None
-    server = LoopbackServer(uvicorn.Config(metrics_app(db), host=address[0], port=address[1], log_level="warning",
-                                           access_log=False, lifespan="off"), "metrics listener")
+    server = LoopbackServer(uvicorn.Config(metrics_app(db, address), host=address[0], port=address[1],
+                                           log_level="warning", access_log=False, lifespan="off"),
+                            "metrics listener")
     port = await server.start()
     log.info("metrics on http://%s:%d/metrics", address[0], port)
     return server
