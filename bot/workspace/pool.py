@@ -11,16 +11,19 @@ under the mirror's lock.
 The scrub is git over the agent's tree, so the tree is scanned first (bot/workspace/tree_scan.py):
 a repository planted anywhere, or anything inside a submodule path (git's clean and status never
 look there), and the worktree is deleted without git ever running over it. Deleting is
-`rmtree` (links not followed) and `git worktree prune` on the mirror.
+a removal at any depth without recursion (sandbox/bounded_tree.py: links not followed; a tree a
+thousand folders deep would end `shutil.rmtree` with RecursionError) and `git worktree prune`
+on the mirror.
 """
 from __future__ import annotations
 
-import shutil
+import contextlib
 import uuid
 from pathlib import Path
 
 from bot.workspace import tree_scan
 from bot.workspace.git import GitError, pinned_env, run_git
+from sandbox.bounded_tree import remove_path
 
 SPARE_DIR = ".spare"
 
@@ -64,15 +67,20 @@ async def give_back(mirror: Path, path: Path, git_dir: Path | None, keep: int) -
 
 async def discard(mirror: Path, path: Path) -> None:
     """Delete the checkout's files (no git over them), then the mirror's record of it."""
-    if path.exists() or path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
+    _remove(path)
     await run_git("worktree", "prune", cwd=mirror)
 
 
 async def discard_all(mirror: Path) -> None:
     for spare in spares(mirror):
         await discard(mirror, spare)
-    shutil.rmtree(spare_root(mirror), ignore_errors=True)
+    _remove(spare_root(mirror))
+
+
+def _remove(path: Path) -> None:
+    """What can be removed is; what cannot (a folder of someone else's) is left, as before."""
+    with contextlib.suppress(OSError):
+        remove_path(path)
 
 
 async def _git_dir(mirror: Path, path: Path) -> Path | None:

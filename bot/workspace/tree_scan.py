@@ -8,7 +8,9 @@ and without opening a file: a `.git` below the top in any spelling a checkout wo
 sees it. A submodule path (a gitlink of the commit) that is not an empty folder is reported too:
 git never looks inside it, so what is there would neither be committed nor cleaned. So are
 special files (FIFOs, sockets, devices): git cannot hold them, and one where git reads a file of
-the tree (`.gitignore`) would block the bot's git for ever.
+the tree (`.gitignore`) would block the bot's git for ever. The walk looks `MAX_DEPTH` levels
+down and no further: a folder there that holds anything is reported as too deep (its tree is
+not looked at, so the caller cannot call it clean).
 
 `bare_repositories` is the same question for what the bot is about to push: a folder holding
 HEAD, objects/ and refs/ is a git dir to anyone who checks out the branch and enters it.
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from bot.workspace import paths
 from bot.workspace.git import git_bytes, pinned_env
+from sandbox.bounded_tree import MAX_DEPTH
 
 
 @dataclass
@@ -31,10 +34,12 @@ class Findings:
     in_submodules: list[str] = field(default_factory=list)  # submodule paths that are not empty
     unreadable: list[str] = field(default_factory=list)  # folders the walk could not list
     special: list[str] = field(default_factory=list)  # fifos, sockets, devices
+    too_deep: list[str] = field(default_factory=list)  # folders MAX_DEPTH down that hold something
 
     @property
     def clean(self) -> bool:
-        return not (self.repositories or self.in_submodules or self.unreadable or self.special)
+        return not (self.repositories or self.in_submodules or self.unreadable or self.special
+                    or self.too_deep)
 
 
 def scan(root: Path, submodules: Iterable[str] = ()) -> Findings:
@@ -63,8 +68,10 @@ def scan(root: Path, submodules: Iterable[str] = ()) -> Findings:
                 found.special.append(path)  # a FIFO named .gitignore blocks git's walk for ever
             if path in gitlinks and (not is_dir or _has_entries(entry.path)):
                 found.in_submodules.append(path)
-            if is_dir:
+            if is_dir and path.count("/") + 1 < MAX_DEPTH:
                 pending.append(path)
+            elif is_dir and _has_entries(entry.path):
+                found.too_deep.append(path)
     found.repositories.sort()
     return found
 
