@@ -6,7 +6,7 @@ import logging
 import re
 from typing import cast
 
-from bot.workspace.git import GitProfile, redact, run_git
+from bot.workspace.git import GitProfile, git_head, redact, run_git
 from bot.workspace.outcome import Outcome
 from bot.workspace.staging import bare_git
 from bot.workspace.worktrees import Worktree, mirror_lock
@@ -14,6 +14,7 @@ from bot.workspace.worktrees import Worktree, mirror_lock
 log = logging.getLogger(__name__)
 
 MAX_DIFF_CHARS = 60_000
+DIFF_READ_CAP = MAX_DIFF_CHARS * 4  # what is read of git's diff: no character takes more than four bytes
 _REJECTED = re.compile(r"Updates were rejected|\[rejected\]|non-fast-forward|fetch first|stale info")
 
 
@@ -72,9 +73,10 @@ async def _rebase_on_remote(wt: Worktree, token: str | None, url: str, branch: s
 
 async def with_diff(wt: Worktree, done: Outcome, kind: str, message: str) -> Outcome:
     # the bot makes exactly one commit, so its parent..itself is the change even after a rebase
-    diff = await bare_git(wt, "diff", "--no-color", "--no-ext-diff", "--no-textconv", f"{done.commit_sha}^",
-                      cast(str, done.commit_sha))
-    if len(diff) > MAX_DIFF_CHARS:
+    out = await git_head("diff", "--no-color", "--no-ext-diff", "--no-textconv", f"{done.commit_sha}^",
+                         cast(str, done.commit_sha), cap=DIFF_READ_CAP, cwd=wt.admin_dir, env=wt.repo_env())
+    diff = out.stdout.decode("utf-8", "replace")
+    if out.cut or len(diff) > MAX_DIFF_CHARS:
         diff = diff[:MAX_DIFF_CHARS] + "\n… (diff truncated)\n"
         message += f" The diff is longer than {MAX_DIFF_CHARS} characters and was truncated."
     done.kind, done.message, done.diff = kind, message, diff
