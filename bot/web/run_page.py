@@ -40,7 +40,7 @@ from bot.service import store
 from bot.settings.github import API_HEADERS
 from bot.settings.session import SESSION_COOKIE, WebSession, load_session
 from bot.workspace import worktrees
-from bot.workspace.git import run_git
+from bot.workspace.git import GitError, git_head
 
 POLL_S = 0.25
 # An open stream answers to the viewer's session on every poll and to GitHub's word on their read
@@ -49,6 +49,7 @@ ACCESS_RECHECK_S = 30.0
 MAX_STREAMS_PER_VIEWER = 4
 MAX_TEXT = 600
 MAX_DIFF = 200_000
+DIFF_READ_CAP = MAX_DIFF * 4  # what is read of git's diff: no character takes more than four bytes
 _RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SHA = re.compile(r"^[0-9a-f]{40,64}$")
@@ -306,10 +307,15 @@ async def _diff(run: dict[str, Any], events: list[dict[str, Any]], data_dir: Pat
         mirror = worktrees.mirror_path(repo, data_dir)
     except ValueError:
         return ""
-    code, out, _ = await run_git("diff", "--no-color", "--no-ext-diff", "--no-textconv", base, commit, cwd=mirror)
-    if code != 0:
+    try:
+        out = await git_head("diff", "--no-color", "--no-ext-diff", "--no-textconv", base, commit,
+                             cap=DIFF_READ_CAP, cwd=mirror)
+    except GitError:
         return ""
-    return _clean(out, limit=MAX_DIFF)
+    text = redact(out.stdout.decode("utf-8", "replace"), ())  # masked whole, then cut
+    if out.cut or len(text) > MAX_DIFF:
+        return text[:MAX_DIFF] + f"\n… (the diff was cut at {MAX_DIFF:,} characters)"
+    return text
 
 
 def _line(e: dict[str, Any]) -> str:
