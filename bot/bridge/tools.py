@@ -27,9 +27,11 @@ from bot.bridge.admission import Admission, Refusal
 from bot.errors import BotError
 from sandbox import select_spawner
 from sandbox.base import Host, Limits, Refused, SandboxConfig, SandboxProcess, Spawner
+from sandbox.bounded import read_capped
 
 RunSandbox = Callable[[Path], "tuple[Spawner, SandboxConfig]"]  # scratch home -> spawner, config
 THREAD_CAP = 256 << 10  # bytes of the conversation one read_thread call returns
+GIT_POINTER_CAP = 4096  # a worktree's `.git` file: `gitdir: <path>`
 
 
 class ToolFailure(BotError):
@@ -240,7 +242,7 @@ async def run_command(policy: Admission, args: dict, run_sandbox: RunSandbox | N
     scratch_root.mkdir(parents=True, exist_ok=True)
     home = Path(tempfile.mkdtemp(prefix="run-", dir=scratch_root))
     dotgit = policy.worktree / ".git"
-    pointer = dotgit.read_bytes() if dotgit.is_file() and not dotgit.is_symlink() else None
+    pointer = _git_pointer(dotgit)
     try:
         spawner, sandbox_config = run_sandbox(home)
         sandbox_config.limits.timeout_s = min(sandbox_config.limits.timeout_s, timeout)
@@ -268,7 +270,7 @@ def _restore_git_pointer(worktree: Path, pointer: bytes | None) -> bool:
     """A worktree's `.git` file names its git dir; a command that retargets it would make the
     bot's own later git calls read a config the agent wrote. Put it back if it changed."""
     dotgit = worktree / ".git"
-    if pointer is None or (dotgit.is_file() and not dotgit.is_symlink() and dotgit.read_bytes() == pointer):
+    if pointer is None or _git_pointer(dotgit) == pointer:
         return False
     if dotgit.is_dir() and not dotgit.is_symlink():
         shutil.rmtree(dotgit)
@@ -278,12 +280,22 @@ def _restore_git_pointer(worktree: Path, pointer: bytes | None) -> bool:
     return True
 
 
+def _git_pointer(dotgit: Path) -> bytes | None:
+    """The worktree's `.git` file (one line naming its git dir); None for anything else, a
+    symlink or a file longer than a pointer ever is, which is not read whole."""
+    try:
+        found = read_capped(dotgit, GIT_POINTER_CAP)
+    except OSError:
+        return None
+    return None if found.cut else found.data
+
+
 async def _collect(process: SandboxProcess, timeout: float, cap: int) -> tuple[int, str]:
-    chunks: list[bytes] = []
+    kept = HeadTail(cap)  # a command can print without end: only what is shown is held
 
     async def pump(stream: asyncio.StreamReader) -> None:
         while block := await stream.read(65536):
-            chunks.append(block)
+            kept.feed(block)
 
     readers = asyncio.gather(pump(process.stdout), pump(process.stderr))
     try:
@@ -293,8 +305,35 @@ async def _collect(process: SandboxProcess, timeout: float, cap: int) -> tuple[i
         await process.kill()
         readers.cancel()
         code = 124
-        chunks.append(f"\n[killed after {timeout:.0f} s]\n".encode())
-    return code, cap_output(b"".join(chunks), cap)
+        kept.feed(f"\n[killed after {timeout:.0f} s]\n".encode())
+    return code, kept.text()
+
+
+class HeadTail:
+    """What `cap_output` keeps of a stream (its head and tail within `cap` bytes) and how much
+    was between, read as it comes without holding the rest."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.half, self.total = cap, cap // 2, 0
+        self.head, self.tail = bytearray(), bytearray()
+
+    def feed(self, block: bytes) -> None:
+        self.total += len(block)
+        room = max(self.half - len(self.head), 0)
+        self.head += block[:room]
+        self.tail += block[room:]
+        del self.tail[:max(len(self.tail) - (self.cap - self.half), 0)]
+
+    @property
+    def held(self) -> int:
+        return len(self.head) + len(self.tail)
+
+    def text(self) -> str:
+        if self.total <= self.cap:
+            return (self.head + self.tail).decode("utf-8", "replace")
+        last = self.tail[len(self.tail) - self.half:]
+        return (self.head.decode("utf-8", "replace") + f"\n[… {self.total - 2 * self.half} bytes omitted …]\n"
+                + last.decode("utf-8", "replace"))
 
 
 def cap_output(data: bytes, cap: int) -> str:
