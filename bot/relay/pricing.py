@@ -2,9 +2,9 @@
 
 The operator can merge a table of the same shape over it (BOT_RELAY_PRICES, a file path, read from
 the settings `load_table` is handed): their models are added or replace the built-in ones (a
-gateway's own model names, negotiated prices). A model the table does not know is counted in
-tokens and its cost marked unpriced (None), never guessed from a similar name: `claude-opus-4-8`
-and `claude-opus-4-1` differ threefold.
+gateway's own model names, negotiated prices). The table is the relay's list of models: a metered
+call of a model it does not know is refused (`unpriced`), so no call escapes the money caps. A price
+is never guessed from a similar name: `claude-opus-4-8` and `claude-opus-4-1` differ threefold.
 
 Lookup: the exact name, then without a `models/` prefix or a date suffix (`-20250929`,
 `-2025-09-29`), then the table's `aliases`.
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from bot.config import Settings
 
 _DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,79}")  # a name worth repeating in an answer
 MILLION = 1_000_000
 
 
@@ -109,3 +110,12 @@ def load_table(settings: Settings) -> PriceTable:
         raise PriceTableError(f"BOT_RELAY_PRICES={path}: {exc}") from None
     models, aliases, date = _parse(data, f"BOT_RELAY_PRICES={path}")
     return PriceTable(table.models | models, table.aliases | aliases, f"{table.version} + {date}")
+
+
+def unpriced(model: str | None, table: PriceTable) -> str:
+    """Why a call of `model` is refused: the table cannot price it, and how the operator can."""
+    named = f"the model {model}" if model and _MODEL_ID.fullmatch(model) else (
+        "a model with an unlisted name" if model else "a call that names no model")
+    return (f"the model relay refused {named}: it has no price in the relay's price table ({table.version}), "
+            "so its spend could not be held to the budgets; the operator can price it in the file "
+            "BOT_RELAY_PRICES names (the shape of bot/relay/prices.json)")

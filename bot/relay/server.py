@@ -60,11 +60,11 @@ from adapters.base import Tier
 from bot import retry
 from bot.loopback import LoopbackServer
 from bot.record.recorder import Recorder
-from bot.relay import apis, body_policy, downstream, unavailable, wire
+from bot.relay import apis, body_policy, downstream, reservation, unavailable, wire
 from bot.relay.body_policy import Checked
 from bot.relay.budgets import Budget, Hold, Ledger, Scope
 from bot.relay.chatgpt import Login, LoginRefused, Session
-from bot.relay.pricing import PriceTable, builtin_table
+from bot.relay.pricing import PriceTable, builtin_table, unpriced
 from bot.relay.reply_filter import UsageChunkFilter
 from bot.relay.retry import RetryPolicy, busy_note, retryable, unreachable_reason
 from bot.relay.usage import CallUsage, UsageTap
@@ -313,6 +313,7 @@ class ModelRelay:
             self._admit(scope, route, api)
             assert route is not None  # _admit refuses a request without one
             checked = await self._checked(scope, route, receive, call)
+            await self._reserve(route, checked, call)
             self._hold(call, checked)
             await self._forward(scope, route, checked, send, call, started)
         except (_Refused, body_policy.BodyRefused) as refused:
@@ -363,6 +364,18 @@ class ModelRelay:
         call.notes.append(f"{outcome}: {what}")
         self.recorder.record(self.run_id, Tier.ENFORCED, "model_policy", tool=f"{call.provider}/{call.api}",
                              outcome=outcome, raw=what)
+
+    async def _reserve(self, route: apis.Route, checked: Checked, call: ModelCall) -> None:
+        """Read the call's maximum from the body as it leaves (bot/relay/reservation.py); refuse a
+        metered call the price table cannot price: its spend could not be held to the money caps."""
+        read = functools.partial(reservation.ceiling, route.api, checked.body, route.metered and bool(checked.body))
+        try:
+            checked.ceiling = read() if len(checked.body) <= OFF_LOOP_BODY else await asyncio.to_thread(read)
+        except reservation.Unreadable as unreadable:
+            raise _Refused(400, "unreadable", str(unreadable)) from None
+        if route.metered and self.prices.price(call.model) is None:
+            self.stop(unpriced(call.model, self.prices), "unpriced")
+            raise _Refused(400, "unpriced", f"{self.stopped}. Stop now.")
 
     def _hold(self, call: ModelCall, checked: Checked) -> None:
         """Admit the call against the budgets and hold its maximum; no await between the two, so

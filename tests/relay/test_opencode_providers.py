@@ -10,6 +10,7 @@ import pytest
 from adapters import base
 from adapters.base import Credentials, Operator
 from bot.job.model_channel import credential_modes, plan
+from bot.relay.pricing import Price, PriceTable, builtin_table
 from tests.adapters.helpers import episode
 from tests.adapters.test_declared_facts import OPENCODE_PROVIDER_ENV
 from tests.entry_settings import current
@@ -72,7 +73,9 @@ def test_opencode_at_an_operator_gateway_still_uses_the_openai_compatible_provid
 
 async def test_the_relay_forwards_an_openai_compatible_providers_chat_with_a_bearer(relay, fake):
     fake.script()
-    async with relay("mistral") as open_relay:
+    table = builtin_table()  # the built-in table lists no Mistral model: the operator prices the one used
+    prices = PriceTable(table.models | {"mistral-large-latest": Price(2.0, 6.0)}, table.aliases, table.version)
+    async with relay("mistral", prices=prices) as open_relay:
         answer = await post(open_relay, "/v1/chat/completions",
                             {"model": "mistral-large-latest", "messages": [{"role": "user", "content": "hi"}]},
                             {"authorization": f"Bearer {open_relay.token}"})

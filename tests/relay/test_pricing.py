@@ -37,13 +37,14 @@ def test_an_unknown_model_is_unpriced():
     assert builtin_table().cost("gemini-9-ultra", USAGE) is None
 
 
-async def test_an_unpriced_call_is_counted_in_tokens_and_marked_unpriced(fake, relay, recorder, run_id):
+async def test_an_unpriced_call_is_refused_and_charges_nothing(fake, relay, recorder, run_id):
+    """It was counted in tokens and marked unpriced, which let it pass every money cap
+    (tests/relay/test_unpriced_models.py has the rest)."""
     fake.script(say("ok", usage=FakeUsage(input=70, output=30)))
     async with relay("anthropic") as r:
         await post(r, "/v1/messages", {"model": "claude-future-9", "messages": []})
-    detail = model_calls(recorder, run_id)[0]["detail"]
-    assert (detail["cost_usd"], detail["tokens"]["input_tokens"], detail["tokens"]["output_tokens"]) == ("unpriced", 70, 30)
-    assert (r.budget.turn.tokens, r.budget.turn.unpriced_calls) == (100, 1)
+    assert [c["outcome"] for c in model_calls(recorder, run_id)] == ["refused:unpriced"]
+    assert (r.budget.turn.tokens, r.budget.turn.unpriced_calls, fake.main_requests()) == (0, 0, [])
 
 
 def test_the_operator_file_adds_and_replaces_models(tmp_path, monkeypatch):

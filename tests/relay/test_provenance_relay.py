@@ -1,7 +1,9 @@
 """The provenance shows the relay's count: tokens and cost on its first line, model calls enforced."""
 from __future__ import annotations
 
-from adapters.base import Usage
+import json
+
+from adapters.base import Tier, Usage
 from bot.record import provenance
 from bot.relay.budgets import Budget, Caps
 from tests.fakes.provider import FakeUsage, say
@@ -26,17 +28,23 @@ async def test_model_calls_move_to_the_enforced_row(fake, relay, recorder, run_i
     assert enforced.startswith("model: 2 calls (1 refused)")
 
 
-async def test_a_model_without_a_price_is_named_as_such_on_the_first_line(fake, relay, recorder, run_id):
-    fake.script(say("ok", usage=FakeUsage(input=1000, output=100)))
-    async with relay("anthropic") as r:
-        await post(r, "/v1/messages", dict(BODY, model="claude-future-9"))
+def _older_unpriced_call(recorder, run_id: str, model: str) -> None:
+    """A call recorded unpriced by a relay from before unpriced models were refused (the relay now
+    refuses them: tests/relay/test_unpriced_models.py); such records still read as they did."""
+    detail = {"provider": "anthropic", "api": "anthropic", "model": model, "status": 200, "cost_usd": "unpriced",
+              "tokens": {"input_tokens": 1000, "output_tokens": 100, "cached_tokens": 0, "cache_write_tokens": 0,
+                         "reasoning_tokens": 0, "long_cache_write_tokens": 0}}
+    recorder.record(run_id, Tier.ENFORCED, "model_call", tool="anthropic/anthropic", outcome="ok",
+                    raw=json.dumps(detail))
+
+
+def test_a_model_without_a_price_is_named_as_such_on_the_first_line(recorder, run_id):
+    _older_unpriced_call(recorder, run_id, "claude-future-9")
     line = provenance.build(recorder, run_id).summary_line()
     assert "1.1k tokens · price unknown for claude-future-9" in line and "$" not in line
 
 
-async def test_an_unpriced_model_name_that_is_not_a_plain_model_id_is_not_repeated(fake, relay, recorder, run_id):
-    fake.script(say("ok"))
-    async with relay("anthropic") as r:
-        await post(r, "/v1/messages", dict(BODY, model="@octo/team [click](https://evil.example)"))
+def test_an_unpriced_model_name_that_is_not_a_plain_model_id_is_not_repeated(recorder, run_id):
+    _older_unpriced_call(recorder, run_id, "@octo/team [click](https://evil.example)")
     line = provenance.build(recorder, run_id).summary_line()
     assert "price unknown for a model with an unlisted name" in line and "evil" not in line and "@" not in line
