@@ -15,7 +15,27 @@ from dataclasses import dataclass
 from adapters import base as adapters
 from bot.record import live_mentions
 
-CONTROL_WORDS = ("help", "status", "stop")
+
+@dataclass(frozen=True)
+class Usage:
+    """One command word as `@bot help` shows it (bot/job/replies.py: help_text)."""
+
+    word: str
+    form: str  # what follows the mention
+    does: str
+
+
+# Every word the grammar answers to, in the order help lists them: help is written from this table.
+USAGES = (
+    Usage("new", "[agent] new <request>", "starts a fresh session instead of resuming this thread's"),
+    Usage("review", "[agent] review [focus]", "reviews a pull request, with comments on its lines "
+          "(`review with claude, codex` asks several agents, `review all` starts over on the whole pull request)"),
+    Usage("status", "status", "shows this thread's sessions, queue and model spend"),
+    Usage("stop", "stop", "stops the running job"),
+    Usage("help", "help", "shows this"),
+)
+CONTROL_WORDS = tuple(usage.word for usage in USAGES if usage.form == usage.word)
+
 # Names people may type that are not (yet) agents here: answered with the agent list, not run.
 OTHER_AGENT_NAMES = frozenset({"copilot", "cursor", "aider", "openhands", "devin", "sweep", "amp",
                                "goose", "qwen", "kimi", "grok", "deepseek", "gpt", "chatgpt",

@@ -3,7 +3,7 @@ so the service, the Action and `bot run` word each case the same way."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from adapters import base as adapters
 from bot.record import inert
@@ -16,13 +16,22 @@ if TYPE_CHECKING:
 WRITE_LEVELS = ("write", "maintain", "admin")
 
 
-def help_text(handle: str, agents: Sequence[str], default_agent: str) -> str:
+class Usage(Protocol):
+    """A command as help shows it (bot/intake/grammar.py: Usage, one rank above this module)."""
+
+    @property
+    def form(self) -> str: ...
+    @property
+    def does(self) -> str: ...
+
+
+def help_text(handle: str, agents: Sequence[str], default_agent: str, usages: Sequence[Usage]) -> str:
+    """The usage, one line per command of `usages` (bot/intake/grammar.py: USAGES, the grammar's
+    own table, so that no command it knows is missing here)."""
     names = ", ".join(f"`{a}`" for a in agents)
+    commands = "".join(f"- `@{handle} {usage.form}`: {usage.does}\n" for usage in usages)
     return (f"**Usage** — on its own line: `@{handle} [agent] [new] <request>`\n\n"
-            f"- agents: {names} (default `{default_agent}`)\n"
-            f"- `new` starts a fresh session instead of resuming this thread's\n"
-            f"- `@{handle} status` shows this thread's sessions, queue and model spend, "
-            f"`@{handle} stop` stops the running job, `@{handle} help` shows this\n\n"
+            f"- agents: {names} (default `{default_agent}`)\n{commands}\n"
             f"Only people with write access to the repository can start a run.")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from adapters import base
 from bot.config import Settings
 from bot.db import Database
+from bot.intake import grammar
 from bot.intake.spec import JobSpec
 from bot.job import conversations, replies
 from bot.relay.budgets import Ledger, Scope
@@ -31,7 +32,7 @@ def reply_text(db: Database | None, spec: JobSpec, kind: str, conversation: str,
     if kind == "stop":
         return replies.stop_in_actions() if in_actions else replies.nothing_running()
     if kind == "help":
-        return replies.help_text(settings.handle, agents, settings.default_agent)
+        return replies.help_text(settings.handle, agents, settings.default_agent, grammar.USAGES)
     return replies.unknown_command(kind)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from adapters import base
 from bot.config import Settings
-from bot.intake.grammar import Command
+from bot.intake.grammar import USAGES, Command
 from bot.intake.spec import JobSpec
 from bot.job import replies
 from bot.service.reply_texts import reply_text
@@ -34,4 +34,4 @@ def test_help_names_the_handle_and_the_default_agent_it_is_handed(monkeypatch):
     monkeypatch.setenv("BOT_HANDLE", "from-the-environment")
     monkeypatch.setenv("BOT_DEFAULT_AGENT", "codex")
     handed = Settings({"BOT_HANDLE": "@handed", "BOT_DEFAULT_AGENT": "gemini"})
-    assert reply_text(None, SPEC, "help", "o/r#1", handed) == replies.help_text("handed", base.names(), "gemini")
+    assert reply_text(None, SPEC, "help", "o/r#1", handed) == replies.help_text("handed", base.names(), "gemini", USAGES)
