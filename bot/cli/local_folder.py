@@ -7,13 +7,14 @@ following that line's advice never leads into another refusal's crash.
 """
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.errors import BotError
 from bot.workspace.git import git_env
+from sandbox.bounded import run_capped_sync
 
+ANSWER_CAP = 64 << 10  # git's answers here are a path, a name or a commit id; more is a failure
 FIRST_COMMIT = "`git add -A && git commit -m \"first commit\"`"
 
 
@@ -29,9 +30,8 @@ class Checkout:
 
 def _git(folder: Path, *args: str) -> str | None:
     """git's output in `folder` without anyone's config or programs, or None when it failed."""
-    done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, env=git_env())
-    return done.stdout.strip() if done.returncode == 0 else None
+    done = run_capped_sync(["git", "-C", str(folder), *args], cap=ANSWER_CAP, env=git_env())
+    return done.stdout.decode("utf-8", "replace").strip() if done.ok else None
 
 
 def checkout(path: str) -> Checkout:
