@@ -40,6 +40,7 @@ The tree below, with each class's module, is checked against the classes
     ├── TooSlow                  bot.web.intake_body     a webhook body that did not arrive in time
     ├── Gone                     bot.web.intake_body     the sender hung up before the body was complete
     ├── RunPageRefusal           bot.web.run_page        a run page request is answered with a page
+    ├── CoalescingRace           bot.web.review_push     other replicas kept winning a push's merge (503)
     ├── Misconfigured            bot.cli.action          the Action step cannot run (its result: StepOutcome)
     ├── WorkflowError            bot.cli.action_workflow the workflow cannot be written as asked
     ├── RunRefused               bot.cli.local_folder    `bot run` cannot start

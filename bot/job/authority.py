@@ -1,8 +1,9 @@
 """The one run-time permission check for everything that acts on a thread: an episode, a review,
-`@bot stop`, an automatic trigger, and again right before each effect (a push, a pull request, a
-review). The payload's `author_association` is only the intake's pre-filter; this asks GitHub
-for the person's collaborator permission and holds it against what `.github/bot.yml` lets act
-(`RepoConfig.may_trigger`: write, maintain or admin by default).
+`@bot stop`, an automatic trigger, a person's signal on a review thread (`may_signal`), and again
+right before each effect (a push, a pull request, a review). The payload's `author_association`
+is only the intake's pre-filter; this asks GitHub for the person's collaborator permission and
+holds it against what `.github/bot.yml` lets act (`RepoConfig.may_trigger`: write, maintain or
+admin by default).
 
     verdict = await check(thread, "alice", cfg)               # the permission cache may answer
     verdict = await check(thread, "alice", cfg, fresh=True)   # right before an effect: asked anew
@@ -38,6 +39,14 @@ async def check(thread: GitHubThread, login: str, cfg: RepoConfig, *, fresh: boo
     so a permission revoked since is seen) and decide."""
     permission = await (thread.permission(login, fresh=True) if fresh else thread.permission(login))
     return decide(login, permission, cfg)
+
+
+def may_signal(thread: GitHubThread, cfg: RepoConfig) -> Callable[[str], Awaitable[bool]]:
+    """The same check for a human signal that changes what the bot does (a reply that declines
+    or reopens a review finding, a thread resolved: bot/review/signals.py): may `login` give it?"""
+    async def may(login: str) -> bool:
+        return (await check(thread, login, cfg)).allowed
+    return may
 
 
 def before_effects(thread: GitHubThread, login: str, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:

@@ -16,7 +16,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from adapters.base import Tier
 from bot.db import Database
@@ -24,7 +24,7 @@ from bot.job import answer, authority, conversations, honesty
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn
 from bot.job.thread_text import fence
-from bot.job.tracking import TrackingComment
+from bot.job.tracking import LIVE_LABEL, Progress, TrackingComment
 from bot.record import provenance
 from bot.record.defang import defang
 from bot.record.recorder import Recorder
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("bot.job.review_job")
 MAX_AGENTS = 4
-Episode = Callable[..., Awaitable[Turn]]
 
 
 @dataclasses.dataclass
@@ -64,16 +63,32 @@ class Review:
 
 
 class AgentTracking:
-    """One agent's view of the shared tracking comment: its notes carry its name."""
+    """One agent's view of the shared tracking comment (a `Progress`): its notes carry its name,
+    and its run's live page is linked under its name when several agents review."""
 
     def __init__(self, tracking: TrackingComment, agent: str, several: bool):
-        self._tracking, self._prefix = tracking, f"{agent}: " if several else ""
+        self._tracking, self._agent, self._several = tracking, agent, several
+        self._prefix = f"{agent}: " if several else ""
 
     async def note(self, text: str, done: bool = True) -> None:
         await self._tracking.note(self._prefix + text, done)
 
+    async def plan(self, markdown: str) -> None:
+        if not self._several:  # several agents' plans would replace each other's
+            await self._tracking.plan(markdown)
+
     async def on_event(self, event: Event) -> None:
         await self._tracking.on_event(event)
+
+    def link_live(self, url: str, label: str = LIVE_LABEL) -> None:
+        self._tracking.link_live(url, f"{self._agent} live" if self._several else label)
+
+
+class Episode(Protocol):
+    """How the review runs one agent's episode (bot/job/pipeline.py's, with its fallback)."""
+
+    def __call__(self, db: Database, ctx: JobContext, worktree: Worktree, agent: str, tracking: Progress,
+                 cancel: asyncio.Event) -> Awaitable[Turn]: ...
 
 
 async def run(db: Database, ctx: JobContext, worktree: Worktree, tracking: TrackingComment, cancel: asyncio.Event, *,
@@ -98,7 +113,8 @@ async def _review(db: Database, ctx: JobContext, worktree: Worktree, tracking: T
     agents = _agents(ctx, worktree.config, choose)
     tracking.header = f"**{', '.join(agents)}** reviewing for @{ctx.requester}."
     files = await post.pull_files(ctx.thread)
-    past = await history.recall(db, ctx.thread, worktree, agents, start_over=ctx.new_session)
+    past = await history.recall(db, ctx.thread, worktree, agents, start_over=ctx.new_session,
+                                may=authority.may_signal(ctx.github, worktree.config))
     scope = _scope(files, past, worktree.config.reviews.budget or DEFAULT_BUDGET_CHARS)
     diff = DiffLines.from_files(files)  # the whole pull request's: GitHub places comments against it
     since = f" since `{scope.since[:7]}`" if scope.since else ""

@@ -50,6 +50,13 @@ def notes(history: History, sifted: Sifted, fixed: list[Earlier], head: str) -> 
     if sifted.declined:
         lines.append(f"{_count(len(sifted.declined), 'finding', 'findings')} skipped as declined earlier "
                      f"on this pull request.")
+    if history.reopened:
+        lines.append(f"{_count(history.reopened, 'declined finding', 'declined findings')} open again: "
+                     f"a writer asked for a fix or unresolved the thread.")
+    if history.ignored:
+        lines.append(f"{_count(history.ignored, 'reply or resolution', 'replies or resolutions')} on earlier "
+                     f"findings not counted: declining or reopening a finding takes the permission "
+                     f"`.github/bot.yml` asks of a command (write by default).")
     return lines
 
 

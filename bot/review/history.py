@@ -1,23 +1,24 @@
 """A pull request's review history, as the next review of it needs it: from which commit to review
 (incremental, or whole and why), the earlier findings still open (each offered to the agents to
-judge), those a maintainer declined (never raised again), and afterwards which of this review's
+judge), those a writer declined (never raised again), and afterwards which of this review's
 findings repeat an earlier one.
 
-    history = await recall(db, thread, worktree, ["codex"], start_over=False)
+    history = await recall(db, thread, worktree, ["codex"], start_over=False, may=may)
     history.change.incremental, history.priors, history.declined
     sifted = sift(merged, history)       # Sifted(new, repeated, declined)
 
-Before a re-review the bot reads its review threads (GraphQL): a maintainer's declining reply, or
-the thread resolved by a person while its file did not change, marks the finding declined; a
-thread a person resolved after its file changed counts as fixed.
+Before a re-review the bot reads its review threads (GraphQL) and judges what people did there
+(bot/review/signals.py): `may(login)` is the run-time permission check of a command, and only a
+signal of someone who may changes a finding (declined, fixed, or open again).
 """
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.review import memory, since, threads
+from bot.review import memory, signals, since, threads
 from bot.review.findings import Prior
 from bot.review.fingerprint import normalised, same_finding
 from bot.review.memory import Earlier
@@ -33,6 +34,8 @@ class History:
     declined: list[Earlier] = field(default_factory=list)
     priors: list[Prior] = field(default_factory=list)
     newly_declined: int = 0  # marked declined while reading the threads for this review
+    reopened: int = 0  # declined earlier, open again: a writer said so or unresolved the thread
+    ignored: int = 0  # signals of people who may not change a finding: not counted
     thread_ids: dict[int, str] = field(default_factory=dict)  # a finding's comment id -> its review thread
 
 
@@ -43,18 +46,22 @@ class Sifted:
     declined: list[Merged] = field(default_factory=list)  # a declined earlier finding: skipped
 
 
-async def recall(db: Any, thread: Any, worktree: Any, agents: list[str], *, start_over: bool) -> History:
+async def recall(db: Any, thread: Any, worktree: Any, agents: list[str], *, start_over: bool,
+                 may: signals.Authority) -> History:
     repo, number = thread.repo, thread.number
     earlier = memory.findings(db, repo, number)
     seen = await _threads(thread, earlier)
-    newly = await _settle_threads(db, worktree, [e for e in earlier if e.state == memory.OPEN], seen)
-    if newly or seen:
+    judge = signals.Judge(may, thread)
+    changes = await _settle_threads(db, worktree, earlier, seen, judge)
+    if changes:
         earlier = memory.findings(db, repo, number)
     change = await _change(db, worktree, repo, number, agents, start_over)
     still = [e for e in earlier if e.state == memory.OPEN]
     priors = [Prior(e.id, e.path, e.line, e.severity, e.title, await since.touched(worktree, e.commit_sha, e.path))
               for e in still]
-    return History(change, still, [e for e in earlier if e.state == memory.DECLINED], priors, newly,
+    return History(change, still, [e for e in earlier if e.state == memory.DECLINED], priors,
+                   sum(1 for was, c in changes if was == memory.OPEN and c.state == memory.DECLINED),
+                   sum(1 for _, c in changes if c.state == memory.OPEN), judge.ignored,
                    {comment: state.thread_id for comment, state in seen.items()})
 
 
@@ -74,7 +81,7 @@ async def _change(db: Any, worktree: Any, repo: str, number: int, agents: list[s
 
 
 async def _threads(thread: Any, earlier: list[Earlier]) -> dict[int, threads.Seen]:
-    if not any(e.comment_id and e.state == memory.OPEN for e in earlier):
+    if not any(e.comment_id for e in earlier):
         return {}
     try:
         return threads.by_comment(await thread.review_threads(), thread.own_logins)
@@ -83,22 +90,24 @@ async def _threads(thread: Any, earlier: list[Earlier]) -> dict[int, threads.See
         return {}
 
 
-async def _settle_threads(db: Any, worktree: Any, still: list[Earlier], seen: dict[int, threads.Seen]) -> int:
-    """Declined and person-resolved threads of open findings, marked; how many became declined."""
-    declined: list[tuple[int, str]] = []
-    for earlier in still:
-        state = seen.get(earlier.comment_id or -1)
+async def _settle_threads(db: Any, worktree: Any, earlier: list[Earlier], seen: dict[int, threads.Seen],
+                          judge: signals.Judge) -> list[tuple[str, signals.Change]]:
+    """Each open or declined finding with a thread, judged; the changes marked, each with the state before."""
+    changes = []
+    for finding in earlier:
+        state = seen.get(finding.comment_id or -1)
         if state is None:
             continue
-        if state.declined_by:
-            declined.append((earlier.id, f"@{state.declined_by} declined it in a reply"))
-        elif state.resolved_by and not await since.touched(worktree, earlier.commit_sha, earlier.path):
-            declined.append((earlier.id, f"@{state.resolved_by} resolved it without a change"))
-        elif state.resolved:
-            memory.mark(db, [earlier.id], memory.FIXED, f"resolved by @{state.resolved_by or 'the bot'}")
-    for finding_id, detail in declined:
-        memory.mark(db, [finding_id], memory.DECLINED, detail)
-    return len(declined)
+        change = await signals.judged(judge, finding, state, _touched(worktree, finding))
+        if change is not None:
+            memory.mark(db, [finding.id], change.state, change.detail, via=change.via)
+            changes.append((finding.state, change))
+    return changes
+
+
+def _touched(worktree: Any, finding: Earlier) -> Callable[[], Awaitable[bool]]:
+    """Whether the finding's file changed since it was posted, asked only when a resolution needs it."""
+    return lambda: since.touched(worktree, finding.commit_sha, finding.path)
 
 
 def sift(merged: list[Merged], history: History) -> Sifted:

@@ -2,12 +2,14 @@
 `review_findings`, migration 6): per agent the commit it last reviewed and the review's id, and
 each finding it posted with its comment's id, where it sat, its severity, its fingerprint
 (bot/review/fingerprint.py) and its state: `open`, `fixed` (the bot resolved its thread) or
-`declined` (a maintainer said no).
+`declined` (a writer said no: `declined_via` a reply or a resolution, migration 8; None for a
+decline recorded before, which the next review judges again: bot/review/signals.py).
 
     last = last_reviewed(db, "o/r", 2, ["codex"])     # {"codex": "abc…"}
     earlier = findings(db, "o/r", 2)                  # [Earlier], open and declined
     remember(db, "o/r", 2, ["codex"], sha, review_id, [Posted(...)])
     mark(db, [earlier.id], "fixed", "in abc1234")
+    mark(db, [earlier.id], "declined", "@alice declined it in a reply", via="reply")
 
 The stored title is the finding's normalised text, masked for the job's secrets by the caller.
 """
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 OPEN, FIXED, DECLINED = "open", "fixed", "declined"
+VIA_REPLY, VIA_RESOLUTION = "reply", "resolution"  # how a finding was declined
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class Earlier:
     fingerprint: str
     title: str
     state: str
+    declined_via: str | None = None
 
     @property
     def first(self) -> int:
@@ -69,7 +73,8 @@ def findings(db: Any, repo: str, number: int) -> list[Earlier]:
     rows = db.query("SELECT * FROM review_findings WHERE repo = ? AND number = ? AND state != ? ORDER BY id",
                     [repo, number, FIXED])
     return [Earlier(row["id"], row["agent"], row["comment_id"], row["commit_sha"], row["path"], row["line"],
-                    row["start_line"], row["side"], row["severity"], row["fingerprint"], row["title"], row["state"])
+                    row["start_line"], row["side"], row["severity"], row["fingerprint"], row["title"], row["state"],
+                    row["declined_via"])
             for row in rows]
 
 
@@ -90,9 +95,11 @@ def remember(db: Any, repo: str, number: int, agents: list[str], commit: str, re
               p.severity, p.fingerprint, p.title, now] for p in posted])
 
 
-def mark(db: Any, ids: list[int], state: str, detail: str = "") -> None:
+def mark(db: Any, ids: list[int], state: str, detail: str = "", *, via: str | None = None) -> None:
+    """`via`: how a decline was made (VIA_REPLY, VIA_RESOLUTION); any other state clears it."""
     if not ids:
         return
+    via = via if state == DECLINED else None
     with db.transaction():
-        db.executemany("UPDATE review_findings SET state = ?, state_detail = ?, updated_at = ? WHERE id = ?",
-                       [[state, detail[:500], time.time(), finding_id] for finding_id in ids])
+        db.executemany("UPDATE review_findings SET state = ?, state_detail = ?, declined_via = ?, updated_at = ? "
+                       "WHERE id = ?", [[state, detail[:500], via, time.time(), finding_id] for finding_id in ids])

@@ -1,32 +1,34 @@
-"""What people did with the bot's review threads, read from GitHub's review threads (GraphQL):
-a maintainer's reply that declines the finding ("won't fix", "on purpose", "intended", "by
-design", "not a bug"), or the thread resolved by a person.
+"""What people did in the bot's review threads, read from GitHub's review threads (GraphQL): the
+replies whose first line the grammar of bot/review/verdicts.py knows (a decline or a reopen), and
+whether the thread is resolved and by whom.
 
     seen = by_comment(await thread.review_threads(), thread.own_logins)   # {first comment's id: Seen}
-    seen[comment_id].declined_by                       # "alice": she declined it in a reply
+    seen[comment_id].words          # (Word("alice", "decline"),): what each person said, oldest first
 
-Replies are matched, never quoted: they are whoever's text. Only an owner, member or
-collaborator declines (anyone may reply on a public repository).
+Replies are classified, never quoted: they are whoever's text. Nothing here decides whether the
+person may change the finding: bot/review/signals.py asks GitHub for each one's permission.
+The query reads at most 100 threads of 50 comments each (bot/github/client.py).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from bot.github.client import DEFAULT_LOGINS, is_own_login
+from bot.review.verdicts import classify
 
-DECLINING = re.compile(r"\b(?:won'?t|will\s+not|not\s+going\s+to)\s+fix\b|\bwontfix\b|\bon\s+purpose\b|"
-                       r"\bintended\b|\bintentional(?:ly)?\b|\bby\s+design\b|\bnot\s+a\s+bug\b|\bas\s+designed\b|"
-                       r"\bdeclined?\b", re.IGNORECASE)
-MAINTAINERS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+
+@dataclass(frozen=True)
+class Word:
+    login: str
+    verdict: str  # verdicts.DECLINE or verdicts.REOPEN
 
 
 @dataclass(frozen=True)
 class Seen:
     thread_id: str
     resolved: bool
-    resolved_by: str | None  # a person's login; None when unresolved or resolved by the bot
-    declined_by: str | None  # the maintainer whose reply declined it
+    resolved_by: str | None  # a person's login; None when unresolved, or resolved by the bot or nobody named
+    words: tuple[Word, ...] = ()  # the replies the grammar knows, by people (not the bot), oldest first
 
 
 def by_comment(threads: list[dict], own_logins: frozenset[str] = DEFAULT_LOGINS) -> dict[int, Seen]:
@@ -39,15 +41,17 @@ def by_comment(threads: list[dict], own_logins: frozenset[str] = DEFAULT_LOGINS)
         found[comments[0]["databaseId"]] = Seen(
             str(node.get("id") or ""), bool(node.get("isResolved")),
             resolver if resolver and not is_own_login(resolver, own_logins) else None,
-            _decliner(comments[1:], own_logins))
+            _words(comments[1:], own_logins))
     return found
 
 
-def _decliner(replies: list[dict], own_logins: frozenset[str]) -> str | None:
+def _words(replies: list[dict], own_logins: frozenset[str]) -> tuple[Word, ...]:
+    words = []
     for reply in replies:
         login = (reply.get("author") or {}).get("login") or ""
-        if is_own_login(login, own_logins) or reply.get("authorAssociation") not in MAINTAINERS:
+        if not login or is_own_login(login, own_logins):
             continue
-        if DECLINING.search(str(reply.get("body") or "")):
-            return login
-    return None
+        verdict = classify(str(reply.get("body") or ""))
+        if verdict is not None:
+            words.append(Word(login, verdict))
+    return tuple(words)

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from bot.db import Database
+from bot.errors import BotError
 from bot.review import memory
 from bot.service import store
 
@@ -32,7 +33,7 @@ KIND = "synchronize"
 ATTEMPTS = 8  # merge or insert, each losing only to another replica's write that committed meanwhile
 
 
-class CoalescingRace(RuntimeError):
+class CoalescingRace(BotError, RuntimeError):
     """Other replicas kept winning; the delivery is not stored (503: GitHub may redeliver it)."""
 
 

@@ -41,6 +41,11 @@ class Threads:
         return self.nodes
 
 
+async def writer(login: str) -> bool:
+    """The permission check, answering that everyone may (tests/review/test_signal_authority.py asks GitHub)."""
+    return True
+
+
 def repository(tmp_path: Path) -> SimpleNamespace:
     def git(*args: str) -> str:
         return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=tmp_path,
@@ -62,7 +67,7 @@ def test_a_thread_resolved_by_a_person_without_a_change_is_declined_and_the_agen
     node = {"id": "PRRT_11", "isResolved": True, "resolvedBy": {"login": "alice"},
             "comments": {"nodes": [{"databaseId": 11, "authorAssociation": "NONE", "body": "Nit: rename",
                                     "author": {"login": "bot"}}]}}
-    past = asyncio.run(recall(db, Threads([node]), worktree, ["codex", "claude"], start_over=False))
+    past = asyncio.run(recall(db, Threads([node]), worktree, ["codex", "claude"], start_over=False, may=writer))
     assert [e.state for e in past.declined] == ["declined"] and past.open == [] and past.newly_declined == 1
     assert past.change.reason == "claude has not reviewed this pull request yet"
 
@@ -73,7 +78,7 @@ def test_review_all_and_agents_that_reviewed_different_commits_review_whole_and_
     db = store.connect(tmp_path / "bot.db")
     memory.remember(db, "o/r", 2, ["codex"], "b" * 40, 5, [])
     memory.remember(db, "o/r", 2, ["claude"], "c" * 40, 6, [])
-    started_over = asyncio.run(recall(db, Threads([]), worktree, ["codex"], start_over=True))
-    differ = asyncio.run(recall(db, Threads([]), worktree, ["codex", "claude"], start_over=False))
+    started_over = asyncio.run(recall(db, Threads([]), worktree, ["codex"], start_over=True, may=writer))
+    differ = asyncio.run(recall(db, Threads([]), worktree, ["codex", "claude"], start_over=False, may=writer))
     assert started_over.change.reason == "`review all` was asked"
     assert differ.change.reason == "the agents last reviewed different commits"
