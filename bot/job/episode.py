@@ -19,7 +19,7 @@ from bot.job import cli_version, conversations, honesty, loader_guard, runner
 from bot.job.context import JobContext, Stop
 from bot.job.model_channel import model_channel
 from bot.job.thread_text import ThreadContext, attachments_dir
-from bot.job.tracking import TrackingComment
+from bot.job.tracking import Progress
 from bot.record.provenance import web_access_gap
 from bot.record.recorder import Recorder
 from bot.relay.unavailable import ProviderUnavailable, observed
@@ -28,7 +28,6 @@ from bot.workspace.worktrees import Worktree
 from sandbox.base import Limits, SandboxConfig, Spawner
 
 log = logging.getLogger("bot.job.episode")
-LIVE = " · [follow it live]"  # the tracking header's link to the run page
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ class Turn:
     fallback: tuple[str, ...] = ()  # the repository's `fallback` list
 
 
-async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str, tracking: TrackingComment,
+async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str, tracking: Progress,
                    cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None) -> Turn:
     """One episode: credentials, sandbox config, bridge, runner, record."""
     adapter = base.get(agent, ctx.config.operator_for(agent))
@@ -90,7 +89,7 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
                                 sandbox_for_run(worktree.path, policy, ctx.config.sandbox_tier, sandbox_config.limits,
                                                 host=ctx.config.sandbox_host),
                                 adapter, worktree.config.mode),
-                            on_progress=tracking.note, on_halt=lambda reason: kill.set(),
+                            on_progress=tracking.plan, on_halt=lambda reason: kill.set(),
                             stop=cancel, read_dirs=read_dirs, review=ctx.findings) as bridge, \
             model_channel(agent, adapter, creds, ctx, recorder, run_id, sandbox_config,
                           on_retry=tracking.note, on_stop=lambda reason: kill.set(),
@@ -117,11 +116,11 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
                 unavailable=observed(recorder.events(run_id)))
 
 
-def _link_the_live_page(ctx: JobContext, tracking: TrackingComment, run_id: str) -> None:
+def _link_the_live_page(ctx: JobContext, tracking: Progress, run_id: str) -> None:
     """The tracking header links the run's live page (bot/web/run_page.py) when the service has a
     public URL."""
     if (url := ctx.config.run_url(run_id)) and ctx.thread is not None:
-        tracking.header = tracking.header.split(LIVE)[0] + f"{LIVE}({url})"
+        tracking.link_live(url)
 
 
 async def _finish_run(recorder: Recorder, run_id: str, adapter: base.Adapter, result: base.Result, resumed: bool,
@@ -137,7 +136,7 @@ async def _finish_run(recorder: Recorder, run_id: str, adapter: base.Adapter, re
 
 async def _run_with_cancel(adapter: base.Adapter, episode: base.Episode, spawner: Spawner,
                            sandbox_config: SandboxConfig, recorder: Recorder, run_id: str,
-                           tracking: TrackingComment, cancel: asyncio.Event, kill: asyncio.Event,
+                           tracking: Progress, cancel: asyncio.Event, kill: asyncio.Event,
                            connected: asyncio.Event, *, disk_watch_s: float) -> base.Result:
 
     async def forward_cancel() -> None:

@@ -26,7 +26,7 @@ from bot.db import Database
 from bot.job import replies
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Attempt, Turn
-from bot.job.tracking import TrackingComment
+from bot.job.tracking import Progress
 from bot.record.recorder import Recorder
 from bot.workspace.repo_config import RepoConfig
 
@@ -50,7 +50,7 @@ def skip_reason(agent: str, ctx: JobContext, cfg: RepoConfig) -> str | None:
     return "no credential configured" if origin is None else None
 
 
-async def run(db: Database, ctx: JobContext, cfg: RepoConfig, agent: str, tracking: TrackingComment,
+async def run(db: Database, ctx: JobContext, cfg: RepoConfig, agent: str, tracking: Progress,
               cancel: asyncio.Event, *, attempt: OneEpisode) -> Turn:
     turn = await attempt(agent, None)
     waiting = chain(agent, cfg.fallback)

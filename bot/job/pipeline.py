@@ -25,7 +25,7 @@ from bot.job import answer, authority, conversations, fallback, replies, review_
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn, run_turn
 from bot.job.session_home import following
-from bot.job.tracking import TrackingComment
+from bot.job.tracking import Progress, TrackingComment
 from bot.record.recorder import Recorder
 from bot.record.redact import masked_in_logs
 from bot.workspace.outcome import Outcome
@@ -128,7 +128,7 @@ def _choose_agent(ctx: JobContext, cfg: RepoConfig) -> str:
 
 
 async def _episode_or_the_next_agent(db: Database, ctx: JobContext, worktree: Worktree, agent: str,
-                                     tracking: TrackingComment, cancel: asyncio.Event, follow: bool = False) -> Turn:
+                                     tracking: Progress, cancel: asyncio.Event, follow: bool = False) -> Turn:
     """The turn on `agent`; when the relay saw its provider unable to serve, on the repository's next
     `fallback` agent, fresh with the thread's recap (bot/job/fallback.py). `follow`: each agent's
     CLI home is restored and stored around its episode (a review's agents share the job's)."""
@@ -148,7 +148,7 @@ async def _episode_or_the_next_agent(db: Database, ctx: JobContext, worktree: Wo
 
 
 async def _episode_with_fallback(db: Database, ctx: JobContext, worktree: Worktree, agent: str,
-                                 tracking: TrackingComment, cancel: asyncio.Event) -> Turn:
+                                 tracking: Progress, cancel: asyncio.Event) -> Turn:
     """Resume the thread's session; when the CLI no longer knows it, start fresh with a recap."""
     resume_id = None if ctx.new_session else conversations.resume_id(db, ctx.conversation, agent)
     reason = "`new` was asked" if ctx.new_session else conversations.collected_reason(db, ctx.conversation)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -23,7 +24,13 @@ from bot.record.tool_line import call_line, one_line, tool_detail, tool_name
 
 log = logging.getLogger("bot.job.tracking")
 MAX_CHECKLIST = 12
+MAX_PLAN = 20  # lines of the agent's own checklist shown
 MAX_COMMENT_CHARS = 60000  # GitHub refuses bodies over 65536 characters
+HEARTBEAT_S = 20.0  # between steps, the working comment's elapsed time still moves this often
+LIVE_LABEL = "follow it live"
+# report_progress is shown as the agent's plan, not as a call with its markdown argument
+PLAN_TOOL = "report_progress"
+_PLAN_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[(?P<box>[ xX])\]\s*)?(?P<text>.*)$")
 
 
 @runtime_checkable
@@ -33,6 +40,20 @@ class Surface(Protocol):
     async def post(self, body: str) -> int | None: ...
 
     async def edit(self, handle: int | None, body: str) -> None: ...
+
+
+class Progress(Protocol):
+    """What an episode reports to: the job's tracking comment, or one review agent's view of it
+    (bot/job/review_job.py). Typed so that a view cannot be handed where the comment itself is
+    meant, nor the other way round."""
+
+    async def note(self, text: str, done: bool = True) -> None: ...
+
+    async def plan(self, markdown: str) -> None: ...
+
+    async def on_event(self, event: Event) -> None: ...
+
+    def link_live(self, url: str, label: str = LIVE_LABEL) -> None: ...
 
 
 @runtime_checkable
@@ -52,11 +73,12 @@ class Checklist:
     shows it (`save_file calc.py`, bot/record/tool_line.py) and is open until its result arrives; a
     failed call or an error is a warning line, not a box."""
 
-    DONE, OPEN, WARN = "done", "open", "warn"
+    DONE, OPEN, WARN, NOTE = "done", "open", "warn", "note"
 
     def __init__(self) -> None:
         self.items: list[list[str]] = []  # [state, text]
-        self._open_calls: deque[tuple[list[str], str, str]] = deque()  # (item, name, detail)
+        self.plan: list[list[str]] = []  # the agent's own checklist, replaced by each report
+        self._open_calls: deque[tuple[list[str] | None, str, str]] = deque()  # (item or hidden, name, detail)
 
     def add(self, text: str, done: bool = True, state: str | None = None) -> list[str]:
         item = [state or (self.DONE if done else self.OPEN), defang(text)]
@@ -64,10 +86,25 @@ class Checklist:
         del self.items[:-MAX_CHECKLIST]
         return item
 
+    def set_plan(self, markdown: str) -> None:
+        """The agent's checklist as its own lines: `- [x] read calc.py` ticked, `- [ ] …` open, any
+        other line as it is; replaced whole by the next report, never spliced into the steps."""
+        plan = []
+        for line in markdown.splitlines():
+            found = _PLAN_LINE.match(line)
+            box, text = (found.group("box"), found.group("text")) if found else (None, line)
+            if text.strip():
+                state = self.DONE if box in ("x", "X") else self.OPEN if box == " " else self.NOTE
+                plan.append([state, defang(one_line(text, 100))])
+        self.plan = plan[:MAX_PLAN]
+
     def from_event(self, event: Event) -> bool:
         """Add or tick a line for the events worth showing; True when something changed."""
         if event.kind == EventKind.TOOL_USE:
             name, detail = tool_name(event.tool), tool_detail(event.text)
+            if name == PLAN_TOOL:  # its markdown is shown as the plan when the bridge receives it
+                self._open_calls.append((None, name, detail))
+                return False
             self._open_calls.append((self.add(call_line(name, detail), state=self.OPEN), name, detail))
         elif event.kind == EventKind.TOOL_RESULT:
             return self._close_oldest_call(event.error)
@@ -85,6 +122,8 @@ class Checklist:
         if not self._open_calls:
             return False
         item, name, detail = self._open_calls.popleft()
+        if item is None:
+            return False
         if error:
             item[:] = [self.WARN, defang(call_line(name, detail, one_line(error, 100)))]
         else:
@@ -92,8 +131,12 @@ class Checklist:
         return True
 
     def render(self) -> str:
-        marks = {self.DONE: "- [x]", self.OPEN: "- [ ]", self.WARN: "- ⚠️"}
-        return "\n".join(f"{marks[state]} {text}" for state, text in self.items)
+        marks = {self.DONE: "- [x]", self.OPEN: "- [ ]", self.WARN: "- ⚠️", self.NOTE: "-"}
+        steps = "\n".join(f"{marks[state]} {text}" for state, text in self.items)
+        if not self.plan:
+            return steps
+        plan = "\n".join(f"{marks[state]} {text}" for state, text in self.plan)
+        return f"{plan}\n\n<sub>steps</sub>\n\n{steps}" if steps else plan
 
 
 class TrackingComment:
@@ -104,24 +147,34 @@ class TrackingComment:
         self._watcher = surface if isinstance(surface, Watcher) else None
         self._on_created, self.interval_s, self.header = on_created, interval_s, header
         self.checklist = Checklist()
+        self._links: dict[str, str] = {}  # label -> url, shown after the header
         self._last_edit = 0.0
         self._pending: asyncio.TimerHandle | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
         self._started = time.monotonic()
         self._lock = asyncio.Lock()
         self._finished = False  # after the terminal edit no progress edit may overwrite it
 
     @property
     def header(self) -> str:
-        return self._header
+        links = "".join(f" · [{label}]({url})" for label, url in self._links.items())
+        return self._header + links if self._header else self._header
 
     @header.setter
     def header(self, text: str) -> None:
         self._header = text
         if self._watcher and text:
-            self._watcher.headline(redact(text, self._secrets()))
+            self._watcher.headline(redact(self.header, self._secrets()))
+
+    def link_live(self, url: str, label: str = LIVE_LABEL) -> None:
+        """The header links a run's live page (bot/web/run_page.py); a later run under the same
+        label (a fallback agent) replaces the link."""
+        self._links[label] = url
+        self.header = self._header
 
     async def start(self, header: str) -> None:
         """Post the working comment, or reset the one a previous attempt already posted."""
+        self._links.clear()
         self.header = header
         body = self._working_body()
         if self.handle is None:
@@ -133,6 +186,23 @@ class TrackingComment:
         else:
             await self.surface.edit(self.handle, self._clean(body))
         self._last_edit = time.monotonic()
+        if self._heartbeat is None and self._watcher is None:
+            self._heartbeat = asyncio.create_task(self._beat())
+
+    async def _beat(self) -> None:
+        """Between steps the working comment is still edited now and then, so its elapsed time moves
+        and a long step does not read as a frozen run."""
+        while not self._finished:
+            await asyncio.sleep(max(HEARTBEAT_S, self.interval_s))
+            if not self._finished and time.monotonic() - self._last_edit >= HEARTBEAT_S:
+                await self._maybe_edit()
+
+    async def plan(self, markdown: str) -> None:
+        """The agent's own checklist (its report_progress), shown above the steps."""
+        self.checklist.set_plan(markdown)
+        if self._watcher:
+            self._watcher.noted(redact(markdown, self._secrets()))
+        await self._maybe_edit()
 
     async def note(self, text: str, done: bool = True) -> None:
         self.checklist.add(text, done)
@@ -153,6 +223,8 @@ class TrackingComment:
         self._finished = True
         if self._pending:
             self._pending.cancel()
+        if self._heartbeat:
+            self._heartbeat.cancel()
         async with self._lock:
             text = self._clean(body)
             if self.handle is None:
@@ -183,7 +255,8 @@ class TrackingComment:
 
     def _working_body(self) -> str:
         elapsed = int(time.monotonic() - self._started)
-        lines = [self.header, "", self.checklist.render()] if self.checklist.items else [self.header]
+        shown = self.checklist.items or self.checklist.plan
+        lines = [self.header, "", self.checklist.render()] if shown else [self.header]
         return "\n".join(lines + ["", f"<sub>working · {elapsed} s</sub>"])
 
     def _clean(self, body: str) -> str:

@@ -126,9 +126,9 @@ class World:
 
 
 @contextlib.contextmanager
-def open_world(tmp_path: Path, bot_yml: str | None = None, extra: dict[str, str] | None = None):
+def open_world(tmp_path: Path, bot_yml: str | None = None, extra: dict[str, str] | None = None, **env_extra: str):
     """`bot serve` with codex and claude, each against its own fake provider (so each agent's script
-    is its own while they run at the same time)."""
+    is its own while they run at the same time); `env_extra` adds to the service's environment."""
     gh = seeded_github()
     remotes, patches = make_review_remote(tmp_path, bot_yml, extra)
     for name, patch in patches.items():
@@ -136,7 +136,8 @@ def open_world(tmp_path: Path, bot_yml: str | None = None, extra: dict[str, str]
     with FakeProvider() as codex, FakeProvider() as claude:
         env = service_env(tmp_path, gh, remotes, codex.url, BOT_CLAUDE_BASE_URL=claude.url,
                           ANTHROPIC_API_KEY="sk-ant-test-operator-key-0123456789",
-                          BOT_RELAY_RETRIES="0")  # a scripted provider failure reaches the CLI at once
+                          BOT_RELAY_RETRIES="0",  # a scripted provider failure reaches the CLI at once
+                          **env_extra)
         service = Service(env, tmp_path / "serve.log").start()
         try:
             yield World(gh, {"codex": codex, "claude": claude}, service, tmp_path)
