@@ -9,14 +9,19 @@ second reading of a duplicated key, an escaped key name or a compressed body).
   listed in `Checked.allowed` for the record. Without web access:
     * tools the provider runs are dropped from the request (`Checked.dropped`), so a CLI that always
       offers one keeps working without it: Anthropic server tools (every typed tool but the client-run
-      computer/bash/text_editor/memory ones), Responses `web_search*`, `file_search`,
-      `code_interpreter`, `computer*`, `image_generation` (also in Codex's `additional_tools` item),
+      computer/bash/text_editor/memory ones), every Responses tool but the client-run function, custom,
+      namespace (its tools judged alike), local_shell, shell, apply_patch and tool_search ones (also in
+      Codex's `additional_tools` item and a tool search's output),
       Chat Completions' `web_search_options` and OpenRouter/xAI search options, a `:online` model
       suffix, and every Gemini tool but function declarations;
     * the beta flags enabling them are removed from `anthropic-beta`;
     * connectors to a remote MCP server (Anthropic `mcp_servers`, a Responses `mcp` tool) are
       refused (400): they name a server and often a credential, no CLI sends one by default, and
       dropping one would hide the attempt.
+- Then the request is read against the grammar of its API (bot/relay/grammar.py,
+  bot/relay/request_grammar.py): unknown fields and parts are dropped, a part the provider would fetch
+  (given by URL, or a file it holds) passes only with web access; each drop is in `Checked.dropped`.
+  A model that searches the web on every call is refused (400) without web access.
 - A streamed chat call always asks for its usage (`stream_options.include_usage`); when the client
   did not, `Checked.strip_usage` tells the relay to remove it again from the reply.
 - `Checked.ceiling` is the most the call can cost: every byte of the body as an input token (a
@@ -32,6 +37,8 @@ from typing import Any
 import orjson
 
 from bot.errors import BotError
+from bot.relay import grammar
+from bot.relay.request_grammar import REQUESTS
 from bot.relay.usage import CallUsage
 
 # no request naming its output limit may produce more than this; at least every current model's
@@ -39,7 +46,12 @@ from bot.relay.usage import CallUsage
 DEFAULT_MAX_OUTPUT = 128_000
 _BETA_PREFIXES = (b"web-search-", b"web-fetch-", b"code-execution-", b"mcp-client-", b"files-api-", b"skills-")
 _ANTHROPIC_CLIENT_TOOL = re.compile(r"^(custom|(computer|bash|text_editor|memory)_\d{8})$")
-_RESPONSES_PROVIDER_TOOL = re.compile(r"^(web_search.*|file_search|code_interpreter|computer.*|image_generation)$")
+# Responses tools the client runs (`tool_search` searches only the request's own deferred tools); any
+# other type is the provider's (web_search*, file_search, code_interpreter, computer*, image_generation, …)
+_RESPONSES_CLIENT_TOOLS = frozenset({"function", "custom", "namespace", "local_shell", "shell", "apply_patch",
+                                     "tool_search"})
+# input items that declare tools for the next call: Codex's `additional_tools`, a client tool search's output
+_RESPONSES_TOOL_ITEMS = frozenset({"additional_tools", "tool_search_output"})
 _CHAT_PROVIDER_OPTIONS = ("web_search_options", "plugins", "search_parameters")
 _GEMINI_CLIENT_KEYS = frozenset({"functionDeclarations", "function_declarations"})
 
@@ -75,6 +87,9 @@ class _Judge:
         (self.allowed if self.web_access else self.dropped).append(what)
         return self.web_access
 
+    def drop(self, what: str) -> None:
+        self.dropped.append(what)
+
     def connector(self, what: str) -> None:
         if self.web_access:
             self.allowed.append(what)
@@ -93,11 +108,15 @@ def check(api: str, raw: bytes, headers: list[tuple[bytes, bytes]], *, web_acces
     request = _parse(raw)
     judge = _Judge(web_access)
     _POLICIES[api](request, judge)
+    named = request.get("model")
+    model = model or (named if isinstance(named, str) else None)
+    refusal = grammar.model_refusal(model, web_access=web_access)
+    if refusal is not None:
+        raise BodyRefused(400, "search_model", refusal)
+    grammar.read(REQUESTS[api], request, judge)
     strip_usage = api == "chat" and _ask_for_usage(request)
     if api == "anthropic":
         headers = _without_beta_flags(headers, judge)
-    named = request.get("model")
-    model = model or (named if isinstance(named, str) else None)
     body = orjson.dumps(request)
     ceiling = CallUsage(input_tokens=len(body), output_tokens=_max_output(api, request)) if metered else CallUsage()
     return Checked(body, headers, model, ceiling, strip_usage, judge.dropped, judge.allowed)
@@ -193,11 +212,13 @@ def _anthropic(request: dict[str, Any], judge: _Judge) -> None:
 
 
 def _responses_tool(tool: Any, judge: _Judge) -> str | None:
-    kind = tool.get("type") if isinstance(tool, dict) else None
+    kind = tool.get("type", "function") if isinstance(tool, dict) else "function"
     if kind == "mcp":
         judge.connector(f"the MCP connector {str(tool.get('server_label') or tool.get('server_url'))[:80]!r}")
         return None
-    return f"provider-run tool {kind}" if isinstance(kind, str) and _RESPONSES_PROVIDER_TOOL.match(kind) else None
+    if kind == "namespace":  # its tools are declared inside it
+        _filtered(tool, "tools", lambda inner: _responses_tool(inner, judge), judge)
+    return None if kind in _RESPONSES_CLIENT_TOOLS else f"provider-run tool {str(kind)[:80]}"
 
 
 def _responses(request: dict[str, Any], judge: _Judge) -> None:
@@ -205,7 +226,7 @@ def _responses(request: dict[str, Any], judge: _Judge) -> None:
         request.pop("tool_choice", None)
     items = request.get("input")
     for item in items if isinstance(items, list) else ():
-        if isinstance(item, dict) and item.get("type") == "additional_tools":
+        if isinstance(item, dict) and item.get("type") in _RESPONSES_TOOL_ITEMS:
             _filtered(item, "tools", lambda tool: _responses_tool(tool, judge), judge)
 
 
