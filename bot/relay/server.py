@@ -31,7 +31,9 @@ Usage by the pipeline:
 - Budgets (bot/relay/budgets.py): each call holds its maximum while in flight; a call once a cap is
   reached is refused in the API's own error format, and `on_stop(reason)` is called once: the
   runner ends the episode (a call refused only for the holds of calls in flight gets a 429 to
-  retry). A reply that reports no usage is charged its maximum.
+  retry). A call that left for the provider and whose usage is not known (a reply without usage, a
+  cut stream, no answer, the relay stopping while it was in flight: recorded `interrupted`) is charged
+  its maximum. A metered call of a model the price table does not list is refused (unpriced).
 - 429 / 529 / 5xx and unreachable providers are retried (bot/relay/retry.py); each wait is told to
   `on_retry(note)` and recorded. A rejected key (401/403) stops the episode with the key's scope
   and where to fix it.
@@ -172,7 +174,7 @@ class Upstream:
 class ModelCall:
     provider: str
     api: str
-    outcome: str  # ok | http:<status> | refused:<why> | error:unreachable
+    outcome: str  # ok | http:<status> | refused:<why> | error:unreachable | interrupted (the relay stopped)
     status: int
     model: str | None = None
     latency_ms: float = 0.0
@@ -185,9 +187,10 @@ class ModelCall:
     ceiling: CallUsage | None = None  # the most the forwarded call can cost
     hold: Hold | None = None  # its ceiling, held against the budget until the call is settled
     charged_max: bool = False  # the reply reported no usage: charged its ceiling
+    may_bill: bool = False  # it left for the provider and no error answer came back: usage or ceiling is charged
 
     def detail(self) -> dict[str, Any]:
-        return {"provider": self.provider, "api": self.api, "model": self.model, "status": self.status,
+        return {"provider": self.provider, "api": self.api, "model": self.model, "status": self.status or None,
                 "latency_ms": self.latency_ms, "ttfb_ms": self.ttfb_ms,
                 "tokens": self.usage.as_dict() if self.usage else None,
                 "cost_usd": self.cost_usd if self.cost_usd is not None else ("unpriced" if self.usage else None),
@@ -325,6 +328,9 @@ class ModelRelay:
             retry_after = getattr(refused, "retry_after", None)
             await _respond(send, refused.status, apis.error_body(api, refused.status, refused.message),
                            extra=[(b"retry-after", retry_after.encode())] if retry_after else ())
+        except asyncio.CancelledError:  # the relay stops (the episode ended) before the call did
+            call.outcome = "interrupted"
+            raise
         except Exception as exc:  # still a recorded call, never a dropped one
             log.exception("model relay call failed")
             call.outcome = f"error:{type(exc).__name__}"
@@ -475,8 +481,10 @@ class ModelRelay:
         await self._fresh_login()
         while True:
             try:
+                call.may_bill = True
                 response = await self._upstream.exchange(origin.key, self._request(scope, checked, origin), _TIMEOUTS)
             except httpx.ConnectError as exc:  # refused, unresolvable, unroutable: retries cannot help
+                call.may_bill = False  # nothing was sent
                 reason = unreachable_reason(self.upstream.root, exc)
                 self.stop(reason, kind="unreachable")
                 raise _Refused(502, "error:unreachable", reason) from None
@@ -485,6 +493,7 @@ class ModelRelay:
                 reason = f"provider unreachable ({type(exc).__name__})"
             else:
                 status, headers = response.status_code, response.headers
+                call.may_bill = status < 400  # an error answer is not billed
                 if status == 401 and self.session is not None and not renewed:
                     renewed = True  # an expired login: refresh once, then the same call again
                     if await self._renew_login(self.session, response, call):
@@ -563,10 +572,11 @@ class ModelRelay:
     # the record --------------------------------------------------------------
 
     def _finish(self, call: ModelCall) -> None:
-        cut = call.outcome.startswith("error:cut")  # a cut stream's usage may be the first part's only
-        if (call.usage is None or cut) and call.ceiling is not None and 200 <= call.status < 400:
+        # a cut stream's usage may be the first part's only; an interrupted call's was never read
+        cut = call.outcome.startswith("error:cut") or call.outcome == "interrupted"
+        if (call.usage is None or cut) and call.ceiling is not None and call.may_bill:
             call.usage, call.charged_max = call.ceiling, True  # the provider may have billed all of it
-            call.notes.append(f"{'the reply was cut' if cut else 'usage missing from the reply'}: charged its maximum")
+            call.notes.append(f"{_unmetered_why(call.outcome)}: charged its maximum")
         if call.usage is not None:
             call.cost_usd = self.prices.cost(call.model, call.usage)
             if self.ledger is not None:
@@ -577,6 +587,16 @@ class ModelRelay:
                              outcome=call.outcome, duration_ms=call.latency_ms,
                              raw=json.dumps(call.detail(), sort_keys=True))
         self._callback(self._on_call, call)
+
+
+def _unmetered_why(outcome: str) -> str:
+    if outcome == "interrupted":
+        return "the relay stopped before the call ended"
+    if outcome.startswith("error:cut"):
+        return "the reply was cut"
+    if outcome.startswith("error:"):
+        return "the request left but no answer came"
+    return "usage missing from the reply"
 
 
 def _origin_of(root: str) -> wire.Origin | None:
