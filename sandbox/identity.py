@@ -20,7 +20,8 @@ The command must be able to write its HOME and read the worktree (write it, when
 mounted writable), so both are handed over to it before the start. The worktree's top
 directory and `.git` stay the bot's (its git refuses a repository another user owns); the
 top directory gets the sandbox group and the sticky bit, so the agent can add files there
-but never remove or replace the bot's `.git`.
+but never remove or replace the bot's `.git`. The walks look MAX_DEPTH levels down
+(sandbox/bounded_tree.py) and say which folders they left deeper.
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from sandbox.bounded_tree import DIR_FLAGS, MAX_DEPTH
 
 SANDBOX_ID = 65533  # uid and gid; unallocated on Debian and systemd hosts (65534 is nobody)
 SETPRIV = "/usr/bin/setpriv"
@@ -91,51 +94,69 @@ def _mapped(value: int, id_map: Path) -> bool:
     return False
 
 
-def hand_over(identity: Identity, home: Path, workdir: Path) -> None:
+def hand_over(identity: Identity, home: Path, workdir: Path) -> list[str]:
     """Let the sandbox user write its HOME and read (or, when mounted so, write) the worktree.
-    Links are never followed."""
-    _chown_tree(home, identity, include_top=True)
-    _chown_tree(workdir, identity, include_top=False, skip=frozenset({".git"}))
+    Links are never followed, and no walk goes deeper than MAX_DEPTH: the folders there that
+    hold something are left as they are and returned (relative to the home or the worktree)."""
+    left = _chown_tree(home, identity, include_top=True)
+    left += _chown_tree(workdir, identity, include_top=False, skip=frozenset({".git"}))
     top = os.stat(workdir, follow_symlinks=False)
     if stat.S_ISDIR(top.st_mode):
         os.chown(workdir, -1, identity.gid, follow_symlinks=False)
         os.chmod(workdir, stat.S_IMODE(top.st_mode) | stat.S_ISVTX | 0o070)
+    return left
 
 
-def _chown_tree(path: Path, identity: Identity, include_top: bool, skip: frozenset[str] = frozenset()) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+def _chown_tree(path: Path, identity: Identity, include_top: bool, skip: frozenset[str] = frozenset()) -> list[str]:
+    """Hand over what is under `path`, depth first without recursion; the folders too deep."""
+    top = os.open(path, DIR_FLAGS)
+    # each open folder: its descriptor, its path below the top, the names left in it
+    stack: list[tuple[int, str, list[str]]] = [(top, "", [])]
+    too_deep: list[str] = []
     try:
         if include_top:
-            os.fchown(fd, identity.uid, identity.gid)
-        _chown_children(fd, identity, skip)
-    finally:
-        os.close(fd)
-
-
-def _chown_children(dir_fd: int, identity: Identity, skip: frozenset[str] = frozenset()) -> None:
-    """Entries the agent may race (gone, or swapped for a link) are left as they are; so is a
-    file with several links, which could be a link to something the sandbox must not own."""
-    with os.scandir(dir_fd) as entries:
-        for entry in entries:
-            if entry.name in skip:
+            os.fchown(top, identity.uid, identity.gid)
+        stack[0][2].extend(name for name in _names(top) if name not in skip)
+        while stack:
+            fd, where, names = stack[-1]
+            if not names:
+                os.close(stack.pop()[0])
                 continue
-            try:
-                _chown_entry(dir_fd, entry, identity)
-            except OSError as exc:
-                if exc.errno not in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR):
-                    raise
-
-
-def _chown_entry(dir_fd: int, entry: os.DirEntry, identity: Identity) -> None:
-    info = entry.stat(follow_symlinks=False)
-    is_dir = stat.S_ISDIR(info.st_mode)
-    if not is_dir and info.st_nlink > 1:
-        return
-    if info.st_uid != identity.uid or info.st_gid != identity.gid:
-        os.chown(entry.name, identity.uid, identity.gid, dir_fd=dir_fd, follow_symlinks=False)
-    if is_dir:
-        child = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
-        try:
-            _chown_children(child, identity)
-        finally:
+            name = names.pop()
+            child = _chown_entry(fd, name, identity)
+            if child is None:
+                continue
+            inside = f"{where}/{name}" if where else name
+            if len(stack) < MAX_DEPTH:
+                stack.append((child, inside, _names(child)))
+                continue
+            if _names(child):
+                too_deep.append(str(Path(path, inside)))
             os.close(child)
+        return too_deep
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+
+
+def _chown_entry(dir_fd: int, name: str, identity: Identity) -> int | None:
+    """Hand over one entry; a folder is returned open, to be walked. Entries the agent may race
+    (gone, or swapped for a link) are left as they are; so is a file with several links, which
+    could be a link to something the sandbox must not own."""
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        is_dir = stat.S_ISDIR(info.st_mode)
+        if not is_dir and info.st_nlink > 1:
+            return None
+        if info.st_uid != identity.uid or info.st_gid != identity.gid:
+            os.chown(name, identity.uid, identity.gid, dir_fd=dir_fd, follow_symlinks=False)
+        return os.open(name, DIR_FLAGS, dir_fd=dir_fd) if is_dir else None
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR):
+            return None
+        raise
+
+
+def _names(fd: int) -> list[str]:
+    with os.scandir(fd) as entries:
+        return [entry.name for entry in entries]

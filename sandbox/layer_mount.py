@@ -12,8 +12,11 @@ folder's cap: bubblewrap, started next, binds the overlay where it would bind th
 write the sandbox makes lands on that tmpfs and fails with ENOSPC at the cap. A layer that stays
 full is a stopped sandbox. When bubblewrap has exited (the sandbox's PID namespace, and so every
 process that could still write, is gone) the changes are applied to the real folder
-(sandbox/layer_apply.py) and SCRATCH/report holds one line per layer:
-NAME, SIZE, full (0/1), applied (0/1), the error, separated by tabs.
+(sandbox/layer_apply.py), within the layer's cap counted as the host counts it, and
+SCRATCH/report holds one line per layer: NAME, SIZE, full (0/1: the sandbox filled it, or the
+write-back stopped at its cap), applied (0/1), the error, what was dropped (`kind=count,...`),
+separated by tabs. bubblewrap is only ever signalled through a pidfd, so a kill that arrives
+once it has been reaped (the bot's time limit during the write-back) reaches no one else.
 """
 from __future__ import annotations
 
@@ -61,7 +64,7 @@ def enter_namespace() -> None:
 def mount_layer(layer: dict, scratch: str) -> dict:
     """A tmpfs of the layer's size at `scratch`, an overlay of it over the layer's folder."""
     size = max(int(layer["size"]), 4096)  # tmpfs reads size=0 as unlimited
-    inodes = max(1024, size // 4096)  # empty files cost no blocks: bound them too
+    inodes = max(1024, size // 4096)  # empty files cost no blocks: bound them too (and the write-back)
     os.mkdir(scratch, 0o700)
     _mount("tmpfs", scratch, "tmpfs", 0, f"size={size},nr_inodes={inodes},mode=0700")
     upper, work = os.path.join(scratch, "upper"), os.path.join(scratch, "work")
@@ -73,7 +76,8 @@ def mount_layer(layer: dict, scratch: str) -> dict:
     os.chmod(upper, top.st_mode & 0o7777)  # the overlay's top folder takes the upper's owner and mode
     _mount("overlay", layer["path"], "overlay", 0,
            f"lowerdir={layer['path']},upperdir={upper},workdir={work},userxattr")
-    return {"name": layer["name"], "path": layer["path"], "size": size, "scratch": scratch, "upper": upper}
+    return {"name": layer["name"], "path": layer["path"], "size": size, "inodes": inodes, "scratch": scratch,
+            "upper": upper}
 
 
 def is_full(layer: dict) -> bool:
@@ -87,33 +91,54 @@ def run(command: list[str], layers: list[dict]) -> tuple[int, list[str]]:
     # Python ignores SIGPIPE and SIGXFSZ; the sandbox gets them back at their defaults.
     pid = os.posix_spawnp(command[0], command, os.environ,
                           setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ, _signal.SIGTERM))
-    # SIGTERM is the bot's kill: the sandbox ends now, and its writes are still applied.
-    _signal.signal(_signal.SIGTERM, lambda *_: os.kill(pid, _signal.SIGKILL))
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the sandbox's pipes are bubblewrap's alone
-    pidfd, looks, full = os.pidfd_open(pid), dict.fromkeys(range(len(layers)), 0), set()
+    pidfd = os.pidfd_open(pid)  # kept open to the end: the handler below may still use it
+    # SIGTERM is the bot's kill: the sandbox ends now, and its writes are still applied.
+    _signal.signal(_signal.SIGTERM, lambda *_: stop(pidfd))
+    looks, full = dict.fromkeys(range(len(layers)), 0), set()
     while not select.select([pidfd], [], [], POLL_S)[0]:
         for index, layer in enumerate(layers):
             looks[index] = looks[index] + 1 if is_full(layer) else 0
             if looks[index] >= FULL_LOOKS:
                 full.add(layer["name"])
         if full:
-            os.kill(pid, _signal.SIGKILL)  # bubblewrap's PID namespace dies with it
+            stop(pidfd)  # bubblewrap's PID namespace dies with it
     status = os.waitpid(pid, 0)[1]
     return status, sorted(full | {layer["name"] for layer in layers if is_full(layer)})
 
 
+def stop(pidfd: int) -> None:
+    """SIGKILL to bubblewrap, unless it is gone already (a pidfd never names another process)."""
+    try:
+        _signal.pidfd_send_signal(pidfd, _signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def apply_layers(layers: list[dict], full: list[str]) -> list[str]:
-    """Apply each layer to its folder; one report line per layer."""
-    lines = []
-    for layer in layers:
-        applied, error = 1, ""
-        try:
-            _check(_libc.umount2(layer["path"].encode(), MNT_DETACH), "umount")
-            layer_apply.apply(layer["upper"], layer["path"])
-        except OSError as exc:
-            applied, error = 0, os.strerror(exc.errno) if exc.errno else "failed"
-        lines.append(f"{layer['name']}\t{layer['size']}\t{int(layer['name'] in full)}\t{applied}\t{error}\n")
-    return lines
+    """Apply each layer to its folder, within its cap; one report line per layer."""
+    return [apply_layer(layer, layer["name"] in full) for layer in layers]
+
+
+def apply_layer(layer: dict, full: bool) -> str:
+    applied, error, dropped = 1, "", ""
+    try:
+        _check(_libc.umount2(layer["path"].encode(), MNT_DETACH), "umount")
+        done = layer_apply.apply(layer["upper"], layer["path"], layer_apply.Budget(layer["size"], layer["inodes"]))
+    except OSError as exc:
+        applied, error = 0, os.strerror(exc.errno) if exc.errno else "failed"
+    else:
+        full = full or done.cap_reached
+        dropped = ",".join(f"{kind}={count}" for kind, count in sorted(done.dropped.items()))
+        deep = done.dropped.get("too_deep", 0)
+        if deep and not full:  # the cap, when reached, is the reason the episode ends
+            applied, error = 0, too_deep_error(deep)
+    return f"{layer['name']}\t{layer['size']}\t{int(full)}\t{applied}\t{error}\t{dropped}\n"
+
+
+def too_deep_error(count: int) -> str:
+    folders = "1 folder" if count == 1 else f"{count} folders"
+    return f"{folders} nested deeper than {layer_apply.MAX_DEPTH} levels left out"
 
 
 def parse(argv: list[str]) -> tuple[str, list[dict], list[str]]:

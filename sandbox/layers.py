@@ -37,6 +37,7 @@ class Layers:
 
     spec: list[dict]
     scratch: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="bot-layers-")))
+    hand_over_too_deep: list[str] = field(default_factory=list)  # folders the sandbox was not handed
 
     def prefix(self) -> list[str]:
         """argv that makes the layers, then runs the rest (bubblewrap) over them."""
@@ -44,28 +45,42 @@ class Layers:
         return [_interpreter(), "-I", "-S", str(LAUNCHER), str(self.scratch), *fields, "--"]
 
     def report(self) -> list[dict]:
-        """What each layer did: name, size, full (it reached its cap), applied (changes kept)."""
+        """What each layer did: name, size, full (it, or its write-back, reached its cap), applied
+        (changes kept), error, dropped (what the write-back left out: kind -> count)."""
         try:
             lines = (self.scratch / "report").read_text().splitlines()
         except OSError:
             return []
         report = []
         for line in lines:
-            name, size, full, applied, error = line.split("\t", 4)
+            name, size, full, applied, error, dropped = line.split("\t", 5)
             report.append({"name": name, "size": int(size), "full": full == "1", "applied": applied == "1",
-                           "error": error})
+                           "error": error, "dropped": _counts(dropped)})
         return report
 
     def outcome(self) -> dict:
-        """For the sandbox's outcome: the layers that reached their cap, and those whose changes
-        could not be applied to the host folder (a sandbox that was killed applies none)."""
+        """For the sandbox's outcome: the layers that reached their cap, those whose changes
+        could not be applied to the host folder (a sandbox that was killed applies none), and
+        what was left out: entries the write-back drops, folders too deep to hand over."""
         report = self.report()
-        return {"disk_full": [{"layer": e["name"], "bytes": e["size"]} for e in report if e.get("full")],
-                "disk_unkept": [{"layer": e["name"], "error": str(e.get("error"))}
-                                for e in report if not e.get("applied")]}
+        outcome: dict[str, list] = {
+            "disk_full": [{"layer": e["name"], "bytes": e["size"]} for e in report if e.get("full")],
+            "disk_unkept": [{"layer": e["name"], "error": str(e.get("error"))} for e in report if not e.get("applied")]}
+        dropped = [{"layer": e["name"], "dropped": e["dropped"]} for e in report if e["dropped"]]
+        if dropped:
+            outcome["write_back_dropped"] = dropped
+        if self.hand_over_too_deep:
+            outcome["hand_over_too_deep"] = list(self.hand_over_too_deep)
+        return outcome
 
     def remove(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _counts(text: str) -> dict[str, int]:
+    """`kind=count,...` as the launcher writes it."""
+    pairs = (item.partition("=") for item in text.split(",") if item)
+    return {kind: int(count) for kind, _, count in pairs}
 
 
 def _interpreter() -> str:

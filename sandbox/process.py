@@ -1,8 +1,11 @@
-"""A running tier-1 sandbox: streams, wall clock, kill-everything, and what the floor observed."""
+"""A running tier-1 sandbox: streams, wall clock, kill-everything, and what the floor observed.
+
+Its first process (the layer launcher) is signalled through a pidfd opened as it starts, never
+by its pid: once reaped, a pid may name someone else.
+"""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import time
@@ -12,6 +15,14 @@ from sandbox.layers import Layers
 from sandbox.limits import CgroupSet
 
 WRITE_BACK_GRACE_S = 60.0  # how long a killed sandbox's layer launcher may take to apply its writes
+
+
+def _pidfd_of(pid: int) -> int | None:
+    """A pidfd for the sandbox's first process, opened as it starts; None when it is gone already."""
+    try:
+        return os.pidfd_open(pid)
+    except ProcessLookupError:
+        return None
 
 
 class Tier1Process:
@@ -37,6 +48,7 @@ class Tier1Process:
         self._stats: dict | None = None
         self._finished: asyncio.Future | None = None
         self._cleanup: asyncio.Future | None = None
+        self._pidfd = _pidfd_of(proc.pid)  # a handle a reaped pid's next owner never answers to
 
     def start_watchdog(self) -> None:
         loop = asyncio.get_running_loop()
@@ -50,20 +62,25 @@ class Tier1Process:
     def _kill_now(self) -> None:
         if self._layers is None:
             self._kill_group()
-        elif self._proc.returncode is None and self._escalation is None:
+        elif self._escalation is None and self._signal(signal.SIGTERM):
             # The layer launcher ends the sandbox and applies its writes; past the grace it dies too.
-            with contextlib.suppress(ProcessLookupError):  # ended, not yet reaped: nothing to grant
-                os.kill(self.pid, signal.SIGTERM)
-                self._escalation = asyncio.get_running_loop().call_later(WRITE_BACK_GRACE_S, self._kill_group)
+            self._escalation = asyncio.get_running_loop().call_later(WRITE_BACK_GRACE_S, self._kill_group)
         self._groups.kill_all()
 
     def _kill_group(self) -> None:
-        if self._proc.returncode is None:  # once reaped, the pid may belong to someone else
-            try:
-                os.killpg(self.pid, signal.SIGKILL)  # bwrap dies, so its PID namespace dies
-            except ProcessLookupError:
-                pass
+        # bwrap dies (with its parent, the launcher, when there is one), so its PID namespace dies
+        self._signal(signal.SIGKILL)
         self._groups.kill_all()
+
+    def _signal(self, number: int) -> bool:
+        """Send `number` through the pidfd; False when the process has ended."""
+        if self._pidfd is None or self._proc.returncode is not None:
+            return False
+        try:
+            signal.pidfd_send_signal(self._pidfd, number)
+        except ProcessLookupError:
+            return False
+        return True
 
     async def wait(self) -> int:
         if self._finished is None:
@@ -72,6 +89,9 @@ class Tier1Process:
 
     async def _reap(self) -> int:
         rc = await self._proc.wait()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
         for timer in (self._watchdog, self._escalation):
             if timer is not None:
                 timer.cancel()

@@ -302,7 +302,7 @@ class Tier1Spawner:
             if not Path(path).exists():
                 raise FileNotFoundError(f"sandbox mount source does not exist: {path}")
         config.home.mkdir(parents=True, exist_ok=True)
-        who = await _sandbox_user(config)
+        who, left_deep = await _sandbox_user(config)
         try:
             filter_fd = seccomp.program_fd(config.allow_unix_sockets)
         except seccomp.UnsupportedArch as exc:
@@ -315,6 +315,7 @@ class Tier1Spawner:
             raise Refused(f"no usable cgroup for the memory and process caps: {exc}", FIX_CGROUP) from None
         try:
             capped = await asyncio.to_thread(layers.plan, config)
+            capped.hand_over_too_deep = left_deep
         except BaseException:
             groups.remove()
             os.close(filter_fd)
@@ -419,13 +420,14 @@ async def _died_during_setup(proc: asyncio.subprocess.Process, wait_s: float = 2
     return await _launch_failure(proc) if proc.returncode else None
 
 
-async def _sandbox_user(config: SandboxConfig) -> identity.Identity:
+async def _sandbox_user(config: SandboxConfig) -> tuple[identity.Identity, list[str]]:
     """Who the command runs as, with its HOME and the worktree handed over to it (a walk over
-    the worktree: off the event loop)."""
+    the worktree: off the event loop), and the folders the walk left too deep."""
+    left_deep: list[str] = []
     try:
         who = identity.sandbox_identity()
         if who.switched:
-            await asyncio.to_thread(identity.hand_over, who, config.home, Path(config.workdir))
+            left_deep = await asyncio.to_thread(identity.hand_over, who, config.home, Path(config.workdir))
     except identity.IdentityUnavailable as exc:
         raise Refused(f"cannot run the sandbox as an unprivileged user: {exc}",
                       "install util-linux (setpriv); in a user namespace, map uid and gid "
@@ -433,7 +435,7 @@ async def _sandbox_user(config: SandboxConfig) -> identity.Identity:
     except OSError as exc:
         raise Refused(f"cannot hand the sandbox its HOME or worktree: {exc}",
                       "keep the data dir on a local filesystem that supports chown") from None
-    return who
+    return who, left_deep
 
 
 def _switch_for(who: identity.Identity) -> tuple[Switch | None, int | None]:

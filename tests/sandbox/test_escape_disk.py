@@ -17,6 +17,7 @@ from bot.config import sandbox_host
 from sandbox.base import Limits
 from sandbox.tier1 import Tier1Spawner
 from tests.sandbox.shell_adapter import ShellAdapter
+from tests.sandbox.tree_usage import usage
 
 pytestmark = pytest.mark.sandbox
 CAP = 16 << 20
@@ -45,19 +46,21 @@ def bot_sandbox_exec(tmp_path, monkeypatch, capfd):
 def test_a_write_past_the_worktree_cap_in_bot_sandbox_exec_fails_with_no_space_left(tmp_path, bot_sandbox_exec):
     worktree = tmp_path / "worktree"
     worktree.mkdir()
+    before = usage(worktree)[0]
     err = bot_sandbox_exec("--workdir", str(worktree), "--writable", "--worktree-growth", str(CAP),
                            "--", "sh", "-c", _write_past_cap("big"))
     assert NO_SPACE in err, err
-    assert (worktree / "big").stat().st_size <= CAP
+    assert usage(worktree)[0] - before <= CAP
 
 
 def test_a_write_past_the_home_cap_in_bot_sandbox_exec_fails_with_no_space_left(tmp_path, bot_sandbox_exec):
     home = tmp_path / "home"
     home.mkdir()
+    before = usage(home)[0]
     err = bot_sandbox_exec("--workdir", str(tmp_path), "--home", str(home), "--home-size", str(CAP),
                            "--", "sh", "-c", _write_past_cap("$HOME/big"))
     assert NO_SPACE in err, err
-    assert (home / "big").stat().st_size <= CAP
+    assert usage(home)[0] - before <= CAP
 
 
 def test_bot_sandbox_exec_names_the_cap_a_full_folder_reached(tmp_path, bot_sandbox_exec):
@@ -74,10 +77,11 @@ async def test_a_write_past_the_tmp_cap_fails_with_no_space_left(run):
 async def test_a_writable_worktree_of_any_tier1_sandbox_is_capped_while_it_is_written(run, config):
     """The bridge's `run` tool and native episodes start tier 1 with the same config: no watch
     has to notice, the write itself fails."""
+    before = usage(config.workdir)[0]
     ran = await run(_write_past_cap("/workspace/big"), writable=True,
                     limits=Limits(worktree_growth_bytes=CAP, timeout_s=60))
     assert NO_SPACE in ran.err, ran.err
-    assert (config.workdir / "big").stat().st_size <= CAP
+    assert usage(config.workdir)[0] - before <= CAP
 
 
 async def test_changes_below_the_cap_land_in_the_worktree(run, config):
@@ -158,11 +162,12 @@ async def _episode(config, script: str, **limits):
 
 
 async def test_an_episode_whose_agent_fills_the_worktree_ends_with_the_limit_named(config):
+    before = usage(config.workdir)[0]
     result = await _episode(config, f"{_write_past_cap('/workspace/big')}; {ANSWER}",
                             worktree_growth_bytes=CAP)
     assert (result.ok, result.failure) == (False, "killed")
     assert result.error.startswith("stopped: the worktree reached its 16 MiB disk cap (BOT_LIMIT_WORKTREE")
-    assert (config.workdir / "big").stat().st_size <= CAP
+    assert usage(config.workdir)[0] - before <= CAP
 
 
 async def test_an_episode_whose_agent_fills_its_home_ends_with_the_limit_named(config):
