@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 MAX_DEPTH = 16  # parts inside parts (a tool result's content, a Gemini function response's parts)
-_SCHEME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9+.\-]*):")
+_DATA_URL = re.compile(r"\s*data:", re.IGNORECASE)
+_BASE64 = re.compile(r"[A-Za-z0-9+/=_\-\s]*\Z")
 _SEARCH_MODEL = re.compile(r"search-preview|search-api|deep-research|[:-]online$|(^|/)sonar|perplexity|"
                            r"(^|/)compound(-|$)", re.IGNORECASE)
 OFF = "web access is off for this repository"
@@ -133,11 +134,10 @@ def _value(rule: Rule, value: Any, judge: Judge, depth: int) -> None:
 
 
 def _remote(value: Any) -> bool:
-    """Anything but a string of the part's own data: a `data:` URL or base64 (which has no colon)."""
+    """Anything but the part's own data: a `data:` URL, or base64 (standard or URL-safe)."""
     if not isinstance(value, str):
         return True
-    scheme = _SCHEME.match(value)
-    return scheme is not None and scheme.group(1).lower() != "data"
+    return not (_DATA_URL.match(value) or _BASE64.match(value))
 
 
 def _many(rule: Many, value: Any, judge: Judge, depth: int) -> None:

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from bot.relay import body_policy, grammar
 from bot.relay.pricing import Price, PriceTable, builtin_table
 from tests.fakes.provider import say
 from tests.relay.conftest import post
@@ -209,3 +210,21 @@ async def test_a_responses_tool_the_provider_would_run_is_dropped_wherever_it_is
     fake.script(say("ok"))
     await _sent(relay("openai"), "openai", "/v1/responses", body)
     assert "attacker.example" not in json.dumps(fake.main_requests()[0].body)
+
+
+def _nested_gemini(levels: int) -> bytes:
+    """Function responses holding parts, `levels` deep (written out: json.dumps would recurse)."""
+    opening = '{"functionResponse": {"name": "f", "response": {}, "parts": [' * levels
+    return (f'{{"contents": [{{"role": "user", "parts": [{opening}{{"text": "bottom"}}'
+            + "]}}" * levels + "]}]}").encode()
+
+
+def test_parts_nested_past_the_bound_are_dropped_and_recorded_without_exhausting_the_stack():
+    checked = body_policy.check("gemini", _nested_gemini(330), [], web_access=False,
+                                model="gemini-2.5-flash")
+    assert "bottom" not in checked.body.decode()
+    assert checked.dropped == [f"Gemini parts nested over {grammar.MAX_DEPTH} deep"]
+
+
+def test_no_model_of_the_built_in_price_table_is_taken_for_one_that_searches():
+    assert [model for model in builtin_table().models if grammar.searches_every_call(model)] == []
