@@ -24,6 +24,7 @@ from gidgethub import actions as workflow
 from adapters import base
 from bot.cli import action_reply_cap, action_session, action_workflow, preflight
 from bot.config import MissingConfig, Settings
+from bot.db import Database
 from bot.errors import BotError
 from bot.github.client import RetryingAPI, Thread, bot_logins
 from bot.intake import gate, grammar
@@ -281,8 +282,9 @@ def _reply_text(spec: JobSpec, kind: str, settings: Settings) -> str:
     key, db = thread_key(spec.repo, spec.number), None
     if kind == "status":
         db = store.connect(settings=settings)
-        if (folder := session_folder(settings)) is not None:
-            action_session.restore(db, key, folder, settings.data_dir, requester=_requester(spec.author_id))
+        if (folder := session_folder(settings)) is not None and \
+                restore_session(db, key, folder, settings, _requester(spec.author_id)).discarded:
+            save_session(db, key, folder, settings)  # so the discarded entry is not restored again
     return reply_text(db, spec, kind, key, settings, in_actions=True)
 
 
@@ -290,14 +292,33 @@ async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface, setting
     ctx = context_for(spec, thread, surface, settings=settings)
     db, folder = store.connect(settings=settings), session_folder(settings)
     if folder is not None:
-        action_session.restore(db, ctx.conversation, folder, settings.data_dir, requester=_requester(ctx.requester_id))
+        restore_session(db, ctx.conversation, folder, settings, _requester(ctx.requester_id))
     try:
         status = await pipeline.run(db, ctx, asyncio.Event())
     finally:
         if folder is not None:
-            action_session.export(db, ctx.conversation, folder, settings.data_dir)
-            set_output(settings, "session", "saved")
+            save_session(db, ctx.conversation, folder, settings)
     return StepOutcome(status, answer=surface.last_body, comment_id=surface.handle)
+
+
+def restore_session(db: Database, key: str, folder: Path, settings: Settings,
+                    requester: str | None) -> action_session.Restored:
+    """The thread's cached sessions and spend; what was dropped or discarded is a warning on the
+    workflow run (never the entry's text), and the command goes on to its answer."""
+    restored = action_session.restore(db, key, folder, settings.data_dir, requester=requester)
+    if restored.discarded:
+        workflow.command("warning", f"bot: the thread's session cache was discarded ({restored.discarded}); "
+                                    "this turn starts a fresh session")
+    elif restored.dropped:
+        workflow.command("warning", f"bot: {len(restored.dropped)} values of the thread's session cache were "
+                                    "outside their type or range and were dropped")
+    return restored
+
+
+def save_session(db: Database, key: str, folder: Path, settings: Settings) -> None:
+    """Write the thread's entry; action.yml saves it and deletes the one it restored."""
+    action_session.export(db, key, folder, settings.data_dir)
+    set_output(settings, "session", "saved")
 
 
 def _requester(requester_id: int | None) -> str | None:

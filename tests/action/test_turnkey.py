@@ -242,7 +242,7 @@ def test_a_restored_cache_brings_the_session_back_into_an_empty_data_dir(tmp_pat
     action_session.export(db, KEY, folder, config.data_dir())
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "next-run"))
     fresh = store.connect(settings=current())
-    assert action_session.restore(fresh, KEY, folder, config.data_dir()) == 1
+    assert action_session.restore(fresh, KEY, folder, config.data_dir()).sessions == 1
     assert conversations.session(fresh, KEY, "claude").session_id == CLAUDE_SESSION
     restored = config.data_dir() / "homes" / conversations.slug(KEY) / "claude" / ".claude" / "projects"
     assert (restored / "-workspace" / "claude-session-1.jsonl").read_text() == "turn one"
@@ -259,8 +259,8 @@ def test_a_cache_of_another_thread_or_planted_files_is_not_taken(tmp_path, monke
         {"agent": "codex", "session_id": CODEX_SESSION, "created_at": 1, "last_used_at": 1, "turns": 1},
         {"agent": "not-an-agent", "session_id": "s", "created_at": 1, "last_used_at": 1, "turns": 1}]}))
     db = store.connect(settings=current())
-    assert action_session.restore(db, "Codertocat/Hello-World#9", folder, config.data_dir()) == 0
-    assert action_session.restore(db, KEY, folder, config.data_dir()) == 1
+    assert action_session.restore(db, "Codertocat/Hello-World#9", folder, config.data_dir()).sessions == 0
+    assert action_session.restore(db, KEY, folder, config.data_dir()).sessions == 1
     home = config.data_dir() / "homes" / slug / "codex"
     assert not (home / ".bashrc").exists() and not (home / "link").exists()
 
