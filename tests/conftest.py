@@ -49,6 +49,37 @@ def retry_waits(monkeypatch) -> list[float]:
     return asked
 
 
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """A throwaway PostgreSQL server for the session (tests/store/postgres.py), started on first use."""
+    from tests.store.postgres import Cluster, bin_dir
+
+    bindir = bin_dir()
+    if bindir is None:
+        pytest.skip("PostgreSQL is not installed (make test installs Debian's postgresql)")
+    cluster = Cluster(bindir)
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(params=["developer", "deployment"])
+def profile(request, monkeypatch):
+    """Each service scenario (marked `scenario`, tests/spine/service.py) runs twice: under a
+    developer's defaults and under the configuration a real deployment has. The test process
+    opens the same database as the service (tests.entry_settings.database())."""
+    from tests.spine import service
+
+    chosen = service.DEVELOPER
+    if request.param == "deployment":
+        chosen = service.Profile("deployment", request.getfixturevalue("pg_cluster").new_database())
+        monkeypatch.setenv("BOT_DATABASE_URL", chosen.database_url)
+        monkeypatch.setenv("BOT_SECRET_KEY", service.SHARED_KEY)
+    service.use_profile(chosen)
+    yield chosen
+    service.use_profile(service.DEVELOPER)
+
+
 def have(tool: str) -> bool:
     return shutil.which(tool) is not None
 

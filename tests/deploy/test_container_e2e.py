@@ -24,7 +24,6 @@ from tests.fakes.github import FakeGitHub
 from tests.fakes.provider import FakeProvider, call, say
 from tests.spine.helpers import payload, signed
 from tests.spine.service import REPO, free_port, make_remote, seeded_github, service_env
-from tests.store import conftest as store
 from tests.store.conftest import TEST_KEY
 from tests.store.postgres import Cluster
 
@@ -32,7 +31,6 @@ pytestmark = [pytest.mark.container, pytest.mark.skipif(
     bool(container.missing_tools()) or not is_root() or not container.cgroup_v1(),
     reason=f"needs rootful podman, runc and mmdebstrap (missing: {container.missing_tools()}) on a cgroup-v1 "
            "host (make test installs them)")]
-pg_cluster = store.pg_cluster  # the session's throwaway PostgreSQL
 MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
 SLOW = "touch .started && sleep 20"
 PASSED = ("BOT_PORT", "GITHUB_API_URL", "GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET",

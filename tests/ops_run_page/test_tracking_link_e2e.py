@@ -10,7 +10,7 @@ import pytest
 
 from tests.fakes.provider import FakeProvider
 from tests.spine.helpers import payload
-from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
+from tests.spine.service import REPO, Service, make_remote, scenario, seeded_github, service_env
 
 pytestmark = pytest.mark.e2e
 PUBLIC = "https://bot.example.com"
@@ -29,6 +29,7 @@ def _answered(service: Service, gh) -> list[str]:
     return edits + [c["body"] for c in gh.comments(REPO, 1) if "<!-- bot:run" in (c["body"] or "")]
 
 
+@scenario
 def test_the_tracking_comment_and_the_answer_link_the_run_page(tmp_path):
     gh = seeded_github()
     with FakeProvider() as provider:

@@ -6,7 +6,7 @@ import pytest
 
 from tests.fakes.provider import call, fail, say
 from tests.review.world import BUG_LINE, PR, open_world
-from tests.spine.service import REPO
+from tests.spine.service import REPO, scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 BUG = {"path": "app.py", "line": BUG_LINE, "side": "RIGHT", "body": "add() subtracts.", "severity": "important"}
@@ -22,6 +22,7 @@ def runs(world) -> list[dict]:
     return world.gh.check_runs_of(REPO)
 
 
+@scenario
 def test_a_review_with_an_important_finding_is_a_failing_check_run_on_the_head_commit(checked):
     checked.providers["codex"].script(call("comment_on_line", BUG), say("One bug."))
     checked.ask("@bot codex review")

@@ -7,7 +7,7 @@ import pytest
 
 from tests.fakes.provider import call, say
 from tests.review.world import BUG_LINE, HEAD_APP, PR, open_world
-from tests.spine.service import REPO
+from tests.spine.service import REPO, scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 BUG = {"path": "app.py", "line": BUG_LINE, "side": "RIGHT", "body": "add() subtracts: it must add.",
@@ -29,6 +29,7 @@ def first_review(world) -> dict:
     return review
 
 
+@scenario
 def test_a_review_after_a_push_covers_only_the_changed_file_and_reposts_nothing(world):
     first = first_review(world)
     world.push({"util.py": UTIL + "\n\ndef triple(x):\n    return 3 * x\n"})

@@ -8,7 +8,7 @@ from bot import db as bot_db
 from bot.review import memory
 from bot.review.memory import Posted
 from tests.entry_settings import current
-from tests.store.conftest import backend, pg_cluster, pg_url  # noqa: F401 - the two-backend fixtures
+from tests.store.conftest import backend, pg_url  # noqa: F401 - the two-backend fixtures
 
 pytestmark = pytest.mark.usefixtures("backend")
 SHA1, SHA2 = "a" * 40, "b" * 40

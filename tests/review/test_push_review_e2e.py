@@ -8,7 +8,7 @@ import pytest
 
 from tests.fakes.provider import call, say
 from tests.review.world import BUG_LINE, open_world
-from tests.spine.service import REPO
+from tests.spine.service import REPO, scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 BUG = {"path": "app.py", "line": BUG_LINE, "side": "RIGHT", "body": "add() subtracts: it must add.",
@@ -37,6 +37,7 @@ def hold_next_answer(provider) -> tuple[threading.Event, threading.Event]:
     return arrived, release
 
 
+@scenario
 def test_pushes_in_quick_succession_give_one_incremental_review_of_the_last_head(world):
     codex = world.providers["codex"]
     codex.script(call("comment_on_line", BUG), say("One bug."))

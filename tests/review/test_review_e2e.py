@@ -7,13 +7,14 @@ import pytest
 from tests.fakes.provider import call, say
 from tests.review.world import BUG_LINE
 from tests.spine.helpers import payload
-from tests.spine.service import REPO
+from tests.spine.service import REPO, scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 FIX = {"path": "app.py", "start_line": BUG_LINE, "end_line": BUG_LINE, "replacement": "    return a + b",
        "body": "add() subtracts: it must add.", "severity": "important"}
 
 
+@scenario
 def test_one_agent_review_posts_one_review_with_a_suggestion_on_the_buggy_line(world):
     world.providers["codex"].script(call("suggest_change", FIX), say("One bug: add() subtracts."))
     world.ask("@bot codex review")

@@ -6,11 +6,10 @@ import time
 
 import pytest
 
-from bot.service import store
 from tests.fakes.provider import say
 from tests.review.world import PR
 from tests.spine.helpers import payload
-from tests.spine.service import REPO
+from tests.spine.service import REPO, scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 ON = b"triggers:\n  labels: true\n  assignment: true\n"
@@ -29,7 +28,7 @@ def assigned_issue() -> dict:
 
 
 def finished_jobs(world) -> list[dict]:
-    db = store.connect(world.tmp / "data" / "bot.db")
+    db = world.service.database()
     return [dict(row) for row in db.query("SELECT status, spec FROM jobs WHERE status != 'queued' "
                                           "AND status != 'running'")]
 
@@ -43,6 +42,7 @@ def wait_finished(world, count: int = 1, timeout: float = 60) -> list[dict]:
     raise AssertionError("the job did not finish")
 
 
+@scenario
 def test_review_label_starts_a_review_when_labels_are_on(world):
     world.gh.add_content(REPO, ".github/bot.yml", ON)
     world.providers["codex"].script(say("Nothing to add."))

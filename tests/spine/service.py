@@ -10,16 +10,62 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
 
 from tests.fakes.github import FakeGitHub
 from tests.spine.helpers import SECRET, app_key, signed
 
 ROOT = Path(__file__).resolve().parents[2]
 REPO = "Codertocat/Hello-World"  # the repository of the recorded payloads
+PUBLIC_URL = "https://bot.example.com"
+SHARED_KEY = "a2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2s="  # base64 of 32 bytes, the deployment's BOT_SECRET_KEY
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The configuration a service end-to-end test runs under. `developer`: a developer's defaults
+    (no public URL, no sign-in, SQLite, one process). `deployment`: what every real deployment has
+    (README, compose.yaml, deploy/kubernetes): BOT_PUBLIC_URL with requests carrying its Host, OAuth
+    sign-in, a metrics token, PostgreSQL with a shared key, JSON logs, tier 1, and the intake
+    (`BOT_WORKERS=0 bot serve`) and `bot worker` as separate processes."""
+
+    name: str
+    database_url: str | None = None
+
+    @property
+    def deployed(self) -> bool:
+        return self.name == "deployment"
+
+    def env(self) -> dict[str, str]:
+        if not self.deployed:
+            return {}
+        assert self.database_url, "the deployment profile runs on PostgreSQL"
+        return {"BOT_PUBLIC_URL": PUBLIC_URL, "GITHUB_CLIENT_ID": "Iv1.0123456789abcdef",
+                "GITHUB_CLIENT_SECRET": "0123456789abcdef0123456789abcdef01234567",
+                "BOT_METRICS_TOKEN": "metrics-token-0123456789abcdef", "BOT_LOG_FORMAT": "json",
+                "BOT_SANDBOX_TIER": "1", "BOT_DATABASE_URL": self.database_url, "BOT_SECRET_KEY": SHARED_KEY}
+
+
+DEVELOPER = Profile("developer")
+# a service end-to-end scenario: it runs under both profiles (tests/conftest.py's `profile`)
+scenario = pytest.mark.usefixtures("profile")
+_profile = DEVELOPER
+
+
+def use_profile(profile: Profile) -> None:
+    """The profile every service_env and Service made from now on follows (tests/conftest.py's
+    `profile` fixture sets it for each scenario and puts the developer's back after)."""
+    global _profile
+    _profile = profile
+
+
+def current_profile() -> Profile:
+    return _profile
 
 
 def make_remote(base: Path, full_name: str = REPO) -> Path:
@@ -60,7 +106,9 @@ def free_port() -> int:
 
 
 class Service:
-    """`bot serve` in its own process group; `kill()` is a kill -9."""
+    """`bot serve` in its own process group; `kill()` is a kill -9. Under the deployment profile the
+    intake serves with BOT_WORKERS=0 and a `bot worker` process runs the jobs (logging to the same
+    file); stop and kill reach both."""
 
     stop_seconds = 30  # how long `stop()` waits after SIGTERM before the kill -9
 
@@ -68,6 +116,16 @@ class Service:
         self.env, self.log_path = env, log_path
         self.port = int(env["BOT_PORT"])
         self.proc: subprocess.Popen | None = None
+        self.worker: subprocess.Popen | None = None
+        self.separate_worker = current_profile().deployed and env.get("BOT_WORKERS") != "0"
+
+    def database(self):  # type: ignore[no-untyped-def]
+        """The service's database, opened as its entry points open it (SQLite in the data dir, or
+        the deployment's PostgreSQL)."""
+        from bot.config import Settings
+        from bot.db import connect
+
+        return connect(settings=Settings(dict(self.env)))
 
     @property
     def url(self) -> str:
@@ -81,8 +139,12 @@ class Service:
 
     def start(self) -> Service:
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve"], cwd=ROOT, env=self.env,
+        env = dict(self.env, BOT_WORKERS="0") if self.separate_worker else self.env
+        self.proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve"], cwd=ROOT, env=env,
                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        if self.separate_worker:
+            self.worker = subprocess.Popen([sys.executable, "-m", "bot.cli", "worker"], cwd=ROOT, env=self.env,
+                                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -96,18 +158,25 @@ class Service:
         body, headers = signed(data, event, delivery)
         return httpx.post(f"{self.url}/webhook", content=body, headers={**headers, **self.headers}, timeout=10)
 
+    def processes(self) -> list[subprocess.Popen]:
+        return [proc for proc in (self.proc, self.worker) if proc is not None]
+
     def kill(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
+        for proc in self.processes():
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
     def stop(self) -> None:
-        """SIGTERM to the server process, as a supervisor sends it; kill -9 if it hangs."""
-        if self.proc and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
+        """SIGTERM to the server process (and the worker), as a supervisor sends it; kill -9 if it hangs."""
+        running = [proc for proc in self.processes() if proc.poll() is None]
+        for proc in running:
+            os.kill(proc.pid, signal.SIGTERM)
+        for proc in running:
             try:
-                self.proc.wait(self.stop_seconds)
+                proc.wait(self.stop_seconds)
             except subprocess.TimeoutExpired:
-                self.kill()
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
 
 
 @contextmanager
@@ -128,5 +197,6 @@ def service_env(tmp: Path, gh: FakeGitHub, remotes: Path, provider_url: str, **e
                BOT_GIT_BASE_URL=f"file://{remotes}", BOT_CODEX_BASE_URL=provider_url,
                OPENAI_API_KEY="sk-test-operator-key-0123456789", BOT_DEFAULT_AGENT="codex",
                BOT_PROGRESS_INTERVAL="0.5", PYTHONPATH=str(ROOT))
+    env.update(current_profile().env())
     env.update(extra)
     return env

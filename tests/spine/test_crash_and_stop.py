@@ -14,7 +14,7 @@ from bot.service import store
 from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, call
 from tests.spine.helpers import payload
-from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
+from tests.spine.service import REPO, Service, make_remote, scenario, seeded_github, service_env
 
 pytestmark = pytest.mark.e2e
 MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
@@ -82,6 +82,7 @@ def stop_mid_run(world, tmp_path) -> None:
     gh.wait_for(lambda: any("Stopped" in (c["body"] or "") for c in gh.comments(REPO, 1)), timeout=60)
 
 
+@scenario
 def test_stop_kills_the_run_and_says_stopped(world, tmp_path):
     """`@bot stop` while the agent works: the tracking comment says stopped, the job is cancelled."""
     gh = world[0]

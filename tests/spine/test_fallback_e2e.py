@@ -14,7 +14,7 @@ from bot.service import store
 from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, fail
 from tests.spine.helpers import payload
-from tests.spine.service import REPO, make_remote, seeded_github, service_env, serving
+from tests.spine.service import REPO, make_remote, scenario, seeded_github, service_env, serving
 
 pytestmark = pytest.mark.e2e
 MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
@@ -66,6 +66,7 @@ def runs() -> list[dict]:
     return list(store.connect(settings=current()).query("SELECT agent, status, limits, mode, sandbox_tier FROM runs ORDER BY started_at"))
 
 
+@scenario
 def test_an_overloaded_claude_is_answered_by_codex_with_the_recap_and_the_failed_attempts_spend(world):
     gh, provider, serving_ = world("fallback: [codex]\n")
     with serving_ as service:

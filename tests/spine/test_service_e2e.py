@@ -10,7 +10,7 @@ import pytest
 
 from tests.fakes.provider import FakeProvider, call, say
 from tests.spine.helpers import payload
-from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env
+from tests.spine.service import REPO, Service, make_remote, scenario, seeded_github, service_env
 
 pytestmark = pytest.mark.e2e
 MARKER = re.compile(r"<!-- bot:run (\{.*?\}) -->")
@@ -51,6 +51,7 @@ def ask(world, request: str, *turns) -> str:
     return answers(gh)[0]["body"]
 
 
+@scenario
 def test_mention_gets_eyes_tracking_comment_then_answer(world, tmp_path):
     """👀 on the comment, one tracking comment, edited into the answer with its provenance."""
     gh, provider, service = world
@@ -63,6 +64,7 @@ def test_mention_gets_eyes_tracking_comment_then_answer(world, tmp_path):
     assert len(gh.calls_to("PATCH", rf"/issues/comments/{answers(gh)[0]['id']}$")) >= 1
 
 
+@scenario
 def test_second_comment_resumes_the_same_session(world, tmp_path):
     """The next mention in the thread resumes the session the first turn produced."""
     gh, provider, service = world
@@ -89,6 +91,7 @@ def test_review_comment_is_answered_in_its_review_thread(world):
     assert {"subject": "review_comment", "comment_id": data["comment"]["id"], "content": "eyes"} in gh.reactions
 
 
+@scenario
 def test_agent_change_becomes_a_pull_request(world, tmp_path):
     """A file the agent saves through the bridge is committed and pushed by the bot, and a PR opened."""
     gh = world[0]
@@ -112,7 +115,6 @@ def test_secret_in_the_agent_answer_is_redacted(world):
 def test_pull_request_answer_names_base_new_commit_and_records_the_bots_acts(world, tmp_path):
     """The provenance names base → new commit and the diffstat; commit, push and PR are enforced events."""
     from bot.record.recorder import Recorder
-    from bot.service import store
 
     gh = world[0]
     body = ask(world, "@bot codex fix the spelling",
@@ -124,7 +126,7 @@ def test_pull_request_answer_names_base_new_commit_and_records_the_bots_acts(wor
     assert re.search(rf"base [0-9a-f]{{7}} → {head[:7]}", body)
     assert "1 file" in body
     run_id = json.loads(MARKER.search(body).group(1))["run"]
-    kinds = [e["kind"] for e in Recorder(store.connect(tmp_path / "data" / "bot.db")).events(run_id) if e["tier"] == "enforced"]
+    kinds = [e["kind"] for e in Recorder(world[2].database()).events(run_id) if e["tier"] == "enforced"]
     assert {"commit", "push", "pull_request"} <= set(kinds)
 
 

@@ -6,20 +6,7 @@ import base64
 
 import pytest
 
-from tests.store.postgres import Cluster, bin_dir
-
 TEST_KEY = base64.b64encode(b"k" * 32).decode()
-
-
-@pytest.fixture(scope="session")
-def pg_cluster():
-    bindir = bin_dir()
-    if bindir is None:
-        pytest.skip("PostgreSQL is not installed (make test installs Debian's postgresql)")
-    cluster = Cluster(bindir)
-    cluster.start()
-    yield cluster
-    cluster.stop()
 
 
 @pytest.fixture
