@@ -21,11 +21,23 @@ def project_modules() -> dict[str, Path]:
     return {module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
 
 
+@functools.cache
+def source(path: Path) -> str:
+    """A file's text, read once per session (every architecture test reads the same files)."""
+    return path.read_text()
+
+
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A file's syntax tree, parsed once per session. Callers must not change it."""
+    return ast.parse(source(path), filename=str(path))
+
+
 def imported_names(path: Path, *, top_level_only: bool = False) -> set[str]:
     """The project modules an `import` or `from … import` in the file depends on: `from pkg
     import submodule` depends on the submodule, `from pkg import name` on the package."""
     modules = project_modules()
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = parsed(path)
     nodes = tree.body if top_level_only else ast.walk(tree)
     names: set[str] = set()
     for node in nodes:
@@ -39,6 +51,7 @@ def imported_names(path: Path, *, top_level_only: bool = False) -> set[str]:
     return names
 
 
+@functools.cache
 def graph(*, top_level_only: bool = False) -> dict[str, set[str]]:
     """module -> the project modules it imports."""
     modules = project_modules()

@@ -5,7 +5,7 @@ import ast
 import re
 
 from bot import config
-from tests.architecture.imports import ROOT, project_modules
+from tests.architecture.imports import ROOT, parsed, project_modules
 
 DOC = ROOT / "docs" / "configuration.md"
 ROW = re.compile(r"^\| `(?P<name>[A-Z_<>]+)` \| (?P<default>[^|]+) \|", re.M)
@@ -33,7 +33,7 @@ def test_each_variable_has_one_entry():
 def _environment_reads(path) -> list[str]:
     """`os.environ.get(...)`, `os.environ[...]` and `os.getenv(...)` reads of a literal name."""
     reads = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parsed(path)):
         target = None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
             owner = ast.unparse(node.func.value)
@@ -57,7 +57,7 @@ def test_only_config_reads_bot_variables_from_the_environment():
 def test_config_calls_name_known_variables_without_a_second_default():
     offenders = []
     for name, path in project_modules().items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             if (isinstance(node, ast.Call) and ast.unparse(node.func) in ("config.env", "config.value")
                     and node.args and isinstance(node.args[0], ast.Constant)):
                 if len(node.args) > 1 or node.args[0].value not in {v.name for v in config.VARIABLES}:

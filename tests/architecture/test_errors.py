@@ -6,7 +6,7 @@ import importlib
 from collections import Counter
 
 from bot.errors import BotError
-from tests.architecture.imports import project_modules
+from tests.architecture.imports import parsed, project_modules
 
 
 def public_exception_classes() -> list[tuple[str, type]]:
@@ -14,7 +14,7 @@ def public_exception_classes() -> list[tuple[str, type]]:
     for name, path in project_modules().items():
         if not name.startswith("bot"):
             continue
-        for node in ast.parse(path.read_text()).body:
+        for node in parsed(path).body:
             if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
                 cls = getattr(importlib.import_module(name), node.name)
                 if isinstance(cls, type) and issubclass(cls, BaseException):

@@ -4,6 +4,7 @@ developer's configuration only. A new service scenario cannot silently run under
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -41,9 +42,10 @@ DEVELOPER_ONLY = {
 }
 
 
-def _service_modules() -> set[str]:
-    return {str(path.relative_to(TESTS)) for path in TESTS.rglob("test_*.py")
-            if STARTS_SERVICE.search(path.read_text())}
+@functools.cache
+def _service_modules() -> frozenset[str]:
+    return frozenset(str(path.relative_to(TESTS)) for path in TESTS.rglob("test_*.py")
+                     if STARTS_SERVICE.search(path.read_text()))
 
 
 def _has_scenario(path: Path) -> bool:

@@ -14,7 +14,7 @@ from bot.github.thread import GitHubThread
 from bot.job import modes
 from bot.job.context import JobContext, Mode
 from bot.job.tracking import GitHubSurface, Surface
-from tests.architecture.imports import project_modules
+from tests.architecture.imports import parsed, project_modules
 
 PROBES = ("getattr", "hasattr")
 SEAMS = ("mode", "thread")
@@ -45,7 +45,7 @@ async def test_the_github_surface_is_a_surface():
 def probes() -> list[str]:
     found = []
     for name, path in project_modules().items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in PROBES
                     and node.args and ast.unparse(node.args[0]).split(".")[-1] in SEAMS):
                 found.append(f"{name}: {ast.unparse(node)}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from tests.architecture.imports import project_modules
+from tests.architecture.imports import parsed, project_modules
 
 # The entry points: every command of the CLI, and the web app factory (`bot serve`'s app, which
 # tests start on their own). bot.settings.manifest.load_settings is how they read the stored App.
@@ -23,7 +23,7 @@ NOT_YET_CONVERTED = frozenset({
 
 
 def _calls(module: str) -> list[ast.Call]:
-    tree = ast.parse(project_modules()[module].read_text())
+    tree = parsed(project_modules()[module])
     return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
 
 
@@ -47,7 +47,7 @@ def _names_of_config(tree: ast.Module) -> tuple[set[str], set[str]]:
 
 def reads_the_environment(module: str) -> bool:
     """Whether the module calls one of config's environment readers (`config.env(...)`, …)."""
-    tree = ast.parse(project_modules()[module].read_text())
+    tree = parsed(project_modules()[module])
     modules, readers = _names_of_config(tree)
     for call in (node for node in ast.walk(tree) if isinstance(node, ast.Call)):
         if isinstance(call.func, ast.Attribute) and call.func.attr in READERS and ast.unparse(call.func.value) in modules:

@@ -234,8 +234,7 @@ class Burst:
         deadline = time.monotonic() + self.drain_timeout_s
         while time.monotonic() < deadline:
             open_jobs = _rows(base, "SELECT COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running')")[0]["n"]
-            if open_jobs == 0:
-                time.sleep(1.0)  # a duplicate, if one were coming, shows up
+            if open_jobs == 0:  # counted only after every service process has exited (run's finally)
                 return
             time.sleep(0.2)
 

@@ -10,9 +10,19 @@ from bot.config import PROJECT_ROOT
 from bot.workspace import worktrees as workspace
 
 CHILD = textwrap.dedent("""
-    import asyncio, sys
+    import asyncio, fcntl, sys
     from pathlib import Path
     from bot.workspace import worktrees as workspace
+
+    def refused_noted(fd, operation, _flock=fcntl.flock):
+        try:
+            return _flock(fd, operation)
+        except BlockingIOError:  # the lock is held: say so, the parent waits for it
+            with open(sys.argv[2] + ".refused", "a") as refused:
+                refused.write("x")
+            raise
+
+    workspace.fcntl.flock = refused_noted
 
     async def main():
         async with workspace.mirror_lock(Path(sys.argv[1])):
@@ -29,7 +39,9 @@ async def test_second_process_waits_for_the_mirror_lock(tmp_path):
     async with workspace.mirror_lock(mirror):
         child = subprocess.Popen([sys.executable, "-c", CHILD, str(mirror), str(order)],
                                  cwd=str(PROJECT_ROOT))
-        await asyncio.sleep(1.0)  # ample time for a child that (wrongly) got the lock to write
+        refused = order.with_name(order.name + ".refused")
+        while len(refused.read_text() if refused.exists() else "") < 2 and child.poll() is None:
+            await asyncio.sleep(0.02)  # until the child has asked for the lock and been refused twice
         with open(order, "a") as log:
             log.write("parent releases\n")
     assert child.wait(timeout=30) == 0
