@@ -5,14 +5,24 @@ sets BOT_SANDBOX_TIER=0 (and by tests that exercise an adapter without bubblewra
 The command runs as the bot's own user. System files (placed at absolute paths in tier 1)
 are written under HOME/.bot/system instead, and an environment value naming one is
 pointed at that copy.
+
+Tier 1 covers a strict CLI's project loaders (`SandboxConfig.masked`: its plugins, hooks, MCP
+servers, instruction files) in its view of the worktree; tier 0 has no view to cover them in. So
+a strict CLI (loaders to keep out, a read-only worktree asked for) never starts in the worktree:
+it starts in a project folder of its own, HOME/.bot/project, emptied before every start, and
+reaches the worktree through the bridge. That folder's parents are the CLI home, whose loader
+paths the runner strips before every start, and the bot's data dir. A writable sandbox (the
+`run` tool's) starts in the worktree, as its command needs to.
 """
 from __future__ import annotations
 
 import asyncio
 import os
 import resource
+import shutil
 import signal
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from sandbox.base import EgressDecision, Refused, SandboxConfig, base_env
 
@@ -85,7 +95,7 @@ class Tier0Spawner:
         tmpdir.mkdir(parents=True, exist_ok=True)
         full_env = base_env(config.home, tmpdir) | _place_system_files(config, env)
         proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=cwd or str(config.workdir), env=full_env,
+            *argv, cwd=start_folder(config, cwd), env=full_env,
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             start_new_session=True, preexec_fn=_backstops(config), limit=1 << 24)
@@ -95,6 +105,36 @@ class Tier0Spawner:
             await proc.stdin.drain()
             proc.stdin.close()
         return Tier0Process(proc, config.limits.timeout_s)
+
+
+PROJECT_FOLDER = ".bot/project"  # under HOME: where a strict CLI starts at tier 0
+
+
+def start_folder(config: SandboxConfig, cwd: str | None = None) -> str:
+    """Where the command starts: the worktree (or `cwd`), except for a strict CLI whose loaders
+    must stay out (`masked`, read-only), which starts in an empty project folder of its own."""
+    if not config.masked or config.writable:
+        return cwd or str(config.workdir)
+    folder = Path(config.home) / PROJECT_FOLDER
+    try:
+        if folder.is_symlink() or folder.exists():
+            _clear(folder)
+        folder.mkdir(mode=0o700, parents=True)
+    except (OSError, RecursionError) as exc:
+        why = getattr(exc, "strerror", None) or type(exc).__name__
+        raise Refused(f"tier 0 could not prepare the CLI's own project folder ({why}), so its "
+                      "loaders could not be kept out of the worktree: nothing was run.",
+                      "run at tier 1 (install bubblewrap; in the Action, a runner with passwordless sudo and "
+                      "sandbox-tier 1)") from exc
+    return str(folder)
+
+
+def _clear(folder: Path) -> None:
+    """Remove what a run left in the project folder (never following a link)."""
+    if folder.is_symlink() or not folder.is_dir():
+        folder.unlink()
+    else:
+        shutil.rmtree(folder)
 
 
 def _place_system_files(config: SandboxConfig, env: dict[str, str]) -> dict[str, str]:
