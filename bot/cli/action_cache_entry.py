@@ -335,7 +335,7 @@ def _copy_file(dir_fd: int, name: str, target: Path, room: int) -> int:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise Unusable(f"a home file {name!r} is not a regular file")
+            raise Unusable("a home file is not a regular file")
         if info.st_size > room:
             raise Unusable(f"homes hold over the bound of {MAX_HOME_BYTES} bytes")
         out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
