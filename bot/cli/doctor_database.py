@@ -70,9 +70,17 @@ def _schema_row(db: Database) -> dict:
 
 
 def _workers_row(db: Database) -> dict:
-    workers = connected_workers(db, time.time()) if "workers" in db.table_names() else []
-    if not workers:
+    """The processes heartbeating on this database: worker pools, and `bot serve` processes that
+    run none (capacity 0: a first run waiting for its GitHub App, an intake with BOT_WORKERS=0)."""
+    seen = connected_workers(db, time.time()) if "workers" in db.table_names() else []
+    if not seen:
         return _row("connected workers", "missing", "none: no `bot serve` is running on this database")
+    workers = [w for w in seen if w["capacity"] > 0]
+    if not workers:
+        hosts = "; ".join(f"{w['host']} pid {w['pid']}" for w in seen)
+        return _row("connected workers", "warning",
+                    f"no worker: `bot serve` runs here without workers ({hosts}); it starts them once its "
+                    "GitHub App is set up, unless BOT_WORKERS=0 (then start `bot worker`)")
     listed = "; ".join(f"{w['host']} pid {w['pid']} v{w['version']} running {w['running']}/{w['capacity']}"
                        for w in workers)
     return _row("connected workers", "ok", f"{len(workers)}: {listed}")

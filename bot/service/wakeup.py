@@ -6,7 +6,9 @@ episode freed by any worker, is claimed at once; the claim loop's poll becomes a
 (a lost notification, a lease that ran out). On SQLite the pool keeps its short poll.
 
 Every pool heartbeats a `workers` row (host, pid, version, running jobs, capacity, last seen) so
-`bot doctor` can show the connected workers; the row goes when the pool stops.
+`bot doctor` can show the connected workers; the row goes when the pool stops. A `bot serve` that
+runs no pool (a first run waiting for its GitHub App, an intake with BOT_WORKERS=0) heartbeats a
+row of capacity 0 (`Presence`): the doctor sees the service, and `bot restore` a database in use.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import logging
 import os
 import socket
 import time
+import uuid
 from collections.abc import Sized
 from importlib import metadata
 from typing import Protocol, TypedDict, cast
@@ -57,14 +60,15 @@ class Pool(Protocol):
 class Wakeup:
     """Started and stopped with a WorkerPool: `pool.wake()` on each notification, and its heartbeat."""
 
-    def __init__(self, pool: Pool) -> None:
+    def __init__(self, pool: Pool, *, listen: bool = True) -> None:
         self.pool = pool
         self.started_at = time.time()
+        self._listens = listen
         self._tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:
         self._tasks.append(asyncio.create_task(self._heartbeats()))
-        if self.pool.db.shared:
+        if self._listens and self.pool.db.shared:
             self._tasks.append(asyncio.create_task(self._listen()))
 
     async def stop(self) -> None:
@@ -97,6 +101,32 @@ class Wakeup:
             except Exception:
                 log.warning("worker heartbeat failed", exc_info=True)
             await asyncio.sleep(HEARTBEAT_S)
+
+
+class Presence:
+    """A service process without a worker pool: its heartbeat row, capacity 0, claims nothing."""
+
+    size = 0
+    running: tuple[int, ...] = ()
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.owner = owner_id()
+        self._heartbeat = Wakeup(self, listen=False)
+
+    def wake(self) -> None:
+        """Nothing to wake: this process claims no job."""
+
+    def start(self) -> None:
+        self._heartbeat.start()
+
+    async def stop(self) -> None:
+        await self._heartbeat.stop()
+
+
+def owner_id() -> str:
+    """A process's name in the `workers` table and on the leases it takes: host, pid, a nonce."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
 def beat(db: Database, owner: str, running: int, capacity: int, started_at: float) -> None:

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 import time
-import uuid
 from collections.abc import Callable
 
 import httpx
@@ -46,7 +43,7 @@ class WorkerPool:
     def __init__(self, db: Database, settings: Settings, size: int | None = None):
         self.db, self.settings, self.size = db, settings, size or settings.workers
         self.lease_s = settings.number("BOT_LEASE_SECONDS")
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.owner = wakeup.owner_id()
         self.tokens = TokenCache.of(settings)
         self.running: dict[int, asyncio.Task[None]] = {}
         self.surfaces: dict[int, GitHubSurface] = {}  # of the running episodes, muted if taken over

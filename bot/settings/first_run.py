@@ -220,6 +220,9 @@ async def activate(app: Starlette) -> None:
             and getattr(state, "start_workers", False) and settings.workers > 0):
         state.pool = WorkerPool(state.db, settings)
         await state.pool.start()
+        if getattr(state, "presence", None) is not None:  # the pool's heartbeat stands for the service now
+            await state.presence.stop()
+            state.presence = None
 
 
 def _already(settings: Settings) -> HTMLResponse:

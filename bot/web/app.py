@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from bot.config import Settings
 from bot.service import retention, store
+from bot.service.wakeup import Presence
 from bot.service.worker import WorkerPool
 from bot.settings import first_run, manifest, setup_code
 from bot.settings import routes as settings
@@ -81,6 +82,10 @@ def create_app(start_workers: bool = True, address: str | None = None, settings:
         if start_workers and not app.state.missing_config and current.workers > 0:  # 0: intake only
             app.state.pool = WorkerPool(app.state.db, current)
             await app.state.pool.start()
+        app.state.presence = None
+        if start_workers and app.state.pool is None:  # `bot serve` without workers: still seen running
+            app.state.presence = Presence(app.state.db)
+            app.state.presence.start()
         # bot gc, every BOT_GC_INTERVAL, on a thread of its own
         sweeper = retention.Sweeper(current.number("BOT_GC_INTERVAL"), retention.Policy.from_settings(current),
                                     current.data_dir, lambda: store.connect(settings=current)).start()
@@ -91,6 +96,8 @@ def create_app(start_workers: bool = True, address: str | None = None, settings:
         await sweeper.stop()
         if app.state.pool is not None:
             await app.state.pool.stop(current.number("BOT_SHUTDOWN_GRACE"))
+        if app.state.presence is not None:
+            await app.state.presence.stop()
         _hold_bridge_streams(False)
 
     routes = [Route("/", home), Route("/healthz", healthz), Route("/readyz", health.readyz),
