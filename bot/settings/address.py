@@ -43,6 +43,16 @@ def host_allowed(settings: Settings, host: str, server: Sequence | None) -> bool
     return named is not None and named[0] in LOOPBACK and named[1] == served_port
 
 
+def allowed_hosts(settings: Settings, server: Sequence | None) -> str:
+    """The hosts `host_allowed` accepts, in words, for the log line of a refusal."""
+    public = settings.text("BOT_PUBLIC_URL")
+    if public:
+        url = urlsplit(public)
+        return f"{url.netloc} only (the host of BOT_PUBLIC_URL)"
+    served_port = _port(server) if server else settings.whole("BOT_PORT")
+    return f"localhost, 127.0.0.1 or [::1] on port {served_port} only (BOT_PUBLIC_URL is not set)"
+
+
 def _port(server: Sequence) -> int:
     """The served port; an ASGI server may leave it out for the scheme's default."""
     return 80 if server[1] is None else int(server[1])
