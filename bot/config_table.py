@@ -146,9 +146,13 @@ VARIABLES: tuple[Variable, ...] = (
     # sandbox
     Variable("BOT_SANDBOX_TIER", "1", "Minimum sandbox tier: 1 (bubblewrap) or 0 (process jail, tests).",
              Choice(("1", "0"), "a sandbox tier", "1: bubblewrap, 0: process jail, for tests", as_int=True)),
-    Variable("BOT_CGROUP_ROOT", "/sys/fs/cgroup", "The cgroup v2 mount.",
+    Variable("BOT_CGROUP_ROOT", "/sys/fs/cgroup", "Where the cgroups for the sandbox's memory and process caps "
+             "are mounted: cgroup v2 (`cgroup.controllers` here or in `unified/`), else v1's `memory/` and `pids/`; "
+             "in a container, where the delegated subtrees are mounted (docs/deploy.md).",
              ExistingPath(folder=True, example="/sys/fs/cgroup")),
-    Variable("BOT_CGROUP_PARENT", None, "A delegated cgroup to create episode cgroups under.", Kind()),
+    Variable("BOT_CGROUP_PARENT", None, "On a host: a cgroup delegated to the bot's user (systemd `Delegate=yes`), "
+             "as a path inside each hierarchy under BOT_CGROUP_ROOT, to create episode cgroups under "
+             "(default: the bot's own cgroup).", Kind()),
     Variable("BOT_LIMIT_CONNECTIONS", "64", "Connections one episode may hold open at once to its egress proxy "
              "(and as many to its bridge relay).", Whole(1)),
     Variable("BOT_LIMIT_WORKTREE", "1GiB", "How much an episode may grow its worktree.", Size()),

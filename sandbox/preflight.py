@@ -53,7 +53,8 @@ def _cgroup_check(host: Host) -> Check:
     try:
         groups = limits.create("preflight-" + secrets.token_hex(4), 64 << 20, 16, host)
     except limits.CgroupUnavailable as exc:
-        return ("cgroup memory+pids caps", False, needs(f"{exc}. Fix: {FIX_CGROUP}"))
+        known = needs(str(exc))  # a known cause carries its own fix: the host's way is not offered too
+        return ("cgroup memory+pids caps", False, known if known != str(exc) else f"{exc}. Fix: {FIX_CGROUP}")
     detail = f"cgroup v{groups.version}: {groups.memory}"
     groups.remove()
     return ("cgroup memory+pids caps", True, detail)

@@ -54,6 +54,15 @@ def test_sandbox_check_names_a_writable_cgroup_subtree_when_the_cgroups_are_read
     assert "BOT_CGROUP_ROOT" in failed[0]
 
 
+@pytest.mark.skipif(not Path("/sys/fs/cgroup/memory/cgroup.procs").exists(), reason="a cgroup-v1 host")
+def test_the_read_only_cgroups_fix_names_one_variable_not_two() -> None:
+    """A container's read-only cgroups are fixed by mounting subtrees where BOT_CGROUP_ROOT points;
+    the host's way (a delegated subtree named in BOT_CGROUP_PARENT) is not offered next to it."""
+    done = with_masked_proc("sandbox", "check", mask=READ_ONLY_CGROUPS)
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAIL cgroup")]
+    assert failed and "BOT_CGROUP_PARENT" not in failed[0], done.stdout
+
+
 def test_worker_refuses_to_start_in_one_line_when_tier_1_cannot_run(tmp_path: Path) -> None:
     done = with_masked_proc("worker", env=worker_env(tmp_path))
     assert done.returncode == 2
