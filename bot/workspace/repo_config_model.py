@@ -26,6 +26,7 @@ from bot.config_kinds import parse_size
 from bot.permissions import PERMISSION_LEVELS, levels_from
 from bot.record import inert
 from bot.trigger_table import TRIGGERS, Trigger
+from bot.workspace import rule_globs
 
 MODES = ("strict", "native")
 SEVERITIES = ("important", "pre-existing", "nit")  # of review findings, most severe first
@@ -105,6 +106,27 @@ def path_patterns(value: Any) -> tuple[str, ...]:
     return items
 
 
+def review_rules(value: Any) -> tuple[tuple[str, str], ...]:
+    """`reviews.rules`: path globs (bot/workspace/rule_globs.py) to instructions, in the order written."""
+    if not isinstance(value, dict):
+        raise invalid('must be a mapping of path globs to instructions ("api/**": Validate input first.)')
+    if len(value) > rule_globs.MAX_CONFIG_RULES:
+        raise invalid(f"holds {len(value)} rules: at most {rule_globs.MAX_CONFIG_RULES} are allowed")
+    return tuple(_review_rule(glob, text) for glob, text in value.items())
+
+
+def _review_rule(glob: Any, text: Any) -> tuple[str, str]:
+    if not isinstance(glob, str):
+        raise invalid(f"{inert.code(glob)} is not a path glob: write it in quotes")
+    if (wrong := rule_globs.problem(glob)) is not None:
+        raise invalid(f"{inert.code(glob)}: {wrong}")
+    if not isinstance(text, str) or not text.strip():
+        raise invalid(f"the instruction for {inert.code(glob)} must be a text")
+    if len(text) > rule_globs.MAX_INSTRUCTION_CHARS:
+        raise invalid(f"the instruction for {inert.code(glob)} is over {rule_globs.MAX_INSTRUCTION_CHARS:,} characters")
+    return glob, text.strip()
+
+
 def hosts(value: Any) -> tuple[str, ...]:
     items = string_list(value)
     for item in items:
@@ -181,6 +203,7 @@ Severity = Annotated[str, BeforeValidator(severity)]
 PathPatterns = Annotated[tuple[str, ...], BeforeValidator(path_patterns)]
 Hosts = Annotated[tuple[str, ...], BeforeValidator(hosts)]
 Registries = Annotated[tuple[str, ...], BeforeValidator(registries)]
+ReviewRules = Annotated[tuple[tuple[str, str], ...], BeforeValidator(review_rules)]
 Flag = Annotated[bool, BeforeValidator(boolean)]
 Size = Annotated[int | None, BeforeValidator(size)]
 Duration = Annotated[float | None, BeforeValidator(duration)]
@@ -280,6 +303,8 @@ class ReviewsSection(Section):
     check_run: Flag = False  # each review is also a check run on the head commit
     fail_on: Severity = "important"  # the check run fails on a finding at or above this
     on_push: Flag = False  # a push to a pull request the bot reviewed queues an incremental review
+    rules: ReviewRules = ()  # (glob, instruction): what the agents are told for the files a glob covers
+    quiet: Flag = True  # a review with nothing at or above min_severity leaves no comment (a 👍 and the check run)
 
 
 class BotYml(Section):
