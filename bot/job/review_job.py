@@ -231,7 +231,7 @@ async def _publish(db: Database, ctx: JobContext, worktree: Worktree, reviews: l
                           past)
     fixed = followup.fixed_findings(past, [r.collector.verdicts for r in reviews if r.ok])
     payload = review_payload(sifted.new, outcomes, scope, commit=head, focus=ctx.request,
-                             provenance="\n".join(b.details_block() for b in blocks), verdicts=settings.verdicts,
+                             provenance="\n\n".join(b.summary_block() for b in blocks), verdicts=settings.verdicts,
                              min_severity=settings.min_severity, max_comments=settings.max_comments,
                              notes=followup.notes(past, sifted, fixed, head))
     await ctx.refresh_token()

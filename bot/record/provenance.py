@@ -128,6 +128,13 @@ class Provenance:
         return (f"<details><summary>{_cell(self.summary_line())}</summary>\n\n" + "\n".join(rows)
                 + f"\n\n{TIER_LEGEND}\n\n{self.footer_line()}{note}\n</details>")
 
+    def summary_block(self) -> str:
+        """The collapsed summary line alone, for a text that is not the answer (a review's body): the
+        details stay in the answer and on the run page, which it links when there is one."""
+        run = f"run {self.run_id[:8]}…"
+        link = f"[{run}]({self.run_page})" if self.run_page else run
+        return f"<sub>{_cell(self.summary_line())} · {link}</sub>"
+
     def marker(self) -> str:
         payload = {"conversation": self.conversation, "backend": self.agent,
                    "session": self.session_id, "run": self.run_id}

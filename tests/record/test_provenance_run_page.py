@@ -30,3 +30,10 @@ def test_a_local_runs_footer_links_no_run_page_even_when_handed_one(tmp_path):
     recorder, run_id = _run(tmp_path, "local:/home/me/repo")
     footer = provenance.build(recorder, run_id, run_page=PAGE + run_id).footer_line()
     assert "](" not in footer and f"run {run_id[:8]}…" in footer
+
+
+def test_the_summary_block_is_one_line_that_links_the_run_page(tmp_path):
+    recorder, run_id = _run(tmp_path, "octo/repo#1")
+    block = provenance.build(recorder, run_id, run_page=PAGE + run_id).summary_block()
+    assert "\n" not in block and "<details>" not in block and "| tier |" not in block
+    assert block.endswith(f"[run {run_id[:8]}…]({PAGE}{run_id})</sub>")

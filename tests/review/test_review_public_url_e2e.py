@@ -27,6 +27,8 @@ def test_a_review_with_a_public_url_posts_its_review_and_links_each_run_page(tmp
         assert "AttributeError" not in answer
         [review] = world.reviews()
         assert review["_comments"], answer
+        assert "| tier |" not in review["body"] and "sandbox tier" not in review["body"]  # the answer keeps them
+        assert review["body"].count(f"]({PUBLIC}/runs/") == len(names)
         edits = [c.body["body"] for c in world.gh.calls_to("PATCH", r"/issues/comments/\d+$")]
         linked = {m.group(1) for body in edits for m in re.finditer(re.escape(PUBLIC) + r"/runs/([0-9a-f]{32})", body)}
         assert len(linked) == len(names), edits
