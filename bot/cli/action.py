@@ -309,8 +309,8 @@ def restore_session(db: Database, key: str, folder: Path, settings: Settings,
     if restored.discarded:
         workflow.command("warning", f"bot: the thread's session cache was discarded ({restored.discarded}); "
                                     "this turn starts a fresh session")
-    elif restored.dropped:
-        workflow.command("warning", f"bot: {len(restored.dropped)} values of the thread's session cache were "
+    elif restored.dropped_count:
+        workflow.command("warning", f"bot: {restored.dropped_count} values of the thread's session cache were "
                                     "outside their type or range and were dropped")
     return restored
 

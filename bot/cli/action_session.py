@@ -58,7 +58,8 @@ class Restored:
 
     sessions: int = 0
     spend: int = 0
-    dropped: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()  # the first few, a line each
+    dropped_count: int = 0
     discarded: str | None = None
 
 
@@ -108,7 +109,7 @@ def _restore(db: Database, key: str, folder: Path, data_dir: Path, requester: st
     finally:
         os.close(folder_fd)
     sessions = _restore_sessions(db, key, entry.sessions)
-    return Restored(sessions, spend, tuple(entry.dropped.lines))
+    return Restored(sessions, spend, tuple(entry.dropped.lines), entry.dropped.count)
 
 
 def _restore_sessions(db: Database, key: str, rows: list[cache_entry.SessionRow]) -> int:

@@ -282,3 +282,11 @@ def test_a_restore_that_dates_spend_uses_the_ledgers_own_time_format(tmp_path):
     restore_unblocked(_cache(tmp_path / "cache", spend=[_row(ts=ts, tokens=10)]))
     [row] = store.connect(settings=current()).query("SELECT ts FROM model_spend")
     assert row["ts"].endswith("+00:00") and "." in row["ts"]
+
+
+def test_the_step_warns_with_how_many_values_it_dropped(runner, github, monkeypatch, tmp_path, capsys):
+    github.set_permission(REPO, "Codertocat", "admin")
+    folder = _cache(tmp_path / "cache", spend=[_row(tokens=-1)] * 25)
+    monkeypatch.setenv("BOT_SESSION_CACHE_DIR", str(folder))
+    _ask(runner, github, "@bot status")
+    assert "::warning::bot: 25 values of the thread's session cache" in capsys.readouterr().out
