@@ -18,10 +18,12 @@ from pathlib import Path, PurePosixPath
 
 from sandbox import egress, identity, inject, layers, limits, seccomp
 from sandbox.base import INSIDE_BRIDGE_PORT, INSIDE_PROXY_PORT, Host, Limits, Refused, SandboxConfig, base_env
+from sandbox.bounded import read_capped
 from sandbox.process import Tier1Process
 
 STREAM_LIMIT = 1 << 24  # CLIs emit long JSON lines
 SANDBOX_TMP = "/tmp"
+GIT_POINTER_CAP = 4096  # the worktree's `.git` file: one `gitdir: <path>` line
 PROXY_URL = f"http://127.0.0.1:{INSIDE_PROXY_PORT}"
 NO_PROXY = "127.0.0.1,localhost,::1"
 # Each bind costs ~0.15 ms per start: only what node, git, python and TLS clients read.
@@ -157,7 +159,11 @@ def git_mounts(workdir: Path, mount_path: str, home: Path | None = None) -> list
         return ["--ro-bind", str(dotgit), f"{mount_path}/.git"]
     if not dotgit.is_file():
         return []
-    common = _linked_repository(workdir, dotgit.read_text(errors="replace").strip(), home)
+    try:
+        pointer = read_capped(dotgit, GIT_POINTER_CAP)
+    except OSError:
+        return []
+    common = None if pointer.cut else _linked_repository(workdir, pointer.data.decode(errors="replace").strip(), home)
     return ["--ro-bind", str(common), str(common)] if common is not None else []
 
 
