@@ -125,12 +125,12 @@ _ITEMS = Union("input item", {
                     "mcp_approval_response", "mcp_call"),
 }, lambda item: typed(item) or ("message" if "role" in item else None))
 RESPONSES = obj("Responses request",
-                "model", "instructions", "tools", "tool_choice", "parallel_tool_calls", "reasoning", "store",
+                "model", "tools", "tool_choice", "parallel_tool_calls", "reasoning", "store",
                 "include", "prompt_cache_key", "prompt_cache_retention", "client_metadata", "text", "stream",
                 "stream_options", "max_output_tokens", "max_tool_calls", "metadata", "previous_response_id",
                 "conversation", "safety_identifier", "service_tier", "temperature", "top_p", "top_logprobs",
                 "truncation", "user", "background", "context_management",
-                input=Many(_ITEMS, text=True))
+                input=Many(_ITEMS, text=True), instructions=Many(_ITEMS, text=True))
 
 # ---------------------------------------------------------------- Gemini generateContent
 

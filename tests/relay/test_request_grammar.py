@@ -62,6 +62,8 @@ URL_PARTS = {
     "responses input_image": _responses({"type": "input_image", "image_url": URL}),
     "responses input_file": _responses({"type": "input_file", "file_url": URL}),
     "responses input_image in a tool output": _responses_tool_output({"type": "input_image", "image_url": URL}),
+    "responses input_image in instructions": ("openai", "/v1/responses", {"model": "gpt-5.5", "input": "hi",
+        "instructions": [{"role": "developer", "content": [{"type": "input_image", "image_url": URL}]}]}),
     "gemini fileData": _gemini({"fileData": {"mimeType": "image/png", "fileUri": URL}}),
     "gemini file_data": _gemini({"file_data": {"mime_type": "image/png", "file_uri": URL}}),
 }
