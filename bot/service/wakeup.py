@@ -149,6 +149,15 @@ class WorkerRow(TypedDict):
     seen_at: float
 
 
+def host_heartbeat(db: Database, host: str, now: float | None = None) -> WorkerRow | None:
+    """The freshest recent heartbeat of a worker pool (capacity above 0) on `host`, or None: what
+    `bot worker --check` probes. A pod's host name is its own, so this is the pod's worker."""
+    rows = db.query("SELECT owner, host, pid, version, running, capacity, started_at, seen_at FROM workers "
+                    "WHERE host = ? AND capacity > 0 AND seen_at >= ? ORDER BY seen_at DESC",
+                    [host, (now or time.time()) - ALIVE_S])
+    return cast(WorkerRow, rows[0]) if rows else None
+
+
 def connected_workers(db: Database, now: float | None = None) -> list[WorkerRow]:
     """The workers that heartbeated recently, oldest first."""
     since = (now or time.time()) - ALIVE_S

@@ -93,8 +93,48 @@ def test_the_intakes_probes_are_readyz_and_healthz(objects: list[dict[str, Any]]
 def test_every_http_probe_asks_readyz_or_healthz(objects: list[dict[str, Any]]) -> None:
     for _, container in containers(objects):
         for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
-            if probe in container:
+            if "httpGet" in container.get(probe, {}):
                 assert container[probe]["httpGet"]["path"] in ("/readyz", "/healthz")
+
+
+def test_the_worker_is_probed_on_its_own_heartbeat(objects: list[dict[str, Any]]) -> None:
+    """A worker serves no HTTP: a hung one (its heartbeat stale in the database) is restarted, and a
+    new one counts as ready in a rolling update once it heartbeats."""
+    worker = pod(objects, "worker")["containers"][0]
+    for probe in ("livenessProbe", "readinessProbe"):
+        assert worker[probe]["exec"]["command"][-2:] == ["worker", "--check"], probe
+
+
+def test_the_oauth_client_id_comes_from_the_configmap(objects: list[dict[str, Any]]) -> None:
+    """The one ConfigMap the docs tell an operator to edit holds it; no container writes its own."""
+    assert of_kind(objects, "ConfigMap")["github-agent-bot"]["data"]["GITHUB_CLIENT_ID"]
+    for _, container in containers(objects):
+        assert "GITHUB_CLIENT_ID" not in {v["name"] for v in container.get("env", [])}
+
+
+def container_environment(objects: list[dict[str, Any]], name: str) -> dict[str, str]:
+    """What the Deployment's container gets: its ConfigMaps (envFrom), then its own env, a secret
+    reference standing for a value."""
+    container = pod(objects, name)["containers"][0]
+    maps = of_kind(objects, "ConfigMap")
+    environment: dict[str, str] = {}
+    for source in container.get("envFrom", []):
+        environment.update(maps[source["configMapRef"]["name"]]["data"])
+    for variable in container.get("env", []):
+        environment[variable["name"]] = variable.get("value", "<from a Secret>")
+    return environment
+
+
+@pytest.mark.parametrize("deployment", ["intake", "worker"])
+def test_each_container_is_given_the_apps_whole_identity(objects: list[dict[str, Any]], deployment: str) -> None:
+    """The App's variables come whole or not at all (`bot serve` and `bot worker` refuse a part)."""
+    config.check_identity(container_environment(objects, deployment))
+
+
+def test_the_run_page_a_worker_links_is_one_readers_can_open(objects: list[dict[str, Any]]) -> None:
+    """The worker writes the tracking comment; the intake serves the page, behind its sign-in."""
+    worker, intake = (config.Settings(container_environment(objects, name)) for name in ("worker", "intake"))
+    assert worker.run_url("ab12cd34") is not None and intake.oauth_login
 
 
 def test_no_secret_value_is_written_in_the_manifests(objects: list[dict[str, Any]]) -> None:
