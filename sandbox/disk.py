@@ -22,8 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-MAX_DEPTH = 256  # deeper than any real checkout or CLI home; deeper is refused, not skipped
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+from sandbox.bounded_tree import DIR_FLAGS as _DIR_FLAGS
+from sandbox.bounded_tree import MAX_DEPTH  # the one bound of every walk; deeper is refused here, not skipped
+
 # Walks run off the event loop, on their own threads, so a big tree never delays other work
 # and never occupies the default executor other code relies on.
 _walkers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="disk-watch")
