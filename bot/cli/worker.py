@@ -22,7 +22,7 @@ from bot.cli import service_logging
 from bot.config import Settings
 from bot.db import DatabaseConfigError, connect
 from bot.db import url as database_url
-from bot.service import store, wakeup
+from bot.service import retention, store, wakeup
 from bot.settings import manifest
 
 # The worker pool, the sandbox and the SSE streams are imported where the worker starts: the probe
