@@ -13,7 +13,7 @@ TEST_CMDS  := $(SERVE_CMDS) socat hyperfine chromium curl openssl pgrep pg_ctlcl
 TEST_PKGS  := $(SERVE_PKGS) socat hyperfine chromium curl openssl procps postgresql podman runc mmdebstrap
 PYTEST_ARGS ?=
 
-.PHONY: serve test bench soak screenshots install install-test prereqs system-serve system-test agents specs clean
+.PHONY: serve test test-fast bench soak screenshots install install-test prereqs system-serve system-test agents specs clean
 
 install: prereqs system-serve $(VENV)/.installed-serve agents
 install-test: prereqs system-test $(VENV)/.installed-test agents specs
@@ -63,6 +63,11 @@ test: install-test
 	$(BIN)/ruff check bot adapters sandbox tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# the edit-test loop: everything but the real CLIs, sandboxes and containers (a few minutes)
+test-fast: install-test
+	$(BIN)/ruff check bot adapters sandbox tests bench
+	$(BIN)/python -m pytest -q -m "not e2e and not sandbox and not container" $(PYTEST_ARGS)
 
 bench: install-test
 	$(BIN)/python -m bench
