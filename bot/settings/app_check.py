@@ -17,6 +17,7 @@ from gidgethub.apps import get_jwt
 
 from bot.config import MissingConfig, Settings
 from bot.github.client import API_VERSION
+from bot.settings import unreachable
 
 OK_TTL = 600
 FAILED_TTL = 30
@@ -58,7 +59,7 @@ async def _ask_github(api: str, app_id: str, key: str) -> AppCheck:
         async with httpx.AsyncClient(timeout=10) as client:
             response = await client.get(f"{api}/app", headers=headers)
     except httpx.HTTPError as exc:
-        return AppCheck(False, f"GitHub could not be reached to verify the App ({type(exc).__name__}).")
+        return AppCheck(False, f"GitHub could not be reached to verify the App: {unreachable.reason(exc)}.")
     if response.status_code != 200:
         return AppCheck(False, f"GitHub refused App id {app_id} with this private key (HTTP "
                                f"{response.status_code}): check GITHUB_APP_ID and the key.")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import re
 from dataclasses import dataclass
 
@@ -32,6 +33,7 @@ from bot.settings.address import own_base
 from bot.settings.pages import esc, notice, page
 from bot.settings.session import sign, unsign
 
+log = logging.getLogger("bot.settings.first_run")
 STATE_COOKIE = "bot_manifest_state"
 STATE_TTL = 3600  # GitHub's manifest codes live for one hour
 # GitHub's logins: 1 to 39 characters, no leading, trailing or double dash
@@ -125,6 +127,7 @@ async def start(request: Request) -> Response:
     query = request.query_params
     code = query.get("setup_code", "")
     if not setup_code.matches(code, current_code(request)):
+        log.warning("first run: a setup page was refused: it needs the setup code this start printed above")
         return _refused(request, "Creating the App needs the setup code that the service printed in its "
                                  "log when it started.", "", _typed(query), 403)
     typed = _typed(query)
@@ -197,6 +200,8 @@ async def callback(request: Request) -> Response:
     except manifest.AlreadyStored:
         return _already(settings)
     await activate(request.app)
+    log.info("first run: GitHub App %s (id %s, @%s) created and stored in %s; webhooks are accepted from now on",
+             app.get("name") or app.get("slug"), app.get("id"), app.get("slug"), settings.data_dir / manifest.FILE)
     return _created(settings, app)
 
 
@@ -232,6 +237,7 @@ def _already(settings: Settings) -> HTMLResponse:
 
 
 def _failed(settings: Settings, message: str, status: int = 400) -> HTMLResponse:
+    log.warning("first run: the GitHub App was not created: %s", message)
     return _html(settings, page("The GitHub App was not created", notice(message, True) +
                                 '<p><a href="/">Start page</a></p>'), status)
 

@@ -15,6 +15,7 @@ import gidgethub.httpx
 import httpx
 
 from bot.errors import BotError
+from bot.settings import unreachable
 
 API_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
                "User-Agent": "github-agent-bot-settings"}
@@ -49,7 +50,7 @@ async def exchange_code(oauth_base: str, oauth_client: tuple[str, str], code: st
         try:
             response = await client.post(f"{oauth_base}/login/oauth/access_token", data=form)
         except httpx.HTTPError as exc:
-            raise GitHubRefused(502, f"GitHub could not be reached ({type(exc).__name__}).") from None
+            raise GitHubRefused(502, f"GitHub could not be reached: {unreachable.reason(exc)}.") from None
     data = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
     if response.status_code != 200 or not data.get("access_token"):
         reason = data.get("error_description") or data.get("error") or f"HTTP {response.status_code}"
@@ -140,7 +141,7 @@ async def _pages(api: str, token: str, path: str, key: str) -> list[dict]:
             status = int(exc.status_code)
             raise GitHubRefused(status, f"GitHub answered {status} for {path}.") from None
         except httpx.HTTPError as exc:
-            raise GitHubRefused(502, f"GitHub could not be reached ({type(exc).__name__}).") from None
+            raise GitHubRefused(502, f"GitHub could not be reached: {unreachable.reason(exc)}.") from None
     return items
 
 
@@ -150,7 +151,7 @@ async def _get(api: str, token: str, path: str, params: dict | None = None) -> d
         try:
             response = await client.get(path, params=params)
         except httpx.HTTPError as exc:
-            raise GitHubRefused(502, f"GitHub could not be reached ({type(exc).__name__}).") from None
+            raise GitHubRefused(502, f"GitHub could not be reached: {unreachable.reason(exc)}.") from None
     if response.status_code != 200:
         raise GitHubRefused(response.status_code, f"GitHub answered {response.status_code} for {path}.")
     return response.json()

@@ -17,6 +17,7 @@ from bot.config import Settings
 from bot.credentials.resolve import Kind, as_credentials
 from bot.job.model_channel import plan
 from bot.relay.server import Upstream
+from bot.settings import unreachable
 
 CHEAP_MODEL = {"anthropic": "claude-haiku-4-5", "openai": "gpt-5-mini", "google": "gemini-2.5-flash"}
 TIMEOUT = 20
@@ -55,7 +56,7 @@ async def try_key(kind: Kind, value: str, settings: Settings) -> KeyTest:
         async with httpx.AsyncClient(timeout=TIMEOUT) as client:
             response = await client.post(upstream.root + path, json=body, headers=headers)
     except httpx.HTTPError as exc:
-        return KeyTest(False, f"The provider ({upstream.root}) could not be reached ({type(exc).__name__}).")
+        return KeyTest(False, f"The provider ({upstream.root}) could not be reached: {unreachable.reason(exc)}.")
     return _verdict(kind, response.status_code)
 
 

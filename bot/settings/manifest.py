@@ -27,6 +27,7 @@ from bot import stored_app as stored_app_file
 from bot.config import Settings, StoredApp
 from bot.credentials import vault as secrets
 from bot.errors import BotError
+from bot.settings import unreachable
 
 FILE, CONTEXT = stored_app_file.FILE, stored_app_file.CONTEXT
 # variable -> field of GitHub's conversion answer
@@ -75,8 +76,8 @@ async def convert(github_api_url: str, code: str) -> dict:
         async with httpx.AsyncClient(timeout=20) as client:
             response = await client.post(url, headers=headers)
     except httpx.HTTPError as exc:
-        raise ManifestFailed(f"GitHub could not be reached to finish creating the App "
-                             f"({type(exc).__name__}); start again.") from None
+        raise ManifestFailed(f"GitHub could not be reached to finish creating the App: "
+                             f"{unreachable.reason(exc)}. Start again.") from None
     if response.status_code != 201:
         raise ManifestFailed(f"GitHub did not accept the App's code (HTTP {response.status_code}): it is "
                              "valid for one hour and only once. Start again.")
