@@ -42,7 +42,7 @@ Routes: POST /app/installations/{id}/access_tokens (needs `Authorization: Bearer
 `app_id` is given the JWT's iss must match, when `public_key` is given its signature is checked);
 GET /repos/{o}/{r}, /repos/{o}/{r}/installation, /repos/{o}/{r}/collaborators/{u}/permission;
 GET /repos/{o}/{r}/issues/{n}, GET|POST /repos/{o}/{r}/issues/{n}/comments, POST .../issues/{n}/reactions,
-GET|PATCH /repos/{o}/{r}/issues/comments/{id}, POST .../issues/comments/{id}/reactions;
+GET|PATCH|DELETE /repos/{o}/{r}/issues/comments/{id} (DELETE: 204, then 404), POST .../issues/comments/{id}/reactions;
 GET|PATCH /repos/{o}/{r}/pulls/comments/{id}, POST .../pulls/comments/{id}/reactions,
 GET /repos/{o}/{r}/pulls/{n}/comments, POST /repos/{o}/{r}/pulls/{n}/comments/{id}/replies;
 GET /repos/{o}/{r}/pulls/{n}, GET|POST /repos/{o}/{r}/pulls (list filters state, head, base);
@@ -553,6 +553,10 @@ class FakeGitHub:
         comment.update(body=body["body"], updated_at=_now())
         return 200, comment, {}
 
+    def _delete_comment(self, body, headers, owner, repo, kind, cid):
+        del self._state(f"{owner}/{repo}")[kind][int(cid)]  # KeyError: 404, as GitHub answers a gone comment
+        return 204, b"", {}
+
     def _react(self, body, headers, owner, repo, kind, cid):
         self._state(f"{owner}/{repo}")[kind][int(cid)]
         subject = "issue_comment" if kind == "comments" else "review_comment"
@@ -776,6 +780,7 @@ def _routes(gh: FakeGitHub) -> list:
         ("POST", repo + r"/issues/(?P<number>\d+)/comments", gh._create_comment),
         ("GET", repo + r"/issues/" + kind + r"/(?P<cid>\d+)", gh._comment),
         ("PATCH", repo + r"/issues/" + kind + r"/(?P<cid>\d+)", gh._update_comment),
+        ("DELETE", repo + r"/issues/" + kind + r"/(?P<cid>\d+)", gh._delete_comment),
         ("POST", repo + r"/issues/" + kind + r"/(?P<cid>\d+)/reactions", gh._react),
         ("GET", repo + r"/pulls/(?P<kind>comments)/(?P<cid>\d+)", None),
         ("PATCH", repo + r"/pulls/(?P<kind>comments)/(?P<cid>\d+)", None),
