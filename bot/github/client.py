@@ -258,6 +258,15 @@ class Thread:
         await self._authed(lambda: self.api.patch(f"{self.prefix}/{kind}/comments/{comment_id}",
                                                   data={"body": body}))
 
+    async def delete_comment(self, comment_id: int, review: bool = False) -> None:
+        """Take one of the bot's comments back; one already gone (404) is taken back too."""
+        kind = "pulls" if review else "issues"
+        try:
+            await self._authed(lambda: self.api.delete(f"{self.prefix}/{kind}/comments/{comment_id}"))
+        except BadRequest as exc:
+            if int(exc.status_code) != 404:
+                raise
+
     async def comments(self) -> list[dict]:
         return await self._all(f"{self.prefix}/issues/{self.number}/comments")
 

@@ -57,6 +57,13 @@ class Progress(Protocol):
 
 
 @runtime_checkable
+class Removable(Protocol):
+    """A surface whose comment can be taken back (GitHub's): a review with nothing to say leaves none."""
+
+    async def remove(self, handle: int | None) -> bool: ...
+
+
+@runtime_checkable
 class Watcher(Protocol):
     """A surface that follows the job's steps themselves rather than comment text (the terminal:
     bot/cli/render.py). The comment text still goes to post/edit; a watcher may ignore it."""
@@ -154,6 +161,7 @@ class TrackingComment:
         self._started = time.monotonic()
         self._lock = asyncio.Lock()
         self._finished = False  # after the terminal edit no progress edit may overwrite it
+        self._withdrawn = False  # the comment was taken back: no terminal edit either
 
     @property
     def header(self) -> str:
@@ -219,18 +227,36 @@ class TrackingComment:
             await self._maybe_edit()
 
     async def finish(self, body: str) -> None:
-        """The terminal edit: the answer, an error, or stopped. Always sent."""
-        self._finished = True
-        if self._pending:
-            self._pending.cancel()
-        if self._heartbeat:
-            self._heartbeat.cancel()
+        """The terminal edit: the answer, an error, or stopped. Always sent, unless withdrawn."""
+        self._stop_editing()
         async with self._lock:
+            if self._withdrawn:
+                return
             text = self._clean(body)
             if self.handle is None:
                 self.handle = await self.surface.post(text)
             else:
                 await self.surface.edit(self.handle, text)
+
+    async def withdraw(self) -> bool:
+        """Take the comment back instead of the terminal edit (a quiet review: its 👍 and check run
+        say it); False, with the comment kept for `finish`, when the surface cannot or GitHub refused."""
+        if not isinstance(self.surface, Removable) or self.handle is None:
+            return False
+        self._stop_editing()
+        async with self._lock:
+            try:
+                self._withdrawn = await self.surface.remove(self.handle)
+            except Exception as exc:  # the comment stays: the terminal edit answers in it
+                log.warning("could not take the tracking comment back: %s", exc)
+        return self._withdrawn
+
+    def _stop_editing(self) -> None:
+        self._finished = True
+        if self._pending:
+            self._pending.cancel()
+        if self._heartbeat:
+            self._heartbeat.cancel()
 
     async def _maybe_edit(self) -> None:
         if self.handle is None or self._finished:
@@ -299,6 +325,12 @@ class GitHubSurface:
             return
         await with_retries(lambda: self.thread.update_comment(handle, self._marked(body),
                                                               review=self.review_thread is not None))
+
+    async def remove(self, handle: int | None) -> bool:
+        if self.muted or handle is None:  # another worker holds the job, or nothing was posted
+            return False
+        await with_retries(lambda: self.thread.delete_comment(handle, review=self.review_thread is not None))
+        return True
 
     def _marked(self, body: str) -> str:
         return f"{body}\n{self.marker}" if self.marker else body
