@@ -133,7 +133,9 @@ VARIABLES: tuple[Variable, ...] = (
              ExistingPath(folder=True, example="/opt/bot/agents-cli")),
     Variable(f"BOT_{AGENT_PLACEHOLDER}_BIN", None, "An agent CLI's path (else the pinned install).", Kind()),
     Variable(f"BOT_{AGENT_PLACEHOLDER}_MODEL", None, "An agent's model (else the CLI's default).", Kind()),
-    Variable(f"BOT_{AGENT_PLACEHOLDER}_BASE_URL", None, "An operator gateway for an agent's provider.",
+    Variable(f"BOT_{AGENT_PLACEHOLDER}_BASE_URL", None, "An operator gateway for an agent's provider. The relay "
+             "hands it the agent's key (`OPENAI_API_KEY`, …) as its credential: one must be set, a placeholder "
+             "when the gateway asks for none.",
              Url(example="https://gateway.example.com")),
     Variable("BOT_OPENCODE_PROVIDER", None, "OpenCode's provider (else the model's prefix).", Kind()),
     Variable("BOT_OPENCODE_KEY_ENV", None, "The variable holding a custom OpenCode provider's key.",

@@ -231,4 +231,14 @@ def auth_required_message(settings: Settings, agent: str, repo: str | None = Non
                 f"or a repository admin or maintainer can connect one for everyone at {url}/repos/{repo}.")
     names = " or ".join(f"`{n}`" for n in operator_env_names(settings, agent)) or "its API key"
     return (f"I have no credentials to run {agent}. Set {names} in the bot's environment "
-            f"(in a workflow: a repository secret passed to this step's `env:`).")
+            f"(in a workflow: a repository secret passed to this step's `env:`).{_gateway_note(settings, agent)}")
+
+
+def _gateway_note(settings: Settings, agent: str) -> str:
+    """With an operator gateway, the key is what the relay hands the gateway: say so, since a gateway
+    that checks no key still needs one set."""
+    variable = f"BOT_{agent.upper()}_BASE_URL"
+    if not settings.agent_base_url(agent):
+        return ""
+    return (f" The gateway `{variable}` gets that key as its credential: set the gateway's own key, or any "
+            "placeholder when the gateway asks for none.")
