@@ -36,7 +36,7 @@ MAX_CHARS = 200
 MAX_QUOTE_LINES = 40
 _BACKTICKS = re.compile(r"`+")
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # CommonMark's escapable ASCII punctuation
-_LINK_STARTS = re.compile(r"(@|:(?=//)|(?<![A-Za-z0-9])www(?=\.))", re.IGNORECASE)
+_LINK_STARTS = re.compile(r"(@|:(?=//)|www(?=\.))", re.IGNORECASE)
 
 
 def code(value: object, limit: int = MAX_CHARS) -> str:

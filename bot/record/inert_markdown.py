@@ -6,15 +6,18 @@ quotes, and its code, exactly as written. Outside code:
 - `[` is escaped: no link, image, reference definition or footnote; a link shows as its text and
   its address, `[re-authenticate](https://evil.example)` as `\\[re-authenticate](`https://evil.example`)`;
 - `<` is escaped: no raw HTML (no `<img>`, no `<a href>`, no HTML block) and no `<…>` autolink;
+  an HTML comment opener also gets a zero-width space (`<!​--`), as bot/record/defang.py does;
 - `&` that starts a character reference is escaped: `&#64;` shows as written, never as `@`;
 - a bare `http://`, `https://`, `ftp://` or `www.` address is put in a code span: shown whole, copyable,
   not a link (GitHub links `www.x` to `http://www.x`, which is not what it shows);
 - a mention (`@login`, `@org/team`, after any non-word character as GitHub finds them) gets a
-  zero-width space after its `@` (bot/record/defang.py does the same for the ones it knows);
+  zero-width space after its `@`;
 - a closing keyword (close, fix, resolve and their forms) followed by what could be an issue
   reference gets a zero-width space after its first letter: merging closes nothing.
 
-Code is found by the CommonMark parser (defang.code_columns). The result is parsed again and
+An HTML comment (a forged bot marker) is gone with the `<`, and a code fence left open is closed
+(defang.close_open_code), so what the bot appends is not swallowed into it. Code is found by the
+CommonMark parser (defang.code_columns). The result is parsed again and
 checked; if anything is left that acts (a place the parser's positions could not be mapped), the
 whole text is shown as one fenced code block, which is inert and still readable.
 """
@@ -22,20 +25,23 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from bot.record.defang import ZWSP, code_columns, defang
+from bot.record.defang import ZWSP, close_open_code, code_columns
 
 MAX_CHARS = 200_000  # callers cut far below this; a longer text is cut here first
+MAX_PASSES = 4  # a text still changing after this many is shown as a code block
 _URL = re.compile(r"(?i)(?:https?://|ftp://|www\.)[^\s<>`\\]*")
 _URL_TRAILING = ".,:;!?*_~'\""
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
-# GitHub's MentionFilter finds `@name` after any non-word character (a `/` or another `@` too)
-MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")
-CLOSING_WORD = re.compile(r"(?i)(?<![A-Za-z0-9_])(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)(?![A-Za-z0-9_])")
+# GitHub's MentionFilter finds `@name` after any non-word character (a `/` or another `@` too) of
+# the rendered text, where a `_` may have been emphasis: it counts as no word character here
+MENTION = re.compile(r"(?<![A-Za-z0-9])@(?=[A-Za-z0-9])")
+CLOSING_WORD = re.compile(r"(?i)(?<![A-Za-z0-9])(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)(?![A-Za-z0-9])")
 # what may follow a closing keyword and start an issue reference, markdown between them allowed
 REFERENCE_AHEAD = re.compile(r"(?i)[\s:*_~\\\[\]()<>\"'|]{0,20}(?:#|&|gh-|https?://|www\.|[\w.-]+/[\w.-]+#)")
 _BACKTICKS = re.compile(r"`+")
@@ -43,14 +49,36 @@ _BACKTICKS = re.compile(r"`+")
 
 def inert_markdown(text: str) -> str:
     """`text` as markdown that shows what it says and acts on nothing (see the module's doc)."""
-    text = defang((text or "")[:MAX_CHARS])
+    text = (text or "")[:MAX_CHARS].replace("\r\n", "\n").replace("\r", "\n")
+    result = text
+    for _ in range(MAX_PASSES):  # an escape can change what is code (a definition gone): again
+        again = _one_pass(result)
+        if again == result:
+            return result if not acting(result) and not _code_lost(text, result) else as_code_block(text)
+        result = again
+    return as_code_block(text)
+
+
+def _one_pass(text: str) -> str:
     lines = text.split("\n")
     blocks, spans = code_columns(text, lines)
     fence = "`" * (1 + max((len(run) for run in _BACKTICKS.findall(text)), default=0))
     closing = _closing_keywords(text)
-    result = "\n".join(_line(line, [*blocks.get(i, ()), *spans.get(i, ())], fence, closing.get(i, ()))
-                       for i, line in enumerate(lines))
-    return result if not acting(result) else as_code_block(text)
+    return close_open_code("\n".join(_line(line, [*blocks.get(i, ()), *spans.get(i, ())], fence,
+                                            closing.get(i, ())) for i, line in enumerate(lines)))
+
+
+def _code_lost(before: str, after: str) -> bool:
+    """Whether some code of `before` is no longer code in `after` (an escape turned a link
+    definition into a paragraph that took in the indented code under it)."""
+    return bool(Counter(_code_texts(before)) - Counter(_code_texts(after)))
+
+
+def _code_texts(markdown: str) -> Iterator[str]:
+    for token in _parser().parse(markdown):
+        if token.type in ("fence", "code_block"):
+            yield token.content.rstrip("\n")
+        yield from (child.content for child in token.children or () if child.type == "code_inline")
 
 
 def as_code_block(text: str) -> str:
@@ -60,10 +88,16 @@ def as_code_block(text: str) -> str:
 
 
 def break_closing_keywords(text: str) -> str:
-    """Plain text (a title, a commit message) with a zero-width space in each closing keyword
-    followed by what could be an issue reference."""
-    cuts = [m.start() + 1 for m in CLOSING_WORD.finditer(text) if REFERENCE_AHEAD.match(text, m.end())]
+    """Plain text (a title, a commit message, one line of a quote) with a zero-width space in each
+    closing keyword that what could be an issue reference follows."""
+    cuts = [m.start() + 1 for m in CLOSING_WORD.finditer(text) if reference_may_follow(text, m.end())]
     return insert(text, [(at, at, ZWSP) for at in cuts])
+
+
+def reference_may_follow(text: str, at: int) -> bool:
+    """Whether an issue reference could follow a closing keyword ending at `at`: one starts
+    there (markdown between), or nothing does and the next line of the document may hold it."""
+    return bool(REFERENCE_AHEAD.match(text, at)) or not text[at:].strip(" \t:*_~\\")
 
 
 def break_mentions(text: str) -> str:
@@ -88,6 +122,8 @@ def _line(line: str, protected: Sequence[tuple[int, int]], fence: str, closing: 
     for at, char in enumerate(line):
         if char in "[<" and open_at(at) and not escaped(line, at):
             edits.append((at, at, "\\"))
+        if line.startswith("<!--", at) and open_at(at):  # no raw scan, however naive, sees a marker
+            edits.append((at + 2, at + 2, ZWSP))
         elif char == "&" and open_at(at) and not escaped(line, at) and _ENTITY.match(line, at):
             edits.append((at, at, "\\"))
     edits += [(m.start() + 1, m.start() + 1, ZWSP) for m in MENTION.finditer(line) if open_at(m.start())]
@@ -127,7 +163,7 @@ def _closing_keywords(text: str) -> dict[int, list[int]]:
     could follow (on the same line or the next)."""
     found: dict[int, list[int]] = {}
     for match in CLOSING_WORD.finditer(text):
-        if REFERENCE_AHEAD.match(text, match.end()):
+        if reference_may_follow(text, match.end()):
             line = text.count("\n", 0, match.start())
             column = match.start() - (text.rfind("\n", 0, match.start()) + 1)
             found.setdefault(line, []).append(column + 1)

@@ -28,19 +28,21 @@ from bot.record.defang import ZWSP, code_columns
 from bot.record.hidden import strip_invisible
 from bot.record.inert_markdown import (
     CLOSING_WORD,
-    REFERENCE_AHEAD,
     break_closing_keywords,
     break_mentions,
     escaped,
     inert_markdown,
     insert,
+    reference_may_follow,
 )
 
 __all__ = ["ZWSP", "Rendered", "branch", "closing", "code", "concat", "markdown", "outgoing", "plain",
            "quote", "required", "title", "words"]
 MAX_TITLE_CHARS = 72
 MAX_PLAIN_CHARS = 4_000
-_TEAM = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9])")
+MAX_GATE_PASSES = 4
+# `@org/team`, with what emphasis could take out of the rendered name (`@o_/t_`) counted in
+_TEAM = re.compile(r"(?<![A-Za-z0-9])@(?=[A-Za-z0-9][\w.*~-]*/)")
 _IMAGE = re.compile(r"!(?=\[)|<(?=img\b)", re.IGNORECASE)
 
 
@@ -111,9 +113,18 @@ def outgoing(text: str) -> Rendered:
     mention, no image. Rendered text passes as it is."""
     if isinstance(text, Rendered):
         return text
+    for _ in range(MAX_GATE_PASSES):  # an escape can change what is code (an HTML block gone): again
+        gated = _gated_text(text, protect=True)
+        if gated == text:
+            return Rendered(text)
+        text = gated
+    return Rendered(_gated_text(text, protect=False))  # still moving: nothing counts as code
+
+
+def _gated_text(text: str, protect: bool) -> str:
     lines = text.split("\n")
-    blocks, spans = code_columns(text, lines)
-    return Rendered("\n".join(_gated(line, [*blocks.get(i, ()), *spans.get(i, ())]) for i, line in enumerate(lines)))
+    blocks, spans = code_columns(text, lines) if protect else ({}, {})
+    return "\n".join(_gated(line, [*blocks.get(i, ()), *spans.get(i, ())]) for i, line in enumerate(lines))
 
 
 def _gated(line: str, protected: list) -> str:
@@ -123,7 +134,7 @@ def _gated(line: str, protected: list) -> str:
         return not any(start <= at < end for start, end in protected)
     edits = [(m.start() + 1, m.start() + 1, ZWSP) for m in _TEAM.finditer(line) if free(m.start())]
     edits += [(m.start() + 1, m.start() + 1, ZWSP) for m in CLOSING_WORD.finditer(line) if free(m.start())
-              and (REFERENCE_AHEAD.match(line, m.end()) or not line[m.end():].strip(" \t:*_~"))]
+              and reference_may_follow(line, m.end())]
     for match in _IMAGE.finditer(line):
         at = match.start() + (1 if match.group(0) == "!" else 0)  # escape the `[` or the `<`
         if free(at) and not escaped(line, at):

@@ -68,10 +68,11 @@ def _inline(children: list[Token], image_hosts: tuple[str, ...]) -> list[str]:
     return found + _in_text("".join(words))
 
 
-def _in_text(text: str) -> list[str]:
+def _in_text(text: str, autolinks: bool = True) -> list[str]:
     found = [f"mention {m.group(0)}" for m in MENTION.finditer(text)]
     found += [f"closing {m.group(0)}" for m in CLOSING.finditer(text)]
-    found += [f"autolink {m.group(0)}" for m in AUTOLINK.finditer(text) if m.group(0).lower().startswith("www.")]
+    if autolinks:
+        found += [f"autolink {m.group(0)}" for m in AUTOLINK.finditer(text) if m.group(0).lower().startswith("www.")]
     return found
 
 
@@ -85,7 +86,23 @@ def code_texts(markdown: str) -> Iterator[str]:
                 yield child.content
 
 
+def visible(markdown: str) -> str:
+    """What a reader sees of `markdown`: its text and code, whitespace runs as one space, without
+    the zero-width spaces that break mentions and keywords."""
+    shown = []
+    for token in _parser().parse(markdown):
+        if token.type in ("fence", "code_block", "html_block"):
+            shown.append(token.content)
+        for child in token.children or ():
+            if child.type in ("text", "code_inline", "html_inline"):
+                shown.append(child.content)
+            elif child.type in ("softbreak", "hardbreak"):
+                shown.append(" ")
+        shown.append(" ")
+    return " ".join("".join(shown).replace("\u200b", "").split())
+
+
 def plain_acts(text: str) -> list[str]:
     """What acts in a plain text GitHub does not render as markdown (a commit message, a pull
     request's title): mentions and closing keywords with a reference."""
-    return _in_text(text)
+    return _in_text(text, autolinks=False)
