@@ -82,7 +82,8 @@ class ThreadContext:
 
     async def render(self, budget: Budget) -> str:
         data = await self.data()
-        return render(data, budget, current_job=getattr(self.ctx, "job_id", None)) if data else ""
+        return render(data, budget, current_job=getattr(self.ctx, "job_id", None),
+                      since=reviewed_since(self.ctx)) if data else ""
 
     def record(self, recorder: Recorder, run_id: str) -> None:
         """An enforced event: the bot built the agent's view of the thread; what it removed."""
@@ -167,9 +168,9 @@ def human_texts(data: ThreadData) -> list[str]:
 
 # ---------------------------------------------------------------- rendering
 
-def render(data: ThreadData, budget: Budget, current_job: int | None = None) -> str:
+def render(data: ThreadData, budget: Budget, current_job: int | None = None, since: Since | None = None) -> str:
     parts = [_opening(data, budget), _trigger(data), _checks(data, budget),
-             _comments(data, budget, current_job), _reviews(data, budget, current_job), _diff(data, budget),
+             _comments(data, budget, current_job), _reviews(data, budget, current_job), _diff(data, budget, since),
              _attachments(data, budget), _problems(data)]
     return "\n\n".join(p for p in parts if p)
 
@@ -315,16 +316,44 @@ def _review_thread(thread: ReviewThread, current_job: int | None) -> str:
 
 # ---------------------------------------------------------------- the diff
 
-def _diff(data: ThreadData, budget: Budget) -> str:
-    if not data.files:
-        return ""
-    adds = sum(f.get("additions") or 0 for f in data.files)
-    dels = sum(f.get("deletions") or 0 for f in data.files)
-    head = f"## Changes: {len(data.files)} file{'s' if len(data.files) != 1 else ''}, +{adds} −{dels}"
-    blocks = [_file_block(f) for f in data.files]
+@dataclass(frozen=True)
+class Since:
+    """An incremental review's view of the diff: the commit reviewed last and the pull request's
+    files unchanged since then, whose diff was reviewed there and is not sent again."""
+
+    commit: str
+    unchanged: frozenset[str]
+
+
+def reviewed_since(ctx: JobContext) -> Since | None:
+    """An incremental review episode's (bot/job/review_job.py sets its collector); None for any other."""
+    findings = getattr(ctx, "findings", None)  # a context of the thread's own tests may hold no collector
+    scope = findings.scope if findings is not None else None
+    if scope is None or not scope.since:
+        return None
+    return Since(scope.since, frozenset(scope.unchanged))
+
+
+def _diff(data: ThreadData, budget: Budget, since: Since | None = None) -> str:
+    files = [f for f in data.files if since is None or f.get("filename") not in since.unchanged]
+    note = _unchanged_note(since, len(data.files) - len(files))
+    if not files:
+        return f"## Changes\n{note}" if note else ""
+    adds = sum(f.get("additions") or 0 for f in files)
+    dels = sum(f.get("deletions") or 0 for f in files)
+    head = (f"## Changes: {len(files)} file{'s' if len(files) != 1 else ''}"
+            f"{' changed since the last review' if since else ''}, +{adds} −{dels}" + (f"\n{note}" if note else ""))
+    blocks = [_file_block(f) for f in files]
     if sum(len(b) + 2 for b in blocks) <= budget.diff:
         return head + "\n\n" + "\n\n".join(blocks)
-    return head + "\n\n" + diff_summary(data.files, budget.diff)
+    return head + "\n\n" + diff_summary(files, budget.diff)
+
+
+def _unchanged_note(since: Since | None, left: int) -> str:
+    if since is None or not left:
+        return ""
+    files = "1 file of the pull request" if left == 1 else f"{left} files of the pull request"
+    return f"({files} unchanged since `{since.commit[:7]}` {'is' if left == 1 else 'are'} not shown: reviewed there.)"
 
 
 def _file_label(entry: dict[str, Any]) -> str:
