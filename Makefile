@@ -57,6 +57,7 @@ $(SPECS)/node_modules/.installed: $(SPECS)/package.json $(SPECS)/package-lock.js
 	touch $@
 
 serve: install
+	@echo "== the bot command (bot run, bot doctor, bot runs) is $(CURDIR)/$(BIN)/bot; put it on your PATH with: export PATH=\"$(CURDIR)/$(BIN):\$$PATH\""
 	$(BIN)/bot serve
 
 test: install-test
