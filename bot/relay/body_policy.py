@@ -37,8 +37,7 @@ from typing import Any
 import orjson
 
 from bot.errors import BotError
-from bot.relay import grammar
-from bot.relay.request_grammar import REQUESTS
+from bot.relay import grammar, request_grammar
 from bot.relay.usage import CallUsage
 
 # no request naming its output limit may produce more than this; at least every current model's
@@ -113,7 +112,7 @@ def check(api: str, raw: bytes, headers: list[tuple[bytes, bytes]], *, web_acces
     refusal = grammar.model_refusal(model, web_access=web_access)
     if refusal is not None:
         raise BodyRefused(400, "search_model", refusal)
-    grammar.read(REQUESTS[api], request, judge)
+    grammar.read(_GRAMMARS[api], request, judge)
     strip_usage = api == "chat" and _ask_for_usage(request)
     if api == "anthropic":
         headers = _without_beta_flags(headers, judge)
@@ -269,6 +268,8 @@ def _gemini(request: dict[str, Any], judge: _Judge) -> None:
 
 _POLICIES: dict[str, Callable[[dict[str, Any], _Judge], None]] = {
     "anthropic": _anthropic, "responses": _responses, "chat": _chat, "gemini": _gemini}
+_GRAMMARS = {"anthropic": request_grammar.ANTHROPIC, "responses": request_grammar.RESPONSES,
+             "chat": request_grammar.CHAT, "gemini": request_grammar.GEMINI}
 
 
 def provider_run_items(checked: Checked) -> Iterable[tuple[str, str]]:

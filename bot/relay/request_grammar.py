@@ -152,7 +152,7 @@ def _data_kind(part: dict[str, Any]) -> str | None:
 
 
 _PARTS: dict[str, Obj] = {}
-_GEMINI_PART = Union("Gemini part", _PARTS, _data_kind, lambda note: {"text": note})
+_GEMINI_PART = Union("generateContent part", _PARTS, _data_kind, lambda note: {"text": note})
 _PARTS.update({
     "metadata": _gemini_part("metadata part"),
     "text": _gemini_part("text part", text=PASS),
@@ -171,5 +171,3 @@ GEMINI = Obj("generateContent request", both({
     "contents": Many(_CONTENTS), "systemInstruction": One(_CONTENTS), "tools": PASS, "toolConfig": PASS,
     "safetySettings": PASS, "generationConfig": PASS, "cachedContent": PASS, "labels": PASS, "model": PASS}))
 GEMINI.keys.update(both({"generateContentRequest": One(GEMINI)}))  # countTokens wraps a whole request
-
-REQUESTS = {"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES, "gemini": GEMINI}

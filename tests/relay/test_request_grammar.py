@@ -225,7 +225,7 @@ def test_parts_nested_past_the_bound_are_dropped_and_recorded_without_exhausting
     checked = body_policy.check("gemini", _nested_gemini(330), [], web_access=False,
                                 model="gemini-2.5-flash")
     assert "bottom" not in checked.body.decode()
-    assert checked.dropped == [f"Gemini parts nested over {grammar.MAX_DEPTH} deep"]
+    assert checked.dropped == [f"generateContent parts nested over {grammar.MAX_DEPTH} deep"]
 
 
 def test_no_model_of_the_built_in_price_table_is_taken_for_one_that_searches():
