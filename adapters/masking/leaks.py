@@ -72,6 +72,22 @@ def mask(text: str, secrets: Iterable[str]) -> str:
     return "\n".join(lines)
 
 
+def leak_spans(text: str, secrets: Iterable[str]) -> list[tuple[int, int]]:
+    """Where `text` carries a secret or token shape, as sorted (start, end) spans to blank: each one
+    found in place, and the whole lines of one seen only once decoded (where exactly is unknown).
+    For callers that must keep the text's length (the model relay's streams)."""
+    if not text:
+        return []
+    scanner = _scanner(tuple(secrets))
+    spans = [(f.start, f.end) for f in scanner.find(text) if f.start >= 0]
+    hidden = [(first, last) for first, last, decoded in _escaped_blocks(text) if scanner.find(decoded)]
+    if hidden:
+        starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        ends = [start - 1 for start in starts[1:]] + [len(text)]
+        spans += [(starts[first], ends[last]) for first, last in hidden]
+    return sorted(spans)
+
+
 def scan(parts: Mapping[str, str], secrets: Iterable[str]) -> list[Leak]:
     """The leaks in what is about to leave: `parts` maps a description of each part ("the branch
     name") to its text."""

@@ -21,6 +21,11 @@ Usage by the pipeline:
   each one dropped, refused or allowed is recorded as a `model_policy` event.
 - Forwards only the provider's model APIs (bot/relay/apis.py); anything else is refused (404) and
   recorded. `HEAD /` (Claude Code's preflight) is answered here.
+- What goes back to the CLI is the provider's answer, not the operator's: reply headers pass through
+  an allowlist (bot/relay/reply_headers.py, the rest dropped and named in the record), and the
+  operator's credential, in any form the masking layer knows, is in no byte the CLI receives: an
+  error body that carries it is replaced, a stream has it blanked (bot/relay/reply_guard.py,
+  bot/relay/key_guard.py); a compressed reply, which could not be checked, is refused.
 - Streams pass through as they arrive; `UsageTap` reads the usage from the bytes going by. A chat
   stream always asks for its usage; what the client did not ask for is removed on the way back
   (bot/relay/reply_filter.py). A request leaves for the provider in one write, and a read takes all
@@ -62,10 +67,11 @@ from adapters.base import Tier
 from bot import retry
 from bot.loopback import LoopbackServer
 from bot.record.recorder import Recorder
-from bot.relay import apis, body_policy, downstream, reservation, unavailable, wire
+from bot.relay import apis, body_policy, downstream, reply_guard, reply_headers, reservation, unavailable, wire
 from bot.relay.body_policy import Checked
 from bot.relay.budgets import Budget, Hold, Ledger, Scope
 from bot.relay.chatgpt import Login, LoginRefused, Session
+from bot.relay.key_guard import KeyGuard
 from bot.relay.pricing import PriceTable, builtin_table, unpriced
 from bot.relay.reply_filter import UsageChunkFilter
 from bot.relay.retry import RetryPolicy, busy_note, retryable, unreachable_reason
@@ -91,12 +97,6 @@ _DROP_UP = {b"host", b"connection", b"keep-alive", b"proxy-authorization", b"pro
             b"forwarded", b"x-forwarded-for", b"x-forwarded-host", b"x-forwarded-proto", b"via",
             b"openai-organization", b"openai-project", b"x-goog-user-project", b"chatgpt-account-id",
             *apis.KEY_CARRIERS}
-# the body is passed on as received (raw), re-framed by the relay's server: no upstream framing
-# (a Content-Length stays when the provider sent one without chunking: the raw bytes match it)
-_DROP_DOWN = {b"connection", b"keep-alive", b"transfer-encoding", b"content-length", b"upgrade", b"trailer",
-              b"set-cookie"}
-
-
 # a jar that keeps nothing: a provider's Set-Cookie must not ride along on the episode's later calls
 _NO_COOKIES = http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=()))
 
@@ -188,6 +188,7 @@ class ModelCall:
     hold: Hold | None = None  # its ceiling, held against the budget until the call is settled
     charged_max: bool = False  # the reply reported no usage: charged its ceiling
     may_bill: bool = False  # it left for the provider and no error answer came back: usage or ceiling is charged
+    headers_dropped: list[str] = field(default_factory=list)  # reply headers the allowlist kept from the CLI
 
     def detail(self) -> dict[str, Any]:
         return {"provider": self.provider, "api": self.api, "model": self.model, "status": self.status or None,
@@ -195,6 +196,7 @@ class ModelCall:
                 "tokens": self.usage.as_dict() if self.usage else None,
                 "cost_usd": self.cost_usd if self.cost_usd is not None else ("unpriced" if self.usage else None),
                 "retries": self.retries, **({"charged": "maximum"} if self.charged_max else {}),
+                **({"headers_dropped": self.headers_dropped} if self.headers_dropped else {}),
                 **({"notes": self.notes} if self.notes else {})}
 
 
@@ -242,6 +244,9 @@ class ModelRelay:
         self._on_login_refresh = on_login_refresh
         self.session: Session | None = None  # the live ChatGPT login, when the upstream is one
         recorder.add_secrets([self.token, upstream.credential, *(upstream.login.secrets() if upstream.login else ())])
+        # what of the operator's must not reach the sandbox: the credential, the login, the billing ids
+        self.key_guard = KeyGuard([upstream.credential, *(upstream.login.secrets() if upstream.login else ()),
+                                   *(value for _, value in upstream.billing)])
 
     @property
     def url(self) -> str:
@@ -262,7 +267,7 @@ class ModelRelay:
             self._client = httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False, cookies=_NO_COOKIES,
                                              transport=self._transport)
             self.session = Session(self.upstream.login, self._client, on_refresh=self._on_login_refresh,
-                                   on_secret=self.recorder.add_secrets)
+                                   on_secret=self._new_secrets)
         config = uvicorn.Config(self, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
                                 timeout_graceful_shutdown=1, access_log=False, http=_RelayProtocol, ws="none",
                                 proxy_headers=False, server_header=False, date_header=False)
@@ -277,6 +282,11 @@ class ModelRelay:
             await asyncio.gather(*self._background, return_exceptions=True)
         if self._own_transport and self._transport is not None:
             await self._transport.aclose()
+
+    def _new_secrets(self, secrets: list[str]) -> None:
+        """A renewed login's tokens: masked in the record and kept from the sandbox."""
+        self.recorder.add_secrets(secrets)
+        self.key_guard = KeyGuard([*self.key_guard.secrets, *secrets])
 
     def stop(self, reason: str, kind: str = "stopped") -> None:
         """Refuse every later call; tell the runner once (it ends the episode); recorded once."""
@@ -432,34 +442,52 @@ class ModelRelay:
             if response.status_code in (401, 403):
                 await response.aread()
                 raise _Refused(response.status_code, "key", self._key_rejected(response))
+            response = await self._guarded(response, route, call)
             call.outcome = "ok" if response.status_code < 400 else f"http:{response.status_code}"
             tap = self._tap(route, response, call)
             unasked = UsageChunkFilter() if checked.strip_usage and tap is not None and tap.sse else None
-            headers, sized = _headers_down(response, resized=unasked is not None)
+            down = reply_headers.headers_down(response.headers.raw, self.key_guard, resized=unasked is not None)
+            self._note_headers(call, down)
+            mask = self.key_guard.stream()
             if isinstance(response.stream, wire.Body):  # then the head leaves with the body's first piece
                 await response.stream.arrived_within(downstream.HEAD_WAIT_S)
-            await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+            await send({"type": "http.response.start", "status": response.status_code, "headers": down.headers})
             call.answering = True
             try:
                 async for chunk in response.aiter_raw():  # each piece as it arrives (a size would hold them)
                     if call.ttfb_ms is None:
                         call.ttfb_ms = _ms(started)
-                    out = unasked.feed(chunk) if unasked is not None else chunk
+                    out = mask.feed(unasked.feed(chunk) if unasked is not None else chunk)
                     if out:
                         await send({"type": "http.response.body", "body": out, "more_body": True})
                     if tap is not None:
                         tap.feed(chunk)
             except httpx.HTTPError as exc:  # the provider cut the stream: the client sees it end early
                 call.outcome = f"error:cut ({type(exc).__name__})"
-                if sized:  # a short sized body cannot be ended cleanly: the connection is closed
+                if down.sized:  # a short sized body cannot be ended cleanly: the connection is closed
                     return
-            rest = unasked.close() if unasked is not None else b""
+            rest = mask.feed(unasked.close() if unasked is not None else b"") + mask.close()
             await send({"type": "http.response.body", "body": rest, "more_body": False})
+            if mask.found:
+                self._record_policy(call, "withheld", f"the operator's credential in the reply's body, blanked "
+                                    f"in {mask.found} piece(s)")
         finally:
             await response.aclose()
         if tap is not None:
             usage, model = tap.result()
             call.usage, call.model = usage, call.model or model
+
+    async def _guarded(self, response: httpx.Response, route: apis.Route, call: ModelCall) -> httpx.Response:
+        """The reply as it may go on to the CLI (bot/relay/reply_guard.py); what it withheld is recorded."""
+        passed, withheld = await reply_guard.guarded(response, self.key_guard, route.api)
+        if withheld is not None:
+            self._record_policy(call, "withheld", withheld)
+        return passed
+
+    def _note_headers(self, call: ModelCall, down: reply_headers.Down) -> None:
+        call.headers_dropped = down.dropped
+        for name in down.withheld:
+            self._record_policy(call, "withheld", f"the operator's credential in the reply header {name}")
 
     @staticmethod
     def _tap(route: apis.Route, response: httpx.Response, call: ModelCall) -> UsageTap | None:
@@ -563,6 +591,7 @@ class ModelRelay:
 
     def _key_rejected(self, response: httpx.Response) -> str:
         kind = apis.error_type(response.content)
+        kind = "" if self.key_guard.carries(kind.encode()) else kind
         reason = (f"the {self.upstream.provider} key of the {self.upstream.scope} scope was rejected by the "
                   f"provider (HTTP {response.status_code}{' ' + kind if kind else ''})")
         fix = self.upstream.fix_hint or "replace that key"
@@ -604,21 +633,6 @@ def _origin_of(root: str) -> wire.Origin | None:
         return wire.Origin.of(root)
     except (httpx.InvalidURL, httpx.UnsupportedProtocol):
         return None
-
-
-def _headers_down(response: httpx.Response, resized: bool = False) -> tuple[list[tuple[bytes, bytes]], bool]:
-    """The provider's headers for the CLI, and whether its Content-Length is kept (then the relay's
-    server sends the body as it is, without re-chunking it; never when the relay `resized` it)."""
-    headers, sized = [], False
-    chunked = resized or b"transfer-encoding" in (k.lower() for k, _ in response.headers.raw)
-    for name, value in response.headers.raw:
-        lowered = name.lower()
-        if lowered == b"content-length" and not chunked:
-            headers.append((name, value))
-            sized = True
-        elif lowered not in _DROP_DOWN:
-            headers.append((name, value))
-    return headers, sized
 
 
 async def _read_body(receive: Receive) -> bytes:
