@@ -17,7 +17,8 @@ UTIL = "def double(x):\n    return 2 * x\n"
 
 @pytest.fixture
 def world(tmp_path):
-    with open_world(tmp_path, extra={"util.py": UTIL}) as opened:
+    # these re-reviews are read for what their body says of the earlier findings: posted even with nothing new
+    with open_world(tmp_path, bot_yml="reviews:\n  quiet: false\n", extra={"util.py": UTIL}) as opened:
         yield opened
 
 

@@ -3,10 +3,17 @@ threshold is taken back (DELETE, as GitHub documents it), and the terminal edit 
 skipped; a surface that cannot take a comment back keeps it for the one-line answer."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import httpx
 
 from bot.github.client import RetryingAPI, Thread
+from bot.job.review_quiet import nothing_to_say, thumbs_up
 from bot.job.tracking import GitHubSurface, TrackingComment
+from bot.review.findings import Finding
+from bot.review.merge import Merged
+from bot.review.selection import Selection
+from bot.workspace.repo_config import ReviewsSection
 from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
 
@@ -69,3 +76,35 @@ async def test_a_surface_that_cannot_take_a_comment_back_keeps_it_for_the_answer
     assert not await tracking.withdraw()
     await tracking.finish("✅ codex reviewed `abc1234`: no issues found in 1 file.")
     assert surface.shown[-1].startswith("✅ codex reviewed")
+
+
+def selection(posted: int = 0, summarised: int = 0, below: int = 0) -> Selection:
+    item = Merged(Finding("codex", "app.py", 3, "RIGHT", "x", severity="nit"), ["codex"])
+    return Selection([item] * posted, [item] * summarised, [item] * below)
+
+
+def test_a_review_with_nothing_at_or_above_the_threshold_has_nothing_to_say():
+    quiet = ReviewsSection()
+    assert nothing_to_say(quiet, selection(below=3), all_finished=True, event="COMMENT")
+    assert not nothing_to_say(quiet, selection(posted=1), all_finished=True, event="COMMENT")
+    assert not nothing_to_say(quiet, selection(summarised=1), all_finished=True, event="COMMENT")
+
+
+def test_a_failed_agent_a_verdict_or_quiet_false_is_always_said():
+    quiet = ReviewsSection()
+    assert not nothing_to_say(quiet, selection(), all_finished=False, event="COMMENT")
+    assert not nothing_to_say(quiet, selection(), all_finished=True, event="APPROVE")
+    assert not nothing_to_say(ReviewsSection(quiet=False), selection(), all_finished=True, event="COMMENT")
+
+
+async def test_the_thumbs_up_goes_only_on_a_comment_that_asked():
+    reacted: list[tuple[dict, str]] = []
+
+    class Thread:
+        async def react(self, target: dict, content: str) -> None:
+            reacted.append((target, content))
+
+    for target, placed in [({"type": "issue_comment", "id": 7}, True), ({"type": "review_comment", "id": 8}, True),
+                           ({"type": "issue", "id": 2}, False), ({"type": "review", "id": 9}, False), (None, False)]:
+        assert await thumbs_up(SimpleNamespace(target=target, thread=Thread())) is placed
+    assert reacted == [({"type": "issue_comment", "id": 7}, "+1"), ({"type": "review_comment", "id": 8}, "+1")]

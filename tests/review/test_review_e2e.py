@@ -42,15 +42,6 @@ def test_comment_outside_the_diff_is_refused_and_the_corrected_retry_lands(world
     assert "Focus: the arithmetic" in review["body"]
 
 
-def test_no_findings_posts_an_explicit_no_issues_review(world):
-    world.providers["codex"].script(say("Looks good to me."))
-    world.ask("@bot codex review")
-    answer = world.answer()
-    [review] = world.reviews()
-    assert "No issues found in 1 file" in review["body"] and review["_comments"] == []
-    assert "no issues found in 1 file," in answer
-
-
 def test_review_on_an_issue_says_it_needs_a_pull_request(world):
     world.gh.add_comment(REPO, 1, "@bot review", user="Codertocat", comment_id=7002)
     data = payload("issue_comment.created", "@bot review")

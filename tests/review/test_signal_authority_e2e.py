@@ -16,7 +16,7 @@ BUG = {"path": "app.py", "line": BUG_LINE, "side": "RIGHT", "body": "add() subtr
 
 @pytest.fixture
 def checked(tmp_path):
-    with open_world(tmp_path, bot_yml="reviews:\n  check_run: true\n") as world:
+    with open_world(tmp_path, bot_yml="reviews:\n  check_run: true\n  quiet: false\n") as world:
         yield world
 
 

@@ -24,15 +24,18 @@ def _git(cwd: Path, *args: str) -> str:
                           check=True, capture_output=True, text=True).stdout
 
 
-def make_review_remote(base: Path, bot_yml: str | None = None,
-                       extra: dict[str, str] | None = None) -> tuple[Path, dict[str, str]]:
-    """A bare repository whose main has app.py (and `bot_yml` as .github/bot.yml) and whose
-    refs/pull/2/head brings the bug (and the `extra` files); returns (the remotes folder, each
-    changed file's patch as GitHub's files API gives it)."""
+def make_review_remote(base: Path, bot_yml: str | None = None, extra: dict[str, str] | None = None,
+                       on_main: dict[str, str] | None = None) -> tuple[Path, dict[str, str]]:
+    """A bare repository whose main has app.py (and `bot_yml` as .github/bot.yml, and the `on_main`
+    files) and whose refs/pull/2/head brings the bug (and the `extra` files); returns (the remotes
+    folder, each changed file's patch as GitHub's files API gives it)."""
     work = base / "seed"
     work.mkdir(parents=True)
     _git(work, "init", "-q", "-b", "main")
     (work / "app.py").write_text(BASE_APP)
+    for name, text in (on_main or {}).items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(text)
     if bot_yml is not None:
         (work / ".github").mkdir()
         (work / ".github" / "bot.yml").write_text(bot_yml)
@@ -44,6 +47,7 @@ def make_review_remote(base: Path, bot_yml: str | None = None,
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
     (work / "app.py").write_text(HEAD_APP)
     for name, text in (extra or {}).items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
         (work / name).write_text(text)
     _git(work, "add", ".")
     _git(work, "commit", "-qm", "docstring")
@@ -126,11 +130,13 @@ class World:
 
 
 @contextlib.contextmanager
-def open_world(tmp_path: Path, bot_yml: str | None = None, extra: dict[str, str] | None = None, **env_extra: str):
+def open_world(tmp_path: Path, bot_yml: str | None = None, extra: dict[str, str] | None = None,
+               on_main: dict[str, str] | None = None, **env_extra: str):
     """`bot serve` with codex and claude, each against its own fake provider (so each agent's script
-    is its own while they run at the same time); `env_extra` adds to the service's environment."""
+    is its own while they run at the same time); `on_main`: files of the default branch only;
+    `env_extra` adds to the service's environment."""
     gh = seeded_github()
-    remotes, patches = make_review_remote(tmp_path, bot_yml, extra)
+    remotes, patches = make_review_remote(tmp_path, bot_yml, extra, on_main)
     for name, patch in patches.items():
         gh.add_pull_file(REPO, PR, name, patch)
     with FakeProvider() as codex, FakeProvider() as claude:
