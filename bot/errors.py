@@ -26,6 +26,7 @@ The tree below, with each class's module, is checked against the classes
     ├── LoginRefused             bot.relay.chatgpt       the ChatGPT login was not renewed
     ├── BodyRefused              bot.relay.body_policy   a request the relay answers itself
     ├── PriceTableError          bot.relay.pricing       the operator's price table is invalid
+    ├── Unreadable               bot.relay.reservation   a request's output limit or count is not a number
     ├── SpecError                bot.intake.spec         a stored job spec this version cannot read
     ├── Stop                     bot.job.context         end the job now with a terminal text
     ├── SessionHomeTooLarge      bot.job.session_home    a CLI's resume state is over its cap

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from bot.errors import BotError
 from bot.relay.usage import CallUsage
 
 # no request naming its output limit may produce more than this; at least every current model's
@@ -35,7 +36,7 @@ SPELLINGS: dict[str, tuple[tuple[tuple[Any, ...], tuple[str, ...]], tuple[tuple[
 }
 
 
-class Unreadable(ValueError):
+class Unreadable(BotError, ValueError):
     """A limit or count the relay cannot read as a number; the message names it."""
 
 

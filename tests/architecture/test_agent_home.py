@@ -18,6 +18,8 @@ ELSEWHERE = {
     "bot/relay/apis.py": "Google's Gemini API and ChatGPT's Codex backend are provider APIs",
     "bot/relay/usage.py": "the Gemini API's usage fields",
     "bot/relay/body_policy.py": "the Gemini API's request fields",
+    "bot/relay/reservation.py": "the Gemini API's request fields (its output limit and answer count)",
+    "bot/relay/reply_headers.py": "the rate-limit headers of ChatGPT's Codex backend",
     "bot/relay/chatgpt.py": "the ChatGPT login file the relay holds for Codex",
     "bot/relay/server.py": "the words of a rejected ChatGPT login (`codex login` makes a new one)",
     "bot/credentials/shapes.py": "the providers' key shapes (a Claude subscription token, a Gemini API key)",
