@@ -70,11 +70,11 @@ def code_columns(text: str, lines: list[str]) -> tuple[dict[int, list], dict[int
 
 def _code(text: str, lines: list[str]) -> tuple[dict[int, list], dict[int, list]]:
     """Per line: the column ranges that are code, in code blocks and in inline code spans."""
-    env: dict = {}
+    tokens, env = parsed(text)
     blocks: dict[int, list] = {}
     spans: dict[int, list] = {}
     cursor: dict[int, int] = {}  # several table cells share a line
-    for token in _parser().parse(text, env):
+    for token in tokens:
         if token.type in ("fence", "code_block") and token.map:
             for line in range(*token.map):
                 blocks[line] = [_WHOLE_LINE]
@@ -162,8 +162,16 @@ def _parser() -> MarkdownIt:
     return md
 
 
+@functools.lru_cache(maxsize=4)
+def parsed(text: str) -> tuple[list[Token], dict]:
+    """The tokens of `text` and the parse's env (where its code spans are); the last few are kept,
+    as the renderer reads the same text for its code, its check and its open fence. Read only."""
+    env: dict = {}
+    return _parser().parse(text, env), env
+
+
 def _parse(text: str) -> list[Token]:
-    return _parser().parse(text, {})
+    return parsed(text)[0]
 
 
 def _walk(tokens: list[Token]) -> Iterator[Token]:

@@ -23,15 +23,13 @@ whole text is shown as one fenced code block, which is inert and still readable.
 """
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from bot.record.defang import ZWSP, close_open_code, code_columns
+from bot.record.defang import ZWSP, close_open_code, code_columns, parsed
 
 MAX_CHARS = 200_000  # callers cut far below this; a longer text is cut here first
 MAX_PASSES = 4  # a text still changing after this many is shown as a code block
@@ -54,7 +52,8 @@ def inert_markdown(text: str) -> str:
     for _ in range(MAX_PASSES):  # an escape can change what is code (a definition gone): again
         again = _one_pass(result)
         if again == result:
-            return result if not acting(result) and not _code_lost(text, result) else as_code_block(text)
+            inert = not acting(result) and not _code_lost(text, result)
+            return close_open_code(result) if inert else as_code_block(text)
         result = again
     return as_code_block(text)
 
@@ -64,8 +63,8 @@ def _one_pass(text: str) -> str:
     blocks, spans = code_columns(text, lines)
     fence = "`" * (1 + max((len(run) for run in _BACKTICKS.findall(text)), default=0))
     closing = _closing_keywords(text)
-    return close_open_code("\n".join(_line(line, [*blocks.get(i, ()), *spans.get(i, ())], fence,
-                                            closing.get(i, ())) for i, line in enumerate(lines)))
+    return "\n".join(_line(line, [*blocks.get(i, ()), *spans.get(i, ())], fence, closing.get(i, ()))
+                     for i, line in enumerate(lines))
 
 
 def _code_lost(before: str, after: str) -> bool:
@@ -75,7 +74,7 @@ def _code_lost(before: str, after: str) -> bool:
 
 
 def _code_texts(markdown: str) -> Iterator[str]:
-    for token in _parser().parse(markdown):
+    for token in parsed(markdown)[0]:
         if token.type in ("fence", "code_block"):
             yield token.content.rstrip("\n")
         yield from (child.content for child in token.children or () if child.type == "code_inline")
@@ -182,16 +181,11 @@ def insert(text: str, edits: list[tuple[int, int, str]]) -> str:
 
 # --- the check ---------------------------------------------------------------------------------
 
-@functools.cache
-def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
-
-
 def acting(markdown: str) -> list[str]:
     """What in `markdown` would still act as GitHub renders it: links, images, raw HTML, and in
     the rendered text a bare address, a mention or a closing keyword before a reference."""
     found = []
-    for token in _parser().parse(markdown):
+    for token in parsed(markdown)[0]:
         if token.type == "html_block":
             found.append("html")
         elif token.type == "inline":
