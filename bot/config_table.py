@@ -164,7 +164,8 @@ VARIABLES: tuple[Variable, ...] = (
              "(longer when a look is slow).", Number(positive=True)),
     # the model relay
     Variable("BOT_RELAY_PRICES", None,
-             "A model price table (JSON, the shape of bot/relay/prices.json) merged over the built-in one.",
+             "A model price table (JSON, the shape of bot/relay/prices.json) merged over the built-in one; "
+             "the model relay refuses a model neither lists.",
              ExistingPath(example="/path/to/prices.json")),
     Variable("BOT_RELAY_RETRIES", "4", "Times the model relay retries a busy provider (429, 529, 5xx).",
              Whole(0)),
