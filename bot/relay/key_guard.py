@@ -18,8 +18,9 @@ URL-safe), base32, percent, HTML-entity or backslash escapes, full-width, and an
 The gate: the masking layer's search costs ~20 ns a byte in Python (a streamed 600 kB answer, 12
 ms), so each piece first goes through a gate in C (`bytes.translate` views and `find`): the key's
 needles are cut into pieces of GATE characters such that any run the masking layer counts as a leak
-holds a whole piece, and the gate also fires on its exact forms, on an escaped character of a key's
-alphabet and on full-width letters. Only when it fires does the masking layer's search run.
+holds a whole piece, and the gate also fires on its exact forms, on an escape of a key's character,
+of an invisible one or of a full-width letter, and on full-width letters themselves. Only when it
+fires does the masking layer's search run (a whole error body skips the gate: `thorough`).
 """
 from __future__ import annotations
 
