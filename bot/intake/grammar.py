@@ -29,7 +29,7 @@ class Usage:
 USAGES = (
     Usage("new", "[agent] new <request>", "starts a fresh session instead of resuming this thread's"),
     Usage("review", "[agent] review [focus]", "reviews a pull request, with comments on its lines "
-          "(`review with claude, codex` asks several agents, `review all` starts over on the whole pull request)"),
+          "(`review with <agent>, <agent>` asks several agents, `review all` starts over on the whole pull request)"),
     Usage("status", "status", "shows this thread's sessions, queue and model spend"),
     Usage("stop", "stop", "stops the running job"),
     Usage("help", "help", "shows this"),
