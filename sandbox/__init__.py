@@ -1,7 +1,8 @@
 """Sandboxes for agent CLIs: tier 1 (bubblewrap, the default floor) and tier 0 (process jail).
 
 `select_spawner(tier, host)` gives the spawner of a tier; `doctor_checks(host)` lists each floor
-check with its verdict for `bot doctor`. The bot passes the operator's settings in (`Host`);
+check with its verdict for `bot doctor`; `container_caps(host)` says when the container's own cgroup
+is what caps the episodes (then one runs at a time). The bot passes the operator's settings in (`Host`);
 nothing here reads the bot's configuration.
 """
 from __future__ import annotations
@@ -30,3 +31,11 @@ def doctor_checks(host: Host | None = None) -> list[tuple[str, bool, str]]:
     from sandbox import preflight
     from sandbox.base import Host
     return preflight.checks(host or Host())
+
+
+def container_caps(host: Host | None = None) -> str | None:
+    """How the container's own cgroup caps the episodes, when it is what caps them: a worker then
+    runs one episode at a time. None when each episode gets cgroups of its own (or none can be had)."""
+    from sandbox import preflight
+    from sandbox.base import Host
+    return preflight.container_caps(host or Host())

@@ -7,6 +7,10 @@ only hugetlb). A v2 leaf is still joined when possible for `cgroup.kill`.
 directory makes every start refuse, which is how the refusal is tested.
 `BOT_CGROUP_PARENT` names a subtree root delegated to an unprivileged bot user
 (default: the bot's own cgroup in each hierarchy).
+
+Where no subtree can be made (a container's read-only /sys/fs/cgroup), the container's own
+cgroup serves when its caps are at or below the run's (sandbox/own_cgroup.py): one episode per
+container. A subtree, when there is one, is preferred: it caps each run on its own.
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ class CgroupUnavailable(RuntimeError):
     pass
 
 
-def _own_path(controller: str) -> str:
+def own_path(controller: str) -> str:
     """This process's cgroup path for a v1 controller ('' key = v2)."""
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         _, names, path = line.split(":", 2)
@@ -37,11 +41,11 @@ def _own_path(controller: str) -> str:
 
 def _v1_parent(root: Path, controller: str, delegated: str | None) -> Path:
     base = root / controller
-    own = base / (delegated or _own_path(controller)).strip("/")
+    own = base / (delegated or own_path(controller)).strip("/")
     return own if (own / "cgroup.procs").exists() else base
 
 
-def _v2_mount(root: Path) -> Path | None:
+def v2_mount(root: Path) -> Path | None:
     for candidate in (root, root / "unified"):
         if (candidate / "cgroup.controllers").exists():
             return candidate
@@ -49,10 +53,10 @@ def _v2_mount(root: Path) -> Path | None:
 
 
 def _v2_parent(root: Path, delegated: str | None) -> Path | None:
-    mount = _v2_mount(root)
+    mount = v2_mount(root)
     if mount is None:
         return None
-    own = mount / (delegated or _own_path("")).strip("/")
+    own = mount / (delegated or own_path("")).strip("/")
     return own if (own / "cgroup.procs").exists() else mount
 
 
@@ -68,6 +72,7 @@ def _v2_has_controllers(parent: Path) -> bool:
 class CgroupSet:
     """The cgroups one run joins: where to write its pid, where to read what happened."""
 
+    scope = "run"  # the caps are the run's own cgroups ("container": sandbox/own_cgroup.py)
     version: int
     memory: Path
     pids: Path
@@ -94,11 +99,11 @@ class CgroupSet:
 
     def oom_kills(self) -> int:
         if self.version == 2:
-            return _field(_read(self.memory / "memory.events"), "oom_kill")
-        return _field(_read(self.memory / "memory.oom_control"), "oom_kill")
+            return counter_field(_read(self.memory / "memory.events"), "oom_kill")
+        return counter_field(_read(self.memory / "memory.oom_control"), "oom_kill")
 
     def pids_max_hits(self) -> int:
-        return _field(_read(self.pids / "pids.events"), "max")
+        return counter_field(_read(self.pids / "pids.events"), "max")
 
     def peak_memory(self) -> int:
         name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
@@ -122,8 +127,19 @@ class CgroupSet:
 
 
 def create(run_id: str, memory_bytes: int, pids_max: int, host: Host = Host()) -> CgroupSet:
-    """Create and limit the cgroups for one run, or raise CgroupUnavailable. `host` says where
-    the cgroup hierarchies are mounted and which subtree, if any, is delegated to the bot."""
+    """The caps of one run: cgroups made and limited for it in a subtree, else the container's own
+    cgroup when it caps at or below these limits; CgroupUnavailable naming both ways otherwise.
+    `host` says where the cgroup hierarchies are mounted and which subtree, if any, is delegated."""
+    try:
+        return create_subtree(run_id, memory_bytes, pids_max, host)
+    except CgroupUnavailable as exc:
+        from sandbox import own_cgroup  # noqa: PLC0415 - it builds on this module's CgroupSet
+        return own_cgroup.for_run(host.cgroup_root, memory_bytes, pids_max, because=exc)
+
+
+def create_subtree(run_id: str, memory_bytes: int, pids_max: int, host: Host = Host()) -> CgroupSet:
+    """Create and limit the cgroups for one run in a subtree the bot may write, or raise
+    CgroupUnavailable."""
     root, delegated = host.cgroup_root, host.cgroup_parent
     parent2 = _v2_parent(root, delegated)
     if parent2 is not None and _v2_has_controllers(parent2) and _v2_enable(parent2):
@@ -233,7 +249,7 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _field(text: str, name: str) -> int:
+def counter_field(text: str, name: str) -> int:
     for line in text.splitlines():
         key, _, value = line.partition(" ")
         if key == name and value.strip().isdigit():
@@ -255,9 +271,12 @@ def raise_open_files_limit() -> int:
 
 
 JOIN_FAILED_EXIT = 71
+OOM_FIRST = "+oom-first"  # not a cgroup: the run's processes are the first an OOM kill takes
 JOIN_SCRIPT = ('ulimit -n "$1" && ulimit -c 0 || exit 71; shift; '
                'while [ "$1" != -- ]; do case "$1" in '
                '"?"*) (echo $$ > "${1#?}") 2>/dev/null;; '  # optional: the v2 tracking leaf
+               f'{OOM_FIRST}) echo 1000 > /proc/self/oom_score_adj || '
+               '{ echo "bot-sandbox: cannot raise oom_score_adj" >&2; exit 71; };; '
                '*) echo $$ > "$1" || { echo "bot-sandbox: cannot join cgroup $1" >&2; exit 71; };; '
                'esac; shift; done; shift; exec "$@"')
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sandbox import limits, seccomp
+from sandbox import limits, own_cgroup, seccomp
 from sandbox.base import Host, Limits, Refused, SandboxConfig
 from sandbox.tier1 import FIX_CGROUP, Tier1Spawner, find_bwrap
 
@@ -49,15 +49,48 @@ def _seccomp_check() -> Check:
     return ("seccomp filter", True, f"{size} BPF instructions for {platform.machine()}")
 
 
+CGROUP_CHECK = "cgroup memory+pids caps"
+# the way to run several episodes per container, as said when neither way is there
+SUBTREE_IN_CONTAINER = ("a memory and a pids cgroup owned by the bot's user mounted where BOT_CGROUP_ROOT points "
+                        "(docs/deploy.md)")
+
+
 def _cgroup_check(host: Host) -> Check:
     try:
-        groups = limits.create("preflight-" + secrets.token_hex(4), 64 << 20, 16, host)
+        groups = limits.create_subtree("preflight-" + secrets.token_hex(4), 64 << 20, 16, host)
     except limits.CgroupUnavailable as exc:
-        known = needs(str(exc))  # a known cause carries its own fix: the host's way is not offered too
-        return ("cgroup memory+pids caps", False, known if known != str(exc) else f"{exc}. Fix: {FIX_CGROUP}")
-    detail = f"cgroup v{groups.version}: {groups.memory}"
+        return _own_cgroup_check(host, exc)
+    detail = f"cgroup v{groups.version}: {groups.memory} (a cgroup per episode: BOT_WORKERS at once)"
     groups.remove()
-    return ("cgroup memory+pids caps", True, detail)
+    return (CGROUP_CHECK, True, detail)
+
+
+def own_cgroup_verdict(host: Host) -> own_cgroup.Verdict:
+    """Whether the container's own cgroup caps one episode at its default limits."""
+    one = Limits()
+    return own_cgroup.verdict(host.cgroup_root, one.memory_bytes, one.pids)
+
+
+def container_caps(host: Host) -> str | None:
+    """How the container's own cgroup caps the episodes when it is what caps them (no cgroup can be
+    made for each), e.g. "the container's own cgroup (memory 2 GiB, pids 512), one episode at a
+    time"; None when each episode gets cgroups of its own, or neither way serves."""
+    try:
+        limits.create_subtree("preflight-" + secrets.token_hex(4), 64 << 20, 16, host).remove()
+    except limits.CgroupUnavailable:
+        found = own_cgroup_verdict(host)
+        return found.describe() if found.serves else None
+    return None
+
+
+def _own_cgroup_check(host: Host, subtree_failure: limits.CgroupUnavailable) -> Check:
+    found = own_cgroup_verdict(host)
+    if found.serves:
+        return (CGROUP_CHECK, True, "caps: " + found.describe())
+    read_only = "Read-only file system" in str(subtree_failure)
+    several = SUBTREE_IN_CONTAINER if read_only else FIX_CGROUP
+    return (CGROUP_CHECK, False, f"needs {found.refusal()}; or, to run several at once, {several} "
+                                 f"({subtree_failure})")
 
 
 # What a container runtime withholds by default, as bwrap reports its absence, and how to give it
@@ -70,9 +103,6 @@ NEEDS = (
      "(deploy/container/seccomp.json allows them) or by the kernel (user.max_user_namespaces)"),
     ("No permissions to create new namespace", "unprivileged user namespaces, which this kernel or "
      "container refuses (user.max_user_namespaces, or the runtime's seccomp profile)"),
-    ("Read-only file system", "a cgroup subtree the bot's user may write, which a container's read-only "
-     "/sys/fs/cgroup is not (mount a memory and a pids cgroup owned by that user where BOT_CGROUP_ROOT "
-     "points: docs/deploy.md)"),
 )
 
 

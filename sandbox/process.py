@@ -99,7 +99,7 @@ class Tier1Process:
         self._stats = {"oom_killed": self._groups.oom_kills() > 0,
                        "pids_max_hit": self._groups.pids_max_hits() > 0,
                        "memory_peak_bytes": self._groups.peak_memory(),
-                       "cgroup_version": self._groups.version}
+                       "cgroup_version": self._groups.version, "cgroup_scope": self._groups.scope}
         if self._layers is not None:  # the launcher has applied and reported them when it exits
             self._stats.update(self._layers.outcome())
             self._layers.remove()

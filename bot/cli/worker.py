@@ -1,7 +1,9 @@
 """`bot worker`: run workers only, no web server. Start one on each machine that should run
 episodes, all pointed at the same PostgreSQL (BOT_DATABASE_URL) with the same BOT_SECRET_KEY;
 `bot serve` with BOT_WORKERS=0 takes the webhooks. SIGTERM stops claiming, gives running jobs
-BOT_SHUTDOWN_GRACE seconds and leaves the rest leased for another worker.
+BOT_SHUTDOWN_GRACE seconds and leaves the rest leased for another worker. In a container whose own
+cgroup caps the episodes (no cgroup subtree to make one per episode), one runs at a time whatever
+BOT_WORKERS says, and the log says so.
 
 `bot worker --check` is the worker's probe (it serves no HTTP): exit 0 while a worker of this host
 heartbeats in the database (every 5 s; stale after 15), else 1 with one line on stderr."""
@@ -65,6 +67,7 @@ def main(argv: list[str]) -> int:
 
     raise_open_files_limit()
     service_logging.start(settings)  # as bot serve's: BOT_LOG_FORMAT, the job's ids, secrets masked
+    size = episodes_at_once(settings, size)
     asyncio.run(_run(size, settings))
     return 0
 
@@ -106,6 +109,24 @@ def tier1_refusal(settings: Settings) -> str | None:
 
     failed = [detail for _, ok, detail in doctor_checks(settings.sandbox_host) if not ok]
     return " ".join(failed[0].split()) if failed else None
+
+
+def episodes_at_once(settings: Settings, asked: int) -> int:
+    """`asked`, or 1 when the container's own cgroup caps the episodes: its caps hold for one
+    episode, and a second would share them (said in the log)."""
+    if settings.sandbox_tier != 1:
+        return asked
+    from sandbox import container_caps  # noqa: PLC0415 - the probe stays light (above)
+
+    caps = container_caps(settings.sandbox_host)
+    if caps is None:
+        return asked
+    if asked > 1:
+        log.warning("worker: caps: %s: 1 at once, not %d (BOT_WORKERS); to run several, mount a cgroup "
+                    "subtree where BOT_CGROUP_ROOT points (docs/deploy.md)", caps, asked)
+    else:
+        log.info("worker: caps: %s", caps)
+    return 1
 
 
 async def _run(size: int, settings: Settings) -> None:
