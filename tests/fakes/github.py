@@ -43,7 +43,7 @@ Routes: POST /app/installations/{id}/access_tokens (needs `Authorization: Bearer
 GET /repos/{o}/{r}, /repos/{o}/{r}/installation, /repos/{o}/{r}/collaborators/{u}/permission;
 GET /repos/{o}/{r}/issues/{n}, GET|POST /repos/{o}/{r}/issues/{n}/comments, POST .../issues/{n}/reactions,
 GET|PATCH|DELETE /repos/{o}/{r}/issues/comments/{id} (DELETE: 204, then 404), POST .../issues/comments/{id}/reactions;
-GET|PATCH /repos/{o}/{r}/pulls/comments/{id}, POST .../pulls/comments/{id}/reactions,
+GET|PATCH|DELETE /repos/{o}/{r}/pulls/comments/{id}, POST .../pulls/comments/{id}/reactions,
 GET /repos/{o}/{r}/pulls/{n}/comments, POST /repos/{o}/{r}/pulls/{n}/comments/{id}/replies;
 GET /repos/{o}/{r}/pulls/{n}, GET|POST /repos/{o}/{r}/pulls (list filters state, head, base);
 GET /repos/{o}/{r}/pulls/{n}/files, /pulls/{n}/reviews, /commits/{ref}/check-runs,
@@ -784,6 +784,7 @@ def _routes(gh: FakeGitHub) -> list:
         ("POST", repo + r"/issues/" + kind + r"/(?P<cid>\d+)/reactions", gh._react),
         ("GET", repo + r"/pulls/(?P<kind>comments)/(?P<cid>\d+)", None),
         ("PATCH", repo + r"/pulls/(?P<kind>comments)/(?P<cid>\d+)", None),
+        ("DELETE", repo + r"/pulls/(?P<kind>comments)/(?P<cid>\d+)", None),
         ("POST", repo + r"/pulls/(?P<kind>comments)/(?P<cid>\d+)/reactions", None),
         ("GET", repo + r"/pulls/(?P<number>\d+)/comments", gh._list_review_comments),
         ("POST", repo + r"/pulls/(?P<number>\d+)/comments/(?P<cid>\d+)/replies", gh._reply),
@@ -805,7 +806,7 @@ def _routes(gh: FakeGitHub) -> list:
         ("GET", repo + r"/check-runs/(?P<cid>\d+)", gh._get_check_run),
         ("POST", r"/graphql", gh._graphql),
     ]
-    review = {"GET": gh._comment, "PATCH": gh._update_comment, "POST": gh._react}
+    review = {"GET": gh._comment, "PATCH": gh._update_comment, "POST": gh._react, "DELETE": gh._delete_comment}
     routes = []
     for method, pattern, handler in table:
         if handler is None:  # review-comment routes share the issue-comment handlers, other table

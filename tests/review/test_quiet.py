@@ -28,13 +28,16 @@ def fake(monkeypatch) -> FakeGitHub:
     return gh
 
 
-def test_the_fake_deletes_an_issue_comment_as_github_documents(monkeypatch):
+def test_the_fake_deletes_an_issue_or_review_comment_as_github_documents(monkeypatch):
     gh = fake(monkeypatch)
     try:
         comment = gh.add_comment(REPO, 2, "working…", user="bot[bot]")
         url = f"{gh.url}/repos/{REPO}/issues/comments/{comment['id']}"
         assert httpx.delete(url).status_code == 204 and gh.comments(REPO, 2) == []
         assert httpx.delete(url).status_code == 404
+        reply = gh.add_review_comment(REPO, 2, "working…", user="bot[bot]", path="a.py", line=1)
+        assert httpx.delete(f"{gh.url}/repos/{REPO}/pulls/comments/{reply['id']}").status_code == 204
+        assert gh.review_comments_of(REPO, 2) == []
         assert gh.conformance_errors == []
     finally:
         gh.stop()
