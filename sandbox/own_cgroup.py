@@ -29,6 +29,7 @@ VALUE_CAP = 64  # a limit file holds one number or "max"
 COUNTERS_CAP = 4096  # memory.events, memory.oom_control, pids.events: a few short lines
 PROCS_CAP = 1 << 20  # the container's pids, one a line
 WHOLE = re.compile(r"[0-9]{1,20}")
+UNLIMITED = 1 << 60  # v1 says "no limit" as a number near 2**63; no runtime caps this high
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class Caps:
         said = []
         for name, cap, limit, show in (("memory", self.memory, memory_limit, human),
                                        ("pids", self.pids, pids_limit, str)):
-            if cap is None:
+            if cap is None or cap >= UNLIMITED:
                 said.append(f"{name}: no cap")
             elif cap > limit:
                 said.append(f"{name} {show(cap)} above {show(limit)}")

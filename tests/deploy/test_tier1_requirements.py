@@ -47,11 +47,16 @@ def test_sandbox_check_names_the_unmasked_proc_a_masked_proc_lacks() -> None:
 
 
 @pytest.mark.skipif(not Path("/sys/fs/cgroup/memory/cgroup.procs").exists(), reason="a cgroup-v1 host")
-def test_sandbox_check_names_a_writable_cgroup_subtree_when_the_cgroups_are_read_only() -> None:
+def test_sandbox_check_names_both_ways_when_the_cgroups_are_read_only_and_the_container_uncapped() -> None:
+    """Read-only cgroups and no caps on the bot's own: one line with the container's caps (one
+    episode at a time) first, then the subtree mounted where BOT_CGROUP_ROOT points (several)."""
     done = with_masked_proc("sandbox", "check", mask=READ_ONLY_CGROUPS)
     failed = [line for line in done.stdout.splitlines() if line.startswith("FAIL")]
-    assert failed and failed[0].startswith("FAIL cgroup memory+pids caps: needs a cgroup subtree"), done.stdout
-    assert "BOT_CGROUP_ROOT" in failed[0]
+    assert failed and failed[0].startswith(
+        "FAIL cgroup memory+pids caps: needs the cgroup this process is in (the container's) capped at memory "
+        "2 GiB and pids 512 or below, to run one episode at a time (it has memory: no cap, pids: no cap;"), done.stdout
+    assert "or, to run several at once, a memory and a pids cgroup owned by the bot's user mounted where " \
+           "BOT_CGROUP_ROOT points" in failed[0]
 
 
 @pytest.mark.skipif(not Path("/sys/fs/cgroup/memory/cgroup.procs").exists(), reason="a cgroup-v1 host")
@@ -68,6 +73,16 @@ def test_worker_refuses_to_start_in_one_line_when_tier_1_cannot_run(tmp_path: Pa
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith("bot worker: tier 1 cannot run here: needs a fresh /proc"), done.stderr
+
+
+@pytest.mark.skipif(not Path("/sys/fs/cgroup/memory/cgroup.procs").exists(), reason="a cgroup-v1 host")
+def test_worker_without_a_subtree_or_caps_of_its_own_refuses_naming_both_ways_in_one_line(tmp_path: Path) -> None:
+    done = with_masked_proc("worker", env=worker_env(tmp_path), mask=READ_ONLY_CGROUPS)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("bot worker: tier 1 cannot run here: needs the cgroup this process is in (the "
+                                  "container's) capped at memory 2 GiB and pids 512 or below"), done.stderr
+    assert "mem_limit and pids_limit" in done.stderr and "podPidsLimit" in done.stderr
+    assert "or, to run several at once" in done.stderr and "BOT_CGROUP_ROOT" in done.stderr
 
 
 def test_worker_on_tier_0_starts_without_asking_for_tier_1(tmp_path: Path) -> None:
