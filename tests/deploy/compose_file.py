@@ -29,3 +29,11 @@ def seconds(duration: str) -> float:
     parts = re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", duration)
     assert parts and "".join(n + u for n, u in parts) == duration, duration
     return sum(float(n) * units[u] for n, u in parts)
+
+
+def bytes_of(size: str | int) -> int:
+    """A compose byte size (`2g`, `512m`, `1024`): binary units, as the engines read them."""
+    units = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    found = re.fullmatch(r"(\d+)([bkmg]?)", str(size).lower())
+    assert found, size
+    return int(found[1]) * units[found[2]]

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from bot import config
-from tests.deploy.compose_file import load, seconds, with_defaults
+from bot.workspace.repo_config_model import RepoLimits
+from tests.deploy.compose_file import bytes_of, load, seconds, with_defaults
 
 DATA_DIR = "/var/lib/bot/data"  # BOT_DATA_DIR in the Containerfile
 SECRET_VARIABLES = {v.name for v in config.VARIABLES if v.secret}
@@ -74,3 +75,23 @@ def test_a_stopped_worker_has_longer_than_its_shutdown_grace() -> None:
         if role(service) == "worker":
             grace = float(service["environment"]["BOT_SHUTDOWN_GRACE"])
             assert seconds(service["stop_grace_period"]) >= grace + 10
+
+
+def test_each_worker_is_capped_at_one_episodes_limits_and_runs_one_episode() -> None:
+    """Tier 1 under the container's own cgroup (sandbox/own_cgroup.py): memory and pids at or below
+    one episode's default limits, no swap past the memory cap, one episode at a time."""
+    episode = RepoLimits()
+    for name, service in bots().items():
+        if role(service) != "worker":
+            continue
+        assert bytes_of(service["mem_limit"]) <= episode.memory_bytes, name
+        assert service["memswap_limit"] == service["mem_limit"], name
+        assert int(service["pids_limit"]) <= episode.pids, name
+        assert service["environment"]["BOT_WORKERS"] == "1", name
+
+
+def test_the_workers_get_no_cgroup_volume_and_no_cgroup_root() -> None:
+    """Compose works as shipped: nothing of the host's cgroups to make or mount by hand."""
+    for name, service in bots().items():
+        assert not any("cgroup" in volume for volume in service.get("volumes", [])), name
+        assert "BOT_CGROUP_ROOT" not in service["environment"], name

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from bot import config
+from bot.workspace.repo_config_model import RepoLimits
 from tests.deploy.kustomize import NotHandled, render
 
 FOLDER = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
@@ -185,3 +186,18 @@ def test_a_disruption_budget_covers_each_deployment(objects: list[dict[str, Any]
     for deployment in of_kind(objects, "Deployment").values():
         labels = deployment["spec"]["template"]["metadata"]["labels"]
         assert any(b["spec"]["selector"]["matchLabels"].items() <= labels.items() for b in budgets)
+
+
+def quantity(text: str) -> int:
+    """A Kubernetes memory quantity in bytes (binary or decimal suffix, or none)."""
+    units = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "k": 10**3, "M": 10**6, "G": 10**9, "": 1}
+    number = text.rstrip("KMGTik")
+    return int(number) * units[text[len(number):]]
+
+
+def test_the_worker_is_capped_at_one_episodes_memory_and_runs_one_episode(objects: list[dict[str, Any]]) -> None:
+    """Tier 1 under the container's own cgroup (sandbox/own_cgroup.py): the memory limit at or below
+    one episode's, one episode at a time."""
+    worker = pod(objects, "worker")["containers"][0]
+    assert quantity(worker["resources"]["limits"]["memory"]) <= RepoLimits().memory_bytes
+    assert {"name": "BOT_WORKERS", "value": "1"} in worker["env"]
