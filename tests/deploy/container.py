@@ -1,6 +1,8 @@
 """The bot's image, built here by scripts/build-image, and its containers run by rootful podman with
-runc on the host's network: what tier 1 needs (deploy/container/seccomp.json, an unmasked /proc and
-a cgroup subtree delegated to the image's user), and secrets passed by name, never in argv."""
+runc on the host's network: what tier 1 needs as compose.yaml's `x-sandbox` asks for it
+(deploy/container/seccomp.json, an unmasked /proc, no capability, the container capped at one
+episode's memory and processes), or with a cgroup subtree delegated to the image's user for
+several episodes at once; secrets passed by name, never in argv."""
 from __future__ import annotations
 
 import os
@@ -15,11 +17,40 @@ from typing import Any
 
 import httpx
 
+from tests.deploy import compose_file
+
 ROOT = Path(__file__).resolve().parents[2]
 BOT_UID = 10001  # the image's user (Containerfile)
 CGROUP_IN_CONTAINER = "/run/bot-cgroup"
-TIER1_OPTIONS = ["--security-opt", f"seccomp={ROOT / 'deploy' / 'container' / 'seccomp.json'}",
-                 "--security-opt", "unmask=/proc/*", "--cap-drop", "ALL"]
+# compose.yaml's x-sandbox keys as `podman run` options; a key not named here fails the tests, so
+# that the container test never runs with less (or other) than the compose file asks
+COMPOSE_FLAGS = {"security_opt": "--security-opt", "cap_drop": "--cap-drop", "mem_limit": "--memory",
+                 "memswap_limit": "--memory-swap", "pids_limit": "--pids-limit"}
+NOT_RUN_OPTIONS = {"stop_grace_period"}  # the tests stop containers with their own grace
+
+
+def compose_sandbox_options() -> list[str]:
+    """compose.yaml's x-sandbox as `podman run` options, the seccomp profile's path made absolute."""
+    options: list[str] = []
+    for key, value in compose_file.load()["x-sandbox"].items():
+        if key in NOT_RUN_OPTIONS:
+            continue
+        assert key in COMPOSE_FLAGS, f"compose.yaml's x-sandbox has {key}, which the container test does not pass"
+        for one in value if isinstance(value, list) else [value]:
+            text = str(one)
+            if text.startswith("seccomp=./"):
+                text = f"seccomp={ROOT / text.removeprefix('seccomp=./')}"
+            options += [COMPOSE_FLAGS[key], text]
+    return options
+
+
+def compose_worker_environment() -> dict[str, str]:
+    """What compose.yaml sets for its first worker beyond the shared environment (BOT_WORKERS)."""
+    worker = compose_file.load()["services"]["worker-1"]
+    return {"BOT_WORKERS": str(worker["environment"]["BOT_WORKERS"])}
+
+
+TIER1_OPTIONS = compose_sandbox_options()
 
 
 def missing_tools() -> list[str]:

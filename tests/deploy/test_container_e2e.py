@@ -2,8 +2,10 @@
 (scripts/build-image, once per session), then an intake (`serve`, BOT_WORKERS=0) and workers from it
 on the host's network, with the session's PostgreSQL (its socket mounted), the fake GitHub and the
 fake provider on the host. A comment is answered by the real Codex CLI in tier 1 inside a worker
-container, without --privileged; a worker stopped mid-episode by a rolling restart leaves the
-comment to the next worker, answered once."""
+container started with compose.yaml's own options (no --privileged, no cgroup mounted: the
+container's own caps hold the episode); a worker stopped mid-episode by a rolling restart, here
+with a delegated cgroup subtree (several episodes per container), leaves the comment to the next
+worker, answered once."""
 from __future__ import annotations
 
 import os
@@ -18,7 +20,7 @@ from bot import db as bot_db
 from bot.db.database import Database
 from tests.conftest import is_root
 from tests.deploy import container
-from tests.deploy.container import TIER1_OPTIONS, Container, delegated_cgroup, owned_by_bot
+from tests.deploy.container import TIER1_OPTIONS, Container, compose_worker_environment, delegated_cgroup, owned_by_bot
 from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
 from tests.fakes.provider import FakeProvider, call, say
@@ -65,9 +67,11 @@ class World:
         port = free_port()
         return self.start("intake", "serve", [], BOT_WORKERS="0", BOT_PORT=str(port)).wait_healthy(port)
 
-    def worker(self, name: str, db: Database, cgroup: list[str]) -> Container:
-        one = self.start(name, "worker", [*TIER1_OPTIONS, *cgroup], BOT_WORKERS="1",
-                         BOT_CGROUP_ROOT=container.CGROUP_IN_CONTAINER)
+    def worker(self, name: str, db: Database, cgroup: list[str] | None = None) -> Container:
+        """A worker as compose.yaml runs it; with `cgroup`, also a delegated subtree for 2 episodes."""
+        env = compose_worker_environment() if cgroup is None else {
+            "BOT_WORKERS": "2", "BOT_CGROUP_ROOT": container.CGROUP_IN_CONTAINER}
+        one = self.start(name, "worker", [*TIER1_OPTIONS, *(cgroup or [])], **env)
         one.wait_until(lambda: db.query("SELECT 1 FROM workers WHERE host = ?", [one.name]), "a heartbeat")
         return one
 
@@ -117,13 +121,13 @@ def test_a_comment_is_answered_by_a_real_cli_in_tier_1_inside_the_worker_contain
     built, provider, db = world
     provider.script(say("The repository greets the world."))
     intake = built.intake()
-    with delegated_cgroup() as cgroup:
-        built.worker("w1", db, cgroup)
-        assert deliver(intake, mention(built, "@bot codex what does this repository do?", 1)) == 202
-        built.gh.wait_for(lambda: answers(built), timeout=600)
+    worker = built.worker("w1", db)
+    assert deliver(intake, mention(built, "@bot codex what does this repository do?", 1)) == 202
+    built.gh.wait_for(lambda: answers(built), timeout=600)
     answer = answers(built)[0]
     assert "greets the world" in answer and "sandbox tier 1" in answer, answer
     assert len(bot_comments(built)) == 1
+    assert "caps: the container's own cgroup (memory 2 GiB, pids 512), one episode at a time" in worker.output()
 
 
 def test_a_worker_stopped_mid_episode_by_a_rolling_restart_leaves_the_comment_answered_once(world: tuple[World, FakeProvider, Database]) -> None:
@@ -145,10 +149,35 @@ def test_a_worker_stopped_mid_episode_by_a_rolling_restart_leaves_the_comment_an
     assert "sandbox tier 1" in answers(built)[0]
 
 
-def test_sandbox_check_in_the_container_names_the_masked_proc(image: str, tmp_path: Path) -> None:
-    with delegated_cgroup() as cgroup:
-        done = container.podman("run", "--rm", "--no-healthcheck", "--security-opt",
-                                TIER1_OPTIONS[1], *cgroup, "--env", f"BOT_CGROUP_ROOT={container.CGROUP_IN_CONTAINER}",
-                                image, "sandbox", "check", check=False)
+def test_sandbox_check_in_the_container_names_the_masked_proc(image: str) -> None:
+    pairs = list(zip(TIER1_OPTIONS[::2], TIER1_OPTIONS[1::2], strict=True))
+    masked = [part for pair in pairs if pair != ("--security-opt", "unmask=/proc/*") for part in pair]
+    done = container.podman("run", "--rm", "--no-healthcheck", *masked, image, "sandbox", "check", check=False)
     assert done.returncode == 70, done.stdout + done.stderr
     assert "FAIL tier-1 sandbox starts: needs a fresh /proc" in done.stdout, done.stdout
+
+
+def test_sandbox_check_in_the_container_as_compose_runs_it_passes_under_the_containers_own_caps(image: str) -> None:
+    done = container.podman("run", "--rm", "--no-healthcheck", *TIER1_OPTIONS, image, "sandbox", "check", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ("ok   cgroup memory+pids caps: caps: the container's own cgroup (memory 2 GiB, pids 512), one episode "
+            "at a time") in done.stdout.splitlines(), done.stdout
+
+
+def test_sandbox_check_in_the_container_prefers_a_delegated_subtree(image: str) -> None:
+    with delegated_cgroup() as cgroup:
+        done = container.podman("run", "--rm", "--no-healthcheck", *TIER1_OPTIONS, *cgroup, "--env",
+                                f"BOT_CGROUP_ROOT={container.CGROUP_IN_CONTAINER}", image, "sandbox", "check",
+                                check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (f"ok   cgroup memory+pids caps: cgroup v1: {container.CGROUP_IN_CONTAINER}/memory/bot-sandbox/preflight-"
+            in done.stdout), done.stdout
+
+
+def test_sandbox_check_in_an_uncapped_container_names_both_ways_in_one_line(image: str) -> None:
+    uncapped = [part for flag, value in zip(TIER1_OPTIONS[::2], TIER1_OPTIONS[1::2], strict=True)
+                if flag not in ("--memory", "--memory-swap", "--pids-limit") for part in (flag, value)]
+    done = container.podman("run", "--rm", "--no-healthcheck", *uncapped, image, "sandbox", "check", check=False)
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAIL cgroup")]
+    assert failed and "to run one episode at a time (it has memory: no cap" in failed[0], done.stdout
+    assert "or, to run several at once" in failed[0] and "BOT_CGROUP_ROOT" in failed[0], done.stdout
