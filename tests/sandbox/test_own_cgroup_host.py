@@ -149,3 +149,19 @@ def test_the_worker_runs_one_episode_at_a_time_under_the_containers_caps(tmp_pat
     assert ("caps: the container's own cgroup (memory 2 GiB, pids 512), one episode at a time: 1 at once, not 2 "
             "(BOT_WORKERS)") in log, log
     assert ": 1 at once, database" in log, log
+
+
+@pytest.mark.parametrize("writable", [False, True], ids=["read-only worktree", "writable worktree (layers)"])
+def test_a_run_killed_at_its_time_limit_leaves_nothing_under_the_containers_caps(tmp_path: Path,
+                                                                                   writable: bool) -> None:
+    """Killed mid-run (the wall clock), a daemon it started and its foreground command are gone:
+    the kill reaches them through bwrap's PID namespace alone, no cgroup kill."""
+    work = tmp_path / "work"
+    work.mkdir()
+    script = "setsid sh -c 'nohup sleep 300 >/dev/null 2>&1 &'; echo started; sleep 60"
+    with container_cgroup(2 * GIB, 512) as groups:
+        done = bot(groups, tmp_path, "sandbox", "exec", "--timeout", "3", "--workdir", str(work),
+                   *(["--writable"] if writable else []), "--", "sh", "-c", script)
+        left = [(group / "cgroup.procs").read_text().split() for group in groups]
+    assert done.stdout == "started\n" and outcome(done)["timed_out"] is True, done.stderr
+    assert left == [[], []]
