@@ -3,6 +3,7 @@ block, cut to fit under GitHub's limit without ever cutting the provenance."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from bot.db import Database
 from bot.job import honesty, replies
@@ -24,7 +25,29 @@ def compose(db: Database, ctx: JobContext, agent: str, turn: Turn, outcome: Outc
     """The answer comment: the agent's text (inert), what happened to the change, the provenance."""
 
     result = turn.result
-    text = render.markdown(result.text.strip()) if result.text else ""
+    text = _text(db, agent, turn, outcome, touched, render.markdown)
+    prov = provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=agent, version=turn.version,
+                            resumed=turn.resumed, fresh_reason=turn.fresh_reason,
+                            duration_s=result.duration_s, usage=result.usage,
+                            files_changed=list(outcome.files) if outcome else (touched or []),
+                            session_id=result.session_id,
+                            commit=outcome.commit_sha if outcome else None,
+                            pr_url=outcome.pr_url if outcome else None,
+                            change=outcome.summary() if outcome and outcome.commit_sha else None,
+                            status="ok" if result.ok else "failed", run_page=ctx.config.run_url(turn.run_id))
+    body = fit_answer(text, outcome, len(prov.render("")))
+    if ctx.mode is not None and ctx.mode.name == "local":  # a terminal: the parts, the agent's words as written
+        plain = _text(db, agent, turn, outcome, touched, lambda words: words)
+        ctx.mode.answered(ctx, fit_answer(plain, outcome, len(prov.render(""))), prov)
+    return prov.render(body)
+
+
+def _text(db: Database, agent: str, turn: Turn, outcome: Outcome | None, touched: list[str] | None,
+          shown: Callable[[str], str]) -> str:
+    """The answer's words: the agent's text as `shown` makes it (inert markdown for GitHub, as
+    written for a terminal), or what the bot says instead or before it."""
+    result = turn.result
+    text = shown(result.text.strip()) if result.text else ""
     if turn.unavailable is not None:  # what the relay saw, never the CLI's account
         text = provider_unavailable(agent, turn)
     elif not result.ok:
@@ -36,19 +59,7 @@ def compose(db: Database, ctx: JobContext, agent: str, turn: Turn, outcome: Outc
         text = f"{warning}\n\n{text}"
     if turn.attempts and turn.unavailable is None:
         text = f"{fell_back(turn)}\n\n{text}"
-    prov = provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=agent, version=turn.version,
-                            resumed=turn.resumed, fresh_reason=turn.fresh_reason,
-                            duration_s=result.duration_s, usage=result.usage,
-                            files_changed=list(outcome.files) if outcome else (touched or []),
-                            session_id=result.session_id,
-                            commit=outcome.commit_sha if outcome else None,
-                            pr_url=outcome.pr_url if outcome else None,
-                            change=outcome.summary() if outcome and outcome.commit_sha else None,
-                            status="ok" if result.ok else "failed", run_page=ctx.config.run_url(turn.run_id))
-    body = fit_answer(text, outcome, len(prov.render("")))
-    if ctx.mode is not None:  # the terminal wants the parts
-        ctx.mode.answered(ctx, body, prov)
-    return prov.render(body)
+    return text
 
 
 def fell_back(turn: Turn) -> str:

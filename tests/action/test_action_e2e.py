@@ -15,6 +15,7 @@ from bot.credentials import resolve as credentials
 from tests.action.conftest import REPO, WORKFLOW_TOKEN, Runner, payload
 from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider
+from tests.record.github_view import visible
 from tests.spine.service import make_remote
 
 pytestmark = pytest.mark.e2e
@@ -52,7 +53,7 @@ def test_action_runs_the_agent_and_posts_the_answer(github, runner, provider, tm
     done = run_step(runner, github, provider, make_remote(tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
     [answer] = github.comments(REPO, 1)[1:]
-    assert "MOCK_ANSWER[responses]" in answer["body"] and "<details><summary>codex" in answer["body"]
+    assert "MOCK_ANSWER[responses]" in visible(answer["body"]) and "<details><summary>codex" in answer["body"]
     assert any(r["content"] == "eyes" for r in github.reactions)
     assert runner.outputs()["status"] == "done"
     assert runner.outputs()["answer"] == answer["body"]

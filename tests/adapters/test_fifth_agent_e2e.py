@@ -17,6 +17,7 @@ from tests.action.conftest import payload as action_payload
 from tests.adapters.fifth import plugin
 from tests.fakes.github import FakeGitHub
 from tests.fakes.provider import FakeProvider
+from tests.record.github_view import visible
 from tests.spine.local_cli import local_cli
 from tests.spine.service import Service, make_remote, seeded_github, service_env
 from tests.spine.test_service_e2e import answers, comment
@@ -68,7 +69,7 @@ def test_the_service_answers_a_comment_with_the_fifth_agent_and_the_next_one_res
             service.stop()
             gh.stop()
     first, second = (answer["body"] for answer in answers(gh))
-    assert "MOCK_ANSWER[chat] prior_assistant_turns=0" in first
+    assert "MOCK_ANSWER[chat] prior_assistant_turns=0" in visible(first)
     assert "prior_assistant_turns=1 last_user=and again" in second
 
 
@@ -93,7 +94,7 @@ def test_the_action_answers_a_comment_with_the_fifth_agent(tmp_path, monkeypatch
                               capture_output=True, text=True, timeout=240)
         bodies = [c["body"] for c in github.comments(ACTION_REPO, 1)]
     assert done.returncode == 0, done.stdout + done.stderr
-    assert any("MOCK_ANSWER[chat] prior_assistant_turns=0 last_user=" in (body or "") for body in bodies)
+    assert any("MOCK_ANSWER[chat] prior_assistant_turns=0 last_user=" in visible(body or "") for body in bodies)
 
 
 def test_action_install_refuses_an_agent_that_declares_no_npm_package(tmp_path):

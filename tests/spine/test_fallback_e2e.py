@@ -13,6 +13,7 @@ import pytest
 from bot.service import store
 from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, fail
+from tests.record.github_view import visible
 from tests.spine.helpers import payload
 from tests.spine.service import REPO, make_remote, scenario, seeded_github, service_env, serving
 
@@ -72,7 +73,7 @@ def test_an_overloaded_claude_is_answered_by_codex_with_the_recap_and_the_failed
     with serving_ as service:
         body = answer_of(gh, service, "@bot claude explain the README")
     assert body.startswith("↪️ Claude was overloaded; answered by Codex.\n\n"), body
-    assert "MOCK_ANSWER[responses]" in body, body
+    assert "MOCK_ANSWER[responses]" in visible(body), body
     assert "before: claude overloaded (HTTP 529), 0 tokens, $0.00" in body, body
     assert "new session (Claude was overloaded)" in body, body
     [codex_call] = [r for r in provider.main_requests("responses")][:1]
