@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from bench.size import pick
 from bench.stats import p50_p99_ms
 from bot.bridge.admission import Admission
 from bot.bridge.server import BridgeServer
@@ -21,8 +22,8 @@ from bot.config import sandbox_host
 from bot.record.recorder import Recorder
 from sandbox.base import Limits, SandboxConfig
 
-CALLS = 300
-WARMUP = 20
+CALLS = pick(300, 20)
+WARMUP = pick(20, 2)
 
 CLIENT = r"""
 import json, os, sys, time, urllib.request
@@ -60,7 +61,7 @@ print(json.dumps({"bridged": bridged, "direct": direct}))
 """
 
 
-HALT_RUNS = 5
+HALT_RUNS = pick(5, 1)
 
 
 def run() -> list[str]:

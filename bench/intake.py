@@ -22,17 +22,19 @@ from pathlib import Path
 
 import httpx
 
+from bench.size import pick
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.spine.helpers import SECRET, app_key, payload, signed  # noqa: E402
 
-CLOSED_LOOP_REQUESTS = 4000
-ROUNDS = 8
-CONCURRENCY = 16
-PACED_RATE = 200
-PACED_SECONDS = 5
-EYES_DELIVERIES = 60
+CLOSED_LOOP_REQUESTS = pick(4000, 200)
+ROUNDS = pick(8, 2)
+CONCURRENCY = pick(16, 4)
+PACED_RATE = pick(200, 50)
+PACED_SECONDS = pick(5, 1)
+EYES_DELIVERIES = pick(60, 5)
 
 
 def serve(port: int) -> None:

@@ -36,15 +36,16 @@ from pathlib import Path
 
 from bench import rounds
 from bench.rounds import process_cpu_s
+from bench.size import pick
 from bench.stats import p50_p99_ms
 from bot.record.recorder import Recorder
 from bot.relay.retry import RetryPolicy
 from bot.relay.server import ModelRelay, Upstream
 
-CALLS = 600
-WARMUP = 20
-ROUNDS = 20  # the calls of each way cut into rounds, a ratio each
-DELTAS = 4000
+CALLS = pick(600, 40)
+WARMUP = pick(20, 2)
+ROUNDS = pick(20, 4)  # the calls of each way cut into rounds, a ratio each
+DELTAS = pick(4000, 200)
 PAUSE_S = 0.005  # between calls: a CLI's calls are apart (it runs its tools in between)
 ROOT = Path(__file__).resolve().parent.parent
 

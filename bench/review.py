@@ -12,13 +12,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.size import pick
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.fakes.provider import call, say  # noqa: E402
 from tests.review.world import BUG_LINE, open_world  # noqa: E402
 
-ROUNDS = 3
+ROUNDS = pick(3, 1)
 FIX = {"path": "app.py", "start_line": BUG_LINE, "end_line": BUG_LINE, "replacement": "    return a + b",
        "body": "add() subtracts instead of adding.", "severity": "important"}
 

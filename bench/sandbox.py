@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.size import smoke
 from bot.config import sandbox_host
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner, bwrap_argv, find_bwrap, inside_env
@@ -113,6 +114,8 @@ async def _run_async(runs: int, srt_runs: int) -> list[str]:
 
 
 def run(runs: int = 40, srt_runs: int = 8) -> list[str]:
+    if smoke():
+        runs, srt_runs = 3, 1
     return asyncio.run(_run_async(runs, srt_runs))
 
 

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.size import pick, seconds, smoke
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -30,10 +32,10 @@ from bench.stats import p50_p99_ms  # noqa: E402
 from tests.entry_settings import current  # noqa: E402
 from tests.store.postgres import Cluster, bin_dir  # noqa: E402
 
-THINK_S = 0.5
-EPISODES = 48
-QUEUED = 10_000
-CLAIMS = 400
+THINK_S = seconds(0.5, 0.05)
+EPISODES = pick(48, 4)
+QUEUED = pick(10_000, 200)
+CLAIMS = pick(400, 20)
 KEY = base64.b64encode(b"b" * 32).decode()
 
 
@@ -123,7 +125,6 @@ def _claim_latency(cluster: Cluster) -> tuple[float, float]:
 
 
 def _pack_restore(cluster: Cluster) -> tuple[float, float, int, int]:
-    from bot import config
     from bot.job import conversations, session_home
     from bot.service import store
 
@@ -137,18 +138,17 @@ def _pack_restore(cluster: Cluster) -> tuple[float, float, int, int]:
             rollout = home / f".codex/sessions/2026/11/3{n}/rollout-2026-11-3{n}T10-00-00-{n}.jsonl"
             rollout.parent.mkdir(parents=True)
             with open(rollout, "w") as out:
-                for i in range(4_000):
+                for i in range(pick(4_000, 100)):
                     out.write(line % f"turn {i} of session {n}: " + os.urandom(60).hex()[: 40 + i % 80])
         raw = sum(p.stat().st_size for p in home.rglob("*") if p.is_file())
         db = store.connect(settings=current())
         started = time.perf_counter()
-        session_home.save(db, Path(scratch) / "a", "o/r#1", "codex")
+        session_home.save(db, current(), "o/r#1", "codex")
         packed_ms = (time.perf_counter() - started) * 1000
         stored = db.query("SELECT size FROM session_homes")[0]["size"]
         os.environ["BOT_DATA_DIR"] = str(Path(scratch) / "b")
-        config.data_dir()
         started = time.perf_counter()
-        assert session_home.restore(db, Path(scratch) / "b", "o/r#1", "codex")
+        assert session_home.restore(db, current(), "o/r#1", "codex")
         restored_ms = (time.perf_counter() - started) * 1000
     return packed_ms, restored_ms, raw, stored
 
@@ -162,7 +162,7 @@ def run() -> list[str]:
     cluster.start()
     try:
         lines = []
-        rates = {n: _throughput(cluster, n) for n in (1, 2, 4)}
+        rates = {n: _throughput(cluster, n) for n in ((1, 2) if smoke() else (1, 2, 4))}
         for n, rate in rates.items():
             lines.append(f"episodes/min, {n} worker process(es), think {THINK_S} s: {rate:7.1f} "
                          f"({rate / rates[1]:.2f}x one worker)")

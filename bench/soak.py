@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.size import pick, smoke
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -38,13 +40,13 @@ def _one(burst: Burst, label: str) -> tuple[list[str], bool]:
 
 
 def run() -> list[str]:
-    threads, per_thread = _int("SOAK_THREADS", 100), _int("SOAK_PER_THREAD", 15)
+    threads, per_thread = _int("SOAK_THREADS", pick(100, 4)), _int("SOAK_PER_THREAD", pick(15, 3))
     big = Burst(threads=threads, per_thread=per_thread, episode_share=0.02, write_502_share=0.1,
-                rate_limit_share=0.02, slow_post_share=0.02, kills=(0.3, 0.7), senders=16, seed=16, drain_timeout_s=1200,
+                rate_limit_share=0.02, slow_post_share=0.02, kills=() if smoke() else (0.3, 0.7), senders=16, seed=16, drain_timeout_s=1200,
                 env_extra={"BOT_WORKERS": "8"})
     lines, clean = _one(big, f"burst of {threads} threads x {per_thread} commands, 2% agent runs")
-    for n, kills in enumerate(KILL_POINTS[:_int("SOAK_KILL_RUNS", len(KILL_POINTS))]):
-        small = Burst(threads=30, per_thread=2, episode_share=0.1, write_502_share=0.1, rate_limit_share=0.02,
+    for n, kills in enumerate(KILL_POINTS[:_int("SOAK_KILL_RUNS", pick(len(KILL_POINTS), 1))]):
+        small = Burst(threads=pick(30, 4), per_thread=2, episode_share=0.1, write_502_share=0.1, rate_limit_share=0.02,
                       slow_post_share=0.1, kills=kills, seed=100 + n, env_extra={"BOT_WORKERS": "4"})
         more, ok = _one(small, f"kills at {kills[0]:.0%} and {kills[1]:.0%} of 60 commands")
         lines += more

@@ -18,11 +18,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.size import pick, smoke
+
 if TYPE_CHECKING:
     from bot.config import Settings
 
-FILES, COMMITS, ROUNDS = 5_200, 300, 5
-CACHE = Path(__file__).resolve().parent / "out" / "workspace"
+FILES, COMMITS, ROUNDS = pick(5_200, 200), pick(300, 5), pick(5, 1)
+CACHE = Path(__file__).resolve().parent / "out" / ("workspace-smoke" if smoke() else "workspace")
 REPO = "bench/big"
 GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent",
            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "LC_ALL": "C"}

@@ -1,0 +1,25 @@
+"""Every `make bench` section runs, at a smoke size, in its own process: a changed signature or a
+broken fixture fails the suite instead of the next `make bench`. The figures are not read here:
+timings are the benchmark's business, never a test's."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.__main__ import SECTIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
+
+
+@pytest.mark.parametrize("section", SECTIONS)
+def test_the_bench_section_runs_at_its_smoke_size(section, tmp_path):
+    env = dict(os.environ, BENCH_SMOKE="1", PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-m", "bench", section], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout[-4000:] + done.stderr[-4000:]
