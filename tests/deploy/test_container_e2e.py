@@ -181,3 +181,28 @@ def test_sandbox_check_in_an_uncapped_container_names_both_ways_in_one_line(imag
     failed = [line for line in done.stdout.splitlines() if line.startswith("FAIL cgroup")]
     assert failed and "to run one episode at a time (it has memory: no cap" in failed[0], done.stdout
     assert "or, to run several at once" in failed[0] and "BOT_CGROUP_ROOT" in failed[0], done.stdout
+
+
+FORK_UNTIL_REFUSED = """
+import os, time
+n = 0
+while n < 1000:
+    try:
+        pid = os.fork()
+    except OSError:
+        print(f"fork refused after {n}", flush=True)
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    n += 1
+"""
+
+
+def test_a_fork_bomb_in_the_container_as_compose_runs_it_stops_at_its_pids_cap_and_is_reported(image: str) -> None:
+    done = container.podman("run", "--rm", "--no-healthcheck", *TIER1_OPTIONS, image, "sandbox", "exec", "--",
+                            "python3", "-c", FORK_UNTIL_REFUSED, check=False)
+    assert "fork refused after" in done.stdout, done.stdout + done.stderr
+    assert int(done.stdout.split("after ")[1].split()[0]) < 512
+    said = [line for line in done.stderr.splitlines() if line.startswith("sandbox: {")]
+    assert said and '"pids_max_hit": true' in said[-1] and '"cgroup_scope": "container"' in said[-1], done.stderr
