@@ -14,42 +14,24 @@ container. A subtree, when there is one, is preferred: it caps each run on its o
 """
 from __future__ import annotations
 
-import os
 import resource
-import signal
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandbox import own_cgroup
 from sandbox.base import Host
+from sandbox.cgroup_set import OOM_FIRST as OOM_FIRST
+from sandbox.cgroup_set import CgroupSet as CgroupSet
+from sandbox.cgroup_set import CgroupUnavailable as CgroupUnavailable
+from sandbox.cgroup_set import own_path, v2_mount, write
 
 GROUP_NAME = "bot-sandbox"
-
-
-class CgroupUnavailable(RuntimeError):
-    pass
-
-
-def own_path(controller: str) -> str:
-    """This process's cgroup path for a v1 controller ('' key = v2)."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, names, path = line.split(":", 2)
-        if controller in names.split(","):
-            return path
-    return "/"
 
 
 def _v1_parent(root: Path, controller: str, delegated: str | None) -> Path:
     base = root / controller
     own = base / (delegated or own_path(controller)).strip("/")
     return own if (own / "cgroup.procs").exists() else base
-
-
-def v2_mount(root: Path) -> Path | None:
-    for candidate in (root, root / "unified"):
-        if (candidate / "cgroup.controllers").exists():
-            return candidate
-    return None
 
 
 def _v2_parent(root: Path, delegated: str | None) -> Path | None:
@@ -68,64 +50,6 @@ def _v2_has_controllers(parent: Path) -> bool:
     return "memory" in available and "pids" in available
 
 
-@dataclass
-class CgroupSet:
-    """The cgroups one run joins: where to write its pid, where to read what happened."""
-
-    scope = "run"  # the caps are the run's own cgroups ("container": sandbox/own_cgroup.py)
-    version: int
-    memory: Path
-    pids: Path
-    leaf_v2: Path | None = None
-    dirs: list[Path] = field(default_factory=list)
-
-    def join_paths(self) -> list[str]:
-        """cgroup.procs files to join; '?'-prefixed ones are best effort (tracking only)."""
-        paths = sorted({str(self.memory / "cgroup.procs"), str(self.pids / "cgroup.procs")})
-        if self.leaf_v2 is not None and self.leaf_v2 not in (self.memory, self.pids):
-            paths.append("?" + str(self.leaf_v2 / "cgroup.procs"))
-        return paths
-
-    def kill_all(self) -> None:
-        """Kill every process still in the run's cgroups (daemons included)."""
-        if self.leaf_v2 is not None and (self.leaf_v2 / "cgroup.kill").exists():
-            _write(self.leaf_v2 / "cgroup.kill", "1")
-        for group in {self.memory, self.pids}:
-            for pid in _read(group / "cgroup.procs").split():
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-
-    def oom_kills(self) -> int:
-        if self.version == 2:
-            return counter_field(_read(self.memory / "memory.events"), "oom_kill")
-        return counter_field(_read(self.memory / "memory.oom_control"), "oom_kill")
-
-    def pids_max_hits(self) -> int:
-        return counter_field(_read(self.pids / "pids.events"), "max")
-
-    def peak_memory(self) -> int:
-        name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
-        text = _read(self.memory / name).strip()
-        return int(text) if text.isdigit() else 0
-
-    def remove(self, wait_s: float = 2.0) -> None:
-        deadline = time.monotonic() + wait_s
-        for path in reversed(self.dirs):
-            while True:
-                try:
-                    path.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:  # still busy for a moment after the last task exits
-                    if time.monotonic() > deadline:
-                        break
-                    self.kill_all()
-                    time.sleep(0.001)
-
-
 def create(run_id: str, memory_bytes: int, pids_max: int, host: Host = Host()) -> CgroupSet:
     """The caps of one run: cgroups made and limited for it in a subtree, else the container's own
     cgroup when it caps at or below these limits; CgroupUnavailable naming both ways otherwise.
@@ -133,7 +57,6 @@ def create(run_id: str, memory_bytes: int, pids_max: int, host: Host = Host()) -
     try:
         return create_subtree(run_id, memory_bytes, pids_max, host)
     except CgroupUnavailable as exc:
-        from sandbox import own_cgroup  # noqa: PLC0415 - it builds on this module's CgroupSet
         return own_cgroup.for_run(host.cgroup_root, memory_bytes, pids_max, because=exc)
 
 
@@ -146,9 +69,9 @@ def create_subtree(run_id: str, memory_bytes: int, pids_max: int, host: Host = H
         leaf = _mkdirs(parent2 / GROUP_NAME, run_id)
         cg = CgroupSet(2, leaf, leaf, leaf, [leaf])
         try:
-            _write(leaf / "memory.max", str(memory_bytes))
+            write(leaf / "memory.max", str(memory_bytes))
             _try_write(leaf / "memory.swap.max", "0")
-            _write(leaf / "pids.max", str(pids_max))
+            write(leaf / "pids.max", str(pids_max))
         except CgroupUnavailable:
             cg.remove(wait_s=0)
             raise
@@ -167,9 +90,9 @@ def _create_v1(root: Path, delegated: str | None, parent2: Path | None, run_id: 
     try:
         cg.pids = _mkdirs(_v1_parent(root, "pids", delegated) / GROUP_NAME, run_id)
         cg.dirs.append(cg.pids)
-        _write(memory / "memory.limit_in_bytes", str(memory_bytes))
+        write(memory / "memory.limit_in_bytes", str(memory_bytes))
         _try_write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
-        _write(cg.pids / "pids.max", str(pids_max))
+        write(cg.pids / "pids.max", str(pids_max))
     except CgroupUnavailable:
         cg.remove(wait_s=0)  # nothing half-made is left behind
         raise
@@ -188,8 +111,8 @@ def _v2_enable(parent: Path) -> bool:
         group.mkdir(exist_ok=True)
         enabled = (parent / "cgroup.subtree_control").read_text().split()
         if not {"memory", "pids"} <= set(enabled):
-            _write(parent / "cgroup.subtree_control", "+memory +pids")
-        _write(group / "cgroup.subtree_control", "+memory +pids")
+            write(parent / "cgroup.subtree_control", "+memory +pids")
+        write(group / "cgroup.subtree_control", "+memory +pids")
         return True
     except OSError:
         return False
@@ -228,33 +151,11 @@ def _mkdirs(group: Path, run_id: str) -> Path:
         raise CgroupUnavailable(f"cannot create cgroup {group}/{run_id}: {exc.strerror}") from exc
 
 
-def _write(path: Path, value: str) -> None:
-    try:
-        path.write_text(value)
-    except OSError as exc:
-        raise CgroupUnavailable(f"cannot write {path}: {exc.strerror}") from exc
-
-
 def _try_write(path: Path, value: str) -> None:
     try:
         path.write_text(value)
     except OSError:
         pass  # optional knob (swap accounting off): memory cap still holds
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
-
-
-def counter_field(text: str, name: str) -> int:
-    for line in text.splitlines():
-        key, _, value = line.partition(" ")
-        if key == name and value.strip().isdigit():
-            return int(value)
-    return 0
 
 
 def raise_open_files_limit() -> int:
@@ -271,7 +172,6 @@ def raise_open_files_limit() -> int:
 
 
 JOIN_FAILED_EXIT = 71
-OOM_FIRST = "+oom-first"  # not a cgroup: the run's processes are the first an OOM kill takes
 JOIN_SCRIPT = ('ulimit -n "$1" && ulimit -c 0 || exit 71; shift; '
                'while [ "$1" != -- ]; do case "$1" in '
                '"?"*) (echo $$ > "${1#?}") 2>/dev/null;; '  # optional: the v2 tracking leaf

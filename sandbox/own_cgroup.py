@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox.bounded import read_capped
+from sandbox.cgroup_set import OOM_FIRST, CgroupSet, CgroupUnavailable, counter_field, own_path, v2_mount
 from sandbox.disk import human
-from sandbox.limits import OOM_FIRST, CgroupSet, CgroupUnavailable, counter_field, own_path, v2_mount
 
 VALUE_CAP = 64  # a limit file holds one number or "max"
 COUNTERS_CAP = 4096  # memory.events, memory.oom_control, pids.events: a few short lines
