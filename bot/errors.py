@@ -43,6 +43,7 @@ The tree below, with each class's module, is checked against the classes
     ├── RunPageRefusal           bot.web.run_page        a run page request is answered with a page
     ├── CoalescingRace           bot.web.review_push     other replicas kept winning a push's merge (503)
     ├── Misconfigured            bot.cli.action          the Action step cannot run (its result: StepOutcome)
+    ├── CacheEntryUnusable       bot.cli.action_cache_entry  a restored Actions cache entry is discarded
     ├── WorkflowError            bot.cli.action_workflow the workflow cannot be written as asked
     ├── RunRefused               bot.cli.local_folder    `bot run` cannot start
     └── ReplayFileError          bot.cli.replay_file     the file is not a saved delivery

@@ -5,7 +5,7 @@ taken on trust. Only regular files are read (opened without following a link and
 blocking, then checked with fstat) and each within a byte bound; `sessions.json` is parsed into
 declared fields, each of its type and range; an unknown key or a value out of range is dropped and
 recorded. What cannot be read at all (an odd file type, an oversized file, text outside the JSON
-grammar, `homes` that is not a real folder) raises `Unusable`: the caller discards the entry.
+grammar, `homes` that is not a real folder) raises `CacheEntryUnusable`: the caller discards the entry.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from adapters import base
+from bot.errors import BotError
 from bot.job.resume_state import scrub_homes
 
 SESSIONS_FILE = "sessions.json"
@@ -48,7 +49,7 @@ _SPEND = ("run_id", "ts", "requester", "installation", "tokens", "usd")
 Row = TypeVar("Row")
 
 
-class Unusable(Exception):
+class CacheEntryUnusable(BotError, ValueError):
     """The entry cannot be read as a whole; it is discarded."""
 
 
@@ -98,7 +99,7 @@ def open_folder(folder: Path) -> int | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise Unusable(f"the cache folder is not a real folder ({exc.strerror})") from exc
+        raise CacheEntryUnusable(f"the cache folder is not a real folder ({exc.strerror})") from exc
 
 
 def read_entry(folder_fd: int, now: datetime) -> Entry | None:
@@ -109,29 +110,29 @@ def read_entry(folder_fd: int, now: datetime) -> Entry | None:
     try:
         value = json.loads(data.decode("utf-8"))
     except (ValueError, RecursionError) as exc:
-        raise Unusable(f"{SESSIONS_FILE} is not JSON ({type(exc).__name__})") from exc
+        raise CacheEntryUnusable(f"{SESSIONS_FILE} is not JSON ({type(exc).__name__})") from exc
     return parse(value, now)
 
 
 def read_regular(dir_fd: int, name: str, limit: int) -> bytes | None:
     """The bytes of `name` under `dir_fd` when it is a regular file of at most `limit` bytes;
-    None when absent; Unusable for anything else. Never follows a link, never blocks."""
+    None when absent; CacheEntryUnusable for anything else. Never follows a link, never blocks."""
     try:
         kind = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
     except FileNotFoundError:
         return None
     if not stat.S_ISREG(kind):
-        raise Unusable(f"{name} is not a regular file")
+        raise CacheEntryUnusable(f"{name} is not a regular file")
     fd = os.open(name, _FILE, dir_fd=dir_fd)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise Unusable(f"{name} is not a regular file")
+            raise CacheEntryUnusable(f"{name} is not a regular file")
         if info.st_size > limit:
-            raise Unusable(f"{name} holds {info.st_size} bytes, over the bound of {limit} bytes")
+            raise CacheEntryUnusable(f"{name} holds {info.st_size} bytes, over the bound of {limit} bytes")
         data = os.read(fd, limit + 1)
         if len(data) > limit:
-            raise Unusable(f"{name} holds over the bound of {limit} bytes")
+            raise CacheEntryUnusable(f"{name} holds over the bound of {limit} bytes")
         return data
     finally:
         os.close(fd)
@@ -140,10 +141,10 @@ def read_regular(dir_fd: int, name: str, limit: int) -> bytes | None:
 def parse(value: object, now: datetime) -> Entry:
     """An entry from parsed JSON: the object's declared keys only, each row field by field."""
     if not isinstance(value, dict):
-        raise Unusable(f"{SESSIONS_FILE} does not hold an object")
+        raise CacheEntryUnusable(f"{SESSIONS_FILE} does not hold an object")
     conversation = value.get("conversation")
     if not isinstance(conversation, str) or len(conversation) > MAX_KEY:
-        raise Unusable(f"{SESSIONS_FILE} names no conversation")
+        raise CacheEntryUnusable(f"{SESSIONS_FILE} names no conversation")
     dropped = Dropped()
     for key in value:
         if key not in _TOP:
@@ -264,28 +265,28 @@ def _shown(key: object) -> str:
 def take_home(folder_fd: int, folder: Path, slug: str, target: Path) -> int:
     """Scrub the entry's `homes` to resume state, then copy `homes/<slug>` to `target` (replaced)
     within MAX_HOME_BYTES and MAX_HOME_FILES, only regular files; returns the files copied. On
-    Unusable nothing is left at `target`."""
+    CacheEntryUnusable nothing is left at `target`."""
     try:
         kind = os.stat("homes", dir_fd=folder_fd, follow_symlinks=False).st_mode
     except FileNotFoundError:
         return 0
     if not stat.S_ISDIR(kind):
-        raise Unusable("homes is not a real folder")
+        raise CacheEntryUnusable("homes is not a real folder")
     try:
         scrub_homes(folder / "homes")  # written by earlier runs: only resume state, no link, comes in
         source = _open_dir_under(folder_fd, ("homes", slug))
     except OSError as exc:
-        raise Unusable(f"homes could not be read ({exc.strerror or exc})") from exc
+        raise CacheEntryUnusable(f"homes could not be read ({exc.strerror or exc})") from exc
     if source is None:
         return 0
     shutil.rmtree(target, ignore_errors=True)
     try:
         return _copy_tree(source, target)
-    except (OSError, Unusable) as exc:
+    except (OSError, CacheEntryUnusable) as exc:
         shutil.rmtree(target, ignore_errors=True)
-        if isinstance(exc, Unusable):
+        if isinstance(exc, CacheEntryUnusable):
             raise
-        raise Unusable(f"homes could not be copied ({exc.strerror or exc})") from exc
+        raise CacheEntryUnusable(f"homes could not be copied ({exc.strerror or exc})") from exc
 
 
 def _open_dir_under(fd: int, names: tuple[str, ...]) -> int | None:
@@ -319,7 +320,7 @@ def _copy_tree(source_fd: int, target: Path) -> int:
                     elif stat.S_ISREG(mode):
                         files += 1
                         if files > MAX_HOME_FILES:
-                            raise Unusable(f"homes hold over {MAX_HOME_FILES} files")
+                            raise CacheEntryUnusable(f"homes hold over {MAX_HOME_FILES} files")
                         size += _copy_file(fd, name, into / name, MAX_HOME_BYTES - size)
             finally:
                 os.close(fd)
@@ -335,16 +336,16 @@ def _copy_file(dir_fd: int, name: str, target: Path, room: int) -> int:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise Unusable("a home file is not a regular file")
+            raise CacheEntryUnusable("a home file is not a regular file")
         if info.st_size > room:
-            raise Unusable(f"homes hold over the bound of {MAX_HOME_BYTES} bytes")
+            raise CacheEntryUnusable(f"homes hold over the bound of {MAX_HOME_BYTES} bytes")
         out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         copied = 0
         with os.fdopen(out, "wb") as handle:
             while chunk := os.read(fd, min(CHUNK, room - copied + 1)):
                 copied += len(chunk)
                 if copied > room:
-                    raise Unusable(f"homes hold over the bound of {MAX_HOME_BYTES} bytes")
+                    raise CacheEntryUnusable(f"homes hold over the bound of {MAX_HOME_BYTES} bytes")
                 handle.write(chunk)
         os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
         return copied

@@ -71,9 +71,9 @@ def restore(db: Database, key: str, folder: Path, data_dir: Path, requester: str
     try:
         return _restore(db, key, folder, data_dir, requester)
     except Exception as exc:  # noqa: BLE001 -- whatever the entry held, the command is still answered
-        why = str(exc) if isinstance(exc, cache_entry.Unusable) else f"{type(exc).__name__} while restoring"
+        why = str(exc) if isinstance(exc, cache_entry.CacheEntryUnusable) else f"{type(exc).__name__} while restoring"
         log.warning("the session cache entry of %s is discarded: %s", key, why,
-                    exc_info=not isinstance(exc, cache_entry.Unusable))
+                    exc_info=not isinstance(exc, cache_entry.CacheEntryUnusable))
         shutil.rmtree(data_dir / "homes" / conversations.slug(key), ignore_errors=True)
         discard(folder)
         return Restored(discarded=why)
