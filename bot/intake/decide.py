@@ -13,7 +13,7 @@ GitHub call and stores nothing: the webhook queues the decision, the Action answ
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from adapters import base as adapters
@@ -42,6 +42,7 @@ class Ignore:
 @dataclass(frozen=True)
 class Reply:
     spec: JobSpec
+    stored: dict[str, Any] | None = field(default=None, compare=False, repr=False)  # spec.to_dict(), checked
 
     kind = "reply"
 
@@ -49,6 +50,7 @@ class Reply:
 @dataclass(frozen=True)
 class Episode:
     spec: JobSpec
+    stored: dict[str, Any] | None = field(default=None, compare=False, repr=False)  # spec.to_dict(), checked
 
     @property
     def kind(self) -> str:
@@ -64,7 +66,7 @@ def decide(event: Event, handle: str) -> Decision:
     data = event.payload
     if found := parsed(lambda: triggers.automatic(event.name, data, handle)):  # a label, an assignment, …
         caused, asked = found
-        return _unless_uninstalled(event, caused) or Episode(_spec(event, caused, asked))
+        return _unless_uninstalled(event, caused) or Episode(*_spec(event, caused, asked))
     trigger = parsed(lambda: extract_trigger(event.name, data))
     if trigger is None:
         return Ignore(f"{event.name}.{data.get('action')} is not acted on")
@@ -74,12 +76,12 @@ def decide(event: Event, handle: str) -> Decision:
     if refusal := _unless_uninstalled(event, trigger):
         return refusal
     body = trigger.pop("body")
-    command = grammar.parse(body, handle, tuple(adapters.names()))
+    command = grammar.parse(body, handle, tuple(adapters.names())) if grammar.may_mention(body, handle) else None
     if command is None:
         return Ignore(f"no @{handle} command")
     reply = reply_kind(command, trigger["association"])
-    spec = _spec(event, trigger, command, reply)
-    return Reply(spec) if reply is not None else Episode(spec)
+    spec, stored = _spec(event, trigger, command, reply)
+    return Reply(spec, stored) if reply is not None else Episode(spec, stored)
 
 
 def reply_kind(command: grammar.Command, association: str | None) -> str | None:
@@ -97,17 +99,20 @@ def _unless_uninstalled(event: Event, trigger: dict[str, Any]) -> Ignore | None:
     return None
 
 
-def _spec(event: Event, trigger: dict[str, Any], command: grammar.Command, reply: str | None = None) -> JobSpec:
+def _spec(event: Event, trigger: dict[str, Any], command: grammar.Command,
+          reply: str | None = None) -> tuple[JobSpec, dict[str, Any]]:
+    """The job, and the dict the queue stores of it (read back once here, so never again)."""
     automatic = trigger.pop("automatic", None)
     spec = JobSpec(**require_shape(trigger), command=command, reply=reply, event=event.name,
                    action=event.payload.get("action"), delivery=event.delivery,
                    trigger_key=parsed(lambda: trigger_key(event.name, event.payload)),
                    automatic=Automatic(**automatic) if automatic else None)
+    stored = spec.to_dict()
     try:  # what the queue will store is what the worker can read back, or the payload is refused now
-        JobSpec.from_dict(spec.to_dict())
+        JobSpec.from_dict(stored)
     except SpecError as exc:
         raise Malformed(str(exc)) from None
-    return spec
+    return spec, stored
 
 
 def extract_trigger(event: str, data: dict[str, Any]) -> dict[str, Any] | None:

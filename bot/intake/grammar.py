@@ -53,8 +53,19 @@ class Command:
     agents: tuple[str, ...] = ()  # a review's agents, in the order named; () for the default one
 
 
+def may_mention(body: str | None, handle: str) -> bool:
+    """False when `body` cannot hold a command for `@handle`: the mention does not appear in it at
+    all (ASCII case folded, as live_mentions compares it; a Unicode look-alike folding to a letter
+    can only make this say True). Cheap, so the CommonMark parse runs only where the handle does."""
+    if not body:
+        return False
+    return "@" + handle.lower() in body.lower()
+
+
 def parse(body: str | None, handle: str, agents: tuple[str, ...] | list[str]) -> Command | None:
     """The first command addressed to `@handle` in a comment body, or None."""
+    if not may_mention(body, handle):
+        return None
     text = live_mentions.normalised(body)
     first = next(live_mentions.live_mentions(text, handle), None)
     if first is None:

@@ -40,7 +40,8 @@ def automatic(event: str, data: dict[str, Any], handle: str) -> tuple[dict[str, 
     elif action == "review_requested" and is_pr and _own((data.get("requested_reviewer") or {}).get("login"), handle):
         found = ("review_requested", "", None)
     elif action in ("opened", "ready_for_review") and is_pr:
-        if grammar.parse(item.get("body"), handle, tuple(adapters.names())) is not None:
+        body = item.get("body")
+        if grammar.may_mention(body, handle) and grammar.parse(body, handle, tuple(adapters.names())) is not None:
             return None  # a command in the body: the comment path answers it
         found = ("pull_request_opened", "", None)
         sender = item.get("user") or sender

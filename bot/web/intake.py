@@ -175,7 +175,7 @@ async def _enqueue(db: Database, event: sansio.Event, decision: Reply | Episode,
     spec = decision.spec
     conversation = thread_key(spec.repo, spec.number)
     notice = NOT_ALLOWED if spec.reply == NOT_ALLOWED else None
-    stored = spec.to_dict()
+    stored = decision.stored if decision.stored is not None else spec.to_dict()
     # group commit: one COMMIT for the deliveries of this loop iteration; 202 only after it
     enqueue = review_push.coalesced if spec.automatic and spec.automatic.kind == review_push.KIND \
         else store.enqueue_delivery
