@@ -542,18 +542,25 @@ _BUILTINS = ("claude_code", "codex", "opencode", "gemini")
 # registers its adapter on import, or an adapter class (registered under its `name`).
 PLUGIN_GROUP = "bot.adapters"
 _plugins_loaded = False
+_builtins_loaded = False
 
 
 def _load_builtins() -> None:
+    global _builtins_loaded
+    if _builtins_loaded:  # names() runs several times per webhook delivery: the imports once
+        return
     import importlib
 
+    complete = True
     for module in _BUILTINS:
         try:
             importlib.import_module(f"adapters.{module}")
         except ModuleNotFoundError as exc:  # a module still being written
             if exc.name != f"adapters.{module}":
                 raise
+            complete = False
     _load_plugins()
+    _builtins_loaded = complete
 
 
 def _load_plugins() -> None:
