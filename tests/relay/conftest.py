@@ -59,6 +59,15 @@ async def post(relay: ModelRelay, path: str, body: dict, headers: dict | None = 
         return await client.post(path, json=body, headers=headers)
 
 
+def price_the_gateway_model(monkeypatch, folder) -> None:
+    """An operator gateway's model as OpenCode names it there ("default", when BOT_OPENCODE_MODEL is
+    unset) priced in the operator's table (BOT_RELAY_PRICES), as an operator must: the relay refuses a
+    model its table cannot price."""
+    prices = folder / "gateway-prices.json"
+    prices.write_text(json.dumps({"date": "gateway", "models": {"default": {"input": 1.0, "output": 5.0}}}))
+    monkeypatch.setenv("BOT_RELAY_PRICES", str(prices))
+
+
 def header(request, name: str) -> str | None:
     """A header the fake provider received, whatever its case."""
     return next((v for k, v in request.headers.items() if k.lower() == name.lower()), None)

@@ -17,6 +17,7 @@ from adapters import base as adapters
 from bot.record.recorder import Recorder
 from sandbox.base import SandboxConfig
 from tests.fakes.provider import FakeProvider, FakeUsage, say
+from tests.relay.conftest import price_the_gateway_model
 from tests.relay.episode import relay_episode
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
@@ -43,6 +44,7 @@ async def _episode(agent: str, root: Path, monkeypatch) -> Ran:
         fake.usage = USAGE
         fake.script(say("Answered through the relay."))
         monkeypatch.setenv(f"BOT_{agent.upper()}_BASE_URL", fake.url)  # the relay's upstream
+        price_the_gateway_model(monkeypatch, root.parent)
         creds = adapters.Credentials(env={CREDENTIAL[agent]: REAL_KEY}, source="repository")
         relayed = await relay_episode(agent, creds, ctx, root)
     relayed.recorder.attach_egress(relayed.run_id, relayed.result.egress)

@@ -12,6 +12,7 @@ import pytest
 
 from adapters import base as adapters
 from tests.fakes.provider import FakeProvider, bridged, say
+from tests.relay.conftest import price_the_gateway_model
 from tests.relay.episode import relay_episode
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
@@ -28,6 +29,7 @@ def ran(request, tmp_path_factory):
     with pytest.MonkeyPatch.context() as monkeypatch, FakeProvider() as fake:
         monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path_factory.mktemp("data")))
         monkeypatch.setenv(f"BOT_{agent.upper()}_BASE_URL", fake.url)
+        price_the_gateway_model(monkeypatch, tmp_path_factory.mktemp("prices"))
         fake.script(bridged("read_file", {"path": "app.py"}), say("Read it through the relay."))
         creds = adapters.Credentials(env={CREDENTIAL[agent]: "sk-real-e2e-KEY-0123456789"}, source="repository")
         relayed = asyncio.run(relay_episode(agent, creds, ctx, tmp_path_factory.mktemp(f"grammar-{agent}"),
