@@ -13,7 +13,8 @@ Spend outlives the episode in the `model_spend` table (one row per priced call, 
 database): `Ledger.spent(scope)` sums the thread's, the requester's day and the installation's
 month. A `Budget` reads those sums once when the episode starts and adds its own calls in memory;
 two episodes of one requester at once may together overshoot a daily cap by one call each.
-Calls of unpriced models count in the token caps only.
+The relay refuses a call of a model its price table cannot price (bot/relay/server.py), so every
+charged call has a cost; `unpriced_calls` counts those recorded before it did.
 """
 from __future__ import annotations
 

@@ -32,7 +32,8 @@ Usage by the pipeline:
   that has arrived (bot/relay/wire.py); a reply's head leaves for the CLI with the first piece of its
   body when that piece comes within a moment (bot/relay/downstream.py).
 - Every call is recorded as one `enforced` event "model_call": provider, api, model, status,
-  latency, time to first byte, tokens, cost (or "unpriced"), retries. `.calls` holds the same.
+  latency, time to first byte, tokens, cost, retries, reply headers dropped; outcome `interrupted` when
+  the relay stopped before the call ended. `.calls` holds the same.
 - Budgets (bot/relay/budgets.py): each call holds its maximum while in flight; a call once a cap is
   reached is refused in the API's own error format, and `on_stop(reason)` is called once: the
   runner ends the episode (a call refused only for the holds of calls in flight gets a 429 to
