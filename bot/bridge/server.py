@@ -118,7 +118,7 @@ class BridgeServer:
     async def __aenter__(self) -> BridgeServer:
         app = _BearerGuard(self._mcp_app(), self)
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on",
-                                timeout_graceful_shutdown=1, access_log=False)
+                                timeout_graceful_shutdown=1, access_log=False, log_config=None)
         self._server = LoopbackServer(config, "MCP bridge")
         self.port = await self._server.start()
         if self._wall_clock_s:

@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
     address = listening_base(args.host, args.port)
     app = create_app(address=address, settings=settings)
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
-                                           access_log=False, timeout_graceful_shutdown=5))
+                                           access_log=False, timeout_graceful_shutdown=5, log_config=None))
     logging.getLogger("bot.cli.serve").info("listening on http://%s:%d (data dir %s)",
                                         args.host, args.port, settings.data_dir)
     server.run()

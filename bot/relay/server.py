@@ -271,7 +271,7 @@ class ModelRelay:
                                    on_secret=self._new_secrets)
         config = uvicorn.Config(self, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
                                 timeout_graceful_shutdown=1, access_log=False, http=_RelayProtocol, ws="none",
-                                proxy_headers=False, server_header=False, date_header=False)
+                                proxy_headers=False, server_header=False, date_header=False, log_config=None)
         self._server = LoopbackServer(config, "model relay")
         self.port = await self._server.start()
         return self

@@ -159,7 +159,7 @@ async def start_metrics_listener(db: Any, settings: Settings) -> LoopbackServer 
     if address is None:
         return None
     server = LoopbackServer(uvicorn.Config(metrics_app(db, address), host=address[0], port=address[1],
-                                           log_level="warning", access_log=False, lifespan="off"),
+                                           log_level="warning", access_log=False, lifespan="off", log_config=None),
                             "metrics listener")
     port = await server.start()
     log.info("metrics on http://%s:%d/metrics", address[0], port)

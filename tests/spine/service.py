@@ -177,6 +177,22 @@ class Service:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+        if self.env.get("BOT_LOG_FORMAT") == "json":
+            assert not (lines := self.not_json_lines()), f"log lines that are not JSON: {lines[:5]}"
+
+    def not_json_lines(self) -> list[str]:
+        """The lines of the log that are not JSON objects (a deployment's log shipper drops them)."""
+        import json
+
+        found = []
+        for line in self.log_path.read_text(errors="replace").splitlines():
+            try:
+                parsed = json.loads(line) if line.strip() else {}
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, dict):
+                found.append(line)
+        return found
 
 
 @contextmanager
