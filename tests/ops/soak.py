@@ -113,7 +113,8 @@ class Burst:
                           else say("done") for _ in range(episodes * 2)])
         services: list[Service] = []
         try:
-            services.append(Service(env, base / "serve-0.log").start())
+            services.append(Service(env, base / "serve-0.log"))  # listed before it starts: stopped even if it is slow to
+            services[-1].start()
             started = time.monotonic()
             self._send(plan, services, env, base, counts)
             counts.burst_s = time.monotonic() - started
@@ -206,7 +207,8 @@ class Burst:
                 return
             services[-1].kill()
             counts.kills += 1
-            services.append(Service(env, base / f"serve-{len(services)}.log").start())
+            services.append(Service(env, base / f"serve-{len(services)}.log"))
+            services[-1].start()
 
     def _deliver(self, delivery: Delivery, services: list[Service], lock: threading.Lock, counts: Counts,
                  broken: list[BaseException]) -> None:

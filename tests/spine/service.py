@@ -145,13 +145,14 @@ class Service:
         if self.separate_worker:
             self.worker = subprocess.Popen([sys.executable, "-m", "bot.cli", "worker"], cwd=ROOT, env=self.env,
                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 60  # a loaded two-core machine imports slowly
+        while time.monotonic() < deadline and self.proc.poll() is None:
             try:
                 if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
                     return self
             except httpx.HTTPError:
                 time.sleep(0.1)
+        self.kill()  # never left running behind a failed start
         raise AssertionError("bot serve did not start:\n" + self.log_path.read_text()[-3000:])
 
     def deliver(self, data: dict, event: str = "issue_comment", delivery: str | None = None) -> httpx.Response:
