@@ -2,6 +2,7 @@
 model provider, for the end-to-end and crash tests."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -164,7 +165,8 @@ class Service:
 
     def kill(self) -> None:
         for proc in self.processes():
-            os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # its group may be gone already
+                os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
 
     def stop(self) -> None:
