@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+# Each adapter's `npm_package`, copied: this runs before the bot's source is in the image (so a code
+# change reuses the npm layer); tests/deploy/test_container_recipe.py fails when the two disagree.
 PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "opencode": "opencode-ai",
             "gemini": "@google/gemini-cli"}
 

@@ -11,6 +11,9 @@ from types import ModuleType
 
 import pytest
 
+from adapters import base
+from tests.relay.test_fail_closed import Fifth
+
 ROOT = Path(__file__).resolve().parents[2]
 CONTAINER = ROOT / "deploy" / "container"
 
@@ -63,3 +66,26 @@ def test_the_entrypoint_turns_secret_files_into_variables_the_environment_does_n
                           capture_output=True, text=True, check=True)
     assert done.stdout == "from-the-file|env-key|worker|0"
     assert os.access(CONTAINER / "entrypoint.sh", os.X_OK)
+
+
+def unselectable() -> dict[str, tuple[str, str]]:
+    """Where the image's selection and the adapters disagree: agent -> (selected, declared) package.
+    select-agents.py runs before the bot's source is in the image (so a code change reuses the npm
+    layer), so it keeps its own table and this check ties the two together."""
+    declared = {name: base.get(name).npm_package for name in base.names() if base.get(name).npm_package}
+    selected: dict[str, str] = selector().PACKAGES
+    return {name: (selected.get(name, ""), declared.get(name, ""))
+            for name in set(selected) | set(declared) if selected.get(name) != declared.get(name)}
+
+
+def test_the_image_selects_exactly_the_agents_the_adapters_install_from_npm() -> None:
+    assert unselectable() == {}
+
+
+def test_an_adapter_the_image_cannot_select_is_named(monkeypatch) -> None:
+    class Sixth(Fifth):
+        name = "sixth"
+        npm_package = "sixth-cli"
+
+    monkeypatch.setitem(base._REGISTRY, "sixth", Sixth)
+    assert unselectable() == {"sixth": ("", "sixth-cli")}
