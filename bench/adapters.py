@@ -23,7 +23,7 @@ from sandbox.tier0 import Tier0Spawner
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSCRIPTS = ROOT / "tests" / "fixtures" / "cli"
-AGENTS = ("claude", "codex", "opencode", "gemini")
+AGENTS = tuple(base.names())
 NOT_STREAMS = ("gemini-json.jsonl",)  # `-o json` pretty-printed, not the stream the adapter reads
 TURNS = pick(5, 1)
 PARSE_TARGET_S = 0.3

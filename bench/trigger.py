@@ -13,10 +13,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from adapters import base  # noqa: E402
 from bench.stats import p50_p99_ms  # noqa: E402
 from bot.intake import grammar  # noqa: E402
 
-AGENTS = ("claude", "codex", "gemini", "opencode")
+AGENTS = tuple(base.names())
 COMMAND = "@bot codex fix the failing test\n"
 MAX = 65_536
 PARAGRAPH = "Some context with `code`, a [link](https://example.com) and <b>html</b>.\n\n"

@@ -11,9 +11,25 @@ import pytest
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
-_SCRUBBED = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-             "CLAUDE_CODE_OAUTH_TOKEN", "GITHUB_TOKEN", "GITHUB_APP_ID", "GITHUB_PRIVATE_KEY",
-             "GITHUB_PRIVATE_KEY_PATH", "GITHUB_WEBHOOK_SECRET")
+# the GitHub App's and the workflow token's variables; the agents' come from their adapters
+GITHUB_VARIABLES = ("GITHUB_TOKEN", "GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH",
+                    "GITHUB_WEBHOOK_SECRET")
+
+
+def scrubbed_variables() -> tuple[str, ...]:
+    """Every variable that authenticates an agent, as its adapter declares it (the CLI's own, the
+    operator's, the settings page's), and the GitHub App's."""
+    from adapters import base
+
+    agents: dict[str, None] = {}
+    for name in base.names():
+        adapter = base.get(name)
+        kinds = [variable for kind in adapter.credential_kinds for variable in kind.env]
+        agents.update(dict.fromkeys([*adapter.credential_env, *adapter.operator_variables(), *kinds]))
+    return (*agents, *GITHUB_VARIABLES)
+
+
+_SCRUBBED = scrubbed_variables()
 
 
 @pytest.fixture(autouse=True)
