@@ -120,14 +120,28 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             created_at DOUBLE PRECISION NOT NULL)""",
         "CREATE INDEX IF NOT EXISTS merged_pushes_by_trigger ON merged_pushes(trigger_key)",
     )),
+    (9, "learned review rules: a kind of finding writers declined on two pull requests, proposed to the "
+        "repository's maintainers (candidate), approved (applied to every later review), or discarded; and "
+        "the writers' reactions to the bot's review comments", (
+        """CREATE TABLE IF NOT EXISTS learned_rules (
+            id {serial}, repo TEXT NOT NULL, folder TEXT NOT NULL, finding TEXT NOT NULL,
+            wording TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'candidate', evidence TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL, decided_by TEXT, decided_at DOUBLE PRECISION,
+            pull_request TEXT)""",
+        "CREATE UNIQUE INDEX IF NOT EXISTS learned_rules_one_per_kind ON learned_rules(repo, folder, finding)",
+        """CREATE TABLE IF NOT EXISTS review_reactions (
+            repo TEXT NOT NULL, comment_id BIGINT NOT NULL, login TEXT NOT NULL, content TEXT NOT NULL,
+            agent TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (repo, comment_id, login, content))""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
 # every table, in an order that respects references (for copying a database)
 TABLES = ("jobs", "conversations", "sessions", "notices", "secrets", "secret_audit", "settings_sessions",
           "runs", "run_events", "model_spend", "workers", "session_homes", "credential_use", "oauth_states",
-          "reviewed_commits", "review_findings", "merged_pushes")
-SERIAL_KEYS = {"jobs": "id", "secret_audit": "id", "review_findings": "id"}
+          "reviewed_commits", "review_findings", "merged_pushes", "learned_rules", "review_reactions")
+SERIAL_KEYS = {"jobs": "id", "secret_audit": "id", "review_findings": "id", "learned_rules": "id"}
 
 _VERSION_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("
                   "version INTEGER PRIMARY KEY, description TEXT, applied_at DOUBLE PRECISION)")

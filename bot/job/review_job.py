@@ -122,7 +122,7 @@ async def _review(db: Database, ctx: JobContext, worktree: Worktree, tracking: T
     since = f" since `{scope.since[:7]}`" if scope.since else ""
     since += f" (its diff cut at {MAX_DIFF_CHARS:,} characters)" if past.change.cut else ""
     await tracking.note(f"reviewing {len(scope.reviewed)} of {scope.total} files at `{worktree.base_sha[:7]}`{since}")
-    rules = await review_rules.read(worktree, scope)
+    rules = await review_rules.read(worktree, scope, [rule.as_rule() for rule in past.learned])
     reviews = [Review(agent, Collector(agent, diff, scope, past.priors)) for agent in agents]
     several = len(reviews) > 1
     await asyncio.gather(*(_one(db, ctx, worktree, review, scope, AgentTracking(tracking, review.agent, several),

@@ -8,6 +8,7 @@ quoted in each agent's request, and recorded in each agent's run.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from adapters.base import Tier
@@ -21,10 +22,12 @@ if TYPE_CHECKING:
     from bot.workspace.worktrees import Worktree
 
 
-async def read(worktree: Worktree, scope: Scope) -> Applied:
-    """The rules over the files reviewed: bot.yml's and the rule files of the default branch."""
+async def read(worktree: Worktree, scope: Scope, learned: Sequence[Rule] = ()) -> Applied:
+    """The rules over the files reviewed: bot.yml's, the learned rules a maintainer approved
+    (bot/review/learned.py), and the rule files of the default branch."""
     found = await rules_read.read(worktree.mirror, worktree.default_branch, scope.reviewed)
-    return applicable(from_config(worktree.config.reviews.rules) + found.rules, scope.reviewed, skipped=found.skipped)
+    return applicable(from_config(worktree.config.reviews.rules) + list(learned) + found.rules, scope.reviewed,
+                      skipped=found.skipped)
 
 
 def request_text(rules: Applied) -> str:

@@ -5,11 +5,13 @@ findings repeat an earlier one.
 
     history = await recall(db, thread, worktree, ["codex"], start_over=False, may=may)
     history.change.incremental, history.priors, history.declined
-    sifted = sift(merged, history)       # Sifted(new, repeated, declined)
+    sifted = sift(merged, history)       # Sifted(new, repeated, declined, learned)
 
 Before a re-review the bot reads its review threads (GraphQL) and judges what people did there
 (bot/review/signals.py): `may(login)` is the run-time permission check of a command, and only a
-signal of someone who may changes a finding (declined, fixed, or open again).
+signal of someone who may changes a finding (declined, fixed, or open again). A writer's decline
+recorded there may propose a learned rule for the repository (bot/review/learned.py); the rules a
+maintainer approved come with the history, and `sift` withholds what they cover.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.review import learned as learning
 from bot.review import memory, signals, since, threads
 from bot.review.findings import Prior
 from bot.review.fingerprint import normalised, same_finding
@@ -37,6 +40,7 @@ class History:
     reopened: int = 0  # declined earlier, open again: a writer said so or unresolved the thread
     ignored: int = 0  # signals of people who may not change a finding: not counted
     thread_ids: dict[int, str] = field(default_factory=dict)  # a finding's comment id -> its review thread
+    learned: list[learning.Learned] = field(default_factory=list)  # the repository's approved learned rules
 
 
 @dataclass
@@ -44,6 +48,7 @@ class Sifted:
     new: list[Merged] = field(default_factory=list)
     repeated: list[Merged] = field(default_factory=list)  # an open earlier finding, found again: not posted
     declined: list[Merged] = field(default_factory=list)  # a declined earlier finding: skipped
+    learned: list[Merged] = field(default_factory=list)  # covered by an approved learned rule: withheld
 
 
 async def recall(db: Any, thread: Any, worktree: Any, agents: list[str], *, start_over: bool,
@@ -55,6 +60,8 @@ async def recall(db: Any, thread: Any, worktree: Any, agents: list[str], *, star
     changes = await _settle_threads(db, worktree, earlier, seen, judge)
     if changes:
         earlier = memory.findings(db, repo, number)
+    if any(c.state == memory.DECLINED for _, c in changes):
+        learning.propose(db, repo)
     change = await _change(db, worktree, repo, number, agents, start_over)
     still = [e for e in earlier if e.state == memory.OPEN]
     priors = [Prior(e.id, e.path, e.line, e.severity, e.title, await since.touched(worktree, e.commit_sha, e.path))
@@ -62,7 +69,7 @@ async def recall(db: Any, thread: Any, worktree: Any, agents: list[str], *, star
     return History(change, still, [e for e in earlier if e.state == memory.DECLINED], priors,
                    sum(1 for was, c in changes if was == memory.OPEN and c.state == memory.DECLINED),
                    sum(1 for _, c in changes if c.state == memory.OPEN), judge.ignored,
-                   {comment: state.thread_id for comment, state in seen.items()})
+                   {comment: state.thread_id for comment, state in seen.items()}, learning.approved(db, repo))
 
 
 async def _change(db: Any, worktree: Any, repo: str, number: int, agents: list[str],
@@ -113,7 +120,9 @@ def _touched(worktree: Any, finding: Earlier) -> Callable[[], Awaitable[bool]]:
 def sift(merged: list[Merged], history: History) -> Sifted:
     sifted = Sifted()
     for item in merged:
-        if any(_says(e, item) for e in history.declined):
+        if any(rule.withholds(finding) for rule in history.learned for finding in (item.finding, *item.others)):
+            sifted.learned.append(item)
+        elif any(_says(e, item) for e in history.declined):
             sifted.declined.append(item)
         elif any(_says(e, item) for e in history.open):
             sifted.repeated.append(item)
