@@ -87,7 +87,7 @@ def propose(db: Any, repo: str) -> list[Learned]:
     """Every kind declined by writers on MIN_PULLS pull requests that is not yet known here, as new candidates."""
     known = [(r["folder"], r["finding"]) for r in db.query("SELECT folder, finding FROM learned_rules WHERE repo = ?",
                                                            [repo])]
-    new = []
+    new: list[Learned] = []
     for folder, group in _kinds(_declines(db, repo)):
         finding = normalised(group[0]["title"])
         if len({row["number"] for row in group}) < MIN_PULLS or _known(known, folder, finding):
