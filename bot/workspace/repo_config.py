@@ -9,6 +9,7 @@ the rest of the bot builds it directly (tests, `bot run` defaults) without YAML.
 """
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from bot.workspace.repo_config_model import (  # noqa: F401  (re-exported: the r
     BUDGET_KEYS,
     MODES,
     REGISTRY_HOSTS,
+    Automation,
     BotYml,
     RepoLimits,
     ReviewsSection,
@@ -73,6 +75,7 @@ class RepoConfig:
     budgets: dict[str, float] = field(default_factory=dict)
     triggers: TriggersSection = field(default_factory=TriggersSection)  # other ways to call the bot: off unless set
     reviews: ReviewsSection = field(default_factory=ReviewsSection)
+    automations: tuple[Automation, ...] = ()  # bot/automations: agents run on events and schedules
     source: str = "defaults"  # "defaults" or ".github/bot.yml@<sha>"
 
     def agent(self, operator_default: str) -> str:
@@ -135,6 +138,11 @@ def _git(mirror: Path, *args: str) -> str | None:
 def _key_lines(node: yaml.Node | None, prefix: str = "") -> dict[str, int]:
     """1-based line of every key, nested keys dotted (`limits.memory`)."""
     lines: dict[str, int] = {}
+    if isinstance(node, yaml.SequenceNode):  # a list's entries by index (`automations.0.name`)
+        for index, item in enumerate(node.value):
+            lines[f"{prefix}{index}"] = item.start_mark.line + 1
+            lines.update(_key_lines(item, f"{prefix}{index}."))
+        return lines
     if not isinstance(node, yaml.MappingNode):
         return lines
     for key, value in node.value:
@@ -171,6 +179,8 @@ def _config_error(error: Any, lines: dict[str, int], source: str) -> ConfigError
     elif error["type"] in ("model_type", "model_attributes_type", "dict_type") and _is_section(loc):
         owner = _section_at(loc)
         message = owner.MAPPING.format(known=owner.known())
+    elif error["type"] == "missing":
+        message = "is required"
     else:
         message = error["msg"]
     line = next((lines[".".join(loc[:n])] for n in range(len(loc), 0, -1) if ".".join(loc[:n]) in lines), None)
@@ -181,8 +191,18 @@ def _section_at(loc: list[str]) -> type[Section]:
     """The section model that the key path `loc` names (BotYml for the top level)."""
     model: type[Section] = BotYml
     for name in loc:
-        model = model.model_fields[name].annotation  # type: ignore[assignment]
+        if name.isdigit():  # an entry of a list of sections (`automations.0`)
+            continue
+        model = _section_of(model.model_fields[name].annotation)
     return model
+
+
+def _section_of(annotation: Any) -> Any:
+    """The section type inside `tuple[X, ...]` or `X | None`, else the annotation itself."""
+    for arg in typing.get_args(annotation):
+        if isinstance(arg, type) and issubclass(arg, Section):
+            return arg
+    return annotation
 
 
 def _is_section(loc: list[str]) -> bool:

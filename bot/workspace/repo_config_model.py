@@ -17,11 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
 from adapters import base as adapters
 from bot import config
+from bot import cron as crontab
 from bot.config_kinds import parse_size
 from bot.permissions import PERMISSION_LEVELS, levels_from
 from bot.record import inert
@@ -307,6 +308,146 @@ class ReviewsSection(Section):
     quiet: Flag = True  # a review with nothing at or above min_severity leaves no comment (a 👍 and the check run)
 
 
+AUTOMATION_MAY = ("comment", "label", "push", "draft_pull_request", "review")  # what an automation may do
+MAX_AUTOMATIONS = 50
+MAX_PROMPT_CHARS = 8_000
+MAX_SCHEDULES = 10
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+# the event values an automation may name, per event (docs/automations.md)
+ISSUE_TYPES = ("opened", "edited", "reopened", "labeled")
+PULL_TYPES = ("opened", "synchronize", "ready_for_review", "labeled")
+CONCLUSIONS = ("failure", "timed_out", "cancelled", "action_required", "success", "neutral")
+
+
+def one_of(allowed: tuple[str, ...], what: str) -> Callable[[Any], tuple[str, ...]]:
+    def check(value: Any) -> tuple[str, ...]:
+        items = string_list(value)
+        for item in items:
+            if item not in allowed:
+                raise invalid(f"{inert.code(item)} is not {what} (one of: {', '.join(allowed)})")
+        if not items:
+            raise invalid(f"must name at least one {what}")
+        return tuple(dict.fromkeys(items))
+    return check
+
+
+def slug(value: Any) -> str:
+    if not isinstance(value, str) or not _SLUG.match(value):
+        raise invalid(f"{inert.code(value)} is not a name: lower-case letters, digits and `-`, at most 63")
+    return value
+
+
+def prompt(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise invalid("must be a text: what the agent is asked to do")
+    if len(value) > MAX_PROMPT_CHARS:
+        raise invalid(f"is over {MAX_PROMPT_CHARS:,} characters")
+    return value.strip()
+
+
+def schedules(value: Any) -> tuple[str, ...]:
+    """`schedule: [{cron: "0 6 * * 1"}, …]`, each checked by bot/cron.py, in UTC."""
+    if not isinstance(value, list) or not value or len(value) > MAX_SCHEDULES:
+        raise invalid(f'must be a list of 1 to {MAX_SCHEDULES} entries like {{cron: "0 6 * * 1"}}')
+    found = []
+    for entry in value:
+        if not isinstance(entry, dict) or set(entry) != {"cron"}:
+            raise invalid(f'each entry is {{cron: "…"}} and nothing else, not {inert.code(entry)}')
+        try:
+            found.append(crontab.parse(entry["cron"]).text)
+        except crontab.CronError as exc:
+            raise invalid(f"{inert.code(entry['cron'])}: {exc}") from None
+    return tuple(found)
+
+
+def automation_list(value: Any) -> tuple[Any, ...]:
+    if not isinstance(value, list):
+        raise invalid("must be a list of automations (- name: …)")
+    if len(value) > MAX_AUTOMATIONS:
+        raise invalid(f"holds {len(value)} automations: at most {MAX_AUTOMATIONS} are allowed")
+    return tuple(value)
+
+
+def unique_names(value: tuple[Any, ...]) -> tuple[Any, ...]:
+    names = [item.name for item in value]
+    if twice := sorted({name for name in names if names.count(name) > 1}):
+        raise invalid(f"the name {inert.code(twice[0])} is used twice")
+    return value
+
+
+class IssuesOn(Section):
+    UNKNOWN: ClassVar[str] = "unknown key (known: {known})"
+    types: Annotated[tuple[str, ...], BeforeValidator(one_of(ISSUE_TYPES, "an issue action"))] = ("opened",)
+
+
+class PullRequestOn(Section):
+    UNKNOWN: ClassVar[str] = "unknown key (known: {known})"
+    types: Annotated[tuple[str, ...], BeforeValidator(one_of(PULL_TYPES, "a pull-request action"))] = ("opened",)
+
+
+class ConclusionOn(Section):
+    UNKNOWN: ClassVar[str] = "unknown key (known: {known})"
+    conclusion: Annotated[tuple[str, ...], BeforeValidator(one_of(CONCLUSIONS, "a conclusion"))] = ("failure",)
+
+
+class NothingOn(Section):
+    """`issue_comment: {}`, `fire: {}`: the event takes no options."""
+
+    UNKNOWN: ClassVar[str] = "takes no options: write {{}}"
+    MAPPING: ClassVar[str] = "must be {{}}"
+
+
+class OnSection(Section):
+    """`on:` exactly one trigger (GitHub Actions' words)."""
+
+    UNKNOWN: ClassVar[str] = "unknown event (known: {known})"
+    MAPPING: ClassVar[str] = "must be a mapping naming one event of {known}"
+    issues: IssuesOn | None = None
+    issue_comment: NothingOn | None = None
+    pull_request: PullRequestOn | None = None
+    check_suite: ConclusionOn | None = None
+    workflow_run: ConclusionOn | None = None
+    schedule: Annotated[tuple[str, ...] | None, BeforeValidator(schedules)] = None
+    fire: NothingOn | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> OnSection:
+        if len(self.model_fields_set) != 1:
+            raise invalid(f"names {len(self.model_fields_set)} events: exactly one of {self.known()}")
+        return self
+
+    @property
+    def event(self) -> str:
+        return next(iter(self.model_fields_set))
+
+
+class Automation(Section):
+    """One entry of `automations:` (docs/automations.md)."""
+
+    UNKNOWN: ClassVar[str] = "unknown automation key (known: {known})"
+    MAPPING: ClassVar[str] = "each automation is a mapping with {known}"
+    name: Annotated[str, BeforeValidator(slug)]
+    on: OnSection
+    agent: Annotated[str, BeforeValidator(agent)]
+    prompt: Annotated[str, BeforeValidator(prompt)]
+    may: Annotated[tuple[str, ...], BeforeValidator(one_of(AUTOMATION_MAY, "an allowed act"))] = ("comment",)
+    max_attempts: Annotated[int, BeforeValidator(whole(1, 10))] = 2
+
+    @model_validator(mode="before")
+    @classmethod
+    def _string_keys(cls, data: Any) -> Any:
+        # YAML 1.1 reads a bare `on:` key as true, as GitHub Actions users know: here it means `on`
+        if not isinstance(data, dict):
+            return data
+        return {("on" if key is True else str(key)): value for key, value in data.items()}
+
+    def allows(self, act: str) -> bool:
+        return act in self.may
+
+
+Automations = Annotated[tuple[Automation, ...], AfterValidator(unique_names), BeforeValidator(automation_list)]
+
+
 class BotYml(Section):
     """The whole file; each field is a top-level key (docs/repo-config.md)."""
 
@@ -327,6 +468,7 @@ class BotYml(Section):
     budgets: BudgetsSection = BudgetsSection()
     triggers: TriggersSection = TriggersSection()
     reviews: ReviewsSection = ReviewsSection()
+    automations: Automations = ()
 
     @classmethod
     def known(cls) -> str:

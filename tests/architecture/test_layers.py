@@ -17,6 +17,7 @@ RANKS = {
     "bot.metrics": 2.5, "bot.logs": 2.5,  # every layer may count and log into them
     "bot.retry": 3, "bot.permissions": 3, "bot.loopback": 3,
     "bot.trigger_table": 3,  # the automatic triggers: read by the configuration model and the intake above it
+    "bot.cron": 3,  # the cron grammar: read by the configuration model and the automations above it
     "bot.db": 3.5,
     "bot.record": 4,
     "bot.credentials": 5, "bot.github": 5, "bot.workspace": 5,
@@ -25,6 +26,7 @@ RANKS = {
     "bot.job": 7,
     "bot.intake": 7.5,  # what an event asks (grammar, triggers, their gate, the job spec): above the job it builds
     "bot.service": 8,
+    "bot.automations": 8.5,  # runs on events and schedules: queues through the service, run by its worker
     "bot.settings": 9,
     "bot.web": 10,
     "bot.cli": 11,
