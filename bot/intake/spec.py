@@ -10,9 +10,11 @@ or a missing field is a `SpecError` naming it, never a job run on a guess.
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -20,21 +22,9 @@ from bot.errors import BotError
 from bot.intake.grammar import Command
 
 _NONE = type(None)
-# the job's fields, each with the JSON types it may hold (`bool` is not a number)
-_TOP: dict[str, tuple[type, ...]] = {
-    "repo": (str,), "number": (int,), "author": (str,), "command": (dict,),
-    "repo_id": (int, _NONE), "installation_id": (int, _NONE), "author_id": (int, _NONE),
-    "author_type": (str,), "association": (str, _NONE), "is_pr": (bool,), "title": (str, _NONE),
-    "target": (dict, _NONE), "trigger_key": (str, _NONE), "event": (str, _NONE), "action": (str, _NONE),
-    "delivery": (str, _NONE), "reply": (str, _NONE), "automatic": (dict, _NONE), "stopped_job": (int, _NONE),
-    "coalesced": (int, _NONE)}
 _REQUIRED = ("repo", "number", "author", "command")
-_COMMAND: dict[str, tuple[type, ...]] = {
-    "kind": (str,), "agent": (str, _NONE), "new_session": (bool,), "request": (str,),
-    "unknown_name": (str, _NONE), "review": (bool,), "agents": (list,)}
 _TARGET: dict[str, tuple[type, ...]] = {
     "type": (str,), "id": (int,), "thread": (int, _NONE), "path": (str, _NONE), "line": (int, _NONE)}
-_AUTOMATIC: dict[str, tuple[type, ...]] = {"kind": (str,), "detail": (str,), "draft": (bool,)}
 # written only when set, as the intake always has: their absence means None
 _OMITTED_WHEN_NONE = ("reply", "automatic", "stopped_job", "coalesced")
 
@@ -115,6 +105,41 @@ class JobSpec:
         automatic = top.get("automatic")
         return cls(**{**top, "command": Command(**{**command, "agents": tuple(agents)}), "target": target,
                       "automatic": Automatic(**_checked(automatic, _AUTOMATIC, "automatic.")) if automatic else None})
+
+
+_SCALARS: dict[object, type] = {str: str, int: int, bool: bool, tuple: list, Literal: str}
+
+
+def _json_type(hint: object) -> type:
+    """The JSON type a field of type `hint` is stored as: a nested dataclass or a mapping as an
+    object, a tuple as an array, a Literal of texts as text."""
+    origin = typing.get_origin(hint) or hint
+    if origin is Literal and not all(isinstance(value, str) for value in typing.get_args(hint)):
+        raise TypeError(f"a Literal field holds texts only, not {hint!r}")
+    if dataclasses.is_dataclass(origin) or origin is Mapping:
+        return dict
+    if origin in _SCALARS:
+        return _SCALARS[origin]
+    raise TypeError(f"no JSON type for a field of type {hint!r}")
+
+
+def json_shape(cls: type) -> dict[str, tuple[type, ...]]:
+    """Each field of the dataclass `cls`, with the JSON types its stored value may hold (`bool` is
+    not a number; None is null)."""
+    hints = typing.get_type_hints(cls)
+    shape: dict[str, tuple[type, ...]] = {}
+    for field in dataclasses.fields(cls):
+        hint = hints[field.name]
+        if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+            shape[field.name] = tuple(_json_type(a) if a is not _NONE else _NONE for a in typing.get_args(hint))
+        else:
+            shape[field.name] = (_json_type(hint),)
+    return shape
+
+
+_TOP = json_shape(JobSpec)
+_COMMAND = json_shape(Command)
+_AUTOMATIC = json_shape(Automatic)
 
 
 def _checked(data: object, shape: dict[str, tuple[type, ...]], prefix: str) -> dict[str, Any]:
