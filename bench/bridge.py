@@ -64,8 +64,52 @@ print(json.dumps({"bridged": bridged, "direct": direct}))
 HALT_RUNS = pick(5, 1)
 
 
+RUN_CALLS = pick(20, 3)
+
+
 def run() -> list[str]:
-    return asyncio.run(_measure()) + _halt_latency()
+    return asyncio.run(_measure()) + _run_tool_by_size() + _halt_latency()
+
+
+def _run_tool_by_size() -> list[str]:
+    """The `run` tool (a fresh tier-1 sandbox per call over the writable worktree, as the bridge
+    calls it) on the workspace bench's repository (5,200 files) against an empty git worktree:
+    `true` (what the start costs per file) and `git status` (whether the index stays fresh)."""
+    from bench.workspace import _fast_import_stream
+
+    lines = []
+    with tempfile.TemporaryDirectory(prefix="bench-run-") as scratch:
+        big, empty = Path(scratch) / "big", Path(scratch) / "empty"
+        for worktree in (big, empty):
+            subprocess.run(["git", "init", "-q", "-b", "main", str(worktree)], check=True)
+        subprocess.run(["git", "fast-import", "--quiet"], input=_fast_import_stream(), cwd=big, check=True)
+        subprocess.run(["git", "-C", str(big), "checkout", "-q", "main"], check=True)
+        files = subprocess.run(["git", "-C", str(big), "ls-files"], capture_output=True, check=True).stdout.count(b"\n")
+        for command in ("true", "git status --porcelain"):
+            small = asyncio.run(_run_tool_ms(empty, command, Path(scratch) / "s0"))
+            large = asyncio.run(_run_tool_ms(big, command, Path(scratch) / "s1"))
+            lines.append(f"run {command!r}: {files:,}-file worktree median {statistics.median(large):.1f} ms · "
+                         f"empty {statistics.median(small):.1f} ms · ratio {statistics.median(large) / statistics.median(small):.2f}× "
+                         f"({RUN_CALLS} calls after one warm-up)")
+    return lines
+
+
+async def _run_tool_ms(worktree: Path, command: str, scratch: Path) -> list[float]:
+    import time
+
+    from bot.bridge.tools import run_command, sandbox_for_run
+
+    policy = Admission(worktree)
+    make = sandbox_for_run(worktree, policy, tier=1, host=sandbox_host())
+    samples = []
+    for n in range(RUN_CALLS + 1):
+        started = time.perf_counter()
+        text, detail = await run_command(policy, {"command": command}, make, scratch, lambda _: None)
+        if detail["exit_code"] != 0:
+            raise RuntimeError(f"run {command!r} failed: {text[-2000:]}")
+        if n:
+            samples.append((time.perf_counter() - started) * 1000)
+    return samples
 
 
 def _halt_latency() -> list[str]:

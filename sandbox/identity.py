@@ -94,17 +94,94 @@ def _mapped(value: int, id_map: Path) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class _HandedOver:
+    """A worktree's last full hand-over: the bot's git state then, the folders left too deep."""
+    identity: Identity
+    bot_writes: tuple
+    too_deep: tuple[str, ...]
+
+
+# in the bot's memory, never in anything the agent can write: (st_dev, st_ino) of a worktree's top
+_handed_over: dict[tuple[int, int], _HandedOver] = {}
+
+
 def hand_over(identity: Identity, home: Path, workdir: Path) -> list[str]:
     """Let the sandbox user write its HOME and read (or, when mounted so, write) the worktree.
     Links are never followed, and no walk goes deeper than MAX_DEPTH: the folders there that
-    hold something are left as they are and returned (relative to the home or the worktree)."""
+    hold something are left as they are and returned (relative to the home or the worktree).
+
+    The worktree is walked only when the bot may have written there since its last walk: its
+    git index or `.git` entry changed (checkouts, commits, a new worktree at the same path).
+    The bridge hands over what it writes itself (hand_over_written). What the sandbox writes
+    reaches the host with its own owner. Skipping can only leave the sandbox less than a walk
+    would give it, never more."""
     left = _chown_tree(home, identity, include_top=True)
-    left += _chown_tree(workdir, identity, include_top=False, skip=frozenset({".git"}))
     top = os.stat(workdir, follow_symlinks=False)
-    if stat.S_ISDIR(top.st_mode):
+    if not stat.S_ISDIR(top.st_mode):
+        return left
+    key, writes = (top.st_dev, top.st_ino), _bot_writes(workdir)
+    known = _handed_over.get(key)
+    if known is None or known.identity != identity or known.bot_writes != writes or writes is None:
+        deep = _chown_tree(workdir, identity, include_top=False, skip=frozenset({".git"}))
+        known = _HandedOver(identity, writes, tuple(deep))
+        if writes is not None:
+            _handed_over[key] = known
+    _share_top(workdir, top, identity)
+    return left + list(known.too_deep)
+
+
+def hand_over_written(identity: Identity, dir_fd: int, name: str) -> None:
+    """Give one entry the bot just wrote into a handed-over worktree to the sandbox user, as the
+    next walk would: a link, or a file under several names, is left as it is."""
+    child = _chown_entry(dir_fd, name, identity)
+    if child is not None:
+        os.close(child)
+
+
+def _share_top(workdir: Path, top: os.stat_result, identity: Identity) -> None:
+    """The top stays the bot's: the sandbox group may add files, the sticky bit keeps `.git`.
+    Changed only when not already so (a chmod would change the ctime all the same)."""
+    mode = stat.S_IMODE(top.st_mode) | stat.S_ISVTX | 0o070
+    if top.st_gid != identity.gid:
         os.chown(workdir, -1, identity.gid, follow_symlinks=False)
-        os.chmod(workdir, stat.S_IMODE(top.st_mode) | stat.S_ISVTX | 0o070)
-    return left
+    if stat.S_IMODE(top.st_mode) != mode:
+        os.chmod(workdir, mode)
+
+
+def _bot_writes(workdir: Path) -> tuple | None:
+    """What changes whenever the bot's git writes the worktree: the `.git` entry and the index
+    it leads to (git rewrites the index on every checkout); None when there is no `.git`."""
+    dotgit = workdir / ".git"
+    try:
+        entry = os.stat(dotgit, follow_symlinks=False)
+        index = dotgit / "index" if stat.S_ISDIR(entry.st_mode) else _linked_index(dotgit)
+    except OSError:
+        return None
+    return _stamp(entry), _stamp_of(index) if index is not None else None
+
+
+def _linked_index(dotgit: Path) -> Path | None:
+    """A linked worktree's index: `gitdir: <admin dir>` in the `.git` file (at most 4 KiB)."""
+    fd = os.open(dotgit, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        text = os.read(fd, 4096).decode(errors="replace").strip()
+    finally:
+        os.close(fd)
+    return Path(dotgit.parent, text[len("gitdir:"):].strip(), "index") if text.startswith("gitdir:") else None
+
+
+def _stamp_of(path: Path) -> tuple | None:
+    try:
+        return _stamp(os.stat(path, follow_symlinks=False))
+    except OSError:
+        return None
+
+
+def _stamp(info: os.stat_result) -> tuple:
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
 
 
 def _chown_tree(path: Path, identity: Identity, include_top: bool, skip: frozenset[str] = frozenset()) -> list[str]:

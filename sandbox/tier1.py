@@ -82,12 +82,21 @@ def _trust_repositories(env: dict[str, str]) -> None:
     """The sandbox user owns neither the worktree's top directory nor the git data (the bot
     does), so its git would refuse them as "dubious ownership". Inside the sandbox that
     protection has nothing to protect: whatever git could run there, the agent can run."""
+    _git_config(env, "safe.directory", "*")
+    # the bot's index was written while the files were the bot's: the hand-over changed their
+    # owner and ctime, not their content, and git inside cannot rewrite the read-only index, so
+    # without these every `git status` would re-read every file
+    _git_config(env, "core.checkStat", "minimal")
+    _git_config(env, "core.trustctime", "false")
+
+
+def _git_config(env: dict[str, str], key: str, value: str) -> None:
     try:
         count = int(env.get("GIT_CONFIG_COUNT", "0"))
     except ValueError:
         count = 0
-    env[f"GIT_CONFIG_KEY_{count}"] = "safe.directory"
-    env[f"GIT_CONFIG_VALUE_{count}"] = "*"
+    env[f"GIT_CONFIG_KEY_{count}"] = key
+    env[f"GIT_CONFIG_VALUE_{count}"] = value
     env["GIT_CONFIG_COUNT"] = str(count + 1)
 
 

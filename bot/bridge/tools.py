@@ -28,6 +28,7 @@ from bot.errors import BotError
 from sandbox import select_spawner
 from sandbox.base import Host, Limits, Refused, SandboxConfig, SandboxProcess, Spawner
 from sandbox.bounded import read_capped
+from sandbox.identity import Identity, IdentityUnavailable, hand_over_written, sandbox_identity
 
 RunSandbox = Callable[[Path], "tuple[Spawner, SandboxConfig]"]  # scratch home -> spawner, config
 THREAD_CAP = 256 << 10  # bytes of the conversation one read_thread call returns
@@ -135,6 +136,7 @@ def _parent_fd(worktree: Path, relative: str, create: bool) -> tuple[int, str]:
                     raise
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o755, dir_fd=fd)
+                    _give_to_sandbox(fd, part)
                 child = os.open(part, _WALK, dir_fd=fd)
             os.close(fd)
             fd = child
@@ -174,6 +176,8 @@ def write_beneath(worktree: Path, relative: str, data: bytes) -> int:
                      dir_fd=parent)
         try:
             _fill(fd, data, old)
+            if old is None:
+                _give_to_sandbox(parent, temp)
             os.rename(temp, leaf, src_dir_fd=parent, dst_dir_fd=parent)
         except BaseException as exc:
             with contextlib.suppress(OSError):
@@ -184,6 +188,22 @@ def write_beneath(worktree: Path, relative: str, data: bytes) -> int:
     finally:
         os.close(parent)
     return old.st_nlink if old else 0
+
+
+def _give_to_sandbox(dir_fd: int, name: str) -> None:
+    """A file or folder the bridge made is the sandbox user's, as the ownership hand-over before
+    a run would make it (sandbox/identity.py: that walk is skipped when only the bridge wrote)."""
+    who = _switched_identity()
+    if who is not None:
+        hand_over_written(who, dir_fd, name)
+
+
+def _switched_identity() -> Identity | None:
+    try:
+        who = sandbox_identity()
+    except IdentityUnavailable:
+        return None  # no sandbox can start as another user: nothing to hand over
+    return who if who.switched else None
 
 
 def _regular_or_none(leaf: str, dir_fd: int) -> os.stat_result | None:
