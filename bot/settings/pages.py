@@ -247,8 +247,9 @@ def home(login: str, csrf: str, personal: list[dict], kinds: list, repos: list[s
 
 def shared_page(title: str, blurb: str, base: str, login: str, csrf: str, rows: list[dict], kinds: list,
                 history: list[dict], effective: list[Effective], github_url: str, github_label: str,
-                message: str | None = None, error: bool = False, typed: Typed | None = None) -> str:
-    """A repository's or an installation's credentials, what runs would use, and who changed them."""
+                message: str | None = None, error: bool = False, typed: Typed | None = None, review: str = "") -> str:
+    """A repository's or an installation's credentials, what runs would use, and who changed them;
+    `review`: a repository's review parts (bot/settings/review_page.py), already escaped."""
     crumbs = (f'<p class="crumbs"><a href="/settings">← All settings</a>'
               f'<a href="{esc(github_url)}" rel="noreferrer">{esc(github_label)} on GitHub</a></p>')
     body = (notice(message, error) + f"<p>{esc(blurb)}</p>" +
@@ -257,7 +258,7 @@ def shared_page(title: str, blurb: str, base: str, login: str, csrf: str, rows: 
             "<h2>Keys stored here</h2>" +
             credential_table(f"Credentials of {title}", rows, base, csrf) +
             add_form(f"{base}/keys", kinds, csrf, f"Connect a credential for {title}", typed) +
-            history_table(history))
+            review + history_table(history))
     return page(title, body, login=login, csrf=csrf, crumbs=crumbs)
 
 

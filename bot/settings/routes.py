@@ -24,7 +24,9 @@ from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
 from bot.credentials.shapes import check_shape, with_article
 from bot.errors import BotError
-from bot.settings import pages
+from bot.review import learned
+from bot.review import signal as review_signal
+from bot.settings import pages, review_page
 from bot.settings.address import own_base
 from bot.settings.effective import effective, stored_rows, when
 from bot.settings.flash import KeyTestFlash, carry, forget, taken, with_test_result
@@ -221,7 +223,8 @@ async def _render(request: Request, session: WebSession, shared: Shared | None, 
                                  _history(_settings(request), shared.scope),
                                  with_test_result(effective(_settings(request), None, shared.repo_id,
                                                             shared.installation, shared.installation_name), tested),
-                                 shared.github_url, shared.github_label, message, error, typed)
+                                 shared.github_url, shared.github_label, message, error, typed,
+                                 _review_parts(request, session, shared))
     response = html(body, status)
     forget(request, response)
     return response
@@ -296,7 +299,40 @@ async def test_stored_key(request: Request) -> Response:
     return response
 
 
+@page_handler
+async def decide_learned(request: Request) -> Response:
+    """A maintainer approves (as written, or with the wording and folder edited) or discards a
+    learned rule candidate of the repository (bot/review/learned.py)."""
+    session, form = await _session_and_form(request)
+    shared = await _shared_scope(request, session)  # maintain or admin, as for the repository's keys
+    action, rule_id = str(form.get("action", "")), str(form.get("id", ""))
+    if not rule_id.isdigit() or len(rule_id) > 18 or shared.repo is None:
+        raise SettingsRefusal(404, pages.error_page("No such rule", "That learned rule is not here.", shared.base,
+                                                    login=session.login, csrf=session.csrf))
+    edits = {} if action != learned.APPROVE else {"wording": str(form.get("wording", "")),
+                                                   "folder": str(form.get("folder", ""))}
+    try:
+        with secrets.database(_settings(request)) as db:
+            decided = learned.decide(db, shared.repo, int(rule_id), action, session.login, **edits)
+    except learned.Refused as refused:
+        return await _render(request, session, shared, status=400, message=str(refused), error=True)
+    if decided is None:
+        raise SettingsRefusal(404, pages.error_page("No such rule", "That learned rule is not here.", shared.base,
+                                                    login=session.login, csrf=session.csrf))
+    return RedirectResponse(f"{shared.base}?{urlencode({'learned': decided.state})}", status_code=303)
+
+
 # ---- helpers
+
+def _review_parts(request: Request, session: WebSession, shared: Shared) -> str:
+    """A repository page's learned rules and review signal; an installation's page has none."""
+    if shared.repo is None:
+        return ""
+    with secrets.database(_settings(request)) as db:
+        rules, rows = learned.listed(db, shared.repo), review_signal.per_agent(db, shared.repo)
+    return (review_page.learned_section(rules, shared.base, session.csrf, _settings(request).oauth_url, shared.repo)
+            + review_page.signal_section(rows))
+
 
 def _personal_scope(session: WebSession) -> str:
     return secrets.scope_for("user", session.user_id)
@@ -383,6 +419,8 @@ def _rotating(request: Request, scope: str) -> pages.Typed | None:
 def _flash(request: Request) -> tuple[str | None, bool]:
     """The one-line outcome of the last form, from the redirect's query (labels only, no values)."""
     query = request.query_params
+    if query.get("learned") in LEARNED_WORDS:
+        return LEARNED_WORDS[query["learned"]], False
     for key, verb in (("saved", "Saved"), ("deleted", "Deleted")):
         kind = credentials.find_kind(query.get(key, ""))
         if kind:
@@ -397,6 +435,8 @@ def _history(settings: Settings, scope: str, limit: int = 20) -> list[dict]:
              "label": getattr(credentials.find_kind(r["name"]), "label", r["name"])} for r in rows]
 
 
+LEARNED_WORDS = {learned.APPROVED: "Approved: the rule applies to every later review.",
+                 learned.DISCARDED: "Discarded: that kind of finding will not be proposed again."}
 REPO = "/settings/repos/{owner}/{repo}"
 INSTALLATION = "/settings/installations/{installation:int}"
 routes = [
@@ -411,6 +451,7 @@ routes = [
     Route(f"{REPO}/keys", add_key, methods=["POST"], name="settings_repo_add"),
     Route(f"{REPO}/keys/delete", delete_key, methods=["POST"], name="settings_repo_delete"),
     Route(f"{REPO}/keys/test", test_stored_key, methods=["POST"], name="settings_repo_test"),
+    Route(f"{REPO}/learned", decide_learned, methods=["POST"], name="settings_repo_learned"),
     Route(INSTALLATION, shared_home, methods=["GET"], name="settings_installation"),
     Route(f"{INSTALLATION}/keys", add_key, methods=["POST"], name="settings_installation_add"),
     Route(f"{INSTALLATION}/keys/delete", delete_key, methods=["POST"], name="settings_installation_delete"),
