@@ -11,7 +11,11 @@ and status codes), never from repository, user or comment text.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 
@@ -40,3 +44,27 @@ RATE_LIMIT_WAIT_SECONDS = Counter("bot_github_rate_limit_wait_seconds", "Seconds
 def bridge_outcome(outcome: str) -> str:
     """`refused:<code>` keeps its code (a fixed set); anything else is ok or error."""
     return outcome if outcome in ("ok", "error") or outcome.startswith("refused:") else "error"
+
+
+# each agent's review signal over every repository (bot/review/signal.py AgentSignal), read at scrape
+# time; the agent label comes from the adapters' registry, and there is no repository label
+REVIEW_SIGNAL = (
+    ("bot_review_reviews", "Reviews run, by agent.", "reviews"),
+    ("bot_review_findings_posted", "Inline review findings posted, by agent.", "posted"),
+    ("bot_review_findings_fixed", "Posted review findings fixed, by agent.", "fixed"),
+    ("bot_review_findings_declined", "Posted review findings a writer declined, by agent.", "declined"),
+    ("bot_review_findings_open", "Posted review findings still open, by agent.", "open"),
+    ("bot_review_reactions_up", "Writers' thumbs-up reactions on review comments, by agent.", "thumbs_up"),
+    ("bot_review_reactions_down", "Writers' thumbs-down reactions on review comments, by agent.", "thumbs_down"),
+    ("bot_review_cost_usd", "Model cost of reviews in USD, by agent.", "cost_usd"),
+)
+
+
+def review_signal(rows: Iterable[Any]) -> Iterator[Metric]:
+    """The per-agent review signal as gauges (rows: bot/review/signal.py AgentSignal)."""
+    rows = list(rows)
+    for name, description, field in REVIEW_SIGNAL:
+        family = GaugeMetricFamily(name, description, labels=["agent"])
+        for row in rows:
+            family.add_metric([row.agent], getattr(row, field))
+        yield family

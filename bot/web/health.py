@@ -29,6 +29,7 @@ from adapters import base as adapters
 from bot import metrics
 from bot.config import Settings
 from bot.loopback import LoopbackServer
+from bot.review import signal as review_signal
 from bot.settings.app_check import verify_app
 from bot.web.home import job_counts
 from bot.web.metrics_host import MetricsHostCheck
@@ -80,7 +81,7 @@ class StoredState:
         return []  # collected at scrape time only
 
     def collect(self) -> Iterator[Metric]:
-        for part in (self._queue, self._jobs, self._spend):
+        for part in (self._queue, self._jobs, self._spend, self._review_signal):
             try:
                 yield from list(part())
             except Exception as exc:  # a scrape must not fail because one table is missing or busy
@@ -112,6 +113,9 @@ class StoredState:
                 agent = "default"
             family.add_metric([row["status"], agent], row["n"])
         yield family
+
+    def _review_signal(self) -> Iterator[Metric]:
+        return metrics.review_signal(review_signal.per_agent(self.db))
 
     def _spend(self) -> Iterator[Metric]:
         tokens = CounterMetricFamily("bot_model_tokens", "Model tokens spent, by agent (the relay's ledger).",

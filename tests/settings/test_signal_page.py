@@ -1,0 +1,65 @@
+"""Each agent's review signal agrees on the repository's settings page, in the Prometheus metrics
+(every repository together, no repository label) and in the database."""
+from __future__ import annotations
+
+import re
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from bot import db as bot_db
+from bot.review import memory
+from bot.review.memory import Posted
+from bot.web.health import exposition
+from tests.entry_settings import current
+from tests.settings.conftest import sign_in
+
+PAGE = "/settings/repos/octo/app"
+
+
+def seed(db, repo: str, number: int, agent: str, usd: float, states: list[str]) -> None:
+    run_id = f"{repo}#{number}:{agent}"
+    db.execute("INSERT INTO runs (id, conversation, agent, status) VALUES (?, ?, ?, 'ok')",
+               [run_id, f"{repo}#{number}", agent])
+    db.execute("INSERT INTO run_events (run_id, seq, kind, outcome) VALUES (?, 1, 'review', 'ok')", [run_id])
+    db.execute("INSERT INTO model_spend (run_id, tokens, usd) VALUES (?, 10, ?)", [run_id, usd])
+    memory.remember(db, repo, number, [agent], "a" * 40, 1,
+                    [Posted(agent, number * 100 + i, f"f{i}.py", 1, None, "RIGHT", "nit", "f", f"finding {i}")
+                     for i in range(len(states))])
+    found = sorted(memory.findings(db, repo, number), key=lambda f: f.comment_id or 0)
+    for finding, state in zip([f for f in found if f.agent == agent], states, strict=True):
+        if state != memory.OPEN:
+            memory.mark(db, [finding.id], state, "", via="reply")
+
+
+def table(page: str) -> dict[str, list[str]]:
+    body = page[page.index('<table class="signal">'):]
+    body = body[:body.index("</table>")]
+    rows = re.findall(r"<tr><td[^>]*>(.*?)</tr>", body)
+    return {cells[0]: cells[1:] for cells in (re.findall(r'data-label="[^"]+">([^<]*)', "<td data-label=\"Agent\">"
+                                                          + row) for row in rows)}
+
+
+def metric(name: str, families) -> dict[str, float]:
+    return {s.labels["agent"]: s.value for f in families for s in f.samples if s.name == name}
+
+
+def test_the_signal_page_and_the_metrics_agree_with_the_database(client, github):
+    db = bot_db.connect(settings=current())
+    seed(db, "octo/app", 1, "codex", 0.10, [memory.FIXED, memory.FIXED, memory.DECLINED, memory.OPEN])
+    seed(db, "octo/app", 2, "codex", 0.30, [memory.OPEN])
+    seed(db, "octo/app", 1, "claude", 0.05, [memory.DECLINED])
+    seed(db, "octo/other", 1, "codex", 1.00, [memory.FIXED])
+    db.execute("INSERT INTO review_reactions (repo, comment_id, login, content, agent, created_at) "
+               "VALUES ('octo/app', 100, 'alice', '+1', 'codex', 0)")
+    github.add_repo("octo/app", octocat="maintain")
+    sign_in(client, github)
+    rows = table(client.get(PAGE).text)
+    assert rows["codex"] == ["2", "5", "2", "1", "2", "👍 1 👎 0", "40%", "$0.20"]
+    assert rows["claude"] == ["1", "1", "0", "1", "0", "👍 0 👎 0", "0%", "$0.05"]
+    families = list(text_string_to_metric_families(exposition(db).decode()))
+    assert metric("bot_review_findings_posted", families) == {"codex": 6.0, "claude": 1.0}
+    assert metric("bot_review_findings_fixed", families) == {"codex": 3.0, "claude": 0.0}
+    assert metric("bot_review_reviews", families) == {"codex": 3.0, "claude": 1.0}
+    assert metric("bot_review_cost_usd", families)["codex"] == 1.40
+    labels = {key for f in families if f.name.startswith("bot_review_") for s in f.samples for key in s.labels}
+    assert labels == {"agent"}
