@@ -98,7 +98,7 @@ def _mapped(value: int, id_map: Path) -> bool:
 class _HandedOver:
     """A worktree's last full hand-over: the bot's git state then, the folders left too deep."""
     identity: Identity
-    bot_writes: tuple
+    bot_writes: tuple | None
     too_deep: tuple[str, ...]
 
 
