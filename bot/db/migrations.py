@@ -132,7 +132,20 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         """CREATE TABLE IF NOT EXISTS review_reactions (
             repo TEXT NOT NULL, comment_id BIGINT NOT NULL, login TEXT NOT NULL, content TEXT NOT NULL,
             agent TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (repo, comment_id, login, content))""",
+            PRIMARY KEY (repo, comment_id, login, content, agent))""",
+    )),
+    (10, "automations: each (repository, automation, slot) runs once whatever the number of replicas (a slot "
+         "is an event's delivery id or a schedule's slot time); when each schedule was first seen (a slot "
+         "before it waits for the next); the default branch's .github/bot.yml last read, for the schedules", (
+        """CREATE TABLE IF NOT EXISTS automation_runs (
+            repo TEXT NOT NULL, automation TEXT NOT NULL, slot TEXT NOT NULL, job_id BIGINT,
+            created_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (repo, automation, slot))""",
+        """CREATE TABLE IF NOT EXISTS automation_schedules (
+            repo TEXT NOT NULL, automation TEXT NOT NULL, crons TEXT NOT NULL,
+            seen_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (repo, automation))""",
+        """CREATE TABLE IF NOT EXISTS automation_configs (
+            repo TEXT PRIMARY KEY, repo_id BIGINT, installation_id BIGINT, text TEXT NOT NULL,
+            source TEXT, read_at DOUBLE PRECISION NOT NULL)""",
     )),
 )
 
@@ -140,7 +153,8 @@ LATEST = MIGRATIONS[-1][0]
 # every table, in an order that respects references (for copying a database)
 TABLES = ("jobs", "conversations", "sessions", "notices", "secrets", "secret_audit", "settings_sessions",
           "runs", "run_events", "model_spend", "workers", "session_homes", "credential_use", "oauth_states",
-          "reviewed_commits", "review_findings", "merged_pushes", "learned_rules", "review_reactions")
+          "reviewed_commits", "review_findings", "merged_pushes", "learned_rules", "review_reactions",
+          "automation_runs", "automation_schedules", "automation_configs")
 SERIAL_KEYS = {"jobs": "id", "secret_audit": "id", "review_findings": "id", "learned_rules": "id"}
 
 _VERSION_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("

@@ -252,6 +252,11 @@ class Thread:
             return [item async for item in self.api.getiter(url)]
         return await self._authed(collect)
 
+    async def review_comment_reactions(self, comment_id: int) -> list[dict]:
+        """The first page (100) of a review comment's reactions: enough to count a team's 👍 and 👎."""
+        url = f"{self.prefix}/pulls/comments/{comment_id}/reactions?per_page=100"
+        return list(await self._authed(lambda: self.api.getitem(url)) or [])
+
     async def update_comment(self, comment_id: int, body: str, review: bool = False) -> None:
         kind = "pulls" if review else "issues"
         body = _masked(body)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.review import learned as learning
-from bot.review import memory, signals, since, threads
+from bot.review import memory, reactions, signals, since, threads
 from bot.review.findings import Prior
 from bot.review.fingerprint import normalised, same_finding
 from bot.review.memory import Earlier
@@ -60,6 +60,8 @@ async def recall(db: Any, thread: Any, worktree: Any, agents: list[str], *, star
     changes = await _settle_threads(db, worktree, earlier, seen, judge)
     if changes:
         earlier = memory.findings(db, repo, number)
+    if seen:
+        await reactions.record(db, thread, earlier, judge)
     if any(c.state == memory.DECLINED for _, c in changes):
         learning.propose(db, repo)
     change = await _change(db, worktree, repo, number, agents, start_over)

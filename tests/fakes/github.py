@@ -43,7 +43,8 @@ Routes: POST /app/installations/{id}/access_tokens (needs `Authorization: Bearer
 GET /repos/{o}/{r}, /repos/{o}/{r}/installation, /repos/{o}/{r}/collaborators/{u}/permission;
 GET /repos/{o}/{r}/issues/{n}, GET|POST /repos/{o}/{r}/issues/{n}/comments, POST .../issues/{n}/reactions,
 GET|PATCH|DELETE /repos/{o}/{r}/issues/comments/{id} (DELETE: 204, then 404), POST .../issues/comments/{id}/reactions;
-GET|PATCH|DELETE /repos/{o}/{r}/pulls/comments/{id}, POST .../pulls/comments/{id}/reactions,
+GET|PATCH|DELETE /repos/{o}/{r}/pulls/comments/{id}, GET|POST .../pulls/comments/{id}/reactions
+(GET: the bot's and `react_as` people's, `content`, `per_page`, `page`),
 GET /repos/{o}/{r}/pulls/{n}/comments, POST /repos/{o}/{r}/pulls/{n}/comments/{id}/replies;
 GET /repos/{o}/{r}/pulls/{n}, GET|POST /repos/{o}/{r}/pulls (list filters state, head, base);
 GET /repos/{o}/{r}/pulls/{n}/files, /pulls/{n}/reviews, /commits/{ref}/check-runs,
@@ -233,6 +234,13 @@ class FakeGitHub:
         """The review thread that `comment_id` starts, resolved (by a person's login; None: the bot)."""
         with self._lock:
             self._state(full_name).setdefault("resolved", {})[comment_id] = by
+
+    def react_as(self, full_name: str, comment_id: int, content: str, login: str) -> None:
+        """A person's reaction to a review comment (what GET .../pulls/comments/{id}/reactions lists)."""
+        with self._lock:
+            self._state(full_name)["review_comments"][comment_id]  # KeyError: no such comment
+            self._state(full_name).setdefault("people_reactions", {}).setdefault(comment_id, []).append(
+                _reaction(next(self._ids), content, login))
 
     def thread_resolved(self, full_name: str, comment_id: int) -> tuple[bool, str | None]:
         with self._lock:
@@ -574,6 +582,18 @@ class FakeGitHub:
             self.reactions.append(reaction)
         return (201 if fresh else 200), _reaction(len(self.reactions), body["content"]), {}
 
+    def _list_review_comment_reactions(self, body, headers, owner, repo, cid, query=None):
+        """A review comment's reactions, the bot's and people's, filtered by `content` and paged as GitHub does."""
+        state = self._state(f"{owner}/{repo}")
+        state["review_comments"][int(cid)]  # KeyError: 404
+        params = dict(parse_qsl(query or ""))
+        mine = [_reaction(i + 1, r["content"]) for i, r in enumerate(self.reactions)
+                if r["subject"] == "review_comment" and r["comment_id"] == int(cid)]
+        found = [r for r in mine + state.get("people_reactions", {}).get(int(cid), [])
+                 if params.get("content") in (None, r["content"])]
+        size, page = min(int(params.get("per_page", 30)), 100), max(int(params.get("page", 1)), 1)
+        return 200, found[(page - 1) * size:page * size], {}
+
     def _list_review_comments(self, body, headers, owner, repo, number):
         state = self._state(f"{owner}/{repo}")
         return 200, [c for c in state["review_comments"].values() if c["_number"] == int(number)], {}
@@ -782,6 +802,8 @@ def _routes(gh: FakeGitHub) -> list:
         ("PATCH", repo + r"/issues/" + kind + r"/(?P<cid>\d+)", gh._update_comment),
         ("DELETE", repo + r"/issues/" + kind + r"/(?P<cid>\d+)", gh._delete_comment),
         ("POST", repo + r"/issues/" + kind + r"/(?P<cid>\d+)/reactions", gh._react),
+        ("GET", repo + r"/pulls/comments/(?P<cid>\d+)/reactions(?:\?(?P<query>.*))?",
+         gh._list_review_comment_reactions),
         ("GET", repo + r"/pulls/(?P<kind>comments)/(?P<cid>\d+)", None),
         ("PATCH", repo + r"/pulls/(?P<kind>comments)/(?P<cid>\d+)", None),
         ("DELETE", repo + r"/pulls/(?P<kind>comments)/(?P<cid>\d+)", None),
@@ -926,8 +948,9 @@ def _unprocessable(message: str) -> dict:
     return {"message": message, "documentation_url": "https://docs.github.com/rest"}
 
 
-def _reaction(rid: int, content: str) -> dict:
-    return {"id": rid, "node_id": f"REA_{rid}", "content": content, "user": _user("bot[bot]", "Bot"),
+def _reaction(rid: int, content: str, login: str = "bot[bot]") -> dict:
+    return {"id": rid, "node_id": f"REA_{rid}", "content": content,
+            "user": _user(login, "Bot" if login.endswith("[bot]") else "User"),
             "created_at": _now()}
 
 
