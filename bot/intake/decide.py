@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapters import base as adapters
-from bot.intake import grammar, triggers
+from bot.intake import automation_event, grammar, triggers
 from bot.intake.payload import Malformed, parsed, require_shape, trigger_key
 from bot.intake.spec import Automatic, JobSpec, SpecError
 from bot.permissions import association_may_trigger, is_bot_author
@@ -62,7 +62,18 @@ Decision = Ignore | Reply | Episode
 
 
 def decide(event: Event, handle: str) -> Decision:
-    """`handle`: the mention the bot answers to (the entry point's settings' BOT_HANDLE)."""
+    """`handle`: the mention the bot answers to (the entry point's settings' BOT_HANDLE). An event
+    nothing else acts on may still be one an automation runs on (bot/intake/automation_event.py)."""
+    decision = _decide(event, handle)
+    if isinstance(decision, Ignore) and (found := parsed(
+            lambda: automation_event.candidate(event.name, event.payload, handle))):
+        if refusal := _unless_uninstalled(event, found):
+            return refusal
+        return Episode(*_spec(event, found, grammar.Command(kind="run")))
+    return decision
+
+
+def _decide(event: Event, handle: str) -> Decision:
     data = event.payload
     if found := parsed(lambda: triggers.automatic(event.name, data, handle)):  # a label, an assignment, …
         caused, asked = found

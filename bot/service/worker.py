@@ -17,12 +17,14 @@ from collections.abc import Callable
 import httpx
 
 from bot import logs, metrics, retry
+from bot.automations import event_run
 from bot.config import Settings
 from bot.db import Database
 from bot.errors import BotError
 from bot.github.client import Thread, TokenCache, bot_logins, installation_thread, transient, with_retries
-from bot.intake import gate
+from bot.intake import automation_event, gate
 from bot.intake.job_context import Queued, context_for
+from bot.intake.spec import JobSpec
 from bot.job import pipeline
 from bot.job.context import JobContext
 from bot.job.tracking import GitHubSurface, TrackingComment
@@ -227,22 +229,29 @@ class WorkerPool:
             await TrackingComment(ctx.surface, lambda: [], handle=job.tracking_comment_id).finish(
                 f"❌ Gave up after {MAX_ATTEMPTS} attempts: the service stopped while running this request.")
             return "failed"
+        if spec.automatic and spec.automatic.kind == automation_event.KIND:  # read, matched and run there
+            return await event_run.run(self.db, job.id, spec, thread, cancel,
+                                       lambda each, marker: self._context(job, thread, each, marker))
         if spec.automatic and (why := await gate.refused(thread, spec.automatic, spec.author)):
             log.info("job %s: automatic trigger not run: %s", job.id, why)  # silent: nobody asked
             return "done"
         return await pipeline.run(self.db, self._context(job, thread), cancel)
 
-    def _context(self, job: queue.Job, thread: Thread) -> JobContext:
+    def _context(self, job: queue.Job, thread: Thread, spec: JobSpec | None = None,
+                 marker: str | None = None) -> JobContext:
+        """`spec` and `marker`: one automation's run of the job (bot/automations/event_run.py), with
+        its own comment: the job's tracking comment id is not remembered for it."""
         def remember(comment_id: int) -> None:
             store.update_job(self.db, job.id, tracking_comment_id=comment_id)
 
-        surface = GitHubSurface(thread, job.spec.review_thread, job_marker(job.id), look_first=job.attempts > 1)
+        spec = spec or job.spec
+        surface = GitHubSurface(thread, spec.review_thread, marker or job_marker(job.id),
+                                look_first=job.attempts > 1)
         self.surfaces[job.id] = surface
-        queued = Queued(job.id, job.conversation, tracking_handle=job.tracking_comment_id,
-                        on_tracking_created=remember, stopped_by=job.stopped_by)
+        queued = Queued(job.id, job.conversation, tracking_handle=None if marker else job.tracking_comment_id,
+                        on_tracking_created=None if marker else remember, stopped_by=job.stopped_by)
         ctx = self.contexts[job.id] = context_for(
-            job.spec, thread, surface, installation_id=job.spec.installation_id, queued=queued,
-            settings=self.settings)
+            spec, thread, surface, installation_id=spec.installation_id, queued=queued, settings=self.settings)
         return ctx
 
     async def _reply(self, job: queue.Job, thread: Thread) -> None:

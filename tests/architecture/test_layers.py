@@ -26,7 +26,7 @@ RANKS = {
     "bot.job": 7,
     "bot.intake": 7.5,  # what an event asks (grammar, triggers, their gate, the job spec): above the job it builds
     "bot.service": 8,
-    "bot.automations": 8.5,  # runs on events and schedules: queues through the service, run by its worker
+    "bot.automations": 7.8,  # runs on events and schedules: above the job and intake, called by the worker
     "bot.settings": 9,
     "bot.web": 10,
     "bot.cli": 11,
