@@ -68,7 +68,7 @@ def signal_table(rows: list[AgentSignal]) -> str:
         f'<tr><td data-label="Agent">{esc(r.agent)}</td><td data-label="Reviews">{r.reviews}</td>'
         f'<td data-label="Posted">{r.posted}</td><td data-label="Fixed">{r.fixed}</td>'
         f'<td data-label="Declined">{r.declined}</td><td data-label="Open">{r.open}</td>'
-        f'<td data-label="Reactions">👍 {r.thumbs_up} 👎 {r.thumbs_down}</td>'
+        f'<td data-label="Reactions">{r.thumbs_up} up, {r.thumbs_down} down</td>'
         f'<td data-label="Acted on">{_share(r.acted_on)}</td>'
         f'<td data-label="Cost per review">{_usd(r.cost_per_review)}</td></tr>' for r in rows)
     heads = "".join(f"<th scope=col>{h}</th>" for h in ("Agent", "Reviews", "Posted", "Fixed", "Declined", "Open",

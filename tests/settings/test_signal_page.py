@@ -54,8 +54,8 @@ def test_the_signal_page_and_the_metrics_agree_with_the_database(client, github)
     github.add_repo("octo/app", octocat="maintain")
     sign_in(client, github)
     rows = table(client.get(PAGE).text)
-    assert rows["codex"] == ["2", "5", "2", "1", "2", "👍 1 👎 0", "40%", "$0.20"]
-    assert rows["claude"] == ["1", "1", "0", "1", "0", "👍 0 👎 0", "0%", "$0.05"]
+    assert rows["codex"] == ["2", "5", "2", "1", "2", "1 up, 0 down", "40%", "$0.20"]
+    assert rows["claude"] == ["1", "1", "0", "1", "0", "0 up, 0 down", "0%", "$0.05"]
     families = list(text_string_to_metric_families(exposition(db).decode()))
     assert metric("bot_review_findings_posted", families) == {"codex": 6.0, "claude": 1.0}
     assert metric("bot_review_findings_fixed", families) == {"codex": 3.0, "claude": 0.0}
