@@ -153,7 +153,7 @@ async def _once(tmp_path, provider: Scripted) -> bytes:
 
 
 def test_random_reply_header_sets_reach_the_cli_only_through_the_allowlist(tmp_path):
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.lists(st.tuples(_NAMES, _VALUES), max_size=12))
     def check(headers):
         headers = [(name, value) for name, value in headers if name not in (b"content-length", b"transfer-encoding",
@@ -167,7 +167,7 @@ def test_random_reply_header_sets_reach_the_cli_only_through_the_allowlist(tmp_p
 
 
 def test_random_error_bodies_embedding_the_key_in_each_form_never_reach_the_cli(tmp_path):
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.sampled_from(sorted(ENCODINGS)), st.sampled_from([400, 404, 409, 413, 422]),
            st.text(max_size=80), st.text(max_size=80), st.booleans())
     def check(encoding, status, before, after, as_json):
@@ -180,7 +180,7 @@ def test_random_error_bodies_embedding_the_key_in_each_form_never_reach_the_cli(
 
 
 def test_random_streams_embedding_the_key_in_each_form_never_reach_the_cli(tmp_path):
-    @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.sampled_from(sorted(ENCODINGS)), st.text(max_size=60), st.lists(st.integers(1, 400), max_size=5))
     def check(encoding, text, cuts):
         delta = json.dumps({"type": "content_block_delta", "delta": {"text": text + ENCODINGS[encoding](REAL_KEY)}})

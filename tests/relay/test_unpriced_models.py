@@ -127,7 +127,7 @@ def test_random_requests_of_each_api_are_refused_when_unpriced_and_held_at_their
     recorder = Recorder(tmp_path / "bot.db")
     table = builtin_table()
     with FakeProvider() as fake:
-        @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+        @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
         @given(st.data(), st.sampled_from(sorted(_PATHS)), _MODELS)
         def check(data, api, model):
             request = data.draw(_requests(api, model))
