@@ -12,7 +12,7 @@ import dataclasses
 import logging
 from collections.abc import Callable
 
-from bot.automations import matching, request, runs
+from bot.automations import matching, request, runs, schedule
 from bot.automations.mode import AutomationMode
 from bot.db import Database
 from bot.intake import gate
@@ -20,7 +20,7 @@ from bot.intake.grammar import Command
 from bot.intake.spec import JobSpec
 from bot.job import pipeline
 from bot.job.context import JobContext
-from bot.workspace.repo_config import CONFIG_PATH, ConfigError
+from bot.workspace.repo_config import CONFIG_PATH, ConfigError, RepoConfig, parse
 from bot.workspace.repo_config_model import Automation
 
 log = logging.getLogger("bot.automations.event_run")
@@ -32,10 +32,13 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: object, cancel: 
               make_context: MakeContext) -> str:
     detail = spec.automatic.detail if spec.automatic else ""
     try:
-        cfg = await gate.default_branch_config(thread)
+        written = await gate.default_branch_text(thread)
+        cfg = parse(*written) if written is not None else RepoConfig()
     except ConfigError as exc:
         log.info("job %s: %s is invalid, no automation runs: %s", job_id, CONFIG_PATH, exc)
         return "done"
+    if written is not None and cfg.automations:  # the schedules read it from here (bot/automations/schedule.py)
+        schedule.remember(db, spec.repo, spec.repo_id, spec.installation_id, *written)
     found = matching.for_event(cfg.automations, detail)
     if not found:
         log.info("job %s: no automation of %s runs on %s", job_id, spec.repo, detail)

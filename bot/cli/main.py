@@ -20,6 +20,7 @@ COMMANDS = {
     "keys": ("bot.cli.keys", "rotate the key that encrypts stored secrets (re-encrypts every one)"),
     "backup": ("bot.cli.backup", "copy the database and the key to one archive (while running)"),
     "restore": ("bot.cli.restore", "put a `bot backup` archive back in the data dir"),
+    "automations": ("bot.cli.automations", "evaluate the declared schedules once (tick [--at TIME])"),
     "replay": ("bot.cli.replay", "post a delivery saved from the App's Recent deliveries page, signed"),
 }
 

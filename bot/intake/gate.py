@@ -41,11 +41,17 @@ async def refused(thread: Any, automatic: Automatic, requester: str) -> str | No
 async def default_branch_config(thread: Any) -> RepoConfig:
     """`.github/bot.yml` of the default branch (GitHub's contents API without a ref); the defaults
     when there is none."""
+    found = await default_branch_text(thread)
+    return parse(*found) if found is not None else RepoConfig()
+
+
+async def default_branch_text(thread: Any) -> tuple[str, str] | None:
+    """The text of `.github/bot.yml` on the default branch and its source (`path@sha`), or None."""
     try:
         found = await thread._authed(lambda: thread.api.getitem(f"{thread.prefix}/contents/{CONFIG_PATH}"))
     except BadRequest as exc:
         if int(exc.status_code) == 404:
-            return RepoConfig()
+            return None
         raise
     text = base64.b64decode(found.get("content") or "").decode("utf-8", "replace")
-    return parse(text, source=f"{CONFIG_PATH}@{(found.get('sha') or '')[:7]}")
+    return text, f"{CONFIG_PATH}@{(found.get('sha') or '')[:7]}"

@@ -1,0 +1,81 @@
+"""Schedules: which slot of each scheduled automation is due as of a time, claimed once.
+
+    due = tick(db, at)     # [(repo, automation, slot)] claimed by this call, at most one per automation
+
+The repositories are those whose default branch's `.github/bot.yml` the bot has read and stored
+(`remember`, called whenever the worker reads it for an event). Per automation only the latest slot
+at or before `at` is due (slots missed while the service was down run once, not once each), and only
+when that slot is not before the minute the schedule was first seen: a schedule declared after its
+slot has passed waits for its next one. The claim is the `automation_runs` row (bot/automations/
+runs.py): two processes ticking the same slot at once run it once.
+
+Not built yet (docs/automations.md): queueing the run itself into the automation's own issue; the
+service's minutely tick.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+
+from bot import cron
+from bot.automations import runs
+from bot.db import Database
+from bot.workspace.repo_config import CONFIG_MAX_BYTES, ConfigError, parse
+from bot.workspace.repo_config_model import Automation
+
+log = logging.getLogger("bot.automations.schedule")
+
+
+def remember(db: Database, repo: str, repo_id: int | None, installation_id: int | None, text: str,
+             source: str) -> None:
+    """The default branch's `.github/bot.yml` as last read (bounded: a larger one was never read)."""
+    db.execute("INSERT INTO automation_configs (repo, repo_id, installation_id, text, source, read_at) "
+               "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (repo) DO UPDATE SET repo_id = excluded.repo_id, "
+               "installation_id = excluded.installation_id, text = excluded.text, source = excluded.source, "
+               "read_at = excluded.read_at", [repo, repo_id, installation_id, text[:CONFIG_MAX_BYTES], source,
+                                              time.time()])
+
+
+def tick(db: Database, at: dt.datetime) -> list[tuple[str, str, str]]:
+    at = cron.utc(at)
+    claimed = []
+    for row in db.query("SELECT repo, text, source FROM automation_configs ORDER BY repo"):
+        try:
+            automations = parse(row["text"], source=row["source"] or "").automations
+        except ConfigError as exc:  # the previous valid one is not kept in this slice: nothing runs
+            log.warning("automations of %s not evaluated: %s", row["repo"], exc)
+            continue
+        for automation in automations:
+            if (slot := _due(db, row["repo"], automation, at)) is not None and runs.claim(
+                    db, row["repo"], automation.name, slot, None):
+                claimed.append((row["repo"], automation.name, slot))
+    return claimed
+
+
+def latest_slot(automation: Automation, at: dt.datetime) -> dt.datetime | None:
+    slots = [slot for text in automation.on.schedule or () if (slot := cron.parse(text).previous(at))]
+    return max(slots, default=None)
+
+
+def _due(db: Database, repo: str, automation: Automation, at: dt.datetime) -> str | None:
+    if not automation.on.schedule:
+        return None
+    seen = _first_seen(db, repo, automation, at)
+    slot = latest_slot(automation, at)
+    if slot is None or slot < seen.replace(second=0, microsecond=0):
+        return None
+    return slot.strftime("%Y-%m-%dT%H:%MZ")
+
+
+def _first_seen(db: Database, repo: str, automation: Automation, at: dt.datetime) -> dt.datetime:
+    """When this schedule (its cron lines) was first seen; a changed schedule is seen anew."""
+    crons = "\n".join(automation.on.schedule or ())
+    with db.transaction() as conn:
+        conn.execute("INSERT INTO automation_schedules (repo, automation, crons, seen_at) VALUES (?, ?, ?, ?) "
+                     "ON CONFLICT DO NOTHING", [repo, automation.name, crons, at.timestamp()])
+        conn.execute("UPDATE automation_schedules SET crons = ?, seen_at = ? WHERE repo = ? AND automation = ? "
+                     "AND crons != ?", [crons, at.timestamp(), repo, automation.name, crons])
+        row = conn.query("SELECT seen_at FROM automation_schedules WHERE repo = ? AND automation = ?",
+                         [repo, automation.name])[0]
+    return dt.datetime.fromtimestamp(row["seen_at"], dt.UTC)
