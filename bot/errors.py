@@ -13,6 +13,7 @@ The tree below, with each class's module, is checked against the classes
     ├── CopyRefused              bot.db.copy             `bot db copy`'s target already holds rows
     ├── GitError                 bot.workspace.git       a git command failed
     ├── ConfigError              bot.workspace.repo_config   `.github/bot.yml` is invalid
+    ├── CronError                bot.cron                a cron expression outside the five-field grammar
     ├── SecretError              bot.credentials.vault   the key store cannot be read or written
     ├── RotationError            bot.credentials.rotation    the key could not be rotated
     ├── InvalidCredential        bot.credentials.resolve a stored or pasted credential is unusable
