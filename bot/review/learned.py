@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from bot.errors import BotError
 from bot.review.findings import Finding
 from bot.review.fingerprint import normalised, title_of
 from bot.review.merge import SIMILAR, similarity
@@ -43,7 +44,7 @@ LEARNED_SOURCE = "learned rule"
 _COMPONENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
 
 
-class Refused(ValueError):
+class RuleEditRefused(BotError, ValueError):
     """A maintainer's edit outside the grammar: said on the page, nothing changed."""
 
 
@@ -116,7 +117,7 @@ def decide(db: Any, repo: str, rule_id: int, action: str, actor: str, *, wording
            folder: str | None = None) -> Learned | None:
     """A maintainer's decision on one of `repo`'s rules; None when there is no such rule there."""
     if action not in (APPROVE, DISCARD):
-        raise Refused("Choose approve or discard.")
+        raise RuleEditRefused("Choose approve or discard.")
     rows = db.query("SELECT * FROM learned_rules WHERE repo = ? AND id = ?", [repo, rule_id])
     if not rows:
         return None
@@ -136,7 +137,7 @@ def record_pull_request(db: Any, rule_id: int, url: str) -> None:
 def checked_wording(text: str) -> str:
     cleaned = " ".join(text.split())
     if not cleaned or len(cleaned) > MAX_WORDING:
-        raise Refused(f"The rule's wording must be 1 to {MAX_WORDING} characters.")
+        raise RuleEditRefused(f"The rule's wording must be 1 to {MAX_WORDING} characters.")
     return cleaned
 
 
@@ -148,7 +149,7 @@ def checked_folder(folder: str) -> str:
         return ""
     parts = folder.split("/")
     if len(folder) > MAX_FOLDER or not all(_COMPONENT.fullmatch(p) and p not in (".", "..") for p in parts):
-        raise Refused("A folder is a path from the repository's root, such as tests or src/api (letters, "
+        raise RuleEditRefused("A folder is a path from the repository's root, such as tests or src/api (letters, "
                       "digits, '.', '_' and '-'), or empty for the whole repository.")
     return folder
 

@@ -314,7 +314,7 @@ async def decide_learned(request: Request) -> Response:
     try:
         with secrets.database(_settings(request)) as db:
             decided = learned.decide(db, shared.repo, int(rule_id), action, session.login, **edits)
-    except learned.Refused as refused:
+    except learned.RuleEditRefused as refused:
         return await _render(request, session, shared, status=400, message=str(refused), error=True)
     if decided is None:
         raise SettingsRefusal(404, pages.error_page("No such rule", "That learned rule is not here.", shared.base,

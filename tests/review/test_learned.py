@@ -100,7 +100,7 @@ def test_an_edit_outside_the_folder_grammar_is_refused(folder):
     declined(db, 1)
     declined(db, 2)
     [candidate] = learned.propose(db, "o/r")
-    with pytest.raises(learned.Refused):
+    with pytest.raises(learned.RuleEditRefused):
         learned.decide(db, "o/r", candidate.id, learned.APPROVE, "maint", folder=folder)
     assert learned.approved(db, "o/r") == []
 
