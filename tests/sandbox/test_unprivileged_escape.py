@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import sandbox_host
-from sandbox import limits
+from sandbox.cgroup_set import v2_mount
 from tests.conftest import is_root
 
 pytestmark = pytest.mark.sandbox
@@ -46,7 +46,7 @@ def delegated(tmp_path):
     uid, _ = _unprivileged_user()
     name = f"bot-test-{secrets.token_hex(4)}"
     root = sandbox_host().cgroup_root
-    v2 = limits._v2_mount(root)
+    v2 = v2_mount(root)
     made: list[Path] = []
     if v2 is not None and {"memory", "pids"} <= set((v2 / "cgroup.controllers").read_text().split()):
         (v2 / "cgroup.subtree_control").write_text("+memory +pids")
