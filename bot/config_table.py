@@ -124,8 +124,8 @@ VARIABLES: tuple[Variable, ...] = (
              "(its next turn starts a fresh session).", Number("a number of days")),
     Variable("BOT_DISK_BUDGET", str(50 << 30), "Bytes the data dir may hold; spare worktrees, then mirrors, "
              "go least recently used first past it.", Whole(0)),
-    Variable("BOT_GC_INTERVAL", "3600", "Seconds between two retention sweeps of `bot serve` and of each `bot worker`, each of its own data dir (0: none).",
-             Number()),
+    Variable("BOT_GC_INTERVAL", "3600", "Seconds between two retention sweeps of `bot serve` and of each "
+             "`bot worker`, each of its own data dir (0: none).", Number()),
     Variable("BOT_RETENTION_CLOSED_DAYS", "2", "Days after its issue or pull request was closed that a thread's CLI "
              "homes are removed (the next turn, if any, starts fresh).", Number("a number of days")),
     # agents
