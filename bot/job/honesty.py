@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from adapters.base import Result
-from bot.record.defang import defang
+from bot.record import render
 
 NO_TOOLS = "the agent was never given the bot's tools"
 PROVIDER_FAILURES = {"provider": "the model provider failed", "auth": "the model provider rejected the credentials"}
@@ -44,7 +44,7 @@ def require_tools(result: Result, tools_listed: int, *, strict: bool, bridged: b
 
 def failure_reason(result: Result) -> str:
     """Why a failed run is not an answer, as the thread should read it."""
-    error = defang(result.error) if result.error else "no answer"  # the CLI's words, inert as its answers
+    error = render.markdown(result.error) if result.error else "no answer"  # the CLI's words, inert as its answers
     lead = PROVIDER_FAILURES.get(result.failure or "")
     return f"{lead}: {error}" if lead and not error.startswith(lead) else error
 

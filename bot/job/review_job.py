@@ -25,8 +25,7 @@ from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn
 from bot.job.thread_text import fence
 from bot.job.tracking import LIVE_LABEL, Progress, TrackingComment
-from bot.record import provenance
-from bot.record.defang import defang
+from bot.record import provenance, render
 from bot.record.recorder import Recorder
 from bot.review import checks, followup, history, post
 from bot.review.diff_lines import DiffLines
@@ -175,7 +174,7 @@ async def _one(db: Database, ctx: JobContext, worktree: Worktree, review: Review
         review.failure = stop.text
     except Exception as exc:  # one agent's failure must not sink the others
         log.exception("review by %s failed", review.agent)
-        review.failure = defang(f"{type(exc).__name__}: {exc}")  # may quote what the agent wrote
+        review.failure = render.markdown(f"{type(exc).__name__}: {exc}")  # may quote what the agent wrote
     finally:
         if own is not worktree:
             await worktrees.remove(own)

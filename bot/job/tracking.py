@@ -18,7 +18,7 @@ from typing import Protocol, runtime_checkable
 from adapters.base import Event, EventKind
 from bot.github.client import with_retries
 from bot.github.thread import GitHubThread
-from bot.record.defang import defang
+from bot.record import render
 from bot.record.redact import redact
 from bot.record.tool_line import call_line, one_line, tool_detail, tool_name
 
@@ -88,7 +88,7 @@ class Checklist:
         self._open_calls: deque[tuple[list[str] | None, str, str]] = deque()  # (item or hidden, name, detail)
 
     def add(self, text: str, done: bool = True, state: str | None = None) -> list[str]:
-        item = [state or (self.DONE if done else self.OPEN), defang(text)]
+        item = [state or (self.DONE if done else self.OPEN), render.markdown(text)]
         self.items.append(item)
         del self.items[:-MAX_CHECKLIST]
         return item
@@ -102,7 +102,7 @@ class Checklist:
             box, text = (found.group("box"), found.group("text")) if found else (None, line)
             if text.strip():
                 state = self.DONE if box in ("x", "X") else self.OPEN if box == " " else self.NOTE
-                plan.append([state, defang(one_line(text, 100))])
+                plan.append([state, render.markdown(one_line(text, 100))])
         self.plan = plan[:MAX_PLAN]
 
     def from_event(self, event: Event) -> bool:
@@ -132,7 +132,7 @@ class Checklist:
         if item is None:
             return False
         if error:
-            item[:] = [self.WARN, defang(call_line(name, detail, one_line(error, 100)))]
+            item[:] = [self.WARN, render.markdown(call_line(name, detail, one_line(error, 100)))]
         else:
             item[0] = self.DONE
         return True
@@ -143,7 +143,7 @@ class Checklist:
         if not self.plan:
             return steps
         plan = "\n".join(f"{marks[state]} {text}" for state, text in self.plan)
-        return f"{plan}\n\n<sub>steps</sub>\n\n{steps}" if steps else plan
+        return f"{plan}\n\n_steps:_\n\n{steps}" if steps else plan
 
 
 class TrackingComment:

@@ -101,3 +101,12 @@ async def test_a_fallback_run_replaces_the_live_link():
     tracking.link_live("https://bot.example.com/runs/a")
     tracking.link_live("https://bot.example.com/runs/b")
     assert tracking.header == "**codex** is on it · [follow it live](https://bot.example.com/runs/b)"
+
+
+def test_a_link_in_the_agents_words_is_not_clickable_in_the_checklist():
+    from tests.record.github_view import acts
+
+    checklist = Checklist()
+    checklist.from_event(Event(EventKind.TEXT, text="Please [re-authenticate here](https://evil.example/login)"))
+    checklist.set_plan("- [ ] [sign in again](https://evil.example/login) to continue")
+    assert acts(checklist.render()) == []
