@@ -78,12 +78,14 @@ soak: install-test
 	$(BIN)/python -m bench soak
 
 # docs/screenshots/<page>-<1280|390>.png: every settings page and / in Debian's chromium, both widths;
-# review-first.png, review-rereview.png: one pull request's review threads (docs/reviews.md)
+# review-first.png, review-rereview.png: one pull request's review threads; review-settings-<width>.png:
+# the repository page's learned rules and signal (docs/reviews.md)
 screenshots: install-test
 	rm -f docs/screenshots/*.png
 	SCREENSHOTS_DIR=docs/screenshots $(BIN)/python -m pytest -q -p no:cacheprovider \
 		tests/settings/test_responsive.py tests/review/test_review_screenshots.py \
-		-k "test_no_page_scrolls_sideways or test_the_review_threads_render_as_github_shows_them"
+		tests/settings/test_review_page_browser.py \
+		-k "test_no_page_scrolls_sideways or test_the_review_threads_render_as_github_shows_them or test_the_review_parts"
 
 clean:
 	rm -rf $(VENV) $(AGENTS)/node_modules $(SPECS)/node_modules .bot-data
