@@ -50,6 +50,9 @@ def notes(history: History, sifted: Sifted, fixed: list[Earlier], head: str) -> 
     if sifted.declined:
         lines.append(f"{_count(len(sifted.declined), 'finding', 'findings')} skipped as declined earlier "
                      f"on this pull request.")
+    if sifted.learned:
+        lines.append(f"{_count(len(sifted.learned), 'finding', 'findings')} withheld: the repository's approved "
+                     f"learned rules cover {'it' if len(sifted.learned) == 1 else 'them'}.")
     if history.reopened:
         lines.append(f"{_count(history.reopened, 'declined finding', 'declined findings')} open again: "
                      f"a writer asked for a fix or unresolved the thread.")

@@ -108,6 +108,17 @@ def test_a_finding_an_approved_rule_covers_is_withheld_even_when_the_agent_raise
     assert [m.finding.path for m in sifted.new] == ["src/app.py"]
 
 
+def test_the_review_says_how_many_findings_a_learned_rule_withheld():
+    from bot.review import followup
+
+    rule = learned.Learned(1, "o/r", "tests", "missing docstring on this test function", "No docstrings in tests.",
+                           learned.APPROVED, ())
+    raised = merge([Finding("codex", "tests/test_x.py", 4, "RIGHT", DOCSTRING, severity="nit")], ["codex"])
+    history = History(Change(None), learned=[rule])
+    lines = followup.notes(history, sift(raised, history), [], "a" * 40)
+    assert "1 finding withheld: the repository's approved learned rules cover it." in lines
+
+
 @functools.cache
 def _shared_repository() -> object:
     where = Path(tempfile.mkdtemp(prefix="learned-prop-"))
