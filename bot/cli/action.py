@@ -22,7 +22,8 @@ from gidgethub import HTTPException
 from gidgethub import actions as workflow
 
 from adapters import base
-from bot.cli import action_reply_cap, action_session, action_workflow, preflight
+from bot.cli import action_reply_cap, action_session, action_spend_floor, action_workflow, preflight
+from bot.cli.action_thread import ListedOnce
 from bot.config import MissingConfig, Settings
 from bot.db import Database
 from bot.errors import BotError
@@ -252,8 +253,8 @@ async def handle(event_name: str, payload: dict, token: str, settings: Settings)
 async def _answer(client: httpx.AsyncClient, decision: Reply | Episode, token: str,
                   settings: Settings) -> StepOutcome:
     spec = decision.spec
-    thread = Thread(RetryingAPI(client, oauth_token=token, base_url=settings.github_api_url), spec.repo, spec.number,
-                    own_logins=bot_logins(settings))
+    thread = ListedOnce(RetryingAPI(client, oauth_token=token, base_url=settings.github_api_url), spec.repo,
+                        spec.number, own_logins=bot_logins(settings))
     surface = RecordingSurface(GitHubSurface(thread, spec.review_thread))
     if spec.automatic:  # runs only when bot.yml turns this trigger on and its author may trigger; else silence
         if why := await gate.refused(thread, spec.automatic, spec.author):
@@ -268,7 +269,9 @@ async def _answer(client: httpx.AsyncClient, decision: Reply | Episode, token: s
         return await _reply(surface, action_reply_cap.marked(text), status)
     if isinstance(decision, Episode) and decision.kind == "episode":
         return await _run(spec, thread, surface, settings)
-    return await _reply(surface, _reply_text(spec, spec.reply or decision.kind, settings), "replied")
+    kind = spec.reply or decision.kind
+    floor = await spend_floor(thread, thread_key(spec.repo, spec.number)) if kind == "status" else None
+    return await _reply(surface, _reply_text(spec, kind, settings, floor), "replied")
 
 
 async def _reply(surface: RecordingSurface, text: str, status: str) -> StepOutcome:
@@ -276,23 +279,27 @@ async def _reply(surface: RecordingSurface, text: str, status: str) -> StepOutco
     return StepOutcome(status, answer=text, comment_id=comment_id)
 
 
-def _reply_text(spec: JobSpec, kind: str, settings: Settings) -> str:
+def _reply_text(spec: JobSpec, kind: str, settings: Settings,
+                floor: action_spend_floor.Floor | None = None) -> str:
     """The service's words (bot/service/reply_texts.py); a status first restores the thread's
-    sessions and spend so far from the session cache."""
+    sessions and spend so far from the session cache, and its spend floor from the thread."""
     key, db = thread_key(spec.repo, spec.number), None
     if kind == "status":
         db = store.connect(settings=settings)
         if (folder := session_folder(settings)) is not None and \
                 restore_session(db, key, folder, settings, _requester(spec.author_id)).discarded:
             save_session(db, key, folder, settings)  # so the discarded entry is not restored again
+        keep_floor(db, key, floor or action_spend_floor.Floor())
     return reply_text(db, spec, kind, key, settings, in_actions=True)
 
 
 async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface, settings: Settings) -> StepOutcome:
     ctx = context_for(spec, thread, surface, settings=settings)
     db, folder = store.connect(settings=settings), session_folder(settings)
+    floor = await spend_floor(thread, ctx.conversation)
     if folder is not None:
         restore_session(db, ctx.conversation, folder, settings, _requester(ctx.requester_id))
+    keep_floor(db, ctx.conversation, floor)  # after the cache's rows: the floor tops up, never adds twice
     try:
         status = await pipeline.run(db, ctx, asyncio.Event())
     finally:
@@ -313,6 +320,22 @@ def restore_session(db: Database, key: str, folder: Path, settings: Settings,
         workflow.command("warning", f"bot: {restored.dropped_count} values of the thread's session cache were "
                                     "outside their type or range and were dropped")
     return restored
+
+
+async def spend_floor(thread: Thread, key: str) -> action_spend_floor.Floor:
+    """The spend floor the bot's own markers in the thread set (bot/cli/action_spend_floor.py), from
+    the one listing of the thread's comments the pipeline then reuses for the agent's context."""
+    comments = await (thread.comments_to_share() if isinstance(thread, ListedOnce) else thread.comments())
+    return action_spend_floor.read(comments, key, thread.own_logins)
+
+
+def keep_floor(db: Database, key: str, floor: action_spend_floor.Floor) -> None:
+    """The ledger's thread figure is at least the floor; markers passed over are a warning."""
+    action_spend_floor.raise_to(db, key, floor)
+    if floor.ignored or floor.not_ours:
+        workflow.command("warning", f"bot: {floor.ignored} of the bot's spend markers in the thread were outside "
+                                    f"their grammar and {floor.not_ours} comments not written by the bot carried "
+                                    "one; they were ignored")
 
 
 def save_session(db: Database, key: str, folder: Path, settings: Settings) -> None:

@@ -19,8 +19,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from adapters.base import Usage
+from bot.db import Database
 from bot.record.hidden import describe
 from bot.record.recorder import Recorder
+from bot.relay.budgets import Ledger, Scope
 from sandbox.base import Limits
 
 MARKER_RE = re.compile(r"<!-- bot:run (\{.*?\}) -->")
@@ -60,6 +62,9 @@ class Provenance:
     unpriced_models: list[str] = field(default_factory=list)  # relayed models the price table lacks
     attempts: list[str] = field(default_factory=list)  # earlier agents' failed attempts and their spend
     run_page: str | None = None  # the run page's address, linked from the footer
+    # The thread's cumulative spend after this turn ({"tokens": n, "usd": x}), what its thread caps
+    # read from the ledger; the marker carries it so an Action's restore can keep it as a floor.
+    thread_spend: dict | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -136,8 +141,10 @@ class Provenance:
         return f"<sub>{_cell(self.summary_line())} · {link}</sub>"
 
     def marker(self) -> str:
-        payload = {"conversation": self.conversation, "backend": self.agent,
-                   "session": self.session_id, "run": self.run_id}
+        payload: dict[str, Any] = {"conversation": self.conversation, "backend": self.agent,
+                                   "session": self.session_id, "run": self.run_id}
+        if self.thread_spend:
+            payload["spend"] = self.thread_spend
         text = json.dumps(payload, separators=(",", ":")).replace(">", "\\u003e")
         return f"<!-- bot:run {text} -->"
 
@@ -170,9 +177,18 @@ def build(recorder: Recorder, run_id: str, *, agent: str | None = None, version:
         sandbox_tier=run.get("sandbox_tier"), limits=run["limits"], egress=run["egress"],
         base_commit=run.get("base_commit"), commit=commit, pr_url=pr_url, change=change, status=status,
         extra=_thread_context(events), unpriced_models=unpriced_models(events),
-        attempts=failed_attempts(recorder, events),
+        attempts=failed_attempts(recorder, events), thread_spend=thread_spend(recorder.db, run.get("conversation")),
         run_page=None if (run.get("conversation") or "local:").startswith("local:") else run_page)
     return _redacted(prov, recorder)
+
+
+def thread_spend(db: Database, conversation: str | None) -> dict | None:
+    """The thread's spend so far as its thread caps read it (bot/relay/budgets.py), or None when
+    it has none: {"tokens": n, "usd": x}."""
+    if not conversation or "model_spend" not in db.table_names():
+        return None
+    spent = Ledger(db).spent(Scope(conversation=conversation))["thread"]
+    return {"tokens": spent.tokens, "usd": spent.usd} if spent.tokens or spent.usd else None
 
 
 def failed_attempts(recorder: Recorder, events: list[dict]) -> list[str]:
