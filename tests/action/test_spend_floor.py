@@ -93,7 +93,8 @@ def test_another_threads_marker_is_ignored_and_counted():
 
 
 def test_a_marker_without_spend_sets_no_floor_and_is_not_counted():
-    body = 'Done.\n<!-- bot:run {"conversation":"%s","backend":"codex","session":null,"run":"r"} -->' % KEY
+    payload = {"conversation": KEY, "backend": "codex", "session": None, "run": "r"}
+    body = f"Done.\n<!-- bot:run {json.dumps(payload)} -->"
     floor = spend_floor.read([comment(body)], KEY, OWN)
     assert (floor.tokens, floor.ignored, floor.markers) == (0, 0, 0)
 
