@@ -32,8 +32,9 @@ REACTIONS = r"/issues/comments/\d+/reactions$"
 QUIET_REPO = "Codertocat/Quiet"
 
 
-def _phase(gh, service: Service, first_issue: int) -> tuple[list[float], list[float]]:
-    """Acks and delivery → 👀 delays (seconds) of DELIVERIES comments on fresh threads."""
+def _phase(gh, service: Service, client: httpx.Client, first_issue: int) -> tuple[list[float], list[float]]:
+    """Acks and delivery → 👀 delays (seconds) of DELIVERIES comments on fresh threads, sent through
+    the bench's one `client` (a client per delivery would add its own set-up to every ack)."""
     sent: dict[int, float] = {}
     acks = []
     for number in range(first_issue, first_issue + DELIVERIES):
@@ -43,7 +44,7 @@ def _phase(gh, service: Service, first_issue: int) -> tuple[list[float], list[fl
         body, headers = signed(_quiet_payload(number, comment_id), "issue_comment")
         sent[comment_id] = time.time()
         started = time.perf_counter()
-        assert httpx.post(f"{service.url}/webhook", content=body, headers=headers, timeout=120).status_code == 202
+        assert client.post(f"{service.url}/webhook", content=body, headers=headers).status_code == 202
         acks.append(time.perf_counter() - started)
         time.sleep(PACE_S)
     gh.wait_for(lambda: all(_eyes_at(gh, cid) is not None for cid in sent), 300)
@@ -65,7 +66,8 @@ def _eyes_at(gh, comment_id: int) -> float | None:
     return next((c.at for c in gh.calls_to("POST", REACTIONS) if int(c.path.split("/")[-2]) == comment_id), None)
 
 
-def _flooded(gh, service: Service, flood: Flood, first_issue: int, flood_issue: int) -> tuple[tuple, str]:
+def _flooded(gh, service: Service, client: httpx.Client, flood: Flood, first_issue: int,
+             flood_issue: int) -> tuple[tuple, str]:
     """The deliveries' figures while `flood` runs, and how fast the service took the flood in."""
     flood.arm()
     gh.add_issue(REPO, flood_issue, user="Codertocat")
@@ -75,7 +77,7 @@ def _flooded(gh, service: Service, flood: Flood, first_issue: int, flood_issue: 
     flood.wait_flooding()
     events, started = _recorded(service), time.monotonic()
     try:
-        figures = _phase(gh, service, first_issue)
+        figures = _phase(gh, service, client, first_issue)
         assert not flood.done(), "the flood ended before the deliveries did"
     finally:
         flood.stop()
@@ -112,17 +114,19 @@ def run() -> list[str]:
         env = service_env(base, gh, make_remote(base), "http://127.0.0.1:9", BOT_SANDBOX_TIER="0",
                           BOT_WORKERS="4", BOT_CODEX_BIN=str(floods["line"].cli), BOT_LOG_LEVEL="WARNING")
         results, rates = {}, {}
+        client = httpx.Client(timeout=120)
         try:
             for kind in ("line", "lines"):
                 env["BOT_CODEX_BIN"] = str(floods[kind].cli)
                 service = Service(env, base / f"serve-{kind}.log").start()
                 try:
-                    results[f"quiet ({kind} run)"] = _phase(gh, service, 1000 * len(results) + 10)
-                    results[kind], rates[kind] = _flooded(gh, service, floods[kind], 1000 * len(results) + 10,
-                                                          1000 * len(results) + 5)
+                    results[f"quiet ({kind} run)"] = _phase(gh, service, client, 1000 * len(results) + 10)
+                    results[kind], rates[kind] = _flooded(gh, service, client, floods[kind],
+                                                          1000 * len(results) + 10, 1000 * len(results) + 5)
                 finally:
                     service.stop()
         finally:
+            client.close()
             gh.stop()
     return [f"{DELIVERIES} deliveries per phase, one every {PACE_S * 1000:.0f} ms, each to its own thread; "
             f"4 workers; the flood had written {FLOODING_AFTER['line'] >> 20} MiB (one line) or "
