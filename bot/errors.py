@@ -18,6 +18,7 @@ The tree below, with each class's module, is checked against the classes
     ├── RotationError            bot.credentials.rotation    the key could not be rotated
     ├── InvalidCredential        bot.credentials.resolve a stored or pasted credential is unusable
     │   └── ShapeMismatch        bot.credentials.shapes  not the shape of the chosen credential kind
+    ├── RecordNotStored          bot.record.event_log    the database refused the run events' writes
     ├── DownloadRefused          bot.github.thread       an attachment is not fetched
     ├── OutsideDiff              bot.review.diff_lines   a review comment the diff cannot carry
     ├── NotPosted                bot.review.post         the re-check before posting a review refused

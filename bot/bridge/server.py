@@ -207,6 +207,7 @@ class BridgeServer:
             detail["path"] = args["path"]
         seq = self.recorder.enforced(self.run_id, name, args, outcome=outcome,
                                      duration_ms=duration, detail=detail)
+        await self.recorder.flushed(self.run_id)  # the call is answered once its record is durable
         self.calls.append({"seq": seq, "tool": name, "outcome": outcome, "duration_ms": duration,
                            **{k: v for k, v in detail.items() if k in ("path", "exit_code")}})
         return self.recorder.redact(text), is_error

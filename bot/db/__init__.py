@@ -23,7 +23,7 @@ from bot.db.database import Database, Result
 from bot.db.dialect import POSTGRESQL, SQLITE
 from bot.errors import BotError
 
-__all__ = ["Database", "DatabaseConfigError", "Result", "connect", "url"]
+__all__ = ["Database", "DatabaseConfigError", "Result", "another", "connect", "url"]
 
 
 class DatabaseConfigError(BotError, RuntimeError):
@@ -58,6 +58,14 @@ def connect(database_url: str | None = None, *, path: Path | None = None, migrat
     if migrate:
         migrations.migrate(db)
     return db
+
+
+def another(db: Database) -> Database:
+    """A second connection to `db`'s database, already migrated (a thread of its own writes on it:
+    a connection serves one thread at a time, and its transactions are its own)."""
+    if db.dialect is SQLITE:
+        return _sqlite(db.url)
+    return Database(_pg_connection(db.url), POSTGRESQL, db.url, reopen=_pg_connection)
 
 
 def _dict_row(cursor: sqlite3.Cursor, row: tuple) -> dict:

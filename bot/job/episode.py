@@ -127,6 +127,7 @@ async def _finish_run(recorder: Recorder, run_id: str, adapter: base.Adapter, re
                       *, cancelled: bool) -> str | None:
     """Record how the run ended (its egress, CLI version, session and status); the CLI's version."""
     version = await cli_version.adapter_version(adapter)
+    await recorder.flushed(run_id)  # finish_run waits for the run's events: not on the event loop
     recorder.attach_egress(run_id, getattr(result, "egress", None) or [])
     recorder.update_run(run_id, agent_version=version, session_id=result.session_id, resumed=int(resumed))
     recorder.finish_run(run_id, "cancelled" if cancelled else ("ok" if result.ok else "failed"),

@@ -38,7 +38,10 @@ log = logging.getLogger("bot.job.pipeline")
 async def run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:
     """Run one episode job to a terminal comment. Returns the job's final status."""
     with masked_in_logs(ctx.secrets):
-        return await _run(db, ctx, cancel)
+        try:
+            return await _run(db, ctx, cancel)
+        finally:  # every event of the job is stored before the worker marks it finished
+            await Recorder(db).flushed()
 
 
 async def _run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:

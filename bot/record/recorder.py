@@ -14,10 +14,15 @@ One `Recorder` per process or per episode; it owns these two tables:
 Tiers (`adapters.base.Tier`): `enforced` rows are bridged calls and the bot's own acts (a
 halt); `attested` rows are what the CLI said; `unobserved` rows are declared gaps.
 Every text stored passes through `redact()` first: no secret value reaches disk.
+
+Events are queued and written in batches by a thread (bot/record/event_log.py): `record` returns
+the event's sequence number at once, without a database statement. What reads events here
+(`events`, `recent`, `tier_counts`) waits for the ones recorded before; `flush(run_id)` and
+`await flushed(run_id)` make them durable for whoever acts on them (the bridge answers a call
+only then), and `finish_run` does before the run is marked finished.
 """
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import time
@@ -31,10 +36,8 @@ from typing import Any
 from adapters.base import Event, Tier
 from bot import logs, metrics
 from bot.db import Database, connect
+from bot.record.event_log import event_log
 from bot.record.redact import redact
-
-# a CLI line at least this long is redacted on a thread (Recorder.attest_async)
-OFF_LOOP_RAW = 64 * 1024
 
 
 def now_iso() -> str:
@@ -55,11 +58,14 @@ class Recorder:
         if not isinstance(db, Database):
             db = connect(path=Path(db))
         self.db = db
+        self.log = event_log(db)
         self._secrets: set[str] = set()
+        self._queued_secrets: tuple[str, ...] = ()  # what the writer masks in the events queued now
         self.add_secrets(secrets)
 
     def add_secrets(self, values: Iterable[str]) -> None:
         self._secrets.update(v for v in values if v)
+        self._queued_secrets = tuple(sorted(self._secrets))
 
     def redact(self, text: str) -> str:
         return redact(text, self._secrets)
@@ -76,6 +82,7 @@ class Recorder:
             "mode": mode, "started_at": now_iso(), "status": "running",
             "sandbox_tier": sandbox_tier, "limits": self._json(limits or {}),
             "base_commit": base_commit})
+        self.log.opened(run_id)
         logs.bind_run(run_id)
         _started[run_id] = (agent, time.monotonic())
         return run_id
@@ -87,8 +94,12 @@ class Recorder:
         self._update_run(run_id, row)
 
     def finish_run(self, run_id: str, status: str, summary: dict | None = None) -> None:
+        """The run's status, once every event recorded for it is stored (`await flushed(run_id)`
+        first keeps the wait off the event loop)."""
+        self.flush(run_id)
         self._update_run(run_id, {"status": status, "finished_at": now_iso(),
                                   "summary": self._json(summary or {})})
+        self.log.forget(run_id)
         if (started := _started.pop(run_id, None)) is not None:
             agent, at = started
             metrics.EPISODE_SECONDS.labels(agent, status).observe(time.monotonic() - at)
@@ -117,19 +128,13 @@ class Recorder:
 
     def record(self, run_id: str, tier: Tier | str, kind: str, *, tool: str | None = None,
                args: Any = None, outcome: str | None = None, duration_ms: float | None = None,
-               raw: str | bytes = "", raw_redacted: str | None = None) -> int:
-        """Append one event to the run; returns its sequence number. `raw_redacted`: the raw
-        text already passed through `redact` (off the event loop, for a long line)."""
-        if isinstance(raw, bytes):
-            raw = raw.decode("utf-8", "replace")
-        raw = raw_redacted if raw_redacted is not None else self.redact(raw)
-        seq = self._next_seq(run_id)
-        self._insert("run_events", {
-            "run_id": run_id, "seq": seq, "ts": now_iso(), "tier": Tier(tier).value, "kind": kind,
-            "tool": self.redact(tool) if tool else tool, "args_digest": args_digest(args) if args is not None else None,
-            "outcome": self.redact(outcome) if outcome else outcome, "duration_ms": duration_ms,
-            "raw": raw})
-        return seq
+               raw: str | bytes = "") -> int:
+        """Queue one event of the run; returns its sequence number. Its texts are redacted
+        (as `redact` does) and stored by the writer thread, in order: a long line's redaction,
+        seconds per MiB of token-like text, never holds the event loop."""
+        digest = args_digest(args) if args is not None else None
+        return self.log.append(self.db, run_id, (now_iso(), Tier(tier).value, kind, tool, digest, outcome,
+                                                 duration_ms, raw), self._queued_secrets, len(raw))
 
     def enforced(self, run_id: str, tool: str, args: Any, *, outcome: str,
                  duration_ms: float, detail: Any = None) -> int:
@@ -145,20 +150,25 @@ class Recorder:
                            outcome=outcome, raw=event.raw or event.text)
 
     async def attest_async(self, run_id: str, event: Event) -> int:
-        """`attest`, with a long line's redaction on a thread: looking for every encoding of every
-        secret costs seconds per MiB of token-like text, which would hold the event loop (and every
-        other thread's webhooks) for that long."""
-        raw = event.raw or event.text
-        if len(raw) < OFF_LOOP_RAW:
-            return self.attest(run_id, event)
-        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-        clean = await asyncio.to_thread(self.redact, text)
-        return self.record(run_id, Tier.ATTESTED, event.kind.value, tool=event.tool,
-                           outcome=event.error or None, raw_redacted=clean)
+        """`attest`, for a CLI's reader on the event loop: queued like any event, and then, if the
+        writer is far behind (a CLI printing without end), the reader waits for it to catch up."""
+        seq = self.attest(run_id, event)
+        await self.log.room()
+        return seq
 
     def declare_gap(self, run_id: str, what: str) -> int:
         """Something the bot cannot see (the CLI's model calls...), named in the record."""
         return self.record(run_id, Tier.UNOBSERVED, "gap", raw=what)
+
+    # durability --------------------------------------------------------------
+
+    def flush(self, run_id: str | None = None) -> None:
+        """Return once every event recorded so far (of `run_id`, or of every run) is stored."""
+        self.log.flush(run_id)
+
+    async def flushed(self, run_id: str | None = None) -> None:
+        """`flush` without holding the event loop."""
+        await self.log.flushed(run_id)
 
     # reading ---------------------------------------------------------------
 
@@ -174,9 +184,11 @@ class Recorder:
         return row
 
     def events(self, run_id: str) -> list[dict]:
+        self.flush(run_id)
         return list(self.db.query("select * from run_events where run_id = ? order by seq", [run_id]))
 
     def recent(self, limit: int = 20) -> list[dict]:
+        self.flush()
         return list(self.db.query(
             "select r.*, (select count(*) from run_events e where e.run_id = r.id) as events "
             "from runs r order by started_at desc limit ?", [limit]))
@@ -188,14 +200,9 @@ class Recorder:
         return [row["id"] for row in rows if until is None or row["started_at"] < until]
 
     def tier_counts(self, run_id: str) -> Counter:
+        self.flush(run_id)
         return Counter({row["tier"]: row["n"] for row in self.db.query(
             "select tier, count(*) as n from run_events where run_id = ? group by tier", [run_id])})
-
-    def _next_seq(self, run_id: str) -> int:
-        row = self.db.execute("select coalesce(max(seq), 0) + 1 as seq from run_events "
-                              "where run_id = ?", [run_id]).fetchone()
-        assert row is not None  # an aggregate always returns one row
-        return row["seq"]
 
     def _insert(self, table: str, row: dict[str, Any]) -> None:
         self.db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
