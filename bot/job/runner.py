@@ -41,7 +41,7 @@ CHUNK = 1 << 16
 STDERR_KEEP = 64 << 10
 LAST_MESSAGE_CAP = 1 << 20  # an answer longer than this is cut
 BIG_LINE = 256 << 10  # a stdout line longer than this is parsed off the event loop
-SLICE_S = 0.002  # the longest the pump parses before it lets the event loop run others
+SLICE_S = 0.0002  # the longest the pump parses before it lets the event loop run others
 OnEvent = Callable[[Event], object]  # awaited when it returns an awaitable
 DISK_WATCH_S = float(str(variable("BOT_DISK_WATCH_INTERVAL").default))
 
@@ -257,7 +257,7 @@ async def _pump(stream: asyncio.StreamReader, adapter: Adapter, events: KeptEven
     and parse each one, yielding the loop often enough that one flood cannot stall the service."""
     lines, fair = LineSplitter(), _FairShare()
     while chunk := await stream.read(CHUNK):
-        for line in lines.feed(chunk):
+        for line in lines.split(chunk):
             await _deliver(await _parsed(adapter, line, lines.cap), events, on_event)
             await fair.turn()
         await fair.turn()
