@@ -33,6 +33,18 @@ def _payload(spent_tokens: int, spent_usd: float) -> dict:
             "spend": {"tokens": spent_tokens, "usd": spent_usd}}
 
 
+def _valid_tokens(value: object) -> bool:
+    return type(value) is int and 0 <= value <= spend_floor.MAX_THREAD_TOKENS
+
+
+def _valid_usd(value: object) -> bool:
+    return type(value) in (int, float) and value == value and 0 <= value <= spend_floor.MAX_THREAD_USD  # type: ignore[operator]
+
+
+# a value its field refuses (`wrong` alone may draw a valid one: 1 tokens, 0.0 dollars)
+WRONG_FOR = {"tokens": wrong.filter(lambda v: not _valid_tokens(v)), "usd": wrong.filter(lambda v: not _valid_usd(v))}
+
+
 @st.composite
 def garbage(draw) -> str:
     """A marker the grammar refuses: a field given a wrong value, an unknown key, another thread,
@@ -40,11 +52,11 @@ def garbage(draw) -> str:
     payload = _payload(draw(tokens), draw(usd))
     how = draw(st.sampled_from(["tokens", "usd", "spend", "unknown", "conversation", "text", "quoted"]))
     if how in ("tokens", "usd"):
-        payload["spend"][how] = draw(wrong)
+        payload["spend"][how] = draw(WRONG_FOR[how])
     elif how == "spend":
         payload["spend"] = draw(wrong)
     elif how == "unknown":
-        payload["spend"][draw(st.text(min_size=1, max_size=6))] = draw(wrong)
+        payload["spend"][draw(st.text(min_size=1, max_size=6).filter(lambda k: k not in ("tokens", "usd")))] = draw(wrong)
     elif how == "conversation":
         payload["conversation"] = draw(st.sampled_from(["other/repo#1", f"{KEY}0", ""]))
     elif how == "text":
