@@ -16,6 +16,8 @@ from pathlib import Path
 
 import httpx
 
+from bench.size import pick
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -25,9 +27,9 @@ from tests.ops.soak import _comment_payload  # noqa: E402
 from tests.spine.helpers import signed  # noqa: E402
 from tests.spine.service import REPO, Service, make_remote, seeded_github, service_env  # noqa: E402
 
-DELIVERIES = 40  # per phase, each to its own thread
+DELIVERIES = pick(40, 4)  # per phase, each to its own thread
 PACE_S = 0.25
-FLOODING_AFTER = {"line": 64 << 20, "lines": 4 << 20}  # written before the deliveries start
+FLOODING_AFTER = {"line": pick(64 << 20, 1 << 20), "lines": pick(4 << 20, 64 << 10)}  # written before the deliveries start
 REACTIONS = r"/issues/comments/\d+/reactions$"
 QUIET_REPO = "Codertocat/Quiet"
 
