@@ -22,7 +22,6 @@ from adapters.base import Usage
 from bot.db import Database
 from bot.record.hidden import describe
 from bot.record.recorder import Recorder
-from bot.relay.budgets import Ledger, Scope
 from sandbox.base import Limits
 
 MARKER_RE = re.compile(r"<!-- bot:run (\{.*?\}) -->")
@@ -187,8 +186,12 @@ def thread_spend(db: Database, conversation: str | None) -> dict | None:
     it has none: {"tokens": n, "usd": x}."""
     if not conversation or "model_spend" not in db.table_names():
         return None
-    spent = Ledger(db).spent(Scope(conversation=conversation))["thread"]
-    return {"tokens": spent.tokens, "usd": spent.usd} if spent.tokens or spent.usd else None
+    # the relay's ledger rows (bot/relay/budgets.py Ledger.spent, window "thread": all time), summed
+    # here since the record sits below the relay
+    row = db.execute("select coalesce(sum(tokens), 0) as tokens, coalesce(sum(usd), 0) as usd from model_spend "
+                     "where conversation = ? and ts >= ?", [conversation, ""]).fetchone()
+    tokens, usd = (int(row["tokens"]), float(row["usd"])) if row is not None else (0, 0.0)
+    return {"tokens": tokens, "usd": usd} if tokens or usd else None
 
 
 def failed_attempts(recorder: Recorder, events: list[dict]) -> list[str]:

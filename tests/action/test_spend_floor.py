@@ -7,6 +7,8 @@ import json
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.cli import action_spend_floor as spend_floor
 from bot.record import provenance
@@ -48,6 +50,19 @@ def test_the_marker_carries_the_threads_spend_after_the_turn():
     body = provenance.build(recorder, run_id).render("ok")
     payload = json.loads(provenance.MARKER_RE.findall(body)[-1])
     assert payload["spend"] == {"tokens": 1000, "usd": 0.75} and payload["run"] == run_id
+
+
+@given(st.lists(st.tuples(st.sampled_from([KEY, "other/repo#2"]), st.integers(0, 10**9),
+                         st.floats(0, 1000, allow_nan=False)), max_size=6))
+@settings(max_examples=30, deadline=None)
+def test_the_markers_spend_is_what_the_relays_thread_cap_reads(rows):
+    db = store.connect(settings=current())
+    db.execute("delete from model_spend")
+    for conversation, tokens, usd in rows:
+        Ledger(db).add("r", Scope(conversation=conversation), tokens, usd)
+    spent = Ledger(db).spent(Scope(conversation=KEY))["thread"]
+    marked = provenance.thread_spend(db, KEY) or {"tokens": 0, "usd": 0.0}
+    assert (marked["tokens"], marked["usd"]) == pytest.approx((spent.tokens, spent.usd))
 
 
 def test_the_bots_marker_reads_back_as_the_floor():

@@ -23,6 +23,7 @@ DEVELOPER_ONLY = {
     "ops/test_interrupted_run_e2e.py": "kill -9 of the one process that holds the run",
     "ops/test_kill_points_e2e.py": "kill -9 of the one process at each kill point",
     "ops/test_noisy_neighbour_e2e.py": "a load figure of one process",
+    "ops/test_record_kill_mid_flood_e2e.py": "kill -9 of the one process that records the run",
     "review/test_large_review_e2e.py": "a budget variant of the review scenario",
     "review/test_review_agents_e2e.py": "a variant of the review scenario (two agents)",
     "review/test_review_public_url_e2e.py": "sets the deployment's public URL and sign-in itself",
