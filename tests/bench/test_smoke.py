@@ -17,9 +17,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
 
 
 @pytest.mark.parametrize("section", SECTIONS)
-def test_the_bench_section_runs_at_its_smoke_size(section, tmp_path):
-    env = dict(os.environ, BENCH_SMOKE="1", PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path))
+def test_the_bench_section_runs_at_its_smoke_size(section):
+    env = dict(os.environ, BENCH_SMOKE="1", PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-m", "bench", section], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    assert "Traceback" not in done.stdout + done.stderr, done.stdout[-4000:] + done.stderr[-4000:]
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]  # a section that raised is a 1
