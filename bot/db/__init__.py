@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from bot.config import Settings
 from bot.db import migrations
 from bot.db.database import Database, Result
-from bot.db.dialect import POSTGRESQL, SQLITE
+from bot.db.dialect import POSTGRESQL, SQLITE, Dialect
 from bot.errors import BotError
 
 __all__ = ["Database", "DatabaseConfigError", "Result", "another", "connect", "url"]
@@ -63,9 +63,15 @@ def connect(database_url: str | None = None, *, path: Path | None = None, migrat
 def another(db: Database) -> Database:
     """A second connection to `db`'s database, already migrated (a thread of its own writes on it:
     a connection serves one thread at a time, and its transactions are its own)."""
-    if db.dialect is SQLITE:
-        return _sqlite(db.url)
-    return Database(_pg_connection(db.url), POSTGRESQL, db.url, reopen=_pg_connection)
+    return reopen(db.url, db.dialect)
+
+
+def reopen(url: str, dialect: Dialect) -> Database:
+    """A new connection to the database at `url` of `dialect`, already migrated: for a holder that
+    must not keep the first connection alive (a process-wide registry, bot/record/event_log.py)."""
+    if dialect is SQLITE:
+        return _sqlite(url)
+    return Database(_pg_connection(url), POSTGRESQL, url, reopen=_pg_connection)
 
 
 def _dict_row(cursor: sqlite3.Cursor, row: tuple) -> dict:

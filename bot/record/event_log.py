@@ -27,7 +27,7 @@ import threading
 from collections import Counter, deque
 from collections.abc import Callable
 
-from bot.db import Database, another
+from bot.db import Database, reopen
 from bot.errors import BotError
 from bot.record.event_writer import ROW, SIZE, TICKET, Queued, write_until_idle
 
@@ -208,8 +208,9 @@ def event_log(db: Database) -> EventLog:
     """The process's log of `db`'s database (every Recorder on it shares the queue and the counts)."""
     with _logs_lock:
         log = _logs.get(db.url)
-        if log is None:
-            log = _logs[db.url] = EventLog(db.url, lambda: another(db))
+        if log is None:  # the log outlives this `db`: it keeps how to connect, never the connection
+            url, dialect = db.url, db.dialect
+            log = _logs[db.url] = EventLog(db.url, lambda: reopen(url, dialect))
         return log
 
 

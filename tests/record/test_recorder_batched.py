@@ -142,3 +142,19 @@ async def test_waiting_for_events_to_be_stored_leaves_the_event_loop_running(tmp
 
 def _read(recorder: Recorder, run_id: str) -> list[tuple]:
     return [(e["seq"], e["kind"], e["raw"]) for e in recorder.events(run_id)]
+
+
+def test_the_process_wide_event_log_keeps_no_callers_connection_alive(tmp_path):
+    """Each database's log lives as long as the process: it keeps how to connect, never the first
+    caller's connection (a test suite of thousands of databases ran out of descriptors)."""
+    import gc
+    import weakref
+
+    recorder = recorder_at(tmp_path)
+    run_id = recorder.start_run(agent="codex")
+    recorder.attest(run_id, Event(EventKind.TEXT, raw=b'{"type":"text","text":"hello"}'))
+    recorder.finish_run(run_id, "ok")
+    first = weakref.ref(recorder.db)
+    del recorder
+    gc.collect()
+    assert first() is None
