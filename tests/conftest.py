@@ -118,6 +118,34 @@ def github_conformance():
         sorted(set(problems)))
 
 
+PROJECT = Path(__file__).resolve().parent.parent
+_OWNERS: dict[str, tuple[int, int]] = {}
+
+
+def _owners() -> dict[str, tuple[int, int]]:
+    """Who owns the checkout's own folders and top files (a sandbox run as root over a folder hands
+    it to the sandbox's user: a test that let that folder be the checkout would give it away)."""
+    found = {}
+    for path in [PROJECT, *sorted(PROJECT.iterdir())]:
+        if path.name.startswith(".") or path.is_symlink():
+            continue
+        info = path.stat()
+        found[path.name or "."] = (info.st_uid, info.st_gid)
+    return found
+
+
+def pytest_sessionstart(session) -> None:  # type: ignore[no-untyped-def]
+    _OWNERS.update(_owners())
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:  # type: ignore[no-untyped-def]
+    changed = {name: (before, _owners().get(name)) for name, before in _OWNERS.items()
+               if _owners().get(name, before) != before}
+    if changed:
+        print(f"\nthe suite changed the owner of the project's checkout: {changed}", file=sys.stderr)
+        session.exitstatus = 1
+
+
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
     """What the GitHub conformance checks covered in this run (each test fails on its own problems)."""
     if "tests.fakes.github" not in sys.modules:  # no test used the fake: its 13 MB description stays unread

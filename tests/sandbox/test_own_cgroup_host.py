@@ -76,8 +76,13 @@ def inside(groups: list[Path], *argv: str, env: dict[str, str] | None = None) ->
 
 
 def bot(groups: list[Path], tmp_path: Path, *argv: str) -> subprocess.CompletedProcess:
+    """`bot ARGV` inside the capped cgroup, from a folder of the test's own: `sandbox exec` runs over
+    its working folder, which tier 1 (as root) hands to the sandbox's user, and the project's
+    checkout must never be that folder."""
     env = dict(os.environ, BOT_DATA_DIR=str(tmp_path / "data"), PYTHONPATH=str(ROOT))
-    return subprocess.run(inside(groups, *argv), cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    return subprocess.run(inside(groups, *argv), cwd=work, env=env, capture_output=True, text=True, timeout=300)
 
 
 def outcome(done: subprocess.CompletedProcess) -> dict:
