@@ -140,12 +140,19 @@ def _real(value: object, high: float) -> bool:
     return math.isfinite(value) and 0.0 <= value <= high
 
 
+def _up_to_ledger_precision(usd: float) -> float:
+    """The ledger keeps 8 decimals; a floor is rounded up to them, never below the marker's figure
+    (rounding to nearest lowered 0.3333333333 to 0.33333333). The 1e-6 step below keeps an exact
+    figure such as 0.3 (30000000.000000004 steps of 1e-8) from gaining a step."""
+    return max(0.0, math.ceil(usd * 1e8 - 1e-6) / 1e8)
+
+
 def raise_to(db: Database, key: str, floor: Floor) -> tuple[int, float]:
     """Raise the ledger's figure for the thread to at least the floor, by one row of what is
     missing (counted for the thread only: no requester, no installation); returns what was added."""
     held = Ledger(db).spent(Scope(conversation=key))["thread"]
     tokens = max(0, floor.tokens - held.tokens)
-    usd = max(0.0, round(floor.usd - held.usd, 8))
+    usd = _up_to_ledger_precision(floor.usd - held.usd)
     if tokens or usd:
         db.execute("INSERT INTO model_spend (run_id, ts, conversation, requester, installation, tokens, usd) "
                    "VALUES (NULL, ?, ?, NULL, NULL, ?, ?)", [now_iso(), key, tokens, usd])

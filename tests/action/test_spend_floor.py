@@ -156,6 +156,18 @@ def test_the_floor_raises_the_ledger_and_never_lowers_it():
     assert Ledger(db).spent(Scope(requester=REQUESTER))["requester_day"].tokens == 400  # the thread's only
 
 
+def test_a_floor_finer_than_the_ledger_keeps_is_rounded_up_never_down():
+    db = store.connect(settings=current())
+    spend_floor.raise_to(db, KEY, spend_floor.Floor(0, 1 / 3))
+    assert _spent()[1] >= 1 / 3
+
+
+def test_a_floor_the_ledger_keeps_exactly_gains_nothing_from_rounding():
+    db = store.connect(settings=current())
+    spend_floor.raise_to(db, KEY, spend_floor.Floor(0, 0.3))
+    assert _spent()[1] == 0.3
+
+
 # ---- the step
 
 

@@ -35,6 +35,8 @@ def _stop_and_read_the_log(gh, service: Service, mid_run) -> str:
     gh.wait_for(lambda: any("Stopped" in (c["body"] or "") for c in gh.comments(REPO, 1)), timeout=60)
     gh.wait_for(lambda: ("episode", "cancelled") in
                 [(j["kind"], j["status"]) for j in store.jobs(store.connect(settings=current()))], timeout=30)
+    # the worker logs the job's outcome just after it marks the job finished
+    gh.wait_for(lambda: f"for {REPO}#1 stopped" in service.log_path.read_text(), timeout=30)
     return service.log_path.read_text()
 
 

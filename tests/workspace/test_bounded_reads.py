@@ -3,7 +3,9 @@ that says more is stopped at the cap with everything it started, and the cut is 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -20,6 +22,13 @@ CHUNKED_ECHO = ("import os, sys\ndata, at = sys.stdin.buffer.read(), 0\n"
 FLOOD_WITH_CHILD = ("import os, subprocess, sys\n"
                     "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)'])\n"
                     "while True: os.write(1, b'x' * 65536)\n")
+
+# starts a child in a session of its own (stopping the program's session does not reach it) that
+# holds stdout and stderr open, says the child's pid, and ends; with "flood", the child floods stdout
+LEAVES_A_DAEMON = ("import subprocess, sys\n"
+                   "code = 'import os, sys, time\\nwhile sys.argv[1:]: os.write(1, b\"y\" * 65536)\\ntime.sleep(3600)'\n"
+                   "child = subprocess.Popen([sys.executable, '-c', code, *sys.argv[1:]], start_new_session=True)\n"
+                   "print(child.pid, flush=True)\n")
 
 outputs = st.lists(st.binary(min_size=0, max_size=40_000), min_size=0, max_size=12)
 
@@ -61,6 +70,37 @@ def test_a_flood_is_stopped_at_the_cap_with_the_children_it_started():
 def test_the_blocking_reader_stops_a_flood_with_its_children():
     out = run_capped_sync([sys.executable, "-c", FLOOD_WITH_CHILD], cap=100_000, timeout_s=60)
     assert out.cut and not out.timed_out and len(out.stdout) == 100_000
+
+
+@pytest.fixture
+def daemons():
+    """The pids of what a test's program left running in sessions of their own, killed after."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_daemon_left_holding_the_pipes_does_not_hold_the_call_once_the_program_ended(daemons):
+    out = asyncio.run(asyncio.wait_for(run_capped([sys.executable, "-c", LEAVES_A_DAEMON], cap=1000), 60))
+    daemons.append(int(out.stdout))
+    assert (out.code, out.cut, out.timed_out) == (0, False, False)
+
+
+def test_the_blocking_reader_returns_once_the_program_ended_though_a_daemon_holds_the_pipes(daemons):
+    out = run_capped_sync([sys.executable, "-c", LEAVES_A_DAEMON], cap=1000, timeout_s=60)
+    daemons.append(int(out.stdout))
+    assert (out.code, out.cut, out.timed_out) == (0, False, False)
+
+
+def test_a_flood_from_a_daemon_is_cut_and_the_call_returns(daemons):
+    """Past the cap nothing reads stdout: its buffer fills and the reading pauses for good, the case
+    where waiting for asyncio's own pipes to close never ended."""
+    out = asyncio.run(asyncio.wait_for(
+        run_capped([sys.executable, "-c", LEAVES_A_DAEMON, "flood"], cap=64), 60))
+    daemons.append(int(out.stdout.split(b"\n")[0]))
+    assert out.cut and len(out.stdout) == 64
 
 
 def test_a_program_past_its_time_limit_is_stopped_and_says_so():
