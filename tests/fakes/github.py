@@ -41,7 +41,8 @@ Read what happened::
 Routes: POST /app/installations/{id}/access_tokens (needs `Authorization: Bearer <jwt>`; when
 `app_id` is given the JWT's iss must match, when `public_key` is given its signature is checked);
 GET /repos/{o}/{r}, /repos/{o}/{r}/installation, /repos/{o}/{r}/collaborators/{u}/permission;
-GET /repos/{o}/{r}/issues/{n}, GET|POST /repos/{o}/{r}/issues/{n}/comments, POST .../issues/{n}/reactions,
+POST /repos/{o}/{r}/issues (as the bot), GET /repos/{o}/{r}/issues/{n} (410 once `gh.delete_issue`
+removed it; `gh.close_issue` closes one), GET|POST /repos/{o}/{r}/issues/{n}/comments, POST .../issues/{n}/reactions,
 GET|PATCH|DELETE /repos/{o}/{r}/issues/comments/{id} (DELETE: 204, then 404), POST .../issues/comments/{id}/reactions;
 GET|PATCH|DELETE /repos/{o}/{r}/pulls/comments/{id}, GET|POST .../pulls/comments/{id}/reactions
 (GET: the bot's and `react_as` people's, `content`, `per_page`, `page`),
@@ -170,6 +171,21 @@ class FakeGitHub:
         issue = shaped("issue", issue)
         self._state(full_name)["issues"][number] = issue
         return issue
+
+    def close_issue(self, full_name: str, number: int) -> None:
+        with self._lock:
+            self._state(full_name)["issues"][number].update(state="closed", closed_at=_now())
+
+    def delete_issue(self, full_name: str, number: int) -> None:
+        """Deleted by an admin: GitHub answers 410 Gone for it from now on."""
+        with self._lock:
+            state = self._state(full_name)
+            del state["issues"][number]
+            state.setdefault("deleted_issues", set()).add(number)
+
+    def issues(self, full_name: str) -> dict[int, dict]:
+        with self._lock:
+            return {number: dict(issue) for number, issue in self._state(full_name)["issues"].items()}
 
     def add_pull(self, full_name: str, number: int, head_ref: str = "feature", head_sha: str = "0" * 40,
                  base_ref: str | None = None, head_repo: str | None = None, maintainer_can_modify: bool = False,
@@ -540,7 +556,19 @@ class FakeGitHub:
         return 200, shaped("repository-collaborator-permission", self._state(f"{owner}/{repo}")["perms"][user]), {}
 
     def _issue(self, body, headers, owner, repo, number):
-        return 200, self._state(f"{owner}/{repo}")["issues"][int(number)], {}
+        state = self._state(f"{owner}/{repo}")
+        if int(number) in state.get("deleted_issues", ()):
+            return 410, {"message": "This issue was deleted",
+                         "documentation_url": "https://docs.github.com/rest/issues/issues#get-an-issue"}, {}
+        return 200, state["issues"][int(number)], {}
+
+    def _create_issue(self, body, headers, owner, repo):
+        full = f"{owner}/{repo}"
+        state = self._state(full)
+        number = max([*state["issues"], *state.get("deleted_issues", ()), 0]) + 1
+        issue = self.add_issue(full, number, title=body["title"], body=body.get("body") or "", user="bot[bot]")
+        issue["user"]["type"] = "Bot"
+        return 201, issue, {}
 
     def _list_comments(self, body, headers, owner, repo, number):
         state = self._state(f"{owner}/{repo}")
@@ -795,6 +823,7 @@ def _routes(gh: FakeGitHub) -> list:
         ("GET", repo + r"/installation", gh._installation),
         ("GET", repo + r"/collaborators/(?P<user>[^/]+)/permission", gh._permission),
         ("GET", repo + r"/issues/(?P<number>\d+)", gh._issue),
+        ("POST", repo + r"/issues", gh._create_issue),
         ("GET", repo + r"/issues/(?P<number>\d+)/comments", gh._list_comments),
         ("POST", repo + r"/issues/(?P<number>\d+)/reactions", gh._react_issue),
         ("POST", repo + r"/issues/(?P<number>\d+)/comments", gh._create_comment),
