@@ -126,6 +126,8 @@ VARIABLES: tuple[Variable, ...] = (
              "go least recently used first past it.", Whole(0)),
     Variable("BOT_GC_INTERVAL", "3600", "Seconds between two retention sweeps of `bot serve` and of each "
              "`bot worker`, each of its own data dir (0: none).", Number()),
+    Variable("BOT_SCHEDULE_INTERVAL", "60", "Seconds between two evaluations of the automations' schedules by "
+             "each worker pool (`bot serve` with workers, `bot worker`; 0: none).", Number()),
     Variable("BOT_RETENTION_CLOSED_DAYS", "2", "Days after its issue or pull request was closed that a thread's CLI "
              "homes are removed (the next turn, if any, starts fresh).", Number("a number of days")),
     # agents

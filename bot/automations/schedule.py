@@ -17,14 +17,19 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
+from collections.abc import Callable
+from typing import Any
 
 from bot import cron
-from bot.automations import runs
+from bot.automations import runs, scheduled_job
 from bot.db import Database
+from bot.intake.spec import JobSpec
 from bot.workspace.repo_config import CONFIG_MAX_BYTES, ConfigError, parse
 from bot.workspace.repo_config_model import Automation
 
 log = logging.getLogger("bot.automations.schedule")
+# queues the slot's job inside the claim's transaction and returns its id (bot/service/schedules.py)
+QueueJob = Callable[[Database, JobSpec], int]
 
 
 def remember(db: Database, repo: str, repo_id: int | None, installation_id: int | None, text: str,
@@ -37,20 +42,35 @@ def remember(db: Database, repo: str, repo_id: int | None, installation_id: int 
                                               time.time()])
 
 
-def tick(db: Database, at: dt.datetime) -> list[tuple[str, str, str]]:
+def tick(db: Database, at: dt.datetime, queue_job: QueueJob) -> list[tuple[str, str, str]]:
     at = cron.utc(at)
     claimed = []
-    for row in db.query("SELECT repo, text, source FROM automation_configs ORDER BY repo"):
-        try:
-            automations = parse(row["text"], source=row["source"] or "").automations
-        except ConfigError as exc:  # the previous valid one is not kept in this slice: nothing runs
-            log.warning("automations of %s not evaluated: %s", row["repo"], exc)
-            continue
-        for automation in automations:
-            if (slot := _due(db, row["repo"], automation, at)) is not None and runs.claim(
-                    db, row["repo"], automation.name, slot, None):
+    for row in db.query("SELECT repo, repo_id, installation_id, text, source FROM automation_configs ORDER BY repo"):
+        for automation in _automations(row):
+            slot = _due(db, row["repo"], automation, at)
+            if slot is not None and _claim_and_queue(db, row, automation, slot, queue_job):
                 claimed.append((row["repo"], automation.name, slot))
     return claimed
+
+
+def _automations(row: dict[str, Any]) -> tuple[Automation, ...]:
+    if row["installation_id"] is None:  # nothing could act for it
+        log.warning("automations of %s not evaluated: no installation is known for it", row["repo"])
+        return ()
+    try:
+        return parse(row["text"], source=row["source"] or "").automations
+    except ConfigError as exc:  # the previous valid one is not kept in this slice: nothing runs
+        log.warning("automations of %s not evaluated: %s", row["repo"], exc)
+        return ()
+
+
+def _claim_and_queue(db: Database, row: dict[str, Any], automation: Automation, slot: str,
+                     queue_job: QueueJob) -> bool:
+    spec = scheduled_job.spec_for(row["repo"], row["repo_id"], row["installation_id"], automation, slot)
+    job_id = runs.claim_and_queue(db, row["repo"], automation.name, slot, lambda conn: queue_job(conn, spec))
+    if job_id is not None:
+        log.info("automation %s of %s: slot %s claimed, job %s queued", automation.name, row["repo"], slot, job_id)
+    return job_id is not None
 
 
 def latest_slot(automation: Automation, at: dt.datetime) -> dt.datetime | None:
@@ -79,3 +99,14 @@ def _first_seen(db: Database, repo: str, automation: Automation, at: dt.datetime
         row = conn.query("SELECT seen_at FROM automation_schedules WHERE repo = ? AND automation = ?",
                          [repo, automation.name])[0]
     return dt.datetime.fromtimestamp(row["seen_at"], dt.UTC)
+
+
+def declared(db: Database, repo: str, name: str) -> Automation | None:
+    """The automation `name` of the repository's `.github/bot.yml` as last stored, or None when it is
+    gone (or the file no longer parses): a job queued for it then runs nothing."""
+    rows = db.query("SELECT text, source FROM automation_configs WHERE repo = ?", [repo])
+    try:
+        found = parse(rows[0]["text"], source=rows[0]["source"] or "").automations if rows else ()
+    except ConfigError:
+        return None
+    return next((automation for automation in found if automation.name == name), None)

@@ -1,16 +1,15 @@
 """`bot automations tick [--at TIME]`: evaluate every known repository's schedules once as of TIME
 (ISO 8601, UTC when no zone; default now), claiming the latest due slot of each automation once
-(bot/automations/schedule.py). Safe to run beside the service and other ticks: a slot is claimed
-by one of them."""
+(bot/automations/schedule.py) and queueing its run in the same transaction (bot/service/schedules.py).
+Safe to run beside the service and other ticks: a slot is claimed by one of them."""
 from __future__ import annotations
 
 import argparse
 import datetime as dt
 import os
 
-from bot.automations import schedule
 from bot.config import Settings
-from bot.service import store
+from bot.service import schedules, store
 
 
 def main(argv: list[str]) -> int:
@@ -20,7 +19,7 @@ def main(argv: list[str]) -> int:
     tick.add_argument("--at", type=_moment, default=None, help="the time to evaluate as of (ISO 8601, UTC)")
     args = parser.parse_args(argv)
     db = store.connect(settings=Settings.load(os.environ))
-    due = schedule.tick(db, args.at or dt.datetime.now(dt.UTC))
+    due = schedules.tick(db, args.at or dt.datetime.now(dt.UTC))
     for repo, name, slot in due:
         print(f"{repo} {name} {slot}")
     print(f"{len(due)} slot(s) due")

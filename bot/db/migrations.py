@@ -147,6 +147,12 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             repo TEXT PRIMARY KEY, repo_id BIGINT, installation_id BIGINT, text TEXT NOT NULL,
             source TEXT, read_at DOUBLE PRECISION NOT NULL)""",
     )),
+    (11, "scheduled automations: the one issue per (repository, automation) the bot opened, where every "
+         "scheduled run of it answers (replaced when closed or deleted)", (
+        """CREATE TABLE IF NOT EXISTS automation_issues (
+            repo TEXT NOT NULL, automation TEXT NOT NULL, number BIGINT NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (repo, automation))""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -154,7 +160,7 @@ LATEST = MIGRATIONS[-1][0]
 TABLES = ("jobs", "conversations", "sessions", "notices", "secrets", "secret_audit", "settings_sessions",
           "runs", "run_events", "model_spend", "workers", "session_homes", "credential_use", "oauth_states",
           "reviewed_commits", "review_findings", "merged_pushes", "learned_rules", "review_reactions",
-          "automation_runs", "automation_schedules", "automation_configs")
+          "automation_runs", "automation_schedules", "automation_configs", "automation_issues")
 SERIAL_KEYS = {"jobs": "id", "secret_audit": "id", "review_findings": "id", "learned_rules": "id"}
 
 _VERSION_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("

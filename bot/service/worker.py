@@ -17,7 +17,7 @@ from collections.abc import Callable
 import httpx
 
 from bot import logs, metrics, retry
-from bot.automations import event_run
+from bot.automations import event_run, scheduled_job, scheduled_run
 from bot.config import Settings
 from bot.db import Database
 from bot.errors import BotError
@@ -27,9 +27,10 @@ from bot.intake.job_context import Queued, context_for
 from bot.intake.spec import JobSpec
 from bot.job import pipeline
 from bot.job.context import JobContext
+from bot.job.conversations import thread_key
 from bot.job.tracking import GitHubSurface, TrackingComment
 from bot.record.recorder import Recorder
-from bot.service import commands, queue, store, wakeup
+from bot.service import commands, queue, schedules, store, wakeup
 from bot.service.reply_texts import reply_text
 
 log = logging.getLogger("bot.service.worker")
@@ -58,6 +59,8 @@ class WorkerPool:
         self.last_claim_at: float | None = None  # monotonic; /readyz: the workers are claiming
         self.poll_s = wakeup.poll_seconds(db)  # slow on PostgreSQL: LISTEN/NOTIFY wakes the pool
         self._wakeup = wakeup.Wakeup(self)
+        # the schedules are evaluated where jobs run: every pool ticks, the claim runs each slot once
+        self.ticker = schedules.Ticker(db, settings.number("BOT_SCHEDULE_INTERVAL"), self.wake)
 
     def wake(self) -> None:
         """A job was queued: look now instead of at the next poll."""
@@ -67,10 +70,12 @@ class WorkerPool:
         self._client = httpx.AsyncClient(timeout=30)
         self._loop_task = asyncio.create_task(self._claim_loop())
         self._wakeup.start()
+        self.ticker.start()
 
     async def stop(self, grace_s: float = 20.0) -> None:
         self._stopping = True
         self._wake.set()
+        await self.ticker.stop()
         if self._loop_task:
             await self._loop_task
         if self.running:
@@ -229,6 +234,8 @@ class WorkerPool:
             await TrackingComment(ctx.surface, lambda: [], handle=job.tracking_comment_id).finish(
                 f"❌ Gave up after {MAX_ATTEMPTS} attempts: the service stopped while running this request.")
             return "failed"
+        if spec.automatic and spec.automatic.kind == scheduled_job.KIND:  # in the automation's own issue
+            return await self._scheduled(job, thread, cancel)
         if spec.automatic and spec.automatic.kind == automation_event.KIND:  # read, matched and run there
             return await event_run.run(self.db, job.id, spec, thread, cancel,
                                        lambda each, marker: self._context(job, thread, each, marker))
@@ -237,10 +244,29 @@ class WorkerPool:
             return "done"
         return await pipeline.run(self.db, self._context(job, thread), cancel)
 
+    async def _scheduled(self, job: queue.Job, thread: Thread, cancel: asyncio.Event) -> str:
+        """A scheduled automation's slot, in its issue's thread (whose key is the session's)."""
+        installation_id = job.spec.installation_id or 0
+
+        async def issue_thread(number: int) -> Thread:
+            assert self._client is not None, "the pool is started before it runs jobs"
+            return await installation_thread(self._client, self.tokens, installation_id, job.spec.repo, number,
+                                             bot_logins(self.settings))
+
+        try:
+            return await scheduled_run.run(self.db, job.spec, thread, cancel, issue_thread=issue_thread,
+                                           make_context=lambda each, on: self._context(
+                                               job, on, each, conversation=thread_key(each.repo, each.number)))
+        except Exception as exc:  # opening its issue failed: the queue runs it again later
+            if transient(exc):
+                raise NotYet(type(exc).__name__) from exc
+            raise
+
     def _context(self, job: queue.Job, thread: Thread, spec: JobSpec | None = None,
-                 marker: str | None = None) -> JobContext:
+                 marker: str | None = None, conversation: str | None = None) -> JobContext:
         """`spec` and `marker`: one automation's run of the job (bot/automations/event_run.py), with
-        its own comment: the job's tracking comment id is not remembered for it."""
+        its own comment: the job's tracking comment id is not remembered for it. `conversation`: the
+        thread that keys the session when it is not the queue's (a scheduled run's issue)."""
         def remember(comment_id: int) -> None:
             store.update_job(self.db, job.id, tracking_comment_id=comment_id)
 
@@ -248,7 +274,8 @@ class WorkerPool:
         surface = GitHubSurface(thread, spec.review_thread, marker or job_marker(job.id),
                                 look_first=job.attempts > 1)
         self.surfaces[job.id] = surface
-        queued = Queued(job.id, job.conversation, tracking_handle=None if marker else job.tracking_comment_id,
+        queued = Queued(job.id, conversation or job.conversation,
+                        tracking_handle=None if marker else job.tracking_comment_id,
                         on_tracking_created=None if marker else remember, stopped_by=job.stopped_by)
         ctx = self.contexts[job.id] = context_for(
             spec, thread, surface, installation_id=spec.installation_id, queued=queued, settings=self.settings)

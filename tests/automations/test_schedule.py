@@ -6,7 +6,8 @@ import datetime as dt
 import threading
 
 from bot import db as bot_db
-from bot.automations.schedule import remember, tick
+from bot.automations.schedule import remember
+from bot.service.schedules import tick
 from tests.entry_settings import current
 
 WEEKLY = ("automations:\n  - name: deps\n    on:\n      schedule: [{cron: \"0 6 * * 1\"}]\n"

@@ -1,0 +1,36 @@
+"""The job that runs one slot of a scheduled automation, queued by the tick that claimed the slot
+(bot/automations/schedule.py) in the claim's transaction, and run by the worker through
+bot/automations/scheduled_run.py.
+
+    spec = spec_for(repo, repo_id, installation_id, automation, slot)   # queued by bot/service/schedules.py
+    name, slot = slot_of(job.spec)
+
+The spec is an episode's, marked `automatic` of kind `schedule` with the automation and its slot as
+the detail. Its issue is not known yet (number 0): the worker finds or opens the automation's issue
+first. Its jobs queue under one key per automation, so two slots of one automation run one after
+the other, never at once.
+"""
+from __future__ import annotations
+
+from bot.intake.grammar import Command
+from bot.intake.spec import Automatic, JobSpec
+from bot.workspace.repo_config_model import Automation
+
+KIND = "schedule"
+
+
+def spec_for(repo: str, repo_id: int | None, installation_id: int, automation: Automation, slot: str) -> JobSpec:
+    return JobSpec(repo=repo, number=0, author="", repo_id=repo_id, installation_id=installation_id,
+                   command=Command(kind="run", agent=automation.agent), title=f"Automation: {automation.name}",
+                   target=None, automatic=Automatic(kind=KIND, detail=f"{automation.name} {slot}"))
+
+
+def slot_of(spec: JobSpec) -> tuple[str, str]:
+    """(the automation's name, the slot) a schedule job runs."""
+    name, _, slot = (spec.automatic.detail if spec.automatic else "").partition(" ")
+    return name, slot
+
+
+def queue_key(repo: str, name: str) -> str:
+    """The queue's ordering key of an automation's jobs (not a thread: its issue may change)."""
+    return f"{repo} automation {name}"

@@ -1,0 +1,49 @@
+"""The worker's side of a scheduled automation's job (queued by the tick that claimed its slot,
+bot/automations/scheduled_job.py): find or open the automation's issue, then run the declared
+prompt through the one pipeline in that issue's thread, with the automation's `may:` as the
+authority. The thread keys the session, so each run resumes the previous one's.
+
+    status = await run(db, spec, repo_thread, cancel, issue_thread=..., make_context=...)
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable
+
+from bot.automations import automation_issue, request, schedule, scheduled_job
+from bot.automations.mode import AutomationMode
+from bot.db import Database
+from bot.github.client import Thread
+from bot.intake.grammar import Command
+from bot.intake.spec import JobSpec
+from bot.job import pipeline
+from bot.job.context import JobContext
+
+log = logging.getLogger("bot.automations.scheduled_run")
+IssueThread = Callable[[int], Awaitable[Thread]]  # an issue number of the job's repository -> its thread
+MakeContext = Callable[[JobSpec, Thread], JobContext]  # the worker's context of the run in that thread
+
+
+async def run(db: Database, spec: JobSpec, repo_thread: Thread, cancel: asyncio.Event, *,
+              issue_thread: IssueThread, make_context: MakeContext) -> str:
+    """`repo_thread`: the job's own (it names no issue yet), to find or open the issue with."""
+    name, slot = scheduled_job.slot_of(spec)
+    automation = schedule.declared(db, spec.repo, name)
+    if automation is None or not automation.on.schedule:
+        log.info("automation %s of %s is no longer scheduled: slot %s not run", name, spec.repo, slot)
+        return "done"
+    number = await automation_issue.ensure(db, repo_thread.api, spec.repo, name)
+    thread = await issue_thread(number)
+    each = dataclasses.replace(spec, number=number, author=_bot_login(thread), title=automation_issue.title(name),
+                               command=Command(kind="run", agent=automation.agent,
+                                               request=request.for_slot(automation, slot)))
+    ctx = make_context(each, thread)
+    ctx.mode = AutomationMode(automation=automation)
+    return await pipeline.run(db, ctx, cancel)
+
+
+def _bot_login(thread: Thread) -> str:
+    """Who a scheduled run is for: no person asked, so the bot's own account (no one is mentioned)."""
+    return min(thread.own_logins)

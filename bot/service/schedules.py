@@ -1,0 +1,76 @@
+"""The service's side of the schedules: a claimed slot's job goes into the queue in the claim's own
+transaction, and each worker pool evaluates the schedules every BOT_SCHEDULE_INTERVAL seconds.
+
+    due = tick(db, at)                                  # `bot automations tick` and the ticker
+    ticker = Ticker(db, 60, on_queued=pool.wake).start()   # started and stopped by the worker pool
+
+Several pools ticking at once run each slot once: the claim decides (bot/automations/runs.py). A
+slot claimed late (the service was down, a tick was slow) still runs, once.
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from collections.abc import Callable
+
+from bot.automations import schedule, scheduled_job
+from bot.db import Database
+from bot.intake.spec import JobSpec
+from bot.service import store
+
+log = logging.getLogger("bot.service.schedules")
+
+
+def tick(db: Database, at: dt.datetime) -> list[tuple[str, str, str]]:
+    """The slots claimed as of `at`, each with its job queued: [(repo, automation, slot)]."""
+    return schedule.tick(db, at, queue)
+
+
+def queue(conn: Database, spec: JobSpec) -> int:
+    """The slot's job, inside the transaction that claims the slot (a failure rolls the claim back)."""
+    name, slot = scheduled_job.slot_of(spec)
+    job_id = store.enqueue_delivery(conn, delivery_id=f"schedule {spec.repo} {name} {slot}", event=scheduled_job.KIND,
+                                    action=None, kind="episode", conversation=scheduled_job.queue_key(spec.repo, name),
+                                    spec=spec.to_dict())
+    if job_id is None:  # only if the slot's job were queued without its claim
+        raise RuntimeError(f"the job of {spec.repo} {name} {slot} is queued already")
+    return job_id
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class Ticker:
+    """`tick` every `interval_s` seconds (the first at once), on the pool's own connection and event
+    loop (a tick is a few small queries per repository); `on_queued` when it queued a job. 0: none."""
+
+    def __init__(self, db: Database, interval_s: float, on_queued: Callable[[], None],
+                 now: Callable[[], dt.datetime] = utc_now):
+        self.db, self.interval_s, self.on_queued, self.now = db, interval_s, on_queued, now
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None
+
+    def start(self) -> Ticker:
+        if self.interval_s > 0:
+            self._task = asyncio.create_task(self._loop())
+        return self
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                if tick(self.db, self.now()):
+                    self.on_queued()
+            except Exception:  # a failed tick (a locked database) must not stop the next one
+                log.exception("evaluating the schedules failed")
+            await asyncio.sleep(self.interval_s)
