@@ -72,3 +72,13 @@ def test_a_repository_read_without_an_installation_queues_nothing(backend):
     remember(db, "o/r", 11, None, WEEKLY, ".github/bot.yml@abc1234")
     tick(db, MONDAY_6 - dt.timedelta(hours=1))
     assert tick(db, MONDAY_6) == [] and store.jobs(db) == []
+
+
+def test_a_scheduled_run_is_asked_the_declared_prompt_and_which_slot_it_runs():
+    from bot.automations import request
+    from bot.workspace.repo_config import parse
+
+    automation = parse(WEEKLY).automations[0]
+    text = request.for_slot(automation, "2026-12-07T06:00Z")
+    assert text.endswith("Update the dependencies.")
+    assert "the scheduled automation `deps`" in text and "slot 2026-12-07T06:00Z (UTC)" in text
