@@ -1,16 +1,18 @@
-"""Schedules: which slot of each scheduled automation is due as of a time, claimed once.
+"""Schedules: which slot of each scheduled automation is due as of a time, claimed once, its job
+queued in the same transaction.
 
-    due = tick(db, at)     # [(repo, automation, slot)] claimed by this call, at most one per automation
+    due = tick(db, at, queue_job)   # [(repo, automation, slot)] claimed by this call, at most one per automation
+    automation = declared(db, "o/r", "deps")   # as last stored, for the job that runs a slot
 
 The repositories are those whose default branch's `.github/bot.yml` the bot has read and stored
 (`remember`, called whenever the worker reads it for an event). Per automation only the latest slot
 at or before `at` is due (slots missed while the service was down run once, not once each), and only
 when that slot is not before the minute the schedule was first seen: a schedule declared after its
 slot has passed waits for its next one. The claim is the `automation_runs` row (bot/automations/
-runs.py): two processes ticking the same slot at once run it once.
-
-Not built yet (docs/automations.md): queueing the run itself into the automation's own issue; the
-service's minutely tick.
+runs.py): two processes ticking the same slot at once run it once. `queue_job(conn, spec)` queues
+the slot's job (bot/automations/scheduled_job.py) inside the claim's transaction and returns its id
+(bot/service/schedules.py, which also ticks every BOT_SCHEDULE_INTERVAL in each worker pool); the
+worker runs it in the automation's own issue (bot/automations/scheduled_run.py).
 """
 from __future__ import annotations
 
