@@ -12,6 +12,10 @@ SERVE_PKGS := git bubblewrap iproute2 util-linux ripgrep
 TEST_CMDS  := $(SERVE_CMDS) socat hyperfine chromium curl openssl pgrep pg_ctlcluster podman runc mmdebstrap
 TEST_PKGS  := $(SERVE_PKGS) socat hyperfine chromium curl openssl procps postgresql podman runc mmdebstrap
 PYTEST_ARGS ?=
+# make test runs the suite's files on this many workers (pytest-xdist, a whole file to a worker: its
+# module fixtures start once); the tests mostly wait on real CLIs, servers and sandboxes, so two
+# workers on two cores halve the wall time. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
 
 .PHONY: serve test test-fast bench soak screenshots install install-test prereqs system-serve system-test agents specs clean
 
@@ -63,12 +67,12 @@ serve: install
 test: install-test
 	$(BIN)/ruff check bot adapters sandbox tests bench
 	$(BIN)/mypy
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # the edit-test loop: everything but the real CLIs, sandboxes and containers (a few minutes)
 test-fast: install-test
 	$(BIN)/ruff check bot adapters sandbox tests bench
-	$(BIN)/python -m pytest -q -m "not e2e and not sandbox and not container" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not e2e and not sandbox and not container" $(PYTEST_ARGS)
 
 bench: install-test
 	$(BIN)/python -m bench
