@@ -36,6 +36,8 @@ Read what happened::
     gh.comments("octo/repo", 1)      # the thread's comments as they are now (edits applied)
     gh.reactions                     # [{"subject": "issue_comment"|"review_comment"|"issue", "comment_id", "content"}]
     gh.pulls("octo/repo")            # PRs, including those the bot created
+    gh.file_on("octo/repo", "topic", "REVIEW.md")   # a file's text on a branch (the bot's PUTs applied)
+    gh.branches("octo/repo")         # {branch: head sha}
     gh.wait_for(lambda: ..., timeout=20)
 
 Routes: POST /app/installations/{id}/access_tokens (needs `Authorization: Bearer <jwt>`; when
@@ -52,7 +54,10 @@ GET /repos/{o}/{r}/pulls/{n}/files, /pulls/{n}/reviews, /commits/{ref}/check-run
 POST /repos/{o}/{r}/pulls/{n}/reviews (422 for a comment on a path or line the diff does not show, as
 GitHub; read back with `gh.submitted_reviews(repo, n)`, each with its `_comments`),
 /check-runs/{id}/annotations, /actions/runs/{id}/jobs, /actions/jobs/{id}/logs (302 to a blob),
-/contents/{path}; GET /user-attachments/assets/{id} and /user-attachments/files/{id}/{name} (302
+/contents/{path} (`ref`: a branch, else the default branch's files; a folder answers its listing,
+a symlink its target's file), PUT /repos/{o}/{r}/contents/{path} (on `branch`, with the current
+`sha` of a file replaced: 409 stale, 422 missing), GET /repos/{o}/{r}/git/ref/heads/{branch},
+POST /repos/{o}/{r}/git/refs (a branch at a branch's head; 422 when it exists); GET /user-attachments/assets/{id} and /user-attachments/files/{id}/{name} (302
 to a signed blob URL, as for a private repository); GET /_blobs/... (the log and image store: no
 token, as its signed URL is the credential);
 GET /rate_limit; POST /graphql (GitHub's GraphQL API, not in the REST description: the pull request's
@@ -65,7 +70,9 @@ A GET answered with a list is paginated as GitHub does (`per_page`, default 30, 
 """
 from __future__ import annotations
 
+import base64
 import copy
+import hashlib
 import itertools
 import json
 import re
@@ -152,9 +159,12 @@ class FakeGitHub:
                 "html_url": f"https://github.com/{full_name}", "clone_url": f"https://github.com/{full_name}.git",
                 "node_id": f"R_{name}", "url": f"https://api.github.com/repos/{full_name}"}
         repo = shaped("full-repository", repo)
+        contents: dict[str, bytes] = {}  # the default branch's files (add_content)
         self._repos[full_name] = {"repo": repo, "perms": {}, "issues": {}, "comments": {},
                                   "review_comments": {}, "pulls": {}, "files": {}, "reviews": {},
-                                  "check_runs": [], "jobs": {}, "contents": {}}
+                                  "check_runs": [], "jobs": {}, "contents": contents,
+                                  "branches": {default_branch: {"sha": _commit_sha(full_name, default_branch),
+                                                                "contents": contents}}}
         return repo
 
     def set_permission(self, full_name: str, login: str, permission: str) -> None:
@@ -339,6 +349,21 @@ class FakeGitHub:
 
     def add_content(self, full_name: str, path: str, data: bytes) -> None:
         self._state(full_name)["contents"][path] = data
+
+    def add_symlink(self, full_name: str, path: str, target: str) -> None:
+        """A symlink on the default branch: GitHub answers a GET of it with the target file's content."""
+        self._state(full_name).setdefault("symlinks", {})[path] = target
+
+    def file_on(self, full_name: str, branch: str, path: str) -> str | None:
+        """A file's text on a branch as it is now (the bot's PUTs applied), None when absent."""
+        with self._lock:
+            data = self._state(full_name)["branches"].get(branch, {}).get("contents", {}).get(path)
+            return None if data is None else data.decode()
+
+    def branches(self, full_name: str) -> dict[str, str]:
+        """Every branch and its head commit's sha."""
+        with self._lock:
+            return {name: branch["sha"] for name, branch in self._state(full_name)["branches"].items()}
 
     def fail_next(self, method: str, path_pattern: str, status: int, headers: dict | None = None,
                   body: dict | None = None, times: int = 1, after: bool = False) -> None:
@@ -732,11 +757,67 @@ class FakeGitHub:
         data, kind = self._blobs[key]
         return 200, data, {"content-type": kind}
 
-    def _content(self, body, headers, owner, repo, path):
-        data = self._state(f"{owner}/{repo}")["contents"][path]
+    def _content(self, body, headers, owner, repo, path, query=None):
+        state = self._state(f"{owner}/{repo}")
+        ref = dict(parse_qsl(query or "")).get("ref", "")
+        files = state["branches"].get(ref, {}).get("contents", state["contents"])  # a commit sha: the default's
+        path = state.get("symlinks", {}).get(path, path)  # a symlink to a file: the file, under its own path
+        if path not in files and any(name.startswith(path + "/") for name in files):
+            return 200, [_content_file(self._api(f"{owner}/{repo}"), name, files[name])
+                         for name in sorted(files) if name.rpartition("/")[0] == path], {}
+        data = files[path]
         if "raw" in headers.get("accept", ""):
             return 200, data, {"content-type": "application/octet-stream"}
         return 200, _content_file(self._api(f"{owner}/{repo}"), path, data), {}
+
+    def _put_content(self, body, headers, owner, repo, path):
+        """Create or update a file on a branch, as GitHub checks it: the branch exists, the `sha` of
+        the file replaced is given and current (409 when stale, 422 when missing)."""
+        full = f"{owner}/{repo}"
+        state = self._state(full)
+        branch = state["branches"].get(body.get("branch") or state["repo"]["default_branch"])
+        if branch is None:
+            return 404, {"message": f"Branch {body.get('branch')} not found"}, {}
+        files, data = branch["contents"], base64.b64decode(body["content"])
+        if path in files and body.get("sha") != _blob_sha(files[path]):
+            if body.get("sha") is None:
+                return 422, _unprocessable("Invalid request.\n\n\"sha\" wasn't supplied."), {}
+            return 409, {"message": f"{path} does not match {body['sha']}"}, {}
+        created = path not in files
+        files[path] = data
+        branch["sha"] = _commit_sha(full, branch["sha"] + path + str(len(data)))
+        content = {k: v for k, v in _content_file(self._api(full), path, data).items()
+                   if k not in ("content", "encoding")}
+        content["download_url"] = f"https://raw.githubusercontent.com/{full}/{body.get('branch') or 'HEAD'}/{path}"
+        commit = {"sha": branch["sha"], "node_id": f"C_{branch['sha'][:8]}", "message": body["message"],
+                  "url": f"{self._api(full)}/git/commits/{branch['sha']}",
+                  "html_url": f"https://github.com/{full}/commit/{branch['sha']}"}
+        return (201 if created else 200), shaped("file-commit", {"content": content, "commit": commit}), {}
+
+    def _git_ref(self, body, headers, owner, repo, ref):
+        name = ref.removeprefix("heads/")
+        branch = self._state(f"{owner}/{repo}")["branches"].get(name) if ref.startswith("heads/") else None
+        if branch is None:
+            return 404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}, {}
+        return 200, self._ref_answer(f"{owner}/{repo}", name, branch["sha"]), {}
+
+    def _create_ref(self, body, headers, owner, repo):
+        """A new branch at a commit some branch has; 422 when the ref exists, as GitHub answers."""
+        full = f"{owner}/{repo}"
+        branches = self._state(full)["branches"]
+        name = body["ref"].removeprefix("refs/heads/")
+        if not body["ref"].startswith("refs/heads/") or name in branches:
+            return 422, _unprocessable("Reference already exists"), {}
+        source = next((b for b in branches.values() if b["sha"] == body["sha"]), None)
+        if source is None:
+            return 422, _unprocessable("Object does not exist"), {}
+        branches[name] = {"sha": body["sha"], "contents": dict(source["contents"])}
+        return 201, self._ref_answer(full, name, body["sha"]), {
+            "location": f"{self._api(full)}/git/refs/heads/{name}"}
+
+    def _ref_answer(self, full: str, name: str, sha: str) -> dict:
+        return {"ref": f"refs/heads/{name}", "node_id": f"REF_{name}", "url": f"{self._api(full)}/git/refs/heads/{name}",
+                "object": {"type": "commit", "sha": sha, "url": f"{self._api(full)}/git/commits/{sha}"}}
 
     def _rate_limit(self, body, headers):
         reset = int(time.time()) + 3600
@@ -849,7 +930,10 @@ def _routes(gh: FakeGitHub) -> list:
         ("GET", repo + r"/check-runs/(?P<cid>\d+)/annotations", gh._annotations),
         ("GET", repo + r"/actions/runs/(?P<run>\d+)/jobs", gh._run_jobs),
         ("GET", repo + r"/actions/jobs/(?P<job>\d+)/logs", gh._job_logs),
-        ("GET", repo + r"/contents/(?P<path>.+)", gh._content),
+        ("GET", repo + r"/contents/(?P<path>[^?]+)(?:\?(?P<query>.*))?", gh._content),
+        ("PUT", repo + r"/contents/(?P<path>[^?]+)", gh._put_content),
+        ("GET", repo + r"/git/ref/(?P<ref>.+)", gh._git_ref),
+        ("POST", repo + r"/git/refs", gh._create_ref),
         ("GET", r"/user-attachments/(?P<rest>(?:assets/[\w-]+|files/\d+/[^/]+))", gh._attachment),
         ("GET", r"/_blobs/(?P<key>[\w/-]+)", gh._blob),
         ("POST", repo + r"/check-runs", gh._create_check_run),
@@ -884,7 +968,8 @@ def _handler_for(gh: FakeGitHub):
             raw = self.rfile.read(length) if length else b""
             body = json.loads(raw) if raw else None
             headers = {k.lower(): v for k, v in self.headers.items()}
-            path = self.path if "?" not in self.path or "/pulls?" in self.path else self.path.split("?")[0]
+            kept = "?" not in self.path or "/pulls?" in self.path or "/contents/" in self.path  # queries read
+            path = self.path if kept else self.path.split("?")[0]
             status, payload, extra = gh._dispatch(self.command, path, body, headers)
             if status == 0:  # an injected network error: no answer at all
                 self.close_connection = True
@@ -983,10 +1068,16 @@ def _reaction(rid: int, content: str, login: str = "bot[bot]") -> dict:
             "created_at": _now()}
 
 
+def _blob_sha(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git's blob id
+
+
+def _commit_sha(*seed: str) -> str:
+    return hashlib.sha1("/".join(seed).encode()).hexdigest()
+
+
 def _content_file(api: str, path: str, data: bytes) -> dict:
-    import base64
-    import hashlib
-    sha = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git's blob id
+    sha = _blob_sha(data)
     links = {"self": f"{api}/contents/{path}", "git": f"{api}/git/blobs/{sha}",
              "html": f"https://github.com/{api.split('/repos/', 1)[1]}/blob/HEAD/{path}"}
     return {"type": "file", "path": path, "name": path.rsplit("/", 1)[-1], "sha": sha, "encoding": "base64",

@@ -58,10 +58,12 @@ def _nullable_to_json_schema(node: Any) -> Any:
     return {"anyOf": [out, {"type": "null"}]}
 
 
-def _template_pattern(template: str) -> re.Pattern:
+def _template_pattern(template: str, multi_segment: frozenset[str] = frozenset()) -> re.Pattern:
+    """A path parameter matches one segment, except `{path}` and those the description marks
+    `x-multi-segment` (a git ref such as `heads/feature/a`), which match several."""
     parts = re.split(r"(\{[^}]+\})", template)
-    regex = "".join(("(.+)" if part == "{path}" else "([^/]+)") if part.startswith("{")
-                    else re.escape(part) for part in parts)
+    regex = "".join(("(.+)" if part == "{path}" or part[1:-1] in multi_segment else "([^/]+)")
+                    if part.startswith("{") else re.escape(part) for part in parts)
     return re.compile(regex)
 
 
@@ -83,10 +85,15 @@ class RestDescription:
                     continue
                 spec = _nullable_to_json_schema({**spec, "parameters": shared + spec.get("parameters", [])})
                 literal = len(re.sub(r"\{[^}]+\}", "", template))
+                pattern = _template_pattern(template, self._multi_segment(spec))
                 self.operations.setdefault(method.upper(), []).append(
-                    Operation(method.upper(), template, _template_pattern(template), spec, literal))
+                    Operation(method.upper(), template, pattern, spec, literal))
         for candidates in self.operations.values():
             candidates.sort(key=lambda op: -op.literal_length)
+
+    def _multi_segment(self, spec: dict) -> frozenset[str]:
+        params = [self.parameter(p) for p in spec.get("parameters", [])]
+        return frozenset(p["name"] for p in params if p.get("in") == "path" and p.get("x-multi-segment"))
 
     def find(self, method: str, path: str) -> Operation | None:
         for operation in self.operations.get(method, []):
