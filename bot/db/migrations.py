@@ -153,6 +153,11 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             repo TEXT NOT NULL, automation TEXT NOT NULL, number BIGINT NOT NULL,
             updated_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (repo, automation))""",
     )),
+    (12, "an approved learned rule's pull request (which adds it to REVIEW.md): its number beside its URL, "
+         "or why opening it failed, shown on the settings page with a retry", (
+        "ALTER TABLE learned_rules ADD COLUMN pull_request_number BIGINT",
+        "ALTER TABLE learned_rules ADD COLUMN pull_request_failure TEXT",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

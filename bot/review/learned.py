@@ -8,6 +8,7 @@ every later review; discarded, it is never proposed again.
     for rule in approved(db, "o/r"):
         rule.withholds(finding)                    # the bot withholds it, whatever the agent does
         rule.as_rule()                             # what the agents are told (bot/review/rules.py)
+    record_pull_request(db, id, 12, url)           # its pull request into REVIEW.md (bot/review/learned_pull.py)
 
 "Same kind", kept simple: two declined findings are of one kind when their files sit in the same
 folder (the file's directory, "" at the root) and their normalised texts (bot/review/fingerprint.py)
@@ -40,6 +41,7 @@ MAX_DECLINES_READ = 2_000  # the newest declined findings read when proposing
 MAX_EVIDENCE = 10  # declined threads kept as a candidate's evidence
 MAX_WORDING = 500
 MAX_FOLDER = 200
+MAX_FAILURE = 500
 LEARNED_SOURCE = "learned rule"
 _COMPONENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
 
@@ -65,6 +67,9 @@ class Learned:
     state: str
     evidence: tuple[Evidence, ...]
     decided_by: str | None = None
+    pull_request: str | None = None  # the URL of the pull request adding it to REVIEW.md (bot/review/learned_pull.py)
+    pull_request_number: int | None = None
+    pull_request_failure: str | None = None  # why opening it failed, until it opens
 
     def covers(self, path: str) -> bool:
         return not self.folder or path.startswith(self.folder + "/")
@@ -118,10 +123,9 @@ def decide(db: Any, repo: str, rule_id: int, action: str, actor: str, *, wording
     """A maintainer's decision on one of `repo`'s rules; None when there is no such rule there."""
     if action not in (APPROVE, DISCARD):
         raise RuleEditRefused("Choose approve or discard.")
-    rows = db.query("SELECT * FROM learned_rules WHERE repo = ? AND id = ?", [repo, rule_id])
-    if not rows:
+    current = one(db, repo, rule_id)
+    if current is None:
         return None
-    current = _learned(rows[0])
     text = current.wording if wording is None else checked_wording(wording)
     where = current.folder if folder is None else checked_folder(folder)
     state = APPROVED if action == APPROVE else DISCARDED
@@ -130,8 +134,20 @@ def decide(db: Any, repo: str, rule_id: int, action: str, actor: str, *, wording
     return _learned(db.query("SELECT * FROM learned_rules WHERE id = ?", [rule_id])[0])
 
 
-def record_pull_request(db: Any, rule_id: int, url: str) -> None:
-    db.execute("UPDATE learned_rules SET pull_request = ? WHERE id = ?", [url[:500], rule_id])
+def one(db: Any, repo: str, rule_id: int) -> Learned | None:
+    rows = db.query("SELECT * FROM learned_rules WHERE repo = ? AND id = ?", [repo, rule_id])
+    return _learned(rows[0]) if rows else None
+
+
+def record_pull_request(db: Any, rule_id: int, number: int, url: str) -> None:
+    db.execute("UPDATE learned_rules SET pull_request = ?, pull_request_number = ?, pull_request_failure = NULL "
+               "WHERE id = ?", [url[:500], number, rule_id])
+
+
+def record_pull_request_failure(db: Any, rule_id: int, why: str) -> None:
+    """Why the pull request did not open; never over one recorded (a retry racing a success)."""
+    db.execute("UPDATE learned_rules SET pull_request_failure = ? WHERE id = ? AND pull_request IS NULL",
+               [why[:MAX_FAILURE], rule_id])
 
 
 def checked_wording(text: str) -> str:
@@ -187,5 +203,7 @@ def _wording(title: str, folder: str) -> str:
 def _learned(row: dict) -> Learned:
     evidence = tuple(Evidence(int(e["number"]), e.get("comment_id"), str(e.get("title", "")))
                      for e in json.loads(row["evidence"]))
+    number = row.get("pull_request_number")
     return Learned(int(row["id"]), row["repo"], row["folder"], row["finding"], row["wording"], row["state"],
-                   evidence, row["decided_by"])
+                   evidence, row["decided_by"], row.get("pull_request"), None if number is None else int(number),
+                   row.get("pull_request_failure"))

@@ -7,7 +7,7 @@ maintainer approved, inert in the file, the title and the body alike.
     text = file_text(existing, rule)             # the file with the rule added under "## Learned rules"
     title(rule), body(rule, "https://github.com"), branch(rule)   # Rendered
 
-Not yet wired: opening it through bot/workspace/effects.py after approval (see the issue's notes).
+Opened through GitHub's REST API after a maintainer approves the rule: bot/review/learned_pull.py.
 """
 from __future__ import annotations
 
