@@ -1,5 +1,6 @@
 """The review parts of a repository's settings page: the learned rule candidates a maintainer
-approves, edits or discards (bot/review/learned.py), the approved rules, and each agent's signal as a
+approves, edits or discards (bot/review/learned.py), the approved rules with the pull request that
+adds each to REVIEW.md (or why it failed, and a button to try again), and each agent's signal as a
 table and a server-rendered SVG chart (bot/review/signal.py). Every interpolated value goes through
 `esc`: a candidate's wording and evidence are agents' and contributors' text.
 """
@@ -25,10 +26,24 @@ def learned_section(rules: list[Learned], base: str, csrf: str, github_web: str,
     if approved:
         rows = "".join(f'<tr><td data-label="Rule">{esc(r.wording)}</td>'
                        f'<td data-label="Folder"><code>{esc(_where(r.folder))}</code></td>'
-                       f'<td data-label="Approved by">{esc(r.decided_by or "")}</td></tr>' for r in approved)
+                       f'<td data-label="Approved by">{esc(r.decided_by or "")}</td>'
+                       f'<td data-label="Pull request">{_pull_request(r, base, csrf)}</td></tr>' for r in approved)
         body += ("<table><caption>Approved learned rules</caption><thead><tr><th scope=col>Rule</th>"
-                 f"<th scope=col>Folder</th><th scope=col>Approved by</th></tr></thead><tbody>{rows}</tbody></table>")
+                 "<th scope=col>Folder</th><th scope=col>Approved by</th><th scope=col>Pull request</th></tr>"
+                 f"</thead><tbody>{rows}</tbody></table>")
     return body
+
+
+def _pull_request(rule: Learned, base: str, csrf: str) -> str:
+    """The link to the pull request adding the rule to REVIEW.md; else why it failed (or that it
+    has not been opened) and a button to try again."""
+    if rule.pull_request and rule.pull_request.startswith(("https://", "http://")):
+        label = f"#{rule.pull_request_number}" if rule.pull_request_number else "Pull request"
+        return f'<a href="{esc(rule.pull_request)}" rel="noreferrer">{esc(label)}</a>'
+    why = rule.pull_request_failure or "Not opened yet (the bot stopped before it, or is opening it now)."
+    return (f'<p>{esc(why)}</p><form method="post" action="{esc(base)}/learned/pull-request">{csrf_field(csrf)}'
+            f'<input type="hidden" name="id" value="{rule.id}">'
+            '<button type="submit">Try again</button></form>')
 
 
 def _candidate(rule: Learned, base: str, csrf: str, github_web: str, repo: str) -> str:

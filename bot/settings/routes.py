@@ -26,7 +26,7 @@ from bot.credentials.shapes import check_shape, with_article
 from bot.errors import BotError
 from bot.review import learned
 from bot.review import signal as review_signal
-from bot.settings import pages, review_page
+from bot.settings import learned_pull, pages, review_page
 from bot.settings.address import own_base
 from bot.settings.effective import effective, stored_rows, when
 from bot.settings.flash import KeyTestFlash, carry, forget, taken, with_test_result
@@ -319,10 +319,36 @@ async def decide_learned(request: Request) -> Response:
     if decided is None:
         raise SettingsRefusal(404, pages.error_page("No such rule", "That learned rule is not here.", shared.base,
                                                     login=session.login, csrf=session.csrf))
+    if decided.state == learned.APPROVED:  # stored first: whatever GitHub answers, the approval holds
+        await _open_rule_pull(request, shared, decided.id, session.login)
     return RedirectResponse(f"{shared.base}?{urlencode({'learned': decided.state})}", status_code=303)
 
 
+@page_handler
+async def retry_learned_pull(request: Request) -> Response:
+    """A maintainer asks again for an approved rule's pull request (it failed, or never started)."""
+    session, form = await _session_and_form(request)
+    shared = await _shared_scope(request, session)  # maintain or admin, as for the approval
+    rule_id = str(form.get("id", ""))
+    if not rule_id.isdigit() or len(rule_id) > 18 or shared.repo is None:
+        raise SettingsRefusal(404, pages.error_page("No such rule", "That learned rule is not here.", shared.base,
+                                                    login=session.login, csrf=session.csrf))
+    with secrets.database(_settings(request)) as db:
+        rule = learned.one(db, shared.repo, int(rule_id))
+    if rule is None or rule.state != learned.APPROVED:
+        raise SettingsRefusal(404, pages.error_page("No such rule", "That approved rule is not here.", shared.base,
+                                                    login=session.login, csrf=session.csrf))
+    await _open_rule_pull(request, shared, rule.id, session.login)
+    return RedirectResponse(f"{shared.base}?{urlencode({'learned': RETRIED})}", status_code=303)
+
+
 # ---- helpers
+
+async def _open_rule_pull(request: Request, shared: Shared, rule_id: int, asker: str) -> None:
+    """The rule's pull request, opened as the App; its outcome is recorded on the rule, for the page."""
+    with secrets.database(_settings(request)) as db:
+        await learned_pull.open_as_app(_settings(request), db, str(shared.repo), shared.installation, rule_id, asker)
+
 
 def _review_parts(request: Request, session: WebSession, shared: Shared) -> str:
     """A repository page's learned rules and review signal; an installation's page has none."""
@@ -435,8 +461,11 @@ def _history(settings: Settings, scope: str, limit: int = 20) -> list[dict]:
              "label": getattr(credentials.find_kind(r["name"]), "label", r["name"])} for r in rows]
 
 
-LEARNED_WORDS = {learned.APPROVED: "Approved: the rule applies to every later review.",
-                 learned.DISCARDED: "Discarded: that kind of finding will not be proposed again."}
+RETRIED = "retried"
+LEARNED_WORDS = {learned.APPROVED: "Approved: the rule applies to every later review. Its pull request, which "
+                                   "adds it to REVIEW.md, is below.",
+                 learned.DISCARDED: "Discarded: that kind of finding will not be proposed again.",
+                 RETRIED: "Tried the rule's pull request again: the outcome is below."}
 REPO = "/settings/repos/{owner}/{repo}"
 INSTALLATION = "/settings/installations/{installation:int}"
 routes = [
@@ -452,6 +481,7 @@ routes = [
     Route(f"{REPO}/keys/delete", delete_key, methods=["POST"], name="settings_repo_delete"),
     Route(f"{REPO}/keys/test", test_stored_key, methods=["POST"], name="settings_repo_test"),
     Route(f"{REPO}/learned", decide_learned, methods=["POST"], name="settings_repo_learned"),
+    Route(f"{REPO}/learned/pull-request", retry_learned_pull, methods=["POST"], name="settings_repo_learned_pull"),
     Route(INSTALLATION, shared_home, methods=["GET"], name="settings_installation"),
     Route(f"{INSTALLATION}/keys", add_key, methods=["POST"], name="settings_installation_add"),
     Route(f"{INSTALLATION}/keys/delete", delete_key, methods=["POST"], name="settings_installation_delete"),
