@@ -23,6 +23,7 @@ The tree below, with each class's module, is checked against the classes
     ├── OutsideDiff              bot.review.diff_lines   a review comment the diff cannot carry
     ├── NotPosted                bot.review.post         the re-check before posting a review refused
     ├── RuleEditRefused          bot.review.learned      a maintainer's edit of a learned rule is outside its grammar
+    ├── RulePullRefused          bot.review.learned_pull why an approved rule's pull request is not opened
     ├── Refusal                  bot.bridge.admission    a bridged call is refused (the model sees why)
     ├── ToolFailure              bot.bridge.tools        a bridged call failed while it ran
     │   └── _NotAFolder          bot.bridge.reads        a listing asked of a path that is no folder

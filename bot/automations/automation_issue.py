@@ -5,8 +5,8 @@ was closed, deleted (GitHub answers 410) or is unknown (404) is replaced by a ne
 
     number = await ensure(db, api, "o/r", "deps")
 
-The title and body are the bot's own text; the stored number is only ever used as an issue number
-of that repository.
+The title and body are the bot's own text, through the renderer (bot/record/render.py); the stored
+number is only ever used as an issue number of that repository.
 """
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from gidgethub import BadRequest
 
 from bot.db import Database
 from bot.github.client import RetryingAPI
+from bot.record import render
+from bot.record.render import Rendered
 
 log = logging.getLogger("bot.automations.automation_issue")
 GONE = (404, 410)
@@ -27,7 +29,8 @@ async def ensure(db: Database, api: RetryingAPI, repo: str, name: str) -> int:
     stored = _stored(db, repo, name)
     if stored is not None and await _is_open(api, repo, stored):
         return stored
-    created = await api.post(f"/repos/{repo}/issues", data={"title": title(name), "body": body(name)})
+    created = await api.post(f"/repos/{repo}/issues", data={"title": render.required(title(name)),
+                                                             "body": render.required(body(name))})
     number = int(created["number"])
     log.info("automation %s of %s: opened issue #%d%s", name, repo, number,
              f" (#{stored} was closed or is gone)" if stored is not None else "")
@@ -35,15 +38,16 @@ async def ensure(db: Database, api: RetryingAPI, repo: str, name: str) -> int:
     return number
 
 
-def title(name: str) -> str:
-    return f"Automation: {name}"
+def title(name: str) -> Rendered:
+    return render.title(f"Automation: {name}")
 
 
-def body(name: str) -> str:
-    return (f"The scheduled runs of the automation `{name}`, declared in this repository's `.github/bot.yml` "
-            "(on the default branch), answer here, one comment per run; each run continues the previous "
-            "one's session.\n\nClosing this issue is harmless: the next run opens a new one. To stop the "
-            f"runs, remove `{name}` from `.github/bot.yml`.")
+def body(name: str) -> Rendered:
+    return render.outgoing(
+        f"The scheduled runs of the automation `{name}`, declared in this repository's `.github/bot.yml` "
+        "(on the default branch), answer here, one comment per run; each run continues the previous "
+        "one's session.\n\nClosing this issue is harmless: the next run opens a new one. To stop the "
+        f"runs, remove `{name}` from `.github/bot.yml`.")
 
 
 async def _is_open(api: RetryingAPI, repo: str, number: int) -> bool:

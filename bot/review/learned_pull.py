@@ -52,7 +52,7 @@ log = logging.getLogger("bot.review.learned_pull")
 MAINTAINERS = ("admin", "maintain")
 
 
-class Refused(BotError):
+class RulePullRefused(BotError):
     """Why the pull request is not opened, in words for the settings page."""
 
 
@@ -80,7 +80,7 @@ async def open_pull_request(db: Any, api: RetryingAPI, repo: str, rule_id: int, 
         return Outcome(url=rule.pull_request)
     try:
         pull = await _opened(api, rule, asker, github_web)
-    except Refused as refused:
+    except RulePullRefused as refused:
         return _failed(db, rule, str(refused))
     except (GitHubException, httpx.HTTPError) as exc:
         return _failed(db, rule, f"GitHub answered: {api_error(exc)}")
@@ -124,7 +124,7 @@ async def _check_maintainer(api: RetryingAPI, repo: str, login: str) -> None:
         answer = {}
     role = answer.get("role_name") or answer.get("permission")
     if role not in MAINTAINERS:
-        raise Refused(f"{login} does not maintain {repo} (GitHub says: {role or 'no access'}); "
+        raise RulePullRefused(f"{login} does not maintain {repo} (GitHub says: {role or 'no access'}); "
                       "only a maintainer's approval opens the pull request.")
 
 
@@ -162,7 +162,7 @@ async def _write_rule(api: RetryingAPI, rule: Learned, branch: str) -> None:
 
 
 async def read_rule_file(api: RetryingAPI, repo: str, path: str, branch: str) -> Existing:
-    """The rule file on the branch, bounded; Refused when it is not one the bot may append to."""
+    """The rule file on the branch, bounded; RulePullRefused when it is not one the bot may append to."""
     try:
         answer = await api.getitem(f"/repos/{repo}/contents/{quote(path)}?ref={quote(branch, safe='')}")
     except BadRequest as exc:
@@ -170,9 +170,9 @@ async def read_rule_file(api: RetryingAPI, repo: str, path: str, branch: str) ->
             return Existing("", None)
         raise
     if kind := _not_a_file(answer, path):
-        raise Refused(f"{path} is {kind}, not a file; add the rule to it by hand.")
+        raise RulePullRefused(f"{path} is {kind}, not a file; add the rule to it by hand.")
     if int(answer.get("size") or 0) > MAX_FILE_BYTES or answer.get("encoding") != "base64":
-        raise Refused(f"{path} is larger than {MAX_FILE_BYTES >> 10} KiB (reviews do not read it either); "
+        raise RulePullRefused(f"{path} is larger than {MAX_FILE_BYTES >> 10} KiB (reviews do not read it either); "
                       "add the rule to it by hand.")
     return Existing(_text(path, base64.b64decode(answer.get("content") or "")), str(answer["sha"]))
 
@@ -189,11 +189,11 @@ def _not_a_file(answer: Any, path: str) -> str | None:
 
 def _text(path: str, data: bytes) -> str:
     if len(data) > MAX_FILE_BYTES or b"\0" in data:
-        raise Refused(f"{path} is not a text file of at most {MAX_FILE_BYTES >> 10} KiB; add the rule by hand.")
+        raise RulePullRefused(f"{path} is not a text file of at most {MAX_FILE_BYTES >> 10} KiB; add the rule by hand.")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise Refused(f"{path} is not UTF-8 text; add the rule to it by hand.") from None
+        raise RulePullRefused(f"{path} is not UTF-8 text; add the rule to it by hand.") from None
 
 
 async def _create_pull(api: RetryingAPI, rule: Learned, branch: str, base: str, github_web: str) -> dict:
@@ -207,7 +207,7 @@ async def _create_pull(api: RetryingAPI, rule: Learned, branch: str, base: str, 
             raise
     found = await _open_pull_from(api, rule.repo, branch)
     if found is None:
-        raise Refused("GitHub says the pull request exists but does not list it; try again in a moment.")
+        raise RulePullRefused("GitHub says the pull request exists but does not list it; try again in a moment.")
     return found
 
 
