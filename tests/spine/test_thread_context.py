@@ -348,7 +348,7 @@ async def test_a_repository_image_is_fetched_through_the_contents_api(gh, tmp_pa
     gh.add_content(REPO, "docs/a.png", PNG)
     saved = await github.download([f"{gh.url}/{REPO}/blob/main/docs/a.png"], REPO, tmp_path / "att", TOKEN,
                                   github.Hosts.of(current()))
-    assert saved[0].path.read_bytes() == PNG and len(gh.calls_to("GET", r"/contents/docs/a.png$")) == 1
+    assert saved[0].path.read_bytes() == PNG and len(gh.calls_to("GET", r"/contents/docs/a\.png\?ref=main$")) == 1
 
 
 async def test_context_is_fetched_once_and_hidden_content_never_rendered(gh, tmp_path):
