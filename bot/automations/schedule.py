@@ -8,11 +8,13 @@ The repositories are those whose default branch's `.github/bot.yml` the bot has 
 (`remember`, called whenever the worker reads it for an event). Per automation only the latest slot
 at or before `at` is due (slots missed while the service was down run once, not once each), and only
 when that slot is not before the minute the schedule was first seen: a schedule declared after its
-slot has passed waits for its next one. The claim is the `automation_runs` row (bot/automations/
-runs.py): two processes ticking the same slot at once run it once. `queue_job(conn, spec)` queues
-the slot's job (bot/automations/scheduled_job.py) inside the claim's transaction and returns its id
-(bot/service/schedules.py, which also ticks every BOT_SCHEDULE_INTERVAL in each worker pool); the
-worker runs it in the automation's own issue (bot/automations/scheduled_run.py).
+slot has passed waits for its next one (as does one whose issue was resumed after a pause; while
+the automation's issue is paused its slots are not claimed: bot/automations/pauses.py). The claim is
+the `automation_runs` row (bot/automations/runs.py): two processes ticking the same slot at once
+run it once. `queue_job(conn, spec)` queues the slot's job (bot/automations/scheduled_job.py) inside
+the claim's transaction and returns its id (bot/service/schedules.py, which also ticks every
+BOT_SCHEDULE_INTERVAL in each worker pool); the worker runs it in the automation's own issue
+(bot/automations/scheduled_run.py).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot import cron
-from bot.automations import runs, scheduled_job
+from bot.automations import pauses, runs, scheduled_job
 from bot.db import Database
 from bot.intake.spec import JobSpec
 from bot.workspace.repo_config import CONFIG_MAX_BYTES, ConfigError, parse
@@ -50,7 +52,8 @@ def tick(db: Database, at: dt.datetime, queue_job: QueueJob) -> list[tuple[str, 
     for row in db.query("SELECT repo, repo_id, installation_id, text, source FROM automation_configs ORDER BY repo"):
         for automation in _automations(row):
             slot = _due(db, row["repo"], automation, at)
-            if slot is not None and _claim_and_queue(db, row, automation, slot, queue_job):
+            if slot is not None and not _paused(db, row["repo"], automation, slot) \
+                    and _claim_and_queue(db, row, automation, slot, queue_job):
                 claimed.append((row["repo"], automation.name, slot))
     return claimed
 
@@ -64,6 +67,14 @@ def _automations(row: dict[str, Any]) -> tuple[Automation, ...]:
     except ConfigError as exc:  # the previous valid one is not kept in this slice: nothing runs
         log.warning("automations of %s not evaluated: %s", row["repo"], exc)
         return ()
+
+
+def _paused(db: Database, repo: str, automation: Automation, slot: str) -> bool:
+    """The automation's issue is paused (bot/automations/pauses.py): its slot is not claimed."""
+    by = pauses.automation_paused_by(db, repo, automation.name)
+    if by is not None:
+        log.info("automation %s of %s: its issue was paused by @%s; slot %s not run", automation.name, repo, by, slot)
+    return by is not None
 
 
 def _claim_and_queue(db: Database, row: dict[str, Any], automation: Automation, slot: str,

@@ -158,6 +158,12 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         "ALTER TABLE learned_rules ADD COLUMN pull_request_number BIGINT",
         "ALTER TABLE learned_rules ADD COLUMN pull_request_failure TEXT",
     )),
+    (13, "`@bot pause`: the threads (repository and issue or pull request number) where no automation and "
+         "no push-triggered review runs until `@bot resume`, with who paused them and when", (
+        """CREATE TABLE IF NOT EXISTS thread_pauses (
+            repo TEXT NOT NULL, number BIGINT NOT NULL, paused_by TEXT NOT NULL,
+            paused_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (repo, number))""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -165,7 +171,8 @@ LATEST = MIGRATIONS[-1][0]
 TABLES = ("jobs", "conversations", "sessions", "notices", "secrets", "secret_audit", "settings_sessions",
           "runs", "run_events", "model_spend", "workers", "session_homes", "credential_use", "oauth_states",
           "reviewed_commits", "review_findings", "merged_pushes", "learned_rules", "review_reactions",
-          "automation_runs", "automation_schedules", "automation_configs", "automation_issues")
+          "automation_runs", "automation_schedules", "automation_configs", "automation_issues",
+          "thread_pauses")
 SERIAL_KEYS = {"jobs": "id", "secret_audit": "id", "review_findings": "id", "learned_rules": "id"}
 
 _VERSION_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("

@@ -1,4 +1,4 @@
-"""The comment grammar: `@bot [agent] [new] <request>`, `@bot help|status|stop`, and
+"""The comment grammar: `@bot [agent] [new] <request>`, `@bot help|status|stop|pause|resume`, and
 reviews of a pull request (docs/reviews.md): `@bot [agent] review [focus]`, `@bot review with claude, codex
 [focus]`, `@bot claude, codex review [focus]` (a review is a run with `review` set and its `agents`).
 
@@ -32,6 +32,9 @@ USAGES = (
           "(`review with <agent>, <agent>` asks several agents, `review all` starts over on the whole pull request)"),
     Usage("status", "status", "shows this thread's sessions, queue and model spend"),
     Usage("stop", "stop", "stops the running job"),
+    Usage("pause", "pause", "pauses this thread: no automation and no push-triggered review runs here "
+          "until `resume` (mentions still run)"),
+    Usage("resume", "resume", "ends the pause: automations and push-triggered reviews run here again"),
     Usage("help", "help", "shows this"),
 )
 CONTROL_WORDS = tuple(usage.word for usage in USAGES if usage.form == usage.word)
@@ -44,7 +47,7 @@ OTHER_AGENT_NAMES = frozenset({"copilot", "cursor", "aider", "openhands", "devin
 
 @dataclass(frozen=True)
 class Command:
-    kind: str  # run | help | status | stop | unknown_agent
+    kind: str  # run | help | status | stop | pause | resume | unknown_agent
     agent: str | None = None  # None: the repository's or operator's default
     new_session: bool = False
     request: str = ""

@@ -1,5 +1,5 @@
-"""Every text the bot says that is not an agent's answer: help, status, refusals, stops. One module,
-so the service, the Action and `bot run` word each case the same way."""
+"""Every text the bot says that is not an agent's answer: help, status, refusals, stops, pauses.
+One module, so the service, the Action and `bot run` word each case the same way."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -94,6 +94,29 @@ def stopped(by: str | None, *, started: bool) -> str:
     """Names who stopped it (after their permission was checked); at a terminal, nobody."""
     who = f" by @{by}" if by else ""
     return f"⏹️ Stopped{who} before it started." if not started else f"⏹️ Stopped{who}."
+
+
+def paused(by: str, handle: str) -> str:
+    """`@bot pause` done: what it holds back, what it does not, and how it ends."""
+    return (f"⏸️ Paused by @{by}: no automation and no push-triggered review runs here until "
+            f"`@{handle} resume`. Commands that mention me still run.")
+
+
+def already_paused(by: str, handle: str) -> str:
+    return f"Already paused by @{by}: `@{handle} resume` ends the pause."
+
+
+def resumed(by: str) -> str:
+    return f"▶️ Resumed by @{by}: automations and push-triggered reviews run here again."
+
+
+def not_paused() -> str:
+    return "This thread is not paused: nothing to resume."
+
+
+def pause_in_actions() -> str:
+    return ("In GitHub Actions mode there is no pause: each request is its own workflow run, so edit "
+            "or disable the workflow to stop what runs without a mention. Nothing was done.")
 
 
 def not_allowed_to(login: str, command: str, levels: Sequence[str] = WRITE_LEVELS) -> str:

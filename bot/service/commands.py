@@ -1,4 +1,5 @@
-"""The commands the worker runs that act on a thread but are not episodes (today `@bot stop`).
+"""The commands the worker runs that act on a thread but are not episodes: `@bot stop`, `@bot pause`
+and `@bot resume` (bot/automations/pauses.py).
 
 Each passes the one run-time permission check (bot/job/authority.py: GitHub's collaborator
 permission against `.github/bot.yml` of the default branch) before it does anything; the
@@ -6,7 +7,7 @@ payload's association only got it past the intake. A job kind without a handler 
 never run unchecked, so a command added later cannot skip the check. The thread is told who
 really acted: the stopped episode's own comment names the stopper, not its requester.
 
-    await run(db, job, thread)      # the worker, for every job that is neither an episode nor a reply
+    await run(db, job, thread, post, window_s, handle)   # the worker: every job but an episode or a reply
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from collections.abc import Awaitable, Callable
 import httpx
 from gidgethub import HTTPException
 
+from bot.automations import pauses
 from bot.db import Database
 from bot.github.client import Thread, transient, with_retries
 from bot.intake import gate
@@ -25,13 +27,14 @@ from bot.service import queue, reply_cap, store
 from bot.workspace.repo_config import ConfigError, RepoConfig
 
 log = logging.getLogger("bot.service.commands")
-Handler = Callable[[Database, queue.Job, Thread, Verdict], Awaitable[str | None]]
+# (…, the bot's handle for the answer's words) -> the line to post in the thread, or None
+Handler = Callable[[Database, queue.Job, Thread, Verdict, str], Awaitable[str | None]]
 
 
 async def run(db: Database, job: queue.Job, thread: Thread, post: Callable[[str], Awaitable[None]],
-              outsider_window_s: float) -> None:
+              outsider_window_s: float, handle: str) -> None:
     """Check, then act; `post(text)` answers in the thread (once, even when run again), a refusal
-    at most once per thread per `outsider_window_s`."""
+    at most once per thread per `outsider_window_s`; `handle`: the mention the bot answers to."""
     spec = job.spec
     try:  # a command acts now: GitHub is asked anew, not the few-minute cache
         verdict = await authority.check(thread, spec.author, await _default_branch_config(thread), fresh=True)
@@ -50,7 +53,7 @@ async def run(db: Database, job: queue.Job, thread: Thread, post: Callable[[str]
         told = store.write(db, lambda conn: reply_cap.claim(conn, job.conversation, outsider_window_s))
         text = replies.not_allowed_to(verdict.login, job.kind, verdict.levels) if told else None
     else:
-        text = await handler(db, job, thread, verdict)
+        text = await handler(db, job, thread, verdict, handle)
     if text:
         await post(text)
 
@@ -63,17 +66,42 @@ async def _default_branch_config(thread: Thread) -> RepoConfig:
         return RepoConfig()
 
 
-async def _stop(db: Database, job: queue.Job, thread: Thread, verdict: Verdict) -> str | None:
+async def _stop(db: Database, job: queue.Job, thread: Thread, verdict: Verdict, handle: str) -> str | None:
     stopped = queue.request_stop(db, job.conversation, verdict.login)
-    target = dict(job.spec.target or {})
-    await with_retries(lambda: thread.react(target, "+1"))
+    await _acknowledge(job, thread)
     if stopped:
         log.info("job %s: @%s stopped job(s) %s", job.id, verdict.login, stopped)
         return None  # each stopped job's own comment says who stopped it
     return replies.nothing_running()
 
 
-HANDLERS: dict[str, Handler] = {"stop": _stop}
+async def _pause(db: Database, job: queue.Job, thread: Thread, verdict: Verdict, handle: str) -> str:
+    spec = job.spec
+    paused = pauses.pause(db, spec.repo, spec.number, verdict.login)
+    await _acknowledge(job, thread)
+    if not paused:
+        return replies.already_paused(pauses.paused_by(db, spec.repo, spec.number) or verdict.login, handle)
+    log.info("job %s: @%s paused %s#%s", job.id, verdict.login, spec.repo, spec.number)
+    return replies.paused(verdict.login, handle)
+
+
+async def _resume(db: Database, job: queue.Job, thread: Thread, verdict: Verdict, handle: str) -> str:
+    spec = job.spec
+    resumed = pauses.resume(db, spec.repo, spec.number)
+    await _acknowledge(job, thread)
+    if not resumed:
+        return replies.not_paused()
+    log.info("job %s: @%s resumed %s#%s", job.id, verdict.login, spec.repo, spec.number)
+    return replies.resumed(verdict.login)
+
+
+async def _acknowledge(job: queue.Job, thread: Thread) -> None:
+    """A 👍 on the command's comment: it was read and done."""
+    target = dict(job.spec.target or {})
+    await with_retries(lambda: thread.react(target, "+1"))
+
+
+HANDLERS: dict[str, Handler] = {"stop": _stop, "pause": _pause, "resume": _resume}
 
 
 def is_command(kind: str) -> bool:

@@ -18,9 +18,9 @@ from bot.service import queue
 
 def reply_text(db: Database | None, spec: JobSpec, kind: str, conversation: str, settings: Settings, *,
                in_actions: bool = False) -> str:
-    """`kind`: not_allowed | unknown_agent | status | stop | help; a command with no answer here
-    says nothing was done. `db` is read only for a status; `settings` (the handle and the default
-    agent) only for help."""
+    """`kind`: not_allowed | unknown_agent | status | stop | pause | resume (the Action's: it has no
+    pause) | help; a command with no answer here says nothing was done. `db` is read only for a
+    status; `settings` (the handle and the default agent) only for help."""
     agents = base.names()
     if kind == "not_allowed":
         return replies.not_allowed() if in_actions else replies.not_allowed_once()
@@ -31,6 +31,8 @@ def reply_text(db: Database | None, spec: JobSpec, kind: str, conversation: str,
         return status_text(db, conversation, spec.author, spec.author_id)
     if kind == "stop":
         return replies.stop_in_actions() if in_actions else replies.nothing_running()
+    if kind in ("pause", "resume") and in_actions:
+        return replies.pause_in_actions()
     if kind == "help":
         return replies.help_text(settings.handle, agents, settings.default_agent, grammar.USAGES)
     return replies.unknown_command(kind)

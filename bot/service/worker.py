@@ -1,7 +1,9 @@
 """Workers: claim jobs from the queue, keep their leases alive, run them, honour `@bot stop`.
 
 A job is an episode (its pipeline checks the requester's permission), a plain reply (help,
-status, a notice), or a command that acts (`@bot stop`, bot/service/commands.py: checked first).
+status, a notice), or a command that acts (`@bot stop`, `@bot pause`, bot/service/commands.py:
+checked first). An automation's run or a push-triggered review in a paused thread ends silently
+before it starts (bot/automations/pauses.py).
 
 Up to BOT_WORKERS jobs run at once (different conversations; the queue serializes each one).
 On shutdown: stop claiming, give running jobs `grace_s`, then cancel the rest and leave them
@@ -17,7 +19,7 @@ from collections.abc import Callable
 import httpx
 
 from bot import logs, metrics, retry
-from bot.automations import event_run, scheduled_job, scheduled_run
+from bot.automations import event_run, pauses, scheduled_job, scheduled_run
 from bot.config import Settings
 from bot.db import Database
 from bot.errors import BotError
@@ -220,7 +222,7 @@ class WorkerPool:
                 return "done"
             if commands.is_command(job.kind):  # checked before it acts; safe to repeat too
                 await commands.run(self.db, job, thread, lambda text: self._post_once(job, thread, text),
-                                   self.settings.number("BOT_OUTSIDER_REPLY_WINDOW"))
+                                   self.settings.number("BOT_OUTSIDER_REPLY_WINDOW"), self.settings.handle)
                 return "done"
         except Exception as exc:
             if transient(exc):
@@ -234,6 +236,9 @@ class WorkerPool:
             await TrackingComment(ctx.surface, lambda: [], handle=job.tracking_comment_id).finish(
                 f"❌ Gave up after {MAX_ATTEMPTS} attempts: the service stopped while running this request.")
             return "failed"
+        if spec.automatic and (held := pauses.holds(self.db, spec)):  # `@bot pause`: before any slot is claimed
+            log.info("job %s: %s", job.id, held)  # silent in the thread: nobody asked
+            return "done"
         if spec.automatic and spec.automatic.kind == scheduled_job.KIND:  # in the automation's own issue
             return await self._scheduled(job, thread, cancel)
         if spec.automatic and spec.automatic.kind == automation_event.KIND:  # read, matched and run there
