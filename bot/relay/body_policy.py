@@ -217,7 +217,7 @@ def _responses_tool(tool: Any, judge: _Judge) -> str | None:
         return None
     if kind == "namespace":  # its tools are declared inside it
         _filtered(tool, "tools", lambda inner: _responses_tool(inner, judge), judge)
-    return None if kind in _RESPONSES_CLIENT_TOOLS else f"provider-run tool {str(kind)[:80]}"
+    return None if isinstance(kind, str) and kind in _RESPONSES_CLIENT_TOOLS else f"provider-run tool {str(kind)[:80]}"
 
 
 def _responses(request: dict[str, Any], judge: _Judge) -> None:
@@ -225,7 +225,7 @@ def _responses(request: dict[str, Any], judge: _Judge) -> None:
         request.pop("tool_choice", None)
     items = request.get("input")
     for item in items if isinstance(items, list) else ():
-        if isinstance(item, dict) and item.get("type") in _RESPONSES_TOOL_ITEMS:
+        if isinstance(item, dict) and isinstance(item.get("type"), str) and item["type"] in _RESPONSES_TOOL_ITEMS:
             _filtered(item, "tools", lambda tool: _responses_tool(tool, judge), judge)
 
 

@@ -207,3 +207,14 @@ def _addresses(value) -> list:
     if not isinstance(value, dict):
         return []
     return [v for k, v in value.items() if k in URL_KEYS] + _addresses(list(value.values()))
+
+
+def test_a_responses_tool_whose_type_is_not_text_is_dropped_as_unknown():
+    """Found by the property above: a `type` that is a list or an object (unhashable) is no tool the
+    relay declares; it is dropped, never a crash of the relay."""
+    assert json.loads(_sent("responses", {"tools": [{"type": []}, {"type": {}}]}, False)).get("tools") in (None, [])
+
+
+def test_a_responses_input_item_whose_type_is_not_text_passes_to_the_grammar_without_a_crash():
+    sent = json.loads(_sent("responses", {"input": [{"type": []}]}, False))
+    assert isinstance(sent, dict)
