@@ -44,6 +44,7 @@ from bot.db import Database
 from bot.job import conversations, session_home
 from bot.job.resume_state import empty
 from bot.service import store
+from bot.service.periodic import Periodic
 from bot.workspace import pool, worktrees
 
 log = logging.getLogger("bot.service.retention")
@@ -296,7 +297,7 @@ def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
 
 
-class Sweeper:
+class Sweeper(Periodic):
     """The service's periodic sweep, every BOT_GC_INTERVAL seconds (the first one interval after
     start, so a restart loop does not turn into a sweep loop). A sweep walks the data dir, so it
     runs on a thread with a connection of its own and never stalls the service's event loop; the
@@ -304,18 +305,8 @@ class Sweeper:
     `connect` opens that connection (the service's database)."""
 
     def __init__(self, interval_s: float, policy: Policy, data_dir: Path, connect: Callable[[], Database]):
-        self.interval_s, self.policy, self.data_dir, self._connect = interval_s, policy, data_dir, connect
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> Sweeper:
-        if self.interval_s > 0:
-            self._task = asyncio.create_task(self._loop())
-        return self
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        super().__init__(interval_s)
+        self.policy, self.data_dir, self._connect = policy, data_dir, connect
 
     async def _loop(self) -> None:
         while True:

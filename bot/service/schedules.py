@@ -18,6 +18,7 @@ from bot.automations import schedule, scheduled_job
 from bot.db import Database
 from bot.intake.spec import JobSpec
 from bot.service import store
+from bot.service.periodic import Periodic
 
 log = logging.getLogger("bot.service.schedules")
 
@@ -42,29 +43,14 @@ def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-class Ticker:
+class Ticker(Periodic):
     """`tick` every `interval_s` seconds (the first at once), on the pool's own connection and event
     loop (a tick is a few small queries per repository); `on_queued` when it queued a job. 0: none."""
 
     def __init__(self, db: Database, interval_s: float, on_queued: Callable[[], None],
                  now: Callable[[], dt.datetime] = utc_now):
-        self.db, self.interval_s, self.on_queued, self.now = db, interval_s, on_queued, now
-        self._task: asyncio.Task[None] | None = None
-
-    @property
-    def running(self) -> bool:
-        return self._task is not None
-
-    def start(self) -> Ticker:
-        if self.interval_s > 0:
-            self._task = asyncio.create_task(self._loop())
-        return self
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
+        super().__init__(interval_s)
+        self.db, self.on_queued, self.now = db, on_queued, now
 
     async def _loop(self) -> None:
         while True:
