@@ -22,6 +22,7 @@ API_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": 
 PER_PAGE = 100  # GitHub's largest page
 MAX_ITEMS = 100 * PER_PAGE  # a Link chain that never ends is an error, not a hung page
 ADMIN_ROLES = ("admin", "maintain")
+WRITER_ROLES = ("admin", "maintain", "write")
 _VERSION = {"X-GitHub-Api-Version": API_HEADERS["X-GitHub-Api-Version"]}
 
 
@@ -112,6 +113,18 @@ async def can_administer(api: str, token: str, login: str, repo: str) -> bool:
             return False
         raise
     return data.get("role_name") in ADMIN_ROLES or data.get("permission") == "admin"
+
+
+async def can_write(api: str, token: str, login: str, repo: str) -> bool:
+    """Whether `login` may push to `repo`: a writer, maintainer or admin (a custom role counts by the
+    base permission GitHub maps it to)."""
+    try:
+        data = await _get(api, token, f"/repos/{repo}/collaborators/{login}/permission")
+    except GitHubRefused as exc:
+        if exc.status in (403, 404):
+            return False
+        raise
+    return data.get("role_name") in WRITER_ROLES or data.get("permission") in ("admin", "write")
 
 
 async def repository_id(api: str, token: str, repo: str) -> int:

@@ -78,6 +78,11 @@ def signal_section(rows: list[AgentSignal]) -> str:
     return body + signal_table(rows) + signal_chart(rows)
 
 
+def signal_link(base: str) -> str:
+    return (f'<p><a href="{esc(base)}/signal">The review signal alone</a>: a page the repository\'s writers '
+            "can open too.</p>")
+
+
 def signal_table(rows: list[AgentSignal]) -> str:
     cells = "".join(
         f'<tr><td data-label="Agent">{esc(r.agent)}</td><td data-label="Reviews">{r.reviews}</td>'

@@ -36,6 +36,7 @@ from bot.settings.github import (
     admin_repositories,
     administered_installation,
     can_administer,
+    can_write,
     exchange_code,
     get_user,
     repository_id,
@@ -342,6 +343,25 @@ async def retry_learned_pull(request: Request) -> Response:
     return RedirectResponse(f"{shared.base}?{urlencode({'learned': RETRIED})}", status_code=303)
 
 
+@page_handler
+async def signal_page(request: Request) -> Response:
+    """A repository's review signal per agent, for its writers (the repository's own page, with its
+    keys and learned rules, is for maintainers)."""
+    session = _session_or_login(request)
+    owner, name = request.path_params["owner"], request.path_params["repo"]
+    if not (_NAME.match(owner) and _NAME.match(name)):
+        raise SettingsRefusal(404, pages.error_page("No such repository", "That is not a repository name.",
+                                                    login=session.login, csrf=session.csrf))
+    repo, settings = f"{owner}/{name}", _settings(request)
+    if not await can_write(settings.github_api_url, session.token, session.login, repo):
+        raise SettingsRefusal(403, pages.error_page("Not allowed", f"Only people who can write to {repo} can see "
+                                                    "its review signal.", login=session.login, csrf=session.csrf))
+    with secrets.database(settings) as db:
+        rows = review_signal.per_agent(db, repo)
+    return html(pages.page(f"Review signal of {repo}", review_page.signal_section(rows),
+                           login=session.login, csrf=session.csrf))
+
+
 # ---- helpers
 
 async def _open_rule_pull(request: Request, shared: Shared, rule_id: int, asker: str) -> None:
@@ -357,7 +377,7 @@ def _review_parts(request: Request, session: WebSession, shared: Shared) -> str:
     with secrets.database(_settings(request)) as db:
         rules, rows = learned.listed(db, shared.repo), review_signal.per_agent(db, shared.repo)
     return (review_page.learned_section(rules, shared.base, session.csrf, _settings(request).oauth_url, shared.repo)
-            + review_page.signal_section(rows))
+            + review_page.signal_section(rows) + review_page.signal_link(shared.base))
 
 
 def _personal_scope(session: WebSession) -> str:
@@ -482,6 +502,7 @@ routes = [
     Route(f"{REPO}/keys/test", test_stored_key, methods=["POST"], name="settings_repo_test"),
     Route(f"{REPO}/learned", decide_learned, methods=["POST"], name="settings_repo_learned"),
     Route(f"{REPO}/learned/pull-request", retry_learned_pull, methods=["POST"], name="settings_repo_learned_pull"),
+    Route(f"{REPO}/signal", signal_page, methods=["GET"], name="settings_repo_signal"),
     Route(INSTALLATION, shared_home, methods=["GET"], name="settings_installation"),
     Route(f"{INSTALLATION}/keys", add_key, methods=["POST"], name="settings_installation_add"),
     Route(f"{INSTALLATION}/keys/delete", delete_key, methods=["POST"], name="settings_installation_delete"),

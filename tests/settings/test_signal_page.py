@@ -63,3 +63,38 @@ def test_the_signal_page_and_the_metrics_agree_with_the_database(client, github)
     assert metric("bot_review_cost_usd", families)["codex"] == 1.40
     labels = {key for f in families if f.name.startswith("bot_review_") for s in f.samples for key in s.labels}
     assert labels == {"agent"}
+
+
+def _codex_signal() -> None:
+    seed(bot_db.connect(settings=current()), "octo/app", 1, "codex", 0.10, [memory.FIXED, memory.OPEN])
+
+
+def test_a_writer_sees_the_review_signal_on_its_own_page(client, github):
+    _codex_signal()
+    github.add_repo("octo/app", octocat="write")
+    sign_in(client, github)
+    response = client.get(f"{PAGE}/signal")
+    assert response.status_code == 200
+    assert table(response.text)["codex"][:4] == ["1", "2", "1", "0"]
+
+
+def test_the_writers_signal_page_shows_no_keys_and_no_learned_rule_forms(client, github):
+    _codex_signal()
+    github.add_repo("octo/app", octocat="write")
+    sign_in(client, github)
+    page = client.get(f"{PAGE}/signal").text
+    assert "/learned" not in page and "/keys" not in page
+
+
+def test_a_reader_is_refused_the_signal_page(client, github):
+    _codex_signal()
+    github.add_repo("octo/app", octocat="read")
+    sign_in(client, github)
+    response = client.get(f"{PAGE}/signal")
+    assert response.status_code == 403 and '<table class="signal">' not in response.text
+
+
+def test_the_maintainers_page_links_the_signal_page(client, github):
+    github.add_repo("octo/app", octocat="maintain")
+    sign_in(client, github)
+    assert f'href="{PAGE}/signal"' in client.get(PAGE).text
