@@ -131,6 +131,7 @@ class _OwnPipes:
         self.child_stdin: int = subprocess.DEVNULL
         self.child_stdout = self.child_stderr = -1
         self._ours: list[int] = []
+        self._childs: list[int] = []  # the child's ends, closed here once it holds its own copies
         self._transports: list[asyncio.BaseTransport] = []
         self.stdout, self.stderr = asyncio.StreamReader(), asyncio.StreamReader()
 
@@ -138,16 +139,16 @@ class _OwnPipes:
         self._out_r, self.child_stdout = os.pipe()
         self._err_r, self.child_stderr = os.pipe()
         self._ours = [self._out_r, self._err_r]
+        self._childs = [self.child_stdout, self.child_stderr]
         if self.stdin is not None:
             self.child_stdin, self._in_w = os.pipe()
             self._ours.append(self._in_w)
+            self._childs.append(self.child_stdin)
         return self
 
     async def connect(self) -> None:
         """Close the child's ends here (it holds its own copies) and read ours on the loop."""
-        for fd in (self.child_stdout, self.child_stderr, self.child_stdin):
-            if fd >= 0:
-                os.close(fd)
+        self._close_childs()
         loop = asyncio.get_running_loop()
         for fd, reader in ((self._out_r, self.stdout), (self._err_r, self.stderr)):
             self._ours.remove(fd)
@@ -170,6 +171,11 @@ class _OwnPipes:
                 transport.close()
         for fd in self._ours:
             os.close(fd)
+        self._close_childs()  # the program never started
+
+    def _close_childs(self) -> None:
+        while self._childs:
+            os.close(self._childs.pop())
 
 
 async def _collect(proc: asyncio.subprocess.Process, pipes: _OwnPipes, head: _Head, tail: _Tail) -> bool:

@@ -141,3 +141,10 @@ def test_a_file_is_read_relative_to_an_open_folder(tmp_path: Path):
         assert read_capped("a", 3, dir_fd=folder) == (b"hel", True)
     finally:
         os.close(folder)
+
+
+def test_a_program_that_cannot_start_leaves_no_descriptor_open(tmp_path):
+    before = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(FileNotFoundError):
+        asyncio.run(run_capped([str(tmp_path / "no-such-program")], cap=10, stdin=b"x"))
+    assert len(os.listdir("/proc/self/fd")) == before
