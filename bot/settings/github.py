@@ -106,25 +106,25 @@ async def _administers_account(api: str, token: str, login: str, account: dict) 
 
 async def can_administer(api: str, token: str, login: str, repo: str) -> bool:
     """Whether `login` is an admin or maintainer of `repo` (role_name; `permission` maps maintain to write)."""
-    try:
-        data = await _get(api, token, f"/repos/{repo}/collaborators/{login}/permission")
-    except GitHubRefused as exc:
-        if exc.status in (403, 404):
-            return False
-        raise
+    data = await _permission(api, token, login, repo)
     return data.get("role_name") in ADMIN_ROLES or data.get("permission") == "admin"
 
 
 async def can_write(api: str, token: str, login: str, repo: str) -> bool:
     """Whether `login` may push to `repo`: a writer, maintainer or admin (a custom role counts by the
     base permission GitHub maps it to)."""
+    data = await _permission(api, token, login, repo)
+    return data.get("role_name") in WRITER_ROLES or data.get("permission") in ("admin", "write")
+
+
+async def _permission(api: str, token: str, login: str, repo: str) -> dict:
+    """GitHub's answer on `login`'s permission in `repo`; {} when GitHub does not say (403, 404)."""
     try:
-        data = await _get(api, token, f"/repos/{repo}/collaborators/{login}/permission")
+        return await _get(api, token, f"/repos/{repo}/collaborators/{login}/permission")
     except GitHubRefused as exc:
         if exc.status in (403, 404):
-            return False
+            return {}
         raise
-    return data.get("role_name") in WRITER_ROLES or data.get("permission") in ("admin", "write")
 
 
 async def repository_id(api: str, token: str, repo: str) -> int:

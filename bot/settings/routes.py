@@ -348,11 +348,7 @@ async def signal_page(request: Request) -> Response:
     """A repository's review signal per agent, for its writers (the repository's own page, with its
     keys and learned rules, is for maintainers)."""
     session = _session_or_login(request)
-    owner, name = request.path_params["owner"], request.path_params["repo"]
-    if not (_NAME.match(owner) and _NAME.match(name)):
-        raise SettingsRefusal(404, pages.error_page("No such repository", "That is not a repository name.",
-                                                    login=session.login, csrf=session.csrf))
-    repo, settings = f"{owner}/{name}", _settings(request)
+    repo, settings = _repo_of_path(request, session), _settings(request)
     if not await can_write(settings.github_api_url, session.token, session.login, repo):
         raise SettingsRefusal(403, pages.error_page("Not allowed", f"Only people who can write to {repo} can see "
                                                     "its review signal.", login=session.login, csrf=session.csrf))
@@ -417,11 +413,7 @@ async def _shared_scope(request: Request, session: WebSession) -> Shared:
     """The repository or installation of the path, once GitHub confirms the user administers it."""
     if "installation" in request.path_params:
         return await _administered_installation(_settings(request), request.path_params["installation"], session)
-    owner, name = request.path_params["owner"], request.path_params["repo"]
-    if not (_NAME.match(owner) and _NAME.match(name)):
-        raise SettingsRefusal(404, pages.error_page("No such repository", "That is not a repository name.",
-                                                    login=session.login, csrf=session.csrf))
-    repo, settings = f"{owner}/{name}", _settings(request)
+    repo, settings = _repo_of_path(request, session), _settings(request)
     if not await can_administer(settings.github_api_url, session.token, session.login, repo):
         raise SettingsRefusal(403, pages.error_page("Not allowed", f"Only admins and maintainers of {repo} can "
                                                     "manage its credentials.",
@@ -433,6 +425,15 @@ async def _shared_scope(request: Request, session: WebSession) -> Shared:
                   f"{settings.oauth_url}/{repo}", repo, repo=repo, repo_id=repo_id,
                   installation=installation["id"] if installation else None,
                   installation_name=installation["account"] if installation else "")
+
+
+def _repo_of_path(request: Request, session: WebSession) -> str:
+    """The path's OWNER/REPO, once both match the repository-name pattern (404 otherwise)."""
+    owner, name = request.path_params["owner"], request.path_params["repo"]
+    if not (_NAME.match(owner) and _NAME.match(name)):
+        raise SettingsRefusal(404, pages.error_page("No such repository", "That is not a repository name.",
+                                                    login=session.login, csrf=session.csrf))
+    return f"{owner}/{name}"
 
 
 async def _administered_installation(settings: Settings, installation_id: int, session: WebSession) -> Shared:
