@@ -164,6 +164,12 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             repo TEXT NOT NULL, number BIGINT NOT NULL, paused_by TEXT NOT NULL,
             paused_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (repo, number))""",
     )),
+    (14, "a learned rule's pull request as GitHub last said it was (open, merged or closed unmerged), and the "
+         "REVIEW.md path and line it wrote, so an edited rule updates its pull request or opens a new one", (
+        "ALTER TABLE learned_rules ADD COLUMN pull_request_state TEXT",
+        "ALTER TABLE learned_rules ADD COLUMN pull_request_path TEXT",
+        "ALTER TABLE learned_rules ADD COLUMN pull_request_line TEXT",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
