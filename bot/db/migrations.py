@@ -170,6 +170,15 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         "ALTER TABLE learned_rules ADD COLUMN pull_request_path TEXT",
         "ALTER TABLE learned_rules ADD COLUMN pull_request_line TEXT",
     )),
+    (15, "automations: what each slot row is (a run, an autofix attempt counted, the bot's push, a run "
+         "refused or skipped with why), the account that caused it (per-account caps), and indexes for "
+         "the caps' counts", (
+        "ALTER TABLE automation_runs ADD COLUMN kind TEXT",
+        "ALTER TABLE automation_runs ADD COLUMN account TEXT",
+        "ALTER TABLE automation_runs ADD COLUMN outcome TEXT",
+        "CREATE INDEX IF NOT EXISTS automation_runs_by_time ON automation_runs(repo, automation, created_at)",
+        "CREATE INDEX IF NOT EXISTS automation_runs_by_account ON automation_runs(account, created_at)",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
