@@ -21,6 +21,7 @@ import logging
 import os
 import sys
 import unicodedata
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +132,7 @@ async def run_local(request: str, repo: Path, agent: str | None, new: bool, term
     return 0 if status == "done" else 1
 
 
-def remember_request(db: Any, term: Terminal, request: str, secrets: list[str]) -> None:
+def remember_request(db: Any, term: Terminal, request: str, secrets: Iterable[str]) -> None:
     """The request joins the run's record (after the answer was composed, so the provenance's
     counts are the episode's), for `bot runs`."""
     prov = term.result.provenance

@@ -10,6 +10,7 @@ from bot.config import Settings
 from bot.errors import BotError
 from bot.github.thread import GitHubThread
 from bot.job.tracking import Surface
+from bot.record.secrets import Secrets
 
 if TYPE_CHECKING:
     from adapters.base import Result
@@ -86,7 +87,7 @@ class JobContext:
     on_tracking_created: Callable[[int], Awaitable[None] | None] | None = None
     job_id: int | None = None
     progress_interval_s: float = 3.0
-    secrets: list[str] = field(default_factory=list)
+    secrets: Secrets = field(default_factory=Secrets)  # the job's one set: the recorder and the log masker hold it
     review: bool = False  # a pull-request review (bot/job/review_job.py)
     agents: tuple[str, ...] = ()  # the review's agents, in the order named
     findings: Collector | None = None  # a review episode's collector: its bridge offers the review tools
@@ -130,5 +131,4 @@ class JobContext:
 
     def add_secret(self, value: str | None) -> None:
         """A value that must never leave: masked in logs, comments and the record from now on."""
-        if value and value not in self.secrets:
-            self.secrets.append(value)
+        self.secrets.add(value)

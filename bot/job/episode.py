@@ -96,7 +96,7 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
                           repo_budgets=worktree.config.budgets, web_access=worktree.config.web_access) as channel:
         assert bridge.port is not None  # set by __aenter__
         sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
-        ctx.secrets.append(bridge.token)
+        ctx.secrets.add(bridge.token)
         prompt = await conversations.prompt(ctx, resumed, fresh_reason, thread)
         episode = base.Episode(prompt=prompt, workdir=inside, home=sandbox_config.home,
                                tmpdir=sandbox_config.tmpdir, instruction=conversations.standing_instruction(ctx),

@@ -11,7 +11,7 @@ import logging
 import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
@@ -147,7 +147,7 @@ class Checklist:
 
 
 class TrackingComment:
-    def __init__(self, surface: Surface, secrets: Callable[[], list[str]], *, handle: int | None = None,
+    def __init__(self, surface: Surface, secrets: Callable[[], Iterable[str]], *, handle: int | None = None,
                  on_created: Callable[[int], Awaitable[None] | None] | None = None,
                  interval_s: float = 3.0, header: str = ""):
         self.surface, self._secrets, self.handle = surface, secrets, handle

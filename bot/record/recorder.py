@@ -37,7 +37,7 @@ from adapters.base import Event, Tier
 from bot import logs, metrics
 from bot.db import Database, connect
 from bot.record.event_log import event_log
-from bot.record.redact import redact
+from bot.record.secrets import Secrets
 
 
 def now_iso() -> str:
@@ -54,21 +54,20 @@ INTERRUPTED = "interrupted: the worker stopped before the run finished"
 _started: dict[str, tuple[str, float]] = {}  # run id -> (agent, monotonic start): the episode histogram
 
 class Recorder:
-    def __init__(self, db: Database | Path | str, secrets: Iterable[str] = ()):
+    def __init__(self, db: Database | Path | str, secrets: Secrets | Iterable[str] = ()):
+        """`secrets` given as a `Secrets` is held, not copied: a value the job adds later is masked
+        in every event recorded after it."""
         if not isinstance(db, Database):
             db = connect(path=Path(db))
         self.db = db
         self.log = event_log(db)
-        self._secrets: set[str] = set()
-        self._queued_secrets: tuple[str, ...] = ()  # what the writer masks in the events queued now
-        self.add_secrets(secrets)
+        self.secrets = secrets if isinstance(secrets, Secrets) else Secrets(secrets)
 
     def add_secrets(self, values: Iterable[str]) -> None:
-        self._secrets.update(v for v in values if v)
-        self._queued_secrets = tuple(sorted(self._secrets))
+        self.secrets.extend(values)
 
     def redact(self, text: str) -> str:
-        return redact(text, self._secrets)
+        return self.secrets.mask(text)
 
     # runs ------------------------------------------------------------------
 
@@ -134,7 +133,7 @@ class Recorder:
         seconds per MiB of token-like text, never holds the event loop."""
         digest = args_digest(args) if args is not None else None
         return self.log.append(self.db, run_id, (now_iso(), Tier(tier).value, kind, tool, digest, outcome,
-                                                 duration_ms, raw), self._queued_secrets, len(raw))
+                                                 duration_ms, raw), self.secrets.snapshot(), len(raw))
 
     def enforced(self, run_id: str, tool: str, args: Any, *, outcome: str,
                  duration_ms: float, detail: Any = None) -> int:

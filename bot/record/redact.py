@@ -18,12 +18,13 @@ def redact(text: str, secrets: Iterable[str]) -> str:
 
 # Log lines: the secrets of the jobs running now, plus the token shapes, are masked in every
 # record (messages and tracebacks), whichever module logs it.
-_running_jobs: dict[int, list[str]] = {}
+_running_jobs: dict[int, Iterable[str]] = {}
 
 
 @contextlib.contextmanager
-def masked_in_logs(secrets: list[str]) -> Iterator[None]:
-    """While the block runs, every value in `secrets` (a list that may grow) is masked in logs."""
+def masked_in_logs(secrets: Iterable[str]) -> Iterator[None]:
+    """While the block runs, every value in `secrets` (a list or a `Secrets`, which may grow) is
+    masked in logs."""
     _running_jobs[id(secrets)] = secrets
     try:
         yield

@@ -15,6 +15,7 @@ masked for the job's secrets, and every text passes the renderer's gate (`render
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,7 +54,7 @@ async def start(thread: Any, head_sha: str) -> int | None:
     return int(created["id"])
 
 
-async def finish(thread: Any, check_id: int | None, result: Outcome, secrets: list[str] | tuple[str, ...] = ()) -> bool:
+async def finish(thread: Any, check_id: int | None, result: Outcome, secrets: Iterable[str] = ()) -> bool:
     """Annotations in batches of 50, then the conclusion; False when GitHub refused a request."""
     if check_id is None:
         return False
@@ -75,7 +76,7 @@ async def finish(thread: Any, check_id: int | None, result: Outcome, secrets: li
     return True
 
 
-def sent(text: str, secrets: list[str], limit: int | None = None) -> render.Rendered:
+def sent(text: str, secrets: Iterable[str], limit: int | None = None) -> render.Rendered:
     """A text of the check run as it leaves: masked for the secrets, cut, through the renderer's gate."""
     return render.outgoing(redact(text, secrets)[:limit])
 
@@ -113,13 +114,13 @@ def _message(item: Merged) -> str:
 class CheckRun:
     """One review's check run, concluded once: by the review's result, or neutral when it errors."""
 
-    def __init__(self, thread: Any, check_id: int | None, secrets: list[str] | tuple[str, ...] = ()):
+    def __init__(self, thread: Any, check_id: int | None, secrets: Iterable[str] = ()):
         self.thread, self.id, self.secrets, self.done = thread, check_id, secrets, False
         self.concluded = False  # GitHub took the conclusion
 
     @classmethod
     async def begin(cls, thread: Any, head_sha: str, *, enabled: bool,
-                    secrets: list[str] | tuple[str, ...] = ()) -> CheckRun:
+                    secrets: Iterable[str] = ()) -> CheckRun:
         return cls(thread, await start(thread, head_sha) if enabled else None, secrets)
 
     async def conclude(self, result: Outcome) -> None:

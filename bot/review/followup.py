@@ -13,6 +13,7 @@ refuses it unless its file changed since it was posted) and no agent said it is 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from bot.record import inert
@@ -79,7 +80,7 @@ async def close_fixed(db: Any, thread: Any, history: History, fixed: list[Earlie
 
 
 async def remember(db: Any, thread: Any, posted: dict, chosen: Selection, agents: list[str], head: str,
-                   secrets: list[str]) -> None:
+                   secrets: Iterable[str]) -> None:
     """The commit each agent reviewed, and every finding the review carries (inline or listed)."""
     review_id = posted.get("id") if isinstance(posted.get("id"), int) else None
     comments: list[dict] = []

@@ -14,7 +14,7 @@ written into its body, so the findings still arrive.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from gidgethub import BadRequest
@@ -45,7 +45,7 @@ class NotPosted(BotError):
     """The re-check right before posting refused: the text says why (a permission revoked mid-run)."""
 
 
-async def post_review(thread: Any, payload: dict, secrets: list[str] | tuple[str, ...] = (),
+async def post_review(thread: Any, payload: dict, secrets: Iterable[str] = (),
                       marker: str | None = None,
                       still_allowed: Callable[[], Awaitable[str | None]] | None = None) -> dict:
     """`still_allowed` is asked right before the POST (None: post; else NotPosted with its text)."""
@@ -85,7 +85,7 @@ async def review_comments(thread: Any, review_id: int) -> list[dict]:
     return await thread._authed(collect)
 
 
-def masked(payload: dict, secrets: list[str] | tuple[str, ...] = ()) -> dict:
+def masked(payload: dict, secrets: Iterable[str] = ()) -> dict:
     """Every text of the review masked for the job's secrets and those of every job running now,
     then through the renderer's gate (the same last gate as Thread.create_comment): agent text may
     echo a key, and only rendered text leaves."""
