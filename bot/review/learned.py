@@ -8,7 +8,8 @@ every later review; discarded, it is never proposed again.
     for rule in approved(db, "o/r"):
         rule.withholds(finding)                    # the bot withholds it, whatever the agent does
         rule.as_rule()                             # what the agents are told (bot/review/rules.py)
-    record_pull_request(db, id, 12, url)           # its pull request into REVIEW.md (bot/review/learned_pull.py)
+    record_pull_request(db, id, 12, url, "REVIEW.md", line)   # its pull request into REVIEW.md (learned_pull.py)
+    record_pull_state(db, id, MERGED)              # as GitHub says it is now; CLOSED (unmerged) no longer counts
 
 "Same kind", kept simple: two declined findings are of one kind when their files sit in the same
 folder (the file's directory, "" at the root) and their normalised texts (bot/review/fingerprint.py)
@@ -35,6 +36,7 @@ from bot.review.merge import SIMILAR, similarity
 from bot.review.rules import Rule
 
 CANDIDATE, APPROVED, DISCARDED = "candidate", "approved", "discarded"
+OPEN, MERGED, CLOSED = "open", "merged", "closed"  # a rule's pull request, as GitHub last said (closed: unmerged)
 APPROVE, DISCARD = "approve", "discard"
 MIN_PULLS = 2  # distinct pull requests on which writers declined the kind
 MAX_DECLINES_READ = 2_000  # the newest declined findings read when proposing
@@ -70,6 +72,14 @@ class Learned:
     pull_request: str | None = None  # the URL of the pull request adding it to REVIEW.md (bot/review/learned_pull.py)
     pull_request_number: int | None = None
     pull_request_failure: str | None = None  # why opening it failed, until it opens
+    pull_request_state: str | None = None  # OPEN, MERGED or CLOSED (None: recorded before migration 14, open)
+    pull_request_path: str | None = None  # the REVIEW.md it wrote the line to
+    pull_request_line: str | None = None  # the line it wrote
+
+    @property
+    def recorded(self) -> bool:
+        """A pull request that holds or held the rule: open or merged. One closed unmerged does not count."""
+        return bool(self.pull_request) and self.pull_request_state != CLOSED
 
     def covers(self, path: str) -> bool:
         return not self.folder or path.startswith(self.folder + "/")
@@ -139,15 +149,23 @@ def one(db: Any, repo: str, rule_id: int) -> Learned | None:
     return _learned(rows[0]) if rows else None
 
 
-def record_pull_request(db: Any, rule_id: int, number: int, url: str) -> None:
-    db.execute("UPDATE learned_rules SET pull_request = ?, pull_request_number = ?, pull_request_failure = NULL "
-               "WHERE id = ?", [url[:500], number, rule_id])
+def record_pull_request(db: Any, rule_id: int, number: int, url: str, path: str, line: str) -> None:
+    """The open pull request that writes `line` into `path` (a new one, or the same one updated)."""
+    db.execute("UPDATE learned_rules SET pull_request = ?, pull_request_number = ?, pull_request_failure = NULL, "
+               "pull_request_state = ?, pull_request_path = ?, pull_request_line = ? WHERE id = ?",
+               [url[:500], number, OPEN, path, line, rule_id])
+
+
+def record_pull_state(db: Any, rule_id: int, state: str) -> None:
+    """What GitHub says of the recorded pull request now: OPEN, MERGED or CLOSED."""
+    if state not in (OPEN, MERGED, CLOSED):
+        raise ValueError(state)
+    db.execute("UPDATE learned_rules SET pull_request_state = ? WHERE id = ?", [state, rule_id])
 
 
 def record_pull_request_failure(db: Any, rule_id: int, why: str) -> None:
-    """Why the pull request did not open; never over one recorded (a retry racing a success)."""
-    db.execute("UPDATE learned_rules SET pull_request_failure = ? WHERE id = ? AND pull_request IS NULL",
-               [why[:MAX_FAILURE], rule_id])
+    """Why the pull request did not open or update (kept until one does; the page shows it)."""
+    db.execute("UPDATE learned_rules SET pull_request_failure = ? WHERE id = ?", [why[:MAX_FAILURE], rule_id])
 
 
 def checked_wording(text: str) -> str:
@@ -206,4 +224,5 @@ def _learned(row: dict) -> Learned:
     number = row.get("pull_request_number")
     return Learned(int(row["id"]), row["repo"], row["folder"], row["finding"], row["wording"], row["state"],
                    evidence, row["decided_by"], row.get("pull_request"), None if number is None else int(number),
-                   row.get("pull_request_failure"))
+                   row.get("pull_request_failure"), row.get("pull_request_state"), row.get("pull_request_path"),
+                   row.get("pull_request_line"))

@@ -45,11 +45,12 @@ from bot.errors import BotError
 from bot.github.client import RetryingAPI
 from bot.record import render
 from bot.review import learned, learned_pr
-from bot.review.learned import APPROVED, Learned
+from bot.review.learned import APPROVED, CLOSED, MERGED, OPEN, Learned
 from bot.review.rules_read import MAX_FILE_BYTES
 
 log = logging.getLogger("bot.review.learned_pull")
 MAINTAINERS = ("admin", "maintain")
+MAX_REFRESHED = 10  # pull requests asked about per refresh (a settings page view)
 
 
 class RulePullRefused(BotError):
@@ -72,23 +73,74 @@ class Existing:
 
 async def open_pull_request(db: Any, api: RetryingAPI, repo: str, rule_id: int, asker: str,
                             github_web: str) -> Outcome:
-    """The rule's pull request, opened now unless it is recorded already; the outcome recorded."""
+    """The rule's pull request as the rule is now: opened, updated or opened anew unless it is up to
+    date already; the outcome recorded."""
     rule = learned.one(db, repo, rule_id)
     if rule is None or rule.state != APPROVED:
         return Outcome(failure="Only an approved rule of this repository gets a pull request.")
-    if rule.pull_request:
+    if up_to_date(rule):
         return Outcome(url=rule.pull_request)
     try:
-        pull = await _opened(api, rule, asker, github_web)
+        pull = await _opened(db, api, rule, asker, github_web)
     except RulePullRefused as refused:
         return _failed(db, rule, str(refused))
     except (GitHubException, httpx.HTTPError) as exc:
         return _failed(db, rule, f"GitHub answered: {api_error(exc)}")
     except (KeyError, TypeError, ValueError) as exc:  # an answer not in GitHub's documented shape
         return _failed(db, rule, f"GitHub's answer could not be read ({type(exc).__name__}); try again.")
-    learned.record_pull_request(db, rule.id, int(pull["number"]), str(pull["html_url"]))
+    learned.record_pull_request(db, rule.id, int(pull["number"]), str(pull["html_url"]), learned_pr.file_path(rule),
+                                str(learned_pr.line(rule)))
     log.info("learned rule %s of %s: pull request #%s", rule.id, repo, pull["number"])
     return Outcome(url=str(pull["html_url"]))
+
+
+def up_to_date(rule: Learned) -> bool:
+    """Its pull request is open or merged and writes the rule as it is now: nothing to do."""
+    return rule.recorded and (rule.pull_request_path, rule.pull_request_line) == (
+        learned_pr.file_path(rule), str(learned_pr.line(rule)))
+
+
+async def refresh(db: Any, api: RetryingAPI, repo: str) -> int:
+    """Each approved rule's pull request as GitHub says it is now (at most MAX_REFRESHED, one GET
+    each; a merged one is final and not asked again); how many changed. A failure is logged and
+    the stored state kept."""
+    asked = [r for r in learned.approved(db, repo) if r.pull_request_number is not None
+             and r.pull_request_state != MERGED][-MAX_REFRESHED:]
+    changed = 0
+    for rule in asked:
+        try:
+            state, _ = await _state_of(api, rule)
+        except (RulePullRefused, GitHubException, httpx.HTTPError) as exc:
+            log.warning("learned rule %s of %s: pull request state not read: %s", rule.id, repo, api_error(exc))
+            continue
+        if state.state != (rule.pull_request_state or OPEN):
+            learned.record_pull_state(db, rule.id, state.state)
+            changed += 1
+    return changed
+
+
+@dataclass(frozen=True)
+class PullState:
+    state: str  # OPEN, MERGED or CLOSED (closed without merging)
+    branch: str | None  # its head branch, when that branch is in the repository itself
+
+
+def pull_state(answer: Any, repo: str, number: int) -> PullState | None:
+    """GitHub's answer for pull request `number` of `repo`, read through an allowlist: `number` the
+    one asked, `state` open or closed, `merged` a boolean (never with open), `head.ref` a string kept
+    only when `head.repo.full_name` is `repo`. Anything else: None (not read)."""
+    if not isinstance(answer, dict) or type(answer.get("number")) is not int or answer["number"] != number:
+        return None
+    state, merged = answer.get("state"), answer.get("merged")
+    if state not in ("open", "closed") or not isinstance(merged, bool) or (merged and state == "open"):
+        return None
+    return PullState(MERGED if merged else OPEN if state == "open" else CLOSED, _own_branch(answer.get("head"), repo))
+
+
+def _own_branch(head: Any, repo: str) -> str | None:
+    if not isinstance(head, dict) or not isinstance(head.get("repo"), dict) or head["repo"].get("full_name") != repo:
+        return None
+    return head["ref"] if isinstance(head.get("ref"), str) else None
 
 
 def failure_outcome(db: Any, repo: str, rule_id: int, why: str) -> Outcome:
@@ -103,15 +155,47 @@ def _failed(db: Any, rule: Learned, why: str) -> Outcome:
     return Outcome(failure=why)
 
 
-async def _opened(api: RetryingAPI, rule: Learned, asker: str, github_web: str) -> dict:
+async def _opened(db: Any, api: RetryingAPI, rule: Learned, asker: str, github_web: str) -> dict:
+    """The pull request that writes the rule as it is now: the recorded one while it is open (its
+    line replaced), else one from a branch of the rule's own at the default branch's head."""
     await _check_maintainer(api, rule.repo, asker)
-    branch = render.required(learned_pr.branch(rule))
-    if found := await _open_pull_from(api, rule.repo, branch):
-        return found
+    previous, answer = await _state_of(api, rule) if rule.pull_request_number is not None else (None, {})
+    if previous is not None:
+        learned.record_pull_state(db, rule.id, previous.state)
+    if previous is not None and previous.state == OPEN:
+        if previous.branch is None or not learned_pr.is_branch_of(previous.branch, rule):
+            raise RulePullRefused(f"Pull request #{rule.pull_request_number} is not on the bot's branch for this "
+                                  "rule; edit REVIEW.md there by hand, or close it and try again.")
+        await _write_rule(api, rule, previous.branch)
+        return await _retitled(api, rule, answer, github_web)
+    branch = render.required(learned_pr.branch(rule, rule.pull_request_number if previous else None))
     base = str((await api.getitem(f"/repos/{rule.repo}"))["default_branch"])
-    await _make_branch(api, rule.repo, branch, await _head(api, rule.repo, base))
+    found = await _open_pull_from(api, rule.repo, branch)
+    if found is None:
+        await _make_branch(api, rule.repo, branch, await _head(api, rule.repo, base))
     await _write_rule(api, rule, branch)
+    if found is not None:  # opened before the bot stopped
+        return await _retitled(api, rule, found, github_web)
     return await _create_pull(api, rule, branch, base, github_web)
+
+
+async def _state_of(api: RetryingAPI, rule: Learned) -> tuple[PullState, dict]:
+    number = int(rule.pull_request_number or 0)
+    answer = await api.getitem(f"/repos/{rule.repo}/pulls/{number}")
+    state = pull_state(answer, rule.repo, number)
+    if state is None:
+        raise RulePullRefused(f"GitHub's answer about pull request #{number} could not be read; try again.")
+    return state, answer
+
+
+async def _retitled(api: RetryingAPI, rule: Learned, pull: dict, github_web: str) -> dict:
+    """`pull` with the title and body of the rule as it is now (an edit: PATCHed when they differ)."""
+    wanted = {"title": render.required(learned_pr.title(rule)),
+              "body": render.required(learned_pr.body(rule, github_web))}
+    if all(pull.get(key) == value for key, value in wanted.items()):
+        return pull
+    updated: dict = await api.patch(f"/repos/{rule.repo}/pulls/{int(pull['number'])}", data=wanted)
+    return updated
 
 
 async def _check_maintainer(api: RetryingAPI, repo: str, login: str) -> None:
@@ -149,15 +233,36 @@ async def _make_branch(api: RetryingAPI, repo: str, branch: str, sha: str) -> No
 
 
 async def _write_rule(api: RetryingAPI, rule: Learned, branch: str) -> None:
+    """The rule's line in its REVIEW.md on `branch` (in place of the one it wrote, else added), and
+    out of the file it was written to before when its folder was edited."""
     path = learned_pr.file_path(rule)
+    if rule.pull_request_path and rule.pull_request_path != path:
+        await _take_out(api, rule, branch, rule.pull_request_path)
     existing = await read_rule_file(api, rule.repo, path, branch)
-    if str(learned_pr.line(rule)) in existing.text.splitlines():
-        return  # written by an earlier try
     text = learned_pr.file_text(existing.text, rule)
+    if text == existing.text:
+        return  # written by an earlier try
+    await _put(api, rule, branch, path, text, existing.sha)
+
+
+async def _take_out(api: RetryingAPI, rule: Learned, branch: str, path: str) -> None:
+    """The rule's line out of `path` on `branch`; a file left empty is deleted."""
+    existing = await read_rule_file(api, rule.repo, path, branch)
+    text = learned_pr.without(existing.text, rule)
+    if text == existing.text or existing.sha is None:
+        return
+    if not learned_pr.emptied(text):
+        await _put(api, rule, branch, path, text, existing.sha)
+        return
+    await api.delete(f"/repos/{rule.repo}/contents/{quote(path)}",
+                     data={"message": render.required(learned_pr.title(rule)), "branch": branch, "sha": existing.sha})
+
+
+async def _put(api: RetryingAPI, rule: Learned, branch: str, path: str, text: str, sha: str | None) -> None:
     data = {"message": render.required(learned_pr.title(rule)), "branch": branch,
             "content": base64.b64encode(text.encode()).decode()}
-    if existing.sha:
-        data["sha"] = existing.sha
+    if sha:
+        data["sha"] = sha
     await api.put(f"/repos/{rule.repo}/contents/{quote(path)}", data=data)
 
 

@@ -6,7 +6,8 @@ table and a server-rendered SVG chart (bot/review/signal.py). Every interpolated
 """
 from __future__ import annotations
 
-from bot.review.learned import CANDIDATE, Learned
+from bot.review.learned import CANDIDATE, CLOSED, MERGED, Learned
+from bot.review.learned_pull import up_to_date
 from bot.review.signal import AgentSignal
 from bot.settings.pages import csrf_field, esc
 
@@ -24,7 +25,7 @@ def learned_section(rules: list[Learned], base: str, csrf: str, github_web: str,
         return body + '<p class="muted">No candidates yet.</p>'
     body += "".join(_candidate(r, base, csrf, github_web, repo) for r in candidates)
     if approved:
-        rows = "".join(f'<tr><td data-label="Rule">{esc(r.wording)}</td>'
+        rows = "".join(f'<tr><td data-label="Rule">{esc(r.wording)}{_edit(r, base, csrf)}</td>'
                        f'<td data-label="Folder"><code>{esc(_where(r.folder))}</code></td>'
                        f'<td data-label="Approved by">{esc(r.decided_by or "")}</td>'
                        f'<td data-label="Pull request">{_pull_request(r, base, csrf)}</td></tr>' for r in approved)
@@ -34,14 +35,38 @@ def learned_section(rules: list[Learned], base: str, csrf: str, github_web: str,
     return body
 
 
+def _edit(rule: Learned, base: str, csrf: str) -> str:
+    """An approved rule's wording and folder, edited: its pull request follows (updated while open,
+    a new one once merged or closed)."""
+    return (f'<details><summary>Edit</summary><form method="post" action="{esc(base)}/learned">{csrf_field(csrf)}'
+            f'<input type="hidden" name="id" value="{rule.id}">'
+            f'<label for="wording-{rule.id}">Rule</label>'
+            f'<input id="wording-{rule.id}" name="wording" value="{esc(rule.wording)}" maxlength="500">'
+            f'<label for="folder-{rule.id}">Folder (empty: the whole repository)</label>'
+            f'<input id="folder-{rule.id}" name="folder" value="{esc(rule.folder)}" maxlength="200">'
+            '<p><button type="submit" name="action" value="approve">Save</button> '
+            '<button class="danger" type="submit" name="action" value="discard">Discard</button></p>'
+            "</form></details>")
+
+
 def _pull_request(rule: Learned, base: str, csrf: str) -> str:
-    """The link to the pull request adding the rule to REVIEW.md; else why it failed (or that it
-    has not been opened) and a button to try again."""
+    """The pull request adding the rule to REVIEW.md, as GitHub last said it was; while it does not
+    hold the rule as it is now (not opened, closed unmerged, an edit not written), why, and a button
+    to try again."""
+    link = ""
     if rule.pull_request and rule.pull_request.startswith(("https://", "http://")):
         label = f"#{rule.pull_request_number}" if rule.pull_request_number else "Pull request"
-        return f'<a href="{esc(rule.pull_request)}" rel="noreferrer">{esc(label)}</a>'
-    why = rule.pull_request_failure or "Not opened yet (the bot stopped before it, or is opening it now)."
-    return (f'<p>{esc(why)}</p><form method="post" action="{esc(base)}/learned/pull-request">{csrf_field(csrf)}'
+        link = f'<a href="{esc(rule.pull_request)}" rel="noreferrer">{esc(label)}</a>'
+    if up_to_date(rule):
+        return link + (" merged" if rule.pull_request_state == MERGED else "")
+    if rule.pull_request_state == CLOSED:
+        why = (f"{link} was closed without merging. The rule still applies to reviews; try again to open a new "
+               "pull request, or discard the rule.")
+    elif rule.recorded:
+        why = f"{link} does not hold the edit yet. " + esc(rule.pull_request_failure or "")
+    else:
+        why = esc(rule.pull_request_failure or "Not opened yet (the bot stopped before it, or is opening it now).")
+    return (f'<p>{why}</p><form method="post" action="{esc(base)}/learned/pull-request">{csrf_field(csrf)}'
             f'<input type="hidden" name="id" value="{rule.id}">'
             '<button type="submit">Try again</button></form>')
 

@@ -225,7 +225,7 @@ async def _render(request: Request, session: WebSession, shared: Shared | None, 
                                  with_test_result(effective(_settings(request), None, shared.repo_id,
                                                             shared.installation, shared.installation_name), tested),
                                  shared.github_url, shared.github_label, message, error, typed,
-                                 _review_parts(request, session, shared))
+                                 await _review_parts(request, session, shared))
     response = html(body, status)
     forget(request, response)
     return response
@@ -366,11 +366,13 @@ async def _open_rule_pull(request: Request, shared: Shared, rule_id: int, asker:
         await learned_pull.open_as_app(_settings(request), db, str(shared.repo), shared.installation, rule_id, asker)
 
 
-def _review_parts(request: Request, session: WebSession, shared: Shared) -> str:
-    """A repository page's learned rules and review signal; an installation's page has none."""
+async def _review_parts(request: Request, session: WebSession, shared: Shared) -> str:
+    """A repository page's learned rules (their pull requests' states asked of GitHub again) and
+    review signal; an installation's page has none."""
     if shared.repo is None:
         return ""
     with secrets.database(_settings(request)) as db:
+        await learned_pull.refresh_as_app(_settings(request), db, shared.repo, shared.installation)
         rules, rows = learned.listed(db, shared.repo), review_signal.per_agent(db, shared.repo)
     return (review_page.learned_section(rules, shared.base, session.csrf, _settings(request).oauth_url, shared.repo)
             + review_page.signal_section(rows) + review_page.signal_link(shared.base))

@@ -38,6 +38,8 @@ Read what happened::
     gh.pulls("octo/repo")            # PRs, including those the bot created
     gh.file_on("octo/repo", "topic", "REVIEW.md")   # a file's text on a branch (the bot's PUTs applied)
     gh.branches("octo/repo")         # {branch: head sha}
+    gh.add_branch("octo/repo", "topic")   # at the default branch's head
+    gh.merge_pull("octo/repo", 3); gh.close_pull("octo/repo", 4)   # as a person would, on GitHub
     gh.wait_for(lambda: ..., timeout=20)
 
 Routes: POST /app/installations/{id}/access_tokens (needs `Authorization: Bearer <jwt>`; when
@@ -56,7 +58,8 @@ GitHub; read back with `gh.submitted_reviews(repo, n)`, each with its `_comments
 /check-runs/{id}/annotations, /actions/runs/{id}/jobs, /actions/jobs/{id}/logs (302 to a blob),
 /contents/{path} (`ref`: a branch, else the default branch's files; a folder answers its listing,
 a symlink its target's file), PUT /repos/{o}/{r}/contents/{path} (on `branch`, with the current
-`sha` of a file replaced: 409 stale, 422 missing), GET /repos/{o}/{r}/git/ref/heads/{branch},
+`sha` of a file replaced: 409 stale, 422 missing), DELETE .../contents/{path} (on `branch`, its current
+`sha`), PATCH /repos/{o}/{r}/pulls/{n} (title, body, state), GET /repos/{o}/{r}/git/ref/heads/{branch},
 POST /repos/{o}/{r}/git/refs (a branch at a branch's head; 422 when it exists); GET /user-attachments/assets/{id} and /user-attachments/files/{id}/{name} (302
 to a signed blob URL, as for a private repository); GET /_blobs/... (the log and image store: no
 token, as its signed URL is the credential);
@@ -364,6 +367,29 @@ class FakeGitHub:
         """Every branch and its head commit's sha."""
         with self._lock:
             return {name: branch["sha"] for name, branch in self._state(full_name)["branches"].items()}
+
+    def add_branch(self, full_name: str, name: str) -> None:
+        """A branch at the default branch's head, with its files."""
+        with self._lock:
+            state = self._state(full_name)
+            default = state["branches"][state["repo"]["default_branch"]]
+            state["branches"][name] = {"sha": default["sha"], "contents": dict(default["contents"])}
+
+    def merge_pull(self, full_name: str, number: int) -> None:
+        """A person merges pull request `number`: its head branch's files become the default branch's."""
+        with self._lock:
+            state = self._state(full_name)
+            pull = state["pulls"][number]
+            default = state["branches"][state["repo"]["default_branch"]]
+            default["contents"].clear()
+            default["contents"].update(state["branches"][pull["head"]["ref"]]["contents"])
+            default["sha"] = _commit_sha(full_name, default["sha"], "merge", str(number))
+            pull.update(state="closed", merged=True, merged_at=_now(), closed_at=_now())
+
+    def close_pull(self, full_name: str, number: int) -> None:
+        """A person closes pull request `number` without merging it (its branch stays)."""
+        with self._lock:
+            self._state(full_name)["pulls"][number].update(state="closed", merged=False, closed_at=_now())
 
     def fail_next(self, method: str, path_pattern: str, status: int, headers: dict | None = None,
                   body: dict | None = None, times: int = 1, after: bool = False) -> None:
@@ -687,6 +713,11 @@ class FakeGitHub:
         pull["draft"] = bool(body.get("draft", False))
         return 201, pull, {}
 
+    def _update_pull(self, body, headers, owner, repo, number):
+        pull = self._state(f"{owner}/{repo}")["pulls"][int(number)]
+        pull.update({key: body[key] for key in ("title", "body", "state") if key in body})
+        return 200, pull, {}
+
     def _pull_files(self, body, headers, owner, repo, number):
         return 200, self._state(f"{owner}/{repo}")["files"].get(int(number), []), {}
 
@@ -793,6 +824,22 @@ class FakeGitHub:
                   "url": f"{self._api(full)}/git/commits/{branch['sha']}",
                   "html_url": f"https://github.com/{full}/commit/{branch['sha']}"}
         return (201 if created else 200), shaped("file-commit", {"content": content, "commit": commit}), {}
+
+    def _delete_content(self, body, headers, owner, repo, path):
+        """Delete a file on a branch, as GitHub checks it: the file exists and `sha` is its current one."""
+        full = f"{owner}/{repo}"
+        state = self._state(full)
+        branch = state["branches"].get(body.get("branch") or state["repo"]["default_branch"])
+        if branch is None or path not in branch["contents"]:
+            return 404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}, {}
+        if body.get("sha") != _blob_sha(branch["contents"][path]):
+            return 409, {"message": f"{path} does not match {body.get('sha')}"}, {}
+        del branch["contents"][path]
+        branch["sha"] = _commit_sha(full, branch["sha"], "delete", path)
+        commit = {"sha": branch["sha"], "node_id": f"C_{branch['sha'][:8]}", "message": body["message"],
+                  "url": f"{self._api(full)}/git/commits/{branch['sha']}",
+                  "html_url": f"https://github.com/{full}/commit/{branch['sha']}"}
+        return 200, shaped("file-commit", {"content": None, "commit": commit}), {}
 
     def _git_ref(self, body, headers, owner, repo, ref):
         name = ref.removeprefix("heads/")
@@ -923,6 +970,7 @@ def _routes(gh: FakeGitHub) -> list:
         ("GET", repo + r"/pulls/(?P<number>\d+)", gh._pull),
         ("GET", repo + r"/pulls(?:\?(?P<query>.*))?", gh._list_pulls),
         ("POST", repo + r"/pulls", gh._create_pull),
+        ("PATCH", repo + r"/pulls/(?P<number>\d+)", gh._update_pull),
         ("GET", repo + r"/pulls/(?P<number>\d+)/files", gh._pull_files),
         ("GET", repo + r"/pulls/(?P<number>\d+)/reviews", gh._reviews),
         ("POST", repo + r"/pulls/(?P<number>\d+)/reviews", gh._create_review),
@@ -932,6 +980,7 @@ def _routes(gh: FakeGitHub) -> list:
         ("GET", repo + r"/actions/jobs/(?P<job>\d+)/logs", gh._job_logs),
         ("GET", repo + r"/contents/(?P<path>[^?]+)(?:\?(?P<query>.*))?", gh._content),
         ("PUT", repo + r"/contents/(?P<path>[^?]+)", gh._put_content),
+        ("DELETE", repo + r"/contents/(?P<path>[^?]+)", gh._delete_content),
         ("GET", repo + r"/git/ref/(?P<ref>.+)", gh._git_ref),
         ("POST", repo + r"/git/refs", gh._create_ref),
         ("GET", r"/user-attachments/(?P<rest>(?:assets/[\w-]+|files/\d+/[^/]+))", gh._attachment),

@@ -26,7 +26,8 @@ SENDERS = {
     ("settings/github.py", "exchange_code"): "the OAuth code exchange, no text to show",
     ("automations/automation_issue.py", "ensure"): "render.required (render.title, render.outgoing)",
     ("review/learned_pull.py", "_make_branch"): "a ref and a commit sha, no text to show",
-    ("review/learned_pull.py", "_write_rule"): "render.required message; the file as read plus learned_pr.line",
+    ("review/learned_pull.py", "_put"): "render.required message; the file as read plus or minus learned_pr.line",
+    ("review/learned_pull.py", "_retitled"): "render.required (learned_pr.title, learned_pr.body)",
     ("review/learned_pull.py", "_create_pull"): "render.required",
 }
 

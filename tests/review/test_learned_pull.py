@@ -95,6 +95,7 @@ def test_a_rule_whose_pull_request_is_recorded_opens_no_second(gh):
 def test_an_open_pull_request_from_the_rules_branch_is_recorded_not_opened_again(gh):
     db = bot_db.connect(settings=current())
     rule = approved(db)
+    gh.add_branch(REPO, branch(rule))
     gh.add_pull(REPO, 5, head_ref=branch(rule), base_ref="main")  # opened before the bot stopped
     outcome = opened(gh, db, rule)
     assert outcome.url == f"https://github.com/{REPO}/pull/5" and gh.calls_to("POST", r"/pulls$") == []

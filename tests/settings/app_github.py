@@ -49,6 +49,9 @@ def _passing(oauth_handler, rest: FakeGitHub):
         def do_PATCH(self):
             return self._pass()
 
+        def do_DELETE(self):
+            return self._pass()
+
         def _apps(self) -> bool:
             token = self.headers.get("Authorization", "").split(" ")[-1]
             return self.path.startswith("/app/") or token.startswith("ghs_")

@@ -111,7 +111,7 @@ class Tags(HTMLParser):
 
 
 ALLOWED_TAGS = {"h2", "p", "form", "fieldset", "legend", "input", "ul", "li", "a", "label", "button", "table",
-                "caption", "thead", "tbody", "tr", "th", "td", "code"}
+                "caption", "thead", "tbody", "tr", "th", "td", "code", "details", "summary"}
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=80) | st.sampled_from(
     ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "</form><form action=/x>", "&amp;<!--", "'"])
 

@@ -1,6 +1,8 @@
 """The repository's settings page: a maintainer's approval of a learned rule opens, as the App, the
 pull request that adds it to REVIEW.md, once; the page links it, or says why it failed with a
-button to try again; the approval holds whatever GitHub answers; a writer opens nothing."""
+button to try again; the approval holds whatever GitHub answers; a writer opens nothing. An
+approved rule edited on the page updates its open pull request; the page shows a merged one
+merged, and one closed without merging as closed, with a button that opens a new one, once."""
 from __future__ import annotations
 
 import pytest
@@ -96,3 +98,39 @@ def test_a_writer_can_neither_approve_nor_retry_and_nothing_reaches_github(clien
     assert decide(client, candidate, "approve").status_code == 403
     assert retry(client, candidate.id).status_code == 403
     assert [c for c in github.rest.calls if c.method != "GET"] == []
+
+
+def test_saving_an_approved_rules_new_wording_updates_its_open_pull_request(client, github):
+    maintainer_signed_in(client, github)
+    candidate = a_candidate()
+    decide(client, candidate, "approve")
+    assert 'value="approve">Save</button>' in client.get(PAGE).text
+    assert decide(client, candidate, "approve", wording="Docstrings are optional in tests.").status_code == 303
+    rule = approved_rule()
+    [pull] = github.rest.pulls(REPO)
+    assert pull["title"] == learned_pr.title(rule)
+    assert github.rest.file_on(REPO, pull["head"]["ref"], learned_pr.file_path(rule)) == learned_pr.file_text("", rule)
+
+
+def test_a_merged_pull_request_is_shown_merged(client, github):
+    maintainer_signed_in(client, github)
+    decide(client, a_candidate(), "approve")
+    [pull] = github.rest.pulls(REPO)
+    github.rest.merge_pull(REPO, pull["number"])
+    page = client.get(PAGE).text
+    assert f'>#{pull["number"]}</a> merged' in page and "Try again" not in page
+
+
+def test_a_pull_request_closed_unmerged_is_shown_closed_and_try_again_opens_a_new_one_once(client, github):
+    maintainer_signed_in(client, github)
+    candidate = a_candidate()
+    decide(client, candidate, "approve")
+    [first] = github.rest.pulls(REPO)
+    github.rest.close_pull(REPO, first["number"])
+    page = client.get(PAGE).text
+    assert f'>#{first["number"]}</a> was closed without merging' in page and "Try again" in page
+    retry(client, candidate.id)
+    retry(client, candidate.id)
+    pulls = github.rest.pulls(REPO)
+    assert len(pulls) == 2 and pulls[1]["state"] == "open" and approved_rule().pull_request == pulls[1]["html_url"]
+    assert "was closed without merging" not in client.get(PAGE).text
