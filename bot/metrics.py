@@ -60,6 +60,27 @@ REVIEW_SIGNAL = (
 )
 
 
+# the same findings per week they were posted (bot/review/signal_series.py Week), the last 12 weeks:
+# `week` is the week's Monday (UTC) as the bot computes it, never stored text
+REVIEW_SERIES = (
+    ("bot_review_week_findings_posted", "Inline review findings posted in the week, by agent and week (its "
+     "Monday, UTC).", "posted"),
+    ("bot_review_week_findings_fixed", "Of the findings posted in the week, those fixed since.", "fixed"),
+    ("bot_review_week_findings_declined", "Of the findings posted in the week, those a writer declined since.",
+     "declined"),
+)
+
+
+def review_series(series: dict[str, list[Any]]) -> Iterator[Metric]:
+    """Each agent's weekly review signal as gauges labelled by agent and week."""
+    for name, description, field in REVIEW_SERIES:
+        family = GaugeMetricFamily(name, description, labels=["agent", "week"])
+        for agent, weeks in series.items():
+            for week in weeks:
+                family.add_metric([agent, week.label], getattr(week, field))
+        yield family
+
+
 def review_signal(rows: Iterable[Any]) -> Iterator[Metric]:
     """The per-agent review signal as gauges (rows: bot/review/signal.py AgentSignal)."""
     rows = list(rows)

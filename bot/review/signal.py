@@ -72,7 +72,7 @@ def _count_finding(signal: AgentSignal, state: str, n: int) -> None:
         signal.open += n
 
 
-def _in_repo(column: str, repo: str | None, suffix: str = "") -> tuple[str, list[Any]]:
+def in_repo(column: str, repo: str | None, suffix: str = "") -> tuple[str, list[Any]]:
     """A condition on `column` naming `repo` (exactly: no LIKE, whose `_` is a wildcard)."""
     if repo is None:
         return "1 = 1", []
@@ -82,7 +82,7 @@ def _in_repo(column: str, repo: str | None, suffix: str = "") -> tuple[str, list
 
 
 def _reviews(db: Any, repo: str | None) -> list[dict]:
-    where, args = _in_repo("r.conversation", repo, "#")
+    where, args = in_repo("r.conversation", repo, "#")
     return db.query(
         "SELECT r.agent AS agent, COUNT(*) AS n, SUM(COALESCE(spend.usd, 0)) AS usd FROM runs r "
         "LEFT JOIN (SELECT run_id, SUM(COALESCE(usd, 0)) AS usd FROM model_spend GROUP BY run_id) spend "
@@ -92,12 +92,12 @@ def _reviews(db: Any, repo: str | None) -> list[dict]:
 
 
 def _findings(db: Any, repo: str | None) -> list[dict]:
-    where, args = _in_repo("repo", repo)
+    where, args = in_repo("repo", repo)
     return db.query(f"SELECT agent, state, COUNT(*) AS n FROM review_findings WHERE {where} "
                     "AND comment_id IS NOT NULL GROUP BY agent, state", args)
 
 
 def _reactions(db: Any, repo: str | None) -> list[dict]:
-    where, args = _in_repo("repo", repo)
+    where, args = in_repo("repo", repo)
     return db.query(f"SELECT agent, content, COUNT(*) AS n FROM review_reactions WHERE {where} "
                     "GROUP BY agent, content", args)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from bot.review.learned import CANDIDATE, CLOSED, MERGED, Learned
 from bot.review.learned_pull import up_to_date
 from bot.review.signal import AgentSignal
+from bot.review.signal_series import Week
 from bot.settings.pages import csrf_field, esc
+from bot.settings.signal_series_page import series_section
 
 BAR_WIDTH, ROW_HEIGHT, LABEL_WIDTH = 300, 28, 90
 PARTS = (("fixed", "#1a7f37"), ("declined", "#8c959f"), ("open", "#bf8700"))
@@ -95,12 +97,12 @@ def _where(folder: str) -> str:
     return f"{folder}/" if folder else "(whole repository)"
 
 
-def signal_section(rows: list[AgentSignal]) -> str:
+def signal_section(rows: list[AgentSignal], series: dict[str, list[Week]]) -> str:
     body = ("<h2>Review signal per agent</h2><p>Inline findings each agent posted here and what became of them: "
             "fixed, declined by a writer, or still open; the share acted on is fixed ÷ posted.</p>")
     if not rows:
         return body + '<p class="muted">No reviews yet.</p>'
-    return body + signal_table(rows) + signal_chart(rows)
+    return body + signal_table(rows) + signal_chart(rows) + series_section(series)
 
 
 def signal_link(base: str) -> str:

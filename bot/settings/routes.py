@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hmac
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
@@ -24,7 +25,7 @@ from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
 from bot.credentials.shapes import check_shape, with_article
 from bot.errors import BotError
-from bot.review import learned
+from bot.review import learned, signal_series
 from bot.review import signal as review_signal
 from bot.settings import learned_pull, pages, review_page
 from bot.settings.address import own_base
@@ -353,8 +354,8 @@ async def signal_page(request: Request) -> Response:
         raise SettingsRefusal(403, pages.error_page("Not allowed", f"Only people who can write to {repo} can see "
                                                     "its review signal.", login=session.login, csrf=session.csrf))
     with secrets.database(settings) as db:
-        rows = review_signal.per_agent(db, repo)
-    return html(pages.page(f"Review signal of {repo}", review_page.signal_section(rows),
+        rows, series = review_signal.per_agent(db, repo), signal_series.weekly(db, repo, time.time())
+    return html(pages.page(f"Review signal of {repo}", review_page.signal_section(rows, series),
                            login=session.login, csrf=session.csrf))
 
 
@@ -374,8 +375,9 @@ async def _review_parts(request: Request, session: WebSession, shared: Shared) -
     with secrets.database(_settings(request)) as db:
         await learned_pull.refresh_as_app(_settings(request), db, shared.repo, shared.installation)
         rules, rows = learned.listed(db, shared.repo), review_signal.per_agent(db, shared.repo)
+        series = signal_series.weekly(db, shared.repo, time.time())
     return (review_page.learned_section(rules, shared.base, session.csrf, _settings(request).oauth_url, shared.repo)
-            + review_page.signal_section(rows) + review_page.signal_link(shared.base))
+            + review_page.signal_section(rows, series) + review_page.signal_link(shared.base))
 
 
 def _personal_scope(session: WebSession) -> str:

@@ -30,6 +30,7 @@ from bot import metrics
 from bot.config import Settings
 from bot.loopback import LoopbackServer
 from bot.review import signal as review_signal
+from bot.review import signal_series
 from bot.settings.app_check import verify_app
 from bot.web.home import job_counts
 from bot.web.metrics_host import MetricsHostCheck
@@ -115,7 +116,8 @@ class StoredState:
         yield family
 
     def _review_signal(self) -> Iterator[Metric]:
-        return metrics.review_signal(review_signal.per_agent(self.db))
+        yield from metrics.review_signal(review_signal.per_agent(self.db))
+        yield from metrics.review_series(signal_series.weekly(self.db, None, time.time()))
 
     def _spend(self) -> Iterator[Metric]:
         tokens = CounterMetricFamily("bot_model_tokens", "Model tokens spent, by agent (the relay's ledger).",

@@ -1,13 +1,14 @@
-"""Each agent's review signal agrees on the repository's settings page, in the Prometheus metrics
-(every repository together, no repository label) and in the database."""
+"""Each agent's review signal, in total and per week, agrees on the repository's settings page, in
+the Prometheus metrics (every repository together, no repository label) and in the database."""
 from __future__ import annotations
 
 import re
+import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot import db as bot_db
-from bot.review import memory
+from bot.review import memory, signal_series
 from bot.review.memory import Posted
 from bot.web.health import exposition
 from tests.entry_settings import current
@@ -62,7 +63,7 @@ def test_the_signal_page_and_the_metrics_agree_with_the_database(client, github)
     assert metric("bot_review_reviews", families) == {"codex": 3.0, "claude": 1.0}
     assert metric("bot_review_cost_usd", families)["codex"] == 1.40
     labels = {key for f in families if f.name.startswith("bot_review_") for s in f.samples for key in s.labels}
-    assert labels == {"agent"}
+    assert labels == {"agent", "week"}  # no repository label; the week is the bot's own date
 
 
 def _codex_signal() -> None:
@@ -98,3 +99,25 @@ def test_the_maintainers_page_links_the_signal_page(client, github):
     github.add_repo("octo/app", octocat="maintain")
     sign_in(client, github)
     assert f'href="{PAGE}/signal"' in client.get(PAGE).text
+
+
+def test_the_weekly_series_on_the_page_and_in_the_metrics_agree_with_the_database(client, github):
+    db = bot_db.connect(settings=current())
+    seed(db, "octo/app", 1, "codex", 0.10, [memory.FIXED, memory.DECLINED])
+    seed(db, "octo/app", 2, "codex", 0.10, [memory.FIXED, memory.FIXED, memory.OPEN])
+    seed(db, "octo/other", 3, "codex", 0.10, [memory.FIXED])
+    week = signal_series.WEEK_S
+    db.execute("UPDATE review_findings SET created_at = ? WHERE number = 1", [time.time() - week])
+    github.add_repo("octo/app", octocat="write")
+    sign_in(client, github)
+    page = client.get(f"{PAGE}/signal").text
+    [weeks] = signal_series.weekly(db, "octo/app", time.time()).values()
+    last, before = weeks[-1], weeks[-2]
+    assert f"Week of {last.label}: 3 posted, 2 fixed, 0 declined, 1 open; 67% acted on" in page
+    assert f"Week of {before.label}: 2 posted, 1 fixed, 1 declined, 0 open; 50% acted on" in page
+    assert f"codex: share acted on 50% in the week of {before.label}, 67% in the week of {last.label}" in page
+    families = list(text_string_to_metric_families(exposition(db).decode()))
+    posted = {s.labels["week"]: s.value for f in families for s in f.samples
+              if s.name == "bot_review_week_findings_posted" and s.labels["agent"] == "codex"}
+    assert (posted[before.label], posted[last.label]) == (2.0, 4.0)  # every repository together
+    assert len(posted) == signal_series.MAX_WEEKS
