@@ -1,66 +1,101 @@
 """The worker's side of an automation candidate (bot/intake/automation_event.py): read
 `.github/bot.yml` from the default branch, and run each automation declared for the event once
 (bot/automations/runs.py), each with its own tracking comment in the thread and the answer with
-provenance, through the one pipeline. A repository that declares none: nothing, silently.
+provenance, through the one pipeline. A repository that declares none: nothing, silently. A
+completed check suite or workflow run goes to the autofix (bot/automations/autofix.py).
 
-    status = await run(db, job, thread, cancel, context=make_context)
+    status = await run(db, job_id, spec, thread, cancel, make_context, thread_of=..., detail=...)
+
+`detail`: the event's facts as the intake wrote them (the candidate's own, or `riding` for the job
+of an automatic trigger that took the event first).
 """
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable
+from typing import Any
 
-from bot.automations import matching, request, runs, schedule
-from bot.automations.mode import AutomationMode
+from bot.automations import autofix, matching, pauses, request, runs, schedule
+from bot.automations.autofix import MakeContext, ThreadOf
+from bot.automations.mode import AutomationMode, marker
 from bot.db import Database
+from bot.github.client import Thread
 from bot.intake import gate
+from bot.intake.automation_event import CHECK_EVENTS, EventFacts, read_detail
 from bot.intake.grammar import Command
 from bot.intake.spec import JobSpec
 from bot.job import pipeline
-from bot.job.context import JobContext
+from bot.job.thread_text import cut
 from bot.workspace.repo_config import CONFIG_PATH, ConfigError, RepoConfig, parse
 from bot.workspace.repo_config_model import Automation
 
 log = logging.getLogger("bot.automations.event_run")
-# (the spec to run, the marker of its comment) -> the pipeline's context (the worker's `_context`)
-MakeContext = Callable[[JobSpec, str], JobContext]
+MAX_COMMENT_CHARS = 8_000
 
 
-async def run(db: Database, job_id: int, spec: JobSpec, thread: object, cancel: asyncio.Event,
-              make_context: MakeContext) -> str:
-    detail = spec.automatic.detail if spec.automatic else ""
-    try:
-        written = await gate.default_branch_text(thread)
-        cfg = parse(*written) if written is not None else RepoConfig()
-    except ConfigError as exc:
-        log.info("job %s: %s is invalid, no automation runs: %s", job_id, CONFIG_PATH, exc)
+async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: asyncio.Event,
+              make_context: MakeContext, *, thread_of: ThreadOf, detail: str | None = None) -> str:
+    facts = read_detail(detail if detail is not None else spec.automatic.detail if spec.automatic else "")
+    if facts is None:
+        log.warning("job %s: the event's detail is outside the allowlist: no automation runs", job_id)
         return "done"
-    if written is not None and cfg.automations:  # the schedules read it from here (bot/automations/schedule.py)
-        schedule.remember(db, spec.repo, spec.repo_id, spec.installation_id, *written)
-    found = matching.for_event(cfg.automations, detail)
+    found = await _declared(db, job_id, spec, thread, facts)
     if not found:
-        log.info("job %s: no automation of %s runs on %s", job_id, spec.repo, detail)
         return "done"
-    issue = await thread.issue()  # type: ignore[attr-defined]
+    if facts.event in CHECK_EVENTS:
+        return await autofix.run(db, job_id, spec, thread, cancel, facts, found,
+                                 make_context=make_context, thread_of=thread_of)
+    if by := pauses.paused_by(db, spec.repo, spec.number):
+        log.info("job %s: %s#%d was paused by @%s: no automation runs on %s", job_id, spec.repo, spec.number,
+                 by, facts.name)
+        return "done"
+    if any(matching.needs_pull(a) for a in found):
+        pull = await thread.pull()
+        found = [automation for automation in found if matching.pull_matches(automation, pull)]
+    title, body = await _event_text(thread, spec, facts)
     statuses = []
     for automation in found:
-        if not runs.claim(db, spec.repo, automation.name, spec.delivery or f"job {job_id}", job_id):
+        if not runs.claim(db, spec.repo, automation.name, spec.delivery or f"job {job_id}", job_id,
+                          account=spec.author):
             log.info("job %s: automation %s already ran for this event", job_id, automation.name)
             continue
-        text = request.compose(automation, detail, spec.author, str(issue.get("title") or ""),
-                               str(issue.get("body") or ""))
-        ctx = make_context(_spec_for(spec, automation, text), marker(job_id, automation.name))
+        text = request.compose(automation, facts.name, spec.author, title, body)
+        ctx = make_context(_spec_for(spec, automation, text), marker(job_id, automation.name), None)
         ctx.mode = AutomationMode(automation=automation)
         statuses.append(await pipeline.run(db, ctx, cancel))
     return "failed" if "failed" in statuses else "done"
 
 
+async def _declared(db: Database, job_id: int, spec: JobSpec, thread: Thread, facts: EventFacts) -> list[Automation]:
+    """The automations `.github/bot.yml` of the default branch declares for the event."""
+    try:
+        written = await gate.default_branch_text(thread)
+        cfg = parse(*written) if written is not None else RepoConfig()
+    except ConfigError as exc:
+        log.info("job %s: %s is invalid, no automation runs: %s", job_id, CONFIG_PATH, exc)
+        return []
+    if written is not None and cfg.automations:  # the schedules read it from here (bot/automations/schedule.py)
+        schedule.remember(db, spec.repo, spec.repo_id, spec.installation_id, *written)
+    found = matching.for_event(cfg.automations, facts)
+    if not found:
+        log.info("job %s: no automation of %s runs on %s", job_id, spec.repo, facts.name)
+    return found
+
+
+async def _event_text(thread: Thread, spec: JobSpec, facts: EventFacts) -> tuple[str, str]:
+    """The untrusted text the agent gets: the issue's or pull request's title and body, or for a
+    comment its thread's title and the comment's body, as GitHub holds them now."""
+    issue = await thread.issue()
+    title = str(issue.get("title") or "")
+    if facts.event != "issue_comment":
+        return title, str(issue.get("body") or "")
+    comment_id = int((spec.target or {}).get("id") or 0)
+    comment: dict[str, Any] = await thread._authed(
+        lambda: thread.api.getitem(f"{thread.prefix}/issues/comments/{comment_id}"))
+    return title, cut(str(comment.get("body") or ""), MAX_COMMENT_CHARS)
+
+
 def _spec_for(spec: JobSpec, automation: Automation, text: str) -> JobSpec:
     return dataclasses.replace(spec, command=Command(kind="run", agent=automation.agent, request=text))
 
-
-def marker(job_id: int, name: str) -> str:
-    """Hidden in each automation's comment, so a retry edits it instead of posting a second."""
-    return f"<!-- bot:job {job_id} automation {name} -->"

@@ -2,18 +2,30 @@
 list, not the permission of whoever caused the event (an outsider may open the issue).
 
 No permission check of the event's author (`permission` is None: the pipeline then holds no one's
-permission against the configuration), and the bot's effects (commit, push, pull request) run only
-when `may:` grants them. In this slice only `comment` is built: any other act is refused here, in
-the bot, whatever the agent does (docs/automations.md).
+permission against the configuration), and the bot's effects run only when `may:` grants them:
+
+- `comment`: the answer in the thread, always; changes in the worktree are dropped.
+- `push` on a pull request whose branch is in this repository: the bot commits the agent's change
+  and pushes it to that branch (never a new branch, never a pull request), and only while the
+  pull request's head is still the commit the run started from (`head_sha`): a person's push
+  meanwhile wins. `on_pushed(sha)` hears the new head (the autofix counts its attempts by it).
+- `push` on a fork's pull request: never pushed, whatever `allow_fork_push` says; the answer says
+  why and carries the change as a diff.
+
+`label`, `draft_pull_request` and `review` are declared in the grammar and not built: nothing but
+the answer is published for them (docs/automations.md).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.job.context import Finished
 from bot.job.modes import GitHubMode
+from bot.workspace import effects
 from bot.workspace.repo_config_model import Automation
 
 if TYPE_CHECKING:
@@ -22,19 +34,62 @@ if TYPE_CHECKING:
     from bot.workspace.worktrees import Worktree
 
 log = logging.getLogger("bot.automations.mode")
-BUILT_ACTS = frozenset({"comment"})  # what the bot carries out for an automation today
+BUILT_ACTS = frozenset({"comment", "push"})  # what the bot carries out for an automation today
+FORK = ("This pull request comes from a fork, and an automation never pushes to a fork's branch: "
+        "here is the change as a diff to apply.")
 
 
 @dataclass(frozen=True)
 class AutomationMode(GitHubMode):
     automation: Automation | None = None
+    head_sha: str | None = None  # the pull request's head the run is for; a push needs it unchanged
+    on_pushed: Callable[[str], None] | None = None
 
     async def permission(self, ctx: JobContext) -> str | None:
         return None  # the automation's `may:` is the authority, not the event's author
 
     async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None:
-        may = set(self.automation.may if self.automation else ())
+        automation = self.automation
+        may = set(automation.may if automation else ())
         if may - BUILT_ACTS:
-            log.info("automation %s: %s declared but not built: nothing but the answer is published",
-                     self.automation.name if self.automation else "?", ", ".join(sorted(may - BUILT_ACTS)))
-        return None  # comment: the answer is the only thing published; changes in the worktree are dropped
+            log.info("automation %s: %s declared but not built: not carried out",
+                     automation.name if automation else "?", ", ".join(sorted(may - BUILT_ACTS)))
+        if "push" not in may or not ctx.is_pr or not turn.result.ok:
+            return None  # the answer is the only thing published; changes in the worktree are dropped
+        await ctx.refresh_token()
+        pull = await ctx.github.pull()
+        fork = is_fork(pull, ctx.repo)
+        # never a fork's branch and never a new pull request, whatever .github/bot.yml allows a person
+        own = dataclasses.replace(worktree, config=dataclasses.replace(
+            worktree.config, allow_fork_push=False, open_pull_requests=False))
+        request = effects.Request(agent=agent, text=ctx.request, requester_login=ctx.requester,
+                                  requester_id=ctx.requester_id, number=ctx.number or 0, title=ctx.title,
+                                  pull=pull, still_allowed=self._head_unmoved(ctx))
+        outcome = await effects.apply(own, request, ctx.github.api, token=ctx.token)
+        if fork and outcome.kind == "diff":
+            outcome.message = FORK
+        if outcome.kind == "pushed" and outcome.commit_sha and self.on_pushed is not None:
+            self.on_pushed(outcome.commit_sha)
+        return outcome
+
+    def _head_unmoved(self, ctx: JobContext) -> Callable[[], Any]:
+        async def recheck() -> str | None:
+            if self.head_sha is None:
+                return None
+            head: Any = (await ctx.github.pull()).get("head") or {}
+            now = str(head.get("sha") or "")
+            if now == self.head_sha:
+                return None
+            return (f"The pull request's head moved to {now[:7]} while I worked (from {self.head_sha[:7]}), "
+                    "so nothing was pushed: the newer push wins.")
+        return recheck
+
+
+def is_fork(pull: dict[str, Any], repo: str) -> bool:
+    head_repo = (pull.get("head") or {}).get("repo") or {}
+    return str(head_repo.get("full_name") or "").lower() != repo.lower()
+
+
+def marker(job_id: int, name: str) -> str:
+    """Hidden in each automation's comment, so a retry edits it instead of posting a second."""
+    return f"<!-- bot:job {job_id} automation {name} -->"

@@ -3,8 +3,13 @@ number of intake replicas and workers. The slot is the event's delivery id, or t
 slot time. The database's unique key decides who runs it; the job that claimed a slot may claim
 it again (a retry after its worker died), no other.
 
-    if claim(db, "o/r", "triage", delivery_id, job_id): run it
+    if claim(db, "o/r", "triage", delivery_id, job_id, account="alice"): run it
     job_id = claim_and_queue(db, "o/r", "deps", "2026-12-07T06:00Z", queue_job)   # a schedule's slot
+    record(db, "o/r", "triage", delivery_id, REFUSED, "over its 50 runs a day", account="alice")
+
+Each row says what it is (`kind`, migration 15): a run (RUN; rows from before the column are runs
+too), an autofix attempt counted (bot/automations/attempts.py), the bot's push, or a slot refused
+or skipped, with why (`outcome`). Only runs count toward the caps (bot/automations/caps.py).
 
 A schedule's slot is claimed and its job queued in one transaction (`claim_and_queue`): whoever
 claims it queues the one job, and a crash between the two leaves neither.
@@ -16,11 +21,21 @@ from collections.abc import Callable
 
 from bot.db import Database
 
+RUN, ATTEMPT, PUSHED, REFUSED, SKIPPED = "run", "attempt", "pushed", "refused", "skipped"
 
-def claim(db: Database, repo: str, automation: str, slot: str, job_id: int | None) -> bool:
+
+def claim(db: Database, repo: str, automation: str, slot: str, job_id: int | None,
+          account: str | None = None) -> bool:
     """True when this job holds the slot (inserted now, or by this same job before)."""
     with db.transaction() as conn:
-        return _claim(conn, repo, automation, slot, job_id)
+        return claim_in(conn, repo, automation, slot, job_id, account=account)
+
+
+def record(db: Database, repo: str, automation: str, slot: str, kind: str, outcome: str,
+           account: str | None = None, job_id: int | None = None) -> bool:
+    """A slot that does not run (refused by a cap, skipped), with why: True when recorded now, False
+    when the slot had its row already (a redelivery: recorded, or run, once)."""
+    return insert_row(db, repo, automation, slot, job_id, kind, account, outcome)
 
 
 def claim_and_queue(db: Database, repo: str, automation: str, slot: str,
@@ -28,7 +43,7 @@ def claim_and_queue(db: Database, repo: str, automation: str, slot: str,
     """The id of the job `queue_job(conn)` queued for the slot, in the transaction that claimed it
     (stored on the claim's row), or None when another process holds the slot."""
     with db.transaction() as conn:
-        if not _claim(conn, repo, automation, slot, None):
+        if not claim_in(conn, repo, automation, slot, None):
             return None
         job_id = queue_job(conn)
         conn.execute("UPDATE automation_runs SET job_id = ? WHERE repo = ? AND automation = ? AND slot = ?",
@@ -36,19 +51,32 @@ def claim_and_queue(db: Database, repo: str, automation: str, slot: str,
         return job_id
 
 
-def _claim(db: Database, repo: str, automation: str, slot: str, job_id: int | None) -> bool:
-    inserted = db.execute(
-        "INSERT INTO automation_runs (repo, automation, slot, job_id, created_at) VALUES (?, ?, ?, ?, ?) "
-        "ON CONFLICT DO NOTHING", [repo, automation, slot, job_id, time.time()]).rowcount
-    if inserted:
+def claim_in(db: Database, repo: str, automation: str, slot: str, job_id: int | None, kind: str = RUN,
+           account: str | None = None) -> bool:
+    if insert_row(db, repo, automation, slot, job_id, kind, account, None):
         return True
-    rows = db.query("SELECT job_id FROM automation_runs WHERE repo = ? AND automation = ? AND slot = ?",
+    rows = db.query("SELECT job_id, kind FROM automation_runs WHERE repo = ? AND automation = ? AND slot = ?",
                     [repo, automation, slot])
-    return job_id is not None and bool(rows) and rows[0]["job_id"] == job_id
+    return job_id is not None and bool(rows) and rows[0]["job_id"] == job_id and (rows[0]["kind"] or RUN) == kind
+
+
+def insert_row(db: Database, repo: str, automation: str, slot: str, job_id: int | None, kind: str,
+            account: str | None, outcome: str | None) -> bool:
+    return bool(db.execute(
+        "INSERT INTO automation_runs (repo, automation, slot, job_id, created_at, kind, account, outcome) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        [repo, automation, slot, job_id, time.time(), kind, account, outcome]).rowcount)
 
 
 def runs(db: Database, repo: str, automation: str) -> list[str]:
     """The slots run so far, oldest first."""
     return [row["slot"] for row in db.query(
-        "SELECT slot FROM automation_runs WHERE repo = ? AND automation = ? ORDER BY created_at, slot",
-        [repo, automation])]
+        "SELECT slot FROM automation_runs WHERE repo = ? AND automation = ? AND COALESCE(kind, 'run') = 'run' "
+        "ORDER BY created_at, slot", [repo, automation])]
+
+
+def outcomes(db: Database, repo: str, automation: str) -> list[tuple[str, str, str | None]]:
+    """Every row of the automation, oldest first: (slot, kind, outcome)."""
+    return [(row["slot"], row["kind"] or RUN, row["outcome"]) for row in db.query(
+        "SELECT slot, kind, outcome FROM automation_runs WHERE repo = ? AND automation = ? "
+        "ORDER BY created_at, slot", [repo, automation])]

@@ -63,9 +63,10 @@ Decision = Ignore | Reply | Episode
 
 def decide(event: Event, handle: str) -> Decision:
     """`handle`: the mention the bot answers to (the entry point's settings' BOT_HANDLE). An event
-    nothing else acts on may still be one an automation runs on (bot/intake/automation_event.py)."""
+    nothing else acts on may still be one an automation runs on (bot/intake/automation_event.py),
+    when it came to the installed App: the Action runs no automation."""
     decision = _decide(event, handle)
-    if isinstance(decision, Ignore) and (found := parsed(
+    if isinstance(decision, Ignore) and event.via_app and (found := parsed(
             lambda: automation_event.candidate(event.name, event.payload, handle))):
         if refusal := _unless_uninstalled(event, found):
             return refusal

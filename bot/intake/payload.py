@@ -54,7 +54,7 @@ def _check(item: dict[str, Any], shape: dict[str, tuple[type, ...]], prefix: str
 def trigger_key(event: str, data: dict[str, Any]) -> str:
     """The object the delivery is about, the same for every delivery of the same signed body."""
     action = data.get("action")
-    for name in ("comment", "review"):
+    for name in ("comment", "review", "check_suite", "workflow_run"):
         item = data.get(name)
         if isinstance(item, dict) and item.get("id") is not None:
             return f"{event}.{action}:{name}:{item['id']}"

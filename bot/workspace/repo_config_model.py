@@ -317,6 +317,9 @@ _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 ISSUE_TYPES = ("opened", "edited", "reopened", "labeled")
 PULL_TYPES = ("opened", "synchronize", "ready_for_review", "labeled")
 CONCLUSIONS = ("failure", "timed_out", "cancelled", "action_required", "success", "neutral")
+MAX_FILTERS = 20  # labels or branches one pull_request trigger names
+_LABEL = re.compile(r"^[^\x00-\x1f\x7f-\x9f]{1,50}$")  # GitHub's label names: at most 50 characters
+_BRANCH = re.compile(r"^[A-Za-z0-9._/*-]{1,255}$")  # a base branch's name, `*` within a part, `**` across
 
 
 def one_of(allowed: tuple[str, ...], what: str) -> Callable[[Any], tuple[str, ...]]:
@@ -360,6 +363,29 @@ def schedules(value: Any) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _filters(value: Any, what: str, ok: Callable[[str], bool]) -> tuple[str, ...]:
+    items = string_list(value)
+    if not 1 <= len(items) <= MAX_FILTERS:
+        raise invalid(f"must name 1 to {MAX_FILTERS} {what}s")
+    for item in items:
+        if not ok(item):
+            raise invalid(f"{inert.code(item)} is not {what}")
+    return tuple(dict.fromkeys(items))
+
+
+def label_names(value: Any) -> tuple[str, ...]:
+    """`labels: [bug, "needs triage"]`: label names, at most 50 characters, no control characters."""
+    return _filters(value, "a label name", lambda item: bool(_LABEL.match(item)) and item == item.strip())
+
+
+def branch_patterns(value: Any) -> tuple[str, ...]:
+    """`branches: [main, "release/*"]`: base branch names, `*` matching within a `/` part, `**` across."""
+    def ok(item: str) -> bool:
+        return bool(_BRANCH.match(item)) and ".." not in item and "//" not in item \
+            and not item.startswith(("/", "-")) and not item.endswith("/")
+    return _filters(value, "a branch name or pattern", ok)
+
+
 def automation_list(value: Any) -> tuple[Any, ...]:
     if not isinstance(value, list):
         raise invalid("must be a list of automations (- name: …)")
@@ -383,6 +409,8 @@ class IssuesOn(Section):
 class PullRequestOn(Section):
     UNKNOWN: ClassVar[str] = "unknown key (known: {known})"
     types: Annotated[tuple[str, ...], BeforeValidator(one_of(PULL_TYPES, "a pull-request action"))] = ("opened",)
+    labels: Annotated[tuple[str, ...], BeforeValidator(label_names)] = ()  # it carries one (labeled: it was added)
+    branches: Annotated[tuple[str, ...], BeforeValidator(branch_patterns)] = ()  # its base branch matches one
 
 
 class ConclusionOn(Section):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from bot.automations import matching, request
 from bot.automations.mode import AutomationMode
-from bot.intake.automation_event import KIND
+from bot.intake.automation_event import KIND, EventFacts
 from bot.intake.decide import Episode, Event, Ignore, decide
 from bot.workspace.repo_config import parse
 from tests.spine.helpers import payload
@@ -61,9 +61,9 @@ AUTOMATIONS = parse(
 
 
 def test_an_event_runs_the_automations_declared_for_its_action_in_order():
-    assert [a.name for a in matching.for_event(AUTOMATIONS, "issues.reopened")] == ["a"]
-    assert [a.name for a in matching.for_event(AUTOMATIONS, "issues.edited")] == ["b"]
-    assert matching.for_event(AUTOMATIONS, "issues.closed") == []
+    assert [a.name for a in matching.for_event(AUTOMATIONS, EventFacts("issues", "reopened"))] == ["a"]
+    assert [a.name for a in matching.for_event(AUTOMATIONS, EventFacts("issues", "edited"))] == ["b"]
+    assert matching.for_event(AUTOMATIONS, EventFacts("issues", "closed")) == []
 
 
 @settings(max_examples=60, deadline=None)

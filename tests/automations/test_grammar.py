@@ -121,3 +121,31 @@ def test_reviews_rules_and_quiet_still_parse_beside_automations():
     cfg = parse('reviews:\n  rules: {"api/**": Validate input.}\n  quiet: false\n' + _file(
         [{"name": "t", "on": {"fire": {}}, "agent": "claude", "prompt": "p"}]))
     assert cfg.reviews.rules == (("api/**", "Validate input."),) and cfg.reviews.quiet is False
+
+
+FILTER_VALUES = st.one_of(st.text(max_size=60), st.integers(), st.none(),
+                          st.lists(st.one_of(st.text(max_size=60), st.integers()), max_size=22))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["labels", "branches"]), FILTER_VALUES)
+def test_a_pull_request_filter_parses_only_within_its_allowlist(key, value):
+    entry = {"name": "f", "on": {"pull_request": {"types": ["opened"], key: value}}, "agent": "codex", "prompt": "p"}
+    try:
+        found = getattr(parse(_file([entry])).automations[0].on.pull_request, key)
+    except ConfigError as error:
+        assert error.key == f"automations.0.on.pull_request.{key}" and error.line is not None
+        return
+    assert 1 <= len(found) <= 20
+    for item in found:
+        if key == "labels":
+            assert 1 <= len(item) <= 50 and item == item.strip() and not re.search(r"[\x00-\x1f\x7f-\x9f]", item)
+        else:
+            assert re.fullmatch(r"[A-Za-z0-9._/*-]{1,255}", item) and ".." not in item and "//" not in item
+
+
+def test_declared_pull_request_filters_parse_as_written():
+    entry = {"name": "f", "on": {"pull_request": {"types": ["labeled"], "labels": ["bug", "needs triage"],
+                                                  "branches": ["main", "release/*"]}}, "agent": "codex", "prompt": "p"}
+    on = parse(_file([entry])).automations[0].on.pull_request
+    assert on.labels == ("bug", "needs triage") and on.branches == ("main", "release/*")

@@ -25,7 +25,9 @@ def test_a_comment_addressed_to_the_handed_handle_is_an_episode():
 
 
 def test_a_comment_addressed_to_another_handle_names_the_handed_one_when_ignored():
-    assert decide(comment("@bot codex explain this"), "helper") == Ignore("no @helper command")
+    event = comment("@bot codex explain this")
+    as_action = Event(event.name, event.payload, via_app=False)  # to the App it is an automation candidate
+    assert decide(as_action, "helper") == Ignore("no @helper command")
 
 
 def test_the_handed_handles_own_comment_is_a_bots():
