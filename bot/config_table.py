@@ -128,6 +128,8 @@ VARIABLES: tuple[Variable, ...] = (
              "`bot worker`, each of its own data dir (0: none).", Number()),
     Variable("BOT_SCHEDULE_INTERVAL", "60", "Seconds between two evaluations of the automations' schedules by "
              "each worker pool (`bot serve` with workers, `bot worker`; 0: none).", Number()),
+    Variable("BOT_AUTOMATION_ACCOUNT_RUNS_PER_HOUR", "20", "Automation runs one account may cause in an hour, "
+             "across every repository (an outsider opening issues cannot run up cost; 0: no cap).", Number()),
     Variable("BOT_RETENTION_CLOSED_DAYS", "2", "Days after its issue or pull request was closed that a thread's CLI "
              "homes are removed (the next turn, if any, starts fresh).", Number("a number of days")),
     # agents
