@@ -8,14 +8,16 @@ exceed it.
 A head the bot pushed belongs to the chain of the head its fix started from (its `root`); any other
 head (a person's push) starts a chain of its own, so a person's push resets the count. The rows:
 `head:<sha>` the run for that head (once, whatever the number of check suites and deliveries for
-it), `attempt:<root>:<k>` the k-th attempt of the chain (its primary key is what stops two claims
-from both being the k-th), `push:<sha>:<root>` a head the bot pushed. All in one transaction.
+it; refused when over a cap, bot/automations/caps.py), `attempt:<root>:<k>` the k-th attempt of
+the chain (its primary key is what stops two claims from both being the k-th), `push:<sha>:<root>`
+a head the bot pushed. All in one transaction.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.automations.runs import ATTEMPT, PUSHED, REFUSED, RUN, claim_in, insert_row
+from bot.automations import caps
+from bot.automations.runs import ATTEMPT, PUSHED, REFUSED, insert_row
 from bot.db import Database
 from bot.workspace.repo_config_model import Automation
 
@@ -29,14 +31,18 @@ class Attempt:
 @dataclass(frozen=True)
 class Refused:
     why: str
-    spent: bool = False  # the attempts are spent (a note is due), not a repeat of a run
+    notify: bool = False  # spent, or over a cap: a note is due (not a repeat of a run)
 
 
 def claim(db: Database, repo: str, automation: Automation, head: str, job_id: int,
-          account: str | None = None) -> Attempt | Refused:
+          account: str | None = None, account_cap: int = 0) -> Attempt | Refused:
+    """`account_cap`: BOT_AUTOMATION_ACCOUNT_RUNS_PER_HOUR (bot/automations/caps.py)."""
     name = automation.name
     with db.transaction() as conn:
-        if not claim_in(conn, repo, name, f"head:{head}", job_id, RUN, account):
+        admitted = caps.admit(conn, repo, automation, f"head:{head}", job_id, account, account_cap)
+        if admitted.refused:
+            return Refused(admitted.refused, notify=True)
+        if not admitted.runs:
             return Refused(f"already ran (or was refused) for head {head[:7]}")
         root = root_of(conn, repo, name, head)
         mine = conn.query("SELECT slot FROM automation_runs WHERE repo = ? AND automation = ? AND kind = ? "
@@ -49,7 +55,7 @@ def claim(db: Database, repo: str, automation: Automation, head: str, job_id: in
             why = (f"its {automation.max_attempts} attempt{'s' if automation.max_attempts != 1 else ''} since "
                    f"the last push by a person (at {root[:7]}) are spent")
             _refuse(conn, repo, name, head, why)
-            return Refused(why, spent=True)
+            return Refused(why, notify=True)
         if not insert_row(conn, repo, name, f"attempt:{root}:{used + 1}", job_id, ATTEMPT, account, None):
             _refuse(conn, repo, name, head, "another run took the same attempt")
             return Refused("another run took the same attempt")

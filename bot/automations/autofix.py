@@ -19,7 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.automations import attempts, pauses, request, runs
+from bot.automations import attempts, caps, pauses, request, runs
 from bot.automations.mode import AutomationMode, marker
 from bot.db import Database
 from bot.github.client import Thread
@@ -39,7 +39,7 @@ MAX_PULL_PAGES = 3  # open pull requests searched for a fork's head: 300, newest
 
 async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: asyncio.Event,
               facts: EventFacts, automations: list[Automation], *, make_context: MakeContext,
-              thread_of: ThreadOf) -> str:
+              thread_of: ThreadOf, account_cap: int) -> str:
     pull = await pull_for(thread, spec.number, facts.head)
     why = _not_runnable(db, spec.repo, pull, facts.head)
     if why is not None or pull is None:
@@ -51,9 +51,12 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: 
     on = thread if spec.number == number else await thread_of(number)
     statuses = []
     for automation in automations:
-        attempt = attempts.claim(db, spec.repo, automation, facts.head, job_id, account=spec.author)
+        attempt = attempts.claim(db, spec.repo, automation, facts.head, job_id, account=spec.author,
+                                 account_cap=account_cap)
         if isinstance(attempt, attempts.Refused):
             log.info("job %s: automation %s on #%d not run: %s", job_id, automation.name, number, attempt.why)
+            if attempt.notify:
+                await caps.note_once(db, on, spec.repo, automation, attempt.why)
             continue
         text = request.for_check(automation, facts.name, facts.conclusion, facts.head, number)
         each = dataclasses.replace(spec, number=number, is_pr=True, title=str(pull.get("title") or ""),

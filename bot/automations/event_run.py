@@ -16,7 +16,7 @@ import dataclasses
 import logging
 from typing import Any
 
-from bot.automations import autofix, matching, pauses, request, runs, schedule
+from bot.automations import autofix, caps, matching, pauses, request, schedule
 from bot.automations.autofix import MakeContext, ThreadOf
 from bot.automations.mode import AutomationMode, marker
 from bot.db import Database
@@ -35,7 +35,8 @@ MAX_COMMENT_CHARS = 8_000
 
 
 async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: asyncio.Event,
-              make_context: MakeContext, *, thread_of: ThreadOf, detail: str | None = None) -> str:
+              make_context: MakeContext, *, thread_of: ThreadOf, account_cap: int, detail: str | None = None) -> str:
+    """`account_cap`: BOT_AUTOMATION_ACCOUNT_RUNS_PER_HOUR (bot/automations/caps.py)."""
     facts = read_detail(detail if detail is not None else spec.automatic.detail if spec.automatic else "")
     if facts is None:
         log.warning("job %s: the event's detail is outside the allowlist: no automation runs", job_id)
@@ -45,7 +46,7 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: 
         return "done"
     if facts.event in CHECK_EVENTS:
         return await autofix.run(db, job_id, spec, thread, cancel, facts, found,
-                                 make_context=make_context, thread_of=thread_of)
+                                 make_context=make_context, thread_of=thread_of, account_cap=account_cap)
     if by := pauses.paused_by(db, spec.repo, spec.number):
         log.info("job %s: %s#%d was paused by @%s: no automation runs on %s", job_id, spec.repo, spec.number,
                  by, facts.name)
@@ -56,8 +57,14 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: 
     title, body = await _event_text(thread, spec, facts)
     statuses = []
     for automation in found:
-        if not runs.claim(db, spec.repo, automation.name, spec.delivery or f"job {job_id}", job_id,
-                          account=spec.author):
+        with db.transaction() as conn:
+            admitted = caps.admit(conn, spec.repo, automation, spec.delivery or f"job {job_id}", job_id, spec.author,
+                                  account_cap)
+        if admitted.refused:
+            log.info("job %s: automation %s not run: %s", job_id, automation.name, admitted.refused)
+            await caps.note_once(db, thread, spec.repo, automation, admitted.refused)
+            continue
+        if not admitted.runs:
             log.info("job %s: automation %s already ran for this event", job_id, automation.name)
             continue
         text = request.compose(automation, facts.name, spec.author, title, body)

@@ -61,11 +61,11 @@ def claim_in(db: Database, repo: str, automation: str, slot: str, job_id: int | 
 
 
 def insert_row(db: Database, repo: str, automation: str, slot: str, job_id: int | None, kind: str,
-            account: str | None, outcome: str | None) -> bool:
+               account: str | None, outcome: str | None, at: float | None = None) -> bool:
     return bool(db.execute(
         "INSERT INTO automation_runs (repo, automation, slot, job_id, created_at, kind, account, outcome) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        [repo, automation, slot, job_id, time.time(), kind, account, outcome]).rowcount)
+        [repo, automation, slot, job_id, time.time() if at is None else at, kind, account, outcome]).rowcount)
 
 
 def runs(db: Database, repo: str, automation: str) -> list[str]:

@@ -266,7 +266,8 @@ class WorkerPool:
         def make(each: JobSpec, marker: str, on: Thread | None) -> JobContext:
             return self._context(job, on or thread, each, marker,
                                  conversation=thread_key(each.repo, each.number) if on is not None else None)
-        return await event_run.run(self.db, job.id, job.spec, thread, cancel, make, thread_of=thread_of, detail=detail)
+        return await event_run.run(self.db, job.id, job.spec, thread, cancel, make, thread_of=thread_of, detail=detail,
+                                   account_cap=int(self.settings.number("BOT_AUTOMATION_ACCOUNT_RUNS_PER_HOUR")))
 
     async def _scheduled(self, job: queue.Job, thread: Thread, cancel: asyncio.Event) -> str:
         """A scheduled automation's slot, in its issue's thread (whose key is the session's)."""

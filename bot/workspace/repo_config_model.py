@@ -460,6 +460,7 @@ class Automation(Section):
     prompt: Annotated[str, BeforeValidator(prompt)]
     may: Annotated[tuple[str, ...], BeforeValidator(one_of(AUTOMATION_MAY, "an allowed act"))] = ("comment",)
     max_attempts: Annotated[int, BeforeValidator(whole(1, 10))] = 2
+    max_runs_per_day: Annotated[int, BeforeValidator(whole(1, 1000))] = 50  # per UTC day (bot/automations/caps.py)
 
     @model_validator(mode="before")
     @classmethod

@@ -72,7 +72,7 @@ def test_the_checks_of_the_bots_push_are_the_next_attempt_until_they_are_spent(b
     assert attempts.claim(db, "o/r", FIX, FIX1, 2) == attempts.Attempt(HEAD, 2)
     attempts.pushed(db, "o/r", "fix-ci", HEAD, FIX2)
     spent = attempts.claim(db, "o/r", FIX, FIX2, 3)
-    assert isinstance(spent, attempts.Refused) and spent.spent and "2 attempts" in spent.why
+    assert isinstance(spent, attempts.Refused) and spent.notify and "2 attempts" in spent.why
     assert (f"head:{FIX2}", "refused", spent.why) in outcomes(db, "o/r", "fix-ci")
 
 
