@@ -7,8 +7,8 @@ SPECS   := tests/specs
 # system packages: what the service needs, and what the tests add (tools the escape suite runs
 # inside the sandbox, the browser for the settings pages, hyperfine for the benchmarks, podman with
 # runc and mmdebstrap for the image built and run by tests/deploy/test_container_e2e.py)
-SERVE_CMDS := git bwrap ip unshare rg
-SERVE_PKGS := git bubblewrap iproute2 util-linux ripgrep
+SERVE_CMDS := git bwrap ip unshare rg cc
+SERVE_PKGS := git bubblewrap iproute2 util-linux ripgrep gcc libc6-dev
 TEST_CMDS  := $(SERVE_CMDS) socat hyperfine chromium curl openssl pgrep pg_ctlcluster podman runc mmdebstrap
 TEST_PKGS  := $(SERVE_PKGS) socat hyperfine chromium curl openssl procps postgresql podman runc mmdebstrap
 PYTEST_ARGS ?=
@@ -17,10 +17,10 @@ PYTEST_ARGS ?=
 # workers on two cores halve the wall time. TEST_WORKERS=0 runs in one process.
 TEST_WORKERS ?= 2
 
-.PHONY: serve test test-fast bench soak screenshots install install-test prereqs system-serve system-test agents specs clean
+.PHONY: serve test test-fast bench soak screenshots install install-test prereqs system-serve system-test agents specs launcher clean
 
-install: prereqs system-serve $(VENV)/.installed-serve agents
-install-test: prereqs system-test $(VENV)/.installed-test agents specs
+install: prereqs system-serve $(VENV)/.installed-serve agents launcher
+install-test: prereqs system-test $(VENV)/.installed-test agents specs launcher
 
 # what make cannot install itself (Python >= 3.11 with venv, Node.js >= 20 with npm), one line each
 prereqs:
@@ -44,6 +44,11 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed-serve
 	@echo "== installing the test tools (the test extras of pyproject.toml: pytest, ruff, mypy, playwright, ...) into $(VENV)"
 	$(BIN)/pip install --progress-bar on -e '.[test]'
 	touch $@
+
+# the compiled layer launcher every tier-1 sandbox starts under (sandbox/native/layer_launcher.c, built
+# into sandbox/native/build/ under its source's digest; a start builds it too when it is missing)
+launcher: $(VENV)/.installed-serve
+	@$(BIN)/python -m sandbox.launcher
 
 agents: $(AGENTS)/node_modules/.installed
 
