@@ -53,6 +53,16 @@ class CgroupSet:
             paths.append("?" + str(self.leaf_v2 / "cgroup.procs"))
         return paths
 
+    def launcher_args(self) -> list[str]:
+        """How the compiled layer launcher joins them (sandbox/native/layer_launcher.c): born in the
+        v2 cgroup, moved into each v1 one; the v2 tracking leaf best effort."""
+        if self.version == 2:
+            return ["--cgroup-v2", str(self.memory)]
+        args = [arg for group in sorted({str(self.memory), str(self.pids)}) for arg in ("--cgroup-v1", group)]
+        if self.leaf_v2 is not None:
+            args += ["--track-v2", str(self.leaf_v2)]
+        return args
+
     def kill_all(self) -> None:
         """Kill every process still in the run's cgroups (daemons included)."""
         if self.leaf_v2 is not None and (self.leaf_v2 / "cgroup.kill").exists():

@@ -1,6 +1,14 @@
-"""The capped-layer launcher (stdlib only, and only its cheap modules: it starts with every sandbox):
+"""The capped-layer launcher in Python (stdlib only, and only its cheap modules), and the write-back
+of the compiled one (sandbox/native/layer_launcher.c):
 
     python -I -S layer_mount.py SCRATCH NAME SIZE PATH [NAME SIZE PATH]... -- COMMAND...
+    python -I -S layer_mount.py --apply STATUS SCRATCH NAME SIZE PATH FULL UNMOUNT [...]...
+
+The first runs only where no C compiler could build the compiled launcher (sandbox/launcher.py).
+The second is what the compiled launcher execs, in its mount namespace, when bubblewrap has been
+reaped and a layer holds changes: it has unmounted the overlays (UNMOUNT: 0, or the errno of the
+failure), and this applies every layer as below (SIZE as the launcher made the tmpfs, FULL 0/1 as
+it saw it), writes the report and exits as bubblewrap did (wait STATUS).
 
 It runs outside the sandbox's cgroups (COMMAND joins them, then execs bubblewrap), so killing
 the sandbox (SIGTERM to this launcher, or every task of the cgroups) still leaves it to apply
@@ -64,7 +72,7 @@ def enter_namespace() -> None:
 def mount_layer(layer: dict, scratch: str) -> dict:
     """A tmpfs of the layer's size at `scratch`, an overlay of it over the layer's folder."""
     size = max(int(layer["size"]), 4096)  # tmpfs reads size=0 as unlimited
-    inodes = max(1024, size // 4096)  # empty files cost no blocks: bound them too (and the write-back)
+    inodes = layer_inodes(size)
     os.mkdir(scratch, 0o700)
     _mount("tmpfs", scratch, "tmpfs", 0, f"size={size},nr_inodes={inodes},mode=0700")
     upper, work = os.path.join(scratch, "upper"), os.path.join(scratch, "work")
@@ -78,6 +86,10 @@ def mount_layer(layer: dict, scratch: str) -> dict:
            f"lowerdir={layer['path']},upperdir={upper},workdir={work},userxattr")
     return {"name": layer["name"], "path": layer["path"], "size": size, "inodes": inodes, "scratch": scratch,
             "upper": upper}
+
+
+def layer_inodes(size: int) -> int:
+    return max(1024, size // 4096)  # empty files cost no blocks: bound them too (and the write-back)
 
 
 def is_full(layer: dict) -> bool:
@@ -121,9 +133,21 @@ def apply_layers(layers: list[dict], full: list[str]) -> list[str]:
 
 
 def apply_layer(layer: dict, full: bool) -> str:
-    applied, error, dropped = 1, "", ""
     try:
         _check(_libc.umount2(layer["path"].encode(), MNT_DETACH), "umount")
+    except OSError as exc:
+        return report_line(layer, full, 0, os.strerror(exc.errno) if exc.errno else "failed")
+    return write_back(layer, full)
+
+
+def report_line(layer: dict, full: bool, applied: int, error: str, dropped: str = "") -> str:
+    return f"{layer['name']}\t{layer['size']}\t{int(full)}\t{applied}\t{error}\t{dropped}\n"
+
+
+def write_back(layer: dict, full: bool) -> str:
+    """Apply an unmounted layer's upper layer to its folder, within its cap; its report line."""
+    applied, error, dropped = 1, "", ""
+    try:
         done = layer_apply.apply(layer["upper"], layer["path"], layer_apply.Budget(layer["size"], layer["inodes"]))
     except OSError as exc:
         applied, error = 0, os.strerror(exc.errno) if exc.errno else "failed"
@@ -133,7 +157,7 @@ def apply_layer(layer: dict, full: bool) -> str:
         deep = done.dropped.get("too_deep", 0)
         if deep and not full:  # the cap, when reached, is the reason the episode ends
             applied, error = 0, too_deep_error(deep)
-    return f"{layer['name']}\t{layer['size']}\t{int(full)}\t{applied}\t{error}\t{dropped}\n"
+    return report_line(layer, full, applied, error, dropped)
 
 
 def too_deep_error(count: int) -> str:
@@ -150,7 +174,25 @@ def parse(argv: list[str]) -> tuple[str, list[dict], list[str]]:
     return argv[1], layers, argv[end + 1:]
 
 
+def apply_unmounted(argv: list[str]) -> int:
+    """`--apply`: the compiled launcher's write-back (its argv, whose values it read through its
+    allowlist), of layers it has unmounted."""
+    status, scratch, fields = int(argv[2]), argv[3], argv[4:]
+    lines = []
+    for index, at in enumerate(range(0, len(fields) - 4, 5)):
+        name, size, path, full, unmount_errno = fields[at:at + 5]
+        folder = os.path.join(scratch, str(index))
+        layer = {"name": name, "path": path, "size": int(size), "inodes": layer_inodes(int(size)),
+                 "upper": os.path.join(folder, "upper")}
+        failure = int(unmount_errno)
+        lines.append(report_line(layer, full == "1", 0, os.strerror(failure)) if failure
+                     else write_back(layer, full == "1"))
+    return finish(scratch, lines, status)
+
+
 def main(argv: list[str]) -> int:
+    if argv[1:2] == ["--apply"]:
+        return apply_unmounted(argv)
     scratch, wanted, command = parse(argv)
     try:
         enter_namespace()
@@ -159,8 +201,13 @@ def main(argv: list[str]) -> int:
         print(f"bot-sandbox: cannot cap the sandbox's writable folders: {exc}", file=sys.stderr)
         return FAILED_EXIT
     status, full = run(command, layers)
+    return finish(scratch, apply_layers(layers, full), status)
+
+
+def finish(scratch: str, report: list[str], status: int) -> int:
+    """Write the report, and exit as bubblewrap did."""
     with open(os.path.join(scratch, "report"), "w") as handle:
-        handle.writelines(apply_layers(layers, full))
+        handle.writelines(report)
     if os.WIFSIGNALED(status):  # die as bubblewrap died, so the caller sees the same status
         number = os.WTERMSIG(status)
         if number not in (_signal.SIGKILL, _signal.SIGSTOP):

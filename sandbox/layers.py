@@ -2,7 +2,8 @@
 
 The worktree (when writable) may grow by `Limits.worktree_growth_bytes`, the CLI home hold
 `Limits.home_bytes`. Each becomes an overlay whose upper layer is a tmpfs of that size, made by
-the launcher sandbox/layer_mount.py in a mount namespace of its own just before bubblewrap: a
+the launcher (compiled, sandbox/native/layer_launcher.c; sandbox/layer_mount.py where no C compiler
+could build it: sandbox/launcher.py) in a mount namespace of its own just before bubblewrap: a
 write past the cap fails with ENOSPC while it is written, at any speed, and the changes reach
 the host folder only when the sandbox has ended, at most the cap. /tmp and /dev/shm need none
 of this: bubblewrap mounts them as tmpfs of `Limits.tmpfs_bytes`.
@@ -23,8 +24,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandbox import launcher
 from sandbox.base import SandboxConfig
+from sandbox.cgroup_set import CgroupSet
 from sandbox.disk import usage
+from sandbox.limits import join_prefix
 
 LAUNCHER = Path(__file__).resolve().parent / "layer_mount.py"
 FAILED_EXIT = 72  # the launcher's exit status when no layer could be made (nothing ran)
@@ -38,11 +42,17 @@ class Layers:
     spec: list[dict]
     scratch: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="bot-layers-")))
     hand_over_too_deep: list[str] = field(default_factory=list)  # folders the sandbox was not handed
+    compiled: Path | None = None  # the compiled launcher; None: the Python one (no C compiler here)
 
-    def prefix(self) -> list[str]:
-        """argv that makes the layers, then runs the rest (bubblewrap) over them."""
+    def prefix(self, groups: CgroupSet, open_files: int) -> list[str]:
+        """argv that makes the layers, then runs the rest (bubblewrap) over them in `groups`, with
+        at most `open_files` descriptors and no core dumps."""
         fields = [str(value) for layer in self.spec for value in (layer["name"], layer["size"], layer["path"])]
-        return [_interpreter(), "-I", "-S", str(LAUNCHER), str(self.scratch), *fields, "--"]
+        if self.compiled is None:
+            return [_interpreter(), "-I", "-S", str(LAUNCHER), str(self.scratch), *fields, "--",
+                    *join_prefix(groups.join_paths(), open_files)]
+        return [str(self.compiled), "--write-back", _interpreter(), str(LAUNCHER), "--nofile", str(open_files),
+                *groups.launcher_args(), str(self.scratch), *fields, "--"]
 
     def report(self) -> list[dict]:
         """What each layer did: name, size, full (it, or its write-back, reached its cap), applied
@@ -92,11 +102,11 @@ def _interpreter() -> str:
 
 
 def plan(config: SandboxConfig) -> Layers:
-    """The home (and the worktree when writable) with the room each has left. Measures the home:
-    call off the event loop."""
+    """The home (and the worktree when writable) with the room each has left, and the launcher
+    that makes them. Measures the home (and may build the launcher): call off the event loop."""
     lim = config.limits
     held = usage(Path(config.home), stop_above=lim.home_bytes)
     spec = [{"name": "home", "path": str(config.home), "size": max(lim.home_bytes - held, MIN_SIZE)}]
     if config.writable:
         spec.append({"name": "worktree", "path": str(config.workdir), "size": lim.worktree_growth_bytes})
-    return Layers(spec)
+    return Layers(spec, compiled=launcher.find())

@@ -178,6 +178,9 @@ class ContainerCgroup(CgroupSet):
     def join_paths(self) -> list[str]:
         return [OOM_FIRST]  # the container's OOM killer takes the run's processes before the worker
 
+    def launcher_args(self) -> list[str]:
+        return ["--oom-first"]
+
     def kill_all(self) -> None:
         """Nothing: this cgroup holds the worker too. Killing bwrap ends its PID namespace, and with
         it every process the run started (none can leave it)."""

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from sandbox import egress, identity, inject, layers, limits, seccomp
+from sandbox import egress, identity, inject, launcher, layers, limits, seccomp
 from sandbox.base import INSIDE_BRIDGE_PORT, INSIDE_PROXY_PORT, Host, Limits, Refused, SandboxConfig, base_env
 from sandbox.bounded import read_capped
 from sandbox.process import Tier1Process
@@ -40,6 +40,8 @@ INIT_MEMORY = ("/proc/1/mem", "/proc/1/task/1/mem")
 FIX_BWRAP = "install bubblewrap (apt-get install bubblewrap) and make sure `bwrap` is on PATH"
 FIX_USERNS = ("enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0; on Ubuntu "
               "24.04 an AppArmor profile granting `userns` to bwrap), or run the bot as root")
+FIX_LAUNCHER_ARGS = ("keep the data dir, its worktrees and homes at absolute paths without ',', ':', '\\' or "
+                     "control characters (they go into mount options)")
 FIX_CGROUP = ("run the bot as root, or delegate a cgroup subtree to its user (v1: chown a memory and a "
               "pids subtree; v2: systemd Delegate=yes) and name it in BOT_CGROUP_PARENT")
 
@@ -54,7 +56,7 @@ def find_bwrap() -> str:
     path = shutil.which("bwrap", path=os.environ.get("PATH", ""))
     if path is None:
         raise Refused("bubblewrap (bwrap) was not found on PATH.", FIX_BWRAP)
-    return path
+    return os.path.abspath(path)  # the launcher runs it by absolute path only
 
 
 def loopback_gateways(config: SandboxConfig) -> list[int]:
@@ -353,7 +355,7 @@ class Tier1Spawner:
         passed = fds + ((switch.userns_block_fd,) if switch else ()) + tuple(data_fds.values())
         try:
             proc = await asyncio.create_subprocess_exec(
-                *capped.prefix(), *limits.join_prefix(groups.join_paths(), config.limits.open_files),
+                *capped.prefix(groups, config.limits.open_files),
                 *bwrap_argv(bwrap, config, argv, cwd, fds, switch, data_fds),
                 env=inside_env(config, env, trust_repositories=who.switched),
                 stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
@@ -422,6 +424,8 @@ async def _launch_failure(proc: asyncio.subprocess.Process) -> Refused:
         return Refused(f"no usable cgroup for the memory and process caps: {detail}", FIX_CGROUP)
     if status == layers.FAILED_EXIT:
         return Refused(f"no size-capped layer for the writable folders: {detail}", FIX_USERNS)
+    if status == launcher.USAGE_EXIT:
+        return Refused(f"the layer launcher refused its arguments: {detail}", FIX_LAUNCHER_ARGS)
     return Refused(f"bubblewrap could not create the sandbox: {detail or 'no detail'}", _fix_for(detail))
 
 

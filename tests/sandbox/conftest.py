@@ -37,6 +37,14 @@ class Ran:
         return [d.reason for d in self.egress]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compiled_launcher() -> Path | None:
+    """The compiled layer launcher, built before any test copies the sandbox package or runs it as
+    another user (who could not write its build folder); a start would build it too."""
+    from sandbox import launcher
+    return launcher.find()
+
+
 @pytest.fixture
 def data_dir(tmp_path) -> Path:
     """A data dir laid out like the bot's, with secrets an agent must never see."""
