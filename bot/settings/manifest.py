@@ -35,7 +35,8 @@ SETTINGS = {"GITHUB_APP_ID": "id", "GITHUB_PRIVATE_KEY": "pem", "GITHUB_WEBHOOK_
             "GITHUB_CLIENT_ID": "client_id", "GITHUB_CLIENT_SECRET": "client_secret", "BOT_HANDLE": "slug"}
 PERMISSIONS = {"issues": "write", "pull_requests": "write", "contents": "write", "metadata": "read",
                "checks": "write", "actions": "read", "members": "read"}
-EVENTS = ["issue_comment", "pull_request_review_comment", "pull_request_review", "issues", "pull_request"]
+EVENTS = ["issue_comment", "pull_request_review_comment", "pull_request_review", "issues", "pull_request",
+          "check_suite", "workflow_run"]  # the last two: the automations' autofix (docs/automations.md)
 CALLBACK_PATH = "/setup/github-app/callback"
 
 
