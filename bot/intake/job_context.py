@@ -26,7 +26,6 @@ class Queued:
     conversation: str  # the queue's thread key, which orders the thread's episodes
     tracking_handle: int | None = None  # the comment an earlier attempt posted
     on_tracking_created: Callable[[int], Awaitable[None] | None] | None = None
-    stopped_by: str | None = None
 
 
 def context_for(spec: JobSpec, thread: Thread, surface: Surface, *, settings: Settings,
@@ -41,5 +40,4 @@ def context_for(spec: JobSpec, thread: Thread, surface: Surface, *, settings: Se
         thread=thread, surface=surface, mode=GitHubMode(), installation_id=installation_id,
         progress_interval_s=settings.number("BOT_PROGRESS_INTERVAL"), settings=settings,
         job_id=queued.job_id if queued else None, tracking_handle=queued.tracking_handle if queued else None,
-        on_tracking_created=queued.on_tracking_created if queued else None,
-        stopped_by=queued.stopped_by if queued else None)
+        on_tracking_created=queued.on_tracking_created if queued else None)

@@ -5,14 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from bot.db import Database
 from bot.job import honesty, replies
 from bot.job.context import JobContext
 from bot.job.episode import Turn
+from bot.job.run import JobRun
 from bot.job.tracking import MAX_COMMENT_CHARS
 from bot.record import provenance, render
 from bot.record.defang import defang
-from bot.record.recorder import Recorder
 from bot.workspace.effects import Outcome
 
 MAX_ANSWER_CHARS = 50_000
@@ -20,13 +19,13 @@ MIN_DIFF_CHARS = 500  # below this a cut diff is not worth showing
 FIT_MARGIN_CHARS = 1_000  # redaction may lengthen the text a little
 
 
-def compose(db: Database, ctx: JobContext, agent: str, turn: Turn, outcome: Outcome | None,
+def compose(job_run: JobRun, ctx: JobContext, agent: str, turn: Turn, outcome: Outcome | None,
             touched: list[str] | None = None) -> str:
     """The answer comment: the agent's text (inert), what happened to the change, the provenance."""
 
     result = turn.result
-    text = _text(db, agent, turn, outcome, touched, render.markdown)
-    prov = provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=agent, version=turn.version,
+    text = _text(job_run, agent, turn, outcome, touched, render.markdown)
+    prov = provenance.build(job_run.recorder, turn.run_id, agent=agent, version=turn.version,
                             resumed=turn.resumed, fresh_reason=turn.fresh_reason,
                             duration_s=result.duration_s, usage=result.usage,
                             files_changed=list(outcome.files) if outcome else (touched or []),
@@ -37,12 +36,12 @@ def compose(db: Database, ctx: JobContext, agent: str, turn: Turn, outcome: Outc
                             status="ok" if result.ok else "failed", run_page=ctx.config.run_url(turn.run_id))
     body = fit_answer(text, outcome, len(prov.render("")))
     if ctx.mode is not None and ctx.mode.name == "local":  # a terminal: the parts, the agent's words as written
-        plain = _text(db, agent, turn, outcome, touched, lambda words: words)
+        plain = _text(job_run, agent, turn, outcome, touched, lambda words: words)
         ctx.mode.answered(ctx, fit_answer(plain, outcome, len(prov.render(""))), prov)
     return prov.render(body)
 
 
-def _text(db: Database, agent: str, turn: Turn, outcome: Outcome | None, touched: list[str] | None,
+def _text(job_run: JobRun, agent: str, turn: Turn, outcome: Outcome | None, touched: list[str] | None,
           shown: Callable[[str], str]) -> str:
     """The answer's words: the agent's text as `shown` makes it (inert markdown for GitHub, as
     written for a terminal), or what the bot says instead or before it."""
@@ -54,7 +53,7 @@ def _text(db: Database, agent: str, turn: Turn, outcome: Outcome | None, touched
         text = f"❌ {agent} did not finish: {honesty.failure_reason(result)}" + (f"\n\n{text}" if text else "")
     elif not text:
         text = f"⚠️ {agent} finished without an answer."
-    elif warning := honesty.blind_claim(agent, text, Recorder(db).events(turn.run_id),
+    elif warning := honesty.blind_claim(agent, text, job_run.recorder.events(turn.run_id),
                                         bool(outcome.files if outcome else touched)):
         text = f"{warning}\n\n{text}"
     if turn.attempts and turn.unavailable is None:

@@ -59,8 +59,6 @@ class Mode(Protocol):
 
     async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None: ...
 
-    def stopped(self, ctx: JobContext, *, started: bool) -> str: ...
-
     def answered(self, ctx: JobContext, text: str, prov: Provenance) -> None:
         """The answer and its provenance as parts, for a surface that renders them itself."""
 
@@ -91,8 +89,6 @@ class JobContext:
     review: bool = False  # a pull-request review (bot/job/review_job.py)
     agents: tuple[str, ...] = ()  # the review's agents, in the order named
     findings: Collector | None = None  # a review episode's collector: its bridge offers the review tools
-    stopped_by: str | None = None  # who stopped the job with `@bot stop` (their permission was checked)
-    ended_because: str | None = None  # why it ended early, for the service's outcome line ("no credentials")
     settings: Settings | None = None  # the entry point's, read once: every entry point sets them
 
     @property

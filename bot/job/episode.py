@@ -14,10 +14,10 @@ from bot.bridge.tools import sandbox_for_run
 from bot.config import MissingConfig, Settings
 from bot.credentials import resolve as credentials
 from bot.credentials import usage as credential_use
-from bot.db import Database
 from bot.job import cli_version, conversations, honesty, loader_guard, runner
 from bot.job.context import JobContext, Stop
 from bot.job.model_channel import model_channel
+from bot.job.run import JobRun, end_because
 from bot.job.thread_text import ThreadContext, attachments_dir
 from bot.job.tracking import Progress
 from bot.record.provenance import web_access_gap
@@ -55,17 +55,17 @@ class Turn:
     fallback: tuple[str, ...] = ()  # the repository's `fallback` list
 
 
-async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str, tracking: Progress,
+async def run_turn(job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str, tracking: Progress,
                    cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None) -> Turn:
     """One episode: credentials, sandbox config, bridge, runner, record."""
     adapter = base.get(agent, ctx.config.operator_for(agent))
     origin = credentials.resolve_origin(ctx.config, agent, ctx.repo_id or None, ctx.requester_id or None,
                                         ctx.installation_id)
     if origin is None:
-        ctx.ended_because = "no credentials"
+        end_because(cancel, "no credentials")
         raise Stop(credentials.auth_required_message(ctx.config, agent, ctx.repo))
     creds = origin.credentials
-    ctx.secrets.extend(creds.secret_values())
+    job_run.secrets.extend(creds.secret_values())
     resumed = bool(resume_id) and adapter.supports_resume
     spawner = sandbox.select_spawner(ctx.config.sandbox_tier, ctx.config.sandbox_host)
     attachments = attachments_dir(ctx.config.data_dir, ctx.conversation) if ctx.thread is not None else None
@@ -73,7 +73,7 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
     sandbox_config = _sandbox_config(ctx, worktree, agent, adapter, spawner, thread.folder)
     inside = sandbox_config.mount_path if spawner.tier >= 1 else str(worktree.path)
     read_dirs = (str(thread.folder),) if thread.folder else ()  # bound at the same path inside
-    recorder = Recorder(db, secrets=ctx.secrets)
+    recorder = job_run.recorder
     run_id = recorder.start_run(agent=agent, job_id=None if ctx.job_id is None else str(ctx.job_id),
                                 conversation=ctx.conversation, mode=worktree.config.mode, sandbox_tier=spawner.tier,
                                 limits=vars(sandbox_config.limits), base_commit=worktree.base_sha)
@@ -96,7 +96,7 @@ async def run_turn(db: Database, ctx: JobContext, worktree: Worktree, agent: str
                           repo_budgets=worktree.config.budgets, web_access=worktree.config.web_access) as channel:
         assert bridge.port is not None  # set by __aenter__
         sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
-        ctx.secrets.add(bridge.token)
+        job_run.secrets.add(bridge.token)
         prompt = await conversations.prompt(ctx, resumed, fresh_reason, thread)
         episode = base.Episode(prompt=prompt, workdir=inside, home=sandbox_config.home,
                                tmpdir=sandbox_config.tmpdir, instruction=conversations.standing_instruction(ctx),

@@ -1,7 +1,7 @@
 """Another agent when one's provider cannot serve the turn: `fallback: [AGENT, …]` in
 `.github/bot.yml`.
 
-    turn = await run(db, ctx, cfg, "claude", tracking, cancel, attempt=one_episode)
+    turn = await run(job_run, ctx, cfg, "claude", tracking, cancel, attempt=one_episode)
 
 `attempt(agent, fresh_reason)` runs one episode (fresh_reason None: the thread's own session, as
 asked; else a fresh session with the thread's recap). When the relay saw the provider overloaded,
@@ -22,12 +22,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from adapters import base
 from adapters.base import Tier
 from bot.credentials import resolve as credentials
-from bot.db import Database
 from bot.job import replies
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Attempt, Turn
+from bot.job.run import JobRun
 from bot.job.tracking import Progress
-from bot.record.recorder import Recorder
 from bot.workspace.repo_config import RepoConfig
 
 EVENT = "fallback"  # the answering run's record of one earlier attempt
@@ -50,7 +49,7 @@ def skip_reason(agent: str, ctx: JobContext, cfg: RepoConfig) -> str | None:
     return "no credential configured" if origin is None else None
 
 
-async def run(db: Database, ctx: JobContext, cfg: RepoConfig, agent: str, tracking: Progress,
+async def run(job_run: JobRun, ctx: JobContext, cfg: RepoConfig, agent: str, tracking: Progress,
               cancel: asyncio.Event, *, attempt: OneEpisode) -> Turn:
     turn = await attempt(agent, None)
     waiting = chain(agent, cfg.fallback)
@@ -71,7 +70,7 @@ async def run(db: Database, ctx: JobContext, cfg: RepoConfig, agent: str, tracki
             skipped.append((name, stop.text.strip().splitlines()[0][:200] if stop.text.strip() else "refused"))
             tried.pop()
             continue
-        _record(db, ctx, turn.run_id, tried)
+        _record(job_run, ctx, turn.run_id, tried)
     return dataclasses.replace(turn, attempts=tuple(tried), skipped=tuple(skipped), fallback=tuple(cfg.fallback))
 
 
@@ -85,8 +84,8 @@ def _next_agent(waiting: list[str], ctx: JobContext, cfg: RepoConfig, skipped: l
     return None
 
 
-def _record(db: Database, ctx: JobContext, run_id: str, tried: list[Attempt]) -> None:
-    recorder = Recorder(db, secrets=ctx.secrets)
+def _record(job_run: JobRun, ctx: JobContext, run_id: str, tried: list[Attempt]) -> None:
+    recorder = job_run.recorder
     for earlier in tried:
         recorder.record(run_id, Tier.ENFORCED, EVENT, tool=earlier.agent, outcome=earlier.unavailable.kind,
                         raw=json.dumps({"agent": earlier.agent, "run": earlier.run_id,

@@ -235,7 +235,7 @@ async def model_channel(agent: str, adapter: base.Adapter, creds: Credentials, c
                           prices=load_table(settings), retry=RetryPolicy.from_settings(settings),
                           on_retry=on_retry, on_stop=on_stop, web_access=web_access,
                           on_login_refresh=login_store.saver(agent, creds.source, ctx) if login else None) as relay:
-        ctx.secrets.add(relay.token)
+        recorder.secrets.add(relay.token)  # the job's secrets: the recorder holds them
         assert relay.port is not None  # set by __aenter__
         narrow_sandbox(sandbox_config, adapter, relay.port)
         files = {adapter.chatgpt_login: chatgpt.placeholder_auth(relay.token, login)} if login else {}

@@ -72,9 +72,6 @@ class GitHubMode:
                                   still_allowed=authority.before_effects(thread, ctx.requester, worktree.config))
         return await effects.apply(worktree, request, thread.api, token=ctx.token)
 
-    def stopped(self, ctx: JobContext, *, started: bool) -> str:
-        return replies.stopped(ctx.stopped_by, started=started)  # who stopped it, not who asked
-
     def answered(self, ctx: JobContext, text: str, prov: Provenance) -> None:
         return None  # the answer is the comment the pipeline posts
 

@@ -2,7 +2,7 @@
 comment's path in docs/architecture.md).
 
     ctx = JobContext(..., mode=GitHubMode())   # built by the worker, the Action or `bot run` (LocalMode)
-    status = await run(db, ctx, cancel)       # "done" | "failed" | "cancelled"; always a terminal text
+    status = await run(job_run, ctx, cancel)       # "done" | "failed" | "cancelled"; always a terminal text
 
 Steps: acknowledge → tracking comment → permission → worktree (bot.workspace) → agent, credentials
 (bot.credentials) → episode in the sandbox behind the bridge (bot.job.runner, bot.bridge, sandbox)
@@ -24,9 +24,9 @@ from bot.github.client import transient
 from bot.job import answer, authority, conversations, fallback, replies, review_job
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn, run_turn
+from bot.job.run import JobRun, stopped_by
 from bot.job.session_home import following
 from bot.job.tracking import Progress, TrackingComment
-from bot.record.recorder import Recorder
 from bot.record.redact import masked_in_logs
 from bot.workspace.outcome import Outcome
 from bot.workspace.repo_config import ConfigError, RepoConfig
@@ -36,18 +36,20 @@ log = logging.getLogger("bot.job.pipeline")
 
 
 async def run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:
-    """Run one episode job to a terminal comment. Returns the job's final status."""
-    with masked_in_logs(ctx.secrets):
+    """Run one episode job to a terminal comment. Returns the job's final status. `cancel` stops
+    it; a `JobSignal` also names who stopped it and hears why it ended early."""
+    job_run = JobRun.begin(db, ctx.secrets)
+    with masked_in_logs(job_run.secrets):
         try:
-            return await _run(db, ctx, cancel)
+            return await _run(job_run, ctx, cancel)
         finally:  # every event of the job is stored before the worker marks it finished
-            await Recorder(db).flushed()
+            await job_run.recorder.flushed()
 
 
-async def _run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:
-    conversations.ensure(db, ctx.conversation)
+async def _run(job_run: JobRun, ctx: JobContext, cancel: asyncio.Event) -> str:
+    conversations.ensure(job_run.db, ctx.conversation)
     ctx.add_secret(ctx.token)  # a git error message must not leak it
-    tracking = TrackingComment(ctx.surface, lambda: ctx.secrets, handle=ctx.tracking_handle,
+    tracking = TrackingComment(ctx.surface, lambda: job_run.secrets, handle=ctx.tracking_handle,
                                on_created=ctx.on_tracking_created, interval_s=ctx.progress_interval_s)
     try:
         await ctx.steps.acknowledge(ctx)
@@ -55,7 +57,7 @@ async def _run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:
     except Exception as exc:  # the acknowledgement failed: still try to answer below
         log.warning("acknowledgement failed: %s", exc)
     try:
-        text, status = await _execute(db, ctx, tracking, cancel)
+        text, status = await _execute(job_run, ctx, tracking, cancel)
     except Stop as stop:
         text, status = stop.text, stop.status
     except asyncio.CancelledError:
@@ -87,10 +89,11 @@ async def _finish_quietly(tracking: TrackingComment, text: str) -> None:
         await asyncio.shield(tracking.finish(text))
 
 
-async def _execute(db: Database, ctx: JobContext, tracking: TrackingComment, cancel: asyncio.Event) -> tuple[str, str]:
+async def _execute(job_run: JobRun, ctx: JobContext, tracking: TrackingComment,
+                   cancel: asyncio.Event) -> tuple[str, str]:
     mode = ctx.steps
     if cancel.is_set():
-        raise Stop(mode.stopped(ctx, started=False), "cancelled")
+        raise Stop(replies.stopped(stopped_by(cancel), started=False), "cancelled")
     permission = await mode.permission(ctx)
     try:
         worktree = await mode.worktree(ctx)
@@ -101,22 +104,22 @@ async def _execute(db: Database, ctx: JobContext, tracking: TrackingComment, can
                                                                         worktree.config)).allowed:
             raise Stop(replies.not_allowed(verdict.levels))
         if ctx.review:
-            return await review_job.run(db, ctx, worktree, tracking, cancel, choose=_choose_agent,
+            return await review_job.run(job_run, ctx, worktree, tracking, cancel, choose=_choose_agent,
                                         episode=_episode_or_the_next_agent)
         agent = _choose_agent(ctx, worktree.config)
         tracking.header = f"**{agent}** is on it for @{ctx.requester}."
         await tracking.note(f"workspace ready at `{worktree.base_sha[:7]}`")
         before = await mode.changes_before(worktree)
-        turn = await _episode_or_the_next_agent(db, ctx, worktree, agent, tracking, cancel, follow=True)
+        turn = await _episode_or_the_next_agent(job_run, ctx, worktree, agent, tracking, cancel, follow=True)
         agent = turn.agent or agent  # another agent answered when the first one's provider could not
         if cancel.is_set():
-            raise Stop(mode.stopped(ctx, started=True), "cancelled")
+            raise Stop(replies.stopped(stopped_by(cancel), started=True), "cancelled")
         outcome = await mode.effects(ctx, worktree, agent, turn)
-        _record_effects(db, ctx, turn.run_id, outcome)
-        conversations.record_turn(db, ctx.conversation, agent, turn.result.session_id,
+        _record_effects(job_run, ctx, turn.run_id, outcome)
+        conversations.record_turn(job_run.db, ctx.conversation, agent, turn.result.session_id,
                                   fresh=not turn.resumed)
         touched = await mode.changed_since(worktree, before)
-        return answer.compose(db, ctx, agent, turn, outcome, touched), "done" if turn.result.ok else "failed"
+        return answer.compose(job_run, ctx, agent, turn, outcome, touched), "done" if turn.result.ok else "failed"
     finally:
         await mode.release(worktree)
 
@@ -130,7 +133,7 @@ def _choose_agent(ctx: JobContext, cfg: RepoConfig) -> str:
     return agent
 
 
-async def _episode_or_the_next_agent(db: Database, ctx: JobContext, worktree: Worktree, agent: str,
+async def _episode_or_the_next_agent(job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str,
                                      tracking: Progress, cancel: asyncio.Event, follow: bool = False) -> Turn:
     """The turn on `agent`; when the relay saw its provider unable to serve, on the repository's next
     `fallback` agent, fresh with the thread's recap (bot/job/fallback.py). `follow`: each agent's
@@ -139,29 +142,29 @@ async def _episode_or_the_next_agent(db: Database, ctx: JobContext, worktree: Wo
     async def attempt(name: str, fresh_reason: str | None) -> Turn:
         async def episode() -> Turn:
             if fresh_reason is None:
-                return await _episode_with_fallback(db, ctx, worktree, name, tracking, cancel)
-            return await run_turn(db, ctx, worktree, name, tracking, cancel, resume_id=None,
+                return await _episode_with_fallback(job_run, ctx, worktree, name, tracking, cancel)
+            return await run_turn(job_run, ctx, worktree, name, tracking, cancel, resume_id=None,
                                   fresh_reason=fresh_reason)
         if not follow:
             return await episode()
-        return await following(db, ctx.config, ctx.conversation, name, tracking.note, episode,
+        return await following(job_run.db, ctx.config, ctx.conversation, name, tracking.note, episode,
                                limit=ctx.config.whole("BOT_SESSION_MAX_BYTES"))
 
-    return await fallback.run(db, ctx, worktree.config, agent, tracking, cancel, attempt=attempt)
+    return await fallback.run(job_run, ctx, worktree.config, agent, tracking, cancel, attempt=attempt)
 
 
-async def _episode_with_fallback(db: Database, ctx: JobContext, worktree: Worktree, agent: str,
+async def _episode_with_fallback(job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str,
                                  tracking: Progress, cancel: asyncio.Event) -> Turn:
     """Resume the thread's session; when the CLI no longer knows it, start fresh with a recap."""
-    resume_id = None if ctx.new_session else conversations.resume_id(db, ctx.conversation, agent)
-    reason = "`new` was asked" if ctx.new_session else conversations.collected_reason(db, ctx.conversation)
-    turn = await run_turn(db, ctx, worktree, agent, tracking, cancel, resume_id=resume_id,
+    resume_id = None if ctx.new_session else conversations.resume_id(job_run.db, ctx.conversation, agent)
+    reason = "`new` was asked" if ctx.new_session else conversations.collected_reason(job_run.db, ctx.conversation)
+    turn = await run_turn(job_run, ctx, worktree, agent, tracking, cancel, resume_id=resume_id,
                           fresh_reason=reason)
     if turn.resumed and not cancel.is_set() and _session_lost(turn.result):
         log.info("session %s unknown to %s; starting fresh", resume_id, agent)
-        conversations.forget(db, ctx.conversation, agent)
+        conversations.forget(job_run.db, ctx.conversation, agent)
         await tracking.note("previous session not found; starting fresh with a recap")
-        turn = await run_turn(db, ctx, worktree, agent, tracking, cancel, resume_id=None,
+        turn = await run_turn(job_run, ctx, worktree, agent, tracking, cancel, resume_id=None,
                               fresh_reason="the previous session was no longer known to the CLI")
     return turn
 
@@ -172,12 +175,12 @@ def _session_lost(result: Result) -> bool:
     return getattr(result, "failure", None) == "session_unknown"
 
 
-def _record_effects(db: Database, ctx: JobContext, run_id: str, outcome: Outcome | None) -> None:
+def _record_effects(job_run: JobRun, ctx: JobContext, run_id: str, outcome: Outcome | None) -> None:
     """The bot's own commit, push and pull request are enforced acts of this run."""
 
     if outcome is None or not outcome.commit_sha:
         return
-    recorder = Recorder(db, secrets=ctx.secrets)
+    recorder = job_run.recorder
     recorder.record(run_id, Tier.ENFORCED, "commit", outcome=outcome.kind, raw=outcome.commit_sha)
     if outcome.kind in ("pushed", "pull_request"):
         recorder.record(run_id, Tier.ENFORCED, "push", outcome=outcome.branch or "", raw=outcome.commit_sha)

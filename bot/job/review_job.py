@@ -3,9 +3,9 @@ parallel episodes, each in its own worktree and sandbox with its own session and
 their findings are merged (bot/review/merge.py) and posted as ONE GitHub review; the tracking
 comment links it.
 
-    text, status = await run(db, ctx, worktree, tracking, cancel, choose=..., episode=...)
+    text, status = await run(job_run, ctx, worktree, tracking, cancel, choose=..., episode=...)
 
-`choose(ctx, repo_config) -> agent` and `episode(db, ctx, worktree, agent, tracking, cancel) -> Turn`
+`choose(ctx, repo_config) -> agent` and `episode(job_run, ctx, worktree, agent, tracking, cancel) -> Turn`
 are the pipeline's own (agent checks, resume with the lost-session fallback), passed in so the two
 modules do not import each other. An agent that fails (its provider answers 500, no credentials)
 does not sink the others: the review names it and why.
@@ -19,14 +19,13 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from adapters.base import Tier
-from bot.db import Database
-from bot.job import answer, authority, conversations, honesty, review_quiet, review_rules
+from bot.job import answer, authority, conversations, honesty, replies, review_quiet, review_rules
 from bot.job.context import JobContext, Stop
 from bot.job.episode import Turn
+from bot.job.run import JobRun, stopped_by
 from bot.job.thread_text import fence
 from bot.job.tracking import LIVE_LABEL, Progress, TrackingComment
 from bot.record import provenance, render
-from bot.record.recorder import Recorder
 from bot.review import checks, followup, history, post
 from bot.review.diff_lines import DiffLines
 from bot.review.findings import DEFAULT_BUDGET_CHARS, Collector, Scope, plan
@@ -88,18 +87,18 @@ class AgentTracking:
 class Episode(Protocol):
     """How the review runs one agent's episode (bot/job/pipeline.py's, with its fallback)."""
 
-    def __call__(self, db: Database, ctx: JobContext, worktree: Worktree, agent: str, tracking: Progress,
+    def __call__(self, job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str, tracking: Progress,
                  cancel: asyncio.Event) -> Awaitable[Turn]: ...
 
 
-async def run(db: Database, ctx: JobContext, worktree: Worktree, tracking: TrackingComment, cancel: asyncio.Event, *,
+async def run(job_run: JobRun, ctx: JobContext, worktree: Worktree, tracking: TrackingComment, cancel: asyncio.Event, *,
               choose: Callable[[JobContext, RepoConfig], str], episode: Episode) -> tuple[str, str]:
     if not ctx.is_pr or ctx.thread is None:
         raise Stop("A review needs a pull request: mention me with `review` on a pull request.")
     check = await checks.CheckRun.begin(ctx.thread, worktree.base_sha, enabled=worktree.config.reviews.check_run,
-                                        secrets=ctx.secrets)
+                                        secrets=job_run.secrets)
     try:
-        return await _review(db, ctx, worktree, tracking, cancel, choose, episode, check)
+        return await _review(job_run, ctx, worktree, tracking, cancel, choose, episode, check)
     except Stop as stop:
         await check.conclude(checks.errored(stop.text))
         raise
@@ -108,13 +107,13 @@ async def run(db: Database, ctx: JobContext, worktree: Worktree, tracking: Track
         raise
 
 
-async def _review(db: Database, ctx: JobContext, worktree: Worktree, tracking: TrackingComment, cancel: asyncio.Event,
-                  choose: Callable[[JobContext, RepoConfig], str], episode: Episode,
+async def _review(job_run: JobRun, ctx: JobContext, worktree: Worktree, tracking: TrackingComment,
+                  cancel: asyncio.Event, choose: Callable[[JobContext, RepoConfig], str], episode: Episode,
                   check: checks.CheckRun) -> tuple[str, str]:
     agents = _agents(ctx, worktree.config, choose)
     tracking.header = f"**{', '.join(agents)}** reviewing for @{ctx.requester}."
     files = await post.pull_files(ctx.thread)
-    past = await history.recall(db, ctx.thread, worktree, agents, start_over=ctx.new_session,
+    past = await history.recall(job_run.db, ctx.thread, worktree, agents, start_over=ctx.new_session,
                                 may=authority.may_signal(ctx.github, worktree.config))
     scope = _scope(files, past, worktree.config.reviews.budget or DEFAULT_BUDGET_CHARS)
     diff = DiffLines.from_files(files)  # the whole pull request's: GitHub places comments against it
@@ -124,11 +123,11 @@ async def _review(db: Database, ctx: JobContext, worktree: Worktree, tracking: T
     rules = await review_rules.read(worktree, scope, [rule.as_rule() for rule in past.learned])
     reviews = [Review(agent, Collector(agent, diff, scope, past.priors)) for agent in agents]
     several = len(reviews) > 1
-    await asyncio.gather(*(_one(db, ctx, worktree, review, scope, AgentTracking(tracking, review.agent, several),
+    await asyncio.gather(*(_one(job_run, ctx, worktree, review, scope, AgentTracking(tracking, review.agent, several),
                                 cancel, episode, past, rules, first=i == 0) for i, review in enumerate(reviews)))
     if cancel.is_set():
-        raise Stop(ctx.steps.stopped(ctx, started=True), "cancelled")
-    return await _publish(db, ctx, worktree, reviews, scope, check, past, rules, tracking)
+        raise Stop(replies.stopped(stopped_by(cancel), started=True), "cancelled")
+    return await _publish(job_run, ctx, worktree, reviews, scope, check, past, rules, tracking)
 
 
 def _scope(files: list[dict[str, Any]], past: History, budget: int) -> Scope:
@@ -149,8 +148,9 @@ def _agents(ctx: JobContext, cfg: RepoConfig, choose: Callable[[JobContext, Repo
     return [choose(dataclasses.replace(ctx, agent=name), cfg) for name in named]
 
 
-async def _one(db: Database, ctx: JobContext, worktree: Worktree, review: Review, scope: Scope, tracking: AgentTracking,
-               cancel: asyncio.Event, episode: Episode, past: History, rules: Applied, *, first: bool) -> None:
+async def _one(job_run: JobRun, ctx: JobContext, worktree: Worktree, review: Review, scope: Scope,
+               tracking: AgentTracking, cancel: asyncio.Event, episode: Episode, past: History, rules: Applied, *,
+               first: bool) -> None:
     """One agent's episode in its own worktree (the first agent uses the job's), recorded and
     mapped to the thread's session for that agent; a failure is kept, never raised."""
     own = worktree
@@ -165,9 +165,10 @@ async def _one(db: Database, ctx: JobContext, worktree: Worktree, review: Review
         agent_ctx = dataclasses.replace(ctx, agent=review.agent, findings=review.collector,
                                         new_session=ctx.new_session or past.change.incremental,
                                         request=review_request(ctx, scope, review.agent, past, rules))
-        turn = review.turn = await episode(db, agent_ctx, own, review.agent, tracking, cancel)
+        turn = review.turn = await episode(job_run, agent_ctx, own, review.agent, tracking, cancel)
         review.agent = turn.agent or review.agent  # a `fallback` agent answered in its place
-        conversations.record_turn(db, ctx.conversation, review.agent, turn.result.session_id, fresh=not turn.resumed)
+        conversations.record_turn(job_run.db, ctx.conversation, review.agent, turn.result.session_id,
+                                  fresh=not turn.resumed)
         if not turn.result.ok:
             review.failure = honesty.failure_reason(turn.result)
     except Stop as stop:
@@ -220,13 +221,13 @@ def earlier_context(past: History) -> str:
     return "".join(f"\n\n{part}" for part in parts)
 
 
-async def _publish(db: Database, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
+async def _publish(job_run: JobRun, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
                    check: checks.CheckRun, past: History, rules: Applied, tracking: TrackingComment) -> tuple[str, str]:
     outcomes = [AgentOutcome(r.agent, r.ok, r.turn.result.text or "" if r.ok and r.turn else "", r.failure,
                              r.collector.verdict, answer.fell_back(r.turn) if r.turn and r.turn.attempts else "")
                 for r in reviews]
-    blocks = [_provenance(db, ctx, r, r.turn) for r in reviews if r.turn is not None]
-    review_rules.record(Recorder(db, secrets=ctx.secrets), [r.turn.run_id for r in reviews if r.turn], rules)
+    blocks = [_provenance(job_run, ctx, r, r.turn) for r in reviews if r.turn is not None]
+    review_rules.record(job_run.recorder, [r.turn.run_id for r in reviews if r.turn], rules)
     if not any(r.ok for r in reviews):
         reasons = "\n".join(f"- {r.agent}: {r.failure}" for r in reviews)
         await check.conclude(checks.errored(f"Every agent failed.\n\n{reasons}"))
@@ -241,20 +242,22 @@ async def _publish(db: Database, ctx: JobContext, worktree: Worktree, reviews: l
                              notes=[*followup.notes(past, sifted, fixed, head), *filter(None, [rules.note()])])
     chosen = select(sifted.new, settings.min_severity, settings.max_comments)
     if review_quiet.nothing_to_say(settings, chosen, all_finished=all(r.ok for r in reviews), event=payload["event"]):
-        return await _quiet(db, ctx, worktree, reviews, scope, check, past, sifted, fixed, chosen, tracking, blocks)
+        return await _quiet(job_run, ctx, worktree, reviews, scope, check, past, sifted, fixed, chosen, tracking,
+                            blocks)
     await ctx.refresh_token()
     marker = f"<!-- bot:review {ctx.job_id} -->" if ctx.job_id is not None else None
     try:
-        posted = await post.post_review(ctx.thread, payload, ctx.secrets, marker=marker,
+        posted = await post.post_review(ctx.thread, payload, job_run.secrets, marker=marker,
                                         still_allowed=authority.before_effects(ctx.github, ctx.requester,
                                                                                worktree.config))
     except post.NotPosted as refused:
         await check.conclude(checks.errored(f"No review was posted: {refused}"))
         return _tail(f"❌ No review was posted: {refused}", blocks), "failed"
-    _record(db, ctx, reviews, str(posted.get("id") or ""),
+    _record(job_run, ctx, reviews, str(posted.get("id") or ""),
             f"{posted.get('html_url') or ''} ({len(payload['comments'])} comments)")
-    await followup.close_fixed(db, ctx.thread, past, fixed, head)
-    await followup.remember(db, ctx.thread, posted, chosen, [r.agent for r in reviews if r.ok], head, ctx.secrets)
+    await followup.close_fixed(job_run.db, ctx.thread, past, fixed, head)
+    await followup.remember(job_run.db, ctx.thread, posted, chosen, [r.agent for r in reviews if r.ok], head,
+                            job_run.secrets)
     where = posted.get("html_url") or "on this pull request"
     result = checks.outcome(sifted.new + sifted.repeated, fail_on=settings.fail_on, minimum=settings.min_severity,
                             summary=check_summary(chosen, scope, settings.min_severity, where))
@@ -263,7 +266,7 @@ async def _publish(db: Database, ctx: JobContext, worktree: Worktree, reviews: l
                  blocks), "done"
 
 
-async def _quiet(db: Database, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
+async def _quiet(job_run: JobRun, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
                  check: checks.CheckRun, past: History, sifted: history.Sifted, fixed: list[Earlier],
                  chosen: Selection, tracking: TrackingComment, blocks: list[Provenance]) -> tuple[str, str]:
     """Nothing to say (bot/job/review_quiet.py): no review. The fixed threads are answered, the commit
@@ -275,9 +278,9 @@ async def _quiet(db: Database, ctx: JobContext, worktree: Worktree, reviews: lis
         await check.conclude(checks.errored(f"No review was posted: {refused}"))
         return _tail(f"❌ No review was posted: {refused}", blocks), "failed"
     nothing = review_quiet.said(settings.min_severity, len(scope.reviewed))
-    _record(db, ctx, reviews, "quiet", f"no review posted: {nothing} (reviews.quiet)")
-    await followup.close_fixed(db, ctx.thread, past, fixed, head)
-    await followup.remember(db, ctx.thread, {}, chosen, agents, head, ctx.secrets)
+    _record(job_run, ctx, reviews, "quiet", f"no review posted: {nothing} (reviews.quiet)")
+    await followup.close_fixed(job_run.db, ctx.thread, past, fixed, head)
+    await followup.remember(job_run.db, ctx.thread, {}, chosen, agents, head, job_run.secrets)
     summary = check_summary(chosen, scope, settings.min_severity, f"none posted, {nothing} (reviews.quiet)")
     await check.conclude(checks.outcome(sifted.new + sifted.repeated, fail_on=settings.fail_on,
                                         minimum=settings.min_severity, summary=summary))
@@ -307,9 +310,9 @@ def _counted(chosen: Selection, scope: Scope, minimum: str) -> str:
     return f"{posted} comment{'s' if posted != 1 else ''}" + (f" and {listed} more listed in it" if listed else "")
 
 
-def _provenance(db: Database, ctx: JobContext, review: Review, turn: Turn) -> Provenance:
+def _provenance(job_run: JobRun, ctx: JobContext, review: Review, turn: Turn) -> Provenance:
     result = turn.result
-    return provenance.build(Recorder(db, secrets=ctx.secrets), turn.run_id, agent=review.agent,
+    return provenance.build(job_run.recorder, turn.run_id, agent=review.agent,
                             version=turn.version, resumed=turn.resumed, fresh_reason=turn.fresh_reason,
                             duration_s=result.duration_s, usage=result.usage, session_id=result.session_id,
                             status="ok" if review.ok else "failed", run_page=ctx.config.run_url(turn.run_id))
@@ -319,9 +322,9 @@ def _tail(text: str, blocks: list[Provenance]) -> str:
     return text + "".join(f"\n\n{b.details_block()}\n{b.marker()}" for b in blocks)
 
 
-def _record(db: Database, ctx: JobContext, reviews: list[Review], outcome: str, raw: str) -> None:
+def _record(job_run: JobRun, ctx: JobContext, reviews: list[Review], outcome: str, raw: str) -> None:
     """The bot's own act, in each agent's run: the review it posted (its id), or "quiet"."""
-    recorder = Recorder(db, secrets=ctx.secrets)
+    recorder = job_run.recorder
     for review in reviews:
         if review.turn is not None:
             recorder.record(review.turn.run_id, Tier.ENFORCED, "review", outcome=outcome, raw=raw)

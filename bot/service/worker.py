@@ -30,6 +30,7 @@ from bot.intake.spec import JobSpec
 from bot.job import pipeline
 from bot.job.context import JobContext
 from bot.job.conversations import thread_key
+from bot.job.run import JobSignal
 from bot.job.tracking import GitHubSurface, TrackingComment
 from bot.record.recorder import Recorder
 from bot.service import commands, queue, schedules, store, wakeup
@@ -52,7 +53,7 @@ class WorkerPool:
         self.tokens = TokenCache.of(settings)
         self.running: dict[int, asyncio.Task[None]] = {}
         self.surfaces: dict[int, GitHubSurface] = {}  # of the running episodes, muted if taken over
-        self.contexts: dict[int, JobContext] = {}  # of the running episodes: who stopped them
+        self.signals: dict[int, JobSignal] = {}  # of the running jobs: their stop, and why they ended early
         self.started_at: dict[int, float] = {}  # monotonic, per running job: its outcome line's time taken
         self._wake = asyncio.Event()
         self._stopping = False
@@ -116,19 +117,19 @@ class WorkerPool:
     def _done(self, job_id: int) -> None:
         self.running.pop(job_id, None)
         self.surfaces.pop(job_id, None)
-        self.contexts.pop(job_id, None)
+        self.signals.pop(job_id, None)
         self.started_at.pop(job_id, None)
         self._wake.set()
 
     async def _handle(self, job: queue.Job) -> None:
         self.started_at[job.id] = time.monotonic()
-        cancel = asyncio.Event()
+        cancel = self.signals[job.id] = JobSignal()
         if job.cancel_requested:  # `@bot stop` arrived while it was queued
-            cancel.set()
+            cancel.stop(job.stopped_by)
         with logs.job_context(job.id, job.conversation):
             await self._handle_in_context(job, cancel)
 
-    async def _handle_in_context(self, job: queue.Job, cancel: asyncio.Event) -> None:
+    async def _handle_in_context(self, job: queue.Job, cancel: JobSignal) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(job, cancel))
         try:
             status = await self._run(job, cancel)
@@ -157,9 +158,9 @@ class WorkerPool:
 
     def _log_outcome(self, job: queue.Job, status: str, error: str | None) -> None:
         """One line per finished job: what came of it, in which thread, and how long it took."""
-        ctx = self.contexts.get(job.id)
-        if ctx is not None and ctx.ended_because:
-            outcome = f"ended with {ctx.ended_because}"
+        signal = self.signals.get(job.id)
+        if signal is not None and signal.ended_because:
+            outcome = f"ended with {signal.ended_because}"
         elif status == "cancelled":
             outcome = f"stopped by @{job.stopped_by}" if job.stopped_by else "stopped"
         else:
@@ -169,7 +170,7 @@ class WorkerPool:
         level = logging.INFO if status != "failed" else logging.WARNING
         log.log(level, "job %s for %s %s in %.1f s%s", job.id, thread, outcome, taken, f": {error}" if error else "")
 
-    async def _heartbeat(self, job: queue.Job, cancel: asyncio.Event) -> None:
+    async def _heartbeat(self, job: queue.Job, cancel: JobSignal) -> None:
         """Renew the lease and watch for a stop request."""
         ticks = 0
         while True:
@@ -180,7 +181,7 @@ class WorkerPool:
             except Exception:  # keep beating: a transient database error must not drop the lease
                 log.exception("heartbeat of job %s failed", job.id)
 
-    def _beat(self, job: queue.Job, cancel: asyncio.Event, ticks: int) -> int:
+    def _beat(self, job: queue.Job, cancel: JobSignal, ticks: int) -> int:
         if ticks * POLL_S >= self.lease_s / 4:
             ticks = 0
             if not queue.renew(self.db, job.id, self.owner, self.lease_s):
@@ -191,9 +192,7 @@ class WorkerPool:
         if row and row["cancel_requested"] and not cancel.is_set():
             log.info("job %s: stop requested by @%s", job.id, row.get("stopped_by"))
             job.stopped_by = row.get("stopped_by")
-            if (ctx := self.contexts.get(job.id)) is not None:
-                ctx.stopped_by = job.stopped_by
-            cancel.set()
+            cancel.stop(job.stopped_by)
         return ticks
 
     def _abandon(self, job_id: int) -> None:
@@ -242,32 +241,12 @@ class WorkerPool:
         if spec.automatic and spec.automatic.kind == scheduled_job.KIND:  # in the automation's own issue
             return await self._scheduled(job, thread, cancel)
         if spec.automatic and spec.automatic.kind == automation_event.KIND:  # read, matched and run there
-            return await self._automations(job, thread, cancel)
+            return await event_run.run(self.db, job.id, spec, thread, cancel,
+                                       lambda each, marker: self._context(job, thread, each, marker))
         if spec.automatic and (why := await gate.refused(thread, spec.automatic, spec.author)):
             log.info("job %s: automatic trigger not run: %s", job.id, why)  # silent: nobody asked
-            status = "done"
-        else:
-            status = await pipeline.run(self.db, self._context(job, thread), cancel)
-        riding = automation_event.riding(spec.event, spec.action, spec.automatic.detail) if spec.automatic else None
-        if riding is not None and status != "cancelled":  # the event's automations, after the trigger it made
-            automated = await self._automations(job, thread, cancel, riding)
-            status = automated if status == "done" else status
-        return status
-
-    async def _automations(self, job: queue.Job, thread: Thread, cancel: asyncio.Event,
-                           detail: str | None = None) -> str:
-        """An event's automations (bot/automations/event_run.py), each in the event's thread or, for an
-        autofix, in its pull request's (`on`), whose key is the session's."""
-        async def thread_of(number: int) -> Thread:
-            assert self._client is not None, "the pool is started before it runs jobs"
-            return await installation_thread(self._client, self.tokens, job.spec.installation_id or 0, job.spec.repo,
-                                             number, bot_logins(self.settings))
-
-        def make(each: JobSpec, marker: str, on: Thread | None) -> JobContext:
-            return self._context(job, on or thread, each, marker,
-                                 conversation=thread_key(each.repo, each.number) if on is not None else None)
-        return await event_run.run(self.db, job.id, job.spec, thread, cancel, make, thread_of=thread_of, detail=detail,
-                                   account_cap=int(self.settings.number("BOT_AUTOMATION_ACCOUNT_RUNS_PER_HOUR")))
+            return "done"
+        return await pipeline.run(self.db, self._context(job, thread), cancel)
 
     async def _scheduled(self, job: queue.Job, thread: Thread, cancel: asyncio.Event) -> str:
         """A scheduled automation's slot, in its issue's thread (whose key is the session's)."""
@@ -301,8 +280,8 @@ class WorkerPool:
         self.surfaces[job.id] = surface
         queued = Queued(job.id, conversation or job.conversation,
                         tracking_handle=None if marker else job.tracking_comment_id,
-                        on_tracking_created=None if marker else remember, stopped_by=job.stopped_by)
-        ctx = self.contexts[job.id] = context_for(
+                        on_tracking_created=None if marker else remember)
+        ctx = context_for(
             spec, thread, surface, installation_id=spec.installation_id, queued=queued, settings=self.settings)
         return ctx
 

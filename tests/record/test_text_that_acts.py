@@ -9,6 +9,7 @@ from __future__ import annotations
 from adapters.base import Result, Usage
 from bot.job import answer as answer_module
 from bot.job.pipeline import JobContext, Turn
+from bot.job.run import JobRun
 from bot.record import render
 from bot.record.recorder import Recorder
 from bot.review import checks
@@ -30,7 +31,7 @@ def answered(text: str) -> str:
     result = Result(ok=True, text=text, session_id="s-1", usage=Usage(), events=[], agent="codex")
     ctx = JobContext(conversation="o/r#1", repo="o/r", request="look", requester="alice", surface=None,
                      settings=current())
-    return answer_module.compose(db, ctx, "codex", Turn(result, run_id, False, None, "1.0"), None)
+    return answer_module.compose(JobRun.begin(db), ctx, "codex", Turn(result, run_id, False, None, "1.0"), None)
 
 
 def agent_part(body: str) -> str:

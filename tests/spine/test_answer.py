@@ -4,6 +4,7 @@ from __future__ import annotations
 from adapters.base import Result, Usage
 from bot.job import answer as answer_module
 from bot.job.pipeline import JobContext, Turn
+from bot.job.run import JobRun
 from bot.job.tracking import TrackingComment
 from bot.record.recorder import Recorder
 from bot.service import store
@@ -31,7 +32,7 @@ def answer(text: str, outcome: Outcome | None) -> str:
     result = Result(ok=True, text=text, session_id="s-1", usage=Usage(), events=[], agent="codex")
     ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,
                      settings=current())
-    return answer_module.compose(db, ctx, "codex", Turn(result, run_id, False, None, "1.0"), outcome)
+    return answer_module.compose(JobRun.begin(db), ctx, "codex", Turn(result, run_id, False, None, "1.0"), outcome)
 
 
 async def posted(body: str) -> str:

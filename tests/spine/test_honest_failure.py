@@ -7,6 +7,7 @@ from adapters.base import Event, EventKind, Result, Tier, Usage
 from bot.job import answer as answer_module
 from bot.job import honesty
 from bot.job.pipeline import JobContext, Turn
+from bot.job.run import JobRun
 from bot.record.recorder import Recorder
 from bot.service import store
 from tests.entry_settings import current
@@ -24,7 +25,7 @@ def compose(run: Result, record=lambda recorder, run_id: None, touched=None) -> 
     record(recorder, run_id)
     ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,
                      settings=current())
-    return answer_module.compose(db, ctx, "codex", Turn(run, run_id, False, None, "1.0"), None, touched)
+    return answer_module.compose(JobRun.begin(db), ctx, "codex", Turn(run, run_id, False, None, "1.0"), None, touched)
 
 
 def head(body: str) -> str:

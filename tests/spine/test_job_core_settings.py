@@ -13,6 +13,7 @@ from bot.config import Settings
 from bot.config_table import variable
 from bot.job import conversations, episode, thread_text
 from bot.job.context import JobContext, Stop
+from bot.job.run import JobRun
 from bot.job.runner import run_episode
 from bot.service import retention, store
 from bot.workspace import repo_config
@@ -153,5 +154,5 @@ def test_an_episode_picks_its_sandbox_tier_and_host_from_the_jobs_settings(tmp_p
 
 
 def await_turn(ctx: JobContext) -> None:
-    asyncio.run(episode.run_turn(store.connect(settings=current()), ctx, SimpleNamespace(), "codex", SimpleNamespace(),
+    asyncio.run(episode.run_turn(JobRun.begin(store.connect(settings=current())), ctx, SimpleNamespace(), "codex", SimpleNamespace(),
                                  asyncio.Event(), resume_id=None, fresh_reason=None))
