@@ -241,12 +241,32 @@ class WorkerPool:
         if spec.automatic and spec.automatic.kind == scheduled_job.KIND:  # in the automation's own issue
             return await self._scheduled(job, thread, cancel)
         if spec.automatic and spec.automatic.kind == automation_event.KIND:  # read, matched and run there
-            return await event_run.run(self.db, job.id, spec, thread, cancel,
-                                       lambda each, marker: self._context(job, thread, each, marker))
+            return await self._automations(job, thread, cancel)
         if spec.automatic and (why := await gate.refused(thread, spec.automatic, spec.author)):
             log.info("job %s: automatic trigger not run: %s", job.id, why)  # silent: nobody asked
-            return "done"
-        return await pipeline.run(self.db, self._context(job, thread), cancel)
+            status = "done"
+        else:
+            status = await pipeline.run(self.db, self._context(job, thread), cancel)
+        riding = automation_event.riding(spec.event, spec.action, spec.automatic.detail) if spec.automatic else None
+        if riding is not None and status != "cancelled":  # the event's automations, after the trigger it made
+            automated = await self._automations(job, thread, cancel, riding)
+            status = automated if status == "done" else status
+        return status
+
+    async def _automations(self, job: queue.Job, thread: Thread, cancel: asyncio.Event,
+                           detail: str | None = None) -> str:
+        """An event's automations (bot/automations/event_run.py), each in the event's thread or, for an
+        autofix, in its pull request's (`on`), whose key is the session's."""
+        async def thread_of(number: int) -> Thread:
+            assert self._client is not None, "the pool is started before it runs jobs"
+            return await installation_thread(self._client, self.tokens, job.spec.installation_id or 0, job.spec.repo,
+                                             number, bot_logins(self.settings))
+
+        def make(each: JobSpec, marker: str, on: Thread | None) -> JobContext:
+            return self._context(job, on or thread, each, marker,
+                                 conversation=thread_key(each.repo, each.number) if on is not None else None)
+        return await event_run.run(self.db, job.id, job.spec, thread, cancel, make, thread_of=thread_of, detail=detail,
+                                   account_cap=int(self.settings.number("BOT_AUTOMATION_ACCOUNT_RUNS_PER_HOUR")))
 
     async def _scheduled(self, job: queue.Job, thread: Thread, cancel: asyncio.Event) -> str:
         """A scheduled automation's slot, in its issue's thread (whose key is the session's)."""
