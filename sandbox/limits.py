@@ -184,7 +184,9 @@ JOIN_SCRIPT = ('ulimit -n "$1" && ulimit -c 0 || exit 71; shift; '
 def join_prefix(paths: list[str], nofile: int) -> list[str]:
     """argv prefix: a shell that joins the cgroups and sets rlimit backstops, then execs the rest.
 
-    Joining before exec leaves no window for an unlimited child; doing it in /bin/sh rather
-    than a Python preexec_fn keeps the bot's own spawn on the fast vfork path.
+    Only under the Python layer launcher (no C compiler on the host): the compiled one
+    (sandbox/native/layer_launcher.c) joins them itself, without the RCU wait a pid written to
+    cgroup.procs costs. Joining before exec leaves no window for an unlimited child; doing it in
+    /bin/sh rather than a Python preexec_fn keeps the bot's own spawn on the fast vfork path.
     """
     return ["/bin/sh", "-c", JOIN_SCRIPT, "bot-sandbox-join", str(nofile), *paths, "--"]
