@@ -72,6 +72,7 @@ class Checked:
     strip_usage: bool = False
     dropped: list[str] = field(default_factory=list)
     allowed: list[str] = field(default_factory=list)
+    request: dict[str, Any] | None = None  # what `body` serialises, for a reader that needs it parsed
 
 
 class _Judge:
@@ -118,7 +119,7 @@ def check(api: str, raw: bytes, headers: list[tuple[bytes, bytes]], *, web_acces
         headers = _without_beta_flags(headers, judge)
     body = orjson.dumps(request)
     ceiling = CallUsage(input_tokens=len(body), output_tokens=_max_output(api, request)) if metered else CallUsage()
-    return Checked(body, headers, model, ceiling, strip_usage, judge.dropped, judge.allowed)
+    return Checked(body, headers, model, ceiling, strip_usage, judge.dropped, judge.allowed, request)
 
 
 def _parse(raw: bytes) -> dict[str, Any]:

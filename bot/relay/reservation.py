@@ -44,12 +44,17 @@ def ceiling(api: str, body: bytes, metered: bool = True) -> CallUsage:
     """The most the call whose body (as it leaves) is `body` can cost, in tokens."""
     if not metered:
         return CallUsage()
-    request = orjson.loads(body)
+    return ceiling_of(api, orjson.loads(body), len(body))
+
+
+def ceiling_of(api: str, request: Any, size: int) -> CallUsage:
+    """`ceiling` of a body of `size` bytes already parsed as `request` (the body policy's parse, of which
+    the body is the serialisation: a second parse would read the same)."""
     request = request if isinstance(request, dict) else {}
     limits, counts = SPELLINGS.get(api, ((_TOP, ()), ((), ())))
     output = _largest(request, *limits) or DEFAULT_MAX_OUTPUT
     answers = _largest(request, *counts) or 1
-    return CallUsage(input_tokens=len(body), output_tokens=min(output, LIMIT) * min(answers, LIMIT))
+    return CallUsage(input_tokens=size, output_tokens=min(output, LIMIT) * min(answers, LIMIT))
 
 
 def _largest(request: dict[str, Any], containers: tuple[Any, ...], names: tuple[str, ...]) -> int | None:

@@ -100,6 +100,8 @@ _DROP_UP = {b"host", b"connection", b"keep-alive", b"proxy-authorization", b"pro
             *apis.KEY_CARRIERS}
 # a jar that keeps nothing: a provider's Set-Cookie must not ride along on the episode's later calls
 _NO_COOKIES = http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=()))
+# every name in apis.QUERY_KEY_CARRIERS holds one of these: a query holding none (nor a percent escape) carries no key
+_CARRIER_WORDS = (b"key", b"token", b"authorization")
 
 
 class _RelayProtocol(HttpToolsProtocol):
@@ -386,6 +388,8 @@ class ModelRelay:
         """Read the call's maximum from the body as it leaves (bot/relay/reservation.py); refuse a
         metered call the price table cannot price: its spend could not be held to the money caps."""
         read = functools.partial(reservation.ceiling, route.api, checked.body, route.metered and bool(checked.body))
+        if route.metered and checked.body and checked.request is not None:  # the body policy's parse, not another
+            read = functools.partial(reservation.ceiling_of, route.api, checked.request, len(checked.body))
         try:
             checked.ceiling = read() if len(checked.body) <= OFF_LOOP_BODY else await asyncio.to_thread(read)
         except reservation.Unreadable as unreadable:
@@ -662,8 +666,8 @@ async def _respond(send: Send, status: int, body: bytes, content_type: bytes = b
 def _query_keys(query: bytes) -> tuple[list[str], bytes]:
     """The keys a query string carries (names read after percent-decoding) and the query without them;
     a query without one is kept byte for byte."""
-    if not query:
-        return [], query
+    if not query or (b"%" not in query and not any(word in query.lower() for word in _CARRIER_WORDS)):
+        return [], query  # no name can be a carrier: the two parses a call made are skipped
     pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
     keys = [value for name, value in pairs if name.strip().lower() in apis.QUERY_KEY_CARRIERS]
     if not keys:
