@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import difflib
 import re
+import typing
 from dataclasses import dataclass
+from typing import Literal
 
 from adapters import base as adapters
 from bot.record import live_mentions
@@ -39,6 +41,13 @@ USAGES = (
 )
 CONTROL_WORDS = tuple(usage.word for usage in USAGES if usage.form == usage.word)
 
+# What a comment can ask for: an agent's run, or a command word alone. A stored spec naming any
+# other kind is refused (bot/intake/spec.py), and each acting command has its handler
+# (bot/service/commands.py: HANDLERS, checked complete by a test).
+ControlKind = Literal["status", "stop", "pause", "resume", "help"]
+ActingKind = Literal["stop", "pause", "resume"]  # commands that change something, checked before they act
+CommandKind = Literal["run", "unknown_agent", "status", "stop", "pause", "resume", "help"]
+
 # Names people may type that are not (yet) agents here: answered with the agent list, not run.
 OTHER_AGENT_NAMES = frozenset({"copilot", "cursor", "aider", "openhands", "devin", "sweep", "amp",
                                "goose", "qwen", "kimi", "grok", "deepseek", "gpt", "chatgpt",
@@ -47,13 +56,20 @@ OTHER_AGENT_NAMES = frozenset({"copilot", "cursor", "aider", "openhands", "devin
 
 @dataclass(frozen=True)
 class Command:
-    kind: str  # run | help | status | stop | pause | resume | unknown_agent
+    kind: CommandKind
     agent: str | None = None  # None: the repository's or operator's default
     new_session: bool = False
     request: str = ""
     unknown_name: str | None = None
     review: bool = False  # a pull-request review (bot/job/review_job.py)
     agents: tuple[str, ...] = ()  # a review's agents, in the order named; () for the default one
+
+
+def _control_kind(word: str) -> ControlKind:
+    for kind in typing.get_args(ControlKind):
+        if kind == word:
+            return typing.cast(ControlKind, kind)
+    raise ValueError(f"{word!r} is not a command word")
 
 
 def may_mention(body: str | None, handle: str) -> bool:
@@ -82,7 +98,7 @@ def _command(text: str, agents: tuple[str, ...]) -> Command:
     word, rest = _split_first(text)
     lowered = word.lower()
     if lowered in CONTROL_WORDS:
-        return Command(kind=lowered)
+        return Command(kind=_control_kind(lowered))
     review = _review(text, agents)
     if review is not None:
         return review

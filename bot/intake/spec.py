@@ -137,9 +137,32 @@ def json_shape(cls: type) -> dict[str, tuple[type, ...]]:
     return shape
 
 
+def _members(hint: object) -> tuple[object, ...]:
+    """The types a union holds, or the type alone."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return typing.get_args(hint)
+    return (hint,)
+
+
+def json_choices(cls: type) -> dict[str, frozenset[str]]:
+    """Each field of the dataclass `cls` whose type is a Literal of texts (alone or with None), with
+    the texts it may hold: any other stored value is refused."""
+    hints = typing.get_type_hints(cls)
+    choices: dict[str, frozenset[str]] = {}
+    for field in dataclasses.fields(cls):
+        hint = hints[field.name]
+        literal = [value for member in _members(hint) if typing.get_origin(member) is Literal
+                   for value in typing.get_args(member)]
+        if literal:
+            choices[field.name] = frozenset(literal)
+    return choices
+
+
 _TOP = json_shape(JobSpec)
 _COMMAND = json_shape(Command)
 _AUTOMATIC = json_shape(Automatic)
+_CHOICES = {"": json_choices(JobSpec), "command.": json_choices(Command), "target.": {},
+            "automatic.": json_choices(Automatic)}
 
 
 def _checked(data: object, shape: dict[str, tuple[type, ...]], prefix: str) -> dict[str, Any]:
@@ -152,4 +175,7 @@ def _checked(data: object, shape: dict[str, tuple[type, ...]], prefix: str) -> d
         if type(value) not in shape[key]:
             allowed = " or ".join("null" if t is _NONE else t.__name__ for t in shape[key])
             raise SpecError(f"job spec's '{prefix}{key}' is {type(value).__name__}, not {allowed}")
+        if (choices := _CHOICES.get(prefix, {}).get(key)) is not None and isinstance(value, str) \
+                and value not in choices:
+            raise SpecError(f"job spec's '{prefix}{key}' is {value[:40]!r}, not one of {', '.join(sorted(choices))}")
     return data

@@ -21,6 +21,7 @@ from bot.automations import pauses
 from bot.db import Database
 from bot.github.client import Thread, transient, with_retries
 from bot.intake import gate
+from bot.intake.grammar import ActingKind
 from bot.job import authority, replies
 from bot.job.authority import Verdict
 from bot.service import queue, reply_cap, store
@@ -43,7 +44,7 @@ async def run(db: Database, job: queue.Job, thread: Thread, post: Callable[[str]
             raise  # the worker tries the job again later
         await post(replies.permission_check_failed(spec.author, spec.repo, exc, transient=False))
         return
-    handler = HANDLERS.get(job.kind)
+    handler = next((each for kind, each in HANDLERS.items() if kind == job.kind), None)  # the queue's kind is text
     if handler is None:
         log.error("job %s: no handler for the command %r; refused", job.id, job.kind)
         text: str | None = replies.unknown_command(job.kind)
@@ -101,7 +102,7 @@ async def _acknowledge(job: queue.Job, thread: Thread) -> None:
     await with_retries(lambda: thread.react(target, "+1"))
 
 
-HANDLERS: dict[str, Handler] = {"stop": _stop, "pause": _pause, "resume": _resume}
+HANDLERS: dict[ActingKind, Handler] = {"stop": _stop, "pause": _pause, "resume": _resume}
 
 
 def is_command(kind: str) -> bool:

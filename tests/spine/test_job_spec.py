@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import json
+import typing
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from bot.intake import grammar
 from bot.intake.grammar import Command
 from bot.intake.spec import Automatic, JobSpec, SpecError
 from bot.service import queue, store
@@ -95,3 +99,22 @@ def test_a_push_review_that_coalesced_pushes_loads_with_their_count():
     row = {**json.loads(PREVIOUS_ROW), "automatic": {"kind": "synchronize", "detail": "abc", "draft": False},
            "coalesced": 3}
     assert JobSpec.from_json(json.dumps(row)).coalesced == 3
+
+
+def test_a_command_kind_outside_the_grammars_kinds_is_refused_by_name():
+    row = json.loads(PREVIOUS_ROW)
+    row["command"]["kind"] = "shell"
+    with pytest.raises(SpecError, match="'command.kind' is 'shell', not one of help, pause"):
+        JobSpec.from_json(json.dumps(row))
+
+
+@given(st.text(max_size=20))
+def test_a_stored_command_kind_loads_only_when_the_grammar_declares_it(kind):
+    row = json.loads(PREVIOUS_ROW)
+    row["command"]["kind"] = kind
+    declared = set(typing.get_args(grammar.CommandKind))
+    if kind in declared:
+        assert JobSpec.from_json(json.dumps(row)).command.kind == kind
+    else:
+        with pytest.raises(SpecError):
+            JobSpec.from_json(json.dumps(row))
