@@ -3,8 +3,8 @@ App, with an installation token of the repository's installation: opened (or upd
 anew) right after a maintainer approves the rule or presses "Try again", and each recorded pull
 request's state read again when the repository's page is shown (merged, or closed unmerged).
 
-    outcome = await open_as_app(settings, db, "o/r", installation_id, rule_id, asker="maint")
-    await refresh_as_app(settings, db, "o/r", installation_id)
+    outcome = await open_as_app(settings, "o/r", installation_id, rule_id, asker="maint")
+    await refresh_as_app(settings, "o/r", installation_id)
 
 Anything that stops it before GitHub is asked (no installation of the App holds the repository,
 the App's key missing) is recorded on the rule as its failure, as GitHub's refusals are; a refresh
@@ -14,14 +14,14 @@ the maintainer is waiting for the page, and can try again.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import httpx
 from gidgethub import GitHubException
 
 from bot.config import Settings
+from bot.db import Database, connect
 from bot.errors import BotError
 from bot.github.client import RetryingAPI, TokenCache
 from bot.review import learned
@@ -32,28 +32,42 @@ MAX_WAIT_S = 10.0
 TIMEOUT_S = 30.0
 
 
-async def open_as_app(settings: Settings, db: Any, repo: str, installation: int | None, rule_id: int,
-                      asker: str) -> Outcome:
-    if installation is None:
-        return failure_outcome(db, repo, rule_id, f"The App is not installed on {repo}, so it cannot open the "
-                                                  "pull request; install it, then try again.")
-    try:
-        async with _as_app(settings, installation) as api:
-            return await open_pull_request(db, api, repo, rule_id, asker, settings.oauth_url)
-    except RulePullRefused as exc:
-        return failure_outcome(db, repo, rule_id, str(exc))
+async def open_as_app(settings: Settings, repo: str, installation: int | None, rule_id: int, asker: str) -> Outcome:
+    with _connected(settings) as db:
+        if installation is None:
+            return failure_outcome(db, repo, rule_id, f"The App is not installed on {repo}, so it cannot open the "
+                                                      "pull request; install it, then try again.")
+        try:
+            async with _as_app(settings, installation) as api:
+                return await open_pull_request(db, api, repo, rule_id, asker, settings.oauth_url)
+        except RulePullRefused as exc:
+            return failure_outcome(db, repo, rule_id, str(exc))
 
 
-async def refresh_as_app(settings: Settings, db: Any, repo: str, installation: int | None) -> None:
+async def refresh_as_app(settings: Settings, repo: str, installation: int | None) -> None:
     """The recorded pull requests' states as GitHub says them now (bounded: learned_pull.refresh)."""
-    asked = [r for r in learned.approved(db, repo) if r.pull_request_number and r.pull_request_state != learned.MERGED]
-    if installation is None or not asked:
-        return
+    with _connected(settings) as db:
+        asked = [r for r in learned.approved(db, repo)
+                 if r.pull_request_number and r.pull_request_state != learned.MERGED]
+        if installation is None or not asked:
+            return
+        try:
+            async with _as_app(settings, installation) as api:
+                await refresh(db, api, repo)
+        except RulePullRefused as exc:
+            log.warning("learned rules of %s: pull request states not read: %s", repo, exc)
+
+
+@contextmanager
+def _connected(settings: Settings) -> Iterator[Database]:
+    """A connection of its own, without a transaction around the GitHub calls: each write is one
+    statement, and no database lock is held while GitHub is awaited (a worker on the same event
+    loop waiting on that lock would hold the loop, and so the awaited answer, until it timed out)."""
+    db = connect(settings=settings)
     try:
-        async with _as_app(settings, installation) as api:
-            await refresh(db, api, repo)
-    except RulePullRefused as exc:
-        log.warning("learned rules of %s: pull request states not read: %s", repo, exc)
+        yield db
+    finally:
+        db.close()
 
 
 @asynccontextmanager

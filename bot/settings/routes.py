@@ -363,8 +363,7 @@ async def signal_page(request: Request) -> Response:
 
 async def _open_rule_pull(request: Request, shared: Shared, rule_id: int, asker: str) -> None:
     """The rule's pull request, opened as the App; its outcome is recorded on the rule, for the page."""
-    with secrets.database(_settings(request)) as db:
-        await learned_pull.open_as_app(_settings(request), db, str(shared.repo), shared.installation, rule_id, asker)
+    await learned_pull.open_as_app(_settings(request), str(shared.repo), shared.installation, rule_id, asker)
 
 
 async def _review_parts(request: Request, session: WebSession, shared: Shared) -> str:
@@ -372,8 +371,8 @@ async def _review_parts(request: Request, session: WebSession, shared: Shared) -
     review signal; an installation's page has none."""
     if shared.repo is None:
         return ""
+    await learned_pull.refresh_as_app(_settings(request), shared.repo, shared.installation)
     with secrets.database(_settings(request)) as db:
-        await learned_pull.refresh_as_app(_settings(request), db, shared.repo, shared.installation)
         rules, rows = learned.listed(db, shared.repo), review_signal.per_agent(db, shared.repo)
         series = signal_series.weekly(db, shared.repo, time.time())
     return (review_page.learned_section(rules, shared.base, session.csrf, _settings(request).oauth_url, shared.repo)
