@@ -224,10 +224,11 @@ async def run_git_bytes(*args: str, cwd: Path | str, token: str | None = None,
     return out.code, out.stdout, redact(out.stderr.decode("utf-8", "replace"), token)
 
 
-async def git_head(*args: str, cap: int, cwd: Path | str, env: dict[str, str] | None = None) -> Capped:
+async def git_head(*args: str, cap: int, cwd: Path | str, env: dict[str, str] | None = None,
+                   stdin: bytes | None = None) -> Capped:
     """The first `cap` bytes of what `git args` prints, for a caller that can use a part (and
     says it was cut when `.cut`); GitError when git fails otherwise."""
-    out = await _run(args, cwd, None, None, env, None, None, cap)
+    out = await _run(args, cwd, None, stdin, env, None, None, cap)
     if out.code != 0 and not out.cut:
         raise GitError(args, out.code, redact(out.stderr.decode("utf-8", "replace")))
     return out

@@ -45,7 +45,7 @@ async def take(mirror: Path, dest: Path, sha: str) -> Path | None:
         if code != 0:
             await discard(mirror, spare)
             continue
-        git_dir = await _git_dir(mirror, dest)
+        git_dir = recorded_git_dir(mirror, dest)
         if git_dir and await _scrub(dest, git_dir, sha, verify=False):
             return git_dir
         await discard(mirror, dest)
@@ -83,7 +83,7 @@ def _remove(path: Path) -> None:
         remove_path(path)
 
 
-async def _git_dir(mirror: Path, path: Path) -> Path | None:
+def recorded_git_dir(mirror: Path, path: Path) -> Path | None:
     """The admin dir the mirror records for `path` (trusted: read from the mirror, not the tree)."""
     admin = mirror / "worktrees"
     for entry in admin.iterdir() if admin.is_dir() else ():

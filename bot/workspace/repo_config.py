@@ -125,6 +125,21 @@ def load(mirror: Path, default_branch: str | None = None) -> RepoConfig:
     return parse(text, source=f"{CONFIG_PATH}@{sha[:7]}")
 
 
+def at_commit(commit: str | None, kind: str | None, size: int, text: bytes | None) -> RepoConfig:
+    """The configuration `load` gives, from what the mirror holds at the default branch's `commit`
+    (None: no such branch): the object at CONFIG_PATH (`kind` None: none there) and its bytes,
+    read only when at most CONFIG_MAX_BYTES (bot/workspace/mirror_read.py)."""
+    if commit is None:
+        return RepoConfig()
+    if kind is None:
+        return RepoConfig(source=f"defaults@{commit[:7]}")
+    if size > CONFIG_MAX_BYTES or text is None:
+        raise ConfigError(f"the file is larger than {CONFIG_MAX_BYTES:,} bytes: it was not read")
+    if kind != "blob":
+        raise ConfigError(f"it is a {kind}, not a file")
+    return parse(text.decode("utf-8", "replace").strip(), source=f"{CONFIG_PATH}@{commit[:7]}")
+
+
 def _git(mirror: Path, *args: str) -> str | None:
     """Read-only git over the mirror (or, for `bot run`, the user's checkout, which an earlier
     agent could have written): the bot's hardened environment, so no config the repository

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.config import Settings
+from bot.workspace import mirror_read, repo_config, tree_scan
 from bot.workspace import pool as worktree_pool
-from bot.workspace import repo_config, tree_scan
-from bot.workspace.git import GitProfile, git, pinned_env, run_git
+from bot.workspace.git import GitError, GitProfile, git, pinned_env, run_git
 from bot.workspace.repo_config import RepoConfig
 
 log = logging.getLogger(__name__)
@@ -155,21 +155,29 @@ async def _flock(fd: int, timeout_s: float, mirror: Path) -> None:
 async def update_mirror(full_name: str, workspace: Workspace, token: str | None = None,
                         pull_number: int | None = None) -> Path:
     """Create or fetch the bare mirror (and the PR head ref when asked); the caller holds the lock."""
+    mirror, fetched = await _fetch(full_name, workspace, token, pull_number)
+    if fetched:
+        await _follow_renamed_default_branch(mirror, workspace.git.clone_url(full_name), token, workspace.git)
+    return mirror
+
+
+async def _fetch(full_name: str, workspace: Workspace, token: str | None, pull_number: int | None
+                 ) -> tuple[Path, bool]:
+    """The mirror, cloned or fetched (one fetch, the PR head ref with the branches), and whether
+    it was fetched (a clone's HEAD is upstream's; a fetch never moves it)."""
     mirror = mirror_path(full_name, workspace.data_dir)
     profile = workspace.git
     url = profile.clone_url(full_name)
-    if not (mirror / "HEAD").exists():
+    pull = [f"+refs/pull/{int(pull_number)}/head:refs/pull/{int(pull_number)}/head"] if pull_number is not None else []
+    fetched = (mirror / "HEAD").exists()
+    if not fetched:
         await _clone_bare(url, mirror, token, profile)
-    else:
-        await git("fetch", "--quiet", "--prune", "--no-write-fetch-head", url, *_BRANCHES,
-                  cwd=mirror, token=token, profile=profile)
-        await _follow_renamed_default_branch(mirror, url, token, profile)
-    if pull_number is not None:
-        ref = f"refs/pull/{int(pull_number)}/head"
-        await git("fetch", "--quiet", "--no-write-fetch-head", url, f"+{ref}:{ref}",
-                  cwd=mirror, token=token, profile=profile)
+    if fetched or pull:
+        branches = _BRANCHES if fetched else ()
+        await git("fetch", "--quiet", *(["--prune"] if fetched else []), "--no-write-fetch-head", url,
+                  *branches, *pull, cwd=mirror, token=token, profile=profile)
     (mirror / LAST_USED).touch()
-    return mirror
+    return mirror, fetched
 
 
 async def _clone_bare(url: str, mirror: Path, token: str | None, profile: GitProfile) -> None:
@@ -205,21 +213,59 @@ async def prepare(full_name: str, conversation: str, settings: Settings, *, toke
     mirror = mirror_path(full_name, workspace.data_dir)
     path = worktree_path(conversation, workspace.data_dir)
     async with mirror_lock(mirror):
-        await update_mirror(full_name, workspace, token, pull_number)
-        branch = default_branch or await default_branch_of(mirror)
-        cfg = repo_config.load(mirror, branch)
-        ref = f"refs/pull/{pull_number}/head" if pull_number is not None else f"refs/heads/{branch}"
-        sha = (await git("rev-parse", "--verify", f"{ref}^{{commit}}", cwd=mirror)).strip()
-        await _discard_worktree(mirror, path)
+        _, fetched = await _fetch(full_name, workspace, token, pull_number)
+        heads = await _job_heads(mirror, default_branch, pull_number)
+        if fetched and not heads.head_resolves:
+            await _follow_renamed_default_branch(mirror, workspace.git.clone_url(full_name), token, workspace.git)
+            heads = await _job_heads(mirror, default_branch, pull_number)
+        sha = heads.commit()
+        await _clear(mirror, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         git_dir = await worktree_pool.take(mirror, path, sha) or await _add_worktree(mirror, path, sha)
-    log.info("worktree %s at %s %s", path.name, ref, sha[:12])
-    return Worktree(path, mirror, full_name, conversation, ref, sha, branch, cfg, pull_number, git_dir, workspace)
+    log.info("worktree %s at %s %s", path.name, heads.ref, sha[:12])
+    return Worktree(path, mirror, full_name, conversation, heads.ref, sha, heads.branch, heads.config,
+                    pull_number, git_dir, workspace)
+
+
+@dataclass(frozen=True)
+class _JobHeads:
+    """What a job starts from, read from its mirror in one git (bot/workspace/mirror_read.py)."""
+
+    branch: str  # the default branch
+    ref: str  # the job's: refs/heads/<default> or refs/pull/N/head
+    sha: str | None  # the commit `ref` names, None when none
+    config: RepoConfig  # from the default branch, as repo_config.load reads it
+    head_resolves: bool  # False: HEAD names a branch the mirror lacks (renamed upstream)
+
+    def commit(self) -> str:
+        if self.sha is None:
+            raise GitError(("rev-parse", "--verify", self.ref), 128, f"fatal: {self.ref} names no commit in the mirror")
+        return self.sha
+
+
+async def _job_heads(mirror: Path, default_branch: str | None, pull_number: int | None) -> _JobHeads:
+    branch = default_branch or await default_branch_of(mirror)
+    branch_commit, config_file = f"refs/heads/{branch}^{{commit}}", f"refs/heads/{branch}:{repo_config.CONFIG_PATH}"
+    ref = f"refs/pull/{int(pull_number)}/head" if pull_number is not None else f"refs/heads/{branch}"
+    job_commit = f"{ref}^{{commit}}"
+    names = list(dict.fromkeys(("HEAD", branch_commit, job_commit, config_file)))
+    answers = await mirror_read.ask(mirror, names, config_file, repo_config.CONFIG_MAX_BYTES)
+    at, found, job = answers.found[branch_commit], answers.found[config_file], answers.found[job_commit]
+    config = repo_config.at_commit(at.oid if at else None, found.kind if found else None,
+                                   found.size if found else 0, answers.contents)
+    return _JobHeads(branch, ref, job.oid if job else None, config, answers.found["HEAD"] is not None)
+
+
+async def _clear(mirror: Path, path: Path) -> None:
+    """Nothing at the conversation's path, and no record of a worktree there (a crashed job's)."""
+    if path.exists() or path.is_symlink() or worktree_pool.recorded_git_dir(mirror, path) is not None:
+        await _discard_worktree(mirror, path)
 
 
 async def _add_worktree(mirror: Path, path: Path, sha: str) -> Path:
     await git("worktree", "add", "--quiet", "--detach", "--force", str(path), sha, cwd=mirror)
-    return Path((await git("rev-parse", "--absolute-git-dir", cwd=path)).strip())
+    recorded = worktree_pool.recorded_git_dir(mirror, path)
+    return recorded or Path((await git("rev-parse", "--absolute-git-dir", cwd=path)).strip())
 
 
 async def remove(worktree: Worktree) -> None:

@@ -1,8 +1,12 @@
 """Recycled checkouts (bot/worktree_pool.py): fast, and nothing of one job survives into the next."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from bot.workspace import pool as worktree_pool
 from bot.workspace import worktrees as workspace
+from sandbox.bounded_tree import MAX_DEPTH
 from tests.entry_settings import current
 
 from .conftest import sh_git
@@ -90,3 +94,70 @@ async def test_spare_already_at_the_commit_is_taken_without_a_checkout(remote, w
     assert "worktree" in ran and "checkout" not in ran
     assert sh_git("status", "--porcelain", "--ignored", cwd=wt.path) == ""
     assert (wt.path / "README.md").read_text() == "# widget\n"
+
+
+def tree_of(top: Path) -> dict[str, tuple[str, int, bytes]]:
+    """Every entry under `top` but its `.git`: kind, executable bit, contents or link target."""
+    found = {}
+    for folder, dirs, files in os.walk(top):
+        for name in dirs + files:
+            path = Path(folder) / name
+            rel = str(path.relative_to(top))
+            if rel == ".git":
+                continue
+            if path.is_symlink():
+                found[rel] = ("link", 0, os.readlink(path).encode())
+            elif path.is_dir():
+                found[rel] = ("dir", 0, b"")
+            else:
+                found[rel] = ("file", path.stat().st_mode & 0o111, path.read_bytes())
+        dirs[:] = [name for name in dirs if not (folder == str(top) and name == ".git")]
+    return found
+
+
+def fresh_checkout(remote, widget: str, sha: str, dest: Path) -> Path:
+    sh_git("clone", "--quiet", "--no-checkout", str(remote.path(widget)), str(dest))
+    sh_git("checkout", "--quiet", "--detach", sha, cwd=dest)
+    return dest
+
+
+def leave_everything_behind(top: Path) -> None:
+    """What an agent can leave in a worktree, one of each kind."""
+    (top / "README.md").write_text("modified\n")
+    (top / "src" / "app.py").unlink()
+    (top / "src" / "app.py").mkdir()  # a tracked file turned folder
+    (top / "src" / "app.py" / "inside.txt").write_text("x\n")
+    (top / "untracked.txt").write_text("new\n")
+    (top / ".gitignore").write_text("*.log\nbuild/\n")
+    (top / "build").mkdir()
+    (top / "build" / "out.log").write_text("ignored\n")
+    (top / "link-out").symlink_to("/etc/passwd")
+    (top / "link-dir").symlink_to("/")
+    os.chmod(top / ".github" / "workflows" / "ci.yml", 0o755)
+    (top / "empty-folder").mkdir()
+    deep = top.joinpath(*["deep"] * 60)
+    deep.mkdir(parents=True)
+    (deep / "bottom.txt").write_text("deep\n")
+
+
+async def test_a_recycled_worktree_is_the_same_tree_as_a_fresh_checkout(remote, widget, tmp_path):
+    """Modified, deleted, retyped, untracked, ignored, linked, re-moded, empty and deep entries
+    left by one job: the next job's recycled checkout is entry for entry a fresh checkout."""
+    wt = await workspace.prepare(widget, "octo/widget#1", current())
+    leave_everything_behind(wt.path)
+    await workspace.remove(wt)
+    assert len(worktree_pool.spares(wt.mirror)) == 1
+    newer = remote.commit(widget, "main", {"src/lib.py": "x = 2\n"})
+    again = await workspace.prepare(widget, "octo/widget#2", current())
+    assert again.base_sha == newer and worktree_pool.spares(wt.mirror) == []
+    assert tree_of(again.path) == tree_of(fresh_checkout(remote, widget, newer, tmp_path / "fresh"))
+
+
+async def test_a_worktree_too_deep_to_recycle_leaves_the_next_job_a_fresh_checkout(remote, widget, tmp_path):
+    wt = await workspace.prepare(widget, "octo/widget#1", current())
+    leave_everything_behind(wt.path)
+    wt.path.joinpath(*["d"] * (MAX_DEPTH + 2)).mkdir(parents=True)
+    await workspace.remove(wt)
+    assert worktree_pool.spares(wt.mirror) == []
+    again = await workspace.prepare(widget, "octo/widget#2", current())
+    assert tree_of(again.path) == tree_of(fresh_checkout(remote, widget, again.base_sha, tmp_path / "fresh"))
