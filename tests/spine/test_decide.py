@@ -44,7 +44,13 @@ def test_a_bots_comment_is_ignored_saying_why():
 
 
 def test_a_comment_without_a_command_is_ignored_saying_why():
-    assert decide(comment("thanks!"), "bot") == Ignore("no @bot command")
+    event = comment("thanks!")
+    assert decide(Event(event.name, event.payload, via_app=False), "bot") == Ignore("no @bot command")
+
+
+def test_a_comment_without_a_command_to_the_app_is_only_an_automation_candidate():
+    decision = decide(comment("thanks!"), "bot")  # the worker runs what .github/bot.yml declares for it, if anything
+    assert decision.spec.automatic.kind == "automation" and decision.spec.command.request == ""
 
 
 def test_an_agent_label_is_an_automatic_episode():
