@@ -94,7 +94,7 @@ screenshots: install-test
 	SCREENSHOTS_DIR=docs/screenshots $(BIN)/python -m pytest -q -p no:cacheprovider \
 		tests/settings/test_responsive.py tests/review/test_review_screenshots.py \
 		tests/settings/test_review_page_browser.py \
-		-k "test_no_page_scrolls_sideways or test_the_review_threads_render_as_github_shows_them or test_the_review_parts"
+		-k "test_no_page_scrolls_sideways or test_the_review_threads_render_as_github_shows_them or test_the_review_parts or test_the_signal_over_time"
 
 clean:
 	rm -rf $(VENV) $(AGENTS)/node_modules $(SPECS)/node_modules .bot-data
