@@ -18,6 +18,10 @@ The client pauses PAUSE_S before each call, as a CLI's calls are apart: what a h
 call's last byte (the relay's record and its read of the usage) must not run into the next call,
 which is the forwarder's two times in three, where it made the relay look faster than it is.
 
+Beside the calls, the key guard's own CPU over one streamed answer (the same bytes, rendered here):
+the benchmark's key is too plain to have runs searched for (only its exact forms are), so the line
+also gives it for a key shaped like a real one, whose pieces are looked for in two more views.
+
 What a hop adds is taken per round of three calls (its call minus the direct call of the same round),
 so the load drifting on a shared machine cancels; the ratio is the median of ROUNDS per-round
 ratios, printed with its quartiles and range. CPU per call is measured for the relay (this process)
@@ -26,6 +30,8 @@ and for the forwarder (its process, from /proc): a figure the machine's load har
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import statistics
 import subprocess
@@ -39,14 +45,21 @@ from bench.rounds import process_cpu_s
 from bench.size import pick
 from bench.stats import p50_p99_ms
 from bot.record.recorder import Recorder
+from bot.relay.key_guard import KeyGuard
 from bot.relay.retry import RetryPolicy
 from bot.relay.server import ModelRelay, Upstream
+from tests.fakes import provider as fake_provider
 
 CALLS = pick(600, 40)
+GUARD_RUNS = pick(50, 3)
 WARMUP = pick(20, 2)
 ROUNDS = pick(20, 4)  # the calls of each way cut into rounds, a ratio each
 DELTAS = pick(4000, 200)
 PAUSE_S = 0.005  # between calls: a CLI's calls are apart (it runs its tools in between)
+KEY = "sk-bench-real"
+# a real key's length and alphabet, made here (a literal one would look like a leaked key to a scanner)
+KEY_SHAPED = "sk-bench-" + base64.urlsafe_b64encode(hashlib.sha512(b"bench relay").digest()).decode()[:86]
+READ = 256 << 10  # what the relay reads of the provider at once (asyncio's), so what the guard is fed
 ROOT = Path(__file__).resolve().parent.parent
 
 # The fake provider renders each answer once: rendering 4,000 deltas takes it ~20 ms of CPU a call,
@@ -159,7 +172,7 @@ async def _measure() -> list[str]:
         with tempfile.TemporaryDirectory(prefix="bench-relay-") as scratch:
             recorder = Recorder(Path(scratch) / "bot.db")
             run_id = recorder.start_run(agent="bench")
-            upstream = Upstream("anthropic", "sk-bench-real", base_url=fake_url)
+            upstream = Upstream("anthropic", KEY, base_url=fake_url)
             async with ModelRelay(upstream, recorder, run_id, retry=RetryPolicy(retries=0)) as relay:
                 cpu = (time.process_time(), process_cpu_s(forwarder.pid))
                 client = await asyncio.create_subprocess_exec(
@@ -177,7 +190,28 @@ async def _measure() -> list[str]:
         for process in (forwarder, provider):
             process.stdin.close()
             process.wait(10)
-    return _report(json.loads(out), len(priced), recorded, cpu_ms)
+    return _report(json.loads(out), len(priced), recorded, cpu_ms) + [_guard_line()]
+
+
+def _guard_line() -> str:
+    turn = fake_provider.say("abcd" * DELTAS, pieces=DELTAS)
+    body = {"model": "claude-opus-4-8", "stream": True, "max_tokens": 8192, "messages": []}
+    answer = fake_provider._render("anthropic", "/v1/messages", body, turn, fake_provider.FakeUsage())[1]
+    pieces = [answer[at:at + READ] for at in range(0, len(answer), READ)]
+    costs = [_guard_ms(KeyGuard([key]), pieces) for key in (KEY, KEY_SHAPED)]
+    return (f"key guard over one streamed answer ({len(answer) // 1000} kB), CPU median of {GUARD_RUNS}: "
+            f"the benchmark's key {costs[0]:.2f} ms, a key shaped like a real one {costs[1]:.2f} ms")
+
+
+def _guard_ms(guard: KeyGuard, pieces: list[bytes]) -> float:
+    times = []
+    for _ in range(GUARD_RUNS):
+        started = time.process_time()
+        mask = guard.stream()
+        passed = sum(len(mask.feed(piece)) for piece in pieces) + len(mask.close())
+        times.append((time.process_time() - started) * 1000)
+        assert passed == sum(map(len, pieces)) and not mask.found
+    return statistics.median(times)
 
 
 def _report(samples: dict, counted: int, recorded: int, cpu_ms: tuple[float, float]) -> list[str]:

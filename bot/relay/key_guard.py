@@ -182,6 +182,12 @@ class KeyGuard:
         the masking layer looks at once, without the gate (a rare, small body)."""
         return bool(data) and (thorough or self._gate(data)) and bool(self.spans(data))
 
+    def might_carry(self, data: bytes) -> bool:
+        """False when no part of `data` can carry a secret (the gate stays shut). Bytes joined by line
+        breaks: the gate opens on the whole wherever it opens on a part (a substring stays one, in
+        the bytes and in every view, which drops the breaks; no escape spans a break)."""
+        return self._gate(data)
+
     def spans(self, data: bytes) -> list[tuple[int, int]]:
         """Byte spans of `data` the masking layer finds a secret (or a token shape) in."""
         text = data.decode("utf-8", "surrogateescape")

@@ -45,6 +45,9 @@ def headers_down(raw: Iterable[tuple[bytes, bytes]], guard: KeyGuard, *, resized
     raw = list(raw)
     down = Down()
     chunked = resized or any(name.lower() == b"transfer-encoding" for name, _ in raw)
+    # one gate over all the allowed values (a provider sends a dozen rate-limit headers): when it stays
+    # shut, no value can carry the key, and none is looked at alone
+    suspect = guard.might_carry(b"\n".join(value for name, value in raw if allowed(name)))
     for name, value in raw:
         lowered = name.lower()
         if lowered == b"content-length" and not chunked:
@@ -53,7 +56,7 @@ def headers_down(raw: Iterable[tuple[bytes, bytes]], guard: KeyGuard, *, resized
         elif not allowed(name):
             if lowered not in (b"content-length", b"transfer-encoding", b"connection", b"keep-alive"):
                 down.dropped.append(lowered[:NAME_CAP].decode("latin-1"))
-        elif guard.carries(value):
+        elif suspect and guard.carries(value):
             down.withheld.append(lowered[:NAME_CAP].decode("latin-1"))
         else:
             down.headers.append((name, value))
