@@ -12,6 +12,8 @@ system deleted in the last minutes (ext4 without a journal, as here, skips every
 inode when it picks one for a new file). So their rounds alternate, which goes first alternating
 too, and each deletes its tree after its round (untimed), as the bot deletes a worktree it
 cannot keep and a clone-per-mention bot deletes its clone: both meet the same file system.
+The same rounds are then run on a tmpfs (/dev/shm), where writing a file costs the same whatever
+was deleted before: what the bot's path and the clone cost themselves.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 FILES, COMMITS, ROUNDS, RECYCLED_ROUNDS = pick(5_200, 200), pick(300, 5), pick(5, 1), pick(15, 2)
 CACHE = Path(__file__).resolve().parent / "out" / ("workspace-smoke" if smoke() else "workspace")
 REPO = "bench/big"
+SHM = Path("/dev/shm")
 GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent",
            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "LC_ALL": "C"}
 
@@ -67,7 +70,32 @@ def _measure(origin_root: Path, files: int, commits: str) -> list[str]:
             f"speed-up (clone / recycled): {ratio:.1f}x (goal >= 20x); "
             f"clone / worktree add: {statistics.median(clone) / statistics.median(added):.2f}x (goal > 1x)",
             f"mirror update after one new upstream commit: {_ms(update)}",
-            f"first job on the repository (bare clone + worktree): {cold_s * 1000:.0f} ms"]
+            f"first job on the repository (bare clone + worktree): {cold_s * 1000:.0f} ms",
+            _in_memory(origin_root)]
+
+
+def _in_memory(origin_root: Path) -> str:
+    """The same new-worktree and clone rounds with both written to a tmpfs: what each costs
+    the bot and git when the disk's inode allocator is out of the picture."""
+    from bot.config import Settings
+
+    if not _is_tmpfs(SHM):
+        return f"in memory: skipped ({SHM} is not a writable tmpfs)"
+    with tempfile.TemporaryDirectory(prefix="bench-workspace-", dir=SHM) as scratch:
+        settings = Settings({**os.environ, "BOT_DATA_DIR": str(Path(scratch) / "data"),
+                             "BOT_GIT_BASE_URL": f"file://{origin_root}", "BOT_SPARE_WORKTREES": "0"})
+        _job_time("bench/big#cold", settings)
+        added, clone = _added_and_cloned(origin_root, Path(scratch), settings)
+    return (f"in memory ({SHM}): new worktree add {_ms(added)}; clone {_ms(clone)}; "
+            f"clone / worktree add: {statistics.median(clone) / statistics.median(added):.2f}x")
+
+
+def _is_tmpfs(path: Path) -> bool:
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return False
+    return any(line.split()[1:3] == [str(path), "tmpfs"] for line in mounts) and os.access(path, os.W_OK)
 
 
 def _added_and_cloned(origin_root: Path, scratch: Path, no_spares: Settings) -> tuple[list[float], list[float]]:
