@@ -179,6 +179,13 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         "CREATE INDEX IF NOT EXISTS automation_runs_by_time ON automation_runs(repo, automation, created_at)",
         "CREATE INDEX IF NOT EXISTS automation_runs_by_account ON automation_runs(account, created_at)",
     )),
+    (16, "automations fired over HTTP: one token per (repository, automation), stored only as its SHA-256 "
+         "digest, with who made it and the installation a fired run acts through", (
+        """CREATE TABLE IF NOT EXISTS automation_tokens (
+            repo TEXT NOT NULL, automation TEXT NOT NULL, digest TEXT NOT NULL, repo_id BIGINT,
+            installation_id BIGINT, created_by TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (repo, automation))""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -187,7 +194,7 @@ TABLES = ("jobs", "conversations", "sessions", "notices", "secrets", "secret_aud
           "runs", "run_events", "model_spend", "workers", "session_homes", "credential_use", "oauth_states",
           "reviewed_commits", "review_findings", "merged_pushes", "learned_rules", "review_reactions",
           "automation_runs", "automation_schedules", "automation_configs", "automation_issues",
-          "thread_pauses")
+          "thread_pauses", "automation_tokens")
 SERIAL_KEYS = {"jobs": "id", "secret_audit": "id", "review_findings": "id", "learned_rules": "id"}
 
 _VERSION_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("
