@@ -92,3 +92,14 @@ def test_the_gate_stays_shut_on_a_long_answer_without_the_key():
     new, old = GUARDS[1]
     data = b'event: content_block_delta\ndata: {"delta": {"text": "abcd"}}\n\n' * 5000
     assert not new._gate(data) and not _old_gate(old, data)
+
+
+def test_a_gate_of_more_pieces_than_a_dfa_holds_finds_each_of_them():
+    """A ChatGPT login's tokens cut into thousands of pieces: the automaton is then an NFA."""
+    login = "".join(f"{n:04d}Qz" for n in range(400))  # 2,400 characters, key-like
+    guard = KeyGuard([login])
+    pieces = guard._needles.pieces["skeleton"]
+    assert len(pieces) > key_guard.DFA_MOST
+    for piece in pieces[::97]:
+        data = b'data: {"text": "' + piece + b'"}\n\n'
+        assert guard._gate(data) and _old_gate(guard, data)
