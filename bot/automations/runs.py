@@ -38,6 +38,13 @@ def record(db: Database, repo: str, automation: str, slot: str, kind: str, outco
     return insert_row(db, repo, automation, slot, job_id, kind, account, outcome)
 
 
+def outcome(db: Database, repo: str, automation: str, slot: str, why: str) -> None:
+    """A claimed slot that did not run after all (its automation changed meanwhile): recorded as
+    skipped, with why; it no longer counts as a run."""
+    db.execute("UPDATE automation_runs SET kind = ?, outcome = ? WHERE repo = ? AND automation = ? AND slot = ?",
+               [SKIPPED, why, repo, automation, slot])
+
+
 def claim_and_queue(db: Database, repo: str, automation: str, slot: str,
                     queue_job: Callable[[Database], int]) -> int | None:
     """The id of the job `queue_job(conn)` queued for the slot, in the transaction that claimed it

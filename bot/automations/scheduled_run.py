@@ -1,7 +1,9 @@
 """The worker's side of a scheduled automation's job (queued by the tick that claimed its slot,
 bot/automations/scheduled_job.py): find or open the automation's issue, then run the declared
 prompt through the one pipeline in that issue's thread, with the automation's `may:` as the
-authority. The thread keys the session, so each run resumes the previous one's.
+authority. The thread keys the session, so each run resumes the previous one's. A fired slot
+(bot/automations/fire.py) runs the same way, once the default branch's `.github/bot.yml`, read
+again now, still declares `fire` for the automation; its caller's text reaches the agent fenced.
 
     status = await run(db, spec, repo_thread, cancel, issue_thread=..., make_context=...)
 """
@@ -12,14 +14,17 @@ import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 
-from bot.automations import automation_issue, request, schedule, scheduled_job
+from bot.automations import automation_issue, request, runs, schedule, scheduled_job
 from bot.automations.mode import AutomationMode
 from bot.db import Database
 from bot.github.client import Thread
+from bot.intake import gate
 from bot.intake.grammar import Command
 from bot.intake.spec import JobSpec
 from bot.job import pipeline
 from bot.job.context import JobContext
+from bot.workspace.repo_config import ConfigError, parse
+from bot.workspace.repo_config_model import Automation
 
 log = logging.getLogger("bot.automations.scheduled_run")
 IssueThread = Callable[[int], Awaitable[Thread]]  # an issue number of the job's repository -> its thread
@@ -30,18 +35,35 @@ async def run(db: Database, spec: JobSpec, repo_thread: Thread, cancel: asyncio.
               issue_thread: IssueThread, make_context: MakeContext) -> str:
     """`repo_thread`: the job's own (it names no issue yet), to find or open the issue with."""
     name, slot = scheduled_job.slot_of(spec)
-    automation = schedule.declared(db, spec.repo, name)
-    if automation is None or not automation.on.schedule:
-        log.info("automation %s of %s is no longer scheduled: slot %s not run", name, spec.repo, slot)
+    fired = scheduled_job.is_fired(slot)
+    automation = await _fired(db, spec, repo_thread, name) if fired else schedule.declared(db, spec.repo, name)
+    if automation is None or not (automation.on.fire if fired else automation.on.schedule):
+        log.info("automation %s of %s is no longer %s: slot %s not run", name, spec.repo,
+                 "fired" if fired else "scheduled", slot)
+        if fired:
+            runs.outcome(db, spec.repo, name, slot, f"`{name}` no longer declares fire on the default branch")
         return "done"
     number = await automation_issue.ensure(db, repo_thread.api, spec.repo, name)
     thread = await issue_thread(number)
+    asked = request.for_fire(automation, spec.command.request) if fired else request.for_slot(automation, slot)
     each = dataclasses.replace(spec, number=number, author=_bot_login(thread), title=automation_issue.title(name),
-                               command=Command(kind="run", agent=automation.agent,
-                                               request=request.for_slot(automation, slot)))
+                               command=Command(kind="run", agent=automation.agent, request=asked))
     ctx = make_context(each, thread)
     ctx.mode = AutomationMode(automation=automation)
     return await pipeline.run(db, ctx, cancel)
+
+
+async def _fired(db: Database, spec: JobSpec, repo_thread: Thread, name: str) -> Automation | None:
+    """The automation as the default branch declares it now (and stored so, for the next request)."""
+    try:
+        written = await gate.default_branch_text(repo_thread)
+        found = parse(*written).automations if written is not None else ()
+    except ConfigError as exc:
+        log.info("automation %s of %s not fired: %s", name, spec.repo, exc)
+        return None
+    if written is not None:
+        schedule.remember(db, spec.repo, spec.repo_id, spec.installation_id, *written)
+    return next((automation for automation in found if automation.name == name), None)
 
 
 def _bot_login(thread: Thread) -> str:

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from bot.automations import fire_tokens
 from bot.config import Settings
 from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
@@ -27,8 +28,9 @@ from bot.credentials.shapes import check_shape, with_article
 from bot.errors import BotError
 from bot.review import learned, signal_series
 from bot.review import signal as review_signal
-from bot.settings import learned_pull, pages, review_page
+from bot.settings import automations_page, learned_pull, pages, review_page
 from bot.settings.address import own_base
+from bot.settings.automation_config import read_as_app
 from bot.settings.effective import effective, stored_rows, when
 from bot.settings.flash import KeyTestFlash, carry, forget, taken, with_test_result
 from bot.settings.github import (
@@ -204,7 +206,8 @@ PERSONAL_BASE = "/settings"
 
 
 async def _render(request: Request, session: WebSession, shared: Shared | None, *, status: int = 200,
-                  message: str | None = None, error: bool = False, typed: pages.Typed | None = None) -> Response:
+                  message: str | None = None, error: bool = False, typed: pages.Typed | None = None,
+                  fresh_token: tuple[str, str] | None = None) -> Response:
     tested = taken(request)
     if message is None:
         message, error = (tested.message, not tested.ok) if tested else _flash(request)
@@ -226,7 +229,8 @@ async def _render(request: Request, session: WebSession, shared: Shared | None, 
                                  with_test_result(effective(_settings(request), None, shared.repo_id,
                                                             shared.installation, shared.installation_name), tested),
                                  shared.github_url, shared.github_label, message, error, typed,
-                                 await _review_parts(request, session, shared))
+                                 await _automation_parts(request, session, shared, fresh_token)
+                                 + await _review_parts(request, session, shared))
     response = html(body, status)
     forget(request, response)
     return response
@@ -345,6 +349,38 @@ async def retry_learned_pull(request: Request) -> Response:
 
 
 @page_handler
+async def make_fire_token(request: Request) -> Response:
+    """A maintainer makes (or rotates) the fire token of one automation that declares `fire` on the
+    default branch now; the page shows it this once."""
+    session, form = await _session_and_form(request)
+    shared = await _shared_scope(request, session)  # maintain or admin, asked of GitHub now
+    name = str(form.get("name", ""))
+    declared = await read_as_app(_settings(request), str(shared.repo), shared.repo_id, shared.installation)
+    if shared.repo is None or not any(a.name == name and a.on.fire is not None for a in declared.automations):
+        raise SettingsRefusal(404, pages.error_page("No such automation", "No automation of this repository's "
+                                                    "default branch by that name declares `fire`.", shared.base,
+                                                    login=session.login, csrf=session.csrf))
+    with secrets.database(_settings(request)) as db:
+        token = fire_tokens.issue(db, shared.repo, name, repo_id=shared.repo_id, installation_id=shared.installation,
+                                  by=session.login)
+    return await _render(request, session, shared, message=f"Made a new fire token for {name}.",
+                         fresh_token=(name, token))
+
+
+@page_handler
+async def revoke_fire_token(request: Request) -> Response:
+    session, form = await _session_and_form(request)
+    shared = await _shared_scope(request, session)  # maintain or admin, asked of GitHub now
+    name = str(form.get("name", ""))
+    with secrets.database(_settings(request)) as db:
+        revoked = shared.repo is not None and len(name) <= 63 and fire_tokens.revoke(db, shared.repo, name)
+    if not revoked:
+        raise SettingsRefusal(404, pages.error_page("No such token", "That automation has no fire token.",
+                                                    shared.base, login=session.login, csrf=session.csrf))
+    return RedirectResponse(f"{shared.base}?{urlencode({'fire_token': 'revoked'})}", status_code=303)
+
+
+@page_handler
 async def signal_page(request: Request) -> Response:
     """A repository's review signal per agent, for its writers (the repository's own page, with its
     keys and learned rules, is for maintainers)."""
@@ -364,6 +400,20 @@ async def signal_page(request: Request) -> Response:
 async def _open_rule_pull(request: Request, shared: Shared, rule_id: int, asker: str) -> None:
     """The rule's pull request, opened as the App; its outcome is recorded on the rule, for the page."""
     await learned_pull.open_as_app(_settings(request), str(shared.repo), shared.installation, rule_id, asker)
+
+
+async def _automation_parts(request: Request, session: WebSession, shared: Shared,
+                            fresh: tuple[str, str] | None) -> str:
+    """A repository page's automations, read from its default branch as the App (and stored), with
+    their fire tokens; an installation's page has none."""
+    if shared.repo is None:
+        return ""
+    settings = _settings(request)
+    declared = await read_as_app(settings, shared.repo, shared.repo_id, shared.installation)
+    with secrets.database(settings) as db:
+        tokens = fire_tokens.listed(db, shared.repo)
+    return automations_page.section(declared, tokens, shared.base, session.csrf,
+                                    own_base(settings, request.scope.get("server")), shared.repo, fresh)
 
 
 async def _review_parts(request: Request, session: WebSession, shared: Shared) -> str:
@@ -471,6 +521,8 @@ def _flash(request: Request) -> tuple[str | None, bool]:
     query = request.query_params
     if query.get("learned") in LEARNED_WORDS:
         return LEARNED_WORDS[query["learned"]], False
+    if query.get("fire_token") == "revoked":
+        return "Revoked the fire token: a call with it is refused from now on.", False
     for key, verb in (("saved", "Saved"), ("deleted", "Deleted")):
         kind = credentials.find_kind(query.get(key, ""))
         if kind:
@@ -507,6 +559,8 @@ routes = [
     Route(f"{REPO}/learned", decide_learned, methods=["POST"], name="settings_repo_learned"),
     Route(f"{REPO}/learned/pull-request", retry_learned_pull, methods=["POST"], name="settings_repo_learned_pull"),
     Route(f"{REPO}/signal", signal_page, methods=["GET"], name="settings_repo_signal"),
+    Route(f"{REPO}/automations/token", make_fire_token, methods=["POST"], name="settings_repo_fire_token"),
+    Route(f"{REPO}/automations/token/revoke", revoke_fire_token, methods=["POST"], name="settings_repo_fire_revoke"),
     Route(INSTALLATION, shared_home, methods=["GET"], name="settings_installation"),
     Route(f"{INSTALLATION}/keys", add_key, methods=["POST"], name="settings_installation_add"),
     Route(f"{INSTALLATION}/keys/delete", delete_key, methods=["POST"], name="settings_installation_delete"),

@@ -20,7 +20,7 @@ from bot.service.worker import WorkerPool
 from bot.settings import first_run, manifest, setup_code
 from bot.settings import routes as settings
 from bot.settings.address import listening_base
-from bot.web import health, intake, run_page
+from bot.web import fire_route, health, intake, run_page
 from bot.web import home as home_page
 from bot.web.host_check import HostCheck
 
@@ -102,6 +102,7 @@ def create_app(start_workers: bool = True, address: str | None = None, settings:
 
     routes = [Route("/", home), Route("/healthz", healthz), Route("/readyz", health.readyz),
               Route("/metrics", health.metrics_on_main_port),
-              Route("/webhook", intake.webhook, methods=["POST"]), *_settings_routes(), *run_page.routes]
+              Route("/webhook", intake.webhook, methods=["POST"]), *fire_route.routes, *_settings_routes(),
+              *run_page.routes]
     return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(HostCheck)],
                      exception_handlers={404: home_page.not_found})

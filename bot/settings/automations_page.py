@@ -1,0 +1,82 @@
+"""The automations part of a repository's settings page: each automation its default branch declares
+(name, trigger, agent, what it may do, its caps), and for one that declares `fire` its token: made,
+rotated or revoked by a maintainer (bot/settings/routes.py), shown once right after it is made.
+Every interpolated value goes through `esc`: names, prompts and errors come from the repository.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+from bot.automations.fire_tokens import TokenRow
+from bot.settings.automation_config import Declared
+from bot.settings.pages import csrf_field, esc
+from bot.workspace.repo_config_model import Automation
+
+
+def section(declared: Declared, tokens: dict[str, TokenRow], base: str, csrf: str, public_url: str,
+            repo: str, fresh: tuple[str, str] | None = None) -> str:
+    """`fresh`: (automation, token) just made, shown this once."""
+    body = ("<h2>Automations</h2><p>Declared in <code>.github/bot.yml</code> on the default branch"
+            f"{' (' + esc(declared.source) + ')' if declared.source else ''}; they run without a mention.</p>")
+    body += _fresh(fresh, public_url, repo) if fresh else ""
+    if declared.problem:
+        body += f'<p class="notice error" role="alert">{esc(declared.problem)}</p>'
+    if not declared.automations:
+        return body + ('' if declared.problem else '<p class="muted">This repository declares no automation.</p>')
+    rows = "".join(_row(a, tokens.get(a.name), base, csrf) for a in declared.automations)
+    return body + ("<table><caption>Declared automations</caption><thead><tr><th scope=col>Name</th>"
+                   "<th scope=col>Trigger</th><th scope=col>Agent</th><th scope=col>May</th>"
+                   "<th scope=col>Caps</th><th scope=col>Fire token</th></tr></thead>"
+                   f"<tbody>{rows}</tbody></table>")
+
+
+def trigger(automation: Automation) -> str:
+    """The `on:` of an automation in a few words."""
+    on = automation.on
+    if on.issues is not None:
+        return f"issues: {', '.join(on.issues.types)}"
+    if on.pull_request is not None:
+        return f"pull_request: {', '.join(on.pull_request.types)}"
+    checks = on.check_suite or on.workflow_run
+    if checks is not None:
+        return f"{on.event}: {', '.join(checks.conclusion)}"
+    if on.schedule:
+        return "schedule: " + "; ".join(on.schedule)
+    return on.event  # issue_comment, fire
+
+
+def _row(automation: Automation, token: TokenRow | None, base: str, csrf: str) -> str:
+    caps = f"{automation.max_runs_per_day} runs a day"
+    if automation.on.check_suite is not None or automation.on.workflow_run is not None:
+        caps += f", {automation.max_attempts} attempts"
+    return (f'<tr><td data-label="Name"><code>{esc(automation.name)}</code></td>'
+            f'<td data-label="Trigger">{esc(trigger(automation))}</td>'
+            f'<td data-label="Agent">{esc(automation.agent)}</td>'
+            f'<td data-label="May">{esc(", ".join(automation.may))}</td>'
+            f'<td data-label="Caps">{esc(caps)}</td>'
+            f'<td data-label="Fire token">{_token_cell(automation, token, base, csrf)}</td></tr>')
+
+
+def _token_cell(automation: Automation, token: TokenRow | None, base: str, csrf: str) -> str:
+    if automation.on.fire is None:
+        return '<span class="muted">—</span>'
+    name = f'<input type="hidden" name="name" value="{esc(automation.name)}">'
+    if token is None:
+        return (f'<form method="post" action="{esc(base)}/automations/token">{csrf_field(csrf)}{name}'
+                '<button type="submit">Create token</button></form>')
+    made = dt.datetime.fromtimestamp(token.created_at, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return (f'<span class="muted">made by {esc(token.created_by)}, {esc(made)}</span><br>'
+            f'<form method="post" action="{esc(base)}/automations/token">{csrf_field(csrf)}{name}'
+            '<button class="secondary" type="submit">Rotate</button></form>'
+            f'<form method="post" action="{esc(base)}/automations/token/revoke">{csrf_field(csrf)}{name}'
+            '<button class="danger" type="submit">Revoke</button></form>')
+
+
+def _fresh(fresh: tuple[str, str], public_url: str, repo: str) -> str:
+    name, token = fresh
+    url = f"{public_url.rstrip('/')}/automations/{repo}/{name}"
+    return (f'<div class="notice" role="status"><p>The token for <code>{esc(name)}</code>. Copy it now: it is not '
+            f"shown again (only its digest is stored), and it replaces any earlier one.</p>"
+            f'<p><code id="fire-token">{esc(token)}</code></p><p>Fire the automation with:</p>'
+            f"<pre>curl -X POST {esc(url)} \\\n  -H 'Authorization: Bearer {esc(token)}' \\\n"
+            "  -H 'Content-Type: application/json' -d '{\"text\": \"…\"}'</pre></div>")
