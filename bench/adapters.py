@@ -17,7 +17,7 @@ from adapters import base
 from adapters.base import Credentials, Episode
 from bench.size import pick, smoke
 from bot.config import operator_for
-from bot.job.runner import run_episode, write_home_files
+from bot.episode.runner import run_episode, write_home_files
 from sandbox.base import SandboxConfig, base_env
 from sandbox.tier0 import Tier0Spawner
 

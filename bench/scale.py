@@ -125,7 +125,8 @@ def _claim_latency(cluster: Cluster) -> tuple[float, float]:
 
 
 def _pack_restore(cluster: Cluster) -> tuple[float, float, int, int]:
-    from bot.job import conversations, session_home
+    from bot.episode import session_home
+    from bot.job import conversations
     from bot.service import store
 
     os.environ["BOT_DATABASE_URL"] = cluster.new_database()

@@ -34,8 +34,8 @@ The tree below, with each class's module, is checked against the classes
     ├── PriceTableError          bot.relay.pricing       the operator's price table is invalid
     ├── Unreadable               bot.relay.reservation   a request's output limit or count is not a number
     ├── SpecError                bot.intake.spec         a stored job spec this version cannot read
-    ├── Stop                     bot.job.context         end the job now with a terminal text
-    ├── SessionHomeTooLarge      bot.job.session_home    a CLI's resume state is over its cap
+    ├── Stop                     bot.episode.stop        end the job now with a terminal text
+    ├── SessionHomeTooLarge      bot.episode.session_home    a CLI's resume state is over its cap
     ├── NotYet                   bot.service.worker      a job cannot start yet (GitHub unreachable)
     ├── BackupError              bot.service.backup      the backup or restore did not happen
     ├── GitHubRefused            bot.settings.github     GitHub refused the settings page's call

@@ -26,7 +26,7 @@ Usage by the pipeline:
   and a `halt` event is recorded. `wall_clock_s` halts by itself when it expires; so does
   setting the `stop` event (pass the job's cancel event: `@bot stop`, shutdown).
 - `.connected` is set once a client listed the tools: the runner's strict-mode check;
-  `.tools_listed` counts those tools/list requests (bot/job/honesty.py).
+  `.tools_listed` counts those tools/list requests (bot/episode/honesty.py).
 - `run` calls are served one at a time: a client sending many in parallel would otherwise hold
   that many sandboxes, each with the full memory and process caps, at once.
 """

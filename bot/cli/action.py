@@ -26,6 +26,7 @@ from bot.cli import action_reply_cap, action_session, action_spend_floor, action
 from bot.cli.action_thread import ListedOnce
 from bot.config import MissingConfig, Settings
 from bot.db import Database
+from bot.episode.resume_state import scrub_homes
 from bot.errors import BotError
 from bot.github.client import RetryingAPI, Thread, bot_logins
 from bot.intake import gate, grammar
@@ -35,7 +36,6 @@ from bot.intake.payload import Malformed
 from bot.intake.spec import JobSpec
 from bot.job import pipeline
 from bot.job.conversations import thread_key
-from bot.job.resume_state import scrub_homes
 from bot.job.tracking import GitHubSurface
 from bot.permissions import association_may_trigger
 from bot.record.redact import install_log_redaction, redact
@@ -345,7 +345,7 @@ def save_session(db: Database, key: str, folder: Path, settings: Settings) -> No
 
 
 def _requester(requester_id: int | None) -> str | None:
-    """The requester as the relay's ledger names them (bot/job/model_channel.py)."""
+    """The requester as the relay's ledger names them (bot/episode/model_channel.py)."""
     return str(requester_id) if requester_id else None
 
 
@@ -357,7 +357,7 @@ def session_folder(settings: Settings) -> Path | None:
 
 def scrub_credential_files(data_dir: Path) -> int:
     """Reduce the CLI homes to the session state each CLI resumes from (an allowlist, see
-    bot/job/resume_state.py), never following a link: the data dir is saved to the Actions cache,
+    bot/episode/resume_state.py), never following a link: the data dir is saved to the Actions cache,
     which other workflow runs of the repository can restore."""
     return scrub_homes(data_dir / "homes")
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from adapters import base
+from bot.episode.resume_state import scrub_homes
 from bot.errors import BotError
-from bot.job.resume_state import scrub_homes
 
 SESSIONS_FILE = "sessions.json"
 MAX_ENTRY_BYTES = 8 << 20  # sessions.json: 10,000 spend rows are about 2 MB

@@ -1,7 +1,7 @@
 """The Action's session cache: one per thread, holding only what the next turn needs to resume.
 
 A workflow run starts from an empty data dir. What the next comment in the same thread needs is
-the thread's CLI homes, reduced to each CLI's session state (bot/job/resume_state.py), the
+the thread's CLI homes, reduced to each CLI's session state (bot/episode/resume_state.py), the
 thread's rows of the session map, and its model spend so far (a thread budget and `@bot status`
 count every turn); nothing else (no mirror, no database, no key, no other thread).
 `export` writes exactly that to the session folder, which action.yml saves under a key of the
@@ -25,8 +25,8 @@ from pathlib import Path
 
 from bot.cli import action_cache_entry as cache_entry
 from bot.db import Database
+from bot.episode.resume_state import empty, scrub_homes
 from bot.job import conversations
-from bot.job.resume_state import empty, scrub_homes
 
 SESSIONS_FILE = cache_entry.SESSIONS_FILE
 _FIELDS = ("agent", "session_id", "created_at", "last_used_at", "turns")

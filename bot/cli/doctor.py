@@ -30,7 +30,7 @@ from adapters.base import Adapter, ProbeFn, Readiness
 from bot.cli.doctor_database import database_section
 from bot.config import Settings
 from bot.credentials import resolve as credentials
-from bot.job.model_channel import credential_modes
+from bot.episode.model_channel import credential_modes
 from bot.settings import app_check, manifest
 from sandbox import doctor_checks
 from sandbox.base import base_env
@@ -102,7 +102,7 @@ def sandbox_rows(settings: Settings) -> list[dict]:
 
 def channel_rows(settings: Settings) -> list[dict]:
     """Per agent, the credential kinds whose model calls go through the relay and those that run
-    in direct mode, the key in the sandbox (bot/job/model_channel.py decides)."""
+    in direct mode, the key in the sandbox (bot/episode/model_channel.py decides)."""
     return [{"agent": name, **credential_modes(name, settings)} for name in adapters.names()]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bot.config import Settings
 from bot.credentials import rotation
-from bot.job import session_home
+from bot.episode import session_home
 from bot.settings import manifest
 
 # every sealed value the bot keeps beside the stored secrets

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from bot.job import honesty, replies
+from bot.episode import honesty
+from bot.job import replies
 from bot.job.context import JobContext
 from bot.job.episode import Turn
 from bot.job.run import JobRun

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from bot.config import Settings
-from bot.errors import BotError
 from bot.github.thread import GitHubThread
 from bot.job.tracking import Surface
 from bot.record.secrets import Secrets
@@ -18,14 +17,6 @@ if TYPE_CHECKING:
     from bot.review.findings import Collector
     from bot.workspace.outcome import Outcome
     from bot.workspace.worktrees import Worktree
-
-
-class Stop(BotError):
-    """End the job now with this terminal text."""
-
-    def __init__(self, text: str, status: str = "failed") -> None:
-        super().__init__(text)
-        self.text, self.status = text, status
 
 
 class Finished(Protocol):

@@ -11,7 +11,6 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from adapters import base
@@ -33,13 +32,6 @@ def thread_key(repo: str, number: int | str) -> str:
 def slug(key: str) -> str:
     """A filesystem-safe, stable, unique name for a conversation (the same one the worktree uses)."""
     return conversation_slug(key)
-
-
-def home_dir(data_dir: Path, key: str, agent: str) -> Path:
-    """The conversation's home for `agent` under `data_dir`, made when it is not there yet."""
-    path = data_dir / "homes" / slug(key) / agent
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 @dataclass

@@ -14,9 +14,11 @@ from bot.bridge.tools import sandbox_for_run
 from bot.config import MissingConfig, Settings
 from bot.credentials import resolve as credentials
 from bot.credentials import usage as credential_use
-from bot.job import cli_version, conversations, honesty, loader_guard, runner
-from bot.job.context import JobContext, Stop
-from bot.job.model_channel import model_channel
+from bot.episode import cli_version, honesty, loader_guard, runner, session_home
+from bot.episode.model_channel import model_channel
+from bot.episode.stop import Stop
+from bot.job import conversations
+from bot.job.context import JobContext
 from bot.job.run import JobRun, end_because
 from bot.job.thread_text import ThreadContext, attachments_dir
 from bot.job.tracking import Progress
@@ -161,7 +163,7 @@ def _sandbox_config(ctx: JobContext, worktree: Worktree, agent: str, adapter: ba
                     attachments: Path | None = None) -> SandboxConfig:
 
     cfg, settings = worktree.config, ctx.config
-    home = conversations.home_dir(settings.data_dir, ctx.conversation, agent)
+    home = session_home.home_dir(settings.data_dir, ctx.conversation, agent)
     limits = sandbox_limits(cfg.limits, settings)
     gateway = _host_port(settings.agent_base_url(agent))
     return SandboxConfig(workdir=worktree.path, home=home, writable=cfg.mode == "native",

@@ -22,8 +22,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from adapters import base
 from adapters.base import Tier
 from bot.credentials import resolve as credentials
+from bot.episode.stop import Stop
 from bot.job import replies
-from bot.job.context import JobContext, Stop
+from bot.job.context import JobContext
 from bot.job.episode import Attempt, Turn
 from bot.job.run import JobRun
 from bot.job.tracking import Progress

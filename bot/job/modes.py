@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 import httpx
 from gidgethub import HTTPException
 
+from bot.episode.stop import Stop
 from bot.github.client import transient, with_retries
 from bot.job import authority, replies
-from bot.job.context import Finished, Stop
+from bot.job.context import Finished
 from bot.record.redact import redact
 from bot.workspace import effects, worktrees
 from bot.workspace.local_checkout import dirty_paths, local_worktree

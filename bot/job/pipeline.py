@@ -5,7 +5,7 @@ comment's path in docs/architecture.md).
     status = await run(job_run, ctx, cancel)       # "done" | "failed" | "cancelled"; always a terminal text
 
 Steps: acknowledge → tracking comment → permission → worktree (bot.workspace) → agent, credentials
-(bot.credentials) → episode in the sandbox behind the bridge (bot.job.runner, bot.bridge, sandbox)
+(bot.credentials) → episode in the sandbox behind the bridge (bot.episode.runner, bot.bridge, sandbox)
 → effects (bot.workspace.effects) → answer with provenance (bot.record.provenance) → session map
 (bot.job.conversations). Where the steps differ by where the job came from, `ctx.mode` decides
 (bot.job.modes).
@@ -20,12 +20,13 @@ from adapters import base
 from adapters.base import Result, Tier
 from bot import retry
 from bot.db import Database
+from bot.episode.session_home import following
+from bot.episode.stop import Stop
 from bot.github.client import transient
 from bot.job import answer, authority, conversations, fallback, replies, review_job
-from bot.job.context import JobContext, Stop
+from bot.job.context import JobContext
 from bot.job.episode import Turn, run_turn
 from bot.job.run import JobRun, stopped_by
-from bot.job.session_home import following
 from bot.job.tracking import Progress, TrackingComment
 from bot.record.redact import masked_in_logs
 from bot.workspace.outcome import Outcome

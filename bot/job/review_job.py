@@ -19,8 +19,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from adapters.base import Tier
-from bot.job import answer, authority, conversations, honesty, replies, review_quiet, review_rules
-from bot.job.context import JobContext, Stop
+from bot.episode import honesty
+from bot.episode.stop import Stop
+from bot.job import answer, authority, conversations, replies, review_quiet, review_rules
+from bot.job.context import JobContext
 from bot.job.episode import Turn
 from bot.job.run import JobRun, stopped_by
 from bot.job.thread_text import fence

@@ -15,7 +15,7 @@ What goes, in this order (`plan` decides, `apply` acts; `bot gc --dry-run` print
    lock). Mirrors and spares are caches: the next job clones or checks out again.
 
 On a shared database (PostgreSQL, many machines) a CLI home also lives in the database
-(bot.job.session_home), so a machine's homes are copies. Whether a thread's session is collected
+(bot.episode.session_home), so a machine's homes are copies. Whether a thread's session is collected
 (its stored home deleted, the thread marked collected) is decided from the database alone: the
 thread is past the idle or closed window, whichever machine sweeps, and only once (the deletion
 and the marking are one transaction that does nothing when another machine did it first). A
@@ -41,8 +41,9 @@ from typing import Any
 
 from bot.config import Settings
 from bot.db import Database
-from bot.job import conversations, session_home
-from bot.job.resume_state import empty
+from bot.episode import session_home
+from bot.episode.resume_state import empty
+from bot.job import conversations
 from bot.service import store
 from bot.service.periodic import Periodic
 from bot.workspace import pool, worktrees

@@ -1,6 +1,6 @@
 """'Test this key': one cheap call to the provider, through the same upstream a run would use.
 
-The upstream comes from the episode's own `plan()` (bot/job/model_channel.py): the provider, the
+The upstream comes from the episode's own `plan()` (bot/episode/model_channel.py): the provider, the
 operator's gateway (BOT_<AGENT>_BASE_URL) and whether the key travels as a bearer token. Kinds a run
 passes straight into the sandbox (an OpenCode Anthropic key) are tested against their provider the
 same way. The call asks for a one-token answer; login files (auth.json) are not tested here.
@@ -15,7 +15,7 @@ from adapters import base as adapters
 from adapters.base import RelayChannel
 from bot.config import Settings
 from bot.credentials.resolve import Kind, as_credentials
-from bot.job.model_channel import plan
+from bot.episode.model_channel import plan
 from bot.relay.server import Upstream
 from bot.settings import unreachable
 

@@ -151,7 +151,7 @@ def test_a_deeply_nested_tree_is_removed_whole(github, runner, scratch_home):
 def test_a_real_session_resumes_from_a_scrubbed_home(agent, tmp_path):
     """The allowlist is enough: after the scrub the pinned CLI resumes the same session and the
     provider sees the first turn in the history (a guard on the allowlist being too tight)."""
-    from bot.job.resume_state import scrub_homes
+    from bot.episode.resume_state import scrub_homes
     from tests.adapters.test_e2e_clis import Sandboxed
     from tests.fakes.provider import FakeProvider
 

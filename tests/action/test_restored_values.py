@@ -16,8 +16,8 @@ from adapters.base import Result, Usage
 from bot import config
 from bot.cli import action_session
 from bot.cli import main as cli
+from bot.episode import runner as job_runner
 from bot.job import conversations
-from bot.job import runner as job_runner
 from bot.relay.budgets import Budget, Caps, Ledger, Scope
 from bot.service import store
 from tests.action.conftest import REPO, Runner, payload

@@ -13,6 +13,7 @@ import yaml
 from bot import config
 from bot.cli import action_session, action_workflow
 from bot.cli import main as cli
+from bot.episode import session_home
 from bot.job import conversations
 from bot.relay.budgets import Ledger, Scope
 from bot.service import store
@@ -200,7 +201,7 @@ CLAUDE_SESSION = "ab6bb313-2e8a-46dc-a533-79b1b94eca64"
 CODEX_SESSION = "01a226c8-5628-7ce3-97ad-7c0a5240b239"
 
 def _home(agent: str, relative: str, text: str = "x") -> Path:
-    path = conversations.home_dir(current().data_dir, KEY, agent) / relative
+    path = session_home.home_dir(current().data_dir, KEY, agent) / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
@@ -212,7 +213,7 @@ def test_the_session_cache_holds_only_this_threads_resume_state(tmp_path):
     conversations.record_turn(db, "Codertocat/Hello-World#2", "codex", "thread-2-session", fresh=True)
     _home("codex", ".codex/sessions/2026/11/30/rollout-1-abc.jsonl", "the transcript")
     _home("codex", ".codex/auth.json", '{"OPENAI_API_KEY":"sk-leak"}')
-    other = conversations.home_dir(current().data_dir, "Codertocat/Hello-World#2", "codex") / "note.txt"
+    other = session_home.home_dir(current().data_dir, "Codertocat/Hello-World#2", "codex") / "note.txt"
     other.write_text("another thread")
     folder = tmp_path / "session"
     assert action_session.export(db, KEY, folder, config.data_dir()) == 1

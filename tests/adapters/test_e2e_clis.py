@@ -26,7 +26,7 @@ import pytest
 from adapters import base
 from adapters.base import Bridge, Credentials, Episode, Result
 from bot.config import operator_for, sandbox_host
-from bot.job.runner import run_episode
+from bot.episode.runner import run_episode
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner
 from tests.adapters.mcp_echo import EchoMCP

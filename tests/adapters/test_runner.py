@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from adapters.base import Bridge, CliAdapter, Episode, Event, EventKind, Invocation
-from bot.job.runner import run_episode, write_home_files
+from bot.episode.runner import run_episode, write_home_files
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier0 import Tier0Spawner
 

@@ -1,7 +1,7 @@
-"""bot/job/runner.py reads what the CLI wrote on the host with a cap, and says when it cut it."""
+"""bot/episode/runner.py reads what the CLI wrote on the host with a cap, and says when it cut it."""
 from __future__ import annotations
 
-from bot.job.runner import LAST_MESSAGE_CAP, run_episode
+from bot.episode.runner import LAST_MESSAGE_CAP, run_episode
 from sandbox.tier0 import Tier0Spawner
 from tests.adapters.test_runner import ScriptAdapter, _setup
 

@@ -10,10 +10,10 @@ import tracemalloc
 import pytest
 
 from adapters.base import Event, EventKind, Usage
-from bot.job import conversations, session_home
-from bot.job.kept_events import KeptEvents
-from bot.job.runner import run_episode
-from bot.job.stdout_lines import LINE_CAP, LineSplitter
+from bot.episode import session_home
+from bot.episode.kept_events import KeptEvents
+from bot.episode.runner import run_episode
+from bot.episode.stdout_lines import LINE_CAP, LineSplitter
 from bot.record.recorder import Recorder
 from bot.service import store
 from sandbox.base import Limits
@@ -172,7 +172,7 @@ async def test_packing_a_cli_home_after_a_turn_leaves_the_event_loop_running(sha
 
 
 async def _a_turn() -> str:
-    home = conversations.home_dir(current().data_dir, "o/r#1", "codex")
+    home = session_home.home_dir(current().data_dir, "o/r#1", "codex")
     (home / ROLLOUT).parent.mkdir(parents=True)
     (home / ROLLOUT).write_text('{"type":"session_meta"}\n')
     return "answer"
@@ -180,7 +180,7 @@ async def _a_turn() -> str:
 
 def test_a_sparse_file_in_the_session_state_is_refused_unread(tmp_path):
     """A 500 MiB hole is never read as zeros: the pack is refused and says why."""
-    home = conversations.home_dir(current().data_dir, "o/r#1", "codex")
+    home = session_home.home_dir(current().data_dir, "o/r#1", "codex")
     (home / ROLLOUT).parent.mkdir(parents=True)
     with open(home / ROLLOUT, "wb") as handle:
         handle.truncate(500 * MiB)

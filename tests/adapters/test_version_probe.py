@@ -1,5 +1,5 @@
 """The CLI version recorded for a run is probed without running anything a checkout holds
-(bot/job/cli_version.py): fresh directory, scrubbed environment, the operator's or pinned binary."""
+(bot/episode/cli_version.py): fresh directory, scrubbed environment, the operator's or pinned binary."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,7 @@ import pytest
 
 from adapters import base
 from bot import config
-from bot.job import cli_version
+from bot.episode import cli_version
 
 
 @pytest.fixture(autouse=True)

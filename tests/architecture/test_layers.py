@@ -23,6 +23,7 @@ RANKS = {
     "bot.credentials": 5, "bot.github": 5, "bot.workspace": 5,
     "bot.review": 5.5,  # diff lines, findings, merge, the review payload: below the bridge that offers its tools
     "bot.bridge": 6, "bot.relay": 6,
+    "bot.episode": 6.5,  # one CLI turn's mechanics: below the job that drives it, knowing no GitHub thread
     "bot.job": 7,
     "bot.intake": 7.5,  # what an event asks (grammar, triggers, their gate, the job spec): above the job it builds
     "bot.service": 8,

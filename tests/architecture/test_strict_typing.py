@@ -9,7 +9,7 @@ import pytest
 
 from tests.architecture.imports import ROOT
 
-STRICT_PACKAGES = ("bot.job", "bot.service", "bot.web", "bot.relay", "bot.intake")
+STRICT_PACKAGES = ("bot.job", "bot.episode", "bot.service", "bot.web", "bot.relay", "bot.intake")
 # mypy's --strict, the flags that can be set per module, with their strict values
 STRICT_FLAGS = {"disallow_any_generics": True, "disallow_subclassing_any": True, "disallow_untyped_calls": True,
                 "disallow_untyped_defs": True, "disallow_incomplete_defs": True, "check_untyped_defs": True,

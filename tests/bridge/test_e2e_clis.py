@@ -19,8 +19,8 @@ from bot.bridge.server import TOOL_NAMES as TOOLS
 from bot.bridge.server import BridgeServer
 from bot.bridge.tools import sandbox_for_run
 from bot.config import operator_for, sandbox_host
-from bot.job import honesty
-from bot.job.runner import run_episode
+from bot.episode import honesty
+from bot.episode.runner import run_episode
 from bot.record import provenance
 from bot.record.recorder import Recorder
 from sandbox.base import Limits, SandboxConfig

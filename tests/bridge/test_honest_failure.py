@@ -1,5 +1,5 @@
 """The bridge's side of honest failure: it counts the CLI's tools/list requests, so a strict run
-whose CLI never asked for the bot's tools can be reported as such (bot/job/honesty.py)."""
+whose CLI never asked for the bot's tools can be reported as such (bot/episode/honesty.py)."""
 from __future__ import annotations
 
 from tests.bridge.conftest import mcp_session

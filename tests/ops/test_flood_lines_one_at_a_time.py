@@ -1,10 +1,10 @@
 """A CLI printing small lines without end hands the pump chunks of two thousand lines: they are
-split one at a time as the pump asks for them (bot/job/stdout_lines.py:LineSplitter.split), so a
+split one at a time as the pump asks for them (bot/episode/stdout_lines.py:LineSplitter.split), so a
 chunk's lines are never all alive at once, long enough to be moved to the garbage collector's
 oldest generation and bring on full collections that hold the event loop (bench noisy)."""
 from __future__ import annotations
 
-from bot.job.stdout_lines import LineSplitter
+from bot.episode.stdout_lines import LineSplitter
 
 LINE = b'{"type":"turn.progress","n":1}'
 

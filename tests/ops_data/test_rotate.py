@@ -11,7 +11,7 @@ from bot import config
 from bot.cli import keys
 from bot.credentials import rotation, vault
 from bot.db import connect
-from bot.job import session_home
+from bot.episode import session_home
 from bot.settings import manifest, session
 from tests.entry_settings import current
 

@@ -11,6 +11,7 @@ from gidgethub import sansio
 
 from bot import config
 from bot.cli import gc
+from bot.episode import session_home
 from bot.job import conversations
 from bot.record.recorder import Recorder
 from bot.service import retention, store
@@ -45,7 +46,7 @@ def _thread(db, key: str, idle_days: float, agent: str = "codex") -> None:
     conversations.record_turn(db, key, agent, f"session-{key}", fresh=True)
     db.execute("UPDATE conversations SET last_active_at = ? WHERE key = ?", [NOW - idle_days * DAY, key])
     db.execute("UPDATE sessions SET last_used_at = ? WHERE conversation = ?", [NOW - idle_days * DAY, key])
-    home = conversations.home_dir(current().data_dir, key, agent)
+    home = session_home.home_dir(current().data_dir, key, agent)
     (home / ".codex").mkdir()
     (home / ".codex" / "rollout.jsonl").write_text("the CLI's own transcript\n")
 
@@ -113,7 +114,7 @@ def test_a_link_planted_in_a_home_is_removed_not_followed(db, tmp_path):
     outside.mkdir()
     (outside / "keep.txt").write_text("not the bot's")
     _thread(db, "o/r#1", idle_days=20)
-    (conversations.home_dir(current().data_dir, "o/r#1", "codex") / "escape").symlink_to(outside)
+    (session_home.home_dir(current().data_dir, "o/r#1", "codex") / "escape").symlink_to(outside)
     asyncio.run(retention.apply(db, retention.plan(db, POLICY, current().data_dir, NOW)))
     assert (outside / "keep.txt").read_text() == "not the bot's"
 

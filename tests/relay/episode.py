@@ -13,8 +13,8 @@ from bot import config as bot_config
 from bot.bridge.admission import Admission
 from bot.bridge.server import BridgeServer
 from bot.config import sandbox_host
-from bot.job.model_channel import model_channel
-from bot.job.runner import run_episode
+from bot.episode.model_channel import model_channel
+from bot.episode.runner import run_episode
 from bot.record.recorder import Recorder
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner

@@ -14,8 +14,8 @@ from adapters.base import Credentials
 from bot.config import Settings
 from bot.credentials import vault
 from bot.credentials.resolve import find_kind
-from bot.job import login_store
-from bot.job.model_channel import model_channel, plan
+from bot.episode import login_store
+from bot.episode.model_channel import model_channel, plan
 from bot.relay import chatgpt
 from bot.relay.retry import RetryPolicy
 from bot.relay.server import ModelRelay, Upstream
@@ -131,7 +131,7 @@ def test_an_api_key_login_file_is_relayed_as_the_key():
 
 async def test_inside_the_sandbox_codex_holds_only_a_placeholder_login(tmp_path, recorder, run_id, login):
     adapter = base.get("codex")
-    ctx = SimpleNamespace(conversation="octo/repo#1", requester_id=42, installation_id=7, repo="octo/repo", secrets=[],
+    ctx = SimpleNamespace(conversation="octo/repo#1", requester_id=42, repo_id=0, installation_id=7, repo="octo/repo", secrets=[],
                           config=current())
     sandbox = SandboxConfig(workdir=tmp_path, home=tmp_path / "home", allowed_hosts=adapter.default_allowed_hosts)
     creds = Credentials(files={chatgpt.AUTH_FILE: login.auth_json().encode()}, source="requester")
@@ -149,7 +149,7 @@ async def test_inside_the_sandbox_codex_holds_only_a_placeholder_login(tmp_path,
 
 def test_a_requesters_refreshed_login_is_sealed_again_in_the_vault(tmp_path, monkeypatch, login):
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path))
-    ctx = SimpleNamespace(requester_id=42, repo="octo/repo", installation_id=7, config=current())
+    ctx = SimpleNamespace(requester_id=42, repo_id=0, repo="octo/repo", installation_id=7, config=current())
     login_store.saver("codex", "requester", ctx)(login.auth_json())
     assert vault.get(vault.scope_for("user", 42), "codex:auth_json", settings=current()) == login.auth_json()
 

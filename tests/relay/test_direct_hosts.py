@@ -9,8 +9,8 @@ from types import SimpleNamespace
 from adapters import base
 from adapters.base import Credentials
 from bot.config import Settings
-from bot.job.direct_hosts import direct_hosts
-from bot.job.model_channel import model_channel
+from bot.episode.direct_hosts import direct_hosts
+from bot.episode.model_channel import model_channel
 from sandbox.base import SandboxConfig
 from tests.entry_settings import current
 from tests.relay.conftest import REAL_KEY

@@ -11,7 +11,7 @@ import pytest
 
 from adapters import base as adapters
 from bot.config import sandbox_host
-from bot.job.model_channel import model_channel
+from bot.episode.model_channel import model_channel
 from bot.record.recorder import Recorder
 from bot.relay import chatgpt
 from sandbox.base import Limits, SandboxConfig

@@ -11,8 +11,8 @@ import pytest
 from adapters import base
 from adapters.base import CliAdapter, Credentials, Episode, Event, Invocation
 from bot.credentials.resolve import Kind
-from bot.job.context import Stop
-from bot.job.model_channel import credential_modes, model_channel
+from bot.episode.model_channel import credential_modes, model_channel
+from bot.episode.stop import Stop
 from sandbox.base import SandboxConfig
 from tests.entry_settings import current
 from tests.relay.conftest import REAL_KEY
@@ -100,7 +100,7 @@ async def test_a_credential_the_adapter_declares_direct_runs_with_the_key_in_the
 
 def test_doctor_names_an_undeclared_credential_as_refused(fifth, monkeypatch):
     kind = Kind("fifth", "api_key", "Fifth API key", "", env=("FIFTH_API_KEY",))
-    monkeypatch.setattr("bot.job.model_channel.kinds_for", lambda agent: [kind])
+    monkeypatch.setattr("bot.episode.model_channel.kinds_for", lambda agent: [kind])
     assert credential_modes("fifth", current()) == {"relay": [], "direct": [], "refused": ["Fifth API key"]}
 
 
@@ -121,7 +121,7 @@ def test_doctors_table_names_a_refused_credential(fifth, monkeypatch):
     from bot.cli import doctor
 
     kind = Kind("fifth", "api_key", "Fifth API key", "", env=("FIFTH_API_KEY",))
-    monkeypatch.setattr("bot.job.model_channel.kinds_for", lambda agent: [kind])
+    monkeypatch.setattr("bot.episode.model_channel.kinds_for", lambda agent: [kind])
     text = doctor.render([], [], [{"agent": "fifth", **credential_modes("fifth", current())}])
     line = next(line for line in text.splitlines() if line.startswith("fifth"))
     assert line.endswith("refused (no relay channel declared): Fifth API key")

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from adapters import base
 from adapters.base import Credentials
 from bot.config import Settings
-from bot.job.model_channel import credential_modes, model_channel, plan
+from bot.episode.model_channel import credential_modes, model_channel, plan
 from bot.relay.budgets import Caps
 from sandbox.base import SandboxConfig
 from tests.entry_settings import current

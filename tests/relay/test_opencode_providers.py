@@ -9,7 +9,7 @@ import pytest
 
 from adapters import base
 from adapters.base import Credentials, Operator
-from bot.job.model_channel import credential_modes, plan
+from bot.episode.model_channel import credential_modes, plan
 from bot.relay.pricing import Price, PriceTable, builtin_table
 from tests.adapters.helpers import episode
 from tests.adapters.test_declared_facts import OPENCODE_PROVIDER_ENV

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from adapters import base
 from adapters.base import Credentials
-from bot.job.model_channel import model_channel
+from bot.episode.model_channel import model_channel
 from bot.workspace.repo_config import parse
 from sandbox.base import SandboxConfig
 from tests.entry_settings import current

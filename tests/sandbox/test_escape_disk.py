@@ -155,7 +155,7 @@ async def test_a_folder_the_sandbox_replaced_by_a_symlink_is_never_written_throu
 
 
 async def _episode(config, script: str, **limits):
-    from bot.job.runner import run_episode
+    from bot.episode.runner import run_episode
     cfg = replace(config, writable=True, limits=Limits(timeout_s=60, **limits))
     episode = Episode(prompt="p", workdir=cfg.mount_path, home=cfg.home, mode="native")
     return await run_episode(ShellAdapter(script), episode, Tier1Spawner(host=sandbox_host()), cfg)
@@ -180,7 +180,7 @@ def test_an_episode_whose_changes_could_not_be_applied_to_the_worktree_fails_wit
     """A sandbox ended, but its layer could not be written back (the host disk full, say): the
     answer must not claim work that is not in the worktree."""
     from adapters.base import Result, Usage
-    from bot.job.disk_caps import stop_for_full_layer
+    from bot.episode.disk_caps import stop_for_full_layer
     result = Result(ok=True, text="all done", session_id=None, usage=Usage(), events=[], agent="shell")
     result.outcome = {"disk_full": [], "disk_unkept": [{"layer": "worktree", "error": "No space left on device"}]}
     stop_for_full_layer(result, config)

@@ -24,9 +24,9 @@ from adapters.base import Bridge, Result
 from bot.bridge.server import BridgeServer
 from bot.bridge.tools import run_command, sandbox_for_run
 from bot.config import operator_for, sandbox_host
-from bot.job import loader_guard
-from bot.job.runner import run_episode
-from bot.job.session_home import strip_loaders
+from bot.episode import loader_guard
+from bot.episode.runner import run_episode
+from bot.episode.session_home import strip_loaders
 from bot.record.recorder import Recorder
 from bot.workspace.repo_config import RepoConfig
 from sandbox.base import Limits, Refused, SandboxConfig
@@ -265,7 +265,7 @@ async def test_a_masked_link_that_leads_nowhere_is_refused_before_anything_runs(
 
 async def _bridged_opencode(root: Path, *script) -> tuple[Result, list[str], list]:
     """One strict OpenCode episode through the real bridge, its policy and `run` sandboxes built
-    as a job builds them (bot/job/loader_guard.py)."""
+    as a job builds them (bot/episode/loader_guard.py)."""
     adapter = base.get("opencode", operator_for("opencode"))
     worktree = make_worktree(root)
     recorder = Recorder(root / "bot.db")

@@ -56,7 +56,7 @@ EOF"""
 
 
 async def _episode(config, script: str, **limits):
-    from bot.job.runner import run_episode
+    from bot.episode.runner import run_episode
     cfg = replace(config, writable=True, limits=Limits(timeout_s=120, **limits))
     episode = Episode(prompt="p", workdir=cfg.mount_path, home=cfg.home, mode="native")
     return await run_episode(ShellAdapter(script), episode, Tier1Spawner(host=sandbox_host()), cfg)

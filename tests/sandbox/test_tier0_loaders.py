@@ -15,7 +15,7 @@ import pytest
 
 from adapters import base
 from adapters.base import CliAdapter, Episode, Event, EventKind, Invocation, Loaders
-from bot.job.runner import run_episode
+from bot.episode.runner import run_episode
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier0 import PROJECT_FOLDER, Tier0Spawner
 

@@ -14,7 +14,7 @@ import pytest
 from adapters import base
 from adapters.base import Bridge, Credentials, Episode
 from bot.config import operator_for
-from bot.job.runner import run_episode
+from bot.episode.runner import run_episode
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier0 import Tier0Spawner
 from tests.adapters.mcp_echo import EchoMCP

@@ -1,11 +1,11 @@
-"""Honest failure (bot/job/honesty.py): a provider error, a run whose CLI was never given the
+"""Honest failure (bot/episode/honesty.py): a provider error, a run whose CLI was never given the
 bot's tools, and an answer claiming changes that no recorded act backs are reported as such in
 the answer comment, with the reason, not posted as an ordinary answer."""
 from __future__ import annotations
 
 from adapters.base import Event, EventKind, Result, Tier, Usage
+from bot.episode import honesty
 from bot.job import answer as answer_module
-from bot.job import honesty
 from bot.job.pipeline import JobContext, Turn
 from bot.job.run import JobRun
 from bot.record.recorder import Recorder

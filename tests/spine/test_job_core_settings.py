@@ -11,10 +11,12 @@ from adapters import base
 from adapters.base import Operator
 from bot.config import Settings
 from bot.config_table import variable
-from bot.job import conversations, episode, thread_text
-from bot.job.context import JobContext, Stop
+from bot.episode import session_home
+from bot.episode.runner import run_episode
+from bot.episode.stop import Stop
+from bot.job import episode, thread_text
+from bot.job.context import JobContext
 from bot.job.run import JobRun
-from bot.job.runner import run_episode
 from bot.service import retention, store
 from bot.workspace import repo_config
 from bot.workspace.repo_config import RepoLimits
@@ -38,7 +40,7 @@ def test_the_attachments_folder_is_made_in_the_data_dir_it_is_handed(tmp_path):
 
 
 def test_a_cli_home_is_made_in_the_data_dir_it_is_handed(tmp_path):
-    home = conversations.home_dir(_elsewhere(tmp_path), "octo/repo#2", "codex")
+    home = session_home.home_dir(_elsewhere(tmp_path), "octo/repo#2", "codex")
     assert home == _elsewhere(tmp_path) / "homes" / conversation_slug("octo/repo#2") / "codex"
     assert home.is_dir() and not (tmp_path / "data" / "homes").exists()
 
@@ -73,7 +75,7 @@ async def test_an_episode_handed_no_disk_watch_interval_looks_at_the_table_defau
 
 
 def test_retention_drops_a_threads_home_in_the_data_dir_it_sweeps(tmp_path):
-    home = conversations.home_dir(_elsewhere(tmp_path), "o/r#1", "codex")
+    home = session_home.home_dir(_elsewhere(tmp_path), "o/r#1", "codex")
     (home / "rollout.jsonl").write_text("the CLI's own transcript\n")
     retention.collect_home(store.connect(settings=current()), "o/r#1", _elsewhere(tmp_path))
     assert not home.exists()

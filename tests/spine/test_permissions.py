@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from bot import permissions
-from bot.job.context import JobContext, Stop
+from bot.episode.stop import Stop
+from bot.job.context import JobContext
 from bot.job.modes import GitHubMode
 
 

@@ -8,7 +8,8 @@ import os
 import time
 
 from bot import config
-from bot.job import conversations, session_home
+from bot.episode import session_home
+from bot.job import conversations
 from bot.service import retention, store
 from tests.entry_settings import current
 
@@ -30,7 +31,7 @@ def _turn(db, idle_days: float) -> None:
     conversations.record_turn(db, KEY, "codex", "session-1", fresh=True)
     db.execute("UPDATE conversations SET last_active_at = ? WHERE key = ?", [NOW - idle_days * DAY, KEY])
     db.execute("UPDATE sessions SET last_used_at = ? WHERE conversation = ?", [NOW - idle_days * DAY, KEY])
-    home = conversations.home_dir(current().data_dir, KEY, "codex")
+    home = session_home.home_dir(current().data_dir, KEY, "codex")
     (home / ROLLOUT).parent.mkdir(parents=True, exist_ok=True)
     (home / ROLLOUT).write_text('{"type":"session_meta"}\n')
     session_home.save(db, current(), KEY, "codex", "here")
@@ -65,7 +66,7 @@ def test_after_a_budget_sweep_on_one_machine_another_resumes_the_thread(pg_url, 
     _sweep(db, retention.Policy(30, 14, budget_bytes=0))
     _machine(monkeypatch, tmp_path, "machine-b")
     assert session_home.restore(db, current(), KEY, "codex") is True
-    assert (conversations.home_dir(current().data_dir, KEY, "codex") / ROLLOUT).read_text() == '{"type":"session_meta"}\n'
+    assert (session_home.home_dir(current().data_dir, KEY, "codex") / ROLLOUT).read_text() == '{"type":"session_meta"}\n'
 
 
 def test_the_machine_that_dropped_its_copy_restores_it_on_the_next_turn(pg_url, monkeypatch, tmp_path):
@@ -121,10 +122,10 @@ def test_a_copy_older_than_a_collection_is_replaced_by_the_threads_new_session(p
     _machine(monkeypatch, tmp_path, "machine-c")
     _sweep(db)  # collected: the stored home is gone, so the next one is version 1 again
     _machine(monkeypatch, tmp_path, "machine-b")
-    home = conversations.home_dir(current().data_dir, KEY, "codex")
+    home = session_home.home_dir(current().data_dir, KEY, "codex")
     (home / ROLLOUT).parent.mkdir(parents=True)
     (home / ROLLOUT).write_text('{"type":"new session"}\n')
     assert session_home.save(db, current(), KEY, "codex", "machine-b") == 1
     _machine(monkeypatch, tmp_path, "machine-a")
     assert session_home.restore(db, current(), KEY, "codex") is True
-    assert (conversations.home_dir(current().data_dir, KEY, "codex") / ROLLOUT).read_text() == '{"type":"new session"}\n'
+    assert (session_home.home_dir(current().data_dir, KEY, "codex") / ROLLOUT).read_text() == '{"type":"new session"}\n'

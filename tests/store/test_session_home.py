@@ -9,7 +9,7 @@ import pytest
 
 from bot.config import Settings
 from bot.credentials import vault
-from bot.job import conversations, session_home
+from bot.episode import session_home
 from bot.service import store
 from tests.entry_settings import current
 
@@ -17,7 +17,7 @@ ROLLOUT = ".codex/sessions/2026/11/30/rollout-2026-11-30T10-00-00-abc.jsonl"
 
 
 def _home(key: str = "o/r#1"):
-    home = conversations.home_dir(current().data_dir, key, "codex")
+    home = session_home.home_dir(current().data_dir, key, "codex")
     (home / ROLLOUT).parent.mkdir(parents=True)
     (home / ROLLOUT).write_text('{"type":"session_meta"}\n')
     (home / ".codex" / "auth.json").write_text('{"OPENAI_API_KEY":"sk-leak"}')
@@ -76,7 +76,7 @@ def test_second_turn_on_another_machine_finds_the_first_turns_session(pg_url, mo
     assert session_home.save(store.connect(settings=current()), current(), "o/r#1", "codex", "machine-a") == 1
     _machine(monkeypatch, tmp_path, "machine-b")
     assert session_home.restore(store.connect(settings=current()), current(), "o/r#1", "codex") is True
-    restored = conversations.home_dir(current().data_dir, "o/r#1", "codex") / ROLLOUT
+    restored = session_home.home_dir(current().data_dir, "o/r#1", "codex") / ROLLOUT
     assert restored.read_text() == '{"type":"session_meta"}\n'
 
 
@@ -97,7 +97,7 @@ def test_restore_replaces_what_an_agent_planted_in_the_stale_home(pg_url, monkey
     _home()
     session_home.save(store.connect(settings=current()), current(), "o/r#1", "codex")
     _machine(monkeypatch, tmp_path, "machine-b")
-    stale = conversations.home_dir(current().data_dir, "o/r#1", "codex")
+    stale = session_home.home_dir(current().data_dir, "o/r#1", "codex")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     os.symlink(elsewhere, stale / ".codex")  # an earlier agent's trap on machine b
@@ -175,7 +175,7 @@ def _settings_in(data_dir) -> Settings:
 
 
 def _home_in(data_dir):
-    home = conversations.home_dir(data_dir, "o/r#1", "codex")
+    home = session_home.home_dir(data_dir, "o/r#1", "codex")
     (home / ROLLOUT).parent.mkdir(parents=True)
     (home / ROLLOUT).write_text('{"type":"session_meta"}\n')
     return home

@@ -8,7 +8,7 @@ import pytest
 
 from bot.config import Settings
 from bot.credentials import vault
-from bot.job import conversations, session_home
+from bot.episode import session_home
 from bot.service import store
 from tests.entry_settings import current
 
@@ -20,7 +20,7 @@ def _with_key(data_dir, key: str) -> Settings:
 
 
 def _saved(settings: Settings) -> None:
-    home = conversations.home_dir(settings.data_dir, "o/r#1", "codex")
+    home = session_home.home_dir(settings.data_dir, "o/r#1", "codex")
     (home / ROLLOUT).parent.mkdir(parents=True)
     (home / ROLLOUT).write_text('{"type":"session_meta"}\n')
     session_home.save(store.connect(settings=current()), settings, "o/r#1", "codex")

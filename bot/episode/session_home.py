@@ -29,11 +29,11 @@ from bot.config import Settings
 from bot.config_table import variable
 from bot.credentials import vault
 from bot.db import Database
+from bot.episode.resume_state import credential_files, empty, globs
 from bot.errors import BotError
-from bot.job import conversations
-from bot.job.resume_state import credential_files, empty, globs
+from bot.workspace.worktrees import conversation_slug
 
-log = logging.getLogger("bot.job.session_home")
+log = logging.getLogger("bot.episode.session_home")
 T = TypeVar("T")
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -45,6 +45,13 @@ MAX_BYTES = int(str(variable("BOT_SESSION_MAX_BYTES").default))
 class SessionHomeTooLarge(BotError, RuntimeError):
     """A CLI home's resume state is over BOT_SESSION_MAX_BYTES: it cannot follow the thread."""
 
+
+
+def home_dir(data_dir: Path, key: str, agent: str) -> Path:
+    """The conversation's home for `agent` under `data_dir`, made when it is not there yet."""
+    path = data_dir / "homes" / conversation_slug(key) / agent
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 def _patterns(agent: str) -> list[list[str]]:
     return [pattern.split("/") for pattern in globs(agent)]
@@ -191,7 +198,7 @@ def _strip(home: Path, parts: tuple[str, ...]) -> int:
 def _marker(data_dir: Path, conversation: str, agent: str) -> Path:
     folder = data_dir / "session-versions"
     folder.mkdir(exist_ok=True)
-    return folder / f"{conversations.slug(conversation)}.{agent}"
+    return folder / f"{conversation_slug(conversation)}.{agent}"
 
 
 def local_version(data_dir: Path, conversation: str, agent: str) -> int:
@@ -225,7 +232,7 @@ def drop_local(data_dir: Path, conversation: str) -> None:
     """Remove this machine's copies (in `data_dir`) of the thread's CLI homes and their version
     markers. The stored copies stay: the thread's next turn here restores them, as on a machine
     that never ran it."""
-    folder = data_dir / "homes" / conversations.slug(conversation)
+    folder = data_dir / "homes" / conversation_slug(conversation)
     if folder.is_dir() and not folder.is_symlink():
         empty(folder)  # written by the agent: never follow a link it planted
         folder.rmdir()
@@ -234,7 +241,7 @@ def drop_local(data_dir: Path, conversation: str) -> None:
 
 
 def _markers(data_dir: Path, conversation: str) -> list[Path]:
-    folder, slug = data_dir / "session-versions", conversations.slug(conversation)  # no glob characters
+    folder, slug = data_dir / "session-versions", conversation_slug(conversation)  # no glob characters
     if not folder.is_dir():
         return []
     return [path for path in folder.glob(f"{slug}.*") if path.name.rpartition(".")[0] == slug]
@@ -252,7 +259,7 @@ def save(db: Database, settings: Settings, conversation: str, agent: str, packed
 
 
 def _sealed(settings: Settings, conversation: str, agent: str, limit: int) -> bytes:
-    home = conversations.home_dir(settings.data_dir, conversation, agent)
+    home = home_dir(settings.data_dir, conversation, agent)
     return vault.seal(_context(conversation, agent), pack(home, agent, limit), settings)
 
 
@@ -279,7 +286,7 @@ def _stored_row(db: Database, conversation: str, agent: str) -> dict[str, Any] |
 
 def _bring_here(row: dict[str, Any] | None, settings: Settings, conversation: str, agent: str) -> bool:
     data_dir = settings.data_dir
-    home = conversations.home_dir(data_dir, conversation, agent)
+    home = home_dir(data_dir, conversation, agent)
     if row is None:
         return False  # nothing stored
     stamp = _stamp(row["version"], row["sealed"])

@@ -35,10 +35,11 @@ from bot.credentials.resolve import (
     operator_fix_hint,
     settings_url,
 )
-from bot.job import login_store
-from bot.job.context import JobContext, Stop
-from bot.job.direct_hosts import open_provider_hosts
-from bot.job.resume_state import resume_gap
+from bot.episode import login_store
+from bot.episode.asker import Asker
+from bot.episode.direct_hosts import open_provider_hosts
+from bot.episode.resume_state import resume_gap
+from bot.episode.stop import Stop
 from bot.record.recorder import Recorder
 from bot.relay import chatgpt
 from bot.relay.budgets import Budget, Caps, Ledger, Scope, operator_caps
@@ -200,7 +201,7 @@ class Channel:
 
 
 @contextlib.asynccontextmanager
-async def model_channel(agent: str, adapter: base.Adapter, creds: Credentials, ctx: JobContext, recorder: Recorder,
+async def model_channel(agent: str, adapter: base.Adapter, creds: Credentials, ctx: Asker, recorder: Recorder,
                         run_id: str, sandbox_config: SandboxConfig, *, on_retry: Callable[[str], object] | None = None,
                         on_stop: Callable[[str], object] | None = None,
                         repo_budgets: Mapping[str, Any] | None = None,

@@ -20,19 +20,19 @@ from bot.credentials import vault
 
 if TYPE_CHECKING:
     from bot.config import Settings
-    from bot.job.context import JobContext
+    from bot.episode.asker import Asker
 
 log = logging.getLogger(__name__)
 ACTOR = "model relay (login refresh)"
 _SCOPE_KIND = {"requester": "user", "repository": "repo", "installation": "installation"}
 
 
-def saver(agent: str, source: str, ctx: JobContext) -> Callable[[str], None]:
+def saver(agent: str, source: str, ctx: Asker) -> Callable[[str], None]:
     """The callback that stores `agent`'s renewed login for credentials of `source` in this job."""
     if source == "operator":
         return lambda text: _save_operator_file(ctx.config, agent, text)
-    owner = {"requester": getattr(ctx, "requester_id", None), "repository": getattr(ctx, "repo_id", None),
-             "installation": getattr(ctx, "installation_id", None)}.get(source)
+    owner = {"requester": ctx.requester_id, "repository": ctx.repo_id,
+             "installation": ctx.installation_id}.get(source)
     if source not in _SCOPE_KIND or owner in (None, "", 0):
         return _lost(f"no scope to store a {source} login in")
     scope = vault.scope_for(_SCOPE_KIND[source], owner)

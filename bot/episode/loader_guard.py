@@ -18,7 +18,7 @@ from typing import Any
 from adapters.base import Adapter
 from bot.bridge.admission import Admission
 from bot.bridge.tools import RunSandbox
-from bot.job.session_home import strip_loaders
+from bot.episode.session_home import strip_loaders
 from bot.workspace.repo_config import RepoConfig
 from sandbox.base import SandboxConfig, SandboxProcess, Spawner
 

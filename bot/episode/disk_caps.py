@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapters.base import Result
-from bot.job.resume_state import empty
+from bot.episode.resume_state import empty
 from sandbox.base import SandboxConfig
 from sandbox.disk import human
 

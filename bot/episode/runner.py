@@ -26,11 +26,11 @@ from pathlib import Path, PurePosixPath
 from adapters.base import Adapter, Episode, Event, EventKind, Invocation, Result, Usage
 from bot import metrics
 from bot.config_table import variable
-from bot.job.disk_caps import stop_for_full_layer
-from bot.job.kept_events import KeptEvents
-from bot.job.resume_state import empty
-from bot.job.session_home import strip_loaders
-from bot.job.stdout_lines import Line, LineSplitter
+from bot.episode.disk_caps import stop_for_full_layer
+from bot.episode.kept_events import KeptEvents
+from bot.episode.resume_state import empty
+from bot.episode.session_home import strip_loaders
+from bot.episode.stdout_lines import Line, LineSplitter
 from bot.record.redact import redact
 from sandbox import disk
 from sandbox.base import Refused, SandboxConfig, SandboxProcess, Spawner

@@ -29,7 +29,7 @@ from pathlib import Path
 from adapters.base import Adapter, version_of
 from sandbox.base import base_env
 
-log = logging.getLogger("bot.job.cli_version")
+log = logging.getLogger("bot.episode.cli_version")
 PROBE_TIMEOUT_S = 30
 _versions: dict[tuple[str, str], str | None] = {}
 

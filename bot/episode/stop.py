@@ -1,0 +1,12 @@
+"""The one way to end a job early from anywhere below it: raise `Stop` with the terminal text."""
+from __future__ import annotations
+
+from bot.errors import BotError
+
+
+class Stop(BotError):
+    """End the job now with this terminal text."""
+
+    def __init__(self, text: str, status: str = "failed") -> None:
+        super().__init__(text)
+        self.text, self.status = text, status
