@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -90,7 +91,12 @@ def create_app(start_workers: bool = True, address: str | None = None, settings:
         sweeper = retention.Sweeper(current.number("BOT_GC_INTERVAL"), retention.Policy.from_settings(current),
                                     current.data_dir, lambda: store.connect(settings=current)).start()
         metrics_listener = await health.start_metrics_listener(app.state.db, current)
+        # What is alive now lives as long as the service: out of the collector's reach, each full
+        # collection (one every few thousand deliveries, more during a flood) walks only what the
+        # requests made, not every module, class and setting (90 ms -> a few ms in `bot serve`).
+        gc.freeze()
         yield
+        gc.unfreeze()
         if metrics_listener is not None:
             await metrics_listener.stop()
         await sweeper.stop()
