@@ -72,10 +72,13 @@ class JobSpec:
         return target.get("thread") if target.get("type") == "review_comment" else None
 
     def to_dict(self) -> dict[str, Any]:
-        data = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
-        data["command"] = {**dataclasses.asdict(self.command), "agents": list(self.command.agents)}
+        # field by field, not `dataclasses.asdict`: every value is a scalar or a tuple (once per delivery)
+        data = {name: getattr(self, name) for name in _NAMES[JobSpec]}
+        data["command"] = {**{name: getattr(self.command, name) for name in _NAMES[Command]},
+                           "agents": list(self.command.agents)}
         data["target"] = dict(self.target) if self.target is not None else None
-        data["automatic"] = dataclasses.asdict(self.automatic) if self.automatic else None
+        data["automatic"] = {name: getattr(self.automatic, name) for name in _NAMES[Automatic]} \
+            if self.automatic else None
         return {key: value for key, value in data.items() if value is not None or key not in _OMITTED_WHEN_NONE}
 
     def to_json(self) -> str:
@@ -158,6 +161,8 @@ def json_choices(cls: type) -> dict[str, frozenset[str]]:
     return choices
 
 
+_NAMES: dict[type, tuple[str, ...]] = {cls: tuple(field.name for field in dataclasses.fields(cls))
+                                       for cls in (JobSpec, Command, Automatic)}
 _TOP = json_shape(JobSpec)
 _COMMAND = json_shape(Command)
 _AUTOMATIC = json_shape(Automatic)
@@ -169,13 +174,14 @@ def _checked(data: object, shape: dict[str, tuple[type, ...]], prefix: str) -> d
     """`data` as a dict whose every key is in `shape`, with a value of one of its types."""
     if not isinstance(data, dict):
         raise SpecError(f"job spec{' ' + prefix.rstrip('.') if prefix else ''} is not a JSON object")
+    choices_of = _CHOICES.get(prefix, {})
     for key, value in data.items():
         if key not in shape:
             raise SpecError(f"job spec has an unknown field '{prefix}{key}' (known: {', '.join(shape)})")
         if type(value) not in shape[key]:
             allowed = " or ".join("null" if t is _NONE else t.__name__ for t in shape[key])
             raise SpecError(f"job spec's '{prefix}{key}' is {type(value).__name__}, not {allowed}")
-        if (choices := _CHOICES.get(prefix, {}).get(key)) is not None and isinstance(value, str) \
+        if (choices := choices_of.get(key)) is not None and isinstance(value, str) \
                 and value not in choices:
             raise SpecError(f"job spec's '{prefix}{key}' is {value[:40]!r}, not one of {', '.join(sorted(choices))}")
     return data

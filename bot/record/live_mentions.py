@@ -10,8 +10,9 @@ blockquote (its lazy continuation lines included). The raw HTML is then read in 
 (bot/record/raw_html.py): a mention after a comment left open, or inside an `<a>` or `<code>` the
 HTML opened, is none, as in the page GitHub serves.
 
-Only what can matter is parsed: a comment with no line starting with the handle not at all, and
-of the paragraphs only those holding such a line or raw HTML.
+Only what can matter is parsed: a comment with no line starting with the handle not at all, a
+comment of plain paragraphs (`plain`) not at all either, and of the paragraphs only those holding
+such a line or raw HTML.
 
 The mention must also start its own source line (spaces or tabs before it only), and the handle is
 compared in ASCII: `[A-Za-z0-9-]` letters, case folded only for ASCII, so no Unicode letter (the
@@ -35,6 +36,8 @@ _LINE_START = re.compile(r"[ \t]*@([A-Za-z0-9-]+)(?![\w/-])")
 _MARK = "line_start_at"  # a zero-width token where an `@` begins a line of inline text
 _LIVE_PARENTS = ("paragraph_open", "heading_open")
 _CONSTRUCT_STARTS = "`<["  # where a code span, inline HTML, an autolink or a link begins
+_OPENS_INLINE = re.compile(r"[`<\[]")
+_NOT_PLAIN_LINE = re.compile(r"^(?![ \t]*$)(?! {0,3}[A-Za-z@])", re.MULTILINE)
 # A paragraph's inline parse is quadratic on crafted text (markdown-it-py scans every unclosed `[`
 # to the end): a longer one is not parsed; a mention in it counts only before its first `[`, `<`
 # or backtick.
@@ -56,9 +59,22 @@ def live_mentions(text: str, handle: str) -> Iterator[tuple[int, str]]:
         match = _LINE_START.match(line)
         if match and match.group(1).lower() == wanted:
             candidates[index] = line[match.end():]
-    if candidates:  # most comments name no one at a line start: no parse at all
-        for index in _live_lines(text, candidates):  # the parser's tokens come in source order
-            yield index, candidates[index]
+    if not candidates:  # most comments name no one at a line start: no parse at all
+        return
+    # the parser's tokens come in source order, as do the candidates
+    live = candidates if plain(text) else _live_lines(text, candidates)
+    for index in live:
+        yield index, candidates[index]
+
+
+def plain(text: str) -> bool:
+    """True when `text` is paragraphs of plain lines, where every line-start mention is live:
+    each line is blank or starts, after at most 3 spaces, with an ASCII letter or `@` (so none
+    opens a fence, heading, quote, list, thematic break, setext underline, table row, indented
+    code, HTML block or link definition), and no backtick, `<` or `[` anywhere (so no code span,
+    inline HTML, autolink or link opens before a mention). What the parse would find then is
+    every candidate: tests/intake/test_live_mentions_shortcut.py holds the two to each other."""
+    return _OPENS_INLINE.search(text) is None and _NOT_PLAIN_LINE.search(text) is None
 
 
 def _live_lines(text: str, candidates: Iterable[int]) -> Iterator[int]:

@@ -98,7 +98,7 @@ class GroupCommit:
     def _flush(self, db: Database) -> None:
         batch, self._pending = self._pending, []
         try:
-            outcomes = write_batch(db, [statements for statements, _ in batch])
+            outcomes = _written(db, [statements for statements, _ in batch])
         except Exception as exc:  # BEGIN or COMMIT failed: nothing of the batch is stored
             outcomes = [(None, exc)] * len(batch)
         for (_, future), (result, error) in zip(batch, outcomes, strict=True):
@@ -108,6 +108,18 @@ class GroupCommit:
                 future.set_exception(error)
             else:
                 future.set_result(result)
+
+
+def _written(db: Database, batch: list[Callable[[Database], object]]) -> list[tuple[object, Exception | None]]:
+    """`write_batch`, with a batch of one written as `write` writes it: its transaction is its
+    own, so the savepoint around it would add two statements (each a hand-back of the GIL, which
+    another thread may keep for a while) and change nothing."""
+    if len(batch) > 1:
+        return write_batch(db, batch)
+    try:
+        return [(write(db, batch[0]), None)]
+    except Exception as exc:  # rolled back: nothing of it is stored, as in `write_batch`
+        return [(None, exc)]
 
 
 _group_commits: weakref.WeakKeyDictionary[Database, GroupCommit] = weakref.WeakKeyDictionary()

@@ -19,6 +19,7 @@ import asyncio
 import http
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
@@ -28,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from bot import metrics
+from bot.config import Settings
 from bot.db import Database
 from bot.intake.decide import NOT_ALLOWED, Episode, Event, Ignore, Reply, decide
 from bot.intake.payload import Malformed
@@ -40,6 +42,28 @@ log = logging.getLogger("bot.web.intake")
 _REQUIRED_HEADERS = ("x-github-event", "x-github-delivery")
 _READ_HEADERS = frozenset({b"x-github-event", b"x-github-delivery", b"x-hub-signature-256",
                            b"content-type", b"content-length"})
+
+
+@dataclass(frozen=True)
+class IntakeSettings:
+    """What every delivery reads of the service's settings, read once per settings object (they
+    are frozen; the settings pages put a new object in `app.state.settings`, which is read anew)."""
+
+    settings: Settings
+    secret: str = field(repr=False)
+    handle: str
+    outsider_window_s: float
+    body_timeout_s: float
+
+    @classmethod
+    def of(cls, state: Any) -> IntakeSettings:
+        current: Settings = state.settings
+        known = getattr(state, "intake_settings", None)
+        if known is None or known.settings is not current:
+            known = state.intake_settings = cls(
+                current, current.webhook_secret(), current.handle, current.number("BOT_OUTSIDER_REPLY_WINDOW"),
+                current.number("BOT_WEBHOOK_BODY_TIMEOUT"))
+        return known
 
 
 class _JSON(JSONResponse):
@@ -56,16 +80,15 @@ async def webhook(request: Request) -> JSONResponse:
     missing = getattr(request.app.state, "missing_config", [])
     if missing:
         return _refuse(503, delivery, "GitHub App not configured: " + " ".join(missing))
-    event = await _admitted(request, headers, delivery)
+    settings = IntakeSettings.of(request.app.state)
+    event = await _admitted(request, headers, delivery, settings)
     if isinstance(event, JSONResponse):
         return event
     if event.event == "ping":
         metrics.DELIVERIES.labels("ping").inc()
         return _JSON({"ok": True, "pong": True})
-    settings = request.app.state.settings
     try:
-        response = await accept(request.app.state.db, event, settings.number("BOT_OUTSIDER_REPLY_WINDOW"),
-                                handle=settings.handle)
+        response = await accept(request.app.state.db, event, settings.outsider_window_s, handle=settings.handle)
     except Malformed as exc:  # signed by GitHub, but not the payload its event has: never redelivered
         return _refuse(400, delivery, f"malformed payload: {exc}")
     except Exception as exc:  # nothing stored (a full disk, a lost database): GitHub may redeliver
@@ -77,7 +100,8 @@ async def webhook(request: Request) -> JSONResponse:
     return response
 
 
-async def _admitted(request: Request, headers: dict[str, str], delivery: str) -> sansio.Event | JSONResponse:
+async def _admitted(request: Request, headers: dict[str, str], delivery: str,
+                    settings: IntakeSettings) -> sansio.Event | JSONResponse:
     """The verified event, or the refusal. Until the signature is checked the sender is anyone:
     it holds one of a capped number of slots, for a bounded time and size."""
     slots = BodySlots.of(request.app.state)
@@ -86,7 +110,7 @@ async def _admitted(request: Request, headers: dict[str, str], delivery: str) ->
                        headers={"Retry-After": str(RETRY_AFTER_S)})
     with slots.taken():
         try:
-            body = await read_body(request, headers)
+            body = await read_body(request, headers, settings.body_timeout_s)
         except TooLarge:
             return _refuse(413, delivery, f"body over {MAX_BODY_BYTES} bytes")
         except TooSlow:
@@ -94,7 +118,7 @@ async def _admitted(request: Request, headers: dict[str, str], delivery: str) ->
         except Gone:
             return _refuse(400, delivery, "the sender hung up before the body was complete")
         try:
-            return _verified_event(headers, body, request.app.state.settings.webhook_secret())
+            return _verified_event(headers, body, settings.secret)
         except ValidationFailure as exc:
             return _refuse(401, delivery, f"signature rejected: {exc}")
         except (BadRequest, KeyError, ValueError, orjson.JSONDecodeError) as exc:

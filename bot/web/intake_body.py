@@ -5,7 +5,7 @@ MAX_BODY_BYTES of body (refused before reading it all when the length is declare
     slots = BodySlots.of(request.app.state)
     if not slots.free():  -> 503 with Retry-After
     with slots.taken():
-        body = await read_body(request, headers)   # raises TooLarge, TooSlow, Gone
+        body = await read_body(request, headers, timeout_s)   # raises TooLarge, TooSlow, Gone
 """
 from __future__ import annotations
 
@@ -61,12 +61,13 @@ class BodySlots:
             self.reading -= 1
 
 
-async def read_body(request: Request, headers: dict[str, str]) -> bytes:
+async def read_body(request: Request, headers: dict[str, str], timeout_s: float) -> bytes:
+    """The whole body, within `timeout_s` (BOT_WEBHOOK_BODY_TIMEOUT) and MAX_BODY_BYTES."""
     declared = headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise TooLarge
     try:
-        async with asyncio.timeout(request.app.state.settings.number("BOT_WEBHOOK_BODY_TIMEOUT")):
+        async with asyncio.timeout(timeout_s):
             return await _capped(request)
     except TimeoutError:
         raise TooSlow from None

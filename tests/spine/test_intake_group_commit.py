@@ -63,6 +63,33 @@ async def test_a_none_result_rolls_back_that_write_only():
     assert outcomes == [None, 1] and _notices() == ["t#2"]
 
 
+def _statements(db) -> list[str]:
+    seen: list[str] = []
+    db.conn.set_trace_callback(lambda sql: seen.append(sql.split()[0].upper()))
+    return seen
+
+
+async def test_a_write_alone_in_its_iteration_runs_without_a_savepoint():
+    """A batch of one is its own transaction: BEGIN, its statements, COMMIT, and nothing else."""
+    db = store.connect(settings=current())
+    statements = _statements(db)
+    assert await store.commit(db, _insert("t#1")) == 1
+    assert statements == ["BEGIN", "INSERT", "COMMIT"] and _notices() == ["t#1"]
+
+
+async def test_a_failing_write_alone_is_rolled_back_and_raised_to_its_caller():
+    db = store.connect(settings=current())
+    with pytest.raises(ValueError, match="x"):
+        await store.commit(db, _insert("t#1", ValueError("x")))
+    assert not db.conn.in_transaction and _notices() == []
+
+
+async def test_a_none_result_alone_stores_nothing():
+    db = store.connect(settings=current())
+    assert await store.commit(db, _insert("t#1", None)) is None
+    assert not db.conn.in_transaction and _notices() == []
+
+
 @pytest.fixture
 async def app(monkeypatch):
     configure_app(monkeypatch)
