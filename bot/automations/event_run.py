@@ -2,7 +2,8 @@
 `.github/bot.yml` from the default branch, and run each automation declared for the event once
 (bot/automations/runs.py), each with its own tracking comment in the thread and the answer with
 provenance, through the one pipeline. A repository that declares none: nothing, silently. A
-completed check suite or workflow run goes to the autofix (bot/automations/autofix.py).
+completed check suite or workflow run goes to the autofix (bot/automations/autofix.py), a created
+alert to its automations' own issues (bot/automations/alert_run.py).
 
     status = await run(db, job_id, spec, thread, cancel, make_context, thread_of=..., detail=...)
 
@@ -16,13 +17,13 @@ import dataclasses
 import logging
 from typing import Any
 
-from bot.automations import autofix, caps, matching, pauses, request, schedule
+from bot.automations import alert_run, autofix, caps, matching, pauses, request, schedule
 from bot.automations.autofix import MakeContext, ThreadOf
 from bot.automations.mode import AutomationMode, marker
 from bot.db import Database
 from bot.github.client import Thread
 from bot.intake import gate
-from bot.intake.automation_event import CHECK_EVENTS, EventFacts, read_detail
+from bot.intake.automation_event import ALERT_EVENTS, CHECK_EVENTS, EventFacts, read_detail
 from bot.intake.grammar import Command
 from bot.intake.spec import JobSpec
 from bot.job import pipeline
@@ -44,6 +45,9 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: 
     found = await _declared(db, job_id, spec, thread, facts)
     if not found:
         return "done"
+    if facts.event in ALERT_EVENTS:
+        return await alert_run.run(db, job_id, spec, thread, cancel, facts, found,
+                                   make_context=make_context, thread_of=thread_of, account_cap=account_cap)
     if facts.event in CHECK_EVENTS:
         return await autofix.run(db, job_id, spec, thread, cancel, facts, found,
                                  make_context=make_context, thread_of=thread_of, account_cap=account_cap)

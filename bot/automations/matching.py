@@ -32,6 +32,8 @@ def _runs_on(automation: Automation, facts: EventFacts) -> bool:
     if on.pull_request is not None:
         return facts.action in on.pull_request.types and (
             facts.action != "labeled" or not on.pull_request.labels or facts.label in on.pull_request.labels)
+    if on.dependabot_alert is not None or on.code_scanning_alert is not None:
+        return facts.action == "created"
     checks = on.check_suite or on.workflow_run
     return checks is not None and facts.conclusion in checks.conclusion
 

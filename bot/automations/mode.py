@@ -12,8 +12,12 @@ permission against the configuration), and the bot's effects run only when `may:
 - `push` on a fork's pull request: never pushed, whatever `allow_fork_push` says; the answer says
   why and carries the change as a diff.
 
-`label`, `draft_pull_request` and `review` are declared in the grammar and not built: nothing but
-the answer is published for them (docs/automations.md).
+- `draft_pull_request` off a pull request (an issue's thread, the automation's own issue): the bot
+  commits the agent's change on a new branch (`bot/<agent>/<issue>-<automation>-job-<id>`) off the
+  default branch and opens a DRAFT pull request for it, never closing the issue it links.
+
+`label` and `review` are declared in the grammar and not built: nothing but the answer is published
+for them (docs/automations.md).
 """
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ if TYPE_CHECKING:
     from bot.workspace.worktrees import Worktree
 
 log = logging.getLogger("bot.automations.mode")
-BUILT_ACTS = frozenset({"comment", "push"})  # what the bot carries out for an automation today
+BUILT_ACTS = frozenset({"comment", "push", "draft_pull_request"})  # what the bot carries out for an automation today
 FORK = ("This pull request comes from a fork, and an automation never pushes to a fork's branch: "
         "here is the change as a diff to apply.")
 
@@ -54,7 +58,11 @@ class AutomationMode(GitHubMode):
         if may - BUILT_ACTS:
             log.info("automation %s: %s declared but not built: not carried out",
                      automation.name if automation else "?", ", ".join(sorted(may - BUILT_ACTS)))
-        if "push" not in may or not ctx.is_pr or not turn.result.ok:
+        if not may & {"push", "draft_pull_request"} or not turn.result.ok:
+            return None  # the answer is the only thing published; changes in the worktree are dropped
+        if "draft_pull_request" in may and not ctx.is_pr and automation is not None:
+            return await self._draft(ctx, worktree, agent, automation)
+        if "push" not in may or not ctx.is_pr:
             return None  # the answer is the only thing published; changes in the worktree are dropped
         await ctx.refresh_token()
         pull = await ctx.github.pull()
@@ -71,6 +79,16 @@ class AutomationMode(GitHubMode):
         if outcome.kind == "pushed" and outcome.commit_sha and self.on_pushed is not None:
             self.on_pushed(outcome.commit_sha)
         return outcome
+
+    async def _draft(self, ctx: JobContext, worktree: Worktree, agent: str, automation: Automation) -> Outcome:
+        """The change on a new branch off the default branch, in a draft pull request. The title and
+        body quote the declared prompt (the maintainers' words), never the event's text."""
+        await ctx.refresh_token()
+        own = dataclasses.replace(worktree, config=dataclasses.replace(worktree.config, close_issue=False))
+        request = effects.Request(agent=agent, text=automation.prompt, requester_login=ctx.requester,
+                                  requester_id=ctx.requester_id, number=ctx.number or 0,
+                                  title=f"{automation.name} job {ctx.job_id or 0}", draft=True)
+        return await effects.apply(own, request, ctx.github.api, token=ctx.token)
 
     def _head_unmoved(self, ctx: JobContext) -> Callable[[], Any]:
         async def recheck() -> str | None:

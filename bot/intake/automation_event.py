@@ -17,13 +17,21 @@ candidate. What the candidate carries past the queue is the detail: `<event>.<ac
 `key=value` words (`label=` percent-encoded, `conclusion=`, `head=`), read back by `read_detail`
 through the same allowlist.
 
+A `dependabot_alert` or `code_scanning_alert` created carries the alert's fields an automation reads
+(`ALERT_FIELDS`: its number, package and ecosystem, severity, GHSA and CVE ids, the advisory's
+summary or the rule's description, rule id, location path and html_url), each through its own
+pattern: a field outside it is dropped (and logged), an alert without a number makes no candidate.
+Only the bot's own account is refused as the sender (GitHub's own bots raise alerts).
+
 Events an automatic trigger takes first (`pull_request` opened, ready_for_review, synchronize, a
 `bot:` label) queue that trigger's job; the worker runs the automations for the same event after it
 (`riding`), so one delivery is one job.
 """
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
@@ -38,11 +46,41 @@ EVENT_ACTIONS = {"issues": frozenset({"opened", "edited", "reopened", "labeled"}
                  "issue_comment": frozenset({"created"}),
                  "pull_request": frozenset({"opened", "synchronize", "ready_for_review", "labeled"}),
                  "check_suite": frozenset({"completed"}),
-                 "workflow_run": frozenset({"completed"})}
+                 "workflow_run": frozenset({"completed"}),
+                 "dependabot_alert": frozenset({"created"}),
+                 "code_scanning_alert": frozenset({"created"})}
 CHECK_EVENTS = frozenset({"check_suite", "workflow_run"})
+ALERT_EVENTS = frozenset({"dependabot_alert", "code_scanning_alert"})
+log = logging.getLogger("bot.intake.automation_event")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _LABEL = re.compile(r"^[^\x00-\x1f\x7f-\x9f]{1,50}$")
 _FACT_KEYS = frozenset({"label", "conclusion", "head"})
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+SEVERITIES = frozenset({"low", "medium", "high", "critical", "none", "note", "warning", "error"})
+MAX_SUMMARY_CHARS = 300
+
+
+def _text(limit: int) -> Callable[[str], bool]:
+    return lambda value: 0 < len(value) <= limit and not _CONTROL.search(value)
+
+
+def _path(value: str) -> bool:
+    return _text(500)(value) and not value.startswith("/") and ".." not in value.split("/")
+
+
+# each alert field an automation reads, with what it must be (anything else is dropped)
+ALERT_FIELDS: dict[str, Callable[[str], bool]] = {
+    "number": lambda v: bool(re.fullmatch(r"[1-9][0-9]{0,9}", v)),
+    "package": _text(214),
+    "ecosystem": lambda v: bool(re.fullmatch(r"[A-Za-z0-9_.-]{1,40}", v)),
+    "severity": lambda v: v in SEVERITIES,
+    "ghsa": lambda v: bool(re.fullmatch(r"GHSA(-[0-9a-z]{4}){3}", v)),
+    "cve": lambda v: bool(re.fullmatch(r"CVE-[0-9]{4}-[0-9]{4,7}", v)),
+    "summary": _text(MAX_SUMMARY_CHARS),
+    "rule": lambda v: bool(re.fullmatch(r"[A-Za-z0-9_./:@+-]{1,200}", v)),
+    "path": _path,
+    "url": lambda v: bool(re.fullmatch(r"https?://[!-~]{1,500}", v)),
+}
 
 
 @dataclass(frozen=True)
@@ -54,6 +92,7 @@ class EventFacts:
     label: str = ""  # the label added (`labeled`)
     conclusion: str = ""  # a check suite's or workflow run's
     head: str = ""  # the commit a check suite or workflow run checked
+    alert: tuple[tuple[str, str], ...] = ()  # an alert's fields (ALERT_FIELDS), in their order
 
     @property
     def name(self) -> str:
@@ -61,7 +100,8 @@ class EventFacts:
 
     def detail(self) -> str:
         words = [self.name] + [f"{key}={quote(value, safe='')}" for key, value in
-                               (("label", self.label), ("conclusion", self.conclusion), ("head", self.head)) if value]
+                               (("label", self.label), ("conclusion", self.conclusion), ("head", self.head),
+                                *self.alert) if value]
         return " ".join(words)
 
 
@@ -72,19 +112,22 @@ def read_detail(detail: str) -> EventFacts | None:
     if action not in EVENT_ACTIONS.get(event, ()):
         return None
     facts: dict[str, str] = {}
+    alert: dict[str, str] = {}
     for word in words:
         key, sep, value = word.partition("=")
-        if not sep or key not in _FACT_KEYS or key in facts:
+        into = facts if key in _FACT_KEYS else alert if key in ALERT_FIELDS and event in ALERT_EVENTS else None
+        if not sep or into is None or key in into:
             return None
-        facts[key] = unquote(value)
-    found = EventFacts(event, action, **facts)
-    return found if _allowed(found) else None
+        into[key] = unquote(value)
+    found = EventFacts(event, action, **facts, alert=tuple(alert.items()))
+    return found if _allowed(found) and (event not in ALERT_EVENTS or "number" in alert) else None
 
 
 def _allowed(facts: EventFacts) -> bool:
     return ((not facts.label or bool(_LABEL.match(facts.label)))
             and (not facts.conclusion or facts.conclusion in CONCLUSIONS)
-            and (not facts.head or bool(_SHA.match(facts.head))))
+            and (not facts.head or bool(_SHA.match(facts.head)))
+            and all(key in ALERT_FIELDS and ALERT_FIELDS[key](value) for key, value in facts.alert))
 
 
 def candidate(event: str, data: dict[str, Any], handle: str) -> dict[str, Any] | None:
@@ -93,6 +136,8 @@ def candidate(event: str, data: dict[str, Any], handle: str) -> dict[str, Any] |
         return None
     if event in CHECK_EVENTS:
         return _check(event, data, handle)
+    if event in ALERT_EVENTS:
+        return _alert(event, data, handle)
     item = data.get("pull_request" if event == "pull_request" else "issue")
     if not isinstance(item, dict) or (event == "issues" and "pull_request" in item):
         return None
@@ -140,6 +185,61 @@ def _check(event: str, data: dict[str, Any], handle: str) -> dict[str, Any] | No
     return {**_base(data), **_sender(sender), "association": "NONE", "number": number, "is_pr": True,
             "title": "", "target": {"type": event, "id": item["id"]},
             "automatic": {"kind": KIND, "detail": facts.detail(), "draft": False}}
+
+
+def _alert(event: str, data: dict[str, Any], handle: str) -> dict[str, Any] | None:
+    """A created alert, run in each matching automation's own issue (number 0: no thread of its own)."""
+    sender = data.get("sender") or {}
+    if str(sender.get("login") or "").lower() in own_accounts(handle):
+        return None
+    fields = alert_fields(event, data.get("alert") or {})
+    if "number" not in fields:
+        return None
+    facts = EventFacts(event, "created", alert=tuple(fields.items()))
+    return {**_base(data), **_sender(sender), "association": "NONE", "number": 0, "is_pr": False, "title": "",
+            "target": {"type": event, "id": int(fields["number"])},
+            "automatic": {"kind": KIND, "detail": facts.detail(), "draft": False}}
+
+
+def alert_fields(event: str, alert: dict[str, Any]) -> dict[str, str]:
+    """The alert's fields an automation reads, each kept only when its pattern allows it."""
+    read = _dependabot(alert) if event == "dependabot_alert" else _code_scanning(alert)
+    kept = {}
+    for key, value in read.items():
+        if value in ("", "None"):
+            continue
+        if ALERT_FIELDS[key](value):
+            kept[key] = value
+        else:
+            log.info("%s: the alert's %s is outside its pattern: dropped", event, key)
+    return kept
+
+
+def _dependabot(alert: dict[str, Any]) -> dict[str, str]:
+    dependency, advisory = _dict(alert.get("dependency")), _dict(alert.get("security_advisory"))
+    package = _dict(dependency.get("package"))
+    return {"number": str(alert.get("number")), "package": str(package.get("name") or ""),
+            "ecosystem": str(package.get("ecosystem") or ""), "severity": str(advisory.get("severity") or ""),
+            "ghsa": str(advisory.get("ghsa_id") or ""), "cve": str(advisory.get("cve_id") or ""),
+            "summary": _cut(advisory.get("summary")), "path": str(dependency.get("manifest_path") or ""),
+            "url": str(alert.get("html_url") or "")}
+
+
+def _code_scanning(alert: dict[str, Any]) -> dict[str, str]:
+    rule, instance = _dict(alert.get("rule")), _dict(alert.get("most_recent_instance"))
+    return {"number": str(alert.get("number")), "rule": str(rule.get("id") or ""),
+            "severity": str(rule.get("security_severity_level") or rule.get("severity") or ""),
+            "summary": _cut(rule.get("description")), "path": str(_dict(instance.get("location")).get("path") or ""),
+            "url": str(alert.get("html_url") or "")}
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _cut(value: object) -> str:
+    text = " ".join(str(value or "").split())
+    return text if len(text) <= MAX_SUMMARY_CHARS else text[:MAX_SUMMARY_CHARS - 1] + "…"
 
 
 def _label(data: dict[str, Any]) -> str:

@@ -58,6 +58,9 @@ def trigger_key(event: str, data: dict[str, Any]) -> str:
         item = data.get(name)
         if isinstance(item, dict) and item.get("id") is not None:
             return f"{event}.{action}:{name}:{item['id']}"
+    alert = data.get("alert")
+    if isinstance(alert, dict) and alert.get("number") is not None:  # numbered per repository
+        return f"{event}.{action}:alert:{(data.get('repository') or {}).get('id')}:{alert['number']}"
     item = data.get("issue") or data.get("pull_request") or {}
     which = ((data.get("label") or {}).get("name") or (data.get("assignee") or {}).get("login")
              or (data.get("requested_reviewer") or {}).get("login") or "")

@@ -34,9 +34,11 @@ FILE, CONTEXT = stored_app_file.FILE, stored_app_file.CONTEXT
 SETTINGS = {"GITHUB_APP_ID": "id", "GITHUB_PRIVATE_KEY": "pem", "GITHUB_WEBHOOK_SECRET": "webhook_secret",
             "GITHUB_CLIENT_ID": "client_id", "GITHUB_CLIENT_SECRET": "client_secret", "BOT_HANDLE": "slug"}
 PERMISSIONS = {"issues": "write", "pull_requests": "write", "contents": "write", "metadata": "read",
-               "checks": "write", "actions": "read", "members": "read"}
+               "checks": "write", "actions": "read", "members": "read",
+               "vulnerability_alerts": "read", "security_events": "read"}  # the last two: alerts' automations
 EVENTS = ["issue_comment", "pull_request_review_comment", "pull_request_review", "issues", "pull_request",
-          "check_suite", "workflow_run"]  # the last two: the automations' autofix (docs/automations.md)
+          "check_suite", "workflow_run",  # these two: the automations' autofix (docs/automations.md)
+          "dependabot_alert", "code_scanning_alert"]  # automations on alerts
 CALLBACK_PATH = "/setup/github-app/callback"
 
 

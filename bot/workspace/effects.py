@@ -155,7 +155,8 @@ async def _open_pull(api: GitHubAPI, wt: Worktree, request: Request, done: Outco
                      base: str) -> dict:
     owner = cast(str, done.repo).split("/")[0]
     data = {"title": render.required(_title(request)), "head": branch, "base": base,
-            "body": render.required(_pull_body(wt, request, done)), "maintainer_can_modify": True}
+            "body": render.required(_pull_body(wt, request, done)), "maintainer_can_modify": True,
+            **({"draft": True} if request.draft else {})}
     try:
         return await api.post(f"/repos/{done.repo}/pulls", data=data)
     except gidgethub.BadRequest as exc:

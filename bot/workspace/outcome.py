@@ -20,6 +20,7 @@ class Request:
     title: str = ""
     pull: dict | None = None
     still_allowed: Callable[[], Awaitable[str | None]] | None = None
+    draft: bool = False  # a pull request it opens is a draft (an automation's, bot/automations/mode.py)
 
     async def refusal(self) -> str | None:
         return await self.still_allowed() if self.still_allowed is not None else None

@@ -419,7 +419,8 @@ class ConclusionOn(Section):
 
 
 class NothingOn(Section):
-    """`issue_comment: {}`, `fire: {}`: the event takes no options."""
+    """`issue_comment: {}`, `fire: {}`, `dependabot_alert: {}`, `code_scanning_alert: {}`: the event
+    takes no options."""
 
     UNKNOWN: ClassVar[str] = "takes no options: write {{}}"
     MAPPING: ClassVar[str] = "must be {{}}"
@@ -437,6 +438,8 @@ class OnSection(Section):
     workflow_run: ConclusionOn | None = None
     schedule: Annotated[tuple[str, ...] | None, BeforeValidator(schedules)] = None
     fire: NothingOn | None = None
+    dependabot_alert: NothingOn | None = None  # created
+    code_scanning_alert: NothingOn | None = None  # created
 
     @model_validator(mode="after")
     def _exactly_one(self) -> OnSection:

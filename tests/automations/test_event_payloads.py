@@ -14,6 +14,8 @@ BUILT = {
     "issue_comment": ("issue_comment", payloads.comment()),
     "pull_request opened": ("pull_request", payloads.pull_request()),
     "pull_request labeled": ("pull_request", payloads.pull_request("labeled", label="bug")),
+    "dependabot_alert created": ("dependabot_alert", payloads.dependabot_alert()),
+    "code_scanning_alert created": ("code_scanning_alert", payloads.code_scanning_alert()),
 }
 
 
