@@ -6,9 +6,9 @@ import re
 from collections.abc import Callable
 
 from bot.episode import honesty
+from bot.episode.turn import Turn
 from bot.job import replies
 from bot.job.context import JobContext
-from bot.job.episode import Turn
 from bot.job.run import JobRun
 from bot.job.tracking import MAX_COMMENT_CHARS
 from bot.record import provenance, render

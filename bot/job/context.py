@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 class Finished(Protocol):
-    """What a mode reads of a finished episode (bot.job.episode.Turn)."""
+    """What a mode reads of a finished episode (bot.episode.turn.Turn)."""
 
     @property
     def result(self) -> Result: ...

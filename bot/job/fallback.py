@@ -22,12 +22,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from adapters import base
 from adapters.base import Tier
 from bot.credentials import resolve as credentials
+from bot.episode.progress import Progress
 from bot.episode.stop import Stop
+from bot.episode.turn import Attempt, Turn
 from bot.job import replies
 from bot.job.context import JobContext
-from bot.job.episode import Attempt, Turn
 from bot.job.run import JobRun
-from bot.job.tracking import Progress
 from bot.workspace.repo_config import RepoConfig
 
 EVENT = "fallback"  # the answering run's record of one earlier attempt

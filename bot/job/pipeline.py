@@ -20,14 +20,16 @@ from adapters import base
 from adapters.base import Result, Tier
 from bot import retry
 from bot.db import Database
+from bot.episode.progress import Progress
 from bot.episode.session_home import following
 from bot.episode.stop import Stop
+from bot.episode.turn import Turn
 from bot.github.client import transient
 from bot.job import answer, authority, conversations, fallback, replies, review_job
 from bot.job.context import JobContext
-from bot.job.episode import Turn, run_turn
 from bot.job.run import JobRun, stopped_by
-from bot.job.tracking import Progress, TrackingComment
+from bot.job.tracking import TrackingComment
+from bot.job.turns import run_turn
 from bot.record.redact import masked_in_logs
 from bot.workspace.outcome import Outcome
 from bot.workspace.repo_config import ConfigError, RepoConfig

@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from adapters.base import Tier
 from bot.episode import honesty
+from bot.episode.progress import LIVE_LABEL, Progress
 from bot.episode.stop import Stop
+from bot.episode.turn import Turn
 from bot.job import answer, authority, conversations, replies, review_quiet, review_rules
 from bot.job.context import JobContext
-from bot.job.episode import Turn
 from bot.job.run import JobRun, stopped_by
 from bot.job.thread_text import fence
-from bot.job.tracking import LIVE_LABEL, Progress, TrackingComment
+from bot.job.tracking import TrackingComment
 from bot.record import provenance, render
 from bot.review import checks, followup, history, post
 from bot.review.diff_lines import DiffLines

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 from adapters.base import Event, EventKind
+from bot.episode.progress import LIVE_LABEL
 from bot.github.client import with_retries
 from bot.github.thread import GitHubThread
 from bot.record import render
@@ -27,7 +28,6 @@ MAX_CHECKLIST = 12
 MAX_PLAN = 20  # lines of the agent's own checklist shown
 MAX_COMMENT_CHARS = 60000  # GitHub refuses bodies over 65536 characters
 HEARTBEAT_S = 20.0  # between steps, the working comment's elapsed time still moves this often
-LIVE_LABEL = "follow it live"
 # report_progress is shown as the agent's plan, not as a call with its markdown argument
 PLAN_TOOL = "report_progress"
 _PLAN_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[(?P<box>[ xX])\]\s*)?(?P<text>.*)$")
@@ -40,20 +40,6 @@ class Surface(Protocol):
     async def post(self, body: str) -> int | None: ...
 
     async def edit(self, handle: int | None, body: str) -> None: ...
-
-
-class Progress(Protocol):
-    """What an episode reports to: the job's tracking comment, or one review agent's view of it
-    (bot/job/review_job.py). Typed so that a view cannot be handed where the comment itself is
-    meant, nor the other way round."""
-
-    async def note(self, text: str, done: bool = True) -> None: ...
-
-    async def plan(self, markdown: str) -> None: ...
-
-    async def on_event(self, event: Event) -> None: ...
-
-    def link_live(self, url: str, label: str = LIVE_LABEL) -> None: ...
 
 
 @runtime_checkable

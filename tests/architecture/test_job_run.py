@@ -47,3 +47,9 @@ def test_why_a_job_ended_early_reaches_its_worker_through_the_signal():
     signal = JobSignal()
     end_because(signal, "no credentials")
     assert signal.ended_because == "no credentials"
+
+
+def test_the_episode_names_neither_the_jobs_context_nor_its_run():
+    named = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "bot" / "episode").rglob("*.py")
+                   if re.search(r"\b(JobContext|JobRun|JobSignal)\b", p.read_text()))
+    assert named == []

@@ -315,7 +315,7 @@ async def test_a_home_over_its_quota_is_cleared_for_the_next_turn(config, quick_
 
 async def test_tmp_is_a_tmpfs_of_the_operators_tmp_quota(run, monkeypatch):
     """BOT_LIMIT_TMP sizes the sandbox's /tmp: writing past it fails with ENOSPC."""
-    from bot.job.episode import sandbox_limits
+    from bot.episode.turn import sandbox_limits
     from bot.workspace.repo_config import RepoLimits
     monkeypatch.setenv("BOT_LIMIT_TMP", "64MiB")
     ran = await run(f"head -c {96 << 20} /dev/zero > /tmp/big; echo rc=$?",
@@ -327,7 +327,7 @@ async def test_tmp_is_a_tmpfs_of_the_operators_tmp_quota(run, monkeypatch):
 
 def test_operator_environment_sets_the_caps(monkeypatch):
     """BOT_LIMIT_CONNECTIONS, _WORKTREE, _HOME and _TMP set the caps; unset, the defaults hold."""
-    from bot.job.episode import sandbox_limits
+    from bot.episode.turn import sandbox_limits
     from bot.workspace.repo_config import RepoLimits
     defaults = sandbox_limits(RepoLimits(), current())
     assert (defaults.connections, defaults.worktree_growth_bytes, defaults.home_bytes,
@@ -341,7 +341,7 @@ def test_operator_environment_sets_the_caps(monkeypatch):
 
 def test_repository_config_lowers_a_cap_but_never_raises_it(monkeypatch):
     """`.github/bot.yml` limits may tighten the operator's caps; a larger value is held to them."""
-    from bot.job.episode import sandbox_limits
+    from bot.episode.turn import sandbox_limits
     from bot.workspace.repo_config import parse
     monkeypatch.setenv("BOT_LIMIT_HOME", "256MiB")
     cfg = parse("limits:\n  connections: 8\n  worktree: 128MiB\n  home: 4GiB\n  tmp: 64MiB\n")

@@ -11,9 +11,9 @@ import pytest
 
 from adapters.base import Result, Tier, Usage
 from bot.episode.stop import Stop
+from bot.episode.turn import Attempt, Turn
 from bot.job import answer, fallback, replies
 from bot.job.context import JobContext
-from bot.job.episode import Attempt, Turn
 from bot.job.run import JobRun
 from bot.record import provenance
 from bot.record.inert import ZWSP

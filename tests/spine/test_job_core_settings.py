@@ -12,9 +12,10 @@ from adapters.base import Operator
 from bot.config import Settings
 from bot.config_table import variable
 from bot.episode import session_home
+from bot.episode import turn as episode
 from bot.episode.runner import run_episode
 from bot.episode.stop import Stop
-from bot.job import episode, thread_text
+from bot.job import thread_text, turns
 from bot.job.context import JobContext
 from bot.job.run import JobRun
 from bot.service import retention, store
@@ -156,5 +157,5 @@ def test_an_episode_picks_its_sandbox_tier_and_host_from_the_jobs_settings(tmp_p
 
 
 def await_turn(ctx: JobContext) -> None:
-    asyncio.run(episode.run_turn(JobRun.begin(store.connect(settings=current())), ctx, SimpleNamespace(), "codex", SimpleNamespace(),
+    asyncio.run(turns.run_turn(JobRun.begin(store.connect(settings=current())), ctx, SimpleNamespace(), "codex", SimpleNamespace(),
                                  asyncio.Event(), resume_id=None, fresh_reason=None))

@@ -10,9 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adapters.base import Event, EventKind
+from bot.episode.progress import Progress
 from bot.job import tracking as tracking_module
 from bot.job.review_job import AgentTracking
-from bot.job.tracking import Checklist, Progress, TrackingComment
+from bot.job.tracking import Checklist, TrackingComment
 from tests.spine.test_tracking import RecordingSurface
 
 PLAN = "- [x] read calc.py\n- [ ] fix add()\n- [ ] run the tests"

@@ -1,4 +1,7 @@
-"""One episode of a job: credentials, sandbox configuration, the bridge, the runner, the record."""
+"""One episode: credentials, sandbox configuration, the bridge, the model channel, the runner, the
+record. Entered through `run_turn(request, recorder, progress, cancel)`; the job (bot/job/turns.py)
+builds the request, with the thread's prompt and reader, and hears of the run through `progress`.
+Nothing here knows a GitHub thread."""
 from __future__ import annotations
 
 import asyncio
@@ -15,21 +18,19 @@ from bot.config import MissingConfig, Settings
 from bot.credentials import resolve as credentials
 from bot.credentials import usage as credential_use
 from bot.episode import cli_version, honesty, loader_guard, runner, session_home
+from bot.episode.asker import Asker
 from bot.episode.model_channel import model_channel
+from bot.episode.progress import Progress, Thread
 from bot.episode.stop import Stop
-from bot.job import conversations
-from bot.job.context import JobContext
-from bot.job.run import JobRun, end_because
-from bot.job.thread_text import ThreadContext, attachments_dir
-from bot.job.tracking import Progress
 from bot.record.provenance import web_access_gap
 from bot.record.recorder import Recorder
 from bot.relay.unavailable import ProviderUnavailable, observed
+from bot.review.findings import Collector
 from bot.workspace.repo_config import RepoLimits, size_bytes
 from bot.workspace.worktrees import Worktree
 from sandbox.base import Limits, SandboxConfig, Spawner
 
-log = logging.getLogger("bot.job.episode")
+log = logging.getLogger("bot.episode.turn")
 
 
 @dataclass(frozen=True)
@@ -57,72 +58,81 @@ class Turn:
     fallback: tuple[str, ...] = ()  # the repository's `fallback` list
 
 
-async def run_turn(job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str, tracking: Progress,
-                   cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None) -> Turn:
-    """One episode: credentials, sandbox config, bridge, runner, record."""
-    adapter = base.get(agent, ctx.config.operator_for(agent))
-    origin = credentials.resolve_origin(ctx.config, agent, ctx.repo_id or None, ctx.requester_id or None,
-                                        ctx.installation_id)
+@dataclass(frozen=True)
+class EpisodeRequest:
+    """One turn asked of one agent: who asks (settings, thread key, whose credentials), where (the
+    worktree), whether it resumes, what it is told of the thread, and a review's collector."""
+
+    asker: Asker
+    repo: str  # the repository's name, for the words of a refusal
+    job_id: int | None
+    agent: str
+    worktree: Worktree
+    thread: Thread
+    resume_id: str | None = None
+    fresh_reason: str | None = None
+    findings: Collector | None = None  # a review episode's: its bridge offers the review tools
+
+
+async def run_turn(request: EpisodeRequest, recorder: Recorder, tracking: Progress, cancel: asyncio.Event) -> Turn:
+    """One episode: credentials, sandbox config, bridge, runner, record. `recorder` is the job's,
+    holding its secrets: the credentials' and the channels' tokens are added to them here."""
+    asker, worktree, agent, thread = request.asker, request.worktree, request.agent, request.thread
+    resume_id, fresh_reason = request.resume_id, request.fresh_reason
+    adapter = base.get(agent, asker.config.operator_for(agent))
+    origin = credentials.resolve_origin(asker.config, agent, asker.repo_id or None, asker.requester_id or None,
+                                        asker.installation_id)
     if origin is None:
-        end_because(cancel, "no credentials")
-        raise Stop(credentials.auth_required_message(ctx.config, agent, ctx.repo))
+        raise Stop(credentials.auth_required_message(asker.config, agent, request.repo), because="no credentials")
     creds = origin.credentials
-    job_run.secrets.extend(creds.secret_values())
+    recorder.secrets.extend(creds.secret_values())
     resumed = bool(resume_id) and adapter.supports_resume
-    spawner = sandbox.select_spawner(ctx.config.sandbox_tier, ctx.config.sandbox_host)
-    attachments = attachments_dir(ctx.config.data_dir, ctx.conversation) if ctx.thread is not None else None
-    thread = ThreadContext(ctx, attachments)
-    sandbox_config = _sandbox_config(ctx, worktree, agent, adapter, spawner, thread.folder)
+    spawner = sandbox.select_spawner(asker.config.sandbox_tier, asker.config.sandbox_host)
+    sandbox_config = _sandbox_config(asker, worktree, agent, adapter, spawner, thread.folder)
     inside = sandbox_config.mount_path if spawner.tier >= 1 else str(worktree.path)
     read_dirs = (str(thread.folder),) if thread.folder else ()  # bound at the same path inside
-    recorder = job_run.recorder
-    run_id = recorder.start_run(agent=agent, job_id=None if ctx.job_id is None else str(ctx.job_id),
-                                conversation=ctx.conversation, mode=worktree.config.mode, sandbox_tier=spawner.tier,
+    run_id = recorder.start_run(agent=agent, job_id=None if request.job_id is None else str(request.job_id),
+                                conversation=asker.conversation, mode=worktree.config.mode, sandbox_tier=spawner.tier,
                                 limits=vars(sandbox_config.limits), base_commit=worktree.base_sha)
-    _link_the_live_page(ctx, tracking, run_id)
+    if thread.live and (url := asker.config.run_url(run_id)):  # the run's live page (bot/web/run_page.py)
+        tracking.link_live(url)
     credential_use.note(recorder.db, run_id, origin)
     if worktree.config.web_access:
         recorder.declare_gap(run_id, web_access_gap(agent))
     policy = loader_guard.bridge_policy(worktree.path, worktree.config, adapter, inside)
     kill = asyncio.Event()
-    async with BridgeServer(worktree.path, policy, recorder, run_id, scratch_root=ctx.config.data_dir / "runs" / run_id,
-                            read_thread=conversations.thread_reader(ctx, thread),
+    scratch = asker.config.data_dir / "runs" / run_id
+    async with BridgeServer(worktree.path, policy, recorder, run_id, scratch_root=scratch,
+                            read_thread=thread.reader(),
                             run_sandbox=loader_guard.masked_runs(
-                                sandbox_for_run(worktree.path, policy, ctx.config.sandbox_tier, sandbox_config.limits,
-                                                host=ctx.config.sandbox_host),
+                                sandbox_for_run(worktree.path, policy, asker.config.sandbox_tier, sandbox_config.limits,
+                                                host=asker.config.sandbox_host),
                                 adapter, worktree.config.mode),
                             on_progress=tracking.plan, on_halt=lambda reason: kill.set(),
-                            stop=cancel, read_dirs=read_dirs, review=ctx.findings) as bridge, \
-            model_channel(agent, adapter, creds, ctx, recorder, run_id, sandbox_config,
+                            stop=cancel, read_dirs=read_dirs, review=request.findings) as bridge, \
+            model_channel(agent, adapter, creds, asker, recorder, run_id, sandbox_config,
                           on_retry=tracking.note, on_stop=lambda reason: kill.set(),
                           repo_budgets=worktree.config.budgets, web_access=worktree.config.web_access) as channel:
         assert bridge.port is not None  # set by __aenter__
         sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
-        job_run.secrets.add(bridge.token)
-        prompt = await conversations.prompt(ctx, resumed, fresh_reason, thread)
+        recorder.secrets.add(bridge.token)
+        prompt = await thread.prompt(resumed, fresh_reason)
         episode = base.Episode(prompt=prompt, workdir=inside, home=sandbox_config.home,
-                               tmpdir=sandbox_config.tmpdir, instruction=conversations.standing_instruction(ctx),
-                               model=ctx.config.agent_model(agent), resume_session=resume_id if resumed else None,
+                               tmpdir=sandbox_config.tmpdir, instruction=thread.instruction(),
+                               model=asker.config.agent_model(agent), resume_session=resume_id if resumed else None,
                                bridge=bridge.bridge_for(spawner.inside_bridge_url(sandbox_config)),
                                credentials=channel.credentials, mode=worktree.config.mode,
                                base_url=channel.base_url, web_access=worktree.config.web_access,
                                read_dirs=read_dirs)
         result = await _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id,
                                         tracking, cancel, kill, bridge.connected,
-                                        disk_watch_s=ctx.config.number("BOT_DISK_WATCH_INTERVAL"))
+                                        disk_watch_s=asker.config.number("BOT_DISK_WATCH_INTERVAL"))
         channel.explain_stop(result)
         honesty.require_tools(result, bridge.tools_listed, strict=episode.mode == "strict", bridged=True)
     thread.record(recorder, run_id)
     version = await _finish_run(recorder, run_id, adapter, result, resumed, cancelled=cancel.is_set())
     return Turn(result, run_id, resumed, None if resumed else fresh_reason, version, agent=agent,
                 unavailable=observed(recorder.events(run_id)))
-
-
-def _link_the_live_page(ctx: JobContext, tracking: Progress, run_id: str) -> None:
-    """The tracking header links the run's live page (bot/web/run_page.py) when the service has a
-    public URL."""
-    if (url := ctx.config.run_url(run_id)) and ctx.thread is not None:
-        tracking.link_live(url)
 
 
 async def _finish_run(recorder: Recorder, run_id: str, adapter: base.Adapter, result: base.Result, resumed: bool,
@@ -159,11 +169,11 @@ async def _run_with_cancel(adapter: base.Adapter, episode: base.Episode, spawner
         watcher.cancel()
 
 
-def _sandbox_config(ctx: JobContext, worktree: Worktree, agent: str, adapter: base.Adapter, spawner: Spawner,
+def _sandbox_config(asker: Asker, worktree: Worktree, agent: str, adapter: base.Adapter, spawner: Spawner,
                     attachments: Path | None = None) -> SandboxConfig:
 
-    cfg, settings = worktree.config, ctx.config
-    home = session_home.home_dir(settings.data_dir, ctx.conversation, agent)
+    cfg, settings = worktree.config, asker.config
+    home = session_home.home_dir(settings.data_dir, asker.conversation, agent)
     limits = sandbox_limits(cfg.limits, settings)
     gateway = _host_port(settings.agent_base_url(agent))
     return SandboxConfig(workdir=worktree.path, home=home, writable=cfg.mode == "native",
