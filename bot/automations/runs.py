@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from bot.db import Database
 
@@ -80,6 +81,42 @@ def runs(db: Database, repo: str, automation: str) -> list[str]:
     return [row["slot"] for row in db.query(
         "SELECT slot FROM automation_runs WHERE repo = ? AND automation = ? AND COALESCE(kind, 'run') = 'run' "
         "ORDER BY created_at, slot", [repo, automation])]
+
+
+@dataclass(frozen=True)
+class LastRun:
+    at: float
+    slot: str
+    kind: str  # run | refused | skipped
+    outcome: str | None  # why, for refused and skipped
+    job_status: str | None  # the job's (queued, running, done, failed), when it is known
+    number: int | None  # the issue or pull request it answered in, when known
+
+
+def last_runs(db: Database, repo: str, names: list[str], per: int = 5) -> dict[str, list[LastRun]]:
+    """Each automation's latest `per` slots (runs, refusals and skips; newest first) with its job's
+    status and thread: bounded, `per` rows for each of at most 50 names."""
+    found: dict[str, list[LastRun]] = {}
+    for name in names[:50]:
+        rows = db.query("SELECT r.created_at, r.slot, r.kind, r.outcome, j.status, j.conversation, i.number "
+                        "FROM automation_runs r LEFT JOIN jobs j ON j.id = r.job_id "
+                        "LEFT JOIN automation_issues i ON i.repo = r.repo AND i.automation = r.automation "
+                        "WHERE r.repo = ? AND r.automation = ? AND COALESCE(r.kind, 'run') IN (?, ?, ?) "
+                        "ORDER BY r.created_at DESC, r.slot DESC LIMIT ?",
+                        [repo, name, RUN, REFUSED, SKIPPED, min(per, 20)])
+        found[name] = [LastRun(float(r["created_at"]), str(r["slot"]), str(r["kind"] or RUN), r["outcome"],
+                               r["status"], _thread(repo, r["conversation"], r["number"])) for r in rows]
+    return found
+
+
+def _thread(repo: str, conversation: str | None, issue: int | None) -> int | None:
+    """The thread a run answered in: its job's (`o/r#N`), else the automation's own issue."""
+    prefix = f"{repo}#"
+    if conversation and conversation.startswith(prefix) and conversation[len(prefix):].isdigit():
+        number = int(conversation[len(prefix):])
+        if number:
+            return number
+    return int(issue) if issue is not None else None
 
 
 def outcomes(db: Database, repo: str, automation: str) -> list[tuple[str, str, str | None]]:

@@ -1,32 +1,45 @@
 """The automations part of a repository's settings page: each automation its default branch declares
-(name, trigger, agent, what it may do, its caps), and for one that declares `fire` its token: made,
+(name, trigger, agent, what it may do, its caps, its last runs with their outcome, why a refused one
+was refused, and a link to the thread it answered in), and for one that declares `fire` its token: made,
 rotated or revoked by a maintainer (bot/settings/routes.py), shown once right after it is made.
 Every interpolated value goes through `esc`: names, prompts and errors come from the repository.
 """
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 from bot.automations.fire_tokens import TokenRow
+from bot.automations.runs import LastRun
 from bot.settings.automation_config import Declared
 from bot.settings.pages import csrf_field, esc
 from bot.workspace.repo_config_model import Automation
 
 
-def section(declared: Declared, tokens: dict[str, TokenRow], base: str, csrf: str, public_url: str,
-            repo: str, fresh: tuple[str, str] | None = None) -> str:
+@dataclass(frozen=True)
+class Where:
+    base: str  # the settings page's path
+    csrf: str
+    public_url: str  # the service's, for the fire URL
+    github_web: str  # GitHub's web host, for the threads' links
+    repo: str
+
+
+def section(declared: Declared, tokens: dict[str, TokenRow], last: dict[str, list[LastRun]], where: Where,
+            fresh: tuple[str, str] | None = None) -> str:
     """`fresh`: (automation, token) just made, shown this once."""
+    base, csrf = where.base, where.csrf
     body = ("<h2>Automations</h2><p>Declared in <code>.github/bot.yml</code> on the default branch"
             f"{' (' + esc(declared.source) + ')' if declared.source else ''}; they run without a mention.</p>")
-    body += _fresh(fresh, public_url, repo) if fresh else ""
+    body += _fresh(fresh, where.public_url, where.repo) if fresh else ""
     if declared.problem:
         body += f'<p class="notice error" role="alert">{esc(declared.problem)}</p>'
     if not declared.automations:
         return body + ('' if declared.problem else '<p class="muted">This repository declares no automation.</p>')
-    rows = "".join(_row(a, tokens.get(a.name), base, csrf) for a in declared.automations)
-    return body + ("<table><caption>Declared automations</caption><thead><tr><th scope=col>Name</th>"
-                   "<th scope=col>Trigger</th><th scope=col>Agent</th><th scope=col>May</th>"
-                   "<th scope=col>Caps</th><th scope=col>Fire token</th></tr></thead>"
+    rows = "".join(_row(a, tokens.get(a.name), base, csrf, _runs(last.get(a.name, []), where))
+                   for a in declared.automations)
+    return body + ("<table><caption>Declared automations</caption><thead><tr><th scope=col>Automation</th>"
+                   "<th scope=col>Runs as</th><th scope=col>Last runs</th><th scope=col>Fire token</th></tr></thead>"
                    f"<tbody>{rows}</tbody></table>")
 
 
@@ -45,16 +58,39 @@ def trigger(automation: Automation) -> str:
     return on.event  # issue_comment, fire
 
 
-def _row(automation: Automation, token: TokenRow | None, base: str, csrf: str) -> str:
+def _row(automation: Automation, token: TokenRow | None, base: str, csrf: str, runs: str) -> str:
     caps = f"{automation.max_runs_per_day} runs a day"
     if automation.on.check_suite is not None or automation.on.workflow_run is not None:
         caps += f", {automation.max_attempts} attempts"
-    return (f'<tr><td data-label="Name"><code>{esc(automation.name)}</code></td>'
-            f'<td data-label="Trigger">{esc(trigger(automation))}</td>'
-            f'<td data-label="Agent">{esc(automation.agent)}</td>'
-            f'<td data-label="May">{esc(", ".join(automation.may))}</td>'
-            f'<td data-label="Caps">{esc(caps)}</td>'
+    return (f'<tr><td data-label="Automation"><strong>{esc(automation.name)}</strong><br>'
+            f'<span class="muted">on {esc(trigger(automation))}</span></td>'
+            f'<td data-label="Runs as">{esc(automation.agent)}; may {esc(", ".join(automation.may))}; '
+            f'{esc(caps)}</td>'
+            f'<td data-label="Last runs">{runs}</td>'
             f'<td data-label="Fire token">{_token_cell(automation, token, base, csrf)}</td></tr>')
+
+
+OUTCOMES = {"done": "answered", "failed": "failed", "queued": "queued", "running": "running",
+            "cancelled": "stopped"}
+
+
+def _runs(last: list[LastRun], where: Where) -> str:
+    if not last:
+        return '<span class="muted">none yet</span>'
+    items = "".join(f"<li>{_run(run, where)}</li>" for run in last)
+    return f'<ul class="runs">{items}</ul>'
+
+
+def _run(run: LastRun, where: Where) -> str:
+    at = dt.datetime.fromtimestamp(run.at, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    if run.kind == "run":
+        what = OUTCOMES.get(run.job_status or "", "ran")
+    else:
+        what = f"{run.kind}: {run.outcome or ''}".rstrip(": ")
+    link = (f' · <a href="{esc(where.github_web)}/{esc(where.repo)}/issues/{run.number}" rel="noreferrer">'
+            f"#{run.number}</a>" if run.number else "")
+    cls = "bad" if run.kind != "run" or run.job_status == "failed" else "ok" if run.job_status == "done" else ""
+    return f'<span class="muted">{esc(at)}</span> <span class="{cls}">{esc(what)}</span>{link}'
 
 
 def _token_cell(automation: Automation, token: TokenRow | None, base: str, csrf: str) -> str:

@@ -21,6 +21,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from bot.automations import fire_tokens
+from bot.automations import runs as automation_runs
 from bot.config import Settings
 from bot.credentials import resolve as credentials
 from bot.credentials import vault as secrets
@@ -412,8 +413,10 @@ async def _automation_parts(request: Request, session: WebSession, shared: Share
     declared = await read_as_app(settings, shared.repo, shared.repo_id, shared.installation)
     with secrets.database(settings) as db:
         tokens = fire_tokens.listed(db, shared.repo)
-    return automations_page.section(declared, tokens, shared.base, session.csrf,
-                                    own_base(settings, request.scope.get("server")), shared.repo, fresh)
+        last = automation_runs.last_runs(db, shared.repo, [a.name for a in declared.automations])
+    where = automations_page.Where(shared.base, session.csrf, own_base(settings, request.scope.get("server")),
+                                   settings.server_url, shared.repo)
+    return automations_page.section(declared, tokens, last, where, fresh)
 
 
 async def _review_parts(request: Request, session: WebSession, shared: Shared) -> str:

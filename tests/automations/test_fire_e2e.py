@@ -35,7 +35,7 @@ def made_token(world) -> str:
     maintainer = Browser(world)
     maintainer.sign_in("Codertocat")
     page = maintainer.go("GET", PAGE).text
-    assert "<code>nightly</code>" in page and "Create token" in page
+    assert "<strong>nightly</strong>" in page and "Create token" in page
     made = maintainer.go("POST", f"{PAGE}/automations/token", data={"csrf": maintainer.csrf(page), "name": "nightly"})
     assert made.status_code == 200
     token = re.search(r'<code id="fire-token">(bota_[A-Za-z0-9_-]+)</code>', made.text).group(1)
@@ -85,6 +85,7 @@ def test_wrong_revoked_and_refused_calls_run_nothing(world):
     maintainer = Browser(world)
     maintainer.sign_in("Codertocat")
     page = maintainer.go("GET", PAGE).text  # the maintainer's visit reads the file again
+    assert "refused: it has run 1 times today" in page and ">answered<" in page  # its last runs
     assert fire(world, token, key="three").status_code == 404
     world.gh.add_content(REPO, ".github/bot.yml", FIRED)
     maintainer.go("GET", PAGE)
