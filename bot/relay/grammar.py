@@ -242,3 +242,16 @@ def both(keys: dict[str, Rule]) -> dict[str, Rule]:
 
 def snake(key: str) -> str:
     return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), key)
+
+
+HELD = Ref("a file the provider holds")
+
+
+def text_part(kind_name: str) -> Callable[[str], dict[str, Any]]:
+    """The stand-in for a removed part: a text part of this type saying what was removed."""
+    return lambda note: {"type": kind_name, "text": note}
+
+
+def provider_ran(*kinds: str) -> dict[str, Obj]:
+    """Results of provider-run tools in the history: they pass only with web access."""
+    return {k: web_only(k, f"the result of a provider-run tool (`{k}`)") for k in kinds}

@@ -3,10 +3,11 @@ holds against the budgets until the call is answered (bot/relay/budgets.py).
 
 Every byte of the body counts as an input token (a token is at least one byte). The output is the
 request's own output limit, else DEFAULT_MAX_OUTPUT, times the answers it asks for. Each API's
-limit and count are read in every spelling it accepts (`SPELLINGS`), and the largest is held:
-Gemini's JSON takes `generationConfig` and `generation_config`, `candidateCount` and
-`candidate_count`, and a number written as a string ("8"), so a hold read from one spelling only
-could be a quarter of what the provider runs. A value present but not a number (a boolean, a word,
+limit and count are read in every spelling it accepts (its record's `hold`, bot/relay/wire_apis/),
+and the largest is held: a JSON that takes `generationConfig` and `generation_config`,
+`candidateCount` and `candidate_count`, and a number written as a string ("8"), read in one spelling
+only, could be held at a quarter of what the provider runs. An API whose record declares no hold
+holds the default output, one answer. A value present but not a number (a boolean, a word,
 a list, NaN) is refused: the relay cannot say what the provider would make of it.
 """
 from __future__ import annotations
@@ -17,23 +18,15 @@ from typing import Any
 import orjson
 
 from bot.errors import BotError
-from bot.relay.usage import CallUsage
+from bot.relay import wire_api
+from bot.relay.call_usage import CallUsage
+from bot.relay.wire_api import NOWHERE, Hold
 
 # no request naming its output limit may produce more than this; at least every current model's
 # documented maximum output (GPT-5: 128,000; Claude Opus: 128,000; Gemini 2.5: 65,536)
 DEFAULT_MAX_OUTPUT = 128_000
 LIMIT = 10_000_000  # a value read past this is held at this: a price times it stays a finite number
-_TOP = (None,)
-_GEMINI_CONFIG = ("generationConfig", "generation_config")
-# api -> (where the output limit may be written, where the answer count may be); a place is
-# (the containers it may sit in, None for the top level; the names it may have)
-SPELLINGS: dict[str, tuple[tuple[tuple[Any, ...], tuple[str, ...]], tuple[tuple[Any, ...], tuple[str, ...]]]] = {
-    "anthropic": ((_TOP, ("max_tokens",)), ((), ())),
-    "chat": ((_TOP, ("max_completion_tokens", "max_tokens", "max_output_tokens")), (_TOP, ("n",))),
-    "responses": ((_TOP, ("max_output_tokens", "max_completion_tokens", "max_tokens")), ((), ())),
-    "gemini": ((_GEMINI_CONFIG, ("maxOutputTokens", "max_output_tokens")),
-               (_GEMINI_CONFIG, ("candidateCount", "candidate_count"))),
-}
+_NO_HOLD = Hold(NOWHERE)
 
 
 class Unreadable(BotError, ValueError):
@@ -51,13 +44,13 @@ def ceiling_of(api: str, request: Any, size: int) -> CallUsage:
     """`ceiling` of a body of `size` bytes already parsed as `request` (the body policy's parse, of which
     the body is the serialisation: a second parse would read the same)."""
     request = request if isinstance(request, dict) else {}
-    limits, counts = SPELLINGS.get(api, ((_TOP, ()), ((), ())))
-    output = _largest(request, *limits) or DEFAULT_MAX_OUTPUT
-    answers = _largest(request, *counts) or 1
+    hold = wire_api.get(api).hold or _NO_HOLD
+    output = _largest(request, *hold.limit) or DEFAULT_MAX_OUTPUT
+    answers = _largest(request, *hold.count) or 1
     return CallUsage(input_tokens=size, output_tokens=min(output, LIMIT) * min(answers, LIMIT))
 
 
-def _largest(request: dict[str, Any], containers: tuple[Any, ...], names: tuple[str, ...]) -> int | None:
+def _largest(request: dict[str, Any], containers: tuple[str | None, ...], names: tuple[str, ...]) -> int | None:
     found = [number for where in containers for holder in [request if where is None else request.get(where)]
              if isinstance(holder, dict) for name in names if name in holder
              for number in [_number(name, holder[name])] if number is not None]

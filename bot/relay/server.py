@@ -5,7 +5,7 @@ kept connections (bot/relay/wire.py).
 
 Usage by the pipeline:
 
-    upstream = Upstream("anthropic", key, scope="repository", fix_hint="connect a new key at …")
+    upstream = Upstream(provider, key, scope="repository", fix_hint="connect a new key at …")
     async with ModelRelay(upstream, recorder, run_id, budget=Budget(operator_caps(settings), repo_caps, prior),
                           ledger=Ledger(recorder.db), spend_scope=Scope(conversation, requester, installation),
                           on_stop=kill_cli, on_retry=update_checklist) as relay:
@@ -15,22 +15,24 @@ Usage by the pipeline:
 - Accepts the token wherever a CLI puts its key: `x-api-key`, `Authorization: Bearer`,
   `x-goog-api-key`, `api-key` or a query parameter such as `?key=` (its name read after
   percent-decoding, apis.QUERY_KEY_CARRIERS); every carrier present must hold it, else 401. All
-  are removed and the real credential is set where the provider expects it.
+  are removed and the real credential is set where the provider's API expects it.
 - Every body is parsed and judged before it is forwarded (bot/relay/body_policy.py): what cannot be
   read is refused, provider-run tools pass only with the repository's web access (`web_access`),
   each one dropped, refused or allowed is recorded as a `model_policy` event.
-- Forwards only the provider's model APIs (bot/relay/apis.py); anything else is refused (404) and
-  recorded. `HEAD /` (Claude Code's preflight) is answered here.
+- Forwards only the provider's model APIs, as their records declare them (bot/relay/apis.py,
+  bot/relay/wire_apis/); anything else is refused (404) and recorded. `HEAD /` (Claude Code's
+  preflight) is answered here.
 - What goes back to the CLI is the provider's answer, not the operator's: reply headers pass through
   an allowlist (bot/relay/reply_headers.py, the rest dropped and named in the record), and the
   operator's credential, in any form the masking layer knows, is in no byte the CLI receives: an
   error body that carries it is replaced, a stream has it blanked (bot/relay/reply_guard.py,
   bot/relay/key_guard.py); a compressed reply, which could not be checked, is refused.
-- Streams pass through as they arrive; `UsageTap` reads the usage from the bytes going by. A chat
-  stream always asks for its usage; what the client did not ask for is removed on the way back
-  (bot/relay/reply_filter.py). A request leaves for the provider in one write, and a read takes all
-  that has arrived (bot/relay/wire.py); a reply's head leaves for the CLI with the first piece of its
-  body when that piece comes within a moment (bot/relay/downstream.py).
+- Streams pass through as they arrive; `UsageTap` reads the usage from the bytes going by. A stream
+  that reports its usage only when asked (its record says) always asks; what the client did not ask
+  for is removed on the way back (bot/relay/reply_filter.py). A request leaves for the provider in
+  one write, and a read takes all that has arrived (bot/relay/wire.py); a reply's head leaves for
+  the CLI with the first piece of its body when that piece comes within a moment
+  (bot/relay/downstream.py).
 - Every call is recorded as one `enforced` event "model_call": provider, api, model, status,
   latency, time to first byte, tokens, cost, retries, reply headers dropped; outcome `interrupted` when
   the relay stopped before the call ended. `.calls` holds the same.
@@ -153,7 +155,7 @@ class _RelayProtocol(HttpToolsProtocol):
 class Upstream:
     """Where the relay forwards and with which credential."""
 
-    provider: str  # anthropic | openai | google, or an OpenAI-compatible one (apis.PROVIDERS)
+    provider: str  # one a wire API's record declares (bot/relay/wire_apis/, apis.DEFAULT_BASE)
     credential: str
     base_url: str | None = None  # the operator's gateway (BOT_<AGENT>_BASE_URL root), else the provider
     bearer: bool | None = None  # send the credential as `Authorization: Bearer` (OAuth tokens)
@@ -323,7 +325,8 @@ class ModelRelay:
             await _respond(send, 200, b"", b"text/plain")
             return
         route = apis.route(method, raw_path)
-        api = route.api if route else apis.api_of_path(raw_path)
+        errors = route.wire if route else apis.api_of_path(raw_path)  # the API whose error format answers
+        api = route.api if route else errors or ""
         call = ModelCall(self.upstream.provider, api, "ok", 0, model=route.model if route else None)
         try:
             self._admit(scope, route, api)
@@ -339,7 +342,7 @@ class ModelRelay:
             if isinstance(refused, body_policy.BodyRefused):
                 self._record_policy(call, "refused", refused.message)
             retry_after = getattr(refused, "retry_after", None)
-            await _respond(send, refused.status, apis.error_body(api, refused.status, refused.message),
+            await _respond(send, refused.status, apis.error_body(errors, refused.status, refused.message),
                            extra=[(b"retry-after", retry_after.encode())] if retry_after else ())
         except asyncio.CancelledError:  # the relay stops (the episode ended) before the call did
             call.outcome = "interrupted"
@@ -348,7 +351,7 @@ class ModelRelay:
             log.exception("model relay call failed")
             call.outcome = f"error:{type(exc).__name__}"
             if not call.answering:
-                await _respond(send, 502, apis.error_body(api, 502, "the model relay failed on this call"))
+                await _respond(send, 502, apis.error_body(errors, 502, "the model relay failed on this call"))
         finally:
             call.latency_ms = _ms(started)
             self._finish(call)
@@ -369,8 +372,8 @@ class ModelRelay:
         if scope["method"] != "POST":
             return Checked(b"", list(headers))
         body = await _read_body(receive)
-        judge = functools.partial(body_policy.check, route.api, body, headers, web_access=self.web_access,
-                                  model=route.model, metered=route.metered)
+        judge = functools.partial(body_policy.check, route.wire, body, headers, web_access=self.web_access,
+                                  model=route.model)
         checked = judge() if len(body) <= OFF_LOOP_BODY else await asyncio.to_thread(judge)
         call.model = call.model or checked.model
         for outcome, what in body_policy.provider_run_items(checked):
@@ -387,9 +390,9 @@ class ModelRelay:
     async def _reserve(self, route: apis.Route, checked: Checked, call: ModelCall) -> None:
         """Read the call's maximum from the body as it leaves (bot/relay/reservation.py); refuse a
         metered call the price table cannot price: its spend could not be held to the money caps."""
-        read = functools.partial(reservation.ceiling, route.api, checked.body, route.metered and bool(checked.body))
+        read = functools.partial(reservation.ceiling, route.wire, checked.body, route.metered and bool(checked.body))
         if route.metered and checked.body and checked.request is not None:  # the body policy's parse, not another
-            read = functools.partial(reservation.ceiling_of, route.api, checked.request, len(checked.body))
+            read = functools.partial(reservation.ceiling_of, route.wire, checked.request, len(checked.body))
         try:
             checked.ceiling = read() if len(checked.body) <= OFF_LOOP_BODY else await asyncio.to_thread(read)
         except reservation.Unreadable as unreadable:
@@ -484,7 +487,7 @@ class ModelRelay:
 
     async def _guarded(self, response: httpx.Response, route: apis.Route, call: ModelCall) -> httpx.Response:
         """The reply as it may go on to the CLI (bot/relay/reply_guard.py); what it withheld is recorded."""
-        passed, withheld = await reply_guard.guarded(response, self.key_guard, route.api)
+        passed, withheld = await reply_guard.guarded(response, self.key_guard, route.wire)
         if withheld is not None:
             self._record_policy(call, "withheld", withheld)
         return passed
@@ -501,7 +504,7 @@ class ModelRelay:
         if response.headers.get("content-encoding", "identity").lower() != "identity":
             call.notes.append("usage unreadable: the provider compressed its reply")
             return None
-        return UsageTap(route.api, response.headers.get("content-type", ""))
+        return UsageTap(route.wire, response.headers.get("content-type", ""))
 
     async def _send_with_retries(self, scope: AsgiScope, checked: Checked, call: ModelCall) -> httpx.Response:
         attempt, renewed = 0, False

@@ -4,10 +4,10 @@ its error body and its Retry-After, never the CLI's account of them.
     found = classify(status, body, headers)   # ProviderUnavailable | None
     found.kind                                # "overloaded" | "quota" | "rate_limited"
 
-Overloaded: Anthropic's 529 (`overloaded_error`), or a 503 whose body says overloaded (Gemini's
-"The model is overloaded"). Quota: a 429 whose error names a quota the account has used up
-(OpenAI's `insufficient_quota`, Gemini's `RESOURCE_EXHAUSTED`, a ChatGPT plan's `usage_limit_reached`).
-Rate limited: any other 429.
+Overloaded: a status a wire API's record declares overloaded (`unavailable.overloaded`, e.g. 529),
+an error whose type says overloaded, or a 503 whose words say so. Quota: a 429 whose error type or
+code is one a record declares spent quota (`unavailable.quota`). Rate limited: any other 429. The
+records are read together: a gateway may answer in another API's words than the one called.
 `words` is the provider's own message, cut to `MAX_WORDS` characters: text someone else wrote,
 made inert wherever it is shown.
 """
@@ -20,13 +20,12 @@ from typing import Any
 
 import httpx
 
+from bot.relay import wire_api
 from bot.relay.retry import asked_wait_s
 
 MAX_WORDS = 300
 KINDS = ("overloaded", "quota", "rate_limited")
 EVENT = "provider_unavailable"  # the enforced event the relay records per episode
-# a 429's error type, code or status that says the account's quota is spent (ChatGPT's plan limit too)
-QUOTA_MARKS = ("insufficient_quota", "resource_exhausted", "usage_limit_reached")
 
 
 @dataclass(frozen=True)
@@ -60,9 +59,9 @@ def classify(status: int, body: bytes, headers: Mapping[str, str], provider: str
     marks = " ".join(str(error.get(key) or "") for key in ("type", "code", "status")).lower()
     message = error.get("message")
     words = (message if isinstance(message, str) else body.decode("utf-8", "replace"))[:MAX_WORDS]
-    if status == 529 or "overloaded" in marks or (status == 503 and "overloaded" in words.lower()):
+    if status in _overloaded() or "overloaded" in marks or (status == 503 and "overloaded" in words.lower()):
         kind = "overloaded"
-    elif status == 429 and any(mark in marks for mark in QUOTA_MARKS):
+    elif status == 429 and any(mark in marks for mark in quota_marks()):
         kind = "quota"
     elif status == 429:
         kind = "rate_limited"
@@ -89,7 +88,16 @@ def observed(events: list[dict[str, Any]]) -> ProviderUnavailable | None:
 
 def worth_reading(status: int) -> bool:
     """Only these answers can be an unavailability: any other is passed on unread."""
-    return status in (429, 503, 529)
+    return status in (429, 503) or status in _overloaded()
+
+
+def quota_marks() -> tuple[str, ...]:
+    """A 429's error type, code or status that says the account's quota is spent, as the records say."""
+    return tuple(mark for api in wire_api.records() for mark in api.unavailable.quota)
+
+
+def _overloaded() -> set[int]:
+    return {status for api in wire_api.records() for status in api.unavailable.overloaded}
 
 
 def replayed(response: httpx.Response, body: bytes) -> httpx.Response:

@@ -3,11 +3,14 @@
 The upstream comes from the episode's own `plan()` (bot/episode/model_channel.py): the provider, the
 operator's gateway (BOT_<AGENT>_BASE_URL) and whether the key travels as a bearer token. Kinds a run
 passes straight into the sandbox (an OpenCode Anthropic key) are tested against their provider the
-same way. The call asks for a one-token answer; login files (auth.json) are not tested here.
+same way. The call is the cheapest one the provider's wire API declares (its record's `key_test`,
+bot/relay/wire_apis/): a one-token answer of its cheapest model. A provider whose API declares none,
+and login files (auth.json), are not tested here.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -16,10 +19,11 @@ from adapters.base import RelayChannel
 from bot.config import Settings
 from bot.credentials.resolve import Kind, as_credentials
 from bot.episode.model_channel import plan
+from bot.relay import wire_api
 from bot.relay.server import Upstream
+from bot.relay.wire_api import CheapCall
 from bot.settings import unreachable
 
-CHEAP_MODEL = {"anthropic": "claude-haiku-4-5", "openai": "gpt-5-mini", "google": "gemini-2.5-flash"}
 TIMEOUT = 20
 
 
@@ -49,9 +53,10 @@ async def try_key(kind: Kind, value: str, settings: Settings) -> KeyTest:
     """Whether the provider accepts the key, in one sentence (never the key), with the model the
     agent's runs ask for (BOT_<AGENT>_MODEL) through the gateway they use, as `settings` say."""
     upstream = upstream_for(kind, value, settings)
-    if upstream is None:
+    cheap = cheapest_call(upstream.provider) if upstream is not None else None
+    if upstream is None or cheap is None:
         return KeyTest(False, f"A {kind.label} cannot be tested from this page; the next run will tell.")
-    path, body, headers = _request(upstream, kind.agent, settings.agent_model(kind.agent))
+    path, body, headers = _request(upstream, cheap, kind.agent, settings.agent_model(kind.agent))
     try:
         async with httpx.AsyncClient(timeout=TIMEOUT) as client:
             response = await client.post(upstream.root + path, json=body, headers=headers)
@@ -71,20 +76,17 @@ def _verdict(kind: Kind, status: int) -> KeyTest:
     return KeyTest(False, f"The provider answered HTTP {status}; the key may still be valid. Try again later.")
 
 
-def _request(upstream: Upstream, agent: str, operator_model: str | None) -> tuple[str, dict, dict]:
+def cheapest_call(provider: str) -> CheapCall | None:
+    """The key test a wire API declares for `provider`, None when none does."""
+    return next((api.key_test for api in wire_api.records()
+                 if api.key_test is not None and provider in api.key_test.models), None)
+
+
+def _request(upstream: Upstream, cheap: CheapCall, agent: str,
+             operator_model: str | None) -> tuple[str, dict[str, Any], dict[str, str]]:
     # a CLI that speaks to several providers names a model of any of them: not this key's own
     model = operator_model if not adapters.get(agent).provider_keys else None
-    model = (model or CHEAP_MODEL[upstream.provider]).rpartition("/")[2]
+    model = (model or cheap.models[upstream.provider]).rpartition("/")[2]
+    path, body, headers = cheap.request(model, bool(upstream.bearer))
     name, header = upstream.key_header()
-    headers = {name.decode(): header.decode()}
-    if upstream.provider == "anthropic":
-        headers["anthropic-version"] = "2023-06-01"
-        if upstream.bearer:
-            headers["anthropic-beta"] = "oauth-2025-04-20"
-        return "/v1/messages", {"model": model, "max_tokens": 1,
-                                "messages": [{"role": "user", "content": "ping"}]}, headers
-    if upstream.provider == "openai":
-        return "/v1/responses", {"model": model, "input": "ping", "max_output_tokens": 16}, headers
-    return (f"/v1beta/models/{model}:generateContent",
-            {"contents": [{"role": "user", "parts": [{"text": "ping"}]}],
-             "generationConfig": {"maxOutputTokens": 1}}, headers)
+    return path, body, {name.decode(): header.decode(), **headers}

@@ -15,16 +15,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SKIPPED_BEFORE = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.NL)
 ELSEWHERE = {
     "bot/config_table.py": "the variables of one agent (BOT_OPENCODE_PROVIDER, BOT_CODEX_AUTH_FILE) and the default agent",
-    "bot/relay/apis.py": "Google's Gemini API and ChatGPT's Codex backend are provider APIs",
-    "bot/relay/usage.py": "the Gemini API's usage fields",
-    "bot/relay/body_policy.py": "the Gemini API's request fields",
-    "bot/relay/reservation.py": "the Gemini API's request fields (its output limit and answer count)",
+    "bot/relay/wire_apis/anthropic.py": "Anthropic's cheapest model (a Claude model's name), for the key test",
+    "bot/relay/wire_apis/gemini.py": "Google's Gemini API, its record (its name, paths and cheapest model)",
+    "bot/relay/wire_apis/responses.py": "ChatGPT's Codex backend (its paths), a Responses API",
     "bot/relay/reply_headers.py": "the rate-limit headers of ChatGPT's Codex backend",
     "bot/relay/chatgpt.py": "the ChatGPT login file the relay holds for Codex",
     "bot/relay/server.py": "the words of a rejected ChatGPT login (`codex login` makes a new one)",
     "bot/credentials/shapes.py": "the providers' key shapes (a Claude subscription token, a Gemini API key)",
     "bot/credentials/resolve.py": "the words of a rejected ChatGPT login at the terminal",
-    "bot/settings/keytest.py": "each provider's cheapest model, for a one-token test call",
     "bot/cli/action.py": "the workflow generator's --claude-subscription flag and its default agent",
     "bot/cli/action_workflow.py": "the example workflows (one on a Claude subscription)",
 }

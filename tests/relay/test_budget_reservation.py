@@ -8,8 +8,8 @@ import json
 import httpx
 import pytest
 
-from bot.relay.body_policy import DEFAULT_MAX_OUTPUT
 from bot.relay.budgets import Budget, Caps
+from bot.relay.reservation import DEFAULT_MAX_OUTPUT
 from tests.fakes.provider import FakeUsage, say
 from tests.relay.conftest import ANTHROPIC, post
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from bot.relay.pricing import builtin_table
-from bot.relay.usage import CallUsage, anthropic_usage, openai_usage
+from bot.relay.usage import CallUsage
+from bot.relay.wire_apis import openai_family
+from bot.relay.wire_apis.anthropic import usage as anthropic_usage
 from tests.fakes.provider import FakeUsage, say
 from tests.relay.conftest import post
 
@@ -37,17 +39,17 @@ def test_every_anthropic_model_prices_its_cache_writes_at_the_published_multiple
 
 
 def test_openai_cache_writes_are_read_from_the_input_details_and_not_counted_as_fresh_input():
-    usage = openai_usage({"input_tokens": 1000, "output_tokens": 50, "input_tokens_details": {
+    usage = openai_family.usage({"input_tokens": 1000, "output_tokens": 50, "input_tokens_details": {
         "cached_tokens": 300, "cache_write_tokens": 200,
-        "cache_write_tokens_details": {"ttl_30m_tokens": 150, "ttl_12h_tokens": 50}}})
+        "cache_write_tokens_details": {"ttl_30m_tokens": 150, "ttl_12h_tokens": 50}}}, "input_tokens", "output_tokens")
     assert (usage.input_tokens, usage.cached_tokens, usage.cache_write_tokens, usage.long_cache_write_tokens) == (
         500, 300, 200, 50)
 
 
 def test_a_chat_completion_reports_its_cache_writes_in_the_prompt_details():
-    usage = openai_usage({"prompt_tokens": 100, "completion_tokens": 5,
-                          "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 40}},
-                         "prompt_tokens", "completion_tokens")
+    usage = openai_family.usage({"prompt_tokens": 100, "completion_tokens": 5,
+                                 "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 40}},
+                                "prompt_tokens", "completion_tokens")
     assert (usage.input_tokens, usage.cache_write_tokens) == (60, 40)
 
 

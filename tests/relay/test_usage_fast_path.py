@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.relay import usage
-from bot.relay.usage import UsageTap, anthropic_usage, from_reply
+from bot.relay.usage import UsageTap, from_reply
+from bot.relay.wire_apis.anthropic import usage as anthropic_usage
 from tests.fakes.provider import FakeUsage, _render, say
 
 RECORDED = Path(__file__).resolve().parent.parent / "fixtures" / "relay" / "claude-code-stream.sse"
