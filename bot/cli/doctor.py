@@ -28,6 +28,7 @@ from typing import TextIO
 from adapters import base as adapters
 from adapters.base import Adapter, ProbeFn, Readiness
 from bot.cli.doctor_database import database_section
+from bot.cli.doctor_wire_apis import wire_api_section
 from bot.config import Settings
 from bot.credentials import resolve as credentials
 from bot.episode.model_channel import credential_modes
@@ -142,7 +143,8 @@ def _set_row(settings: Settings, check: str, names: tuple[str, ...]) -> dict:
 # Sections beyond the agents, the sandbox floor and the model channel (a new area adds its own),
 # each with what the progress line says while it runs.
 SECTIONS: list[tuple[str, Callable[[Settings], dict]]] = [("the GitHub App", github_section),
-                                                  ("the database", database_section)]
+                                                  ("the database", database_section),
+                                                  ("the wire APIs", wire_api_section)]
 
 
 def verdict(agents: list[dict], floor: list[dict], sections: Sequence[dict]) -> tuple[bool, str]:

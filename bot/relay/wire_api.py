@@ -66,6 +66,7 @@ class ModelPath:
     method: str
     pattern: re.Pattern[bytes]
     unmetered: frozenset[bytes] = frozenset()  # verbs that produce no usage
+    shown: str = ""  # the paths as a person reads them, e.g. /v1beta/models/<model>:<verb>
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from tests.fakes.provider import say
 pytestmark = pytest.mark.e2e
 PROGRESS = [*(f"bot doctor: checking the {name} CLI…" for name in sorted(adapters.names())),
             "bot doctor: checking the sandbox…", "bot doctor: checking the GitHub App…",
-            "bot doctor: checking the database…"]
+            "bot doctor: checking the database…", "bot doctor: checking the wire APIs…"]
 
 
 def doctor(bot, cwd, **env: str):

@@ -1,10 +1,16 @@
 """`bot doctor` says, per agent, which credential kinds run through the model relay and which run in
-direct mode with the key in the sandbox, as the episode's model channel would choose."""
+direct mode with the key in the sandbox, as the episode's model channel would choose; and the wire APIs
+the relay speaks, read from their records."""
 from __future__ import annotations
 
 import json
 
+from adapters import base as adapters
+from adapters.base import RelayChannel
 from bot.cli import doctor
+from bot.cli.doctor_wire_apis import wire_api_section
+from bot.relay import wire_api
+from tests.adapters.fifth.agent import Fifth
 from tests.entry_settings import current
 
 
@@ -41,3 +47,25 @@ def test_doctor_json_holds_the_model_channel_per_agent(capsys):
     doctor.main(["--json"])
     channel = json.loads(capsys.readouterr().out)["model_channel"]
     assert [row["agent"] for row in channel] == ["claude", "codex", "opencode", "gemini"]
+
+
+def test_doctor_lists_each_wire_api_with_its_providers_paths_and_key_test():
+    rows = {row["check"]: row for row in wire_api_section(current())["rows"]}
+    assert set(rows) == {f"{api.title} ({api.name})" for api in wire_api.records()}
+    gemini = rows["Google Gemini (gemini)"]
+    assert gemini["ok"] and gemini["detail"] == ("providers: google; POST /v1beta/models/<model>:generateContent|"
+                                                 "streamGenerateContent|countTokens; key test: yes")
+    assert rows["OpenAI Chat Completions (chat)"]["detail"].endswith("key test: none")
+
+
+def test_doctor_fails_a_relay_channel_whose_provider_no_wire_api_declares(monkeypatch):
+    class Lost(Fifth):
+        name = "lost"
+        relay_channels = (RelayChannel("LOST_API_KEY", "nowhere", True, ("LOST_API_KEY",)),)
+
+    monkeypatch.setitem(adapters._REGISTRY, "lost", Lost)
+    section = wire_api_section(current())
+    assert section["ok"] is False
+    assert section["rows"][-1] == {"check": "lost's relay channel LOST_API_KEY", "ok": False,
+                                   "detail": "names the provider nowhere, which no wire API declares: "
+                                             "its runs are refused"}

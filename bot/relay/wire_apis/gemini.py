@@ -143,7 +143,8 @@ WIRE_API = WireApi(
     providers={"google": "https://generativelanguage.googleapis.com"},
     paths=(ModelPath("POST", re.compile(rb"^/v1(?:beta)?/models/([A-Za-z0-9][A-Za-z0-9._-]{0,127}):"
                                         rb"(generateContent|streamGenerateContent|countTokens)$"),
-                     unmetered=frozenset({b"countTokens"})),),
+                     unmetered=frozenset({b"countTokens"}),
+                     shown="/v1beta/models/<model>:generateContent|streamGenerateContent|countTokens"),),
     error=_error, error_prefixes=(b"/v1beta/", b"/v1/models/"),
     body=Body(GRAMMAR, _provider_run),
     usage=UsageReading(_reply, (b"usageMetadata",), _kept, _events),
