@@ -16,10 +16,10 @@ from pathlib import Path
 from adapters import base
 from adapters.base import Credentials, Episode
 from bench.size import pick, smoke
-from bot.config import operator_for
 from bot.episode.runner import run_episode, write_home_files
 from sandbox.base import SandboxConfig, base_env
 from sandbox.tier0 import Tier0Spawner
+from tests.entry_settings import current
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSCRIPTS = ROOT / "tests" / "fixtures" / "cli"
@@ -40,7 +40,7 @@ def run() -> list[str]:
 def parse_line(agent: str) -> str:
     sample = [line for path in sorted(TRANSCRIPTS.glob(f"{agent}-*.jsonl")) if path.name not in NOT_STREAMS
               for line in path.read_bytes().splitlines()]
-    adapter = base.get(agent, operator_for(agent))
+    adapter = base.get(agent, current().operator_for(agent))
     repeat = 1
     while _time_loop(adapter.parse, sample * repeat) < PARSE_TARGET_S / 4:
         repeat *= 2
@@ -84,7 +84,7 @@ def _scratch_root() -> Path:
 def _episode(agent: str, url: str, root: Path) -> tuple[Episode, SandboxConfig]:
     work, home = root / "work", root / "home"
     work.mkdir(parents=True)
-    adapter = base.get(agent, operator_for(agent))
+    adapter = base.get(agent, current().operator_for(agent))
     episode = Episode(prompt="Say hello", workdir=str(work), home=home, base_url=url,  # the CLI's default model
                       credentials=Credentials(env={adapter.credential_env[0]: "bench-dummy-key"}))
     return episode, SandboxConfig(workdir=work, home=home, min_tier=0, tmpdir=root / "tmp")
@@ -94,7 +94,7 @@ def _runner_turn(agent: str, url: str) -> float:
     with tempfile.TemporaryDirectory(prefix="bench-runner-", dir=_scratch_root()) as scratch:
         episode, config = _episode(agent, url, Path(scratch))
         started = time.perf_counter()
-        result = asyncio.run(run_episode(base.get(agent, operator_for(agent)), episode, Tier0Spawner(), config))
+        result = asyncio.run(run_episode(base.get(agent, current().operator_for(agent)), episode, Tier0Spawner(), config))
         elapsed = time.perf_counter() - started
     if not result.ok:
         raise RuntimeError(f"{agent} turn failed through the runner: {result.error}")
@@ -104,7 +104,7 @@ def _runner_turn(agent: str, url: str) -> float:
 def _bare_turn(agent: str, url: str) -> float:
     with tempfile.TemporaryDirectory(prefix="bench-bare-", dir=_scratch_root()) as scratch:
         episode, config = _episode(agent, url, Path(scratch))
-        invocation = base.get(agent, operator_for(agent)).command(episode)
+        invocation = base.get(agent, current().operator_for(agent)).command(episode)
         config.tmpdir.mkdir(parents=True)
         env = base_env(config.home, config.tmpdir) | invocation.env
         started = time.perf_counter()

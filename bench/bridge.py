@@ -18,9 +18,9 @@ from bench.size import pick
 from bench.stats import p50_p99_ms
 from bot.bridge.admission import Admission
 from bot.bridge.server import BridgeServer
-from bot.config import sandbox_host
 from bot.record.recorder import Recorder
 from sandbox.base import Limits, SandboxConfig
+from tests.entry_settings import current
 
 CALLS = pick(300, 20)
 WARMUP = pick(20, 2)
@@ -139,7 +139,7 @@ async def _run_tool_ms(worktree: Path, command: str, scratch: Path) -> list[floa
     from bot.bridge.tools import run_command, sandbox_for_run
 
     policy = Admission(worktree)
-    make = sandbox_for_run(worktree, policy, tier=1, host=sandbox_host())
+    make = sandbox_for_run(worktree, policy, tier=1, host=current().sandbox_host)
     samples = []
     for n in range(RUN_CALLS + 1):
         started = time.perf_counter()
@@ -190,7 +190,7 @@ async def _measure() -> list[str]:
         run_id = recorder.start_run(agent="bench")
         policy = Admission(worktree, max_calls=10 * CALLS)
         async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=root / "s") as bridge:
-            spawner = Tier1Spawner(host=sandbox_host())
+            spawner = Tier1Spawner(host=current().sandbox_host)
             config = SandboxConfig(workdir=worktree, home=root / "home", limits=Limits(timeout_s=120),
                                    bridge_upstream=("127.0.0.1", bridge.port))
             url = spawner.inside_bridge_url(config)

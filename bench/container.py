@@ -24,15 +24,15 @@ RUNS = 20
 TIMED = """
 import asyncio, json, sys, tempfile, time
 from pathlib import Path
-from bot.config import sandbox_host
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner
+from tests.entry_settings import current
 
 async def once():
     with tempfile.TemporaryDirectory() as scratch:
         cfg = SandboxConfig(workdir=Path(scratch), home=Path(scratch) / "home", limits=Limits(timeout_s=20))
         started = time.perf_counter()
-        proc = await Tier1Spawner(host=sandbox_host()).start(cfg, ["/bin/true"], {})
+        proc = await Tier1Spawner(host=current().sandbox_host).start(cfg, ["/bin/true"], {})
         await asyncio.gather(proc.stdout.read(), proc.stderr.read())
         assert await proc.wait() == 0
         return time.perf_counter() - started

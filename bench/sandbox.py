@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 from bench.size import smoke
-from bot.config import sandbox_host
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner, bwrap_argv, find_bwrap, inside_env
+from tests.entry_settings import current
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ROOT / "agents-cli" / "node_modules"
@@ -92,7 +92,7 @@ async def _run_async(runs: int, srt_runs: int) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as scratch:
         work = Path(scratch)
         config = SandboxConfig(workdir=work, home=work / "home", limits=Limits(timeout_s=60))
-        spawner = Tier1Spawner(host=sandbox_host())
+        spawner = Tier1Spawner(host=current().sandbox_host)
         for label, argv in COMMANDS.items():
             env = inside_env(config, {})  # same scrubbed env both ways (host NODE_* vars slow node)
             bare = _summary(await _measure(lambda argv=argv, env=env: _bare(argv, env), runs))

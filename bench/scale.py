@@ -126,13 +126,12 @@ def _claim_latency(cluster: Cluster) -> tuple[float, float]:
 
 def _pack_restore(cluster: Cluster) -> tuple[float, float, int, int]:
     from bot.episode import session_home
-    from bot.job import conversations
     from bot.service import store
 
     os.environ["BOT_DATABASE_URL"] = cluster.new_database()
     with tempfile.TemporaryDirectory() as scratch:
         os.environ["BOT_DATA_DIR"] = str(Path(scratch) / "a")
-        home = conversations.home_dir(Path(scratch) / "a", "o/r#1", "codex")
+        home = session_home.home_dir(Path(scratch) / "a", "o/r#1", "codex")
         line = ('{"timestamp":"2026-11-30T10:00:00Z","type":"response_item","payload":{"type":"message",'
                 '"role":"assistant","content":[{"type":"output_text","text":"%s"}]}}\n')
         for n in range(3):

@@ -8,16 +8,13 @@ lists so that the list can only shrink.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 from adapters import base
 from adapters.base import Operator
-from bot import stored_app
 from bot.config_table import (
     AGENT_PLACEHOLDER,
     APP_VARIABLES,
@@ -300,126 +297,3 @@ class Settings:
             except (MissingConfig, OSError) as exc:
                 problems.append(str(exc))
         return problems
-
-
-class _Live(Settings):
-    """The environment as it is now, and the App stored in its data dir: for modules not yet handed
-    settings. Every command reads the stored App the same way, as `manifest.load_settings` does."""
-
-    def _stored_text(self, name: str) -> str | None:
-        if name not in _STORED or app_in_environment(self.environ):
-            return None
-        found = stored_app.read(self.path("BOT_DATA_DIR").resolve(), self.environ.get("BOT_SECRET_KEY") or None)
-        return found.get(name) if found else None
-
-
-def _live() -> Settings:
-    return _Live(os.environ)
-
-
-def webhook_secret() -> str:
-    return _live().webhook_secret()
-
-
-def app_id() -> str:
-    return _live().app_id()
-
-
-def private_key() -> str:
-    return _live().private_key()
-
-
-def env(name: str) -> str | None:
-    return _live().text(name)
-
-
-def is_set(name: str) -> bool:
-    return _live().is_set(name)
-
-
-def value(name: str) -> Any:
-    return _live().parsed(name)
-
-
-def text(name: str) -> str:
-    """A variable that always has a value (its own, else its default)."""
-    found = env(name)
-    if found is None:
-        raise MissingConfig(f"{name} is not set and has no default.")
-    return found
-
-
-def require(name: str, hint: str = "") -> str:
-    return _live().required(name, hint)
-
-
-def data_dir() -> Path:
-    return _live().data_dir
-
-
-def handle() -> str:
-    return _live().handle
-
-
-def github_api_url() -> str:
-    return _live().github_api_url
-
-
-def server_url() -> str:
-    return _live().server_url
-
-
-def git_base_url() -> str:
-    return _live().git_base_url
-
-
-def oauth_url() -> str:
-    return _live().oauth_url
-
-
-def run_url(run_id: str) -> str | None:
-    return _live().run_url(run_id)
-
-
-def clone_url(full_name: str) -> str:
-    return _live().clone_url(full_name)
-
-
-def default_agent() -> str:
-    return _live().default_agent
-
-
-def workers() -> int:
-    return _live().workers
-
-
-def sandbox_tier() -> int:
-    return _live().sandbox_tier
-
-
-def agents_dir() -> Path:
-    return _live().agents_dir
-
-
-def agent_bin(agent: str, default_name: str) -> str:
-    return _live().agent_bin(agent, default_name)
-
-
-def agent_base_url(agent: str) -> str | None:
-    return _live().agent_base_url(agent)
-
-
-def agent_model(agent: str) -> str | None:
-    return _live().agent_model(agent)
-
-
-def provider_credential(name: str) -> str | None:
-    return _live().provider_credential(name)
-
-
-def operator_for(agent: str) -> Operator:
-    return _live().operator_for(agent)
-
-
-def sandbox_host() -> Host:
-    return _live().sandbox_host

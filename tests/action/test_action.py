@@ -1,9 +1,9 @@
 """`bot action` against recorded event payloads and a fake GitHub (no agent run here)."""
 from __future__ import annotations
 
-from bot import config
 from bot.cli import main as cli
 from tests.action.conftest import REPO, WORKFLOW_TOKEN, payload
+from tests.entry_settings import current
 
 
 def test_comment_without_mention_does_nothing(github, runner, capsys):
@@ -130,7 +130,7 @@ def test_runner_temp_is_the_default_data_dir(github, runner, monkeypatch, tmp_pa
 
 def test_credential_files_are_scrubbed_before_the_cache_is_saved(github, runner):
     """CLI credential files in the per-conversation homes are removed when the step ends."""
-    home = config.data_dir() / "homes" / "codertocat-hello-world-1-abcd1234" / "codex"
+    home = current().data_dir / "homes" / "codertocat-hello-world-1-abcd1234" / "codex"
     (home / ".codex").mkdir(parents=True)
     (home / ".codex" / "auth.json").write_text('{"OPENAI_API_KEY":"sk-x"}')
     session = home / ".codex" / "sessions" / "2026" / "01" / "02" / "rollout-2026-01-02-abc.jsonl"

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from bot import config
 from bot.credentials import resolve as credentials
 from tests.action.conftest import REPO, WORKFLOW_TOKEN, Runner, payload
 from tests.entry_settings import current
@@ -38,7 +37,7 @@ def run_step(runner: Runner, github, provider, remotes: Path, operator_key: str 
                GITHUB_API_URL=github.url, GITHUB_OUTPUT=str(runner.output),
                GITHUB_STEP_SUMMARY=str(runner.summary), BOT_GIT_BASE_URL=f"file://{remotes}",
                BOT_CODEX_BASE_URL=provider.url, BOT_DEFAULT_AGENT="codex",
-               BOT_DATA_DIR=str(config.data_dir()), PYTHONPATH=str(ROOT), HOME=str(runner.root))
+               BOT_DATA_DIR=str(current().data_dir), PYTHONPATH=str(ROOT), HOME=str(runner.root))
     if operator_key:
         env["OPENAI_API_KEY"] = operator_key
     return subprocess.run([sys.executable, "-m", "bot.cli", "action"], cwd=ROOT, env=env,

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from bot import config
 from bot.cli import action_session
 from bot.cli import main as cli
 from bot.config import Settings
@@ -116,7 +115,7 @@ def test_a_homes_folder_that_is_a_symlink_discards_the_entry(tmp_path):
     restored = restore_unblocked(folder)
     assert restored.discarded and "homes" in restored.discarded
     assert (outside / SLUG / "codex" / ".codex" / "keep").exists()
-    assert not (config.data_dir() / "homes" / SLUG).exists() and _sessions() == []
+    assert not (current().data_dir / "homes" / SLUG).exists() and _sessions() == []
 
 
 def test_a_cache_folder_that_is_a_symlink_is_not_followed(tmp_path):
@@ -133,7 +132,7 @@ def test_a_home_file_that_is_a_fifo_is_not_restored_and_nothing_blocks(tmp_path)
     rollout.mkdir(parents=True)
     os.mkfifo(rollout / "rollout-x.jsonl")
     restore_unblocked(folder)
-    assert not list((config.data_dir() / "homes").rglob("rollout-x.jsonl"))
+    assert not list((current().data_dir / "homes").rglob("rollout-x.jsonl"))
 
 
 def test_homes_over_the_byte_bound_discard_the_entry(tmp_path, monkeypatch):
@@ -144,7 +143,7 @@ def test_homes_over_the_byte_bound_discard_the_entry(tmp_path, monkeypatch):
     (rollout / "rollout-big.jsonl").write_text("x" * 1001)
     restored = restore_unblocked(folder)
     assert restored.discarded and "bytes" in restored.discarded
-    assert not (config.data_dir() / "homes" / SLUG).exists() and _sessions() == []
+    assert not (current().data_dir / "homes" / SLUG).exists() and _sessions() == []
 
 
 def test_an_honest_home_is_restored(tmp_path):
@@ -154,7 +153,7 @@ def test_an_honest_home_is_restored(tmp_path):
     (rollout / "rollout-a.jsonl").write_text("{}\n")
     restored = restore_unblocked(folder)
     assert restored.discarded is None and restored.sessions == 1
-    target = config.data_dir() / "homes" / SLUG / "codex" / ".codex" / "sessions" / "2026" / "01" / "01"
+    target = current().data_dir / "homes" / SLUG / "codex" / ".codex" / "sessions" / "2026" / "01" / "01"
     assert (target / "rollout-a.jsonl").read_text() == "{}\n"
 
 

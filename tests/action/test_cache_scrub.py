@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import config
 from bot.cli import main as cli
 from tests.action.conftest import payload
+from tests.entry_settings import current
 
 KEY = '{"OPENAI_API_KEY":"sk-proj-copied-key-0000000000000001"}'
 CONVERSATION = "codertocat-hello-world-1-abcd1234"
@@ -42,7 +42,7 @@ RESUMED_FROM = {
 
 
 def _home(agent: str = "codex") -> Path:
-    home = config.data_dir() / "homes" / CONVERSATION / agent
+    home = current().data_dir / "homes" / CONVERSATION / agent
     home.mkdir(parents=True, exist_ok=True)
     return home
 
@@ -99,7 +99,7 @@ def test_a_home_that_is_a_symlink_is_removed_not_followed(github, runner, tmp_pa
     """A conversation's agent folder that is itself a link: removed, its target untouched."""
     outside = tmp_path / "outside-home"
     _write(outside, ".codex/auth.json", KEY)
-    link = config.data_dir() / "homes" / CONVERSATION / "codex"
+    link = current().data_dir / "homes" / CONVERSATION / "codex"
     link.parent.mkdir(parents=True)
     link.symlink_to(outside, target_is_directory=True)
     _action_step(runner)

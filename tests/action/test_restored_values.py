@@ -13,7 +13,6 @@ import pytest
 
 from adapters import base
 from adapters.base import Result, Usage
-from bot import config
 from bot.cli import action_session
 from bot.cli import main as cli
 from bot.episode import runner as job_runner
@@ -134,7 +133,7 @@ def test_a_restored_spend_row_out_of_range_does_not_lift_a_cap(tmp_path, field, 
     still reaches the cap."""
     folder = _cache(tmp_path / "cache", spend=[_row(**{field: value})])
     db = store.connect(settings=current())
-    action_session.restore(db, KEY, folder, config.data_dir(), requester=REQUESTER)
+    action_session.restore(db, KEY, folder, current().data_dir, requester=REQUESTER)
     assert _thread_cap_reached(db, 0.5)
     assert Ledger(db).spent(Scope(conversation=KEY))["thread"].tokens == 0
 
@@ -144,7 +143,7 @@ def test_a_restored_spend_row_from_the_future_is_not_taken(tmp_path):
     future = (datetime.now(UTC) + timedelta(days=400)).isoformat(timespec="milliseconds")
     folder = _cache(tmp_path / "cache", spend=[_row(ts=future), _row(ts="9999"), _row(ts="not a time")])
     db = store.connect(settings=current())
-    action_session.restore(db, KEY, folder, config.data_dir(), requester=REQUESTER)
+    action_session.restore(db, KEY, folder, current().data_dir, requester=REQUESTER)
     assert Ledger(db).spent(Scope(conversation=KEY))["thread"].tokens == 0
 
 
@@ -152,7 +151,7 @@ def test_a_restored_spend_row_naming_an_installation_is_ignored(tmp_path):
     """An Action run has no installation: a row that names one was not written by this thread's runs."""
     folder = _cache(tmp_path / "cache", spend=[_row(installation="9999")])
     db = store.connect(settings=current())
-    action_session.restore(db, KEY, folder, config.data_dir(), requester=REQUESTER)
+    action_session.restore(db, KEY, folder, current().data_dir, requester=REQUESTER)
     spent = Ledger(db).spent(Scope(conversation=KEY, installation="9999"))
     assert (spent["thread"].tokens, spent["installation_month"].tokens) == (0, 0)
 
@@ -161,7 +160,7 @@ def test_a_restored_spend_row_of_another_requester_does_not_count_toward_this_re
     """Another requester's row counts for the thread only; this requester's day holds only their own."""
     folder = _cache(tmp_path / "cache", spend=[_row(requester="42", tokens=700), _row(tokens=300)])
     db = store.connect(settings=current())
-    action_session.restore(db, KEY, folder, config.data_dir(), requester=REQUESTER)
+    action_session.restore(db, KEY, folder, current().data_dir, requester=REQUESTER)
     spent = Ledger(db).spent(Scope(conversation=KEY, requester=REQUESTER))
     assert (spent["thread"].tokens, spent["requester_day"].tokens) == (1000, 300)
     assert Ledger(db).spent(Scope(requester="42"))["requester_day"].tokens == 0
@@ -171,7 +170,7 @@ def test_an_honest_restored_spend_row_still_counts(tmp_path):
     """A row in range, of this thread, this requester and no installation, keeps the thread's budget."""
     folder = _cache(tmp_path / "cache", spend=[_row(tokens=1200, usd=0.05)])
     db = store.connect(settings=current())
-    action_session.restore(db, KEY, folder, config.data_dir(), requester=REQUESTER)
+    action_session.restore(db, KEY, folder, current().data_dir, requester=REQUESTER)
     spent = Ledger(db).spent(Scope(conversation=KEY, requester=REQUESTER))
     assert (spent["thread"].tokens, spent["thread"].usd, spent["requester_day"].tokens) == (1200, 0.05, 1200)
 

@@ -216,7 +216,7 @@ def test_the_session_cache_holds_only_this_threads_resume_state(tmp_path):
     other = session_home.home_dir(current().data_dir, "Codertocat/Hello-World#2", "codex") / "note.txt"
     other.write_text("another thread")
     folder = tmp_path / "session"
-    assert action_session.export(db, KEY, folder, config.data_dir()) == 1
+    assert action_session.export(db, KEY, folder, current().data_dir) == 1
     files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     slug = conversations.slug(KEY)
     assert files == [f"homes/{slug}/codex/.codex/sessions/2026/11/30/rollout-1-abc.jsonl", "sessions.json"]
@@ -228,10 +228,10 @@ def test_a_second_export_replaces_the_first(tmp_path):
     conversations.record_turn(db, KEY, "codex", "s1", fresh=True)
     old = _home("codex", ".codex/sessions/2026/11/29/rollout-0-old.jsonl")
     folder = tmp_path / "session"
-    action_session.export(db, KEY, folder, config.data_dir())
+    action_session.export(db, KEY, folder, current().data_dir)
     old.unlink()
     _home("codex", ".codex/sessions/2026/11/30/rollout-1-new.jsonl")
-    action_session.export(db, KEY, folder, config.data_dir())
+    action_session.export(db, KEY, folder, current().data_dir)
     assert [p.name for p in folder.rglob("*.jsonl")] == ["rollout-1-new.jsonl"]
 
 
@@ -240,12 +240,12 @@ def test_a_restored_cache_brings_the_session_back_into_an_empty_data_dir(tmp_pat
     conversations.record_turn(db, KEY, "claude", CLAUDE_SESSION, fresh=True)
     _home("claude", ".claude/projects/-workspace/claude-session-1.jsonl", "turn one")
     folder = tmp_path / "session"
-    action_session.export(db, KEY, folder, config.data_dir())
+    action_session.export(db, KEY, folder, current().data_dir)
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "next-run"))
     fresh = store.connect(settings=current())
-    assert action_session.restore(fresh, KEY, folder, config.data_dir()).sessions == 1
+    assert action_session.restore(fresh, KEY, folder, current().data_dir).sessions == 1
     assert conversations.session(fresh, KEY, "claude").session_id == CLAUDE_SESSION
-    restored = config.data_dir() / "homes" / conversations.slug(KEY) / "claude" / ".claude" / "projects"
+    restored = current().data_dir / "homes" / conversations.slug(KEY) / "claude" / ".claude" / "projects"
     assert (restored / "-workspace" / "claude-session-1.jsonl").read_text() == "turn one"
 
 
@@ -260,9 +260,9 @@ def test_a_cache_of_another_thread_or_planted_files_is_not_taken(tmp_path, monke
         {"agent": "codex", "session_id": CODEX_SESSION, "created_at": 1, "last_used_at": 1, "turns": 1},
         {"agent": "not-an-agent", "session_id": "s", "created_at": 1, "last_used_at": 1, "turns": 1}]}))
     db = store.connect(settings=current())
-    assert action_session.restore(db, "Codertocat/Hello-World#9", folder, config.data_dir()).sessions == 0
-    assert action_session.restore(db, KEY, folder, config.data_dir()).sessions == 1
-    home = config.data_dir() / "homes" / slug / "codex"
+    assert action_session.restore(db, "Codertocat/Hello-World#9", folder, current().data_dir).sessions == 0
+    assert action_session.restore(db, KEY, folder, current().data_dir).sessions == 1
+    home = current().data_dir / "homes" / slug / "codex"
     assert not (home / ".bashrc").exists() and not (home / "link").exists()
 
 
@@ -272,10 +272,10 @@ def test_the_threads_model_spend_follows_it_so_a_thread_budget_counts_every_turn
     Ledger(db).add("run-1", Scope(conversation=KEY, requester="21031067"), 1200, 0.05)
     Ledger(db).add("run-x", Scope(conversation="Codertocat/Hello-World#2", requester="21031067"), 999, 9.0)
     folder = tmp_path / "session"
-    action_session.export(db, KEY, folder, config.data_dir())
+    action_session.export(db, KEY, folder, current().data_dir)
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "next-run"))
     fresh = store.connect(settings=current())
-    action_session.restore(fresh, KEY, folder, config.data_dir())
+    action_session.restore(fresh, KEY, folder, current().data_dir)
     spent = Ledger(fresh).spent(Scope(conversation=KEY))["thread"]
     assert (spent.tokens, spent.usd) == (1200, 0.05)
 
@@ -285,7 +285,7 @@ def test_status_in_a_new_workflow_run_counts_the_threads_earlier_turns(github, r
     conversations.record_turn(db, KEY, "codex", CODEX_SESSION, fresh=True)
     Ledger(db).add("run-1", Scope(conversation=KEY, requester="21031067"), 4321, 0.5)
     folder = tmp_path / "session"
-    action_session.export(db, KEY, folder, config.data_dir())
+    action_session.export(db, KEY, folder, current().data_dir)
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "next-run"))
     monkeypatch.setenv("BOT_SESSION_CACHE_DIR", str(folder))
     runner.event("issue_comment", payload("issue_comment.created", "@bot status"))

@@ -7,8 +7,8 @@ import pytest
 
 from adapters import base
 from adapters.base import Credentials
-from bot import config
 from tests.adapters.helpers import bridge, episode
+from tests.entry_settings import current
 
 SECRET = "sk-test-secret-value-0123456789"
 AGENTS = tuple(base.names())  # the registry: every adapter
@@ -19,7 +19,7 @@ def _argv_text(inv) -> str:
 
 
 def _command(agent, tmp_path, **overrides):
-    return base.get(agent, config.operator_for(agent)).command(episode(tmp_path, **overrides))
+    return base.get(agent, current().operator_for(agent)).command(episode(tmp_path, **overrides))
 
 
 def _value_after(argv, flag):

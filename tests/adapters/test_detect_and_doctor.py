@@ -10,6 +10,7 @@ import pytest
 from adapters import base
 from bot import config
 from bot.cli import doctor
+from tests.entry_settings import current
 
 pytestmark = pytest.mark.e2e  # runs the real CLIs' probes (a few seconds each)
 
@@ -17,7 +18,7 @@ AGENTS = tuple(base.names())  # the registry: every adapter
 
 
 def _detect(agent: str, tmp_path: Path):
-    adapter = base.get(agent, config.operator_for(agent))
+    adapter = base.get(agent, current().operator_for(agent))
     return adapter.detect(doctor.probe_for(adapter, tmp_path, config.Settings(dict(os.environ))))
 
 

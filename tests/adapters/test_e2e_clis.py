@@ -25,11 +25,11 @@ import pytest
 
 from adapters import base
 from adapters.base import Bridge, Credentials, Episode, Result
-from bot.config import operator_for, sandbox_host
 from bot.episode.runner import run_episode
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner
 from tests.adapters.mcp_echo import EchoMCP
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, call, exec_js, fail, resolve_tool
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
@@ -70,8 +70,8 @@ class Sandboxed:
     async def turn(self, agent: str, prompt: str, resume: str | None = None, instruction: str = "",
                    mode: str = "strict", model: str | None = None, web_access: bool = False,
                    read_dirs: tuple[str, ...] = ()) -> Result:
-        adapter = base.get(agent, operator_for(agent))
-        spawner = Tier1Spawner(host=sandbox_host())
+        adapter = base.get(agent, current().operator_for(agent))
+        spawner = Tier1Spawner(host=current().sandbox_host)
         config = SandboxConfig(workdir=self.worktree, home=self.root / "home" / agent,
                                ro_binds=(AGENTS_DIR, *read_dirs),
                                gateways=(f"127.0.0.1:{self.fake.port}",), limits=Limits(timeout_s=120),

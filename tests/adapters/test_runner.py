@@ -170,10 +170,10 @@ async def test_credential_files_are_removed_after_the_run(tmp_path):
 async def test_missing_binary_is_a_failed_result(tmp_path, monkeypatch):
     """A CLI binary that does not exist yields a 'missing' Result naming it, not an exception."""
     from adapters import base
-    from bot.config import operator_for
+    from tests.entry_settings import current
     monkeypatch.setenv("BOT_CLAUDE_BIN", str(tmp_path / "no-claude"))
     episode, config = _setup(tmp_path)
-    result = await run_episode(base.get("claude", operator_for("claude")), episode, Tier0Spawner(), config)
+    result = await run_episode(base.get("claude", current().operator_for("claude")), episode, Tier0Spawner(), config)
     assert (result.ok, result.failure) == (False, "missing") and "no-claude" in result.error
 
 

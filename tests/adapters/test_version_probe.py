@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from adapters import base
-from bot import config
 from bot.episode import cli_version
+from tests.entry_settings import current
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +37,7 @@ def checkout(tmp_path, monkeypatch) -> Path:
 
 
 async def _version() -> str | None:
-    return await cli_version.adapter_version(base.get("codex", config.operator_for("codex")))
+    return await cli_version.adapter_version(base.get("codex", current().operator_for("codex")))
 
 
 async def test_a_planted_cli_in_the_checkout_is_never_run(checkout, tmp_path, monkeypatch):

@@ -1,6 +1,6 @@
 """Configuration is read at the edge: only an entry point builds the settings (from the environment
 and the stored App), and the modules below it receive the settings or the values they need. The
-modules that still call config's environment readers are listed by name: the list only shrinks."""
+environment readers config once had at module level are gone, and none may come back."""
 from __future__ import annotations
 
 import ast
@@ -17,9 +17,6 @@ READERS = {"env", "is_set", "value", "text", "require", "data_dir", "handle", "g
            "git_base_url", "oauth_url", "run_url", "clone_url", "default_agent", "workers", "sandbox_tier",
            "agents_dir", "agent_bin", "agent_base_url", "agent_model", "provider_credential", "operator_for",
            "sandbox_host", "webhook_secret", "app_id", "private_key"}
-# Not yet handed their settings. Convert one, then take it off: a module may leave, none may join.
-NOT_YET_CONVERTED = frozenset({
-})
 
 
 def _calls(module: str) -> list[ast.Call]:
@@ -66,11 +63,11 @@ def test_only_entry_points_build_the_settings():
     assert [m for m in builders if not m.startswith(ENTRY_POINTS)] == []
 
 
-def test_no_module_but_those_not_yet_converted_reads_the_environment():
-    readers = {m for m in _below_the_edge() if reads_the_environment(m)}
-    assert sorted(readers - NOT_YET_CONVERTED) == []
+def test_no_module_reads_the_environment_through_config():
+    assert [m for m in _below_the_edge() if reads_the_environment(m)] == []
 
 
-def test_a_converted_module_is_taken_off_the_list():
-    readers = {m for m in _below_the_edge() if reads_the_environment(m)}
-    assert sorted(NOT_YET_CONVERTED - readers) == []
+def test_config_has_no_reader_of_the_live_environment():
+    import bot.config  # noqa: PLC0415
+
+    assert sorted(name for name in READERS if hasattr(bot.config, name)) == []

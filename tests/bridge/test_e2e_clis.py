@@ -18,7 +18,6 @@ from bot.bridge.admission import Admission
 from bot.bridge.server import TOOL_NAMES as TOOLS
 from bot.bridge.server import BridgeServer
 from bot.bridge.tools import sandbox_for_run
-from bot.config import operator_for, sandbox_host
 from bot.episode import honesty
 from bot.episode.runner import run_episode
 from bot.record import provenance
@@ -75,7 +74,7 @@ async def run_scripted(agent: str, root: Path, script, *, bridge_hook=None, dead
                        prepare=None, read_dirs: tuple[str, ...] = ()):
     """One strict-mode episode of `agent` against the fake provider, recorded like the pipeline does
     (`prepare(worktree)` adds to the worktree first)."""
-    adapter = adapters.get(agent, operator_for(agent))
+    adapter = adapters.get(agent, current().operator_for(agent))
     worktree = make_worktree(root)
     if prepare:
         prepare(worktree)
@@ -92,7 +91,7 @@ async def run_scripted(agent: str, root: Path, script, *, bridge_hook=None, dead
                                 on_progress=lambda md: bridge_hook(bridge) if bridge_hook else None,
                                 on_halt=lambda reason: kill.set(), progress_interval_s=0,
                                 read_dirs=read_dirs) as bridge:
-            spawner = Tier1Spawner(host=sandbox_host())
+            spawner = Tier1Spawner(host=current().sandbox_host)
             upstream = ("127.0.0.1", free_port()) if dead_bridge else ("127.0.0.1", bridge.port)
             config = SandboxConfig(workdir=worktree, home=root / "home", ro_binds=(AGENTS_DIR, *read_dirs),
                                    gateways=(f"127.0.0.1:{fake.port}",), bridge_upstream=upstream,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import config
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,7 +96,7 @@ def bot(tmp_path):
     with FakeProvider() as provider:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC", "GITHUB_", "BOT_"))}
         env.update(BOT_DATA_DIR=str(tmp_path / "data"), BOT_CODEX_BASE_URL=provider.url, OPENAI_API_KEY=KEY,
-                   PYTHONPATH=str(ROOT), HOME=str(tmp_path / "home"), BOT_AGENTS_DIR=str(config.agents_dir()))
+                   PYTHONPATH=str(ROOT), HOME=str(tmp_path / "home"), BOT_AGENTS_DIR=str(current().agents_dir))
         yield Bot(env, repo, provider, tmp_path)
 
 

@@ -97,9 +97,3 @@ def test_an_entry_point_with_a_whole_app_in_the_environment_reads_no_stored_one(
         monkeypatch.setenv(name, text)
     assert manifest.load_settings(os.environ).handle == "bot"
 
-
-def test_every_command_reads_the_handle_of_the_stored_app_the_same_way():
-    """`bot serve` and `bot worker` read their settings once; `bot run`, `bot action` and the
-    modules not yet handed settings read the same App from the same data dir."""
-    manifest.store(CONVERSION, current())
-    assert (config.handle(), manifest.load_settings(os.environ).handle) == ("octo-agent", "octo-agent")

@@ -8,7 +8,6 @@ import stat
 
 import pytest
 
-from bot import config
 from bot.credentials import vault as secrets
 from tests.entry_settings import current
 
@@ -16,7 +15,7 @@ KEY = "sk-ant-api03-Zq8vN1xR4tY7uI0oP3aS6dF9gH2jK5lL"
 
 
 def _db_bytes() -> bytes:
-    return b"".join(p.read_bytes() for p in config.data_dir().glob("bot.db*"))
+    return b"".join(p.read_bytes() for p in current().data_dir.glob("bot.db*"))
 
 
 def test_round_trip_returns_the_stored_value():
@@ -41,7 +40,7 @@ def test_value_never_appears_in_the_database_file():
 def test_key_file_is_created_private_on_first_use():
     """Without BOT_SECRET_KEY the master key is created as secret.key with mode 0600."""
     secrets.put("user:octocat", "claude:api_key", KEY, actor="octocat", settings=current())
-    path = config.data_dir() / "secret.key"
+    path = current().data_dir / "secret.key"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert len(base64.b64decode(path.read_text())) == 32
 
@@ -50,7 +49,7 @@ def test_env_key_is_used_instead_of_a_file(monkeypatch):
     """With BOT_SECRET_KEY set no secret.key file is written."""
     monkeypatch.setenv("BOT_SECRET_KEY", base64.b64encode(os.urandom(32)).decode())
     secrets.put("user:octocat", "claude:api_key", KEY, actor="octocat", settings=current())
-    assert not (config.data_dir() / "secret.key").exists()
+    assert not (current().data_dir / "secret.key").exists()
     assert secrets.get("user:octocat", "claude:api_key", settings=current()) == KEY
 
 
@@ -74,7 +73,7 @@ def test_ciphertext_moved_to_another_row_fails_to_decrypt():
     """The scope is associated data: copying a user's ciphertext into a repo row does not open."""
     secrets.put("user:octocat", "claude:api_key", KEY, actor="octocat", settings=current())
     secrets.put("repo:octo/app", "claude:api_key", "sk-other-value-0000000000", actor="octocat", settings=current())
-    conn = sqlite3.connect(config.data_dir() / "bot.db")
+    conn = sqlite3.connect(current().data_dir / "bot.db")
     with conn:
         conn.execute("update secrets set sealed = (select sealed from secrets where scope='user:octocat') "
                      "where scope='repo:octo/app'")
@@ -87,7 +86,7 @@ def test_ciphertext_moved_to_another_name_fails_to_decrypt():
     """The credential name is associated data too: a claude key copied to gemini does not open."""
     secrets.put("user:octocat", "claude:api_key", KEY, actor="octocat", settings=current())
     secrets.put("user:octocat", "gemini:api_key", "AIzaSyExampleExampleExample", actor="octocat", settings=current())
-    conn = sqlite3.connect(config.data_dir() / "bot.db")
+    conn = sqlite3.connect(current().data_dir / "bot.db")
     with conn:
         conn.execute("update secrets set sealed = (select sealed from secrets where name='claude:api_key') "
                      "where name='gemini:api_key'")

@@ -8,7 +8,6 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from bot import config
 from bot.settings import first_run, manifest
 from bot.settings import routes as settings
 from tests.entry_settings import current, handed
@@ -26,7 +25,7 @@ def enterprise(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_repositories_are_cloned_from_the_enterprise_server(enterprise: None) -> None:
-    assert config.clone_url("octo/repo") == f"{SERVER}/octo/repo.git"
+    assert current().clone_url("octo/repo") == f"{SERVER}/octo/repo.git"
 
 
 def test_the_settings_sign_in_redirects_to_the_enterprise_server(enterprise: None,
@@ -39,7 +38,7 @@ def test_the_settings_sign_in_redirects_to_the_enterprise_server(enterprise: Non
 
 
 def test_the_manifest_form_posts_to_the_enterprise_server(enterprise: None) -> None:
-    assert manifest.github_form_action(config.oauth_url(), "s", "octo-org") == f"{SERVER}/organizations/octo-org/settings/apps/new?state=s"
+    assert manifest.github_form_action(current().oauth_url, "s", "octo-org") == f"{SERVER}/organizations/octo-org/settings/apps/new?state=s"
 
 
 def test_the_first_run_page_lets_its_form_post_only_to_the_enterprise_server(enterprise: None) -> None:
@@ -50,17 +49,17 @@ def test_the_first_run_page_lets_its_form_post_only_to_the_enterprise_server(ent
 def test_an_explicit_oauth_url_still_wins_over_the_server_url(enterprise: None,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BOT_GITHUB_OAUTH_URL", "https://sso.example.com/")
-    assert config.oauth_url() == "https://sso.example.com"
+    assert current().oauth_url == "https://sso.example.com"
 
 
 def test_an_enterprise_api_url_alone_names_its_server(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("GITHUB_SERVER_URL", "BOT_GIT_BASE_URL", "BOT_GITHUB_OAUTH_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GITHUB_API_URL", API + "/")
-    assert (config.server_url(), config.oauth_url(), config.clone_url("o/r")) == (SERVER, SERVER, f"{SERVER}/o/r.git")
+    assert (current().server_url, current().oauth_url, current().clone_url("o/r")) == (SERVER, SERVER, f"{SERVER}/o/r.git")
 
 
 def test_without_any_setting_the_addresses_are_github_com(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("GITHUB_SERVER_URL", "GITHUB_API_URL", "BOT_GIT_BASE_URL", "BOT_GITHUB_OAUTH_URL"):
         monkeypatch.delenv(name, raising=False)
-    assert (config.server_url(), config.oauth_url(), config.git_base_url()) == ("https://github.com",) * 3
+    assert (current().server_url, current().oauth_url, current().git_base_url) == ("https://github.com",) * 3

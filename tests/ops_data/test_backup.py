@@ -8,7 +8,6 @@ import threading
 
 import pytest
 
-from bot import config
 from bot.cli import backup as backup_cli
 from bot.cli import restore as restore_cli
 from bot.config import Settings
@@ -153,7 +152,7 @@ def test_the_github_app_a_first_run_stored_comes_back_with_the_restore(tmp_path,
     assert backup_cli.main([str(archive)]) == 0
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "elsewhere"))
     assert restore_cli.main([str(archive)]) == 0
-    assert manifest.stored(config.data_dir())["GITHUB_APP_ID"] == "42"
+    assert manifest.stored(current().data_dir)["GITHUB_APP_ID"] == "42"
 
 
 def test_restore_refuses_while_a_service_still_uses_the_database(tmp_path):

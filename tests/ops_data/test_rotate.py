@@ -7,7 +7,6 @@ import os
 
 import pytest
 
-from bot import config
 from bot.cli import keys
 from bot.credentials import rotation, vault
 from bot.db import connect
@@ -58,7 +57,7 @@ def test_the_old_key_is_nowhere_in_the_data_dir():
     _store_all()
     old = base64.b64encode(vault.master_key(settings=current()))
     rotation.rotate(current())
-    data = config.data_dir()
+    data = current().data_dir
     assert sorted(p.name for p in data.iterdir() if p.name.startswith("secret.key")) == ["secret.key"]
     assert old not in (data / "secret.key").read_bytes()
     assert (data / "secret.key").stat().st_mode & 0o777 == 0o600
@@ -114,7 +113,7 @@ def test_an_interrupted_rotation_is_recovered_by_the_next(monkeypatch):
     """The key file was replaced but the transaction never committed (a crash): the old key comes back."""
     _store_all()
     old = vault.master_key(settings=current())
-    key_file = config.data_dir() / "secret.key"
+    key_file = current().data_dir / "secret.key"
     os.link(key_file, key_file.with_name("secret.key.previous"))
     fresh = key_file.with_name("fresh")
     fresh.write_bytes(base64.b64encode(os.urandom(32)) + b"\n")
@@ -156,18 +155,18 @@ def test_the_packed_cli_homes_and_the_stored_github_app_open_under_the_new_key_o
         db.close()
     assert rotation.unseal_with(new, context, bytes(row["sealed"])) == b"packed"
     assert not _opens(old, {"scope": "x", "name": "y", "sealed": bytes(row["sealed"])})
-    sealed_app = (config.data_dir() / manifest.FILE).read_bytes()
+    sealed_app = (current().data_dir / manifest.FILE).read_bytes()
     assert json.loads(rotation.unseal_with(new, manifest.CONTEXT, sealed_app))["GITHUB_APP_ID"] == "42"
     with pytest.raises(rotation.RotationError):
         rotation.unseal_with(old, manifest.CONTEXT, sealed_app)
-    assert not list(config.data_dir().glob("*.previous"))
+    assert not list(current().data_dir.glob("*.previous"))
 
 
 def test_a_rotation_failing_at_a_sealed_file_leaves_key_and_file_as_they_were(monkeypatch):
     _store_all()
     manifest.store({"id": 7, "pem": "pem", "webhook_secret": "w", "client_id": "c", "client_secret": "s",
                     "slug": "b"}, current())
-    path = config.data_dir() / manifest.FILE
+    path = current().data_dir / manifest.FILE
     before_key, before_file = vault.master_key(settings=current()), path.read_bytes()
     real_install = rotation._install
 
@@ -180,7 +179,7 @@ def test_a_rotation_failing_at_a_sealed_file_leaves_key_and_file_as_they_were(mo
         keys.main(["rotate"])
     assert vault.master_key(settings=current()) == before_key and path.read_bytes() == before_file
     assert {key: vault.get(*key, settings=current()) for key in VALUES} == VALUES
-    assert not list(config.data_dir().glob("*.previous"))
+    assert not list(current().data_dir.glob("*.previous"))
 
 
 def test_the_key_rotated_is_the_one_of_the_data_dir_it_is_handed(monkeypatch, tmp_path):

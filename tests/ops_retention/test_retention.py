@@ -9,7 +9,6 @@ import time
 import pytest
 from gidgethub import sansio
 
-from bot import config
 from bot.cli import gc
 from bot.episode import session_home
 from bot.job import conversations
@@ -52,7 +51,7 @@ def _thread(db, key: str, idle_days: float, agent: str = "codex") -> None:
 
 
 def _scratch(run_id: str, days_old: float):
-    folder = config.data_dir() / "runs" / run_id
+    folder = current().data_dir / "runs" / run_id
     folder.mkdir(parents=True)
     (folder / "out.txt").write_text("scratch")
     os.utime(folder, (NOW - days_old * DAY, NOW - days_old * DAY))
@@ -90,7 +89,7 @@ def test_cli_homes_of_threads_idle_past_the_window_go_and_their_sessions_are_not
     _thread(db, "o/r#1", idle_days=20)
     _thread(db, "o/r#2", idle_days=3)
     asyncio.run(retention.apply(db, retention.plan(db, POLICY, current().data_dir, NOW)))
-    homes = config.data_dir() / "homes"
+    homes = current().data_dir / "homes"
     assert not (homes / conversations.slug("o/r#1")).exists()
     assert (homes / conversations.slug("o/r#2") / "codex" / ".codex" / "rollout.jsonl").exists()
     assert conversations.session(db, "o/r#1", "codex").session_id is None
@@ -105,7 +104,7 @@ def test_a_thread_with_a_queued_job_keeps_its_home(db):
         conn, delivery_id="d1", event="issue_comment", action="created", kind="run", conversation="o/r#1",
         spec={}))
     asyncio.run(retention.apply(db, retention.plan(db, POLICY, current().data_dir, NOW)))
-    assert (config.data_dir() / "homes" / conversations.slug("o/r#1")).exists()
+    assert (current().data_dir / "homes" / conversations.slug("o/r#1")).exists()
     assert conversations.session(db, "o/r#1", "codex").session_id == "session-o/r#1"
 
 
@@ -191,7 +190,7 @@ def _mirror_with_spare(tmp_path, name: str, used_days_ago: float):
 def test_over_the_budget_the_least_recently_used_spare_goes_first(db, tmp_path):
     old_mirror, old_spare = _mirror_with_spare(tmp_path, "old", used_days_ago=5)
     new_mirror, new_spare = _mirror_with_spare(tmp_path, "new", used_days_ago=1)
-    used = retention.tree_bytes(config.data_dir())
+    used = retention.tree_bytes(current().data_dir)
     policy = retention.Policy(30, 14, budget_bytes=used - (512 << 10))
     asyncio.run(retention.apply(db, retention.plan(db, policy, current().data_dir, NOW)))
     assert not old_spare.exists() and new_spare.exists()
@@ -201,7 +200,7 @@ def test_over_the_budget_the_least_recently_used_spare_goes_first(db, tmp_path):
 def test_far_over_the_budget_spares_then_the_least_recently_used_mirror_go(db, tmp_path):
     old_mirror, old_spare = _mirror_with_spare(tmp_path, "old", used_days_ago=5)
     new_mirror, new_spare = _mirror_with_spare(tmp_path, "new", used_days_ago=1)
-    used = retention.tree_bytes(config.data_dir())
+    used = retention.tree_bytes(current().data_dir)
     spares = retention.tree_bytes(old_spare) + retention.tree_bytes(new_spare)
     policy = retention.Policy(30, 14, budget_bytes=used - spares - (4 << 10))
     swept = asyncio.run(retention.apply(db, retention.plan(db, policy, current().data_dir, NOW)))
@@ -212,7 +211,7 @@ def test_far_over_the_budget_spares_then_the_least_recently_used_mirror_go(db, t
 
 def test_within_the_budget_no_cache_goes(db, tmp_path):
     _, old_spare = _mirror_with_spare(tmp_path, "old", used_days_ago=5)
-    policy = retention.Policy(30, 14, budget_bytes=retention.tree_bytes(config.data_dir()) + (1 << 20))
+    policy = retention.Policy(30, 14, budget_bytes=retention.tree_bytes(current().data_dir) + (1 << 20))
     planned = retention.plan(db, policy, current().data_dir, NOW)
     assert planned.spares == [] and planned.mirrors_over_bytes == 0
 

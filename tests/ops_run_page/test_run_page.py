@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 
-from bot import config
 from bot.record import provenance
 from bot.record.recorder import Recorder
 from tests.entry_settings import current, database
@@ -19,7 +18,7 @@ def _sign_in_configured(monkeypatch) -> None:
 def test_the_tracking_link_is_the_short_run_path_under_the_public_url(monkeypatch):
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com/")
     _sign_in_configured(monkeypatch)
-    assert config.run_url("ab12cd34") == "https://bot.example.com/runs/ab12cd34"
+    assert current().run_url("ab12cd34") == "https://bot.example.com/runs/ab12cd34"
 
 
 def test_without_sign_in_there_is_no_link_to_a_page_no_one_could_open(monkeypatch):
@@ -28,12 +27,12 @@ def test_without_sign_in_there_is_no_link_to_a_page_no_one_could_open(monkeypatc
     monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com/")
     monkeypatch.delenv("GITHUB_CLIENT_ID", raising=False)
     monkeypatch.delenv("GITHUB_CLIENT_SECRET", raising=False)
-    assert config.run_url("ab12cd34") is None
+    assert current().run_url("ab12cd34") is None
 
 
 def test_without_a_public_url_there_is_no_link(monkeypatch):
     monkeypatch.delenv("BOT_PUBLIC_URL", raising=False)
-    assert config.run_url("ab12cd34") is None
+    assert current().run_url("ab12cd34") is None
 
 
 def test_the_short_link_leads_to_the_page_where_the_sign_in_applies(client):

@@ -9,10 +9,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from adapters import base as adapters
-from bot import config as bot_config
 from bot.bridge.admission import Admission
 from bot.bridge.server import BridgeServer
-from bot.config import sandbox_host
 from bot.episode.model_channel import model_channel
 from bot.episode.runner import run_episode
 from bot.record.recorder import Recorder
@@ -43,8 +41,8 @@ async def relay_episode(agent: str, creds: adapters.Credentials, ctx: SimpleName
     recorder = Recorder(root / "bot.db")
     run_id = recorder.start_run(agent=agent, conversation="octo/repo#12", sandbox_tier=1)
     kill = asyncio.Event()
-    adapter = adapters.get(agent, bot_config.operator_for(agent))
-    spawner = Tier1Spawner(host=sandbox_host())
+    adapter = adapters.get(agent, current().operator_for(agent))
+    spawner = Tier1Spawner(host=current().sandbox_host)
     config = SandboxConfig(workdir=worktree, home=root / "home", ro_binds=(AGENTS_DIR,),
                            allowed_hosts=adapter.default_allowed_hosts, limits=Limits(timeout_s=120),
                            tmpdir=root / "home" / ".tmp")

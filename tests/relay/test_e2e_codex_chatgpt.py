@@ -37,7 +37,7 @@ class Ran:
 
 
 async def _episode(root: Path, monkeypatch) -> Ran:
-    ctx = SimpleNamespace(conversation="octo/repo#12", repo="octo/repo", requester_id=42, installation_id=7,
+    ctx = SimpleNamespace(conversation="octo/repo#12", repo="octo/repo", requester_id=42, repo_id=0, installation_id=7,
                           secrets=[])
     with FakeProvider() as fake:
         fake.login = FakeLogin(lifetime_s=-120)  # expired: the relay must refresh before the first call

@@ -26,7 +26,7 @@ CASES = [("claude", "ANTHROPIC_API_KEY", "anthropic"), ("codex", "OPENAI_API_KEY
 
 
 async def _recorded_calls(agent: str, variable: str, provider: str, root, monkeypatch) -> list[dict]:
-    ctx = SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[])
+    ctx = SimpleNamespace(conversation="octo/repo#12", requester_id=42, repo_id=0, installation_id=7, secrets=[])
     with FakeProvider() as fake:
         fake.script(say("Answered."))
         monkeypatch.setitem(apis.DEFAULT_BASE, provider, fake.url)

@@ -10,7 +10,6 @@ from types import SimpleNamespace
 import pytest
 
 from adapters import base as adapters
-from bot.config import sandbox_host
 from bot.episode.model_channel import model_channel
 from bot.record.recorder import Recorder
 from bot.relay import chatgpt
@@ -45,7 +44,7 @@ async def _scan(agent: str, creds: adapters.Credentials, root: Path) -> tuple[st
     worktree = make_worktree(root)
     recorder = Recorder(root / "bot.db")
     run_id = recorder.start_run(agent=agent)
-    ctx = SimpleNamespace(conversation="octo/repo#1", repo="octo/repo", requester_id=42, installation_id=7,
+    ctx = SimpleNamespace(conversation="octo/repo#1", repo="octo/repo", requester_id=42, repo_id=0, installation_id=7,
                           secrets=[], config=current())
     adapter = adapters.get(agent)
     config = SandboxConfig(workdir=worktree, home=root / "home", allowed_hosts=adapter.default_allowed_hosts,
@@ -58,7 +57,7 @@ async def _scan(agent: str, creds: adapters.Credentials, root: Path) -> tuple[st
         for relative, content in invocation.files.items():
             (config.home / relative).parent.mkdir(parents=True, exist_ok=True)
             (config.home / relative).write_bytes(content)
-        process = await Tier1Spawner(host=sandbox_host()).start(config, ["sh", "-c", SCAN], invocation.env)
+        process = await Tier1Spawner(host=current().sandbox_host).start(config, ["sh", "-c", SCAN], invocation.env)
         seen = await process.stdout.read()
         await process.wait()
         return seen.decode(errors="replace"), channel.relay.token

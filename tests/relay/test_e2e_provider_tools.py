@@ -26,7 +26,7 @@ MODEL = {"codex": "gpt-5.5"}
 @pytest.fixture(scope="module", params=["claude", "codex", "gemini"])
 def ran(request, tmp_path_factory):
     agent = request.param
-    ctx = SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[])
+    ctx = SimpleNamespace(conversation="octo/repo#12", requester_id=42, repo_id=0, installation_id=7, secrets=[])
     with pytest.MonkeyPatch.context() as monkeypatch, FakeProvider() as fake:
         monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path_factory.mktemp("data")))
         monkeypatch.setenv(f"BOT_{agent.upper()}_BASE_URL", fake.url)

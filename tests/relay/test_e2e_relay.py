@@ -39,7 +39,7 @@ class Ran:
 
 
 async def _episode(agent: str, root: Path, monkeypatch) -> Ran:
-    ctx = SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[])
+    ctx = SimpleNamespace(conversation="octo/repo#12", requester_id=42, repo_id=0, installation_id=7, secrets=[])
     with FakeProvider() as fake:
         fake.usage = USAGE
         fake.script(say("Answered through the relay."))

@@ -17,7 +17,7 @@ from tests.relay.conftest import REAL_KEY
 
 
 def _ctx():
-    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[], config=current())
+    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, repo_id=0, installation_id=7, secrets=[], config=current())
 
 
 def _sandbox(tmp_path: Path, adapter) -> SandboxConfig:

@@ -14,9 +14,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from bot.config import sandbox_host
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner
+from tests.entry_settings import current
 
 AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents-cli"
 
@@ -73,7 +73,7 @@ def run(config):
     async def _run(script: str, spawner: Tier1Spawner | None = None, env: dict | None = None,
                    **changes) -> Ran:
         cfg = replace(config, **changes)
-        proc = await (spawner or Tier1Spawner(host=sandbox_host())).start(cfg, ["sh", "-c", script], env or {})
+        proc = await (spawner or Tier1Spawner(host=current().sandbox_host)).start(cfg, ["sh", "-c", script], env or {})
         out, err = await asyncio.gather(proc.stdout.read(), proc.stderr.read())
         rc = await proc.wait()
         return Ran(rc, out.decode(errors="replace"), err.decode(errors="replace"), proc.outcome(),

@@ -13,9 +13,9 @@ from dataclasses import replace
 import pytest
 
 from adapters.base import Episode
-from bot.config import sandbox_host
 from sandbox.base import Limits
 from sandbox.tier1 import Tier1Spawner
+from tests.entry_settings import current
 from tests.sandbox.shell_adapter import ShellAdapter
 from tests.sandbox.tree_usage import usage
 
@@ -135,7 +135,7 @@ async def test_a_sandbox_killed_on_its_time_limit_keeps_the_writes_it_made(run, 
 
 async def test_a_cancelled_sandbox_keeps_the_writes_it_made(config):
     cfg = replace(config, writable=True, limits=Limits(worktree_growth_bytes=CAP, timeout_s=60))
-    proc = await Tier1Spawner(host=sandbox_host()).start(
+    proc = await Tier1Spawner(host=current().sandbox_host).start(
         cfg, ["sh", "-c", "echo made > $HOME/kept.txt && echo ready && sleep 60"], {})
     assert await proc.stdout.readline() == b"ready\n"
     await proc.kill()
@@ -158,7 +158,7 @@ async def _episode(config, script: str, **limits):
     from bot.episode.runner import run_episode
     cfg = replace(config, writable=True, limits=Limits(timeout_s=60, **limits))
     episode = Episode(prompt="p", workdir=cfg.mount_path, home=cfg.home, mode="native")
-    return await run_episode(ShellAdapter(script), episode, Tier1Spawner(host=sandbox_host()), cfg)
+    return await run_episode(ShellAdapter(script), episode, Tier1Spawner(host=current().sandbox_host), cfg)
 
 
 async def test_an_episode_whose_agent_fills_the_worktree_ends_with_the_limit_named(config):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import sandbox_host
 from sandbox.base import Limits
+from tests.entry_settings import current
 
 pytestmark = pytest.mark.sandbox
 
@@ -139,7 +139,7 @@ async def test_kill_stops_everything_mid_run(config):
     """Cancelling a run (kill()) takes the foreground command and its daemons down at once."""
     from sandbox.tier1 import Tier1Spawner
     marker = f"33.{os.getpid()}"
-    proc = await Tier1Spawner(host=sandbox_host()).start(config, ["sh", "-c", f"setsid sleep {marker} & echo up; sleep 60"], {})
+    proc = await Tier1Spawner(host=current().sandbox_host).start(config, ["sh", "-c", f"setsid sleep {marker} & echo up; sleep 60"], {})
     assert await proc.stdout.readline() == b"up\n"
     # the daemon is really running before the cancel; in the unprivileged run of this suite it was
     # once not seen within 5 s (one full run in seven; cause not found), so wait up to 30 s

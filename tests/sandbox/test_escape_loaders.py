@@ -23,7 +23,6 @@ from adapters import base
 from adapters.base import Bridge, Result
 from bot.bridge.server import BridgeServer
 from bot.bridge.tools import run_command, sandbox_for_run
-from bot.config import operator_for, sandbox_host
 from bot.episode import loader_guard
 from bot.episode.runner import run_episode
 from bot.episode.session_home import strip_loaders
@@ -266,7 +265,7 @@ async def test_a_masked_link_that_leads_nowhere_is_refused_before_anything_runs(
 async def _bridged_opencode(root: Path, *script) -> tuple[Result, list[str], list]:
     """One strict OpenCode episode through the real bridge, its policy and `run` sandboxes built
     as a job builds them (bot/episode/loader_guard.py)."""
-    adapter = base.get("opencode", operator_for("opencode"))
+    adapter = base.get("opencode", current().operator_for("opencode"))
     worktree = make_worktree(root)
     recorder = Recorder(root / "bot.db")
     run_id = recorder.start_run(agent="opencode", conversation="octo/repo#1", sandbox_tier=1)
@@ -276,7 +275,7 @@ async def _bridged_opencode(root: Path, *script) -> tuple[Result, list[str], lis
         fake.script(*script)
         async with BridgeServer(worktree, policy, recorder, run_id, scratch_root=root / "scratch",
                                 run_sandbox=runs) as bridge:
-            spawner = Tier1Spawner(host=sandbox_host())
+            spawner = Tier1Spawner(host=current().sandbox_host)
             config = SandboxConfig(workdir=worktree, home=root / "home", ro_binds=(AGENTS_DIR,),
                                    gateways=(f"127.0.0.1:{fake.port}",), bridge_upstream=("127.0.0.1", bridge.port),
                                    limits=Limits(timeout_s=120), tmpdir=root / "home" / ".tmp")
@@ -301,7 +300,7 @@ async def test_the_bridge_saves_no_plugin_where_the_running_cli_loads_one(tmp_pa
 async def test_a_run_command_cannot_remove_a_covered_loader_path(tmp_path):
     """A `run` command sees the CLI's present loader paths covered too: it cannot delete one (on
     the host that would lift the cover in the CLI's sandbox) nor change what is in it."""
-    opencode = base.get("opencode", operator_for("opencode"))
+    opencode = base.get("opencode", current().operator_for("opencode"))
     worktree = tmp_path / "wt"
     _plant(worktree, {".opencode/plugin/keep.js": "x"})
     policy = loader_guard.bridge_policy(worktree, RepoConfig(), opencode, "/workspace")
@@ -316,7 +315,7 @@ async def test_what_a_run_command_creates_at_a_loader_path_is_gone_when_it_ends(
     """A loader path absent when the `run` command started (so uncovered in the CLI's view) and
     created by it is removed from the worktree before the command's result reaches the agent;
     the command's other files stay."""
-    opencode = base.get("opencode", operator_for("opencode"))
+    opencode = base.get("opencode", current().operator_for("opencode"))
     worktree = make_worktree(tmp_path)
     policy = loader_guard.bridge_policy(worktree, RepoConfig(), opencode, "/workspace")
     runs = loader_guard.masked_runs(sandbox_for_run(worktree, policy, tier=1, host=current().sandbox_host), opencode, "strict")

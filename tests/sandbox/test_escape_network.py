@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config import sandbox_host
 from sandbox.tier1 import Tier1Spawner
+from tests.entry_settings import current
 
 pytestmark = pytest.mark.sandbox
 
@@ -53,7 +53,7 @@ async def test_allowlisted_name_resolving_to_private_denied(run, name, address):
     async def fake_dns(host: str, port: int) -> list[str]:  # no DNS server is reachable here
         return [address] if host == name else []
 
-    ran = await run(f"{PROXIED_CURL} https://{name}/ 2>&1", spawner=Tier1Spawner(resolve=fake_dns, host=sandbox_host()),
+    ran = await run(f"{PROXIED_CURL} https://{name}/ 2>&1", spawner=Tier1Spawner(resolve=fake_dns, host=current().sandbox_host),
                     allowed_hosts=("." + name.split(".", 1)[1],))
     assert "CONNECT tunnel failed, response 403" in ran.out
     assert ran.reasons() == [f"resolves-to-non-public:{address}"]

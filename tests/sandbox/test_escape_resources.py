@@ -24,7 +24,6 @@ import httpx
 import pytest
 
 from adapters.base import Episode
-from bot.config import sandbox_host
 from sandbox.base import Limits
 from sandbox.tier1 import Tier1Spawner
 from tests.entry_settings import current
@@ -160,7 +159,7 @@ async def test_one_run_flooding_connections_leaves_another_run_served(config, fe
     bridge and is answered."""
     server = await _held_server()
     port = server.sockets[0].getsockname()[1]
-    spawner = Tier1Spawner(host=sandbox_host())
+    spawner = Tier1Spawner(host=current().sandbox_host)
     idle_fds = len(os.listdir("/proc/self/fd"))
     hostile = await spawner.start(replace(config, bridge_upstream=("127.0.0.1", port),
                                           limits=replace(config.limits, timeout_s=120)),
@@ -276,7 +275,7 @@ async def _episode(config, script: str, **limits):
     from bot.episode.runner import run_episode
     cfg = replace(config, writable=True, limits=Limits(timeout_s=60, **limits))
     episode = Episode(prompt="p", workdir=cfg.mount_path, home=cfg.home, mode="native")
-    return await run_episode(ShellAdapter(script), episode, Tier1Spawner(host=sandbox_host()), cfg,
+    return await run_episode(ShellAdapter(script), episode, Tier1Spawner(host=current().sandbox_host), cfg,
                              disk_watch_s=current().number("BOT_DISK_WATCH_INTERVAL"))
 
 

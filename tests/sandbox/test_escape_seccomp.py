@@ -13,10 +13,10 @@ import json
 
 import pytest
 
-from bot.config import sandbox_host
 from sandbox import seccomp
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner
+from tests.entry_settings import current
 
 pytestmark = pytest.mark.sandbox
 
@@ -121,7 +121,7 @@ def answers(tmp_path_factory) -> dict[str, str]:
     probes.update({name: (nr, args) for name, (nr, args, _) in CONDITIONAL.items()})
 
     async def run() -> str:
-        proc = await Tier1Spawner(host=sandbox_host()).start(config, ["python3", "-c", PROBE, json.dumps(probes)], {})
+        proc = await Tier1Spawner(host=current().sandbox_host).start(config, ["python3", "-c", PROBE, json.dumps(probes)], {})
         out, err = await asyncio.gather(proc.stdout.read(), proc.stderr.read())
         assert await proc.wait() == 0, err.decode(errors="replace")
         return out.decode()

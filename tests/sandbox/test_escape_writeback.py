@@ -16,11 +16,11 @@ from dataclasses import replace
 import pytest
 
 from adapters.base import Episode
-from bot.config import sandbox_host
 from sandbox.base import Limits
 from sandbox.bounded_tree import MAX_DEPTH, remove_path
 from sandbox.tier1 import Tier1Spawner
 from tests.conftest import is_root
+from tests.entry_settings import current
 from tests.sandbox.shell_adapter import ShellAdapter
 from tests.sandbox.tree_usage import depth, usage
 from tests.workspace.test_deep_trees import chain
@@ -59,7 +59,7 @@ async def _episode(config, script: str, **limits):
     from bot.episode.runner import run_episode
     cfg = replace(config, writable=True, limits=Limits(timeout_s=120, **limits))
     episode = Episode(prompt="p", workdir=cfg.mount_path, home=cfg.home, mode="native")
-    return await run_episode(ShellAdapter(script), episode, Tier1Spawner(host=sandbox_host()), cfg)
+    return await run_episode(ShellAdapter(script), episode, Tier1Spawner(host=current().sandbox_host), cfg)
 
 
 async def test_a_sparse_file_far_past_the_cap_lands_sparse(run, config):

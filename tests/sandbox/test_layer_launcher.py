@@ -20,7 +20,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.config import sandbox_host
 from sandbox import launcher, limits
 from sandbox.base import Limits
 from sandbox.cgroup_set import v2_mount
@@ -29,6 +28,7 @@ from sandbox.layers import Layers
 from sandbox.own_cgroup import ContainerCgroup
 from sandbox.tier1 import Tier1Spawner
 from tests.conftest import is_root
+from tests.entry_settings import current
 
 pytestmark = pytest.mark.sandbox
 MIB = 1 << 20
@@ -185,7 +185,7 @@ def run_cgroups():
     made = []
 
     def make(memory: int = 256 * MIB, pids: int = 64) -> limits.CgroupSet:
-        groups = limits.create("launcher-" + secrets.token_hex(4), memory, pids, sandbox_host())
+        groups = limits.create("launcher-" + secrets.token_hex(4), memory, pids, current().sandbox_host)
         made.append(groups)
         return groups
 
@@ -196,7 +196,7 @@ def run_cgroups():
 
 def _expected_cgroups(groups: limits.CgroupSet) -> dict[str, str]:
     """controller ('' for v2) -> the path /proc/self/cgroup shows for a process in `groups`."""
-    root = sandbox_host().cgroup_root
+    root = current().sandbox_host.cgroup_root
     unified = v2_mount(root)
     if groups.version == 2:
         return {"": "/" + str(groups.memory.relative_to(unified))}
@@ -369,7 +369,7 @@ def test_the_launcher_dies_of_the_signal_its_command_died_of(compiled, folders):
 # ---- under tier 1 ----
 
 async def test_a_tier1_sandbox_runs_under_the_compiled_launcher(compiled, config):
-    proc = await Tier1Spawner(host=sandbox_host()).start(replace(config, writable=True), ["sleep", "30"], {})
+    proc = await Tier1Spawner(host=current().sandbox_host).start(replace(config, writable=True), ["sleep", "30"], {})
     try:
         assert Path(f"/proc/{proc.pid}/exe").resolve() == compiled.resolve()
     finally:
@@ -385,7 +385,7 @@ async def test_under_the_compiled_launcher_the_command_is_the_sandbox_user_under
 
 async def test_a_tier1_sandbox_killed_under_the_compiled_launcher_keeps_its_writes(compiled, config):
     cfg = replace(config, writable=True, limits=Limits(timeout_s=60))
-    proc = await Tier1Spawner(host=sandbox_host()).start(
+    proc = await Tier1Spawner(host=current().sandbox_host).start(
         cfg, ["sh", "-c", "echo made > kept.txt && echo ready && sleep 60"], {})
     assert await proc.stdout.readline() == b"ready\n"
     await proc.kill()

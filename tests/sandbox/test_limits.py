@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config import sandbox_host
 from sandbox import limits
+from tests.entry_settings import current
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def test_v2_used_when_memory_and_pids_controllers_available(fake_root):
     (fake_root / "cgroup.controllers").write_text("cpu memory pids\n")
     (fake_root / "cgroup.subtree_control").write_text("")
     (fake_root / "cgroup.procs").write_text("")
-    groups = limits.create("run1", 256 << 20, 64, sandbox_host())
+    groups = limits.create("run1", 256 << 20, 64, current().sandbox_host)
     leaf = fake_root / "bot-sandbox" / "run1"
     assert groups.version == 2 and groups.memory == leaf and groups.pids == leaf
     assert (leaf / "memory.max").read_text() == str(256 << 20)
@@ -42,7 +42,7 @@ def test_v1_used_when_v2_lacks_controllers(fake_root):
     unified.mkdir()
     (unified / "cgroup.controllers").write_text("hugetlb\n")
     (unified / "cgroup.procs").write_text("")
-    groups = limits.create("run2", 128 << 20, 32, sandbox_host())
+    groups = limits.create("run2", 128 << 20, 32, current().sandbox_host)
     assert groups.version == 1
     assert (groups.memory / "memory.limit_in_bytes").read_text() == str(128 << 20)
     assert (groups.pids / "pids.max").read_text() == "32"
@@ -52,13 +52,13 @@ def test_v1_used_when_v2_lacks_controllers(fake_root):
 def test_no_controllers_anywhere_is_unavailable(fake_root):
     """Without v2 controllers and without v1 hierarchies there is no cgroup floor."""
     with pytest.raises(limits.CgroupUnavailable):
-        limits.create("run3", 1 << 30, 64, sandbox_host())
+        limits.create("run3", 1 << 30, 64, current().sandbox_host)
 
 
 @pytest.mark.sandbox
 def test_host_cgroups_created_limited_and_removed():
     """On this host a real cgroup set is created with the limits, then removed."""
-    groups = limits.create("unit-host", 96 << 20, 48, sandbox_host())
+    groups = limits.create("unit-host", 96 << 20, 48, current().sandbox_host)
     try:
         assert (groups.pids / "pids.max").read_text().strip() == "48"
         limit_file = "memory.max" if groups.version == 2 else "memory.limit_in_bytes"
@@ -80,5 +80,5 @@ def test_stale_run_cgroups_swept_on_create(fake_root):
     recent.mkdir()
     old = time.time() - 3600
     os.utime(stale, (old, old))
-    limits.create("next-run", 64 << 20, 16, sandbox_host())
+    limits.create("next-run", 64 << 20, 16, current().sandbox_host)
     assert not stale.exists() and recent.exists()

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from bot.config import sandbox_host
 from sandbox.tier1 import Tier1Spawner
+from tests.entry_settings import current
 
 pytestmark = pytest.mark.sandbox
 
@@ -37,8 +37,8 @@ async def test_bridge_reached_at_inside_port(run, http_server):
 def test_inside_bridge_url_is_fixed_loopback(config):
     """The bridge URL handed to the CLI is the inside listener, whatever the host port."""
     cfg = type(config)(**{**config.__dict__, "bridge_upstream": ("127.0.0.1", 40123)})
-    assert Tier1Spawner(host=sandbox_host()).inside_bridge_url(cfg) == "http://127.0.0.1:8765/mcp"
-    assert Tier1Spawner(host=sandbox_host()).inside_bridge_url(config) is None
+    assert Tier1Spawner(host=current().sandbox_host).inside_bridge_url(cfg) == "http://127.0.0.1:8765/mcp"
+    assert Tier1Spawner(host=current().sandbox_host).inside_bridge_url(config) is None
 
 
 async def test_operator_gateway_reached_through_proxy(run, http_server, tls_files, config):
@@ -117,5 +117,5 @@ async def test_probe_binds_a_binary_installed_outside_usr(tmp_path):
     tool.parent.mkdir()
     tool.write_text("#!/bin/sh\necho mycli 1.2.3\n")
     tool.chmod(0o755)
-    rc, output = await Tier1Spawner(host=sandbox_host()).probe([str(tool), "--version"])
+    rc, output = await Tier1Spawner(host=current().sandbox_host).probe([str(tool), "--version"])
     assert (rc, output) == (0, "mycli 1.2.3\n")

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import sandbox_host, sandbox_tier
 from sandbox import select_spawner
 from sandbox.base import REFUSED_EXIT_CODE, Refused
 from sandbox.identity import SANDBOX_ID
 from sandbox.tier0 import Tier0Spawner
 from sandbox.tier1 import Tier1Spawner
 from tests.conftest import is_root
+from tests.entry_settings import current
 
 pytestmark = pytest.mark.sandbox
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +23,7 @@ async def test_refuses_without_bwrap_on_path(config, monkeypatch, tmp_path):
     """With no bwrap on PATH, start() refuses and the command never runs."""
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     with pytest.raises(Refused) as refused:
-        await Tier1Spawner(host=sandbox_host()).start(config, ["/usr/bin/touch", "/workspace/ran"], {})
+        await Tier1Spawner(host=current().sandbox_host).start(config, ["/usr/bin/touch", "/workspace/ran"], {})
     assert "bwrap" in refused.value.reason and "apt-get install bubblewrap" in refused.value.fix
     assert not (config.workdir / "ran").exists()
 
@@ -34,7 +34,7 @@ async def test_refuses_with_empty_cgroup_root(config, monkeypatch, tmp_path):
     monkeypatch.setenv("BOT_CGROUP_ROOT", str(tmp_path / "no-cgroups"))
     config.writable = True
     with pytest.raises(Refused) as refused:
-        await Tier1Spawner(host=sandbox_host()).start(config, ["/usr/bin/touch", "/workspace/ran"], {})
+        await Tier1Spawner(host=current().sandbox_host).start(config, ["/usr/bin/touch", "/workspace/ran"], {})
     assert "no usable cgroup" in refused.value.reason and "Delegate" in refused.value.fix
     assert not (config.workdir / "ran").exists()
 
@@ -63,7 +63,7 @@ async def test_a_child_that_dies_during_setup_is_reported_in_bwraps_words(config
     (bin_dir / "bwrap").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
     with pytest.raises(Refused) as refused:
-        await Tier1Spawner(host=sandbox_host()).start(config, ["/usr/bin/touch", "/workspace/ran"], {})
+        await Tier1Spawner(host=current().sandbox_host).start(config, ["/usr/bin/touch", "/workspace/ran"], {})
     assert "bubblewrap could not create the sandbox: bwrap: Can't mount proc" in refused.value.reason
     assert not (config.workdir / "ran").exists()
 
@@ -117,7 +117,7 @@ def test_doctor_reports_failed_floor_check(monkeypatch, tmp_path):
     from sandbox import doctor_checks
     (tmp_path / "no-cgroups").mkdir()
     monkeypatch.setenv("BOT_CGROUP_ROOT", str(tmp_path / "no-cgroups"))
-    verdicts = {name: ok for name, ok, _ in doctor_checks(sandbox_host())}
+    verdicts = {name: ok for name, ok, _ in doctor_checks(current().sandbox_host)}
     assert verdicts["cgroup memory+pids caps"] is False
     assert verdicts["tier-1 sandbox starts"] is False
     assert verdicts["bubblewrap installed"] is True
@@ -139,9 +139,9 @@ async def test_tier0_spawner_refuses_a_tier1_floor(config):
 
 def test_select_spawner_follows_configured_tier(monkeypatch):
     """BOT_SANDBOX_TIER picks the spawner; tier 1 is the default."""
-    assert isinstance(select_spawner(sandbox_tier(), sandbox_host()), Tier1Spawner)
+    assert isinstance(select_spawner(current().sandbox_tier, current().sandbox_host), Tier1Spawner)
     monkeypatch.setenv("BOT_SANDBOX_TIER", "0")
-    assert isinstance(select_spawner(sandbox_tier(), sandbox_host()), Tier0Spawner)
+    assert isinstance(select_spawner(current().sandbox_tier, current().sandbox_host), Tier0Spawner)
     assert isinstance(select_spawner(1), Tier1Spawner)
     with pytest.raises(ValueError):
         select_spawner(2)

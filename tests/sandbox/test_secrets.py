@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import sandbox_host
 from sandbox.tier1 import Tier1Spawner
+from tests.entry_settings import current
 
 pytestmark = pytest.mark.sandbox
 SECRET = "sk-test-7f3a9c1e5d2b4a6f8e0c"
@@ -27,7 +27,7 @@ def _cmdlines_containing(value: str) -> list[str]:
 
 async def test_secret_never_in_any_cmdline(config):
     """While a sandbox runs with a secret in its env, no /proc/*/cmdline on the host holds it."""
-    proc = await Tier1Spawner(host=sandbox_host()).start(config, ["sh", "-c", 'echo ready; exec sleep 30'],
+    proc = await Tier1Spawner(host=current().sandbox_host).start(config, ["sh", "-c", 'echo ready; exec sleep 30'],
                                       {"API_KEY": SECRET})
     try:
         assert await proc.stdout.readline() == b"ready\n"

@@ -13,12 +13,12 @@ import pytest
 
 from adapters import base
 from adapters.base import Bridge, Credentials, Episode
-from bot.config import operator_for
 from bot.episode.runner import run_episode
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier0 import Tier0Spawner
 from tests.adapters.mcp_echo import EchoMCP
 from tests.adapters.test_e2e_clis import AGENTS, FAKE_KEY
+from tests.entry_settings import current
 from tests.fakes.provider import FakeProvider, call
 from tests.sandbox.test_escape_loaders import OWN_TOOL, TOKEN, WORKTREE, Planted, _js, _json, _plant, _sh, _skill
 
@@ -61,7 +61,7 @@ def test_every_declared_project_loader_has_a_planting(agent, tmp_path):
 
 
 async def _turn(agent: str, root: Path, fake: FakeProvider, server: EchoMCP):
-    adapter, spawner = base.get(agent, operator_for(agent)), Tier0Spawner()
+    adapter, spawner = base.get(agent, current().operator_for(agent)), Tier0Spawner()
     worktree, home = root / "worktree", root / "home" / agent
     config = SandboxConfig(workdir=worktree, home=home, min_tier=0, limits=Limits(timeout_s=120),
                            bridge_upstream=("127.0.0.1", server.port), tmpdir=home / ".tmp")

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import sandbox_host
 from sandbox.cgroup_set import v2_mount
 from tests.conftest import is_root
+from tests.entry_settings import current
 
 pytestmark = pytest.mark.sandbox
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def delegated(tmp_path):
     first (v2 moves a process only within a subtree whose root the mover can write)."""
     uid, _ = _unprivileged_user()
     name = f"bot-test-{secrets.token_hex(4)}"
-    root = sandbox_host().cgroup_root
+    root = current().sandbox_host.cgroup_root
     v2 = v2_mount(root)
     made: list[Path] = []
     if v2 is not None and {"memory", "pids"} <= set((v2 / "cgroup.controllers").read_text().split()):

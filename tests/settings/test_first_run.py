@@ -106,7 +106,7 @@ def test_conversion_is_stored_encrypted_and_used(site, fake):
     assert response.status_code == 200, response.text
     assert "The GitHub App Octo Agent is created" in response.text
     assert fake.conversions == ["manifest-code-1"]
-    sealed = config.data_dir() / manifest.FILE
+    sealed = current().data_dir / manifest.FILE
     assert stat.S_IMODE(os.stat(sealed).st_mode) == 0o600
     raw = sealed.read_bytes()
     for value in (fake.private_key.splitlines()[1], "fake-webhook-secret", "fake-client-secret"):
@@ -165,7 +165,7 @@ def test_answer_from_another_browser_is_not_converted(site, fake):
     response = site.get(manifest.CALLBACK_PATH, params={"code": fake.issue_code(), "state": "forged"})
     assert response.status_code == 400
     assert fake.conversions == []
-    assert not (config.data_dir() / manifest.FILE).exists()
+    assert not (current().data_dir / manifest.FILE).exists()
 
 
 def test_expired_code_says_start_again(site, fake):
@@ -197,10 +197,10 @@ def test_a_setup_started_before_a_restart_does_not_finish_after_it(site, fake):
 
 def test_a_stored_app_is_never_overwritten(fake):
     manifest.store(fake.app(), current())
-    sealed = (config.data_dir() / manifest.FILE).read_bytes()
+    sealed = (current().data_dir / manifest.FILE).read_bytes()
     with pytest.raises(manifest.AlreadyStored):
         manifest.store({**fake.app(), "id": 666, "webhook_secret": "an outsider's secret"}, current())
-    assert (config.data_dir() / manifest.FILE).read_bytes() == sealed
+    assert (current().data_dir / manifest.FILE).read_bytes() == sealed
 
 
 def test_part_of_an_app_in_the_environment_refuses_to_start_instead_of_opening_setup(fake, monkeypatch):

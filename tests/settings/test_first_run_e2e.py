@@ -10,7 +10,6 @@ from urllib.parse import parse_qs, urlparse
 import httpx
 import pytest
 
-from bot import config
 from bot.settings import manifest
 from tests.entry_settings import current
 from tests.settings.fake_github_app import FakeGitHubApp
@@ -73,11 +72,11 @@ def test_serve_refuses_to_start_when_the_app_is_set_in_part(tmp_path, github, se
 
 def test_a_stored_app_with_part_of_an_app_in_the_environment_refuses_to_start_and_is_kept(tmp_path, github, serve):
     manifest.store(github.app(), current())
-    sealed = (config.data_dir() / manifest.FILE).read_bytes()
+    sealed = (current().data_dir / manifest.FILE).read_bytes()
     service = serve(first_run_env(tmp_path, github.url, GITHUB_APP_ID="4242"))
     assert service.outcome() == "exited 2"
     assert "GITHUB_WEBHOOK_SECRET" in service.log() and "GITHUB_PRIVATE_KEY" in service.log()
-    assert (config.data_dir() / manifest.FILE).read_bytes() == sealed
+    assert (current().data_dir / manifest.FILE).read_bytes() == sealed
 
 
 def test_the_log_says_where_to_create_the_app_with_the_setup_code(served):

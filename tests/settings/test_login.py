@@ -10,7 +10,6 @@ import httpx
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from bot import config
 from bot.settings import routes as settings
 from bot.settings.session import unsign
 from bot.web.app import create_app
@@ -94,7 +93,7 @@ def test_user_token_is_not_stored_in_cookie_or_database(client, github):
     sign_in(client, github)
     [token] = github.tokens
     assert token not in client.cookies.get("bot_session")
-    db = b"".join(p.read_bytes() for p in config.data_dir().glob("bot.db*"))
+    db = b"".join(p.read_bytes() for p in current().data_dir.glob("bot.db*"))
     assert token.encode() not in db
 
 
@@ -163,7 +162,7 @@ def test_changed_master_key_signs_everyone_out(client, github, monkeypatch):
 def test_unreadable_session_row_reads_as_signed_out(client, github):
     """A session whose sealed token no longer opens (altered row) is ended, not a server error."""
     sign_in(client, github)
-    conn = sqlite3.connect(config.data_dir() / "bot.db")
+    conn = sqlite3.connect(current().data_dir / "bot.db")
     with conn:
         conn.execute("update settings_sessions set token_sealed = zeroblob(40)")
     conn.close()

@@ -11,7 +11,6 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
-from bot.config import sandbox_host
 from bot.github import thread as github
 from bot.github.client import RetryingAPI, Thread, bot_logins
 from bot.job import thread_text
@@ -381,7 +380,7 @@ async def test_attachments_folder_is_readable_and_not_writable_in_the_sandbox(tm
     work.mkdir()
     cfg = SandboxConfig(workdir=work, home=home, ro_binds=(folder,), limits=Limits(timeout_s=30))
     script = f"head -c 4 {folder}/01-shot.png | od -c | head -1; echo x > {folder}/01-shot.png && echo WROTE"
-    proc = await Tier1Spawner(host=sandbox_host()).start(cfg, ["sh", "-c", script], {})
+    proc = await Tier1Spawner(host=current().sandbox_host).start(cfg, ["sh", "-c", script], {})
     out, _ = await asyncio.gather(proc.stdout.read(), proc.stderr.read())
     await proc.wait()
     assert "P   N   G" in out.decode() and "WROTE" not in out.decode()

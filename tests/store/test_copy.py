@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import pytest
 
-from bot import config
 from bot import db as bot_db
 from bot.cli import db as db_cli
 from bot.credentials import vault
@@ -66,6 +65,6 @@ def test_copy_from_a_data_dir_whose_key_file_is_not_the_shared_key_is_refused(pg
     store.connect(settings=current())
     vault.put("user:octocat", "claude:api_key", "sk-ant-secret-value-0001", actor="octocat", settings=current())  # makes secret.key
     monkeypatch.setenv("BOT_SECRET_KEY", TEST_KEY)
-    source = f"sqlite:///{config.data_dir() / 'bot.db'}"
+    source = f"sqlite:///{current().data_dir / 'bot.db'}"
     assert db_cli.main(["copy", "--from", source, "--to", pg_cluster.new_database()]) == 2
     assert "secret.key" in capsys.readouterr().err

@@ -7,7 +7,6 @@ import threading
 import psycopg
 import pytest
 
-from bot import config
 from bot import db as bot_db
 from bot.config import Settings
 from bot.db import migrations
@@ -127,7 +126,7 @@ def test_a_connection_the_server_dropped_is_opened_again(pg_url):
 
 def test_an_existing_sqlite_data_dir_adopts_the_versioned_schema_with_its_rows():
     """A data dir from before the migrations (tables made by each module) keeps every row."""
-    old = sqlite3.connect(config.data_dir() / "bot.db")
+    old = sqlite3.connect(current().data_dir / "bot.db")
     old.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, delivery_id TEXT, kind TEXT NOT NULL, "
                 "conversation TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'queued', "
                 "attempts INTEGER NOT NULL DEFAULT 0, lease_owner TEXT, lease_expires REAL, "

@@ -7,7 +7,6 @@ import asyncio
 import os
 import time
 
-from bot import config
 from bot.episode import session_home
 from bot.job import conversations
 from bot.service import retention, store
@@ -42,7 +41,7 @@ def _sweep(db, policy: retention.Policy = WINDOWS) -> retention.Swept:
 
 
 def _local_copy() -> bool:
-    return (config.data_dir() / "homes" / conversations.slug(KEY)).exists()
+    return (current().data_dir / "homes" / conversations.slug(KEY)).exists()
 
 
 def _stored(db) -> bool:
@@ -82,7 +81,7 @@ def test_a_local_copy_unused_here_past_the_window_goes_while_the_thread_is_activ
     _machine(monkeypatch, tmp_path, "machine-a")
     db = store.connect(settings=current())
     _turn(db, idle_days=1)  # the thread is active (on another machine since)
-    for marker in (config.data_dir() / "session-versions").iterdir():
+    for marker in (current().data_dir / "session-versions").iterdir():
         os.utime(marker, (NOW - 20 * DAY, NOW - 20 * DAY))  # last saved here 20 days ago
     _sweep(db)
     assert not _local_copy()

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import sandbox_host
 from bot.workspace import effects
 from bot.workspace import local_checkout as local_mode
 from bot.workspace import pool as worktree_pool
@@ -440,7 +439,7 @@ async def test_native_mode_cannot_write_the_bots_git_dir(remote, widget_sub, tmp
     home.mkdir()
     config = SandboxConfig(workdir=wt.path, home=home, writable=True,
                            limits=Limits(timeout_s=30, memory_bytes=256 << 20, pids=64))
-    proc = await Tier1Spawner(host=sandbox_host()).start(config, ["sh", "-c", script], {})
+    proc = await Tier1Spawner(host=current().sandbox_host).start(config, ["sh", "-c", script], {})
     out, err = await asyncio.gather(proc.stdout.read(), proc.stderr.read())
     await proc.wait()
     assert (wt.path / "ok.txt").read_text() == "worktree\n", err.decode()

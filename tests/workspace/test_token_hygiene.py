@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from bot import config
 from bot.workspace import effects
 from bot.workspace import worktrees as workspace
 from bot.workspace.git import GitError
@@ -44,7 +43,7 @@ async def test_fetch_without_token_is_refused(widget, http_remote):
 async def test_token_is_nowhere_after_a_job(remote, widget, http_remote, api, token, caplog, tmp_path):
     """After a whole job no file in the data dir, no git config and no log line holds the token."""
     caplog.set_level(logging.DEBUG)
-    log_file = config.data_dir() / "logs" / "bot.log"
+    log_file = current().data_dir / "logs" / "bot.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_file)
     logging.getLogger().addHandler(handler)
@@ -61,7 +60,7 @@ async def test_token_is_nowhere_after_a_job(remote, widget, http_remote, api, to
         handler.close()
     assert out.kind == "pull_request" and log_file.stat().st_size > 0
     assert worktree_files == []
-    assert _files_holding(config.data_dir(), token) == []
+    assert _files_holding(current().data_dir, token) == []
     assert _files_holding(remote.root, token) == []
     assert all(token not in p.read_text() for p in (Path.home() / ".gitconfig",
                                                    Path.home() / ".git-credentials") if p.exists())
