@@ -2,6 +2,7 @@
 a record leaves out fails closed, and only a path some record declares is routed."""
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -10,10 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.credentials.resolve import kinds_for
 from bot.relay import apis, body_policy, reservation, wire_api
 from bot.relay.usage import UsageTap
 from bot.relay.wire_api import ModelPath, Path, WireApi
-from bot.settings.keytest import cheapest_call
+from bot.settings.keytest import KeyTest, cheapest_call, try_key, upstream_for
+from tests.entry_settings import current
 
 
 def _error(status: int, message: str, code: str) -> dict[str, Any]:
@@ -134,3 +137,13 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, dict):
         return [s for item in value.values() for s in _strings(item)]
     return [value] if isinstance(value, str) else []
+
+
+def test_a_key_of_a_provider_whose_api_declares_no_key_test_is_said_untestable():
+    """An OpenCode auth.json holding one OpenRouter key is relayed to OpenRouter, whose APIs declare
+    no cheapest call: the settings page says so instead of failing."""
+    kind = next(k for k in kinds_for("opencode") if k.kind == "auth_json")
+    value = json.dumps({"openrouter": {"type": "api", "key": "sk-or-v1-0123456789"}})
+    assert upstream_for(kind, value, current()).provider == "openrouter"
+    found = asyncio.run(try_key(kind, value, current()))
+    assert found == KeyTest(False, "A OpenCode auth.json cannot be tested from this page; the next run will tell.")
