@@ -56,6 +56,6 @@ async def run(db: Database, job_id: int, spec: JobSpec, repo_thread: Thread, can
                                    title=automation_issue.title(automation.name),
                                    command=Command(kind="run", agent=automation.agent, request=text))
         ctx = make_context(each, marker(job_id, automation.name), thread)
-        ctx.mode = AutomationMode(automation=automation)
+        ctx = dataclasses.replace(ctx, mode=AutomationMode(automation=automation))
         statuses.append(await pipeline.run(db, ctx, cancel))
     return "failed" if "failed" in statuses else "done"

@@ -63,8 +63,9 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: 
                                    target={"type": "issue", "id": number},
                                    command=Command(kind="run", agent=automation.agent, request=text))
         ctx = make_context(each, marker(job_id, automation.name), on)
-        ctx.mode = AutomationMode(automation=automation, head_sha=facts.head,
-                                  on_pushed=_pushed(db, spec.repo, automation.name, attempt.root))
+        mode = AutomationMode(automation=automation, head_sha=facts.head,
+                              on_pushed=_pushed(db, spec.repo, automation.name, attempt.root))
+        ctx = dataclasses.replace(ctx, mode=mode)
         statuses.append(await pipeline.run(db, ctx, cancel))
     return "failed" if "failed" in statuses else "done"
 

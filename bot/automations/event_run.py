@@ -73,7 +73,7 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: 
             continue
         text = request.compose(automation, facts.name, spec.author, title, body)
         ctx = make_context(_spec_for(spec, automation, text), marker(job_id, automation.name), None)
-        ctx.mode = AutomationMode(automation=automation)
+        ctx = dataclasses.replace(ctx, mode=AutomationMode(automation=automation))
         statuses.append(await pipeline.run(db, ctx, cancel))
     return "failed" if "failed" in statuses else "done"
 

@@ -49,7 +49,7 @@ async def run(db: Database, spec: JobSpec, repo_thread: Thread, cancel: asyncio.
     each = dataclasses.replace(spec, number=number, author=_bot_login(thread), title=automation_issue.title(name),
                                command=Command(kind="run", agent=automation.agent, request=asked))
     ctx = make_context(each, thread)
-    ctx.mode = AutomationMode(automation=automation)
+    ctx = dataclasses.replace(ctx, mode=AutomationMode(automation=automation))
     return await pipeline.run(db, ctx, cancel)
 
 

@@ -54,7 +54,7 @@ class Mode(Protocol):
         """The answer and its provenance as parts, for a surface that renders them itself."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class JobContext:
     conversation: str
     repo: str
