@@ -6,8 +6,8 @@ The tree below, with each class's module, is checked against the classes
 (tests/architecture/test_error_tree.py): a new one is added here.
 
     BotError
-    ├── MissingConfig            bot.config_table        a required variable is not set
-    │   ├── PartialIdentity      bot.config_table        some of the App's variables are set, not all
+    ├── MissingConfig            bot.config.table        a required variable is not set
+    │   ├── PartialIdentity      bot.config.table        some of the App's variables are set, not all
     │   └── SettingsRefused      bot.config              variables whose text is not of their kind
     ├── DatabaseConfigError      bot.db                  BOT_DATABASE_URL names no usable database
     ├── CopyRefused              bot.db.copy             `bot db copy`'s target already holds rows

@@ -1,6 +1,6 @@
 """Every command's first step: every configuration variable checked against its kind, once, before
 the command's module is even imported, so a bad value costs nothing and reads as one line per
-variable (bot/config_table.py:check_all) instead of a traceback later on."""
+variable (bot/config/table.py:check_all) instead of a traceback later on."""
 from __future__ import annotations
 
 import os

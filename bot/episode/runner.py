@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 
 from adapters.base import Adapter, Episode, Event, EventKind, Invocation, Result, Usage
 from bot import metrics
-from bot.config_table import variable
+from bot.config.table import variable
 from bot.episode.disk_caps import stop_for_full_layer
 from bot.episode.kept_events import KeptEvents
 from bot.episode.resume_state import empty

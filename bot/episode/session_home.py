@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
 from bot.config import Settings
-from bot.config_table import variable
+from bot.config.table import variable
 from bot.credentials import vault
 from bot.db import Database
 from bot.episode.resume_state import credential_files, empty, globs

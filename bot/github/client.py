@@ -28,7 +28,7 @@ from gidgethub.httpx import GitHubAPI
 
 from bot import metrics, retry
 from bot.config import Settings
-from bot.config_table import variable
+from bot.config.table import variable
 from bot.permissions import own_logins
 from bot.record import render
 from bot.record.defang import markers

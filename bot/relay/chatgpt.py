@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from bot.config_table import variable
+from bot.config.table import variable
 from bot.errors import BotError
 
 AUTH_FILE = ".codex/auth.json"

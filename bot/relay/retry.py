@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from bot.config_table import variable
+from bot.config.table import variable
 from bot.retry import retry_after_s
 
 if TYPE_CHECKING:

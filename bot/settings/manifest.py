@@ -23,8 +23,8 @@ from pathlib import Path
 
 import httpx
 
-from bot import stored_app as stored_app_file
 from bot.config import Settings, StoredApp
+from bot.config import stored_app as stored_app_file
 from bot.credentials import vault as secrets
 from bot.errors import BotError
 from bot.settings import unreachable

@@ -23,7 +23,7 @@ from pydantic_core import PydanticCustomError
 from adapters import base as adapters
 from bot import config
 from bot import cron as crontab
-from bot.config_kinds import parse_size
+from bot.config.kinds import parse_size
 from bot.permissions import PERMISSION_LEVELS, levels_from
 from bot.record import inert
 from bot.trigger_table import TRIGGERS, Trigger

@@ -14,7 +14,7 @@ from adapters import base
 ROOT = Path(__file__).resolve().parents[2]
 SKIPPED_BEFORE = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.NL)
 ELSEWHERE = {
-    "bot/config_table.py": "the variables of one agent (BOT_OPENCODE_PROVIDER, BOT_CODEX_AUTH_FILE) and the default agent",
+    "bot/config/table.py": "the variables of one agent (BOT_OPENCODE_PROVIDER, BOT_CODEX_AUTH_FILE) and the default agent",
     "bot/relay/wire_apis/anthropic.py": "Anthropic's cheapest model (a Claude model's name), for the key test",
     "bot/relay/wire_apis/gemini.py": "Google's Gemini API, its record (its name, paths and cheapest model)",
     "bot/relay/wire_apis/responses.py": "ChatGPT's Codex backend (its paths), a Responses API",

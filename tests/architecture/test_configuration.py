@@ -1,4 +1,4 @@
-"""Configuration lives in one place: bot/config.py's table, documented in docs/configuration.md."""
+"""Configuration lives in one place: bot/config/__init__.py's table, documented in docs/configuration.md."""
 from __future__ import annotations
 
 import ast

@@ -10,10 +10,8 @@ from tests.architecture.imports import cycles, graph, project_modules
 # a package may import packages of a lower rank (and itself), never of an equal or higher one
 RANKS = {
     "adapters": 1, "sandbox": 1,
-    "bot": 2, "bot.errors": 1.5, "bot.config": 2,  # the kernel: settings, then retries and who may act
-    "bot.config_kinds": 1.8,  # what each variable's text must be, below the table that names them
-    "bot.config_table": 1.9,  # the table of variables, below the settings read from it
-    "bot.stored_app": 1.95,  # the App a first run stored, read by the settings above it
+    "bot": 2, "bot.errors": 1.5,
+    "bot.config": 2,  # the kernel: the settings (kinds, the table of variables, the stored App), then retries
     "bot.metrics": 2.5, "bot.logs": 2.5,  # every layer may count and log into them
     "bot.retry": 3, "bot.permissions": 3, "bot.loopback": 3,
     "bot.trigger_table": 3,  # the automatic triggers: read by the configuration model and the intake above it

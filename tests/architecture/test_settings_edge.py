@@ -12,7 +12,7 @@ from tests.architecture.imports import parsed, project_modules
 ENTRY_POINTS = ("bot.cli.", "bot.web.app", "bot.settings.manifest")
 BUILDERS = {"Settings", "Settings.load", "config.Settings", "config.Settings.load", "manifest.load_settings",
             "load_settings"}
-# config's module-level readers of the live environment (bot/config.py, at its end)
+# config's module-level readers of the live environment (bot/config/__init__.py, at its end)
 READERS = {"env", "is_set", "value", "text", "require", "data_dir", "handle", "github_api_url", "server_url",
            "git_base_url", "oauth_url", "run_url", "clone_url", "default_agent", "workers", "sandbox_tier",
            "agents_dir", "agent_bin", "agent_base_url", "agent_model", "provider_credential", "operator_for",
@@ -55,7 +55,7 @@ def reads_the_environment(module: str) -> bool:
 
 
 def _below_the_edge() -> list[str]:
-    return sorted(m for m in project_modules() if m not in ("bot.config", "bot.config_table"))
+    return sorted(m for m in project_modules() if m not in ("bot.config", "bot.config.table"))
 
 
 def test_only_entry_points_build_the_settings():

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from adapters import base
-from bot import config, config_kinds
+from bot import config
 from bot.cli import main as cli
+from bot.config import kinds as config_kinds
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "configuration.md"

@@ -10,7 +10,7 @@ import pytest
 from adapters import base
 from adapters.base import Operator
 from bot.config import Settings
-from bot.config_table import variable
+from bot.config.table import variable
 from bot.episode import session_home
 from bot.episode import turn as episode
 from bot.episode.runner import run_episode

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config_kinds import Size, parse_size
+from bot.config.kinds import Size, parse_size
 from bot.workspace.repo_config_model import size
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from bot.config_table import MissingConfig
+from bot.config.table import MissingConfig
 
 FILE = "github-app.sealed"
 CONTEXT = "github-app\x00manifest v1"

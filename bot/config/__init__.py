@@ -1,7 +1,7 @@
 """Configuration read at the edge: `Settings`, built once by an entry point from the environment and
 the App the first run stored, then handed down as settings or as the values a module needs.
 
-The table of variables, their defaults and kinds, is bot/config_table.py. The module-level readers
+The table of variables, their defaults and kinds, is bot/config/table.py. The module-level readers
 at the end (`env`, `value`, `data_dir`, …) read the live environment alone and never the stored App:
 they serve the modules not yet handed their settings, which tests/architecture/test_configuration.py
 lists so that the list can only shrink.
@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from adapters import base
 from adapters.base import Operator
-from bot.config_table import (
+from bot.config.table import (
     AGENT_PLACEHOLDER,
     APP_VARIABLES,
     PROJECT_ROOT,

@@ -1,7 +1,7 @@
 """The configuration table: every environment variable the bot reads, with its one default, its
 meaning and its kind. `docs/configuration.md` documents the same table; a test keeps them equal.
 `check_all` and `check_identity` are the refusals every entry point gives before it builds its
-settings (bot/config.py: `Settings.load`)."""
+settings (bot/config/__init__.py: `Settings.load`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters import base
-from bot.config_kinds import (
+from bot.config.kinds import (
     Choice,
     ExistingPath,
     Flag,
@@ -26,7 +26,7 @@ from bot.config_kinds import (
 )
 from bot.errors import BotError
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 AGENT_PLACEHOLDER = "<AGENT>"
 
 
@@ -247,7 +247,7 @@ def variable(name: str) -> Variable:
             generic = name.replace(f"_{agent.upper()}_", f"_{AGENT_PLACEHOLDER}_", 1)
             if generic != name and generic in _BY_NAME:
                 return _BY_NAME[generic]
-        raise KeyError(f"{name} is not a configuration variable (add it to bot.config_table.VARIABLES)")
+        raise KeyError(f"{name} is not a configuration variable (add it to bot.config.table.VARIABLES)")
     return known
 
 

@@ -1,5 +1,5 @@
 """What a configuration variable's text must be: each kind says what is wrong with a text (None when
-it is fine), parses a fine one, and has an example to show in a refusal. bot/config_table.py gives every
+it is fine), parses a fine one, and has an example to show in a refusal. bot/config/table.py gives every
 variable one kind; `config.check_all` runs them all once at the start of every command."""
 from __future__ import annotations
 
