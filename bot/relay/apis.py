@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 
 from bot.relay import wire_api
-from bot.relay.wire_api import KEY_CARRIERS, ModelPath, Path
+from bot.relay.wire_api import KEY_CARRIERS
 
 __all__ = ["DEFAULT_BASE", "KEY_CARRIERS", "KEY_HEADER", "QUERY_KEY_CARRIERS", "Route", "api_of_path", "error_body",
            "error_type", "route", "serves"]
@@ -40,16 +40,14 @@ class Route:
 
 def route(method: str, raw_path: bytes) -> Route | None:
     """The API of a forwardable request, else None (the relay refuses it)."""
-    for api in wire_api.records():
-        for path in api.paths:
-            if path.method != method:
-                continue
-            if isinstance(path, Path):
-                if path.path == raw_path:
-                    return Route(api.name, path.label or api.name, metered=path.metered, only=path.only)
-            elif isinstance(path, ModelPath) and (match := path.pattern.match(raw_path)):
-                return Route(api.name, api.name, match.group(1).decode(),
-                             metered=match.group(2) not in path.unmetered)
+    table = wire_api.routes()
+    found = table.exact.get((method, raw_path))
+    if found is not None:
+        api, path = found
+        return Route(api.name, path.label or api.name, metered=path.metered, only=path.only)
+    for api, pattern in table.patterns:
+        if pattern.method == method and (match := pattern.pattern.match(raw_path)):
+            return Route(api.name, api.name, match.group(1).decode(), metered=match.group(2) not in pattern.unmetered)
     return None
 
 
@@ -58,11 +56,7 @@ def serves(provider: str, route: Route) -> bool:
     provider some path names as its only one is called with its own paths alone."""
     if route.only is not None:
         return provider == route.only
-    return provider in route.record.providers and provider not in _owners()
-
-
-def _owners() -> set[str]:
-    return {path.only for api in wire_api.records() for path in api.paths if isinstance(path, Path) and path.only}
+    return provider in route.record.providers and provider not in wire_api.routes().owners
 
 
 def api_of_path(raw_path: bytes) -> str | None:

@@ -20,6 +20,7 @@ the `bot.wire_apis` entry-point group (an entry naming a `WireApi`, or a module 
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 import re
@@ -172,6 +173,7 @@ def _add(api: WireApi) -> None:
         if provider in _ROOTS and _ROOTS[provider] != root:
             raise ValueError(f"provider {provider!r} is at {_ROOTS[provider]}, not {root}")
     _REGISTRY[api.name] = api
+    _routes.cache_clear()
     for provider, root in api.providers.items():
         _ROOTS[provider] = root
         DEFAULT_BASE.setdefault(provider, root)
@@ -194,6 +196,28 @@ def names() -> list[str]:
 def records() -> list[WireApi]:
     _load()
     return list(_REGISTRY.values())
+
+
+@dataclass(frozen=True)
+class Routes:
+    """The registry's paths, indexed once per change: what a call's routing reads."""
+
+    exact: dict[tuple[str, bytes], tuple[WireApi, Path]]
+    patterns: tuple[tuple[WireApi, ModelPath], ...]
+    owners: frozenset[str]  # providers some path names as its only one
+
+
+def routes() -> Routes:
+    _load()
+    return _routes()
+
+
+@functools.cache
+def _routes() -> Routes:
+    exact = {(p.method, p.path): (api, p) for api in _REGISTRY.values() for p in api.paths if isinstance(p, Path)}
+    patterns = tuple((api, p) for api in _REGISTRY.values() for p in api.paths if isinstance(p, ModelPath))
+    owners = frozenset(path.only for _, path in exact.values() if path.only)
+    return Routes(exact, patterns, owners)
 
 
 def _load() -> None:

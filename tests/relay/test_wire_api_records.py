@@ -37,6 +37,7 @@ def registered() -> Iterator[None]:
     for table, was in zip(tables, kept, strict=True):
         table.clear()
         table.update(was)
+    wire_api._routes.cache_clear()
 
 
 def test_a_record_whose_key_header_the_relay_does_not_strip_is_refused():
@@ -70,7 +71,7 @@ def test_an_unknown_api_is_named_with_the_known_ones():
         wire_api.get("nope")
 
 
-def test_a_registered_record_is_routed_and_its_provider_served(registered):
+def test_a_record_registered_late_is_routed_and_its_provider_served(registered):
     route = apis.route("POST", b"/bare/v1/go")
     assert route == apis.Route("bare", "bare")
     assert apis.serves("barecloud", route) and not apis.serves("openai", route)
