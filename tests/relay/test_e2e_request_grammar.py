@@ -25,7 +25,7 @@ BY_DESIGN = ("provider-run tool", "beta flag")
 @pytest.fixture(scope="module", params=adapters.names())
 def ran(request, tmp_path_factory):
     agent = request.param
-    ctx = SimpleNamespace(conversation="octo/repo#12", requester_id=42, installation_id=7, secrets=[])
+    ctx = SimpleNamespace(conversation="octo/repo#12", requester_id=42, repo_id=0, installation_id=7, secrets=[])
     with pytest.MonkeyPatch.context() as monkeypatch, FakeProvider() as fake:
         monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path_factory.mktemp("data")))
         monkeypatch.setenv(f"BOT_{agent.upper()}_BASE_URL", fake.url)
