@@ -15,7 +15,7 @@ import time
 import traceback
 from collections.abc import Iterator
 
-SECTIONS = ("intake", "adapters", "sandbox", "bridge", "relay", "workspace", "scale", "review", "soak", "noisy")
+SECTIONS = ("intake", "adapters", "sandbox", "bridge", "relay", "workspace", "scale", "review", "soak", "noisy", "automations")
 
 
 def main(argv: list[str]) -> int:
