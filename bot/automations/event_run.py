@@ -22,11 +22,10 @@ from bot.automations.autofix import MakeContext, ThreadOf
 from bot.automations.mode import AutomationMode, marker
 from bot.db import Database
 from bot.github.client import Thread
-from bot.intake import gate
 from bot.intake.automation_event import ALERT_EVENTS, CHECK_EVENTS, EventFacts, read_detail
 from bot.intake.grammar import Command
 from bot.intake.spec import JobSpec
-from bot.job import pipeline
+from bot.job import gate, pipeline
 from bot.job.thread_text import cut
 from bot.workspace.repo_config import CONFIG_PATH, ConfigError, RepoConfig, parse
 from bot.workspace.repo_config_model import Automation

@@ -18,10 +18,9 @@ from bot.automations import automation_issue, request, runs, schedule, scheduled
 from bot.automations.mode import AutomationMode
 from bot.db import Database
 from bot.github.client import Thread
-from bot.intake import gate
 from bot.intake.grammar import Command
 from bot.intake.spec import JobSpec
-from bot.job import pipeline
+from bot.job import gate, pipeline
 from bot.job.context import JobContext
 from bot.workspace.repo_config import ConfigError, parse
 from bot.workspace.repo_config_model import Automation

@@ -29,13 +29,13 @@ from bot.db import Database
 from bot.episode.resume_state import scrub_homes
 from bot.errors import BotError
 from bot.github.client import RetryingAPI, Thread, bot_logins
-from bot.intake import gate, grammar
+from bot.intake import grammar
 from bot.intake.decide import NOT_ALLOWED, Decision, Episode, Event, Ignore, Reply, decide
-from bot.intake.job_context import context_for
 from bot.intake.payload import Malformed
 from bot.intake.spec import JobSpec
-from bot.job import pipeline
+from bot.job import gate, pipeline
 from bot.job.conversations import thread_key
+from bot.job.start import context_for
 from bot.job.tracking import GitHubSurface
 from bot.permissions import association_may_trigger
 from bot.record.redact import install_log_redaction, redact

@@ -6,7 +6,7 @@ request opened (or made ready for review).
 
 Each becomes a job like a comment's (same queue, session map and provenance), marked
 `automatic` with what triggered it. Whether the repository turned that trigger on, and whether
-the person who caused it may trigger the bot, is decided by the worker (bot/intake/gate.py)
+the person who caused it may trigger the bot, is decided by the worker (bot/job/gate.py)
 from `.github/bot.yml` on the default branch: the intake makes no GitHub call. A trigger that is
 off, or a person without the permission, ends without a word in the thread: nobody asked.
 

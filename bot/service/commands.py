@@ -20,9 +20,8 @@ from gidgethub import HTTPException
 from bot.automations import pauses
 from bot.db import Database
 from bot.github.client import Thread, transient, with_retries
-from bot.intake import gate
 from bot.intake.grammar import ActingKind
-from bot.job import authority, replies
+from bot.job import authority, gate, replies
 from bot.job.authority import Verdict
 from bot.service import queue, reply_cap, store
 from bot.workspace.repo_config import ConfigError, RepoConfig

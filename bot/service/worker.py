@@ -24,13 +24,13 @@ from bot.config import Settings
 from bot.db import Database
 from bot.errors import BotError
 from bot.github.client import Thread, TokenCache, bot_logins, installation_thread, transient, with_retries
-from bot.intake import automation_event, gate
-from bot.intake.job_context import Queued, context_for
+from bot.intake import automation_event
 from bot.intake.spec import JobSpec
-from bot.job import pipeline
+from bot.job import gate, pipeline
 from bot.job.context import JobContext
 from bot.job.conversations import thread_key
 from bot.job.run import JobSignal
+from bot.job.start import Queued, context_for
 from bot.job.tracking import GitHubSurface, TrackingComment
 from bot.record.recorder import Recorder
 from bot.service import commands, queue, schedules, store, wakeup

@@ -23,7 +23,7 @@ RANKS = {
     "bot.bridge": 6, "bot.relay": 6,
     "bot.episode": 6.5,  # one CLI turn's mechanics: below the job that drives it, knowing no GitHub thread
     "bot.job": 7,
-    "bot.intake": 7.5,  # what an event asks (grammar, triggers, their gate, the job spec): above the job it builds
+    "bot.intake": 6.8,  # what an event asks (grammar, triggers, the job spec), a pure decision: below the job it starts
     "bot.service": 8,
     "bot.automations": 7.8,  # runs on events and schedules: above the job and intake, called by the worker
     "bot.settings": 9,

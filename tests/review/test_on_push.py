@@ -6,9 +6,9 @@ import httpx
 import pytest
 
 from bot.github.client import RetryingAPI, Thread
-from bot.intake.gate import refused
 from bot.intake.spec import Automatic
 from bot.intake.triggers import automatic
+from bot.job.gate import refused
 from bot.workspace.repo_config import parse
 from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub

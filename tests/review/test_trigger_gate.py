@@ -5,8 +5,8 @@ import httpx
 import pytest
 
 from bot.github.client import RetryingAPI, Thread
-from bot.intake.gate import refused
 from bot.intake.spec import Automatic
+from bot.job.gate import refused
 from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
 

@@ -24,7 +24,7 @@ def test_the_workflow_subscribes_to_a_triggers_events_from_the_table():
 
 
 def test_the_gate_reads_the_table():
-    from bot.intake import gate
+    from bot.job import gate
     assert not hasattr(gate, "SWITCHES") and gate.BY_NAME is BY_NAME
 
 

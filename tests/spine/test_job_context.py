@@ -1,12 +1,12 @@
-"""One step from a job spec to the pipeline's context (bot/intake/job_context.py), for the worker and
+"""One step from a job spec to the pipeline's context (bot/job/start.py), for the worker and
 the Action: they differ only in what the queue adds."""
 from __future__ import annotations
 
 from bot.config import Settings
 from bot.intake.grammar import Command
-from bot.intake.job_context import Queued, context_for
 from bot.intake.spec import JobSpec
 from bot.job.modes import GitHubMode
+from bot.job.start import Queued, context_for
 
 SPEC = JobSpec(repo="octo/repo", number=3, author="alice", author_id=7, repo_id=9, is_pr=True, title="Fix",
                target={"type": "issue_comment", "id": 5},

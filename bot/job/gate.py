@@ -18,7 +18,7 @@ from bot.job import authority
 from bot.trigger_table import BY_NAME
 from bot.workspace.repo_config import CONFIG_PATH, ConfigError, RepoConfig, parse
 
-log = logging.getLogger("bot.intake.gate")
+log = logging.getLogger("bot.job.gate")
 
 
 async def refused(thread: Any, automatic: Automatic, requester: str) -> str | None:
