@@ -19,7 +19,7 @@ from typing import Any
 from adapters import base as adapters
 from bot.intake import automation_event, grammar, triggers
 from bot.intake.payload import Malformed, parsed, require_shape, trigger_key
-from bot.intake.spec import Automatic, JobSpec, SpecError
+from bot.intake.spec import Automatic, JobSpec, ReplyKind, SpecError
 from bot.permissions import association_may_trigger, is_bot_author
 
 PLAIN_REPLIES = frozenset({"help", "status", "unknown_agent"})  # commands that only answer
@@ -96,13 +96,14 @@ def _decide(event: Event, handle: str) -> Decision:
     return Reply(spec, stored) if reply is not None else Episode(spec, stored)
 
 
-def reply_kind(command: grammar.Command, association: str | None) -> str | None:
+def reply_kind(command: grammar.Command, association: str | None) -> ReplyKind | None:
     """The reply a command gets instead of acting, or None when it acts. Plain replies are answered
     to anyone; the association is only the pre-filter for the rest: whoever passes it gets a job
     that runs only after GitHub's permission check."""
-    if command.kind in PLAIN_REPLIES:
-        return command.kind
-    return None if association_may_trigger(association) else NOT_ALLOWED
+    kind = command.kind
+    if kind == "help" or kind == "status" or kind == "unknown_agent":  # PLAIN_REPLIES, narrowed for the type
+        return kind
+    return None if association_may_trigger(association) else "not_allowed"
 
 
 def _unless_uninstalled(event: Event, trigger: dict[str, Any]) -> Ignore | None:
@@ -112,7 +113,7 @@ def _unless_uninstalled(event: Event, trigger: dict[str, Any]) -> Ignore | None:
 
 
 def _spec(event: Event, trigger: dict[str, Any], command: grammar.Command,
-          reply: str | None = None) -> tuple[JobSpec, dict[str, Any]]:
+          reply: ReplyKind | None = None) -> tuple[JobSpec, dict[str, Any]]:
     """The job, and the dict the queue stores of it (read back once here, so never again)."""
     automatic = trigger.pop("automatic", None)
     spec = JobSpec(**require_shape(trigger), command=command, reply=reply, event=event.name,

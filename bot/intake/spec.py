@@ -33,6 +33,11 @@ class SpecError(BotError, ValueError):
     """A stored job spec this version cannot read: the message names the field."""
 
 
+# What a reply job says: a plain reply, the not-allowed notice, or (rows an intake queued before
+# stops were checked) "stop". A stored spec naming another is refused.
+ReplyKind = Literal["help", "status", "unknown_agent", "not_allowed", "stop"]
+
+
 @dataclass(frozen=True)
 class Automatic:
     """What called the bot when no comment did (bot/intake/triggers.py)."""
@@ -60,7 +65,7 @@ class JobSpec:
     event: str | None = None
     action: str | None = None
     delivery: str | None = None
-    reply: str | None = None  # a reply job's kind: help | status | unknown_agent | not_allowed
+    reply: ReplyKind | None = None  # a reply job's kind; None: the job acts
     automatic: Automatic | None = None
     stopped_job: int | None = None  # only in rows an older intake queued for `@bot stop`
     coalesced: int | None = None  # the pushes one waiting push review stands for (bot/web/review_push.py)

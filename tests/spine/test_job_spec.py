@@ -118,3 +118,14 @@ def test_a_stored_command_kind_loads_only_when_the_grammar_declares_it(kind):
     else:
         with pytest.raises(SpecError):
             JobSpec.from_json(json.dumps(row))
+
+
+def test_a_reply_kind_the_intake_never_queues_is_refused_by_name():
+    row = {**json.loads(PREVIOUS_ROW), "reply": "run_this"}
+    with pytest.raises(SpecError, match="'reply' is 'run_this', not one of"):
+        JobSpec.from_json(json.dumps(row))
+
+
+def test_a_stop_reply_from_before_stops_were_checked_still_loads():
+    row = {**json.loads(PREVIOUS_ROW), "reply": "stop"}
+    assert JobSpec.from_json(json.dumps(row)).reply == "stop"
