@@ -19,6 +19,7 @@ from adapters.base import Credentials
 from adapters.facts import CredentialKind
 from bot.config import Settings
 from bot.credentials import vault as secrets
+from bot.db import Database
 from bot.errors import BotError
 
 
@@ -124,24 +125,25 @@ def resolve(settings: Settings, agent: str, repo_id: int | None, requester: int 
 
 
 def resolve_origin(settings: Settings, agent: str, repo_id: int | None, requester: int | None,
-                   installation_id: int | str | None) -> Origin | None:
-    """`resolve`, saying where the credentials come from."""
+                   installation_id: int | str | None, *, db: Database | None = None) -> Origin | None:
+    """`resolve`, saying where the credentials come from. `db`: the job's open connection, so a
+    job opens no second one to look its keys up."""
     owners = {"user": requester, "repo": repo_id, "installation": installation_id}
     for source, scope_kind in SOURCES:
         owner = owners[scope_kind]
         if owner is None or owner == "" or owner == 0:
             continue
-        found = _stored(settings, agent, secrets.scope_for(scope_kind, owner), source)
+        found = _stored(settings, agent, secrets.scope_for(scope_kind, owner), source, db)
         if found:
             return found
     return operator_origin(settings, agent)
 
 
-def _stored(settings: Settings, agent: str, scope: str, source: str) -> Origin | None:
-    present = secrets.names(scope, settings)
+def _stored(settings: Settings, agent: str, scope: str, source: str, db: Database | None) -> Origin | None:
+    present = secrets.names(scope, settings, db=db)
     for kind in kinds_for(agent):
         if kind.name in present:
-            value = secrets.get(scope, kind.name, settings)
+            value = secrets.get(scope, kind.name, settings, db=db)
             if value:
                 return Origin(as_credentials(kind, value, source), scope, kind)
     return None

@@ -90,10 +90,11 @@ def put(scope: str, name: str, value: str, *, actor: str, settings: Settings) ->
     return shown
 
 
-def get(scope: str, name: str, settings: Settings) -> str | None:
-    """The plaintext of one secret, or None when the row does not exist."""
-    with database(settings) as db:
-        rows = db.query("SELECT * FROM secrets WHERE scope = ? AND name = ?", [scope, name])
+def get(scope: str, name: str, settings: Settings, *, db: Database | None = None) -> str | None:
+    """The plaintext of one secret, or None when the row does not exist. `db`: a caller's open
+    connection (a job's), read without a connection of its own."""
+    with reading(settings, db) as conn:
+        rows = conn.query("SELECT * FROM secrets WHERE scope = ? AND name = ?", [scope, name])
     if not rows:
         return None
     try:
@@ -115,16 +116,16 @@ def delete(scope: str, name: str, *, actor: str, settings: Settings) -> bool:
     return True
 
 
-def listing(scope: str, settings: Settings) -> list[SecretInfo]:
+def listing(scope: str, settings: Settings, *, db: Database | None = None) -> list[SecretInfo]:
     """The secrets of one scope, as fingerprints, sorted by name."""
-    with database(settings) as db:
-        rows = db.query("SELECT * FROM secrets WHERE scope = ? ORDER BY name", [scope])
+    with reading(settings, db) as conn:
+        rows = conn.query("SELECT * FROM secrets WHERE scope = ? ORDER BY name", [scope])
         return [SecretInfo(r["scope"], r["name"], r["fingerprint"], r["updated_at"], r["updated_by"])
                 for r in rows]
 
 
-def names(scope: str, settings: Settings) -> set[str]:
-    return {info.name for info in listing(scope, settings)}
+def names(scope: str, settings: Settings, *, db: Database | None = None) -> set[str]:
+    return {info.name for info in listing(scope, settings, db=db)}
 
 
 def audit_log(scope: str | None = None, *, settings: Settings) -> list[dict]:
@@ -204,6 +205,17 @@ def _audit(db: Database, actor: str, action: str, scope: str, name: str, shown: 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@contextmanager
+def reading(settings: Settings, db: Database | None) -> Iterator[Database]:
+    """`db` as it is (one statement reads, no transaction of ours on a caller's connection), or a
+    short-lived connection of the settings' database when none is given."""
+    if db is not None:
+        yield db
+        return
+    with database(settings) as own:
+        yield own
 
 
 @contextmanager

@@ -81,7 +81,7 @@ async def run_turn(request: EpisodeRequest, recorder: Recorder, tracking: Progre
     resume_id, fresh_reason = request.resume_id, request.fresh_reason
     adapter = base.get(agent, asker.config.operator_for(agent))
     origin = credentials.resolve_origin(asker.config, agent, asker.repo_id or None, asker.requester_id or None,
-                                        asker.installation_id)
+                                        asker.installation_id, db=recorder.db)
     if origin is None:
         raise Stop(credentials.auth_required_message(asker.config, agent, request.repo), because="no credentials")
     creds = origin.credentials

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from adapters import base
 from adapters.base import Tier
 from bot.credentials import resolve as credentials
+from bot.db import Database
 from bot.episode.progress import Progress
 from bot.episode.stop import Stop
 from bot.episode.turn import Attempt, Turn
@@ -39,14 +40,14 @@ def chain(first: str, fallback: Sequence[str]) -> list[str]:
     return [name for name in dict.fromkeys(fallback) if name != first]
 
 
-def skip_reason(agent: str, ctx: JobContext, cfg: RepoConfig) -> str | None:
-    """Why `agent` cannot take the turn here, or None when it can."""
+def skip_reason(agent: str, ctx: JobContext, cfg: RepoConfig, db: Database | None = None) -> str | None:
+    """Why `agent` cannot take the turn here, or None when it can. `db`: the job's connection."""
     if agent not in base.names():
         return "not an agent of this bot"
     if not cfg.allows_agent(agent):
         return "not in allowed_agents"
     origin = credentials.resolve_origin(ctx.config, agent, ctx.repo_id or None, ctx.requester_id or None,
-                                        ctx.installation_id)
+                                        ctx.installation_id, db=db)
     return "no credential configured" if origin is None else None
 
 
@@ -57,7 +58,7 @@ async def run(job_run: JobRun, ctx: JobContext, cfg: RepoConfig, agent: str, tra
     tried: list[Attempt] = []
     skipped: list[tuple[str, str]] = []
     while turn.unavailable is not None and not cancel.is_set():
-        name = _next_agent(waiting, ctx, cfg, skipped)
+        name = _next_agent(waiting, ctx, cfg, skipped, job_run.db)
         if name is None:
             break
         tried.append(Attempt(turn.agent or agent, turn.run_id, turn.unavailable))
@@ -75,10 +76,11 @@ async def run(job_run: JobRun, ctx: JobContext, cfg: RepoConfig, agent: str, tra
     return dataclasses.replace(turn, attempts=tuple(tried), skipped=tuple(skipped), fallback=tuple(cfg.fallback))
 
 
-def _next_agent(waiting: list[str], ctx: JobContext, cfg: RepoConfig, skipped: list[tuple[str, str]]) -> str | None:
+def _next_agent(waiting: list[str], ctx: JobContext, cfg: RepoConfig, skipped: list[tuple[str, str]],
+                db: Database) -> str | None:
     while waiting:
         name = waiting.pop(0)
-        why = skip_reason(name, ctx, cfg)
+        why = skip_reason(name, ctx, cfg, db)
         if why is None:
             return name
         skipped.append((name, why))

@@ -225,3 +225,23 @@ def test_the_settings_page_named_is_the_one_of_the_settings_it_is_handed():
     handed = Settings({"BOT_PUBLIC_URL": "https://handed.example", "GITHUB_CLIENT_ID": "Iv1.client",
                        "GITHUB_CLIENT_SECRET": "client-secret"})
     assert "at https://handed.example/settings." in credentials.auth_required_message(handed, "gemini")
+
+
+def test_a_jobs_key_lookup_reads_through_the_jobs_connection_and_opens_none(monkeypatch):
+    from bot.db import connect
+
+    _connect("repo:7", "claude:api_key", REPO_KEY)
+    job_db = connect(settings=current())
+    opened: list[object] = []
+    monkeypatch.setattr(secrets, "connect", lambda **kwargs: opened.append(kwargs) or connect(**kwargs))
+    origin = credentials.resolve_origin(current(), "claude", 7, 42, None, db=job_db)
+    assert origin is not None and origin.credentials.secret_values() == [REPO_KEY] and opened == []
+
+
+def test_a_key_lookup_without_a_connection_opens_its_own(monkeypatch):
+    from bot.db import connect
+
+    _connect("repo:7", "claude:api_key", REPO_KEY)
+    opened: list[object] = []
+    monkeypatch.setattr(secrets, "connect", lambda **kwargs: opened.append(kwargs) or connect(**kwargs))
+    assert credentials.resolve_origin(current(), "claude", 7, None, None) is not None and opened
