@@ -7,6 +7,7 @@ bot/automations/fire_tokens.py; the run itself that of a scheduled slot, in the 
     text = read_body(raw)                  # FireInputError (400) for anything but {"text": "..."}
     key = read_key(headers.get("idempotency-key"))
     outcome = fire(db, "o/r", automation, target, key, text, queue_job, account_cap=20)   # Fired | Refused
+    outcome = fire(db, where, automation, key, "", queue_job, account_cap=20, writer="alice")   # Run now
 
 The slot is `fire:<key>` (a fresh one when the caller sends no key): a second request with the same
 key is answered with the first one's job and runs nothing. A fired run counts toward the
@@ -104,6 +105,17 @@ def read_key(header: str | None) -> str | None:
 def target(db: Database, repo: str, name: str) -> tuple[Target, Automation] | None:
     """The repository and its automation `name` as last stored, when that automation declares `fire`
     and an installation of the App is known for the repository; None otherwise."""
+    return _stored(db, repo, name, lambda automation: automation.on.fire is not None)
+
+
+def runnable(db: Database, repo: str, name: str) -> tuple[Target, Automation] | None:
+    """As `target`, for a writer's Run now: an automation that runs in its own issue (a schedule or
+    `fire`); one run by an event has no event to run on."""
+    return _stored(db, repo, name, lambda automation: automation.on.fire is not None or bool(automation.on.schedule))
+
+
+def _stored(db: Database, repo: str, name: str,
+            wanted: Callable[[Automation], bool]) -> tuple[Target, Automation] | None:
     rows = db.query("SELECT repo_id, installation_id, text, source FROM automation_configs WHERE repo = ?", [repo])
     if not rows or rows[0]["installation_id"] is None:
         return None
@@ -111,16 +123,18 @@ def target(db: Database, repo: str, name: str) -> tuple[Target, Automation] | No
         found = parse(rows[0]["text"], source=rows[0]["source"] or "").automations
     except ConfigError:
         return None
-    automation = next((a for a in found if a.name == name and a.on.fire is not None), None)
+    automation = next((a for a in found if a.name == name and wanted(a)), None)
     if automation is None:
         return None
     return Target(repo, rows[0]["repo_id"], int(rows[0]["installation_id"])), automation
 
 
 def fire(db: Database, where: Target, automation: Automation, key: str | None, text: str, queue_job: QueueJob,
-         account_cap: int) -> Fired | Refused:
-    slot = scheduled_job.FIRED + (key or uuid.uuid4().hex)
-    account = account_of(where.repo, automation.name)
+         account_cap: int, *, writer: str | None = None) -> Fired | Refused:
+    """`writer`: the login whose Run now this is (the settings page, their write permission asked of
+    GitHub): the slot is `now:<key>` and the run counts toward that person's hourly cap."""
+    slot = (scheduled_job.RUN_NOW if writer else scheduled_job.FIRED) + (key or uuid.uuid4().hex)
+    account = writer or account_of(where.repo, automation.name)
     with db.transaction() as conn:
         admitted = caps.admit(conn, where.repo, automation, slot, None, account, account_cap)
         if admitted.refused:

@@ -3,6 +3,7 @@ queued in the same transaction.
 
     due = tick(db, at, queue_job)   # [(repo, automation, slot)] claimed by this call, at most one per automation
     automation = declared(db, "o/r", "deps")   # as last stored, for the job that runs a slot
+    when = next_run(automation, now)           # its next slot after `now` (the settings page), or None
 
 The repositories are those whose default branch's `.github/bot.yml` the bot has read and stored
 (`remember`, called whenever the worker reads it for an event). Per automation only the latest slot
@@ -89,6 +90,12 @@ def _claim_and_queue(db: Database, row: dict[str, Any], automation: Automation, 
 def latest_slot(automation: Automation, at: dt.datetime) -> dt.datetime | None:
     slots = [slot for text in automation.on.schedule or () if (slot := cron.parse(text).previous(at))]
     return max(slots, default=None)
+
+
+def next_run(automation: Automation, now: dt.datetime) -> dt.datetime | None:
+    """The first slot of any of its cron lines strictly after `now` (what the settings page shows)."""
+    slots = [slot for text in automation.on.schedule or () if (slot := cron.parse(text).next_after(now))]
+    return min(slots, default=None)
 
 
 def _due(db: Database, repo: str, automation: Automation, at: dt.datetime) -> str | None:

@@ -1,7 +1,8 @@
 """The job that runs one slot of a scheduled automation, queued by the tick that claimed the slot
 (bot/automations/schedule.py) in the claim's transaction, and run by the worker through
 bot/automations/scheduled_run.py. A fired run (bot/automations/fire.py) is the same job with a
-`fire:` slot, its caller's text as the command's request (untrusted: fenced when it is asked).
+`fire:` slot, its caller's text as the command's request (untrusted: fenced when it is asked); a
+writer's Run now on the settings page is a fired run with a `now:` slot and no text.
 
     spec = spec_for(repo, repo_id, installation_id, automation, slot)   # queued by bot/service/schedules.py
     spec = fired_spec_for(repo, repo_id, installation_id, automation, "fire:KEY", text)
@@ -22,6 +23,7 @@ from bot.workspace.repo_config_model import Automation
 
 KIND = "schedule"
 FIRED = "fire:"  # the slot of a fired run (bot/automations/fire.py)
+RUN_NOW = "now:"  # the slot of a writer's Run now on the settings page: a fired run without a caller's text
 
 
 def spec_for(repo: str, repo_id: int | None, installation_id: int, automation: Automation, slot: str) -> JobSpec:
@@ -37,7 +39,11 @@ def fired_spec_for(repo: str, repo_id: int | None, installation_id: int, automat
 
 
 def is_fired(slot: str) -> bool:
-    return slot.startswith(FIRED)
+    return slot.startswith((FIRED, RUN_NOW))
+
+
+def is_run_now(slot: str) -> bool:
+    return slot.startswith(RUN_NOW)
 
 
 def slot_of(spec: JobSpec) -> tuple[str, str]:

@@ -36,20 +36,36 @@ async def run(db: Database, spec: JobSpec, repo_thread: Thread, cancel: asyncio.
     name, slot = scheduled_job.slot_of(spec)
     fired = scheduled_job.is_fired(slot)
     automation = await _fired(db, spec, repo_thread, name) if fired else schedule.declared(db, spec.repo, name)
-    if automation is None or not (automation.on.fire if fired else automation.on.schedule):
+    if automation is None or not _still_runs(automation, slot):
         log.info("automation %s of %s is no longer %s: slot %s not run", name, spec.repo,
                  "fired" if fired else "scheduled", slot)
         if fired:
-            runs.outcome(db, spec.repo, name, slot, f"`{name}` no longer declares fire on the default branch")
+            what = "a schedule or fire" if scheduled_job.is_run_now(slot) else "fire"
+            runs.outcome(db, spec.repo, name, slot, f"`{name}` no longer declares {what} on the default branch")
         return "done"
     number = await automation_issue.ensure(db, repo_thread.api, spec.repo, name)
     thread = await issue_thread(number)
-    asked = request.for_fire(automation, spec.command.request) if fired else request.for_slot(automation, slot)
+    asked = _asked(automation, slot, spec.command.request)
     each = dataclasses.replace(spec, number=number, author=_bot_login(thread), title=automation_issue.title(name),
                                command=Command(kind="run", agent=automation.agent, request=asked))
     ctx = make_context(each, thread)
     ctx = dataclasses.replace(ctx, mode=AutomationMode(automation=automation))
     return await pipeline.run(db, ctx, cancel)
+
+
+def _asked(automation: Automation, slot: str, text: str | None) -> str:
+    if scheduled_job.is_run_now(slot):
+        return request.for_run_now(automation)
+    if scheduled_job.is_fired(slot):
+        return request.for_fire(automation, text or "")
+    return request.for_slot(automation, slot)
+
+
+def _still_runs(automation: Automation, slot: str) -> bool:
+    """A fired slot needs `fire` declared, a Run now a schedule or `fire`, a scheduled slot a schedule."""
+    if scheduled_job.is_run_now(slot):
+        return automation.on.fire is not None or bool(automation.on.schedule)
+    return bool(automation.on.fire if scheduled_job.is_fired(slot) else automation.on.schedule)
 
 
 async def _fired(db: Database, spec: JobSpec, repo_thread: Thread, name: str) -> Automation | None:

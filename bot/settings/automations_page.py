@@ -1,16 +1,19 @@
 """The automations part of a repository's settings page: each automation its default branch declares
-(name, trigger, agent, what it may do, its caps, its last runs with their outcome, why a refused one
-was refused, and a link to the thread it answered in), and for one that declares `fire` its token: made,
+(name, trigger, its next scheduled run in UTC, agent, what it may do, its caps, its last runs with
+their outcome, why a refused one was refused, and a link to the thread it answered in), Run now for
+one that runs in its own issue (a schedule or `fire`), and for one that declares `fire` its token: made,
 rotated or revoked by a maintainer (bot/settings/routes.py), shown once right after it is made.
 Every interpolated value goes through `esc`: names, prompts and errors come from the repository.
 """
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 
 from bot.automations.fire_tokens import TokenRow
 from bot.automations.runs import LastRun
+from bot.automations.schedule import next_run
 from bot.settings.automation_config import Declared
 from bot.settings.pages import csrf_field, esc
 from bot.workspace.repo_config_model import Automation
@@ -23,12 +26,12 @@ class Where:
     public_url: str  # the service's, for the fire URL
     github_web: str  # GitHub's web host, for the threads' links
     repo: str
+    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))  # for the next scheduled run
 
 
 def section(declared: Declared, tokens: dict[str, TokenRow], last: dict[str, list[LastRun]], where: Where,
             fresh: tuple[str, str] | None = None) -> str:
     """`fresh`: (automation, token) just made, shown this once."""
-    base, csrf = where.base, where.csrf
     body = ("<h2>Automations</h2><p>Declared in <code>.github/bot.yml</code> on the default branch"
             f"{' (' + esc(declared.source) + ')' if declared.source else ''}; they run without a mention.</p>")
     body += _fresh(fresh, where.public_url, where.repo) if fresh else ""
@@ -36,7 +39,7 @@ def section(declared: Declared, tokens: dict[str, TokenRow], last: dict[str, lis
         body += f'<p class="notice error" role="alert">{esc(declared.problem)}</p>'
     if not declared.automations:
         return body + ('' if declared.problem else '<p class="muted">This repository declares no automation.</p>')
-    rows = "".join(_row(a, tokens.get(a.name), base, csrf, _runs(last.get(a.name, []), where))
+    rows = "".join(_row(a, tokens.get(a.name), where, _runs(last.get(a.name, []), where))
                    for a in declared.automations)
     return body + ("<table><caption>Declared automations</caption><thead><tr><th scope=col>Automation</th>"
                    "<th scope=col>Runs as</th><th scope=col>Last runs</th><th scope=col>Fire token</th></tr></thead>"
@@ -58,16 +61,33 @@ def trigger(automation: Automation) -> str:
     return on.event  # issue_comment, fire
 
 
-def _row(automation: Automation, token: TokenRow | None, base: str, csrf: str, runs: str) -> str:
+def _row(automation: Automation, token: TokenRow | None, where: Where, runs: str) -> str:
     caps = f"{automation.max_runs_per_day} runs a day"
     if automation.on.check_suite is not None or automation.on.workflow_run is not None:
         caps += f", {automation.max_attempts} attempts"
     return (f'<tr><td data-label="Automation"><strong>{esc(automation.name)}</strong><br>'
-            f'<span class="muted">on {esc(trigger(automation))}</span></td>'
+            f'<span class="muted">on {esc(trigger(automation))}</span>{_next(automation, where.now)}'
+            f'{_run_now(automation, where)}</td>'
             f'<td data-label="Runs as">{esc(automation.agent)}; may {esc(", ".join(automation.may))}; '
             f'{esc(caps)}</td>'
             f'<td data-label="Last runs">{runs}</td>'
-            f'<td data-label="Fire token">{_token_cell(automation, token, base, csrf)}</td></tr>')
+            f'<td data-label="Fire token">{_token_cell(automation, token, where.base, where.csrf)}</td></tr>')
+
+
+def _next(automation: Automation, now: dt.datetime) -> str:
+    when = next_run(automation, now)
+    return f'<br><span class="next-run">next run {esc(when.strftime("%Y-%m-%d %H:%M UTC"))}</span>' if when else ""
+
+
+def _run_now(automation: Automation, where: Where) -> str:
+    """Run now, for an automation that runs in its own issue (a schedule or `fire`): queued as a fired
+    run (bot/settings/routes.py); the form's key makes a resent form one run."""
+    if not automation.on.schedule and automation.on.fire is None:
+        return ""
+    return (f'<form method="post" action="{esc(where.base)}/automations/run">{csrf_field(where.csrf)}'
+            f'<input type="hidden" name="name" value="{esc(automation.name)}">'
+            f'<input type="hidden" name="key" value="now-{uuid.uuid4().hex}">'
+            '<button class="secondary" type="submit">Run now</button></form>')
 
 
 OUTCOMES = {"done": "answered", "failed": "failed", "queued": "queued", "running": "running",

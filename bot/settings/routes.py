@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from bot.automations import fire_tokens
+from bot.automations import fire, fire_tokens
 from bot.automations import runs as automation_runs
 from bot.config import Settings
 from bot.credentials import resolve as credentials
@@ -29,6 +29,7 @@ from bot.credentials.shapes import check_shape, with_article
 from bot.errors import BotError
 from bot.review import learned, signal_series
 from bot.review import signal as review_signal
+from bot.service import schedules
 from bot.settings import automations_page, learned_pull, pages, review_page
 from bot.settings.address import own_base
 from bot.settings.automation_config import read_as_app
@@ -382,6 +383,37 @@ async def revoke_fire_token(request: Request) -> Response:
 
 
 @page_handler
+async def run_automation_now(request: Request) -> Response:
+    """A writer (asked of GitHub now) queues one run of an automation that runs in its own issue, as a
+    fired run is queued: held to the caps, the writer's hourly cap among them; the form's key makes a
+    resent form the same run."""
+    session, form = await _session_and_form(request)
+    repo, settings = _repo_of_path(request, session), _settings(request)
+    if not await can_write(settings.github_api_url, session.token, session.login, repo):
+        raise SettingsRefusal(403, pages.error_page("Not allowed", f"Only people who can write to {repo} can run "
+                                                    "its automations.", login=session.login, csrf=session.csrf))
+    name, back = str(form.get("name", "")), f"/settings/repos/{repo}"
+    try:
+        key = fire.read_key(str(form.get("key", "")) or None)
+    except fire.FireInputError as exc:
+        raise SettingsRefusal(400, pages.error_page("Not run", str(exc), back, login=session.login,
+                                                    csrf=session.csrf)) from None
+    with secrets.database(settings) as db:
+        found = fire.runnable(db, repo, name) if len(name) <= 63 else None
+        if found is None:
+            raise SettingsRefusal(404, pages.error_page("No such automation", "No automation of this repository "
+                                                        "by that name runs on a schedule or by `fire`.", back,
+                                                        login=session.login, csrf=session.csrf))
+        outcome = fire.fire(db, *found, key, "", schedules.queue,
+                            account_cap=int(settings.number("BOT_AUTOMATION_ACCOUNT_RUNS_PER_HOUR")),
+                            writer=session.login)
+    if isinstance(outcome, fire.Refused):
+        raise SettingsRefusal(429, pages.error_page("Not run", f"{name} was not run: {outcome.why}.", back,
+                                                    login=session.login, csrf=session.csrf))
+    return RedirectResponse(f"{back}?{urlencode({'run_now': 'queued'})}", status_code=303)
+
+
+@page_handler
 async def signal_page(request: Request) -> Response:
     """A repository's review signal per agent, for its writers (the repository's own page, with its
     keys and learned rules, is for maintainers)."""
@@ -524,6 +556,8 @@ def _flash(request: Request) -> tuple[str | None, bool]:
     query = request.query_params
     if query.get("learned") in LEARNED_WORDS:
         return LEARNED_WORDS[query["learned"]], False
+    if query.get("run_now") == "queued":
+        return "Queued the run: it answers in the automation's issue, as a fired run does.", False
     if query.get("fire_token") == "revoked":
         return "Revoked the fire token: a call with it is refused from now on.", False
     for key, verb in (("saved", "Saved"), ("deleted", "Deleted")):
@@ -564,6 +598,7 @@ routes = [
     Route(f"{REPO}/signal", signal_page, methods=["GET"], name="settings_repo_signal"),
     Route(f"{REPO}/automations/token", make_fire_token, methods=["POST"], name="settings_repo_fire_token"),
     Route(f"{REPO}/automations/token/revoke", revoke_fire_token, methods=["POST"], name="settings_repo_fire_revoke"),
+    Route(f"{REPO}/automations/run", run_automation_now, methods=["POST"], name="settings_repo_run_now"),
     Route(INSTALLATION, shared_home, methods=["GET"], name="settings_installation"),
     Route(f"{INSTALLATION}/keys", add_key, methods=["POST"], name="settings_installation_add"),
     Route(f"{INSTALLATION}/keys/delete", delete_key, methods=["POST"], name="settings_installation_delete"),
