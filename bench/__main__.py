@@ -1,6 +1,7 @@
 """`make bench`: every area's benchmark in one run, printed side by side.
 
-Each module in this package named in SECTIONS exposes `run() -> list[str]` (report lines).
+Each module in this package named in SECTIONS exposes `run() -> list[str]` (report lines), and
+records its figures against their aims (bench/aims.py): the run ends with one table of them.
 Each section runs with the environment it started with restored afterwards, so a variable one
 section sets (a database URL, a data dir, a key) never reaches the next.
 Usage: python -m bench [section ...]
@@ -14,6 +15,8 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator
+
+from bench import aims
 
 SECTIONS = ("intake", "adapters", "sandbox", "bridge", "relay", "workspace", "scale", "review", "soak", "noisy", "automations")
 
@@ -39,6 +42,9 @@ def main(argv: list[str]) -> int:
             failed += 1
             traceback.print_exc()
         print(f"  ({time.perf_counter() - started:.1f} s)")
+    print("\n== aims ==")
+    for line in aims.table():
+        print(f"  {line}")
     return 1 if failed else 0
 
 

@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from bench import aims
 from bench.size import pick
 from bench.stats import p50_p99_ms
 from bot.bridge.admission import Admission
@@ -89,6 +90,9 @@ def _run_tool_by_size() -> list[str]:
         for command in ("true", "git status --porcelain"):
             small = asyncio.run(_run_tool_ms(empty, command, Path(scratch) / "s0"))
             large = asyncio.run(_run_tool_ms(big, command, Path(scratch) / "s1"))
+            aims.record(f"bridged run {command!r}, {files:,} files ÷ empty worktree",
+                        statistics.median(large) / statistics.median(small), at_most=1.2,
+                        floor=f"empty worktree {statistics.median(small):.1f} ms")
             lines.append(f"run {command!r}: {files:,}-file worktree median {statistics.median(large):.1f} ms · "
                          f"empty {statistics.median(small):.1f} ms · ratio {statistics.median(large) / statistics.median(small):.2f}× "
                          f"({RUN_CALLS} calls after one warm-up)")

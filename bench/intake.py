@@ -31,6 +31,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
+from bench import aims
 from bench.size import pick
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -243,6 +244,8 @@ def _intake_figures(tmp: str) -> list[str]:
     labels = {"/bare": "bare Starlette (same uvicorn)", "/floor": "durable floor (HMAC, parse, INSERT)",
               "/webhook": "/webhook (HMAC, parse, job insert)"}
     rate = {path: figures[path][0] for path in PATHS}
+    aims.record("intake /webhook ÷ bare Starlette", rate["/webhook"] / rate["/bare"], at_least=0.5,
+                floor=f"durable floor ÷ bare {rate['/floor'] / rate['/bare']:.2f}")
     return [
         f"{'endpoint':<36}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}",
         *(f"{labels[path]:<36}{rate[path]:>9.0f}{_pct(figures[path][1], 50):>9.2f}{_pct(figures[path][1], 99):>9.2f}"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+from bench import aims
 from bench.size import pick
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,6 +99,13 @@ def _recorded(service: Service) -> int:
         return db.execute("SELECT count(*) FROM run_events").fetchone()[0]
 
 
+def _aims(label: str, figures: tuple[list[float], list[float]], quiet: tuple[list[float], list[float]]) -> None:
+    for index, what in ((0, "ack"), (1, "👀")):
+        flood, calm = p50_p99_ms(figures[index])[1], p50_p99_ms(quiet[index])[1]
+        aims.record(f"another thread's {what} p99, flood ({label}) ÷ quiet", flood / calm, at_most=1.2,
+                    floor=f"quiet p99 {calm:.1f} ms")
+
+
 def _line(label: str, figures: tuple[list[float], list[float]], quiet: tuple[list[float], list[float]]) -> str:
     (ack50, ack99), (eyes50, eyes99) = p50_p99_ms(figures[0]), p50_p99_ms(figures[1])
     base_ack, base_eyes = p50_p99_ms(quiet[0])[1], p50_p99_ms(quiet[1])[1]
@@ -130,6 +138,8 @@ def run() -> list[str]:
         finally:
             client.close()
             gh.stop()
+    for kind, label in (("line", "one endless line"), ("lines", "small JSON lines")):
+        _aims(label, results[kind], results[f"quiet ({kind} run)"])
     return [f"{DELIVERIES} deliveries per phase, one every {PACE_S * 1000:.0f} ms, each to its own thread; "
             f"4 workers; the flood had written {FLOODING_AFTER['line'] >> 20} MiB (one line) or "
             f"{FLOODING_AFTER['lines'] >> 20} MiB (small lines) before they started",

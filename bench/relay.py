@@ -40,7 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import rounds
+from bench import aims, rounds
 from bench.rounds import process_cpu_s
 from bench.size import pick
 from bench.stats import p50_p99_ms
@@ -218,17 +218,20 @@ def _report(samples: dict, counted: int, recorded: int, cpu_ms: tuple[float, flo
     lines = []
     for phase, title in (("stream", f"streamed {DELTAS}-delta answer (~{DELTAS // 1000}k tokens, ~400 kB SSE)"),
                          ("small", "small answer (not streamed, ~0.3 kB)")):
-        lines += [f"{title}, {CALLS} calls each way, alternating, in {ROUNDS} rounds:"] + _phase_lines(samples[phase])
+        lines += [f"{title}, {CALLS} calls each way, alternating, in {ROUNDS} rounds:"] + _phase_lines(samples[phase], title)
     return lines + [f"CPU per call, both kinds averaged (load-independent): relay {cpu_ms[0]:.2f} ms, "
                     f"bare forwarder {cpu_ms[1]:.2f} ms",
                     f"({counted} calls counted with usage and cost, {recorded} recorded enforced, warm-up included)"]
 
 
-def _phase_lines(samples: dict) -> list[str]:
+def _phase_lines(samples: dict, title: str) -> list[str]:
     total = {name: p50_p99_ms([s[0] for s in values]) for name, values in samples.items()}
     ttfb = {name: p50_p99_ms([s[1] for s in values]) for name, values in samples.items()}
     direct = [s[0] for s in samples["direct"]]
     added = {name: rounds.added_ms([s[0] for s in samples[name]], direct) for name in ("relay", "forwarder")}
+    ratio = rounds.ratio(added["relay"], added["forwarder"], ROUNDS)
+    aims.record(f"relay ÷ bare forwarder, added per call ({title})", ratio.median if ratio.median is not None
+                else float("nan"), at_most=1.5, floor=f"forwarder adds {statistics.median(added['forwarder']):.2f} ms")
     return [f"  whole call   direct p50 {total['direct'][0]:.2f} ms · p99 {total['direct'][1]:.2f} ms | "
             f"relayed p50 {total['relay'][0]:.2f} ms · p99 {total['relay'][1]:.2f} ms",
             f"  first byte   direct p50 {ttfb['direct'][0]:.2f} ms · p99 {ttfb['direct'][1]:.2f} ms | "
@@ -239,7 +242,7 @@ def _phase_lines(samples: dict) -> list[str]:
             f"  bare asyncio forwarder adds p50 {statistics.median(added['forwarder']):.2f} ms (p99 "
             f"{total['forwarder'][1] - total['direct'][1]:.2f} ms)",
             f"  relay / forwarder p50 added, median of per-round ratios: "
-            f"{rounds.ratio(added['relay'], added['forwarder'], ROUNDS).text()}"]
+            f"{ratio.text()}"]
 
 
 if __name__ == "__main__":

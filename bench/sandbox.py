@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import aims
 from bench.size import smoke
 from sandbox.base import Limits, SandboxConfig
 from sandbox.tier1 import Tier1Spawner, bwrap_argv, find_bwrap, inside_env
@@ -100,6 +101,9 @@ async def _run_async(runs: int, srt_runs: int) -> list[str]:
             plain_bwrap = _summary(await _measure(lambda argv=argv, env=env: _bare(_bwrap_only(config, argv), env),
                                                   runs))
             srt = await asyncio.to_thread(_srt_samples, argv, work, srt_runs)
+            if label == "/bin/true":
+                aims.record("tier-1 start ÷ the same bwrap mounts alone", tier1[1] / plain_bwrap[1], at_most=2.0,
+                            floor=f"bwrap alone {plain_bwrap[1]:.1f} ms, /bin/true")
             lines.append(f"{label}: bare {bare[0]:.1f} ms (median {bare[1]:.1f}) · tier 1 "
                          f"{tier1[0]:.1f} ms (median {tier1[1]:.1f}, p90 {tier1[2]:.1f}) · "
                          f"added {tier1[1] - bare[1]:.1f} ms (median); same bwrap mounts alone "

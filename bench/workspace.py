@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench import aims
 from bench.size import pick, smoke
 
 if TYPE_CHECKING:
@@ -62,6 +63,9 @@ def _measure(origin_root: Path, files: int, commits: str) -> list[str]:
                                          Settings({**settings.environ, "BOT_SPARE_WORKTREES": "0"}))
         update = [_time_update(origin_root, n, settings) for n in range(ROUNDS)]
     ratio = statistics.median(clone) / statistics.median(recycled)
+    aims.record("shallow clone ÷ warm worktree", ratio, at_least=20.0, floor=f"clone {statistics.median(clone) * 1000:.0f} ms")
+    aims.record("shallow clone ÷ new worktree from a warm mirror", statistics.median(clone) / statistics.median(added),
+                at_least=1.0, floor=f"clone {statistics.median(clone) * 1000:.0f} ms")
     return [f"repository: {files:,} files, {commits} commits (file:// remote, median of "
             f"{RECYCLED_ROUNDS} recycled, {ROUNDS} other rounds)",
             f"ready worktree, warm mirror + recycled checkout: {_ms(recycled)}",
