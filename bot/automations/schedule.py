@@ -20,8 +20,11 @@ BOT_SCHEDULE_INTERVAL in each worker pool); the worker runs it in the automation
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +38,9 @@ from bot.workspace.repo_config_model import Automation
 log = logging.getLogger("bot.automations.schedule")
 # queues the slot's job inside the claim's transaction and returns its id (bot/service/schedules.py)
 QueueJob = Callable[[Database, JobSpec], int]
+PARSED_KEPT = 4_096  # repositories' parsed automations a process keeps between ticks (by the text's digest)
+_PARSED: OrderedDict[bytes, tuple[Automation, ...] | str] = OrderedDict()
+_PARSED_LOCK = threading.Lock()
 
 
 def remember(db: Database, repo: str, repo_id: int | None, installation_id: int | None, text: str,
@@ -50,9 +56,10 @@ def remember(db: Database, repo: str, repo_id: int | None, installation_id: int 
 def tick(db: Database, at: dt.datetime, queue_job: QueueJob) -> list[tuple[str, str, str]]:
     at = cron.utc(at)
     claimed = []
+    seen = _all_seen(db)
     for row in db.query("SELECT repo, repo_id, installation_id, text, source FROM automation_configs ORDER BY repo"):
         for automation in _automations(row):
-            slot = _due(db, row["repo"], automation, at)
+            slot = _due(db, row["repo"], automation, at, seen.get((row["repo"], automation.name)))
             if slot is not None and not _paused(db, row["repo"], automation, slot) \
                     and _claim_and_queue(db, row, automation, slot, queue_job):
                 claimed.append((row["repo"], automation.name, slot))
@@ -63,11 +70,36 @@ def _automations(row: dict[str, Any]) -> tuple[Automation, ...]:
     if row["installation_id"] is None:  # nothing could act for it
         log.warning("automations of %s not evaluated: no installation is known for it", row["repo"])
         return ()
-    try:
-        return parse(row["text"], source=row["source"] or "").automations
-    except ConfigError as exc:  # the previous valid one is not kept in this slice: nothing runs
-        log.warning("automations of %s not evaluated: %s", row["repo"], exc)
+    parsed = _parsed(row["text"], row["source"] or "")
+    if isinstance(parsed, str):  # the previous valid one is not kept in this slice: nothing runs
+        log.warning("automations of %s not evaluated: %s", row["repo"], parsed)
         return ()
+    return parsed
+
+
+def _parsed(text: str, source: str) -> tuple[Automation, ...] | str:
+    """The file's automations, or why it is invalid: parsed once per process while the text is
+    unchanged (parsing every repository's YAML was most of a tick's cost, bench/automations.py)."""
+    key = hashlib.sha256(f"{source}\0{text}".encode()).digest()
+    with _PARSED_LOCK:
+        if key in _PARSED:
+            _PARSED.move_to_end(key)
+            return _PARSED[key]
+    try:
+        found: tuple[Automation, ...] | str = parse(text, source=source).automations
+    except ConfigError as exc:
+        found = str(exc)
+    with _PARSED_LOCK:
+        _PARSED[key] = found
+        while len(_PARSED) > PARSED_KEPT:
+            _PARSED.popitem(last=False)
+    return found
+
+
+def forget_parsed() -> None:
+    """Drop the kept parses: the next tick parses every file, as a freshly started process does."""
+    with _PARSED_LOCK:
+        _PARSED.clear()
 
 
 def _paused(db: Database, repo: str, automation: Automation, slot: str) -> bool:
@@ -98,14 +130,25 @@ def next_run(automation: Automation, now: dt.datetime) -> dt.datetime | None:
     return min(slots, default=None)
 
 
-def _due(db: Database, repo: str, automation: Automation, at: dt.datetime) -> str | None:
+def _due(db: Database, repo: str, automation: Automation, at: dt.datetime,
+         known: tuple[str, float] | None) -> str | None:
+    """`known`: (cron lines, first seen) as stored when the tick began; written only when new or changed."""
     if not automation.on.schedule:
         return None
-    seen = _first_seen(db, repo, automation, at)
+    if known is not None and known[0] == "\n".join(automation.on.schedule):
+        seen = dt.datetime.fromtimestamp(known[1], dt.UTC)
+    else:
+        seen = _first_seen(db, repo, automation, at)
     slot = latest_slot(automation, at)
     if slot is None or slot < seen.replace(second=0, microsecond=0):
         return None
     return slot.strftime("%Y-%m-%dT%H:%MZ")
+
+
+def _all_seen(db: Database) -> dict[tuple[str, str], tuple[str, float]]:
+    """Every stored schedule's cron lines and when they were first seen, read once per tick."""
+    return {(row["repo"], row["automation"]): (row["crons"], float(row["seen_at"]))
+            for row in db.query("SELECT repo, automation, crons, seen_at FROM automation_schedules")}
 
 
 def _first_seen(db: Database, repo: str, automation: Automation, at: dt.datetime) -> dt.datetime:

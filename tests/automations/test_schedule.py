@@ -73,3 +73,17 @@ def test_the_tick_command_prints_the_slots_it_claimed(backend, capsys):
     assert automations.main(["tick", "--at", "2026-12-07T05:00Z"]) == 0
     assert automations.main(["tick", "--at", "2026-12-07T06:00Z"]) == 0
     assert capsys.readouterr().out.splitlines()[-2:] == ["o/r deps 2026-12-07T06:00Z", "1 slot(s) due"]
+
+
+def test_a_changed_file_is_evaluated_anew_at_the_next_tick(backend):
+    db = _db_with()
+    assert tick(db, MONDAY_6 - dt.timedelta(hours=1)) == []
+    remember(db, "o/r", 1, 1, WEEKLY.replace("0 6 * * 1", "*/5 * * * *"), ".github/bot.yml@def5678")
+    assert tick(db, MONDAY_6 - dt.timedelta(minutes=55)) == [("o/r", "deps", "2026-12-07T05:05Z")]
+
+
+def test_a_file_made_invalid_runs_nothing_at_the_next_tick(backend):
+    db = _db_with(WEEKLY.replace("0 6 * * 1", "*/5 * * * *"))
+    assert tick(db, MONDAY_6) == [("o/r", "deps", "2026-12-07T06:00Z")]
+    remember(db, "o/r", 1, 1, WEEKLY.replace("0 6 * * 1", "*/5 * * * *") + "  - name: [\n", ".github/bot.yml@def5678")
+    assert tick(db, MONDAY_6 + dt.timedelta(minutes=5)) == []
