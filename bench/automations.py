@@ -52,7 +52,7 @@ def config(index: int) -> str:
     lines = ["automations:"]
     for n, cron in enumerate(CRONS[:PER_REPOSITORY]):
         lines += [f"  - name: job{n}", "    on:", f"      schedule: [{{cron: \"{cron.format(m=minute)}\"}}]",
-                  "    agent: codex", f"    prompt: Scheduled chore {n}."]
+                  "    agent: codex", f"    prompt: Scheduled chore {n} of repository {index}."]
     return "\n".join(lines) + "\n"
 
 
