@@ -8,7 +8,8 @@ from bot.settings.manifest import PERMISSIONS
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 NAMES = {"issues": "Issues", "pull_requests": "Pull requests", "contents": "Contents", "metadata": "Metadata",
-         "checks": "Checks", "actions": "Actions", "members": "Members"}
+         "checks": "Checks", "actions": "Actions", "members": "Members",
+         "vulnerability_alerts": "Dependabot alerts", "security_events": "Code scanning alerts"}  # GitHub's form's words
 LEVELS = {"write": "read & write", "read": "read"}
 
 
