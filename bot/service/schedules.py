@@ -44,18 +44,29 @@ def utc_now() -> dt.datetime:
 
 
 class Ticker(Periodic):
-    """`tick` every `interval_s` seconds (the first at once), on the pool's own connection and event
-    loop (a tick is a few small queries per repository); `on_queued` when it queued a job. 0: none."""
+    """`tick` every `interval_s` seconds (the first at once); `on_queued` when it queued a job. 0: none.
+    With `opener`, each tick runs on a thread, on a connection of the ticker's own that `opener`
+    makes once: a process's first tick parses every repository's bot.yml (seconds, with thousands
+    of automations) and must not hold the event loop that answers webhooks. Without it, the tick
+    runs on `db` on the loop (a test's, or a tool's)."""
 
     def __init__(self, db: Database, interval_s: float, on_queued: Callable[[], None],
-                 now: Callable[[], dt.datetime] = utc_now):
+                 now: Callable[[], dt.datetime] = utc_now, opener: Callable[[], Database] | None = None):
         super().__init__(interval_s)
-        self.db, self.on_queued, self.now = db, on_queued, now
+        self.db, self.on_queued, self.now, self.opener = db, on_queued, now, opener
+        self._own: Database | None = None
+
+    async def _tick(self) -> list[tuple[str, str, str]]:
+        if self.opener is None:
+            return tick(self.db, self.now())
+        if self._own is None:
+            self._own = await asyncio.to_thread(self.opener)
+        return await asyncio.to_thread(tick, self._own, self.now())
 
     async def _loop(self) -> None:
         while True:
             try:
-                if tick(self.db, self.now()):
+                if await self._tick():
                     self.on_queued()
             except Exception:  # a failed tick (a locked database) must not stop the next one
                 log.exception("evaluating the schedules failed")

@@ -21,7 +21,7 @@ import httpx
 from bot import logs, metrics, retry
 from bot.automations import event_run, pauses, scheduled_job, scheduled_run
 from bot.config import Settings
-from bot.db import Database
+from bot.db import Database, connect
 from bot.errors import BotError
 from bot.github.client import Thread, TokenCache, bot_logins, installation_thread, transient, with_retries
 from bot.intake import automation_event
@@ -63,7 +63,8 @@ class WorkerPool:
         self.poll_s = wakeup.poll_seconds(db)  # slow on PostgreSQL: LISTEN/NOTIFY wakes the pool
         self._wakeup = wakeup.Wakeup(self)
         # the schedules are evaluated where jobs run: every pool ticks, the claim runs each slot once
-        self.ticker = schedules.Ticker(db, settings.number("BOT_SCHEDULE_INTERVAL"), self.wake)
+        self.ticker = schedules.Ticker(db, settings.number("BOT_SCHEDULE_INTERVAL"), self.wake,
+                                       opener=lambda: connect(settings=settings, migrate=False))
 
     def wake(self) -> None:
         """A job was queued: look now instead of at the next poll."""

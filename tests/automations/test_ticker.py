@@ -96,3 +96,29 @@ def _final_answer(gh) -> list[dict]:
     issues = [n for n, i in gh.issues(REPO).items() if i["title"] == "Automation: deps"]
     return [c for n in issues for c in gh.comments(REPO, n)
             if "bot:job" in (c["body"] or "") and "is on it" not in (c["body"] or "")]
+
+
+async def test_the_services_ticker_ticks_off_the_event_loop_on_a_connection_of_its_own(backend, monkeypatch):
+    import threading
+
+    db = database()
+    remember(db, "o/r", 1, 1, WEEKLY, ".github/bot.yml@abc1234")
+    queued, opened, ticked_on = asyncio.Event(), [], []
+    real_tick = schedules.tick
+
+    def opener():
+        opened.append(database())
+        return opened[-1]
+
+    def tick(conn, at):
+        ticked_on.append((threading.current_thread() is threading.main_thread(), conn is db))
+        return real_tick(conn, at)
+
+    monkeypatch.setattr(schedules, "tick", tick)
+    running = schedules.Ticker(db, 0.01, queued.set, now=lambda: MONDAY_6, opener=opener).start()
+    try:
+        await asyncio.wait_for(queued.wait(), 30)
+    finally:
+        await running.stop()
+    assert len(opened) == 1 and set(ticked_on) == {(False, False)}
+    assert [spec_slot(job) for job in store.jobs(db)] == [("deps", "2026-12-07T06:00Z")]
