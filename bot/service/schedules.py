@@ -55,13 +55,23 @@ class Ticker(Periodic):
         super().__init__(interval_s)
         self.db, self.on_queued, self.now, self.opener = db, on_queued, now, opener
         self._own: Database | None = None
+        self._in_flight: asyncio.Future[list[tuple[str, str, str]]] | None = None
 
     async def _tick(self) -> list[tuple[str, str, str]]:
         if self.opener is None:
             return tick(self.db, self.now())
         if self._own is None:
             self._own = await asyncio.to_thread(self.opener)
-        return await asyncio.to_thread(tick, self._own, self.now())
+        self._in_flight = asyncio.ensure_future(asyncio.to_thread(tick, self._own, self.now()))
+        return await asyncio.shield(self._in_flight)  # a stop lets the thread's tick end before closing
+
+    async def stop(self) -> None:
+        await super().stop()
+        if self._in_flight is not None:
+            await asyncio.gather(self._in_flight, return_exceptions=True)
+        if self._own is not None:
+            self._own.close()
+            self._own = None
 
     async def _loop(self) -> None:
         while True:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import os
+import sqlite3
 
 import pytest
 
@@ -122,3 +123,29 @@ async def test_the_services_ticker_ticks_off_the_event_loop_on_a_connection_of_i
         await running.stop()
     assert len(opened) == 1 and set(ticked_on) == {(False, False)}
     assert [spec_slot(job) for job in store.jobs(db)] == [("deps", "2026-12-07T06:00Z")]
+
+
+async def test_a_stopped_ticker_closes_its_own_connection(backend):
+    queued, opened = asyncio.Event(), []
+
+    def opener():
+        opened.append(database())
+        return opened[-1]
+
+    db = database()
+    remember(db, "o/r", 1, 1, WEEKLY, ".github/bot.yml@abc1234")
+    running = schedules.Ticker(db, 0.01, queued.set, now=lambda: MONDAY_6, opener=opener).start()
+    await asyncio.wait_for(queued.wait(), 30)
+    await running.stop()
+    assert _closed(opened[0])
+
+
+def _closed(db) -> bool:
+    """Asked of the driver: the bot's PostgreSQL connection would reopen itself on a query."""
+    if db.dialect.name == "postgresql":
+        return bool(db.conn.closed)
+    try:
+        db.conn.execute("SELECT 1")
+    except sqlite3.ProgrammingError:
+        return True
+    return False
