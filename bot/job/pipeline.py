@@ -27,7 +27,7 @@ from bot.episode.turn import Turn
 from bot.github.client import transient
 from bot.job import answer, authority, conversations, fallback, replies, review_job
 from bot.job.context import JobContext
-from bot.job.run import JobRun, stopped_by
+from bot.job.run import JobRun, end_because, stopped_by
 from bot.job.tracking import TrackingComment
 from bot.job.turns import run_turn
 from bot.record.redact import masked_in_logs
@@ -61,8 +61,10 @@ async def _run(job_run: JobRun, ctx: JobContext, cancel: asyncio.Event) -> str:
         log.warning("acknowledgement failed: %s", exc)
     try:
         text, status = await _execute(job_run, ctx, tracking, cancel)
-    except Stop as stop:
+    except Stop as stop:  # the job ends here: why, in a few words, for the worker's outcome line
         text, status = stop.text, stop.status
+        if stop.because:
+            end_because(cancel, stop.because)
     except asyncio.CancelledError:
         text, status = replies.shutting_down(), "cancelled"
         await _finish_quietly(tracking, text)

@@ -9,11 +9,10 @@ from pathlib import Path
 
 from bot.episode import turn as episode
 from bot.episode.progress import Progress
-from bot.episode.stop import Stop
 from bot.episode.turn import Turn
 from bot.job import conversations
 from bot.job.context import JobContext
-from bot.job.run import JobRun, end_because
+from bot.job.run import JobRun
 from bot.job.thread_text import ThreadContext, attachments_dir
 from bot.record.recorder import Recorder
 from bot.workspace.worktrees import Worktree
@@ -49,15 +48,9 @@ class JobThread:
 
 async def run_turn(job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str, tracking: Progress,
                    cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None) -> Turn:
-    """One episode of `agent` for this job. A stop that says why the job ends early (no credentials)
-    tells the worker through the job's signal, whoever catches the stop above."""
+    """One episode of `agent` for this job."""
     attachments = attachments_dir(ctx.config.data_dir, ctx.conversation) if ctx.thread is not None else None
     request = episode.EpisodeRequest(asker=ctx, repo=ctx.repo, job_id=ctx.job_id, agent=agent, worktree=worktree,
                                      thread=JobThread(ctx, ThreadContext(ctx, attachments)), resume_id=resume_id,
                                      fresh_reason=fresh_reason, findings=ctx.findings)
-    try:
-        return await episode.run_turn(request, job_run.recorder, tracking, cancel)
-    except Stop as stop:
-        if stop.because:
-            end_because(cancel, stop.because)
-        raise
+    return await episode.run_turn(request, job_run.recorder, tracking, cancel)
