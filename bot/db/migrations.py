@@ -186,6 +186,13 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             installation_id BIGINT, created_by TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
             PRIMARY KEY (repo, automation))""",
     )),
+    (17, "automations' money: each priced call names the automation it was for (its `max_usd_per_day`, "
+         "summed per UTC day at the relay and at the claim), and a job's runs are found by job (each run's "
+         "cost on the settings page)", (
+        "ALTER TABLE model_spend ADD COLUMN automation TEXT",
+        "CREATE INDEX IF NOT EXISTS idx_model_spend_automation_ts ON model_spend(automation, ts)",
+        "CREATE INDEX IF NOT EXISTS idx_runs_job_id ON runs(job_id)",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
