@@ -193,6 +193,12 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         "CREATE INDEX IF NOT EXISTS idx_model_spend_automation_ts ON model_spend(automation, ts)",
         "CREATE INDEX IF NOT EXISTS idx_runs_job_id ON runs(job_id)",
     )),
+    (18, "automations: each commit whose .github/bot.yml was refused (invalid: the last valid file stays in "
+         "force), with the line and a short, escaped problem, and the one reply the bot posted on it", (
+        """CREATE TABLE IF NOT EXISTS automation_config_refusals (
+            repo TEXT NOT NULL, commit_sha TEXT NOT NULL, line BIGINT, problem TEXT NOT NULL, job_id BIGINT,
+            comment_id BIGINT, created_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (repo, commit_sha))""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -201,7 +207,7 @@ TABLES = ("jobs", "conversations", "sessions", "notices", "secrets", "secret_aud
           "runs", "run_events", "model_spend", "workers", "session_homes", "credential_use", "oauth_states",
           "reviewed_commits", "review_findings", "merged_pushes", "learned_rules", "review_reactions",
           "automation_runs", "automation_schedules", "automation_configs", "automation_issues",
-          "thread_pauses", "automation_tokens")
+          "thread_pauses", "automation_tokens", "automation_config_refusals")
 SERIAL_KEYS = {"jobs": "id", "secret_audit": "id", "review_findings": "id", "learned_rules": "id"}
 
 _VERSION_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("
