@@ -1,18 +1,23 @@
 """Budgets of model calls, enforced at the relay: per turn (tokens and money), per thread, per
-requester per UTC day and per installation per UTC month, each in tokens and in USD.
+requester per UTC day and per installation per UTC month, each in tokens and in USD; and the
+money of one automation per UTC day (`automation_day_usd`, its `max_usd_per_day`).
 
 The operator sets caps in the environment (`BOT_BUDGET_*`, read from the entry point's settings by
 `operator_caps(settings)`); a repository may tighten them in `.github/bot.yml` (`budgets.<cap>`),
-never loosen them: `effective_caps(operator, repo)`. A cap is reached once the spend is at or over
+never loosen them: `effective_caps(operator, repo)`. An automation's run counts its calls against
+the automation's day too (`Scope.automation`, keyed by `automation_key(repo, name)`), capped by the
+automation's own `max_usd_per_day` (passed as the repository's `automation_day_usd`; the operator has
+no such variable). A cap is reached once the spend is at or over
 it; the next call is then refused (a call's size is only known once it is answered, so the call that
 crosses a cap completes). Admission holds each call's maximum (`hold`) until the call is answered
 and settled to its real usage (`settle`): held amounts count as spent, so calls in flight together
 cross a cap by at most one call.
 
 Spend outlives the episode in the `model_spend` table (one row per priced call, in the recorder's
-database): `Ledger.spent(scope)` sums the thread's, the requester's day and the installation's
-month. A `Budget` reads those sums once when the episode starts and adds its own calls in memory;
-two episodes of one requester at once may together overshoot a daily cap by one call each.
+database): `Ledger.spent(scope)` sums the thread's, the requester's day, the installation's
+month and the automation's day. A `Budget` reads those sums once when the episode starts and adds
+its own calls in memory; two episodes of one requester (or of one automation) at once may together
+overshoot a daily cap by one call each.
 The relay refuses a call of a model its price table cannot price (bot/relay/server.py), so every
 charged call has a cost; `unpriced_calls` counts those recorded before it did.
 """
@@ -35,7 +40,10 @@ CAPS = {"turn_tokens": "this turn's tokens", "turn_usd": "this turn's cost",
         "requester_day_tokens": "the requester's tokens today (UTC)",
         "requester_day_usd": "the requester's cost today (UTC)",
         "installation_month_tokens": "the installation's tokens this month (UTC)",
-        "installation_month_usd": "the installation's cost this month (UTC)"}
+        "installation_month_usd": "the installation's cost this month (UTC)",
+        "automation_day_usd": "this automation's cost today (UTC)"}
+AUTOMATION_CAP = "automation_day_usd"  # set by the automation's `max_usd_per_day`, never by the environment
+OPERATOR_CAPS = tuple(cap for cap in CAPS if cap != AUTOMATION_CAP)
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,7 @@ class Caps:
     requester_day_usd: float | None = None
     installation_month_tokens: int | None = None
     installation_month_usd: float | None = None
+    automation_day_usd: float | None = None
 
     def __post_init__(self) -> None:
         for cap in fields(self):
@@ -66,7 +75,7 @@ def env_name(cap: str) -> str:
 
 
 def operator_caps(settings: Settings) -> Caps:
-    caps: dict[str, Any] = {cap: settings.parsed(env_name(cap)) for cap in CAPS}
+    caps: dict[str, Any] = {cap: settings.parsed(env_name(cap)) for cap in OPERATOR_CAPS}
     return Caps(**caps)
 
 
@@ -103,13 +112,20 @@ class Scope:
     conversation: str | None = None
     requester: str | None = None
     installation: str | None = None
+    automation: str | None = None  # automation_key(repo, name), for an automation's run
 
 
-WINDOWS = ("thread", "requester_day", "installation_month")
+WINDOWS = ("thread", "requester_day", "installation_month", "automation_day")
+
+
+def automation_key(repo: str, name: str) -> str:
+    """Whose day an automation's spend counts against: one repository's automation (a repository's
+    name is one case-insensitively on GitHub; an automation's name is a lowercase slug)."""
+    return f"{repo.lower()}:{name}"
 
 
 def _window_start(window: str, now: datetime) -> str | None:
-    if window == "requester_day":
+    if window in ("requester_day", "automation_day"):
         return now.replace(hour=0, minute=0, second=0, microsecond=0).isoformat(timespec="milliseconds")
     if window == "installation_month":
         return now.replace(day=1, hour=0, minute=0, second=0, microsecond=0).isoformat(timespec="milliseconds")
@@ -120,20 +136,22 @@ class Ledger:
     """Spend per call in `model_spend` (the recorder's database)."""
 
     COLUMNS = {"window_thread": "conversation", "window_requester_day": "requester",
-               "window_installation_month": "installation"}
+               "window_installation_month": "installation", "window_automation_day": "automation"}
 
     def __init__(self, db: Database):
         self.db = db
 
     def add(self, run_id: str, scope: Scope, tokens: int, usd: float | None) -> None:
-        self.db.execute("INSERT INTO model_spend (run_id, ts, conversation, requester, installation, tokens, usd) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?)", [run_id, now_iso(), scope.conversation, scope.requester,
-                                                         scope.installation, tokens, usd])
+        self.db.execute("INSERT INTO model_spend (run_id, ts, conversation, requester, installation, automation, "
+                        "tokens, usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [run_id, now_iso(), scope.conversation, scope.requester, scope.installation,
+                         scope.automation, tokens, usd])
 
     def spent(self, scope: Scope, now: datetime | None = None) -> dict[str, Spend]:
         now = now or datetime.now(UTC)
         owners = {"thread": ("conversation", scope.conversation), "requester_day": ("requester", scope.requester),
-                  "installation_month": ("installation", scope.installation)}
+                  "installation_month": ("installation", scope.installation),
+                  "automation_day": ("automation", scope.automation)}
         sums = {}
         for window, (column, owner) in owners.items():
             if owner is None:
@@ -230,6 +248,8 @@ class Budget:
         return None
 
     def _raise_how(self, cap: str) -> str:
+        if cap == AUTOMATION_CAP:
+            return f"raise the automation's max_usd_per_day in the repository's {REPO_FILE}, or wait for tomorrow (UTC)"
         operator = getattr(self.operator, cap)
         repo = getattr(self.repo, cap) if self.repo else None
         if repo is not None and (operator is None or repo < operator):
