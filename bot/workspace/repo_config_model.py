@@ -195,6 +195,16 @@ def amount(is_whole: bool) -> Callable[[Any], float]:
     return check
 
 
+def dollars(low: float, high: float) -> Callable[[Any], float]:
+    """A sum of money in USD, from `low` to `high`: a whole or decimal number (YAML's), nothing else."""
+    def check(value: Any) -> float:
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        if not numeric or not low <= value <= high:
+            raise invalid(f"must be a number of US dollars from {low:g} to {high:g}, not {inert.code(value)}")
+        return float(value)
+    return check
+
+
 Agent = Annotated[str | None, BeforeValidator(agent)]
 Agents = Annotated[tuple[str, ...], BeforeValidator(agents)]
 FallbackAgents = Annotated[tuple[str, ...], BeforeValidator(fallback_agents)]
@@ -464,6 +474,9 @@ class Automation(Section):
     may: Annotated[tuple[str, ...], BeforeValidator(one_of(AUTOMATION_MAY, "an allowed act"))] = ("comment",)
     max_attempts: Annotated[int, BeforeValidator(whole(1, 10))] = 2
     max_runs_per_day: Annotated[int, BeforeValidator(whole(1, 1000))] = 50  # per UTC day (bot/automations/caps.py)
+    # model cost per UTC day, at the relay (bot/relay/budgets.py) and at the claim: a default, because
+    # anyone can cause an event (docs/automations.md, "Caps")
+    max_usd_per_day: Annotated[float, BeforeValidator(dollars(0.01, 10_000))] = 10.0
 
     @model_validator(mode="before")
     @classmethod
