@@ -4,7 +4,7 @@ Queries elsewhere are written once in the SQL both accept: `?` placeholders (or 
 `ON CONFLICT … DO NOTHING / DO UPDATE … excluded.`, `RETURNING`, `COALESCE`, savepoints. This
 module turns them into each driver's spelling and holds the few statements that cannot agree:
 how a write transaction starts, the row lock of a queue claim, notifications, the migration lock,
-and the column types of the schema.
+a transaction's lock on a name, and the column types of the schema.
 """
 from __future__ import annotations
 
@@ -36,6 +36,13 @@ class Dialect:
         if self.name == "postgresql":
             return [f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})"]
         return []  # BEGIN IMMEDIATE already holds SQLite's one write lock
+
+    def transaction_lock(self, key: int) -> str | None:
+        """A statement that waits for, then holds until the transaction ends, the lock named by `key`
+        (a signed 64-bit number): None where a write transaction already excludes every other."""
+        if self.name == "postgresql":
+            return f"SELECT pg_advisory_xact_lock({int(key)})"
+        return None  # BEGIN IMMEDIATE: SQLite's one write lock
 
     def reset_sequence(self, table: str, column: str) -> str | None:
         """After rows were copied in with their ids, the next generated id follows them."""
