@@ -1,13 +1,14 @@
 """Every tool the bridge offers, each one `Tool` object: name, description, schema and handler
 together. The server lists and dispatches from here by name; adding a tool is one object below
 (its work in tools.py or reads.py when it is more than a few lines), or in review_tools.py for a
-tool offered only in a review run.
+tool offered only in a review run, or in label_tools.py for the tool offered only to a run that may
+label (an automation's `may: [label]`).
 """
 from __future__ import annotations
 
 import asyncio
 
-from bot.bridge import reads, review_tools, tools
+from bot.bridge import label_tools, reads, review_tools, tools
 from bot.bridge.admission import Refusal
 from bot.bridge.tool import PATH, CallContext, Outcome, Tool, schema
 
@@ -101,15 +102,18 @@ TOOLS: tuple[Tool, ...] = (
 
 
 REVIEW_TOOLS = review_tools.TOOLS
+LABEL_TOOLS = label_tools.TOOLS
 
 
-def offered(review: bool) -> tuple[Tool, ...]:
-    """The tools one episode lists, in this order: the review tools only in a review run."""
-    return tuple(tool for tool in TOOLS + REVIEW_TOOLS if review or not tool.review_only)
+def offered(review: bool, labels: bool = False) -> tuple[Tool, ...]:
+    """The tools one episode lists, in this order: the review tools only in a review run, the label
+    tool only in a run that may label."""
+    granted = {"", *(("review",) if review else ()), *(("labels",) if labels else ())}
+    return tuple(tool for tool in TOOLS + REVIEW_TOOLS + LABEL_TOOLS if tool.needs in granted)
 
 
 def find(name: str) -> Tool | None:
-    return next((tool for tool in offered(review=True) if tool.name == name), None)
+    return next((tool for tool in offered(review=True, labels=True) if tool.name == name), None)
 
 
 def check_arguments(name: str, args: dict) -> Tool:

@@ -61,7 +61,7 @@ TOOLS: tuple[Tool, ...] = (
                  "side": {"type": "string", "enum": ["RIGHT", "LEFT"], "description": "RIGHT or LEFT"},
                  "start_line": {"type": "integer", "description": "first line of a multi-line comment"},
                  "severity": _SEVERITY},
-                ["path", "line", "body", "side", "severity"]), _comment_on_line, review_only=True),
+                ["path", "line", "body", "side", "severity"]), _comment_on_line, needs="review"),
     Tool("suggest_change",
          "Suggest a committable change: replace lines start_line..end_line of the new file (they must be "
          "in the pull request's diff) with replacement (the complete new text of those lines). body says why.",
@@ -70,14 +70,14 @@ TOOLS: tuple[Tool, ...] = (
                  "replacement": {"type": "string", "description": "the new text of those lines"},
                  "body": {"type": "string", "description": "why, in markdown"}, "severity": _SEVERITY},
                 ["path", "start_line", "end_line", "replacement", "body", "severity"]), _suggest_change,
-         review_only=True),
+         needs="review"),
     Tool("set_verdict",
          "Your overall verdict on the pull request: approve, request_changes or comment (the default). "
          "The repository decides whether a review may approve or request changes.",
          schema({"verdict": {"type": "string", "enum": ["approve", "request_changes", "comment"],
                              "description": "approve, request_changes or comment"},
                  "reason": {"type": "string", "description": "one sentence why"}}, ["verdict"]), _set_verdict,
-         review_only=True),
+         needs="review"),
     Tool("resolve_finding",
          "Your verdict on an earlier finding of this pull request (listed in the request by number): fixed "
          "when the new code fixes it (its thread is answered and resolved), still_present when it does not "
@@ -86,5 +86,5 @@ TOOLS: tuple[Tool, ...] = (
                  "status": {"type": "string", "enum": ["fixed", "still_present"],
                             "description": "fixed or still_present"},
                  "reason": {"type": "string", "description": "one sentence why"}}, ["finding", "status"]),
-         _resolve_finding, review_only=True),
+         _resolve_finding, needs="review"),
 )

@@ -14,7 +14,8 @@ Usage by the pipeline:
 - Streamable HTTP (the `mcp` SDK's low-level server, stateless) served by uvicorn
   in-process on 127.0.0.1:<random port> (`.port`, `.url`); the server name the CLIs
   see is "bot"; tools: `TOOL_NAMES`, each declared as one object in bot/bridge/catalog.py
-  (and, in a review run, bot/bridge/review_tools.py) and dispatched by its name.
+  (and, in a review run, bot/bridge/review_tools.py; in a run that may label,
+  bot/bridge/label_tools.py) and dispatched by its name.
 - Every HTTP request needs `Authorization: Bearer <.token>` (random per episode),
   else 401.
 - Every tools/call is checked against the schema, the policy (`Admission`) and the
@@ -53,6 +54,7 @@ from adapters.base import Bridge, Tier
 from bot import metrics
 from bot.bridge import catalog
 from bot.bridge.admission import Admission, Refusal
+from bot.bridge.label_tools import Labeler
 from bot.bridge.tool import CallContext, Tool, halted_refusal
 from bot.bridge.tools import ProgressThrottle, RunSandbox, ToolFailure
 from bot.loopback import LoopbackServer
@@ -73,7 +75,8 @@ class BridgeServer:
                  on_halt: Callable[[str], Any] | None = None,
                  progress_interval_s: float = 2.0, wall_clock_s: float | None = None,
                  stop: asyncio.Event | None = None, scratch_root: Path,
-                 read_dirs: tuple[str, ...] = (), review: Collector | None = None):
+                 read_dirs: tuple[str, ...] = (), review: Collector | None = None,
+                 labels: Labeler | None = None):
         self.worktree = Path(worktree)
         self.read_dirs = read_dirs  # absolute folders read_file may also read (the attachments)
         self.policy = policy
@@ -82,7 +85,8 @@ class BridgeServer:
         self.token = secrets.token_urlsafe(32)
         self.token_env = TOKEN_ENV
         self.review = review  # a review run's collector: its tools are offered
-        self.tool_names = tuple(tool.name for tool in catalog.offered(review=review is not None))
+        self.labels = labels  # the run may label its issue: add_labels is offered
+        self.tool_names = tuple(tool.name for tool in self._offered())
         self.calls: list[dict] = []
         self.connected = asyncio.Event()
         self.tools_listed = 0
@@ -97,7 +101,7 @@ class BridgeServer:
             policy=policy, scratch_root=scratch_root,
             progress=self._progress, track_run=self._track_run, run_turn=asyncio.Lock(),
             halted=lambda: self.halted, read_dirs=read_dirs, read_thread=read_thread,
-            run_sandbox=run_sandbox, review=review)
+            run_sandbox=run_sandbox, review=review, labels=labels)
         self._server: LoopbackServer | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._stop = stop
@@ -176,7 +180,10 @@ class BridgeServer:
         self.tools_listed += 1
         return types.ListToolsResult(tools=[
             types.Tool(name=tool.name, description=tool.description, input_schema=tool.schema)
-            for tool in catalog.offered(review=self.review is not None)])
+            for tool in self._offered()])
+
+    def _offered(self) -> tuple[Tool, ...]:
+        return catalog.offered(review=self.review is not None, labels=self.labels is not None)
 
     async def _call_tool_handler(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         text, is_error = await self.call_tool(params.name, dict(params.arguments or {}))
@@ -213,12 +220,15 @@ class BridgeServer:
         return self.recorder.redact(text), is_error
 
     def _admitted(self, name: str, args: dict) -> Tool:
-        """The tool called, once the halt, the review-only rule, its schema and the call budget let it run."""
+        """The tool called, once the halt, what it needs (a review, a grant to label), its schema and
+        the call budget let it run."""
         if self.halted is not None:
             raise halted_refusal(self.halted)
         known = catalog.find(name)
         if known is not None and known.review_only and self.review is None:
             raise Refusal("unknown_tool", f"there is no tool {name!r} outside a review.")
+        if known is not None and known not in self._offered():
+            raise Refusal("unknown_tool", f"there is no tool {name!r} in this run: it was not granted.")
         tool = catalog.check_arguments(name, args)
         self.policy.charge_call()
         return tool

@@ -11,14 +11,18 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jsonschema import Draft202012Validator, ValidationError
 
 from bot.bridge.admission import Admission, Refusal
 from bot.bridge.tools import ProgressThrottle, RunSandbox
 from bot.review.findings import Collector
+
+if TYPE_CHECKING:
+    from bot.bridge.label_tools import Labeler
 
 Outcome = tuple[str, dict]
 PATH = {"type": "string", "description": "file path relative to the repository root"}
@@ -38,6 +42,8 @@ class CallContext:
     read_thread: Callable[[], Awaitable[str]] | None = None
     run_sandbox: RunSandbox | None = None
     review: Collector | None = None  # a review run's collector: its tools are offered
+    labels: Labeler | None = None  # the run may label its issue (an automation's `may: [label]`)
+    labelled: set[str] = field(default_factory=set)  # the labels this episode added, against its cap
 
     def refuse_if_halted(self) -> None:
         reason = self.halted()
@@ -58,7 +64,11 @@ class Tool:
     description: str
     schema: dict
     handle: Handler
-    review_only: bool = False  # offered only in a review run, whose collector keeps the findings
+    needs: str = ""  # offered only when the episode has it: "review" (a collector), "labels" (a labeler)
+
+    @property
+    def review_only(self) -> bool:
+        return self.needs == "review"
 
     def check(self, args: dict) -> None:
         """Refuse arguments that do not fit the schema, saying what is wrong so the model can fix it."""

@@ -24,6 +24,7 @@ Seed state (all return the stored JSON object, which later calls mutate)::
                                      # an Actions job: its log behind /actions/jobs/{id}/logs
     url = gh.add_attachment(png_bytes)          # {gh.url}/user-attachments/assets/<uuid> (token needed)
     gh.add_content("octo/repo", "docs/a.png", png_bytes)   # GET .../contents/docs/a.png (raw)
+    gh.add_label("octo/repo", "bug")             # GET .../labels; gh.labels_on("octo/repo", 1) -> ["bug", ...]
     gh.fail_next("POST", r"/issues/\\d+/comments$", status=403, headers={"retry-after": "1"})
     gh.fail_next("POST", r"/issues/\\d+/comments$", status=502, after=True)  # stored, then a 502
     gh.fail_next("POST", r"/issues/\\d+/comments$", status=0)   # connection dropped, no answer
@@ -56,6 +57,8 @@ GET /repos/{o}/{r}/pulls/{n}/files, /pulls/{n}/reviews, /commits/{ref}/check-run
 POST /repos/{o}/{r}/pulls/{n}/reviews (422 for a comment on a path or line the diff does not show, as
 GitHub; read back with `gh.submitted_reviews(repo, n)`, each with its `_comments`),
 /check-runs/{id}/annotations, /actions/runs/{id}/jobs, /actions/jobs/{id}/logs (302 to a blob),
+GET /repos/{o}/{r}/labels, POST /repos/{o}/{r}/issues/{n}/labels (a name the repository lacks is
+created, as GitHub does: `gh.label_names(repo)` shows it),
 /contents/{path} (`ref`: a branch, else the default branch's files; a folder answers its listing,
 a symlink its target's file), PUT /repos/{o}/{r}/contents/{path} (on `branch`, with the current
 `sha` of a file replaced: 409 stale, 422 missing), DELETE .../contents/{path} (on `branch`, its current
@@ -350,6 +353,22 @@ class FakeGitHub:
         self._attachments[path] = f"attachments/{key}"
         return f"{self.url}{path}"
 
+    def add_label(self, full_name: str, name: str, color: str = "ededed", description: str | None = None) -> dict:
+        lid = next(self._ids)
+        label = shaped("label", {"id": lid, "node_id": f"LA_{lid}", "name": name, "color": color,
+                                 "description": description, "default": False,
+                                 "url": f"{self._api(full_name)}/labels/{name}"})
+        self._state(full_name).setdefault("labels", []).append(label)
+        return label
+
+    def label_names(self, full_name: str) -> list[str]:
+        with self._lock:
+            return [label["name"] for label in self._state(full_name).get("labels", [])]
+
+    def labels_on(self, full_name: str, number: int) -> list[str]:
+        with self._lock:
+            return [label["name"] for label in self._state(full_name)["issues"][number].get("labels", [])]
+
     def add_content(self, full_name: str, path: str, data: bytes) -> None:
         self._state(full_name)["contents"][path] = data
 
@@ -631,6 +650,20 @@ class FakeGitHub:
         comment = self.add_comment(full, int(number), body["body"], user="bot[bot]", user_type="Bot",
                                    association="NONE")
         return 201, comment, {}
+
+    def _labels(self, body, headers, owner, repo):
+        return 200, list(self._state(f"{owner}/{repo}").get("labels", [])), {}
+
+    def _add_labels(self, body, headers, owner, repo, number):
+        full = f"{owner}/{repo}"
+        issue = self._state(full)["issues"][int(number)]
+        on = issue.setdefault("labels", [])
+        for name in body["labels"]:
+            known = {label["name"].casefold(): label for label in self._state(full).get("labels", [])}
+            label = known.get(name.casefold()) or self.add_label(full, name)  # GitHub creates an unknown one
+            if label["name"] not in [have["name"] for have in on]:
+                on.append(label)
+        return 200, list(on), {}
 
     def _comment(self, body, headers, owner, repo, kind, cid):
         return 200, self._state(f"{owner}/{repo}")[kind][int(cid)], {}
@@ -955,6 +988,8 @@ def _routes(gh: FakeGitHub) -> list:
         ("GET", repo + r"/issues/(?P<number>\d+)/comments", gh._list_comments),
         ("POST", repo + r"/issues/(?P<number>\d+)/reactions", gh._react_issue),
         ("POST", repo + r"/issues/(?P<number>\d+)/comments", gh._create_comment),
+        ("POST", repo + r"/issues/(?P<number>\d+)/labels", gh._add_labels),
+        ("GET", repo + r"/labels", gh._labels),
         ("GET", repo + r"/issues/" + kind + r"/(?P<cid>\d+)", gh._comment),
         ("PATCH", repo + r"/issues/" + kind + r"/(?P<cid>\d+)", gh._update_comment),
         ("DELETE", repo + r"/issues/" + kind + r"/(?P<cid>\d+)", gh._delete_comment),
