@@ -199,6 +199,13 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             repo TEXT NOT NULL, commit_sha TEXT NOT NULL, line BIGINT, problem TEXT NOT NULL, job_id BIGINT,
             comment_id BIGINT, created_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (repo, commit_sha))""",
     )),
+    (19, "the fire route's wrong tokens, counted per client address across every replica: one row per "
+         "address with its failures since the row's window began (a row expires with its window, and "
+         "the table is held to a bound)", (
+        """CREATE TABLE IF NOT EXISTS fire_failures (
+            client TEXT PRIMARY KEY, failures INTEGER NOT NULL, since DOUBLE PRECISION NOT NULL)""",
+        "CREATE INDEX IF NOT EXISTS fire_failures_by_time ON fire_failures(since)",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -207,7 +214,7 @@ TABLES = ("jobs", "conversations", "sessions", "notices", "secrets", "secret_aud
           "runs", "run_events", "model_spend", "workers", "session_homes", "credential_use", "oauth_states",
           "reviewed_commits", "review_findings", "merged_pushes", "learned_rules", "review_reactions",
           "automation_runs", "automation_schedules", "automation_configs", "automation_issues",
-          "thread_pauses", "automation_tokens", "automation_config_refusals")
+          "thread_pauses", "automation_tokens", "automation_config_refusals", "fire_failures")
 SERIAL_KEYS = {"jobs": "id", "secret_audit": "id", "review_findings": "id", "learned_rules": "id"}
 
 _VERSION_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("
