@@ -6,16 +6,17 @@ queued in the same transaction.
     when = next_run(automation, now)           # its next slot after `now` (the settings page), or None
 
 The repositories are those whose default branch's `.github/bot.yml` the bot has read and stored
-(`remember`, called whenever the worker reads it for an event). Per automation only the latest slot
-at or before `at` is due (slots missed while the service was down run once, not once each), and only
-when that slot is not before the minute the schedule was first seen: a schedule declared after its
-slot has passed waits for its next one (as does one whose issue was resumed after a pause; while
-the automation's issue is paused its slots are not claimed: bot/automations/pauses.py). The claim is
-the `automation_runs` row (bot/automations/runs.py): two processes ticking the same slot at once
-run it once. `queue_job(conn, spec)` queues the slot's job (bot/automations/scheduled_job.py) inside
-the claim's transaction and returns its id (bot/service/schedules.py, which also ticks every
-BOT_SCHEDULE_INTERVAL in each worker pool); the worker runs it in the automation's own issue
-(bot/automations/scheduled_run.py).
+(`remember`, called whenever the worker reads it: for an event, after a push that changed it, on
+install; an invalid file is never stored, so the last valid one stays in force). Per automation only
+the latest slot at or before `at` is due (slots missed while the service was down run once, not once
+each), and only when that slot is not before the minute the schedule was first seen: a schedule
+declared after its slot has passed waits for its next one (as does one whose issue was resumed after
+a pause; while the automation's issue is paused its slots are not claimed:
+bot/automations/pauses.py). The claim is the `automation_runs` row (bot/automations/runs.py): two
+processes ticking the same slot at once run it once. `queue_job(conn, spec)` queues the slot's job
+(bot/automations/scheduled_job.py) inside the claim's transaction and returns its id
+(bot/service/schedules.py, which also ticks every BOT_SCHEDULE_INTERVAL in each worker pool); the
+worker runs it in the automation's own issue (bot/automations/scheduled_run.py).
 """
 from __future__ import annotations
 
@@ -44,13 +45,31 @@ _PARSED_LOCK = threading.Lock()
 
 
 def remember(db: Database, repo: str, repo_id: int | None, installation_id: int | None, text: str,
-             source: str) -> None:
-    """The default branch's `.github/bot.yml` as last read (bounded: a larger one was never read)."""
+             source: str) -> str | None:
+    """The default branch's `.github/bot.yml` as last read (bounded: a larger one was never read),
+    when it is valid; an invalid one is refused (why is returned) and the last valid one stays in
+    force, whoever read it (an event, a push, an install, the settings page)."""
+    parsed = _parsed(text[:CONFIG_MAX_BYTES], source)
+    if isinstance(parsed, str):
+        log.info("%s of %s not stored, the last valid one stays in force: %s", source, repo, parsed)
+        return parsed
     db.execute("INSERT INTO automation_configs (repo, repo_id, installation_id, text, source, read_at) "
                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (repo) DO UPDATE SET repo_id = excluded.repo_id, "
                "installation_id = excluded.installation_id, text = excluded.text, source = excluded.source, "
                "read_at = excluded.read_at", [repo, repo_id, installation_id, text[:CONFIG_MAX_BYTES], source,
                                               time.time()])
+    return None
+
+
+def forget(db: Database, repo: str) -> None:
+    """The default branch no longer has a `.github/bot.yml`: no automation of the repository runs."""
+    db.execute("DELETE FROM automation_configs WHERE repo = ?", [repo])
+
+
+def stored_source(db: Database, repo: str) -> str | None:
+    """Where the stored (last valid) file came from (`.github/bot.yml@abc1234`), or None."""
+    rows = db.query("SELECT source FROM automation_configs WHERE repo = ?", [repo])
+    return str(rows[0]["source"] or "") if rows else None
 
 
 def tick(db: Database, at: dt.datetime, queue_job: QueueJob) -> list[tuple[str, str, str]]:
@@ -71,7 +90,7 @@ def _automations(row: dict[str, Any]) -> tuple[Automation, ...]:
         log.warning("automations of %s not evaluated: no installation is known for it", row["repo"])
         return ()
     parsed = _parsed(row["text"], row["source"] or "")
-    if isinstance(parsed, str):  # the previous valid one is not kept in this slice: nothing runs
+    if isinstance(parsed, str):  # stored before `remember` refused invalid files: nothing runs
         log.warning("automations of %s not evaluated: %s", row["repo"], parsed)
         return ()
     return parsed

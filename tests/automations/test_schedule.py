@@ -82,8 +82,9 @@ def test_a_changed_file_is_evaluated_anew_at_the_next_tick(backend):
     assert tick(db, MONDAY_6 - dt.timedelta(minutes=55)) == [("o/r", "deps", "2026-12-07T05:05Z")]
 
 
-def test_a_file_made_invalid_runs_nothing_at_the_next_tick(backend):
+def test_a_file_made_invalid_is_refused_and_the_last_valid_one_still_runs(backend):
     db = _db_with(WEEKLY.replace("0 6 * * 1", "*/5 * * * *"))
     assert tick(db, MONDAY_6) == [("o/r", "deps", "2026-12-07T06:00Z")]
-    remember(db, "o/r", 1, 1, WEEKLY.replace("0 6 * * 1", "*/5 * * * *") + "  - name: [\n", ".github/bot.yml@def5678")
-    assert tick(db, MONDAY_6 + dt.timedelta(minutes=5)) == []
+    why = remember(db, "o/r", 1, 1, WEEKLY + "    colour: red\n", ".github/bot.yml@def5678")
+    assert why is not None and "line 7, key `automations.0.colour`" in why
+    assert tick(db, MONDAY_6 + dt.timedelta(minutes=5)) == [("o/r", "deps", "2026-12-07T06:05Z")]
