@@ -7,6 +7,13 @@ was closed, deleted (GitHub answers 410) or is unknown (404) is replaced by a ne
 
 The title and body are the bot's own text, through the renderer (bot/record/render.py); the stored
 number is only ever used as an issue number of that repository.
+
+The automation's scheduled and fired runs queue in its issue's thread (bot/automations/
+scheduled_job.py `queue_key`). Storing a new issue moves, in the same transaction, the runs still
+queued or running under the automation's own key or the replaced issue's thread into the new one:
+a slot queued after it queues there, so no two of them, and no run and a mention there, run at once.
+
+    store(db, "o/r", "deps", 9)   # what `ensure` does when it opened #9
 """
 from __future__ import annotations
 
@@ -15,8 +22,10 @@ import time
 
 from gidgethub import BadRequest
 
+from bot.automations import scheduled_job
 from bot.db import Database
 from bot.github.client import RetryingAPI
+from bot.job.conversations import thread_key
 from bot.record import render
 from bot.record.render import Rendered
 
@@ -34,7 +43,7 @@ async def ensure(db: Database, api: RetryingAPI, repo: str, name: str) -> int:
     number = int(created["number"])
     log.info("automation %s of %s: opened issue #%d%s", name, repo, number,
              f" (#{stored} was closed or is gone)" if stored is not None else "")
-    _store(db, repo, name, number)
+    store(db, repo, name, number)
     return number
 
 
@@ -65,7 +74,14 @@ def _stored(db: Database, repo: str, name: str) -> int | None:
     return int(rows[0]["number"]) if rows else None
 
 
-def _store(db: Database, repo: str, name: str, number: int) -> None:
-    db.execute("INSERT INTO automation_issues (repo, automation, number, updated_at) VALUES (?, ?, ?, ?) "
-               "ON CONFLICT (repo, automation) DO UPDATE SET number = excluded.number, "
-               "updated_at = excluded.updated_at", [repo, name, number, time.time()])
+def store(db: Database, repo: str, name: str, number: int) -> None:
+    """`number` is the automation's issue now; its open runs move into that issue's thread."""
+    prefix = scheduled_job.delivery_prefix(repo, name)
+    with db.transaction() as conn:
+        was = scheduled_job.queue_key(conn, repo, name)
+        conn.execute("INSERT INTO automation_issues (repo, automation, number, updated_at) VALUES (?, ?, ?, ?) "
+                     "ON CONFLICT (repo, automation) DO UPDATE SET number = excluded.number, "
+                     "updated_at = excluded.updated_at", [repo, name, number, time.time()])
+        conn.execute("UPDATE jobs SET conversation = ? WHERE status IN ('queued', 'running') AND kind = 'episode' "
+                     f"AND conversation IN (?, ?) AND substr(delivery_id, 1, {len(prefix)}) = ?",
+                     [thread_key(repo, number), was, scheduled_job.own_key(repo, name), prefix])

@@ -10,15 +10,21 @@ writer's Run now on the settings page is a fired run with a `now:` slot and no t
 
 The spec is an episode's, marked `automatic` of kind `schedule` with the automation and its slot as
 the detail. Its issue is not known yet (number 0): the worker finds or opens the automation's issue
-first. Its jobs queue under one key per automation, so two slots of one automation run one after
-the other, never at once.
+first. Its jobs queue in the thread of the automation's issue (`queue_key`), as a mention there
+does: two slots of one automation, or a slot and a mention in its issue, run one after the other,
+never at once, and `@bot stop` in the issue finds them. Before the first run opened the issue they
+queue under the automation's own key; opening it (or replacing a closed one) moves them into its
+thread (bot/automations/automation_issue.py). Each job's delivery id names its automation
+(`delivery_of`), which is how they are found to be moved.
 """
 from __future__ import annotations
 
 import dataclasses
 
+from bot.db import Database
 from bot.intake.grammar import Command
 from bot.intake.spec import Automatic, JobSpec
+from bot.job.conversations import thread_key
 from bot.workspace.repo_config_model import Automation
 
 KIND = "schedule"
@@ -52,6 +58,22 @@ def slot_of(spec: JobSpec) -> tuple[str, str]:
     return name, slot
 
 
-def queue_key(repo: str, name: str) -> str:
-    """The queue's ordering key of an automation's jobs (not a thread: its issue may change)."""
+def queue_key(db: Database, repo: str, name: str) -> str:
+    """Where a new job of the automation queues: its issue's thread once the bot opened one, else
+    the automation's own key."""
+    rows = db.query("SELECT number FROM automation_issues WHERE repo = ? AND automation = ?", [repo, name])
+    return thread_key(repo, int(rows[0]["number"])) if rows else own_key(repo, name)
+
+
+def own_key(repo: str, name: str) -> str:
+    """The queue key of an automation's jobs while it has no issue (no thread has a space in its key)."""
     return f"{repo} automation {name}"
+
+
+def delivery_of(repo: str, name: str, slot: str) -> str:
+    """The delivery id of a slot's job: one job per slot, and the automation's jobs found by it."""
+    return f"{delivery_prefix(repo, name)}{slot}"
+
+
+def delivery_prefix(repo: str, name: str) -> str:
+    return f"schedule {repo} {name} "

@@ -31,9 +31,9 @@ def tick(db: Database, at: dt.datetime) -> list[tuple[str, str, str]]:
 def queue(conn: Database, spec: JobSpec) -> int:
     """The slot's job, inside the transaction that claims the slot (a failure rolls the claim back)."""
     name, slot = scheduled_job.slot_of(spec)
-    job_id = store.enqueue_delivery(conn, delivery_id=f"schedule {spec.repo} {name} {slot}", event=scheduled_job.KIND,
-                                    action=None, kind="episode", conversation=scheduled_job.queue_key(spec.repo, name),
-                                    spec=spec.to_dict())
+    job_id = store.enqueue_delivery(conn, delivery_id=scheduled_job.delivery_of(spec.repo, name, slot),
+                                    event=scheduled_job.KIND, action=None, kind="episode",
+                                    conversation=scheduled_job.queue_key(conn, spec.repo, name), spec=spec.to_dict())
     if job_id is None:  # only if the slot's job were queued without its claim
         raise RuntimeError(f"the job of {spec.repo} {name} {slot} is queued already")
     return job_id

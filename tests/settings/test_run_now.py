@@ -47,7 +47,7 @@ def test_a_writers_run_now_queues_one_run_in_the_automations_queue(client, githu
     answer = run_now(client, signed_in_as(client, github, "write"))
     assert answer.status_code == 303 and answer.headers["location"] == f"{PAGE}?run_now=queued"
     [job] = jobs(db)
-    assert job["conversation"] == scheduled_job.queue_key(REPO, "deps")
+    assert job["conversation"] == scheduled_job.queue_key(db, REPO, "deps")
     [claim] = db.query("SELECT slot, kind, account FROM automation_runs")
     assert claim == {"slot": "now:now-1", "kind": "run", "account": "octocat"}
 
