@@ -19,12 +19,12 @@ from collections.abc import Callable
 import httpx
 
 from bot import logs, metrics, retry
-from bot.automations import event_run, pauses, scheduled_job, scheduled_run
+from bot.automations import config_read, event_run, pauses, scheduled_job, scheduled_run
 from bot.config import Settings
 from bot.db import Database, connect
 from bot.errors import BotError
 from bot.github.client import Thread, TokenCache, bot_logins, installation_thread, transient, with_retries
-from bot.intake import automation_event
+from bot.intake import automation_event, config_event
 from bot.intake.spec import JobSpec
 from bot.job import gate, pipeline
 from bot.job.context import JobContext
@@ -224,6 +224,8 @@ class WorkerPool:
                 await commands.run(self.db, job, thread, lambda text: self._post_once(job, thread, text),
                                    self.settings.number("BOT_OUTSIDER_REPLY_WINDOW"), self.settings.handle)
                 return "done"
+            if spec.automatic and spec.automatic.kind == config_event.KIND:  # .github/bot.yml read, stored or refused
+                return await config_read.run(self.db, job.id, spec, thread)
         except Exception as exc:
             if transient(exc):
                 raise NotYet(type(exc).__name__) from exc

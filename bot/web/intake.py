@@ -31,11 +31,12 @@ from starlette.responses import JSONResponse
 from bot import metrics
 from bot.config import Settings
 from bot.db import Database
+from bot.intake import config_event
 from bot.intake.decide import NOT_ALLOWED, Episode, Event, Ignore, Reply, decide
-from bot.intake.payload import Malformed
+from bot.intake.payload import Malformed, parsed
 from bot.job.conversations import thread_key
 from bot.service import reply_cap, retention, store
-from bot.web import review_push
+from bot.web import config_intake, review_push
 from bot.web.intake_body import MAX_BODY_BYTES, RETRY_AFTER_S, BodySlots, Gone, TooLarge, TooSlow, read_body
 
 log = logging.getLogger("bot.web.intake")
@@ -168,6 +169,8 @@ async def accept(db: Database, event: sansio.Event, outsider_window_s: float, *,
     decision = await off_loop_if_long(_longest_body(data), lambda: decide(
         Event(event.event, data, delivery=event.delivery_id), handle))
     if isinstance(decision, Ignore):
+        if event.event in config_event.EVENTS and (jobs := parsed(lambda: config_event.candidates(event.event, data))):
+            return await config_intake.queued(db, event, jobs)  # .github/bot.yml read again
         if retention.note_closed(db, event.event, data):  # when a thread's CLI homes may go
             return _ignored(event.delivery_id, f"{event.event}.{data.get('action')} noted for retention")
         return _ignored(event.delivery_id, decision.why)

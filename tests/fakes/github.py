@@ -63,7 +63,9 @@ created, as GitHub does: `gh.label_names(repo)` shows it),
 a symlink its target's file), PUT /repos/{o}/{r}/contents/{path} (on `branch`, with the current
 `sha` of a file replaced: 409 stale, 422 missing), DELETE .../contents/{path} (on `branch`, its current
 `sha`), PATCH /repos/{o}/{r}/pulls/{n} (title, body, state), GET /repos/{o}/{r}/git/ref/heads/{branch},
-POST /repos/{o}/{r}/git/refs (a branch at a branch's head; 422 when it exists); GET /user-attachments/assets/{id} and /user-attachments/files/{id}/{name} (302
+POST /repos/{o}/{r}/git/refs (a branch at a branch's head; 422 when it exists); GET|POST
+/repos/{o}/{r}/commits/{sha}/comments (POST: 422 for a `path` the commit did not change, when
+`gh.set_commit_files(repo, sha, paths)` said which it did; read back with `gh.commit_comments(repo, sha)`); GET /user-attachments/assets/{id} and /user-attachments/files/{id}/{name} (302
 to a signed blob URL, as for a private repository); GET /_blobs/... (the log and image store: no
 token, as its signed URL is the credential);
 GET /rate_limit; POST /graphql (GitHub's GraphQL API, not in the REST description: the pull request's
@@ -369,6 +371,17 @@ class FakeGitHub:
         with self._lock:
             return [label["name"] for label in self._state(full_name)["issues"][number].get("labels", [])]
 
+    def set_commit_files(self, full_name: str, sha: str, paths: list[str]) -> None:
+        """The files commit `sha` changed: a commit comment on another path is refused (422)."""
+        with self._lock:
+            self._state(full_name).setdefault("commit_files", {})[sha] = list(paths)
+
+    def commit_comments(self, full_name: str, sha: str | None = None) -> list[dict]:
+        """The comments on commit `sha` (every commit's, when None), in the order they were made."""
+        with self._lock:
+            found = self._state(full_name).get("commit_comments", [])
+            return [dict(c) for c in found if sha is None or c["commit_id"] == sha]
+
     def add_content(self, full_name: str, path: str, data: bytes) -> None:
         self._state(full_name)["contents"][path] = data
 
@@ -650,6 +663,27 @@ class FakeGitHub:
         comment = self.add_comment(full, int(number), body["body"], user="bot[bot]", user_type="Bot",
                                    association="NONE")
         return 201, comment, {}
+
+    def _create_commit_comment(self, body, headers, owner, repo, sha):
+        """A comment on a commit, as GitHub checks it: `path` (with `line` or `position`) must be a file
+        the commit changed, when the fake knows the commit's files (`set_commit_files`)."""
+        full = f"{owner}/{repo}"
+        state = self._state(full)
+        known = state.get("commit_files", {}).get(sha)
+        if body.get("path") is not None and known is not None and body["path"] not in known:
+            return 422, _unprocessable("Validation Failed"), {}
+        cid = next(self._ids)
+        comment = shaped("commit-comment", {
+            "id": cid, "node_id": f"CC_{cid}", "body": body["body"], "path": body.get("path"),
+            "line": body.get("line"), "position": body.get("position"), "commit_id": sha,
+            "user": {**_user("bot[bot]", "Bot")}, "author_association": "NONE", "created_at": _now(),
+            "updated_at": _now(), "url": f"{self._api(full)}/comments/{cid}",
+            "html_url": f"https://github.com/{full}/commit/{sha}#commitcomment-{cid}"})
+        state.setdefault("commit_comments", []).append(comment)
+        return 201, comment, {}
+
+    def _list_commit_comments(self, body, headers, owner, repo, sha):
+        return 200, [c for c in self._state(f"{owner}/{repo}").get("commit_comments", []) if c["commit_id"] == sha], {}
 
     def _labels(self, body, headers, owner, repo):
         return 200, list(self._state(f"{owner}/{repo}").get("labels", [])), {}
@@ -1010,6 +1044,8 @@ def _routes(gh: FakeGitHub) -> list:
         ("GET", repo + r"/pulls/(?P<number>\d+)/reviews", gh._reviews),
         ("POST", repo + r"/pulls/(?P<number>\d+)/reviews", gh._create_review),
         ("GET", repo + r"/commits/(?P<ref>[^/]+)/check-runs", gh._check_runs),
+        ("POST", repo + r"/commits/(?P<sha>[0-9a-f]{40})/comments", gh._create_commit_comment),
+        ("GET", repo + r"/commits/(?P<sha>[0-9a-f]{40})/comments", gh._list_commit_comments),
         ("GET", repo + r"/check-runs/(?P<cid>\d+)/annotations", gh._annotations),
         ("GET", repo + r"/actions/runs/(?P<run>\d+)/jobs", gh._run_jobs),
         ("GET", repo + r"/actions/jobs/(?P<job>\d+)/logs", gh._job_logs),
