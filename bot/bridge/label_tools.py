@@ -12,25 +12,15 @@ sent one).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import Protocol
 
 from bot.bridge.admission import Refusal
-from bot.bridge.tool import CallContext, Outcome, Tool, schema
+from bot.bridge.tool import CallContext, Labeler, Outcome, Tool, schema
 
 MAX_NAME_CHARS = 50  # GitHub's longest label name
 MAX_PER_CALL = 10
 MAX_PER_RUN = 10
 SHOWN_LABELS = 100  # the repository's labels named in an answer, at most
 SHOWN_NAME_CHARS = 60  # an unknown name quoted back to the model, cut
-
-
-class Labeler(Protocol):
-    """The GitHub side: the repository's labels (read bounded) and the one issue it may label."""
-
-    async def known(self) -> tuple[str, ...]: ...
-
-    async def add(self, names: list[str]) -> list[str]:
-        """Add the labels to the run's issue or pull request; the labels it carries now."""
 
 
 def admit_names(asked: object, known: Iterable[str], *, already: Collection[str] = ()) -> list[str]:

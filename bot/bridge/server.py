@@ -54,8 +54,7 @@ from adapters.base import Bridge, Tier
 from bot import metrics
 from bot.bridge import catalog
 from bot.bridge.admission import Admission, Refusal
-from bot.bridge.label_tools import Labeler
-from bot.bridge.tool import CallContext, Tool, halted_refusal
+from bot.bridge.tool import CallContext, Labeler, Tool, halted_refusal
 from bot.bridge.tools import ProgressThrottle, RunSandbox, ToolFailure
 from bot.loopback import LoopbackServer
 from bot.record.recorder import Recorder, elapsed_ms

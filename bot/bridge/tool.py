@@ -13,7 +13,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from jsonschema import Draft202012Validator, ValidationError
 
@@ -21,11 +21,18 @@ from bot.bridge.admission import Admission, Refusal
 from bot.bridge.tools import ProgressThrottle, RunSandbox
 from bot.review.findings import Collector
 
-if TYPE_CHECKING:
-    from bot.bridge.label_tools import Labeler
-
 Outcome = tuple[str, dict]
 PATH = {"type": "string", "description": "file path relative to the repository root"}
+
+
+class Labeler(Protocol):
+    """A run's grant to label (bot/bridge/label_tools.py): the repository's labels, read bounded, and
+    the one issue or pull request it may label."""
+
+    async def known(self) -> tuple[str, ...]: ...
+
+    async def add(self, names: list[str]) -> list[str]:
+        """Add the labels to the run's issue or pull request; the labels it carries now."""
 
 
 @dataclass(frozen=True)
