@@ -38,7 +38,8 @@ PERMISSIONS = {"issues": "write", "pull_requests": "write", "contents": "write",
                "vulnerability_alerts": "read", "security_events": "read"}  # the last two: alerts' automations
 EVENTS = ["issue_comment", "pull_request_review_comment", "pull_request_review", "issues", "pull_request",
           "check_suite", "workflow_run",  # these two: the automations' autofix (docs/automations.md)
-          "dependabot_alert", "code_scanning_alert"]  # automations on alerts
+          "dependabot_alert", "code_scanning_alert",  # automations on alerts
+          "push"]  # .github/bot.yml read again when a push changes it on the default branch
 CALLBACK_PATH = "/setup/github-app/callback"
 
 
