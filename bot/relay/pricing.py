@@ -6,13 +6,15 @@ gateway's own model names, negotiated prices). The table is the relay's list of 
 call of a model it does not know is refused (`unpriced`), so no call escapes the money caps. A price
 is never guessed from a similar name: `claude-opus-4-8` and `claude-opus-4-1` differ threefold.
 
-Lookup: the exact name, then without a `models/` prefix or a date suffix (`-20250929`,
-`-2025-09-29`), then the table's `aliases`.
+Lookup: each name the call's API looks its models up by (its record's `price_names`,
+bot/relay/wire_api.py: a dated snapshot as its model, a resource name as the model's own), and
+each of those through the table's `aliases`. Without an API, the exact name only.
 """
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -20,11 +22,11 @@ from typing import TYPE_CHECKING
 
 from bot.errors import BotError
 from bot.relay.usage import CallUsage
+from bot.relay.wire_api import WireApi, exact
 
 if TYPE_CHECKING:
     from bot.config import Settings
 
-_DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,79}")  # a name worth repeating in an answer
 MILLION = 1_000_000
 
@@ -61,19 +63,21 @@ class PriceTable:
     aliases: dict[str, str]
     version: str  # "<built-in date>" or "<built-in date> + <operator file date>"
 
-    def price(self, model: str | None) -> Price | None:
+    def price(self, model: str | None, api: WireApi | None = None) -> Price | None:
+        """The price of `model` called through `api` (whose record says how its models are named
+        in the table), or None: unpriced."""
         if not model:
             return None
-        name = model.removeprefix("models/")
-        for candidate in (name, _DATE_SUFFIX.sub("", name)):
+        names: Callable[[str], tuple[str, ...]] = api.price_names if api is not None else exact
+        for candidate in names(model):
             found = self.models.get(candidate) or self.models.get(self.aliases.get(candidate, ""))
             if found:
                 return found
         return None
 
-    def cost(self, model: str | None, usage: CallUsage) -> float | None:
+    def cost(self, model: str | None, usage: CallUsage, api: WireApi | None = None) -> float | None:
         """USD at list price, or None: unpriced."""
-        price = self.price(model)
+        price = self.price(model, api)
         return None if price is None else price.cost(usage)
 
 

@@ -79,6 +79,7 @@ from bot.relay.pricing import PriceTable, builtin_table, unpriced
 from bot.relay.reply_filter import UsageChunkFilter
 from bot.relay.retry import RetryPolicy, busy_note, retryable, unreachable_reason
 from bot.relay.usage import CallUsage, UsageTap
+from bot.relay.wire_api import WireApi
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Send
@@ -194,6 +195,7 @@ class ModelCall:
     charged_max: bool = False  # the reply reported no usage: charged its ceiling
     may_bill: bool = False  # it left for the provider and no error answer came back: usage or ceiling is charged
     headers_dropped: list[str] = field(default_factory=list)  # reply headers the allowlist kept from the CLI
+    record: WireApi | None = field(default=None, repr=False)  # its API's: how its model is priced
 
     def detail(self) -> dict[str, Any]:
         return {"provider": self.provider, "api": self.api, "model": self.model, "status": self.status or None,
@@ -327,7 +329,8 @@ class ModelRelay:
         route = apis.route(method, raw_path)
         errors = route.wire if route else apis.api_of_path(raw_path)  # the API whose error format answers
         api = route.api if route else errors or ""
-        call = ModelCall(self.upstream.provider, api, "ok", 0, model=route.model if route else None)
+        call = ModelCall(self.upstream.provider, api, "ok", 0, model=route.model if route else None,
+                         record=route.record if route else None)
         try:
             self._admit(scope, route, api)
             assert route is not None  # _admit refuses a request without one
@@ -397,7 +400,7 @@ class ModelRelay:
             checked.ceiling = read() if len(checked.body) <= OFF_LOOP_BODY else await asyncio.to_thread(read)
         except reservation.Unreadable as unreadable:
             raise _Refused(400, "unreadable", str(unreadable)) from None
-        if route.metered and self.prices.price(call.model) is None:
+        if route.metered and self.prices.price(call.model, call.record) is None:
             self.stop(unpriced(call.model, self.prices), "unpriced")
             raise _Refused(400, "unpriced", f"{self.stopped}. Stop now.")
 
@@ -412,7 +415,8 @@ class ModelRelay:
             raise _Refused(400, "budget", f"{exceeded.message}. Stop now.")
         if checked.ceiling.total_tokens:
             call.ceiling = checked.ceiling
-            call.hold = self.budget.hold(checked.ceiling.total_tokens, self.prices.cost(call.model, checked.ceiling))
+            cost = self.prices.cost(call.model, checked.ceiling, call.record)
+            call.hold = self.budget.hold(checked.ceiling.total_tokens, cost)
 
     def _authorized(self, headers: Iterable[tuple[bytes, bytes]], query: bytes) -> bool:
         presented: list[bytes] = []
@@ -615,7 +619,7 @@ class ModelRelay:
             call.usage, call.charged_max = call.ceiling, True  # the provider may have billed all of it
             call.notes.append(f"{_unmetered_why(call.outcome)}: charged its maximum")
         if call.usage is not None:
-            call.cost_usd = self.prices.cost(call.model, call.usage)
+            call.cost_usd = self.prices.cost(call.model, call.usage, call.record)
             if self.ledger is not None:
                 self.ledger.add(self.run_id, self.spend_scope, call.usage.total_tokens, call.cost_usd)
         self.budget.settle(call.hold, call.usage.total_tokens if call.usage else None, call.cost_usd)

@@ -13,6 +13,8 @@ A fact a record does not declare fails closed:
   no `unavailable`   its errors are read by their status alone (a 429 is rate limiting; a 503 is
                      overloaded when its words say so)
   no `key_test`      a key of its providers cannot be tested from the settings page
+  no `price_names`   a model is looked up in the price table by its exact name (a name the table
+                     does not list is unpriced: the call is refused)
 
 The built-in records are the modules of the bot.relay.wire_apis package (found by listing it, so
 this module names none); another is added by `register(record)` or by an installed package under
@@ -122,6 +124,11 @@ class CheapCall:
     # (path, JSON body, headers besides the key's)
 
 
+def exact(model: str) -> tuple[str, ...]:
+    """The price table's name of a model: its own (what a record that declares no `price_names` gets)."""
+    return (model,)
+
+
 @dataclass(frozen=True)
 class WireApi:
     name: str
@@ -135,6 +142,8 @@ class WireApi:
     hold: Hold | None = None
     unavailable: Unavailable = Unavailable()
     key_test: CheapCall | None = None
+    price_names: Callable[[str], tuple[str, ...]] = exact
+    # ^ the names a model of this API is looked up by in the price table (bot/relay/pricing.py), in order
     title: str = ""  # how docs and the doctor name it
 
 
@@ -242,6 +251,15 @@ def _load() -> None:
 
 
 # ---------------------------------------------------------------- helpers for the records
+
+_DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+
+
+def dated(model: str) -> tuple[str, ...]:
+    """`price_names` for an API whose models have dated snapshots (`-20250929`, `-2025-09-29`): the
+    name, then the model it is a snapshot of (a listed snapshot keeps its own price)."""
+    return (model, _DATE_SUFFIX.sub("", model))
+
 
 def without_provider_tools(holder: dict[str, Any], key: str, provider_run: Callable[[Any], str | None],
                            judge: Judge) -> bool:

@@ -1,6 +1,7 @@
 """Calls are priced at list price from a dated table the operator can extend; unknown models are unpriced."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -8,7 +9,8 @@ import pytest
 
 import bot.relay as relay_package
 from bot.config import Settings
-from bot.relay.pricing import PriceTableError, builtin_table, load_table
+from bot.relay import wire_api
+from bot.relay.pricing import Price, PriceTable, PriceTableError, builtin_table, load_table
 from bot.relay.server import ModelRelay, Upstream
 from bot.relay.usage import CallUsage
 from tests.entry_settings import current
@@ -29,8 +31,36 @@ def test_a_listed_model_costs_its_list_price():
     assert builtin_table().cost("claude-opus-4-8", USAGE) == pytest.approx(5 + 2.5 + 1.0)
 
 
-def test_a_dated_model_name_is_priced_as_its_model():
-    assert builtin_table().cost("claude-sonnet-4-5-20250929", USAGE) == builtin_table().cost("claude-sonnet-4-5", USAGE)
+def test_a_dated_model_name_is_priced_as_its_model_through_an_api_whose_record_says_so():
+    for api in ("anthropic", "responses", "chat"):
+        assert builtin_table().cost("claude-sonnet-4-5-20250929", USAGE, wire_api.get(api)) \
+            == builtin_table().cost("claude-sonnet-4-5", USAGE)
+
+
+def test_a_gemini_resource_name_is_priced_as_its_model_through_the_gemini_record_only():
+    gemini = wire_api.get("gemini")
+    assert builtin_table().price("models/gemini-2.5-flash", gemini) == builtin_table().price("gemini-2.5-flash")
+    assert builtin_table().price("models/gemini-2.5-flash", wire_api.get("chat")) is None
+
+
+def test_a_record_that_says_nothing_of_prices_looks_a_model_up_by_its_exact_name_only():
+    """The fact left out fails closed: a name the table does not list is unpriced (the call is refused)."""
+    silent = dataclasses.replace(wire_api.get("anthropic"), price_names=wire_api.exact)
+    table = builtin_table()
+    assert table.price("claude-sonnet-4-5", silent) is not None
+    assert table.price("claude-sonnet-4-5-20250929", silent) is None
+    assert table.price("claude-sonnet-4-5-20250929") is None  # and so without an API
+
+
+def test_a_listed_snapshot_keeps_its_own_price():
+    table = builtin_table()
+    dated = PriceTable(table.models | {"claude-sonnet-4-5-20250929": Price(1.0, 1.0)}, table.aliases, "test")
+    assert dated.price("claude-sonnet-4-5-20250929", wire_api.get("anthropic")) == Price(1.0, 1.0)
+
+
+def test_an_alias_is_followed_from_each_name_an_api_looks_up():
+    assert builtin_table().price("claude-opus-4-20250514", wire_api.get("anthropic")) \
+        == builtin_table().price("claude-opus-4-0")
 
 
 def test_an_unknown_model_is_unpriced():

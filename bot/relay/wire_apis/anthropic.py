@@ -28,6 +28,7 @@ from bot.relay.wire_api import (
     UsageRead,
     UsageReading,
     WireApi,
+    dated,
     without_provider_tools,
 )
 
@@ -165,4 +166,5 @@ WIRE_API = WireApi(
     hold=Hold(((None,), ("max_tokens",))),
     unavailable=Unavailable(overloaded=(529,)),
     key_test=CheapCall({"anthropic": "claude-haiku-4-5"}, _cheap_call),
+    price_names=dated,
 )

@@ -23,6 +23,7 @@ from bot.relay.wire_api import (
     UsageRead,
     UsageReading,
     WireApi,
+    dated,
     without_provider_tools,
 )
 from bot.relay.wire_apis import openai_family
@@ -112,4 +113,5 @@ WIRE_API = WireApi(
     usage=UsageReading(_reply, (b'"usage":{', b'"usage": {'), _kept, _events),  # an object, not `"usage":null`
     hold=Hold(((None,), ("max_completion_tokens", "max_tokens", "max_output_tokens")), ((None,), ("n",))),
     unavailable=Unavailable(quota=openai_family.QUOTA),
+    price_names=dated,
 )

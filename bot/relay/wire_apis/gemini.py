@@ -25,6 +25,7 @@ from bot.relay.wire_api import (
     UsageRead,
     UsageReading,
     WireApi,
+    dated,
 )
 
 NAME = "gemini"
@@ -131,6 +132,12 @@ def _error(status: int, message: str, code: str) -> dict[str, Any]:
     return {"error": {"code": status, "message": message, "status": _STATUS.get(status, "INTERNAL")}}
 
 
+def _price_names(model: str) -> tuple[str, ...]:
+    """A model as the price table lists it: a body or a reply may name it by its resource name
+    (`models/gemini-2.5-flash`), and a dated snapshot is priced as its model."""
+    return dated(model.removeprefix("models/"))
+
+
 def _cheap_call(model: str, bearer: bool) -> tuple[str, dict[str, Any], dict[str, str]]:
     return (f"/v1beta/models/{model}:generateContent",
             {"contents": [{"role": "user", "parts": [{"text": "ping"}]}], "generationConfig": {"maxOutputTokens": 1}},
@@ -151,4 +158,5 @@ WIRE_API = WireApi(
     hold=Hold((_CONFIG, ("maxOutputTokens", "max_output_tokens")), (_CONFIG, ("candidateCount", "candidate_count"))),
     unavailable=Unavailable(quota=("resource_exhausted",)),
     key_test=CheapCall({"google": "gemini-2.5-flash"}, _cheap_call),
+    price_names=_price_names,
 )

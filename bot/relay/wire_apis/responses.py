@@ -28,6 +28,7 @@ from bot.relay.wire_api import (
     UsageRead,
     UsageReading,
     WireApi,
+    dated,
     without_provider_tools,
 )
 from bot.relay.wire_apis import openai_family
@@ -142,4 +143,5 @@ WIRE_API = WireApi(
     # a ChatGPT plan's spent limit is `usage_limit_reached`
     unavailable=Unavailable(quota=(*openai_family.QUOTA, "usage_limit_reached")),
     key_test=CheapCall({"openai": "gpt-5-mini"}, _cheap_call),
+    price_names=dated,
 )
