@@ -9,11 +9,19 @@ toward nothing. A `@bot` mention still runs. One row per paused thread in `threa
     pause(db, "o/r", 7, "alice")        # False: it was paused already
     resume(db, "o/r", 7)                # False: it was not paused
     paused_by(db, "o/r", 7)             # who paused it, or None
+    paused(db, "o/r", 7)                # Pause(by, at), or None (`@bot status` says it)
     why = holds(db, spec)               # why a job that runs without a mention waits out a pause, or None
+    ends(spec)                          # a run of the thread that a pause ends when it is under way
+
+A pause also ends what it holds back that is already under way in the thread (bot/service/
+commands.py): an automation's run there, its push-triggered review, and in an automation's issue
+that automation's scheduled or fired run (queued in that issue's thread). Each is stopped as
+`@bot stop` stops it, its comment naming who paused. A queued one is skipped when a worker claims it.
 """
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from bot.automations import scheduled_job
 from bot.db import Database
@@ -24,11 +32,17 @@ PUSH_REVIEW = "synchronize"  # the push-triggered review's trigger (bot/trigger_
 HELD = frozenset({automation_event.KIND, scheduled_job.KIND, PUSH_REVIEW})
 
 
-def pause(db: Database, repo: str, number: int, by: str) -> bool:
+@dataclass(frozen=True)
+class Pause:
+    by: str
+    at: float  # when, in seconds since the epoch
+
+
+def pause(db: Database, repo: str, number: int, by: str, at: float | None = None) -> bool:
     """True when the thread is paused now, False when it was already."""
     return bool(db.execute(
         "INSERT INTO thread_pauses (repo, number, paused_by, paused_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        [repo, number, by, time.time()]).rowcount)
+        [repo, number, by, time.time() if at is None else at]).rowcount)
 
 
 def resume(db: Database, repo: str, number: int, at: float | None = None) -> bool:
@@ -47,6 +61,11 @@ def resume(db: Database, repo: str, number: int, at: float | None = None) -> boo
 def paused_by(db: Database, repo: str, number: int) -> str | None:
     rows = db.query("SELECT paused_by FROM thread_pauses WHERE repo = ? AND number = ?", [repo, number])
     return str(rows[0]["paused_by"]) if rows else None
+
+
+def paused(db: Database, repo: str, number: int) -> Pause | None:
+    rows = db.query("SELECT paused_by, paused_at FROM thread_pauses WHERE repo = ? AND number = ?", [repo, number])
+    return Pause(str(rows[0]["paused_by"]), float(rows[0]["paused_at"])) if rows else None
 
 
 def automation_paused_by(db: Database, repo: str, name: str) -> str | None:
@@ -68,3 +87,8 @@ def holds(db: Database, spec: JobSpec) -> str | None:
         return f"the issue of automation {name} was paused by @{by}: slot {slot} not run" if by else None
     by = paused_by(db, spec.repo, spec.number)
     return f"{spec.repo}#{spec.number} was paused by @{by}: the {automatic.kind} run is skipped" if by else None
+
+
+def ends(spec: JobSpec) -> bool:
+    """A job of the paused thread that the pause ends when it is under way: what it holds back."""
+    return spec.automatic is not None and spec.automatic.kind in HELD

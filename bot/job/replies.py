@@ -36,10 +36,11 @@ def help_text(handle: str, agents: Sequence[str], default_agent: str, usages: Se
 
 
 def status(conversation: str, sessions: Iterable[Session], jobs: Iterable[dict[str, Any]],
-           spend: Mapping[str, Spend] | None = None, requester: str | None = None) -> str:
-    """The thread's sessions (one per agent), its running and queued jobs, and the model spend the
-    relay's ledger holds (`spend`: window -> Spend, for the windows "thread" and "requester_day")."""
-    lines = [f"**Status of {conversation}**", ""]
+           spend: Mapping[str, Spend] | None = None, requester: str | None = None, paused: str | None = None) -> str:
+    """The thread's pause (`paused`: its `paused_line`), sessions (one per agent), its running and
+    queued jobs, and the model spend the relay's ledger holds (`spend`: window -> Spend, for the
+    windows "thread" and "requester_day")."""
+    lines = [f"**Status of {conversation}**", "", *([paused] if paused else [])]
     for session in sessions:
         shown = inert.code((session.session_id or "?")[:12])  # the CLI reported it
         lines.append(f"- `{session.agent}`: session {shown}, {session.turns} turn(s)")
@@ -96,10 +97,18 @@ def stopped(by: str | None, *, started: bool) -> str:
     return f"⏹️ Stopped{who} before it started." if not started else f"⏹️ Stopped{who}."
 
 
-def paused(by: str, handle: str) -> str:
-    """`@bot pause` done: what it holds back, what it does not, and how it ends."""
+def paused(by: str, handle: str, *, ended: bool = False) -> str:
+    """`@bot pause` done: what it holds back, what it does not, and how it ends; `ended`: it stopped
+    such a run under way."""
+    stopped_too = " The run of that kind under way here was stopped." if ended else ""
     return (f"⏸️ Paused by @{by}: no automation and no push-triggered review runs here until "
-            f"`@{handle} resume`. Commands that mention me still run.")
+            f"`@{handle} resume`.{stopped_too} Commands that mention me still run.")
+
+
+def paused_line(by: str, since: str, handle: str) -> str:
+    """`@bot status` of a paused thread (`since`: when, in UTC)."""
+    return (f"- paused by @{by} since {since}: no automation and no push-triggered review runs here "
+            f"until `@{handle} resume`")
 
 
 def already_paused(by: str, handle: str) -> str:

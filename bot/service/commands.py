@@ -1,5 +1,6 @@
 """The commands the worker runs that act on a thread but are not episodes: `@bot stop`, `@bot pause`
-and `@bot resume` (bot/automations/pauses.py).
+(which also stops what it holds back that is under way there) and `@bot resume`
+(bot/automations/pauses.py).
 
 Each passes the one run-time permission check (bot/job/authority.py: GitHub's collaborator
 permission against `.github/bot.yml` of the default branch) before it does anything; the
@@ -81,8 +82,10 @@ async def _pause(db: Database, job: queue.Job, thread: Thread, verdict: Verdict,
     await _acknowledge(job, thread)
     if not paused:
         return replies.already_paused(pauses.paused_by(db, spec.repo, spec.number) or verdict.login, handle)
-    log.info("job %s: @%s paused %s#%s", job.id, verdict.login, spec.repo, spec.number)
-    return replies.paused(verdict.login, handle)
+    ended = queue.stop_running(db, job.conversation, verdict.login, pauses.ends)  # what it holds back, under way
+    log.info("job %s: @%s paused %s#%s%s", job.id, verdict.login, spec.repo, spec.number,
+             f", stopping job(s) {ended}" if ended else "")
+    return replies.paused(verdict.login, handle, ended=bool(ended))
 
 
 async def _resume(db: Database, job: queue.Job, thread: Thread, verdict: Verdict, handle: str) -> str:

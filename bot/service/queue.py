@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,6 +114,25 @@ def request_stop(db: Database, conversation: str, by: str) -> list[int]:
         conn.executemany("UPDATE jobs SET cancel_requested = 1, stopped_by = ? WHERE id = ?", [[by, i] for i in ids])
         return ids
     return store.write(db, flag)
+
+
+def stop_running(db: Database, conversation: str, by: str, which: Callable[[JobSpec], bool]) -> list[int]:
+    """As `request_stop`, for the thread's running episodes `which` picks only (`@bot pause`: what
+    runs without a mention). Returns their ids."""
+    def flag(conn: Database) -> list[int]:
+        rows = conn.query("SELECT id, spec FROM jobs WHERE conversation = ? AND kind = 'episode' "
+                          "AND status = 'running' AND cancel_requested = 0 ORDER BY id LIMIT 100", [conversation])
+        ids = [row["id"] for row in rows if _picked(row, which)]
+        conn.executemany("UPDATE jobs SET cancel_requested = 1, stopped_by = ? WHERE id = ?", [[by, i] for i in ids])
+        return ids
+    return store.write(db, flag)
+
+
+def _picked(row: dict[str, Any], which: Callable[[JobSpec], bool]) -> bool:
+    try:
+        return which(JobSpec.from_json(row["spec"]))
+    except SpecError:  # never claimed to be run either (`claim` fails it)
+        return False
 
 
 def open_jobs(db: Database, conversation: str) -> list[dict[str, Any]]:
