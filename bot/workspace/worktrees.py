@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.config import Settings
-from bot.workspace import mirror_read, repo_config, tree_scan
+from bot.workspace import mirror_read, repo_config, settle, tree_scan
 from bot.workspace import pool as worktree_pool
 from bot.workspace.git import GitError, GitProfile, git, pinned_env, run_git
 from bot.workspace.repo_config import RepoConfig
@@ -222,6 +222,7 @@ async def prepare(full_name: str, conversation: str, settings: Settings, *, toke
         await _clear(mirror, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         git_dir = await worktree_pool.take(mirror, path, sha) or await _add_worktree(mirror, path, sha)
+        await settle.settle(path, git_dir)  # else the sandbox's git re-reads each file checked out this second
     log.info("worktree %s at %s %s", path.name, heads.ref, sha[:12])
     return Worktree(path, mirror, full_name, conversation, heads.ref, sha, heads.branch, heads.config,
                     pull_number, git_dir, workspace)
