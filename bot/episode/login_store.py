@@ -30,7 +30,7 @@ _SCOPE_KIND = {"requester": "user", "repository": "repo", "installation": "insta
 def saver(agent: str, source: str, ctx: Asker) -> Callable[[str], None]:
     """The callback that stores `agent`'s renewed login for credentials of `source` in this job."""
     if source == "operator":
-        return lambda text: _save_operator_file(ctx.config, agent, text)
+        return lambda text: _save_operator_file(ctx.settings, agent, text)
     owner = {"requester": ctx.requester_id, "repository": ctx.repo_id,
              "installation": ctx.installation_id}.get(source)
     if source not in _SCOPE_KIND or owner in (None, "", 0):
@@ -43,7 +43,7 @@ def saver(agent: str, source: str, ctx: Asker) -> Callable[[str], None]:
     name = kind.name
 
     def seal(text: str) -> None:
-        vault.put(scope, name, text, actor=ACTOR, settings=ctx.config)
+        vault.put(scope, name, text, actor=ACTOR, settings=ctx.settings)
     return seal
 
 

@@ -207,11 +207,11 @@ async def model_channel(agent: str, adapter: base.Adapter, creds: Credentials, c
                         repo_budgets: Mapping[str, Any] | None = None,
                         web_access: bool = False) -> AsyncIterator[Channel]:
     """Relay mode when `plan()` allows it (the sandbox config is narrowed in place), else direct,
-    as the job's settings (`ctx.config`) configure it. Declares the run's unobserved gaps either way
+    as the job's settings (`ctx.settings`) configure it. Declares the run's unobserved gaps either way
     (the adapter's, less what the relay closes). `repo_budgets` (`.github/bot.yml`'s `budgets`, int
     or float per cap) can only lower the operator's caps. `web_access` (the repository's): the relay
     lets provider-run tools through, else drops them."""
-    settings = ctx.config
+    settings = ctx.settings
     chosen = plan(agent, creds, settings)
     if chosen.refused:
         recorder.finish_run(run_id, "failed", {"error": chosen.refused})

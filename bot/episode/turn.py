@@ -79,34 +79,34 @@ async def run_turn(request: EpisodeRequest, recorder: Recorder, tracking: Progre
     holding its secrets: the credentials' and the channels' tokens are added to them here."""
     asker, worktree, agent, thread = request.asker, request.worktree, request.agent, request.thread
     resume_id, fresh_reason = request.resume_id, request.fresh_reason
-    adapter = base.get(agent, asker.config.operator_for(agent))
-    origin = credentials.resolve_origin(asker.config, agent, asker.repo_id or None, asker.requester_id or None,
+    adapter = base.get(agent, asker.settings.operator_for(agent))
+    origin = credentials.resolve_origin(asker.settings, agent, asker.repo_id or None, asker.requester_id or None,
                                         asker.installation_id, db=recorder.db)
     if origin is None:
-        raise Stop(credentials.auth_required_message(asker.config, agent, request.repo), because="no credentials")
+        raise Stop(credentials.auth_required_message(asker.settings, agent, request.repo), because="no credentials")
     creds = origin.credentials
     recorder.secrets.extend(creds.secret_values())
     resumed = bool(resume_id) and adapter.supports_resume
-    spawner = sandbox.select_spawner(asker.config.sandbox_tier, asker.config.sandbox_host)
+    spawner = sandbox.select_spawner(asker.settings.sandbox_tier, asker.settings.sandbox_host)
     sandbox_config = _sandbox_config(asker, worktree, agent, adapter, spawner, thread.folder)
     inside = sandbox_config.mount_path if spawner.tier >= 1 else str(worktree.path)
     read_dirs = (str(thread.folder),) if thread.folder else ()  # bound at the same path inside
     run_id = recorder.start_run(agent=agent, job_id=None if request.job_id is None else str(request.job_id),
                                 conversation=asker.conversation, mode=worktree.config.mode, sandbox_tier=spawner.tier,
                                 limits=vars(sandbox_config.limits), base_commit=worktree.base_sha)
-    if thread.live and (url := asker.config.run_url(run_id)):  # the run's live page (bot/web/run_page.py)
+    if thread.live and (url := asker.settings.run_url(run_id)):  # the run's live page (bot/web/run_page.py)
         tracking.link_live(url)
     credential_use.note(recorder.db, run_id, origin)
     if worktree.config.web_access:
         recorder.declare_gap(run_id, web_access_gap(agent))
     policy = loader_guard.bridge_policy(worktree.path, worktree.config, adapter, inside)
     kill = asyncio.Event()
-    scratch = asker.config.data_dir / "runs" / run_id
+    scratch = asker.settings.data_dir / "runs" / run_id
     async with BridgeServer(worktree.path, policy, recorder, run_id, scratch_root=scratch,
                             read_thread=thread.reader(),
                             run_sandbox=loader_guard.masked_runs(
-                                sandbox_for_run(worktree.path, policy, asker.config.sandbox_tier, sandbox_config.limits,
-                                                host=asker.config.sandbox_host),
+                                sandbox_for_run(worktree.path, policy, asker.settings.sandbox_tier,
+                                                sandbox_config.limits, host=asker.settings.sandbox_host),
                                 adapter, worktree.config.mode),
                             on_progress=tracking.plan, on_halt=lambda reason: kill.set(),
                             stop=cancel, read_dirs=read_dirs, review=request.findings) as bridge, \
@@ -119,14 +119,14 @@ async def run_turn(request: EpisodeRequest, recorder: Recorder, tracking: Progre
         prompt = await thread.prompt(resumed, fresh_reason)
         episode = base.Episode(prompt=prompt, workdir=inside, home=sandbox_config.home,
                                tmpdir=sandbox_config.tmpdir, instruction=thread.instruction(),
-                               model=asker.config.agent_model(agent), resume_session=resume_id if resumed else None,
+                               model=asker.settings.agent_model(agent), resume_session=resume_id if resumed else None,
                                bridge=bridge.bridge_for(spawner.inside_bridge_url(sandbox_config)),
                                credentials=channel.credentials, mode=worktree.config.mode,
                                base_url=channel.base_url, web_access=worktree.config.web_access,
                                read_dirs=read_dirs)
         result = await _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id,
                                         tracking, cancel, kill, bridge.connected,
-                                        disk_watch_s=asker.config.number("BOT_DISK_WATCH_INTERVAL"))
+                                        disk_watch_s=asker.settings.number("BOT_DISK_WATCH_INTERVAL"))
         channel.explain_stop(result)
         honesty.require_tools(result, bridge.tools_listed, strict=episode.mode == "strict", bridged=True)
     thread.record(recorder, run_id)
@@ -172,7 +172,7 @@ async def _run_with_cancel(adapter: base.Adapter, episode: base.Episode, spawner
 def _sandbox_config(asker: Asker, worktree: Worktree, agent: str, adapter: base.Adapter, spawner: Spawner,
                     attachments: Path | None = None) -> SandboxConfig:
 
-    cfg, settings = worktree.config, asker.config
+    cfg, settings = worktree.config, asker.settings
     home = session_home.home_dir(settings.data_dir, asker.conversation, agent)
     limits = sandbox_limits(cfg.limits, settings)
     gateway = _host_port(settings.agent_base_url(agent))

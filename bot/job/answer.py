@@ -34,7 +34,7 @@ def compose(job_run: JobRun, ctx: JobContext, agent: str, turn: Turn, outcome: O
                             commit=outcome.commit_sha if outcome else None,
                             pr_url=outcome.pr_url if outcome else None,
                             change=outcome.summary() if outcome and outcome.commit_sha else None,
-                            status="ok" if result.ok else "failed", run_page=ctx.config.run_url(turn.run_id))
+                            status="ok" if result.ok else "failed", run_page=ctx.settings.run_url(turn.run_id))
     body = fit_answer(text, outcome, len(prov.render("")))
     if ctx.mode is not None and ctx.mode.name == "local":  # a terminal: the parts, the agent's words as written
         plain = _text(job_run, agent, turn, outcome, touched, lambda words: words)

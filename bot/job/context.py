@@ -54,7 +54,7 @@ class Mode(Protocol):
         """The answer and its provenance as parts, for a surface that renders them itself."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JobContext:
     conversation: str
     repo: str
@@ -68,7 +68,8 @@ class JobContext:
     repo_id: int = 0  # GitHub's id of the repository: repository keys are bound to it, not its name
     title: str = ""
     is_pr: bool = False
-    mode: Mode | None = None  # bot.job.modes.GitHubMode or LocalMode: every entry point sets one
+    mode: Mode  # bot.job.modes.GitHubMode or LocalMode (an automation's AutomationMode)
+    settings: Settings  # the entry point's, read once: a module below it reads these, never the environment
     thread: GitHubThread | None = None  # None in local mode
     installation_id: int | None = None
     target: dict[str, object] | None = None  # the triggering comment, for the 👀 reaction
@@ -80,21 +81,6 @@ class JobContext:
     review: bool = False  # a pull-request review (bot/job/review_job.py)
     agents: tuple[str, ...] = ()  # the review's agents, in the order named
     findings: Collector | None = None  # a review episode's collector: its bridge offers the review tools
-    settings: Settings | None = None  # the entry point's, read once: every entry point sets them
-
-    @property
-    def config(self) -> Settings:
-        """The entry point's settings: a module below it reads these, never the environment."""
-        if self.settings is None:
-            raise TypeError("this job context was built without settings")
-        return self.settings
-
-    @property
-    def steps(self) -> Mode:
-        """The mode's steps: every entry point builds its context with a mode."""
-        if self.mode is None:
-            raise TypeError("this job context was built without a mode")
-        return self.mode
 
     @property
     def github(self) -> GitHubThread:

@@ -46,7 +46,7 @@ def skip_reason(agent: str, ctx: JobContext, cfg: RepoConfig, db: Database | Non
         return "not an agent of this bot"
     if not cfg.allows_agent(agent):
         return "not in allowed_agents"
-    origin = credentials.resolve_origin(ctx.config, agent, ctx.repo_id or None, ctx.requester_id or None,
+    origin = credentials.resolve_origin(ctx.settings, agent, ctx.repo_id or None, ctx.requester_id or None,
                                         ctx.installation_id, db=db)
     return "no credential configured" if origin is None else None
 

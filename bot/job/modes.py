@@ -49,7 +49,7 @@ class GitHubMode:
             raise Stop(replies.permission_check_failed(ctx.requester, ctx.repo, exc, transient(exc))) from exc
 
     async def worktree(self, ctx: JobContext) -> Worktree:
-        return await worktrees.prepare(ctx.repo, ctx.conversation, ctx.config, token=ctx.token,
+        return await worktrees.prepare(ctx.repo, ctx.conversation, ctx.settings, token=ctx.token,
                                        pull_number=ctx.number if ctx.is_pr else None)
 
     async def release(self, worktree: Worktree) -> None:

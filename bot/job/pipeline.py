@@ -55,7 +55,7 @@ async def _run(job_run: JobRun, ctx: JobContext, cancel: asyncio.Event) -> str:
     tracking = TrackingComment(ctx.surface, lambda: job_run.secrets, handle=ctx.tracking_handle,
                                on_created=ctx.on_tracking_created, interval_s=ctx.progress_interval_s)
     try:
-        await ctx.steps.acknowledge(ctx)
+        await ctx.mode.acknowledge(ctx)
         await tracking.start(_first_header(ctx))
     except Exception as exc:  # the acknowledgement failed: still try to answer below
         log.warning("acknowledgement failed: %s", exc)
@@ -96,7 +96,7 @@ async def _finish_quietly(tracking: TrackingComment, text: str) -> None:
 
 async def _execute(job_run: JobRun, ctx: JobContext, tracking: TrackingComment,
                    cancel: asyncio.Event) -> tuple[str, str]:
-    mode = ctx.steps
+    mode = ctx.mode
     if cancel.is_set():
         raise Stop(replies.stopped(stopped_by(cancel), started=False), "cancelled")
     permission = await mode.permission(ctx)
@@ -130,7 +130,7 @@ async def _execute(job_run: JobRun, ctx: JobContext, tracking: TrackingComment,
 
 
 def _choose_agent(ctx: JobContext, cfg: RepoConfig) -> str:
-    agent = ctx.agent or cfg.agent(ctx.config.default_agent)
+    agent = ctx.agent or cfg.agent(ctx.settings.default_agent)
     if agent not in base.names():
         raise Stop(replies.agent_not_available(agent, base.names()))
     if not cfg.allows_agent(agent):
@@ -152,8 +152,8 @@ async def _episode_or_the_next_agent(job_run: JobRun, ctx: JobContext, worktree:
                                   fresh_reason=fresh_reason)
         if not follow:
             return await episode()
-        return await following(job_run.db, ctx.config, ctx.conversation, name, tracking.note, episode,
-                               limit=ctx.config.whole("BOT_SESSION_MAX_BYTES"))
+        return await following(job_run.db, ctx.settings, ctx.conversation, name, tracking.note, episode,
+                               limit=ctx.settings.whole("BOT_SESSION_MAX_BYTES"))
 
     return await fallback.run(job_run, ctx, worktree.config, agent, tracking, cancel, attempt=attempt)
 

@@ -159,7 +159,7 @@ async def _one(job_run: JobRun, ctx: JobContext, worktree: Worktree, review: Rev
     own = worktree
     try:
         if not first:
-            own = await worktrees.prepare(ctx.repo, f"{ctx.conversation} review {review.agent}", ctx.config,
+            own = await worktrees.prepare(ctx.repo, f"{ctx.conversation} review {review.agent}", ctx.settings,
                                           token=ctx.token, pull_number=ctx.number)
             if own.base_sha != worktree.base_sha:  # every agent reviews the same commit, or none of this one
                 raise Stop(f"the pull request moved to `{own.base_sha[:7]}` while the review started "
@@ -318,7 +318,7 @@ def _provenance(job_run: JobRun, ctx: JobContext, review: Review, turn: Turn) ->
     return provenance.build(job_run.recorder, turn.run_id, agent=review.agent,
                             version=turn.version, resumed=turn.resumed, fresh_reason=turn.fresh_reason,
                             duration_s=result.duration_s, usage=result.usage, session_id=result.session_id,
-                            status="ok" if review.ok else "failed", run_page=ctx.config.run_url(turn.run_id))
+                            status="ok" if review.ok else "failed", run_page=ctx.settings.run_url(turn.run_id))
 
 
 def _tail(text: str, blocks: list[Provenance]) -> str:

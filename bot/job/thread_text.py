@@ -1,6 +1,6 @@
 """The thread as the agent reads it: in its first prompt and from the bridge's read_thread tool.
 
-    context = ThreadContext(ctx, attachments_dir(ctx.config.data_dir, ctx.conversation))  # fetched when first asked
+    context = ThreadContext(ctx, attachments_dir(ctx.settings.data_dir, ctx.conversation))  # fetched when first asked
     text = await context.render(PROMPT)     # sized for a first prompt
     text = await context.render(READ)       # read_thread: more of everything
     context.record(recorder, run_id)        # what was removed, attached and left out, for the provenance
@@ -69,10 +69,10 @@ class ThreadContext:
     async def data(self) -> ThreadData | None:
         async with self._lock:
             if self._data is None and self.ctx.thread is not None:
-                hosts = github.Hosts.of(self.ctx.config)
+                hosts = github.Hosts.of(self.ctx.settings)
                 data = await github.fetch(self.ctx.thread, is_pr=self.ctx.is_pr,
                                           target=getattr(self.ctx, "target", None), hosts=hosts)
-                self.removed = clean(data, bot_logins(self.ctx.config))
+                self.removed = clean(data, bot_logins(self.ctx.settings))
                 if self.folder is not None:
                     urls = github.attachment_urls(human_texts(data), data.repo, hosts)
                     data.attachments = await github.download(urls, data.repo, self.folder,

@@ -49,7 +49,7 @@ class JobThread:
 async def run_turn(job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str, tracking: Progress,
                    cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None) -> Turn:
     """One episode of `agent` for this job."""
-    attachments = attachments_dir(ctx.config.data_dir, ctx.conversation) if ctx.thread is not None else None
+    attachments = attachments_dir(ctx.settings.data_dir, ctx.conversation) if ctx.thread is not None else None
     request = episode.EpisodeRequest(asker=ctx, repo=ctx.repo, job_id=ctx.job_id, agent=agent, worktree=worktree,
                                      thread=JobThread(ctx, ThreadContext(ctx, attachments)), resume_id=resume_id,
                                      fresh_reason=fresh_reason, findings=ctx.findings)

@@ -3,7 +3,7 @@
     prov = build(recorder, run_id, agent="codex", version="0.171.0", resumed=True,
                  duration_s=42.0, usage=result.usage, files_changed=["a.py", "b.py"],
                  pr_url="https://github.com/o/r/pull/13", session_id="...",
-                 run_page=ctx.config.run_url(run_id))  # the job's settings: BOT_PUBLIC_URL
+                 run_page=ctx.settings.run_url(run_id))  # the job's settings: BOT_PUBLIC_URL
     comment = prov.render(answer_text)   # answer + collapsed <details> block + hidden marker
     prov.as_dict()                       # the same data for tools (JSON-serialisable)
 

@@ -274,9 +274,12 @@ async def test_bridge_lists_the_read_tools(worktree, recorder, run_id, tmp_path)
 
 def test_standing_instruction_names_the_read_tools():
     """Codex and OpenCode have no native read in strict mode: the instruction says how to read."""
+    from bot.config import Settings
     from bot.job.conversations import standing_instruction
+    from bot.job.modes import GitHubMode
     from bot.job.pipeline import JobContext
-    ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None)
+    ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,
+                     mode=GitHubMode(), settings=Settings({}))
     assert all(tool in standing_instruction(ctx) for tool in ("read_file", "list_files", "search"))
 
 

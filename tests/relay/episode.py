@@ -35,8 +35,8 @@ async def relay_episode(agent: str, creds: adapters.Credentials, ctx: SimpleName
                         model: str | None = None) -> Relayed:
     """`cli_web_access`: the CLI offers its web tools while the repository's web access stays off
     (what a CLI that always sends them does). A `ctx` without settings gets the environment's."""
-    if getattr(ctx, "config", None) is None:  # the environment as the caller set it, as an entry point hands it
-        ctx.config = current()
+    if getattr(ctx, "settings", None) is None:  # the environment as the caller set it, as an entry point hands it
+        ctx.settings = current()
     worktree = make_worktree(root)
     recorder = Recorder(root / "bot.db")
     run_id = recorder.start_run(agent=agent, conversation="octo/repo#12", sandbox_tier=1)

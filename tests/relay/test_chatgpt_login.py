@@ -132,7 +132,7 @@ def test_an_api_key_login_file_is_relayed_as_the_key():
 async def test_inside_the_sandbox_codex_holds_only_a_placeholder_login(tmp_path, recorder, run_id, login):
     adapter = base.get("codex")
     ctx = SimpleNamespace(conversation="octo/repo#1", requester_id=42, repo_id=0, installation_id=7, repo="octo/repo", secrets=[],
-                          config=current())
+                          settings=current())
     sandbox = SandboxConfig(workdir=tmp_path, home=tmp_path / "home", allowed_hosts=adapter.default_allowed_hosts)
     creds = Credentials(files={chatgpt.AUTH_FILE: login.auth_json().encode()}, source="requester")
     async with model_channel("codex", adapter, creds, ctx, recorder, run_id, sandbox) as channel:
@@ -149,7 +149,7 @@ async def test_inside_the_sandbox_codex_holds_only_a_placeholder_login(tmp_path,
 
 def test_a_requesters_refreshed_login_is_sealed_again_in_the_vault(tmp_path, monkeypatch, login):
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path))
-    ctx = SimpleNamespace(requester_id=42, repo_id=0, repo="octo/repo", installation_id=7, config=current())
+    ctx = SimpleNamespace(requester_id=42, repo_id=0, repo="octo/repo", installation_id=7, settings=current())
     login_store.saver("codex", "requester", ctx)(login.auth_json())
     assert vault.get(vault.scope_for("user", 42), "codex:auth_json", settings=current()) == login.auth_json()
 
@@ -158,7 +158,7 @@ def test_the_operators_refreshed_login_goes_back_to_its_file_owner_only(tmp_path
     path = tmp_path / "auth.json"
     path.write_text("{}")
     monkeypatch.setenv("BOT_CODEX_AUTH_FILE", str(path))
-    login_store.saver("codex", "operator", SimpleNamespace(config=current()))(login.auth_json())
+    login_store.saver("codex", "operator", SimpleNamespace(settings=current()))(login.auth_json())
     assert path.read_text() == login.auth_json() and path.stat().st_mode & 0o777 == 0o600
 
 

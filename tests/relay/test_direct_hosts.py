@@ -19,7 +19,7 @@ GOOGLE = "generativelanguage.googleapis.com"
 
 
 def _ctx():
-    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, repo_id=0, installation_id=7, secrets=[], config=current())
+    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, repo_id=0, installation_id=7, secrets=[], settings=current())
 
 
 async def _hosts_in_direct_mode(tmp_path: Path, recorder, run_id, agent: str, creds: Credentials):

@@ -45,7 +45,7 @@ async def _scan(agent: str, creds: adapters.Credentials, root: Path) -> tuple[st
     recorder = Recorder(root / "bot.db")
     run_id = recorder.start_run(agent=agent)
     ctx = SimpleNamespace(conversation="octo/repo#1", repo="octo/repo", requester_id=42, repo_id=0, installation_id=7,
-                          secrets=[], config=current())
+                          secrets=[], settings=current())
     adapter = adapters.get(agent)
     config = SandboxConfig(workdir=worktree, home=root / "home", allowed_hosts=adapter.default_allowed_hosts,
                            limits=Limits(timeout_s=60), tmpdir=root / "home" / ".tmp")

@@ -46,7 +46,7 @@ def fifth(monkeypatch):
 
 
 def _ctx() -> SimpleNamespace:
-    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, repo_id=0, installation_id=7, secrets=[], config=current())
+    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, repo_id=0, installation_id=7, secrets=[], settings=current())
 
 
 def _sandbox(tmp_path: Path, adapter: base.Adapter) -> SandboxConfig:

@@ -17,7 +17,7 @@ from tests.relay.conftest import REAL_KEY
 
 
 def _ctx():
-    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, repo_id=0, installation_id=7, secrets=[], config=current())
+    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, repo_id=0, installation_id=7, secrets=[], settings=current())
 
 
 def _sandbox(tmp_path: Path, adapter) -> SandboxConfig:
@@ -145,7 +145,7 @@ async def test_in_direct_mode_the_cli_gets_the_gateway_in_the_jobs_settings(tmp_
     monkeypatch.delenv("BOT_CODEX_BASE_URL", raising=False)
     adapter = base.get("codex")
     ctx = _ctx()
-    ctx.config = Settings({"BOT_CODEX_BASE_URL": "https://llm.example.internal"})
+    ctx.settings = Settings({"BOT_CODEX_BASE_URL": "https://llm.example.internal"})
     async with model_channel("codex", adapter, Credentials(files={".codex/auth.json": b"{}"}), ctx, recorder, run_id,
                              _sandbox(tmp_path, adapter)) as channel:
         assert channel.relay is None
@@ -161,7 +161,7 @@ def test_the_credential_modes_are_judged_by_the_settings_handed_down(monkeypatch
 async def _relay_with(tmp_path: Path, recorder, run_id, settings: Settings):
     adapter = base.get("claude")
     ctx = _ctx()
-    ctx.config = settings
+    ctx.settings = settings
     async with model_channel("claude", adapter, Credentials(env={"ANTHROPIC_API_KEY": REAL_KEY}), ctx, recorder,
                              run_id, _sandbox(tmp_path, adapter)) as channel:
         return channel.relay

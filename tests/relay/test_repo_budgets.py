@@ -15,7 +15,7 @@ from tests.relay.conftest import ANTHROPIC, REAL_KEY, post
 
 
 def _ctx():
-    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, repo_id=0, installation_id=7, secrets=[], config=current())
+    return SimpleNamespace(conversation="octo/repo#12", requester_id=42, repo_id=0, installation_id=7, secrets=[], settings=current())
 
 
 async def _three_calls(tmp_path: Path, recorder, run_id, fake, monkeypatch, bot_yml: str) -> base.Result:

@@ -61,7 +61,7 @@ class FakeThread:
 async def test_fresh_prompt_carries_the_issue_and_comments():
     """A first turn sees the issue itself and the thread, then the request."""
     ctx = SimpleNamespace(thread=FakeThread(), request="find the cause", requester="alice", repo="o/r",
-                          number=7, is_pr=False, config=current())
+                          number=7, is_pr=False, settings=current())
     text = await conversations.prompt(ctx, resumed=False, fresh_reason=None)
     assert "Issue #7: Crash on start" in text and "Traceback: boom" in text and "seen on 3.12 too" in text
     assert text.endswith("find the cause")

@@ -14,6 +14,7 @@ from bot.episode.stop import Stop
 from bot.episode.turn import Attempt, Turn
 from bot.job import answer, fallback, replies
 from bot.job.context import JobContext
+from bot.job.modes import GitHubMode
 from bot.job.run import JobRun
 from bot.record import provenance
 from bot.record.inert import ZWSP
@@ -37,7 +38,7 @@ class Notes:
 
 def context() -> JobContext:
     return JobContext(conversation="o/r#1", repo="o/r", request="fix it", requester="alice", surface=None,
-                      settings=current())
+                      mode=GitHubMode(), settings=current())
 
 
 def turn(agent: str, unavailable: ProviderUnavailable | None = None, text: str = "the answer") -> Turn:

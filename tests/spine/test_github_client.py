@@ -162,6 +162,7 @@ async def test_expired_installation_token_is_renewed_for_the_answer(gh):
 async def test_token_close_to_expiry_is_renewed_before_the_push(monkeypatch):
     """Before the effects, the job's git token is renewed when it nears expiry, and redacted."""
     from bot.job import pipeline
+    from bot.job.modes import GitHubMode
     with FakeGitHub(app_id="4242", public_key=app_key()[1], token_ttl_s=600) as fake:
         fake.add_repo(REPO)
         fake.add_issue(REPO, 1)
@@ -169,7 +170,8 @@ async def test_token_close_to_expiry_is_renewed_before_the_push(monkeypatch):
         async with httpx.AsyncClient() as client:
             t = await thread(github.TokenCache.of(current()), client)
             ctx = pipeline.JobContext(conversation=f"{REPO}#1", repo=REPO, request="fix", requester="alice",
-                                      surface=None, thread=t)
+                                      surface=None, thread=t, mode=GitHubMode(),
+                                      settings=current())
             first = ctx.token
             await ctx.refresh_token()
             await t.issue()  # the thread's own calls use the new token

@@ -17,6 +17,7 @@ from bot.episode.runner import run_episode
 from bot.episode.stop import Stop
 from bot.job import thread_text, turns
 from bot.job.context import JobContext
+from bot.job.modes import GitHubMode
 from bot.job.run import JobRun
 from bot.service import retention, store
 from bot.workspace import repo_config
@@ -99,7 +100,7 @@ def test_the_operators_caps_come_from_the_settings_the_episode_is_handed(tmp_pat
 
 def _ctx(settings: Settings) -> JobContext:
     return JobContext(conversation="o/r#1", repo="o/r", request="hi", requester="alice", surface=None,
-                      settings=settings)
+                      mode=GitHubMode(), settings=settings)
 
 
 def _sandbox_config_of(tmp_path, settings: Settings) -> SandboxConfig:

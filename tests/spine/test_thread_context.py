@@ -356,7 +356,7 @@ async def test_context_is_fetched_once_and_hidden_content_never_rendered(gh, tmp
     gh.add_comment(REPO, 4, "<span hidden>SECRET-TWO</span>me too")
     async with httpx.AsyncClient() as client:
         ctx = SimpleNamespace(thread=Thread(RetryingAPI(client, oauth_token=TOKEN, base_url=current().github_api_url), REPO, 4), is_pr=False,
-                              target=None, job_id=None, config=current())
+                              target=None, job_id=None, settings=current())
         context = thread_text.ThreadContext(ctx, tmp_path / "att")
         short, full = await asyncio.gather(context.render(thread_text.PROMPT), context.render(thread_text.READ))
     assert "me too" in short and "me too" in full and "SECRET" not in short + full
