@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
 from bot.intake import grammar
+from bot.intake.github_payload import App, Payload, User, WorkflowRun
 from bot.permissions import is_bot_author, own_accounts
 from bot.workspace.repo_config_model import CONCLUSIONS
 
@@ -130,7 +131,7 @@ def _allowed(facts: EventFacts) -> bool:
             and all(key in ALERT_FIELDS and ALERT_FIELDS[key](value) for key, value in facts.alert))
 
 
-def candidate(event: str, data: dict[str, Any], handle: str) -> dict[str, Any] | None:
+def candidate(event: str, data: Payload, handle: str) -> dict[str, Any] | None:
     action = data.get("action")
     if action not in EVENT_ACTIONS.get(event, ()):
         return None
@@ -166,11 +167,11 @@ def riding(event: str | None, action: str | None, label: str = "") -> str | None
     return facts.detail() if _allowed(facts) else None
 
 
-def _check(event: str, data: dict[str, Any], handle: str) -> dict[str, Any] | None:
+def _check(event: str, data: Payload, handle: str) -> dict[str, Any] | None:
     """A completed check suite or workflow run: its pull request is the first that belongs to this
     repository (GitHub lists none for a fork's: number 0, the worker finds it by the head commit)."""
-    item = data["check_suite" if event == "check_suite" else "workflow_run"]
-    app = item.get("app") or {}
+    item: WorkflowRun = data["check_suite"] if event == "check_suite" else data["workflow_run"]
+    app: App = (data["check_suite"].get("app") or {}) if event == "check_suite" else {}
     if event == "check_suite" and str(app.get("slug") or "").lower() in own_accounts(handle):
         return None  # the bot's own check runs (its reviews) never start an autofix
     facts = EventFacts(event, "completed", conclusion=str(item.get("conclusion") or ""),
@@ -187,7 +188,7 @@ def _check(event: str, data: dict[str, Any], handle: str) -> dict[str, Any] | No
             "automatic": {"kind": KIND, "detail": facts.detail(), "draft": False}}
 
 
-def _alert(event: str, data: dict[str, Any], handle: str) -> dict[str, Any] | None:
+def _alert(event: str, data: Payload, handle: str) -> dict[str, Any] | None:
     """A created alert, run in each matching automation's own issue (number 0: no thread of its own)."""
     sender = data.get("sender") or {}
     if str(sender.get("login") or "").lower() in own_accounts(handle):
@@ -201,7 +202,7 @@ def _alert(event: str, data: dict[str, Any], handle: str) -> dict[str, Any] | No
             "automatic": {"kind": KIND, "detail": facts.detail(), "draft": False}}
 
 
-def alert_fields(event: str, alert: dict[str, Any]) -> dict[str, str]:
+def alert_fields(event: str, alert: Mapping[str, Any]) -> dict[str, str]:
     """The alert's fields an automation reads, each kept only when its pattern allows it."""
     read = _dependabot(alert) if event == "dependabot_alert" else _code_scanning(alert)
     kept = {}
@@ -215,7 +216,7 @@ def alert_fields(event: str, alert: dict[str, Any]) -> dict[str, str]:
     return kept
 
 
-def _dependabot(alert: dict[str, Any]) -> dict[str, str]:
+def _dependabot(alert: Mapping[str, Any]) -> dict[str, str]:
     dependency, advisory = _dict(alert.get("dependency")), _dict(alert.get("security_advisory"))
     package = _dict(dependency.get("package"))
     return {"number": str(alert.get("number")), "package": str(package.get("name") or ""),
@@ -225,7 +226,7 @@ def _dependabot(alert: dict[str, Any]) -> dict[str, str]:
             "url": str(alert.get("html_url") or "")}
 
 
-def _code_scanning(alert: dict[str, Any]) -> dict[str, str]:
+def _code_scanning(alert: Mapping[str, Any]) -> dict[str, str]:
     rule, instance = _dict(alert.get("rule")), _dict(alert.get("most_recent_instance"))
     return {"number": str(alert.get("number")), "rule": str(rule.get("id") or ""),
             "severity": str(rule.get("security_severity_level") or rule.get("severity") or ""),
@@ -242,21 +243,21 @@ def _cut(value: object) -> str:
     return text if len(text) <= MAX_SUMMARY_CHARS else text[:MAX_SUMMARY_CHARS - 1] + "…"
 
 
-def _label(data: dict[str, Any]) -> str:
+def _label(data: Payload) -> str:
     name = str((data.get("label") or {}).get("name") or "")
     return name if _LABEL.match(name) else ""
 
 
-def _who(sender: dict[str, Any]) -> tuple[str, str]:
+def _who(sender: User) -> tuple[str, str]:
     return str(sender.get("login") or ""), str(sender.get("type") or "User")
 
 
-def _sender(sender: dict[str, Any]) -> dict[str, Any]:
+def _sender(sender: User) -> dict[str, Any]:
     return {"author": sender.get("login", ""), "author_id": sender.get("id"),
             "author_type": sender.get("type", "User")}
 
 
-def _base(data: dict[str, Any]) -> dict[str, Any]:
+def _base(data: Payload) -> dict[str, Any]:
     repo = data.get("repository") or {}
     return {"repo": repo.get("full_name"), "repo_id": repo.get("id"),
             "installation_id": (data.get("installation") or {}).get("id")}

@@ -8,8 +8,9 @@ and the Action alike.
     Episode(spec)     work that acts, run only after GitHub's permission check: an agent's episode
                       (a comment's `run`, or an automatic trigger), or a command such as `stop`
 
-Raises Malformed (bot/intake/payload.py) for a payload without the fields its event has. Makes no
-GitHub call and stores nothing: the webhook queues the decision, the Action answers it.
+Raises Malformed (bot/intake/payload.py) for a payload without the fields its event has, or with
+one of another type than bot/intake/github_payload.py declares. Makes no GitHub call and stores
+nothing: the webhook queues the decision, the Action answers it.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from typing import Any
 
 from adapters import base as adapters
 from bot.intake import automation_event, grammar, triggers
-from bot.intake.payload import Malformed, parsed, require_shape, trigger_key
+from bot.intake.github_payload import Comment, Item, Payload, Review
+from bot.intake.payload import Malformed, parsed, read_payload, require_shape, trigger_key
 from bot.intake.spec import Automatic, JobSpec, ReplyKind, SpecError
 from bot.permissions import association_may_trigger, is_bot_author
 
@@ -65,20 +67,20 @@ def decide(event: Event, handle: str) -> Decision:
     """`handle`: the mention the bot answers to (the entry point's settings' BOT_HANDLE). An event
     nothing else acts on may still be one an automation runs on (bot/intake/automation_event.py),
     when it came to the installed App: the Action runs no automation."""
-    decision = _decide(event, handle)
+    data = read_payload(event.name, event.payload)
+    decision = _decide(event, data, handle)
     if isinstance(decision, Ignore) and event.via_app and (found := parsed(
-            lambda: automation_event.candidate(event.name, event.payload, handle))):
+            lambda: automation_event.candidate(event.name, data, handle))):
         if refusal := _unless_uninstalled(event, found):
             return refusal
-        return Episode(*_spec(event, found, grammar.Command(kind="run")))
+        return Episode(*_spec(event, data, found, grammar.Command(kind="run")))
     return decision
 
 
-def _decide(event: Event, handle: str) -> Decision:
-    data = event.payload
+def _decide(event: Event, data: Payload, handle: str) -> Decision:
     if found := parsed(lambda: triggers.automatic(event.name, data, handle)):  # a label, an assignment, …
         caused, asked = found
-        return _unless_uninstalled(event, caused) or Episode(*_spec(event, caused, asked))
+        return _unless_uninstalled(event, caused) or Episode(*_spec(event, data, caused, asked))
     trigger = parsed(lambda: extract_trigger(event.name, data))
     if trigger is None:
         return Ignore(f"{event.name}.{data.get('action')} is not acted on")
@@ -92,7 +94,7 @@ def _decide(event: Event, handle: str) -> Decision:
     if command is None:
         return Ignore(f"no @{handle} command")
     reply = reply_kind(command, trigger["association"])
-    spec, stored = _spec(event, trigger, command, reply)
+    spec, stored = _spec(event, data, trigger, command, reply)
     return Reply(spec, stored) if reply is not None else Episode(spec, stored)
 
 
@@ -112,13 +114,13 @@ def _unless_uninstalled(event: Event, trigger: dict[str, Any]) -> Ignore | None:
     return None
 
 
-def _spec(event: Event, trigger: dict[str, Any], command: grammar.Command,
+def _spec(event: Event, data: Payload, trigger: dict[str, Any], command: grammar.Command,
           reply: ReplyKind | None = None) -> tuple[JobSpec, dict[str, Any]]:
     """The job, and the dict the queue stores of it (read back once here, so never again)."""
     automatic = trigger.pop("automatic", None)
     spec = JobSpec(**require_shape(trigger), command=command, reply=reply, event=event.name,
-                   action=event.payload.get("action"), delivery=event.delivery,
-                   trigger_key=parsed(lambda: trigger_key(event.name, event.payload)),
+                   action=data.get("action"), delivery=event.delivery,
+                   trigger_key=parsed(lambda: trigger_key(event.name, data)),
                    automatic=Automatic(**automatic) if automatic else None)
     stored = spec.to_dict()
     try:  # what the queue will store is what the worker can read back, or the payload is refused now
@@ -128,7 +130,7 @@ def _spec(event: Event, trigger: dict[str, Any], command: grammar.Command,
     return spec, stored
 
 
-def extract_trigger(event: str, data: dict[str, Any]) -> dict[str, Any] | None:
+def extract_trigger(event: str, data: Payload) -> dict[str, Any] | None:
     """Who said what where, for the events a comment can ask in; None for anything else."""
     action, repo = data.get("action"), data.get("repository") or {}
     base = {"repo": repo.get("full_name"), "repo_id": repo.get("id"),
@@ -158,7 +160,7 @@ def extract_trigger(event: str, data: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _who(item: dict[str, Any]) -> dict[str, Any]:
+def _who(item: Item | Comment | Review) -> dict[str, Any]:
     user = item.get("user") or {}
     return {"author": user.get("login", ""), "author_id": user.get("id"), "author_type": user.get("type", "User"),
             "association": item.get("author_association", "NONE")}

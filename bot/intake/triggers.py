@@ -15,17 +15,18 @@ On a pull request a trigger asks for a review (`bot:<agent>`: by that agent); on
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from adapters import base as adapters
 from bot.intake import grammar
+from bot.intake.github_payload import Payload
 from bot.permissions import is_bot_author, own_accounts
 
 LABEL_PREFIX = "bot:"
 ISSUE_REQUEST = ("Work on this issue ({why}): do what it asks, and say what you did and what is left.")
 
 
-def automatic(event: str, data: dict[str, Any], handle: str) -> tuple[dict[str, Any], grammar.Command] | None:
+def automatic(event: str, data: Payload, handle: str) -> tuple[dict[str, Any], grammar.Command] | None:
     """`handle`: the bot's mention (the settings' BOT_HANDLE), whose accounts an assignment names."""
     action = data.get("action")
     if event not in ("issues", "pull_request") or not isinstance(data.get(_item_key(event)), dict):
@@ -52,7 +53,8 @@ def automatic(event: str, data: dict[str, Any], handle: str) -> tuple[dict[str, 
     if found is None:
         return None
     kind, detail, agent = found
-    who = {"author": sender.get("login", ""), "author_id": sender.get("id"), "author_type": sender.get("type", "User")}
+    who: dict[str, Any] = {"author": sender.get("login", ""), "author_id": sender.get("id"),
+                           "author_type": sender.get("type", "User")}
     if is_bot_author(who["author"], who["author_type"], handle):
         return None
     trigger = {"repo": (data.get("repository") or {}).get("full_name"),
@@ -64,7 +66,7 @@ def automatic(event: str, data: dict[str, Any], handle: str) -> tuple[dict[str, 
     return trigger, _command(kind, detail, agent, is_pr)
 
 
-def _item_key(event: str) -> str:
+def _item_key(event: str) -> Literal["issue", "pull_request"]:
     return "issue" if event == "issues" else "pull_request"
 
 
@@ -72,7 +74,7 @@ def _own(login: str | None, handle: str) -> bool:
     return login is not None and login.lower() in own_accounts(handle)
 
 
-def _label(data: dict[str, Any], is_pr: bool) -> tuple[str, str, str | None] | None:
+def _label(data: Payload, is_pr: bool) -> tuple[str, str, str | None] | None:
     name = ((data.get("label") or {}).get("name") or "").strip().lower()
     if not name.startswith(LABEL_PREFIX):
         return None

@@ -80,5 +80,5 @@ def test_a_decided_spec_is_what_the_queue_reads_back():
 
 def test_a_review_comment_with_a_line_that_is_not_a_number_is_malformed():
     data = payload("pull_request_review_comment.created", "@bot claude fix", line="4")
-    with pytest.raises(Malformed, match="'target.line' is str"):
+    with pytest.raises(Malformed, match="comment.line is str"):
         decide(Event("pull_request_review_comment", data), "bot")
