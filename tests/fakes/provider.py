@@ -550,23 +550,17 @@ def _error_body(api: str, status: int, message: str, code: str | None = None) ->
 
 
 def _api_of(path: str) -> str | None:
-    if path.startswith(CHATGPT_RESPONSES):
-        return "responses"
-    if path.startswith("/v1/messages"):
-        return "anthropic"
-    if path.startswith("/v1/responses"):
-        return "responses"
-    if path.startswith("/v1/chat/completions"):
-        return "chat"
-    if path.startswith("/v1beta/models/") or path.startswith("/v1/models/"):
-        return "gemini"
-    return None
+    return next((api for prefix, api in ROUTES if path.startswith(prefix)), None)
 
 
 # ---------------------------------------------------------------- a ChatGPT login
 
 CHATGPT_RESPONSES = "/backend-api/codex/responses"  # Codex's model calls under a ChatGPT login
 TOKEN_PATH = "/oauth/token"  # the login's token endpoint (BOT_CHATGPT_TOKEN_URL = fake.url + TOKEN_PATH)
+# a POST's path prefix -> the API the fake answers it in; tests/relay/test_fake_provider_routes.py
+# holds it to the wire APIs' records both ways (any GET is answered with an empty model list)
+ROUTES = ((CHATGPT_RESPONSES, "responses"), ("/v1/messages", "anthropic"), ("/v1/responses", "responses"),
+          ("/v1/chat/completions", "chat"), ("/v1beta/models/", "gemini"), ("/v1/models/", "gemini"))
 
 
 def fake_jwt(claims: dict) -> str:
