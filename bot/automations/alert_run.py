@@ -17,7 +17,7 @@ import logging
 
 from bot.automations import automation_issue, caps, pauses, request
 from bot.automations.autofix import MakeContext, ThreadOf
-from bot.automations.mode import AutomationMode, marker
+from bot.automations.mode import AutomationMode, marker, run_as
 from bot.db import Database
 from bot.github.client import Thread
 from bot.intake.automation_event import EventFacts
@@ -56,6 +56,6 @@ async def run(db: Database, job_id: int, spec: JobSpec, repo_thread: Thread, can
                                    title=automation_issue.title(automation.name),
                                    command=Command(kind="run", agent=automation.agent, request=text))
         ctx = make_context(each, marker(job_id, automation.name), thread)
-        ctx = dataclasses.replace(ctx, mode=AutomationMode(automation=automation))
+        ctx = run_as(ctx, AutomationMode(automation=automation))
         statuses.append(await pipeline.run(db, ctx, cancel))
     return "failed" if "failed" in statuses else "done"

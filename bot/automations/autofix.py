@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.automations import attempts, caps, pauses, request, runs
-from bot.automations.mode import AutomationMode, marker
+from bot.automations.mode import AutomationMode, marker, run_as
 from bot.db import Database
 from bot.github.client import Thread
 from bot.intake.automation_event import EventFacts
@@ -65,7 +65,7 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: 
         ctx = make_context(each, marker(job_id, automation.name), on)
         mode = AutomationMode(automation=automation, head_sha=facts.head,
                               on_pushed=_pushed(db, spec.repo, automation.name, attempt.root))
-        ctx = dataclasses.replace(ctx, mode=mode)
+        ctx = run_as(ctx, mode)
         statuses.append(await pipeline.run(db, ctx, cancel))
     return "failed" if "failed" in statuses else "done"
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from bot.automations import alert_run, autofix, caps, matching, pauses, request, schedule
 from bot.automations.autofix import MakeContext, ThreadOf
-from bot.automations.mode import AutomationMode, marker
+from bot.automations.mode import AutomationMode, marker, run_as
 from bot.db import Database
 from bot.github.client import Thread
 from bot.intake.automation_event import ALERT_EVENTS, CHECK_EVENTS, EventFacts, read_detail
@@ -72,7 +72,7 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: 
             continue
         text = request.compose(automation, facts.name, spec.author, title, body)
         ctx = make_context(_spec_for(spec, automation, text), marker(job_id, automation.name), None)
-        ctx = dataclasses.replace(ctx, mode=AutomationMode(automation=automation))
+        ctx = run_as(ctx, AutomationMode(automation=automation))
         statuses.append(await pipeline.run(db, ctx, cancel))
     return "failed" if "failed" in statuses else "done"
 

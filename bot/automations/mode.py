@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.job.context import Finished
 from bot.job.modes import GitHubMode
+from bot.relay.budgets import AutomationSpend
 from bot.workspace import effects
 from bot.workspace.repo_config_model import Automation
 
@@ -101,6 +102,14 @@ class AutomationMode(GitHubMode):
             return (f"The pull request's head moved to {now[:7]} while I worked (from {self.head_sha[:7]}), "
                     "so nothing was pushed: the newer push wins.")
         return recheck
+
+
+def run_as(ctx: JobContext, mode: AutomationMode) -> JobContext:
+    """The context of an automation's run: its `may:` the authority, and its model calls counted
+    against the automation's UTC day, capped by its `max_usd_per_day` at the relay."""
+    automation = mode.automation
+    spend = AutomationSpend(ctx.repo, automation.name, automation.max_usd_per_day) if automation else None
+    return dataclasses.replace(ctx, mode=mode, automation_spend=spend)
 
 
 def is_fork(pull: dict[str, Any], repo: str) -> bool:

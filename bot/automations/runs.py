@@ -39,11 +39,11 @@ def record(db: Database, repo: str, automation: str, slot: str, kind: str, outco
     return insert_row(db, repo, automation, slot, job_id, kind, account, outcome)
 
 
-def outcome(db: Database, repo: str, automation: str, slot: str, why: str) -> None:
-    """A claimed slot that did not run after all (its automation changed meanwhile): recorded as
-    skipped, with why; it no longer counts as a run."""
+def outcome(db: Database, repo: str, automation: str, slot: str, why: str, kind: str = SKIPPED) -> None:
+    """A claimed slot that did not run after all (its automation changed meanwhile: skipped; or its
+    day's money was spent by the time it ran: refused), with why; it no longer counts as a run."""
     db.execute("UPDATE automation_runs SET kind = ?, outcome = ? WHERE repo = ? AND automation = ? AND slot = ?",
-               [SKIPPED, why, repo, automation, slot])
+               [kind, why, repo, automation, slot])
 
 
 def claim_and_queue(db: Database, repo: str, automation: str, slot: str,

@@ -14,8 +14,8 @@ import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 
-from bot.automations import automation_issue, request, runs, schedule, scheduled_job
-from bot.automations.mode import AutomationMode
+from bot.automations import automation_issue, caps, request, runs, schedule, scheduled_job
+from bot.automations.mode import AutomationMode, run_as
 from bot.db import Database
 from bot.github.client import Thread
 from bot.intake.grammar import Command
@@ -45,11 +45,16 @@ async def run(db: Database, spec: JobSpec, repo_thread: Thread, cancel: asyncio.
         return "done"
     number = await automation_issue.ensure(db, repo_thread.api, spec.repo, name)
     thread = await issue_thread(number)
+    if (why := caps.over_money(db, spec.repo, automation)) is not None:  # spent since its slot was claimed
+        log.info("automation %s of %s: slot %s not run: %s", name, spec.repo, slot, why)
+        runs.outcome(db, spec.repo, name, slot, why, kind=runs.REFUSED)
+        await caps.note_once(db, thread, spec.repo, automation, why)
+        return "done"
     asked = _asked(automation, slot, spec.command.request)
     each = dataclasses.replace(spec, number=number, author=_bot_login(thread), title=automation_issue.title(name),
                                command=Command(kind="run", agent=automation.agent, request=asked))
     ctx = make_context(each, thread)
-    ctx = dataclasses.replace(ctx, mode=AutomationMode(automation=automation))
+    ctx = run_as(ctx, AutomationMode(automation=automation))
     return await pipeline.run(db, ctx, cancel)
 
 

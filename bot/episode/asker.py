@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.config import Settings
+from bot.relay.budgets import AutomationSpend
 
 
 class Asker(Protocol):
@@ -23,3 +24,6 @@ class Asker(Protocol):
 
     @property
     def installation_id(self) -> int | None: ...
+
+    @property
+    def automation_spend(self) -> AutomationSpend | None: ...

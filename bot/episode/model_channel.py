@@ -42,7 +42,7 @@ from bot.episode.resume_state import resume_gap
 from bot.episode.stop import Stop
 from bot.record.recorder import Recorder
 from bot.relay import chatgpt
-from bot.relay.budgets import Budget, Caps, Ledger, Scope, operator_caps
+from bot.relay.budgets import AUTOMATION_CAP, AutomationSpend, Budget, Caps, Ledger, Scope, operator_caps
 from bot.relay.pricing import load_table
 from bot.relay.retry import RetryPolicy
 from bot.relay.server import ModelRelay, Upstream
@@ -205,12 +205,13 @@ async def model_channel(agent: str, adapter: base.Adapter, creds: Credentials, c
                         run_id: str, sandbox_config: SandboxConfig, *, on_retry: Callable[[str], object] | None = None,
                         on_stop: Callable[[str], object] | None = None,
                         repo_budgets: Mapping[str, Any] | None = None,
-                        web_access: bool = False) -> AsyncIterator[Channel]:
+                        web_access: bool = False, automation: AutomationSpend | None = None) -> AsyncIterator[Channel]:
     """Relay mode when `plan()` allows it (the sandbox config is narrowed in place), else direct,
     as the job's settings (`ctx.settings`) configure it. Declares the run's unobserved gaps either way
     (the adapter's, less what the relay closes). `repo_budgets` (`.github/bot.yml`'s `budgets`, int
     or float per cap) can only lower the operator's caps. `web_access` (the repository's): the relay
-    lets provider-run tools through, else drops them."""
+    lets provider-run tools through, else drops them. `automation`: an automation's run, whose calls
+    also count against that automation's day, capped by its `max_usd_per_day`."""
     settings = ctx.settings
     chosen = plan(agent, creds, settings)
     if chosen.refused:
@@ -227,9 +228,11 @@ async def model_channel(agent: str, adapter: base.Adapter, creds: Credentials, c
     for gap in relay_gaps(tuple(getattr(adapter, "unobserved", ()))):
         recorder.declare_gap(run_id, gap)
     scope = Scope(conversation=ctx.conversation, requester=str(ctx.requester_id) if ctx.requester_id else None,
-                  installation=str(ctx.installation_id) if ctx.installation_id else None)
+                  installation=str(ctx.installation_id) if ctx.installation_id else None,
+                  automation=automation.key if automation else None)
+    repo_caps = dict(repo_budgets or {}) | ({AUTOMATION_CAP: automation.usd_per_day} if automation else {})
     ledger = Ledger(recorder.db)
-    budget = Budget(operator=operator_caps(settings), repo=Caps(**repo_budgets) if repo_budgets else None,
+    budget = Budget(operator=operator_caps(settings), repo=Caps(**repo_caps) if repo_caps else None,
                     prior=ledger.spent(scope))
     login = chosen.upstream.login
     async with ModelRelay(chosen.upstream, recorder, run_id, budget=budget, ledger=ledger, spend_scope=scope,

@@ -112,7 +112,8 @@ async def run_turn(request: EpisodeRequest, recorder: Recorder, tracking: Progre
                             stop=cancel, read_dirs=read_dirs, review=request.findings) as bridge, \
             model_channel(agent, adapter, creds, asker, recorder, run_id, sandbox_config,
                           on_retry=tracking.note, on_stop=lambda reason: kill.set(),
-                          repo_budgets=worktree.config.budgets, web_access=worktree.config.web_access) as channel:
+                          repo_budgets=worktree.config.budgets, web_access=worktree.config.web_access,
+                          automation=asker.automation_spend) as channel:
         assert bridge.port is not None  # set by __aenter__
         sandbox_config.bridge_upstream = ("127.0.0.1", bridge.port)
         recorder.secrets.add(bridge.token)

@@ -10,6 +10,7 @@ from bot.config import Settings
 from bot.github.thread import GitHubThread
 from bot.job.tracking import Surface
 from bot.record.secrets import Secrets
+from bot.relay.budgets import AutomationSpend
 
 if TYPE_CHECKING:
     from adapters.base import Result
@@ -72,6 +73,7 @@ class JobContext:
     settings: Settings  # the entry point's, read once: a module below it reads these, never the environment
     thread: GitHubThread | None = None  # None in local mode
     installation_id: int | None = None
+    automation_spend: AutomationSpend | None = None  # an automation's run: its calls count against its day
     target: dict[str, object] | None = None  # the triggering comment, for the 👀 reaction
     tracking_handle: int | None = None
     on_tracking_created: Callable[[int], Awaitable[None] | None] | None = None

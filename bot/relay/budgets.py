@@ -124,6 +124,20 @@ def automation_key(repo: str, name: str) -> str:
     return f"{repo.lower()}:{name}"
 
 
+@dataclass(frozen=True)
+class AutomationSpend:
+    """An automation's run: its calls count against the automation's UTC day, capped at `usd_per_day`
+    (its `max_usd_per_day`)."""
+
+    repo: str
+    name: str
+    usd_per_day: float
+
+    @property
+    def key(self) -> str:
+        return automation_key(self.repo, self.name)
+
+
 def _window_start(window: str, now: datetime) -> str | None:
     if window in ("requester_day", "automation_day"):
         return now.replace(hour=0, minute=0, second=0, microsecond=0).isoformat(timespec="milliseconds")
