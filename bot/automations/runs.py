@@ -16,11 +16,13 @@ claims it queues the one job, and a crash between the two leaves neither.
 """
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.db import Database
+from bot.relay.budgets import automation_key
 
 RUN, ATTEMPT, PUSHED, REFUSED, SKIPPED = "run", "attempt", "pushed", "refused", "skipped"
 
@@ -91,22 +93,39 @@ class LastRun:
     outcome: str | None  # why, for refused and skipped
     job_status: str | None  # the job's (queued, running, done, failed), when it is known
     number: int | None  # the issue or pull request it answered in, when known
+    cost_usd: float | None = None  # its model calls at the relay, for this automation: None when it made none
 
 
 def last_runs(db: Database, repo: str, names: list[str], per: int = 5) -> dict[str, list[LastRun]]:
     """Each automation's latest `per` slots (runs, refusals and skips; newest first) with its job's
-    status and thread: bounded, `per` rows for each of at most 50 names."""
+    status, thread and cost: bounded, `per` rows for each of at most 50 names."""
     found: dict[str, list[LastRun]] = {}
     for name in names[:50]:
-        rows = db.query("SELECT r.created_at, r.slot, r.kind, r.outcome, j.status, j.conversation, i.number "
+        rows = db.query("SELECT r.created_at, r.slot, r.kind, r.outcome, r.job_id, j.status, j.conversation, i.number "
                         "FROM automation_runs r LEFT JOIN jobs j ON j.id = r.job_id "
                         "LEFT JOIN automation_issues i ON i.repo = r.repo AND i.automation = r.automation "
                         "WHERE r.repo = ? AND r.automation = ? AND COALESCE(r.kind, 'run') IN (?, ?, ?) "
                         "ORDER BY r.created_at DESC, r.slot DESC LIMIT ?",
                         [repo, name, RUN, REFUSED, SKIPPED, min(per, 20)])
+        costs = _costs(db, repo, name, rows)
         found[name] = [LastRun(float(r["created_at"]), str(r["slot"]), str(r["kind"] or RUN), r["outcome"],
-                               r["status"], _thread(repo, r["conversation"], r["number"])) for r in rows]
+                               r["status"], _thread(repo, r["conversation"], r["number"]),
+                               costs.get(str(r["job_id"])) if (r["kind"] or RUN) == RUN else None) for r in rows]
     return found
+
+
+def _costs(db: Database, repo: str, name: str, rows: list[dict]) -> dict[str, float]:
+    """What each job of `rows` spent on the automation's model calls (the relay's ledger): one query,
+    read by the automation's index from the oldest row's time on (a job's calls come after its claim)."""
+    jobs = sorted({str(r["job_id"]) for r in rows if r["job_id"] is not None})
+    if not jobs:
+        return {}
+    since = dt.datetime.fromtimestamp(min(float(r["created_at"]) for r in rows), dt.UTC)
+    spent = db.query("SELECT r.job_id AS job, SUM(COALESCE(s.usd, 0)) AS usd FROM model_spend s "
+                     "JOIN runs r ON r.id = s.run_id WHERE s.automation = ? AND s.ts >= ? "
+                     f"AND r.job_id IN ({', '.join('?' * len(jobs))}) GROUP BY r.job_id",
+                     [automation_key(repo, name), since.isoformat(timespec="milliseconds"), *jobs])
+    return {str(row["job"]): float(row["usd"]) for row in spent}
 
 
 def _thread(repo: str, conversation: str | None, issue: int | None) -> int | None:

@@ -1,6 +1,6 @@
 """The automations part of a repository's settings page: each automation its default branch declares
 (name, trigger, its next scheduled run in UTC, agent, what it may do, its caps, its last runs with
-their outcome, why a refused one was refused, and a link to the thread it answered in), Run now for
+their outcome, their model cost, why a refused one was refused, and a link to the thread it answered in), Run now for
 one that runs in its own issue (a schedule or `fire`), and for one that declares `fire` its token: made,
 rotated or revoked by a maintainer (bot/settings/routes.py), shown once right after it is made.
 Every interpolated value goes through `esc`: names, prompts and errors come from the repository.
@@ -62,7 +62,7 @@ def trigger(automation: Automation) -> str:
 
 
 def _row(automation: Automation, token: TokenRow | None, where: Where, runs: str) -> str:
-    caps = f"{automation.max_runs_per_day} runs a day"
+    caps = f"{automation.max_runs_per_day} runs a day, ${automation.max_usd_per_day:g} of model cost a day"
     if automation.on.check_suite is not None or automation.on.workflow_run is not None:
         caps += f", {automation.max_attempts} attempts"
     return (f'<tr><td data-label="Automation"><strong>{esc(automation.name)}</strong><br>'
@@ -107,10 +107,11 @@ def _run(run: LastRun, where: Where) -> str:
         what = OUTCOMES.get(run.job_status or "", "ran")
     else:
         what = f"{run.kind}: {run.outcome or ''}".rstrip(": ")
+    cost = f' · <span class="cost">${run.cost_usd:.4f}</span>' if run.cost_usd is not None else ""
     link = (f' · <a href="{esc(where.github_web)}/{esc(where.repo)}/issues/{run.number}" rel="noreferrer">'
             f"#{run.number}</a>" if run.number else "")
     cls = "bad" if run.kind != "run" or run.job_status == "failed" else "ok" if run.job_status == "done" else ""
-    return f'<span class="muted">{esc(at)}</span> <span class="{cls}">{esc(what)}</span>{link}'
+    return f'<span class="muted">{esc(at)}</span> <span class="{cls}">{esc(what)}</span>{cost}{link}'
 
 
 def _token_cell(automation: Automation, token: TokenRow | None, base: str, csrf: str) -> str:
