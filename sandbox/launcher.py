@@ -15,6 +15,7 @@ launcher run instead, with every guarantee, said once as a warning in the log.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -22,6 +23,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from sandbox.base import Refused
@@ -32,6 +34,7 @@ CFLAGS = ("-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_FORTIFY_SOURCE
           "-fPIE", "-pie", "-Wl,-z,relro,-z,now")
 COMPILERS = ("cc", "gcc")
 BUILD_TIMEOUT_S = 120
+OLD_BUILD_S = 86_400.0  # an earlier build is removed once it is a day old
 USAGE_EXIT = 64  # the launcher refused its arguments: nothing was done
 FIX_BUILD = ("run `make install` (or `python -m sandbox.launcher`) as the owner of the bot's install, with gcc and "
              "libc6-dev installed (apt-get install gcc libc6-dev)")
@@ -106,10 +109,14 @@ def build(cc: str, path: Path) -> None:
 
 
 def _remove_others(kept: Path) -> None:
-    """Launchers built from earlier versions of the source (a bot still running one builds it again)."""
+    """Launchers built from earlier versions of the source, once unchanged for OLD_BUILD_S: a
+    process started before the source changed still runs its own (two processes building in turn
+    removed each other's binary under a start)."""
+    cutoff = time.time() - OLD_BUILD_S
     for old in kept.parent.glob("layer_launcher-*"):
-        if old != kept:
-            old.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            if old != kept and old.stat().st_mtime < cutoff:
+                old.unlink()
 
 
 def _warn_fallback() -> None:

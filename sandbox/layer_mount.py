@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import _signal  # `signal` would import enum, which costs more than the rest of the start-up
 import ctypes
+import fcntl
 import os
 import select
 import sys
@@ -98,12 +99,22 @@ def is_full(layer: dict) -> bool:
     return free < min(1 << 20, layer["size"] // 16) or stats.f_favail == 0
 
 
-def run(command: list[str], layers: list[dict]) -> tuple[int, list[str]]:
-    """Start the command, stop it when a layer stays full; its wait status and the full layers."""
+def hold(scratch: str) -> int:
+    """SCRATCH locked shared for as long as this runs, as the compiled launcher holds it: a sweep of
+    stale scratch folders (sandbox/layers.py) never removes a live sandbox's."""
+    fd = os.open(scratch, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    return fd
+
+
+def run(command: list[str], layers: list[dict], held: int = 2) -> tuple[int, list[str]]:
+    """Start the command, stop it when a layer stays full; its wait status and the full layers.
+    Every descriptor above stderr is closed here but `held` (SCRATCH's lock, from `hold`)."""
     # Python ignores SIGPIPE and SIGXFSZ; the sandbox gets them back at their defaults.
     pid = os.posix_spawnp(command[0], command, os.environ,
                           setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ, _signal.SIGTERM))
-    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the sandbox's pipes are bubblewrap's alone
+    os.closerange(3, held)  # the sandbox's pipes are bubblewrap's alone
+    os.closerange(held + 1, os.sysconf("SC_OPEN_MAX"))
     pidfd = os.pidfd_open(pid)  # kept open to the end: the handler below may still use it
     # SIGTERM is the bot's kill: the sandbox ends now, and its writes are still applied.
     _signal.signal(_signal.SIGTERM, lambda *_: stop(pidfd))
@@ -195,12 +206,13 @@ def main(argv: list[str]) -> int:
         return apply_unmounted(argv)
     scratch, wanted, command = parse(argv)
     try:
+        held = hold(scratch)
         enter_namespace()
         layers = [mount_layer(layer, os.path.join(scratch, str(index))) for index, layer in enumerate(wanted)]
     except OSError as exc:
         print(f"bot-sandbox: cannot cap the sandbox's writable folders: {exc}", file=sys.stderr)
         return FAILED_EXIT
-    status, full = run(command, layers)
+    status, full = run(command, layers, held)
     return finish(scratch, apply_layers(layers, full), status)
 
 

@@ -14,18 +14,28 @@ for an unprivileged bot alike (kernel overlays in a user namespace). tmpfs pages
 layer's contents count against the sandbox's memory cgroup like /tmp's, so the memory limit
 bounds the sum of what the layers hold. A file changed in place is copied up whole, so it
 counts at its full size against the worktree's growth.
+
+Each run's scratch folder (SCRATCH_PREFIX in the temporary folder) is locked shared (flock) by the
+bot from `plan` to `remove` and by the launcher for as long as it runs. A bot killed mid-run leaves
+its folder; `sweep_stale`, at the service's and the worker's start, removes a folder of ours that
+is old and that it can lock exclusively: one no live bot or launcher holds.
 """
 from __future__ import annotations
 
+import fcntl
+import logging
 import os
 import shutil
+import stat
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox import launcher
 from sandbox.base import SandboxConfig
+from sandbox.bounded_tree import DIR_FLAGS, remove_path
 from sandbox.cgroup_set import CgroupSet
 from sandbox.disk import usage
 from sandbox.limits import join_prefix
@@ -33,6 +43,10 @@ from sandbox.limits import join_prefix
 LAUNCHER = Path(__file__).resolve().parent / "layer_mount.py"
 FAILED_EXIT = 72  # the launcher's exit status when no layer could be made (nothing ran)
 MIN_SIZE = 1 << 20  # a home already at its cap still gets room for a CLI's lock files
+SCRATCH_PREFIX = "bot-layers-"
+STALE_AFTER_S = 600.0  # a scratch folder younger than this is left: it may not be locked yet
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -40,9 +54,16 @@ class Layers:
     """One run's capped folders: the launcher's argv prefix and, after the run, its report."""
 
     spec: list[dict]
-    scratch: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="bot-layers-")))
+    scratch: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX)))
     hand_over_too_deep: list[str] = field(default_factory=list)  # folders the sandbox was not handed
     compiled: Path | None = None  # the compiled launcher; None: the Python one (no C compiler here)
+    held: int | None = None  # the scratch folder, locked shared until `remove`
+
+    def hold(self) -> None:
+        """Lock the scratch folder shared, so that no sweep removes it while this bot may use it."""
+        fd = os.open(self.scratch, DIR_FLAGS)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        self.held = fd
 
     def prefix(self, groups: CgroupSet, open_files: int) -> list[str]:
         """argv that makes the layers, then runs the rest (bubblewrap) over them in `groups`, with
@@ -85,6 +106,47 @@ class Layers:
 
     def remove(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.held is not None:
+            os.close(self.held)
+            self.held = None
+
+
+def sweep_stale(folder: Path | None = None, older_than_s: float = STALE_AFTER_S) -> list[str]:
+    """Remove the scratch folders runs left behind (a bot killed mid-run): in `folder` (the
+    temporary folder), each folder named so, ours, older than `older_than_s` and held by no live
+    bot or launcher (an exclusive flock is granted). Links are never followed. Their names."""
+    folder = Path(folder or tempfile.gettempdir())
+    cutoff = time.time() - older_than_s
+    removed = []
+    with os.scandir(folder) as entries:
+        candidates = [entry for entry in entries if entry.name.startswith(SCRATCH_PREFIX)]
+    for entry in candidates:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and info.st_mtime < cutoff \
+                and _remove_unheld(Path(entry.path)):
+            removed.append(entry.name)
+    if removed:
+        log.info("removed %d scratch folders of sandbox runs that ended without their bot", len(removed))
+    return removed
+
+
+def _remove_unheld(path: Path) -> bool:
+    """Remove the folder if nothing holds its lock, holding it meanwhile; whether it was removed."""
+    try:
+        fd = os.open(path, DIR_FLAGS)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        remove_path(path)
+        return True
+    except OSError:  # BlockingIOError: a live bot or launcher holds it
+        return False
+    finally:
+        os.close(fd)
 
 
 def _counts(text: str) -> dict[str, int]:
@@ -109,4 +171,6 @@ def plan(config: SandboxConfig) -> Layers:
     spec = [{"name": "home", "path": str(config.home), "size": max(lim.home_bytes - held, MIN_SIZE)}]
     if config.writable:
         spec.append({"name": "worktree", "path": str(config.workdir), "size": lim.worktree_growth_bytes})
-    return Layers(spec, compiled=launcher.find())
+    capped = Layers(spec, compiled=launcher.find())
+    capped.hold()
+    return capped

@@ -16,6 +16,7 @@ from bot.service import store
 from bot.settings import manifest
 from bot.settings.address import listening_base
 from bot.web.app import create_app
+from sandbox.layers import sweep_stale
 from sandbox.limits import raise_open_files_limit
 
 
@@ -38,6 +39,7 @@ def main(argv: list[str]) -> int:
         print(f"bot serve: {exc}", file=sys.stderr)
         return 2
     raise_open_files_limit()  # one episode's connections must not starve the others
+    sweep_stale()  # the capped layers' scratch folders of runs whose bot was killed
     service_logging.start(settings)
     address = listening_base(args.host, args.port)
     app = create_app(address=address, settings=settings)

@@ -63,9 +63,11 @@ def main(argv: list[str]) -> int:
     if refusal:
         print(f"bot worker: tier 1 cannot run here: {refusal}", file=sys.stderr)
         return 2
+    from sandbox.layers import sweep_stale  # noqa: PLC0415 - the probe stays light (above)
     from sandbox.limits import raise_open_files_limit  # noqa: PLC0415 - the probe stays light (above)
 
     raise_open_files_limit()
+    sweep_stale()  # the capped layers' scratch folders of runs whose bot was killed
     service_logging.start(settings)  # as bot serve's: BOT_LOG_FORMAT, the job's ids, secrets masked
     size = episodes_at_once(settings, size)
     asyncio.run(_run(size, settings))

@@ -28,6 +28,9 @@
  *   hostile tree stays sandbox/layer_apply.py's. PYTHON is opened before this enters its user
  *   namespace (from there the bot's /proc/PID/exe, which PYTHON may be, cannot be opened).
  * - It then exits as bubblewrap did (the same signal, or the same status).
+ * - From its start to its end (the write-back included) it holds a shared flock on SCRATCH, as the
+ *   bot does while it waits for it: a sweep of stale scratch folders (sandbox/layers.py) removes
+ *   only a folder it can lock exclusively, so never a live sandbox's, even once its bot is gone.
  *
  * Every argument is read through an allowlist and anything else is refused with status 64 before
  * anything is done: paths absolute and normalised, without control characters, and, where they go
@@ -47,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -389,16 +393,31 @@ static pid_t start(const struct plan *plan, int *pidfd) {
     return (pid_t)pid;
 }
 
+/* SCRATCH, locked shared for as long as this runs (the write-back inherits it): a sweep never
+ * removes it under a live sandbox. Close-on-exec, so bubblewrap never holds it. */
+static int hold_scratch(const struct plan *plan) {
+    int fd = open(plan->scratch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return failed("open", plan->scratch);
+    if (flock(fd, LOCK_SH | LOCK_NB)) {
+        failed("lock", plan->scratch);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 static void stop(int pidfd) {
     syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);  /* ESRCH once gone: nobody else */
 }
 
-static void close_all_but(int first, int second, int third) {
-    int keep[3] = {first, second, third}, from = 3;
-    for (int i = 0; i < 3; i++)  /* sort the three */
-        for (int j = i + 1; j < 3; j++)
+#define KEPT 4
+static void close_all_but(const int kept[KEPT]) {
+    int keep[KEPT], from = 3;
+    memcpy(keep, kept, sizeof keep);
+    for (int i = 0; i < KEPT; i++)  /* sort them */
+        for (int j = i + 1; j < KEPT; j++)
             if (keep[j] < keep[i]) { int swap = keep[i]; keep[i] = keep[j]; keep[j] = swap; }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < KEPT; i++) {
         if (keep[i] > from) syscall(SYS_close_range, from, keep[i] - 1, 0);
         if (keep[i] + 1 > from) from = keep[i] + 1;
     }
@@ -459,7 +478,7 @@ static int write_report(const struct plan *plan, const char *error) {
 }
 
 /* The Python write-back, in this mount namespace; returns only when it could not be started. */
-static void write_back(const struct plan *plan, int python, int status, char *reason) {
+static void write_back(const struct plan *plan, int python, int held, int status, char *reason) {
     char *argv[7 + 5 * MAX_LAYERS + 1], number[32], sizes[MAX_LAYERS][24], unmounted[MAX_LAYERS][16];
     int at = 0;
     snprintf(number, sizeof number, "%d", status);
@@ -483,6 +502,7 @@ static void write_back(const struct plan *plan, int python, int status, char *re
     argv[at] = NULL;
     sigset_t none;
     signal(SIGTERM, SIG_IGN);  /* a kill now falls during the write-back: the bot's grace covers it */
+    fcntl(held, F_SETFD, 0);  /* the write-back holds SCRATCH too */
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     syscall(SYS_execveat, python, "", argv, environ, AT_EMPTY_PATH);
@@ -515,6 +535,8 @@ int main(int argc, char **argv) {
     if (sigterm < 0) return failed("signalfd", ""), LAYERS_FAILED_EXIT;
     int python = open(plan.python, O_PATH | O_CLOEXEC);  /* nothing runs that could not be written back */
     if (python < 0) return failed("open the write-back's interpreter", plan.python), LAYERS_FAILED_EXIT;
+    int held = hold_scratch(&plan);
+    if (held < 0) return LAYERS_FAILED_EXIT;
     if (enter_namespace()) return LAYERS_FAILED_EXIT;
     for (int index = 0; index < plan.layer_count; index++)
         if (mount_layer(&plan.layers[index])) return LAYERS_FAILED_EXIT;
@@ -525,13 +547,13 @@ int main(int argc, char **argv) {
         if (pid > 0) kill(pid, SIGKILL), waitpid(pid, NULL, 0);  /* never seen: it cannot be another's */
         return LAYERS_FAILED_EXIT;
     }
-    close_all_but(pidfd, sigterm, python);  /* the sandbox's pipes are bubblewrap's alone */
+    close_all_but((int[KEPT]){pidfd, sigterm, python, held});  /* the sandbox's pipes are bubblewrap's alone */
     int status = watch(&plan, pid, pidfd, sigterm);
     int changed = 0;
     char reason[MAX_NAME + 64] = "";
     for (int index = 0; index < plan.layer_count; index++)
         changed |= plan.layers[index].changed = holds_changes(&plan.layers[index]);
-    if (changed) write_back(&plan, python, status, reason);
+    if (changed) write_back(&plan, python, held, status, reason);
     if (write_report(&plan, changed ? reason : NULL)) say("bot-sandbox: cannot write the layers' report: %s", strerror(errno));
     return exit_as(status);
 }

@@ -419,3 +419,20 @@ def test_a_launcher_that_fails_to_build_refuses_the_start_with_the_compilers_wor
     with pytest.raises(Refused, match="(?s)failed to build: .*missing"):
         launcher.find()
     assert [p.name for p in (tmp_path / "build").iterdir()] == []
+
+
+def test_a_build_replaces_only_earlier_builds_a_day_old(monkeypatch, tmp_path):
+    """A process started before the source changed still runs its own build: two processes
+    building in turn must not remove each other's binary."""
+    build = tmp_path / "build"
+    build.mkdir()
+    recent, old = build / "layer_launcher-recent", build / "layer_launcher-old"
+    for earlier in (recent, old):
+        earlier.write_bytes(b"")
+    day_ago = os.stat(old).st_mtime - launcher.OLD_BUILD_S - 60
+    os.utime(old, (day_ago, day_ago))
+    monkeypatch.setattr(launcher, "BUILD_DIR", build)
+    monkeypatch.setattr(launcher, "_binary", None)
+    built = launcher.find()
+    assert built is not None
+    assert sorted(path.name for path in build.iterdir()) == sorted([built.name, recent.name])
