@@ -22,7 +22,14 @@ from gidgethub import HTTPException
 from gidgethub import actions as workflow
 
 from adapters import base
-from bot.cli import action_reply_cap, action_session, action_spend_floor, action_workflow, preflight
+from bot.cli import (
+    action_automations,
+    action_reply_cap,
+    action_session,
+    action_spend_floor,
+    action_workflow,
+    preflight,
+)
 from bot.cli.action_thread import ListedOnce
 from bot.config import MissingConfig, Settings
 from bot.db import Database
@@ -85,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent", default="claude", help="workflow: the default agent")
     parser.add_argument("--triggers", help="workflow: also the automatic triggers, NAME,… or all "
                                            f"({', '.join(action_workflow.TRIGGERS)})")
-    parser.add_argument("--config", help="workflow: the triggers this .github/bot.yml turns on")
+    parser.add_argument("--config", help="workflow: the triggers this .github/bot.yml turns on and the schedules "
+                                         "its automations declare (default: the working directory's)")
     parser.add_argument("--claude-subscription", action="store_true",
                         help="workflow: pass CLAUDE_CODE_OAUTH_TOKEN (from `claude setup-token`), not an API key")
     parser.add_argument("--sandbox-tier", type=int, choices=(0, 1),
@@ -136,10 +144,11 @@ def settings_refused() -> bool:
 def workflow_step(uses: str | None, handle: str, agent: str, triggers: str | None = None,
                   config_path: str | None = None, subscription: bool = False,
                   sandbox_tier: int | None = None) -> int:
+    config_path = config_path or action_automations.default_config()
     try:
         chosen = action_workflow.triggers_from(triggers, config_path)
         print(action_workflow.render(uses or action_workflow.this_checkout(), handle, agent, chosen, subscription,
-                                     sandbox_tier), end="")
+                                     sandbox_tier, action_workflow.automations_from(config_path)), end="")
     except action_workflow.WorkflowError as exc:
         print(f"bot action workflow: {exc}", file=sys.stderr)
         return EXIT_MISCONFIGURED

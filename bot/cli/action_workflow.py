@@ -6,6 +6,10 @@ full commit SHA, as GitHub advises for third-party actions). The pre-filter `if:
 only for a comment that mentions the handle and was not written by a bot; the `concurrency`
 group queues the turns of one thread (never cancelling the running one).
 
+With a `.github/bot.yml` (`--config PATH`, else the working directory's, when it has one) that
+declares scheduled automations, the workflow also runs on their cron lines
+(bot/cli/action_automations.py).
+
 With triggers (`--triggers labels,assignment,…` or `all`, or `--config` naming a `.github/bot.yml`
 whose `triggers:` turns them on; docs/reviews.md) it also subscribes to the `issues` and
 `pull_request` events they come by, and the `if:` lets exactly those through: a `bot:` label, an
@@ -26,6 +30,7 @@ from pathlib import Path
 from adapters import base as adapters
 from adapters.facts import ActionInputs
 from bot import config
+from bot.cli import action_automations
 from bot.errors import BotError
 from bot.trigger_table import TRIGGERS as TRIGGER_TABLE
 from bot.workspace.repo_config import ConfigError, RepoConfig, parse
@@ -102,6 +107,11 @@ def triggers_from(names: str | None = None, config_path: str | None = None) -> T
     return Triggers(tuple(name for name in TRIGGERS if name in chosen), drafts)
 
 
+def automations_from(config_path: str | None) -> action_automations.Declared:
+    """The automations the `.github/bot.yml` at `config_path` declares (none without one)."""
+    return action_automations.declared(_config(config_path)) if config_path else action_automations.NONE
+
+
 def _config(path: str) -> RepoConfig:
     try:
         return parse(Path(path).read_text(), source=path)
@@ -112,9 +122,11 @@ def _config(path: str) -> RepoConfig:
 
 
 def render(uses: str, handle: str = "bot", agent: str = "claude", triggers: Triggers = Triggers(),
-           subscription: bool = False, sandbox_tier: int | None = None) -> str:
+           subscription: bool = False, sandbox_tier: int | None = None,
+           automations: action_automations.Declared = action_automations.NONE) -> str:
     """The workflow file; `subscription` passes a Claude subscription token instead of an API key,
-    `sandbox_tier` the action's `sandbox-tier` (0 on a runner without passwordless sudo)."""
+    `sandbox_tier` the action's `sandbox-tier` (0 on a runner without passwordless sudo),
+    `automations` the schedules .github/bot.yml declares (bot/cli/action_automations.py)."""
     if not _HANDLE.match(handle):
         raise WorkflowError(f"{handle!r} is not a GitHub login")
     if agent not in adapters.names():
@@ -128,8 +140,10 @@ def render(uses: str, handle: str = "bot", agent: str = "claude", triggers: Trig
     tier_input = "" if sandbox_tier is None else f'          sandbox-tier: "{sandbox_tier}"\n'
     key_line, step_env = _key_lines(agent, inputs, subscription)
     condition = _trigger_if(handle, triggers) if triggers.names else MENTION_IF.format(handle=handle)
+    events = "\n".join(filter(None, (_events(triggers), action_automations.on_lines(automations))))
     return TEMPLATE.format(uses=uses, handle=handle, agent=agent, key_line=key_line, step_env=step_env,
-                           events=_events(triggers), condition=condition, tier_input=tier_input)
+                           events=events, condition=action_automations.let_in(condition, automations),
+                           tier_input=tier_input)
 
 
 _NONE = ActionInputs(("", ""))
