@@ -8,8 +8,10 @@ resuming its session, at most `max_attempts` times since the last push by a pers
 The pull request is the one the payload named (GitHub names only a same-repository one), else the
 open pull request whose head is the checked commit (a fork's: GitHub sends its suite with an empty
 `pull_requests`); none, one that is closed, or one whose head moved on since the checks ran: nothing
-runs, and the slot is recorded with why. `may: [push]` pushes the fix to a same-repository branch
-(bot/automations/mode.py); a fork's pull request gets the change as a diff and the reason.
+runs and nothing is said (a newer push's own checks will come; a commit no open pull request has
+leaves no thread to speak in; docs/automations.md), and the slot is recorded with why. `may: [push]`
+pushes the fix to a same-repository branch (bot/automations/mode.py); a fork's pull request gets the
+change as a diff and the reason.
 """
 from __future__ import annotations
 
