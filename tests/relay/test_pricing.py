@@ -52,6 +52,14 @@ def test_a_record_that_says_nothing_of_prices_looks_a_model_up_by_its_exact_name
     assert table.price("claude-sonnet-4-5-20250929") is None  # and so without an API
 
 
+def test_a_listed_model_is_priced_as_itself_through_every_api():
+    """A record's names never shadow the table: the model's own entry comes first."""
+    table = builtin_table()
+    for record in wire_api.records():
+        for model, price in table.models.items():
+            assert table.price(model, record) is price, (record.name, model)
+
+
 def test_a_listed_snapshot_keeps_its_own_price():
     table = builtin_table()
     dated = PriceTable(table.models | {"claude-sonnet-4-5-20250929": Price(1.0, 1.0)}, table.aliases, "test")
