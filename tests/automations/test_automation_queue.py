@@ -5,6 +5,11 @@ issue moves them into its thread, on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import datetime as dt
+import tempfile
+from pathlib import Path
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from bot import db as bot_db
 from bot.automations import automation_issue, scheduled_job
@@ -106,3 +111,22 @@ def test_a_fired_run_queues_in_the_automations_issue_too(backend):
     where, automation = fire.target(db, "o/r", "nightly")
     fire.fire(db, where, automation, "k", "", schedules.queue, account_cap=0)
     assert _conversations(db) == ["o/r#4"]
+
+
+SLUG = st.from_regex(r"[a-z0-9][a-z0-9-]{0,20}", fullmatch=True)
+
+
+@settings(max_examples=30, deadline=None)
+@given(SLUG, SLUG, st.integers(min_value=1, max_value=10**9))
+def test_opening_an_issue_moves_only_its_own_automations_runs(name, other, number):
+    assume(name != other)
+    with tempfile.TemporaryDirectory() as folder:
+        db = bot_db.connect(path=Path(folder) / "bot.db")
+        spec = minimal_spec("o/r#1")
+        for each in (name, other):
+            store.write(db, lambda conn, each=each: store.enqueue_delivery(
+                conn, delivery_id=scheduled_job.delivery_of("o/r", each, "2026-12-07T06:00Z"), event="schedule",
+                action=None, kind="episode", conversation=scheduled_job.own_key("o/r", each), spec=spec))
+        automation_issue.store(db, "o/r", name, number)
+        assert sorted(_conversations(db)) == sorted([f"o/r#{number}", scheduled_job.own_key("o/r", other)])
+        db.close()

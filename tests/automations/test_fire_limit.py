@@ -118,3 +118,17 @@ def test_wrong_tokens_sent_to_two_replicas_block_the_address_on_both(backend):
     for replica in (one, other):
         blocked = replica.post("/automations/o/r/nightly", headers=wrong)
         assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) >= 1
+
+
+def test_a_wrong_and_a_revoked_token_get_the_same_answer_and_count_the_same(backend):
+    from bot.automations import fire_tokens
+
+    replica = _replica()
+    db = bot_db.connect(settings=current())
+    revoked = fire_tokens.issue(db, "o/r", "nightly", repo_id=1, installation_id=1, by="alice")
+    fire_tokens.revoke(db, "o/r", "nightly")
+    answers = [replica.post("/automations/o/r/nightly", headers={"Authorization": f"Bearer {token}"})
+               for token in (revoked, "bota_" + "y" * 43)]
+    assert [(a.status_code, a.content, a.headers["www-authenticate"]) for a in answers] == \
+        [(401, answers[0].content, "Bearer")] * 2
+    assert db.query("SELECT failures FROM fire_failures") == [{"failures": 2}]
