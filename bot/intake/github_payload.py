@@ -8,8 +8,9 @@ part may still be absent (GitHub leaves out what an action does not have): the c
 one (`data["comment"]["id"]`) reads through `parsed`, which makes its absence Malformed too.
 
 The shapes are GitHub's (docs.github.com, "Webhook events and payloads"; the recorded examples in
-tests/fixtures/github and the octokit set), cut to the fields read. Push and installation events
-are read only for the parts every event shares (their own intake is bot/intake/config_event.py).
+tests/fixtures/github and the octokit set), cut to the fields read; tests/intake/
+test_github_payload_schema.py holds them to GitHub's published webhook schemas. Any other event
+(push, installation, …) is read here for its action only.
 """
 from __future__ import annotations
 
