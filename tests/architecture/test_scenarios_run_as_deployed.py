@@ -32,6 +32,7 @@ DEVELOPER_ONLY = {
     "review/test_signal_authority_e2e.py": "a variant of the incremental re-review scenario",
     "settings/test_effective_e2e.py": "the settings page's stored keys in one process",
     "settings/test_automations_page.py": "the page's layout at two widths in a browser, signed in; its fire and its runs are scenarios of tests/automations",
+    "settings/test_automation_costs_browser.py": "a run's cost in a browser, signed in (the browser's Host is not the public URL's); the cost's query runs on PostgreSQL in tests/automations/test_last_runs.py",
     "spine/test_acting_permission_e2e.py": "a permission variant of the answer scenario",
     "spine/test_attachments_e2e.py": "an attachment variant of the answer scenario",
     "spine/test_fallback_review_e2e.py": "a variant of the fallback scenario",

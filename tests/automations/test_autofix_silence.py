@@ -7,13 +7,14 @@ from __future__ import annotations
 from tests.automations import payloads
 from tests.automations.test_autofix_e2e import FIX_CI
 from tests.automations.test_triage_e2e import finished
-from tests.spine.service import REPO
+from tests.spine.service import REPO, scenario
 
 
 def _comments(world) -> list[dict]:
     return [c for number in (1, 2) for c in world.gh.comments(REPO, number)]
 
 
+@scenario
 def test_checks_of_a_head_the_pull_request_moved_on_from_say_nothing(world):
     world.gh.add_content(REPO, ".github/bot.yml", FIX_CI)
     with world.gh._lock:
@@ -25,6 +26,7 @@ def test_checks_of_a_head_the_pull_request_moved_on_from_say_nothing(world):
     assert _comments(world) == [] and world.providers["codex"].requests == []
 
 
+@scenario
 def test_checks_of_a_commit_no_open_pull_request_has_say_nothing(world):
     world.gh.add_content(REPO, ".github/bot.yml", FIX_CI)
     world.service.deliver(payloads.check_suite(head="e" * 40, pulls=()), event="check_suite")
