@@ -16,6 +16,7 @@ DEVELOPER_ONLY = {
     "adapters/test_fifth_agent_e2e.py": "a test-only agent plugged into one process's registry",
     "relay/test_sixth_api_e2e.py": "a test-only wire API and its agent plugged into one process's registries",
     "deploy/test_container_e2e.py": "the image under podman with its own PostgreSQL, intake and workers: deployed already",
+    "automations/test_fire_limit_e2e.py": "two intake replicas on a PostgreSQL of its own: deployed already",
     "deploy/test_enterprise_e2e.py": "a configuration of its own: GitHub Enterprise Server's API base",
     "deploy/test_intake_readiness.py": "the intake's readiness on its own; runs no job",
     "deploy/test_replay.py": "bot replay against a running intake; runs no job",
