@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -22,9 +23,12 @@ from gidgethub import HTTPException
 from gidgethub import actions as workflow
 
 from adapters import base
+from bot.automations import request
+from bot.automations.mode import AutomationMode
 from bot.cli import (
     action_automations,
     action_reply_cap,
+    action_schedule,
     action_session,
     action_spend_floor,
     action_workflow,
@@ -48,6 +52,8 @@ from bot.permissions import association_may_trigger
 from bot.record.redact import install_log_redaction, redact
 from bot.service import store
 from bot.service.reply_texts import reply_text
+from bot.workspace.repo_config import ConfigError
+from bot.workspace.repo_config_model import Automation
 from sandbox.limits import raise_open_files_limit
 
 MAX_SUMMARY_BYTES = 900_000  # GitHub refuses step summaries over 1 MiB
@@ -161,7 +167,9 @@ def plan_step() -> int:
     (space-separated)."""
     settings = _settings_after_runner_defaults()
     try:
-        kind, agents, reason = plan(read_event(settings), load_payload(settings), settings)
+        name, payload = read_event(settings), load_payload(settings)
+        kind, agents, reason = asyncio.run(plan_scheduled(payload, github_token(settings), settings)) \
+            if name == "schedule" else plan(name, payload, settings)
     except Misconfigured as exc:
         workflow.command("error", str(exc))
         return EXIT_MISCONFIGURED
@@ -251,7 +259,10 @@ def github_token(settings: Settings) -> str:
 
 
 async def handle(event_name: str, payload: dict, token: str, settings: Settings) -> StepOutcome:
-    """Decide as the webhook intake does, then answer in the thread."""
+    """Decide as the webhook intake does, then answer in the thread; a scheduled run runs the
+    automations on its cron line (bot/cli/action_schedule.py)."""
+    if event_name == "schedule":
+        return await _scheduled(payload, token, settings)
     decision = _decision(event_name, payload, settings.handle)
     if isinstance(decision, Ignore):
         return StepOutcome("ignored", reason=decision.why)
@@ -302,8 +313,54 @@ def _reply_text(spec: JobSpec, kind: str, settings: Settings,
     return reply_text(db, spec, kind, key, settings, in_actions=True)
 
 
-async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface, settings: Settings) -> StepOutcome:
+async def _scheduled(payload: dict, token: str, settings: Settings) -> StepOutcome:
+    """Each automation whose cron line this run carries, in its own issue, with its declared prompt."""
+    async with httpx.AsyncClient(timeout=30) as client:
+        found = await _due(client, payload, token, settings)
+        if isinstance(found, str):
+            return StepOutcome("ignored", reason=found)
+        repo_thread, automations = found
+        outcome = StepOutcome("ignored")
+        for automation in automations:
+            number = await action_schedule.issue_of(repo_thread, automation.name)
+            thread = ListedOnce(repo_thread.api, repo_thread.repo, number, own_logins=repo_thread.own_logins)
+            asked = request.for_slot(automation, action_schedule.slot_now())
+            spec = JobSpec(repo=thread.repo, number=number, author=min(thread.own_logins),
+                           title=f"Automation: {automation.name}",
+                           command=grammar.Command(kind="run", agent=automation.agent, request=asked))
+            outcome = await _run(spec, thread, RecordingSurface(GitHubSurface(thread, None)), settings,
+                                 AutomationMode(automation=automation))
+    return outcome
+
+
+async def _due(client: httpx.AsyncClient, payload: dict, token: str,
+               settings: Settings) -> tuple[Thread, list[Automation]] | str:
+    """The repository's thread and the automations on the run's cron line, or why none runs."""
+    line, repo = action_schedule.cron_line(payload), action_schedule.repository(payload)
+    if line is None or repo is None:
+        return "a scheduled run without a cron line or repository the bot reads"
+    thread = Thread(RetryingAPI(client, oauth_token=token, base_url=settings.github_api_url), repo, 0,
+                    own_logins=bot_logins(settings))
+    try:
+        found = await action_schedule.due_automations(thread, line)
+    except ConfigError as exc:
+        return f"no automation runs: {redact(str(exc), [token])[:300]}"
+    return (thread, found) if found else f"no automation of .github/bot.yml runs on {line!r}"
+
+
+async def plan_scheduled(payload: dict, token: str, settings: Settings) -> tuple[str, tuple[str, ...], str]:
+    """`plan` for a scheduled run: the agents of the automations on its cron line."""
+    async with httpx.AsyncClient(timeout=30) as client:
+        found = await _due(client, payload, token, settings)
+    if isinstance(found, str):
+        return "ignored", (), found
+    return "run", tuple(dict.fromkeys(automation.agent for automation in found[1])), ""
+
+
+async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface, settings: Settings,
+               mode: AutomationMode | None = None) -> StepOutcome:
     ctx = context_for(spec, thread, surface, settings=settings)
+    ctx = dataclasses.replace(ctx, mode=mode) if mode is not None else ctx
     db, folder = store.connect(settings=settings), session_folder(settings)
     floor = await spend_floor(thread, ctx.conversation)
     if folder is not None:

@@ -46,7 +46,7 @@ Read what happened::
 Routes: POST /app/installations/{id}/access_tokens (needs `Authorization: Bearer <jwt>`; when
 `app_id` is given the JWT's iss must match, when `public_key` is given its signature is checked);
 GET /repos/{o}/{r}, /repos/{o}/{r}/installation, /repos/{o}/{r}/collaborators/{u}/permission;
-POST /repos/{o}/{r}/issues (as the bot), GET /repos/{o}/{r}/issues/{n} (410 once `gh.delete_issue`
+POST /repos/{o}/{r}/issues (as the bot), GET /repos/{o}/{r}/issues (the open ones, newest first), GET /repos/{o}/{r}/issues/{n} (410 once `gh.delete_issue`
 removed it; `gh.close_issue` closes one), GET|POST /repos/{o}/{r}/issues/{n}/comments, POST .../issues/{n}/reactions,
 GET|PATCH|DELETE /repos/{o}/{r}/issues/comments/{id} (DELETE: 204, then 404), POST .../issues/comments/{id}/reactions;
 GET|PATCH|DELETE /repos/{o}/{r}/pulls/comments/{id}, GET|POST .../pulls/comments/{id}/reactions
@@ -653,6 +653,12 @@ class FakeGitHub:
         issue["user"]["type"] = "Bot"
         return 201, issue, {}
 
+    def _list_issues(self, body, headers, owner, repo):
+        """The repository's open issues (pull requests among them, as GitHub lists them), newest first."""
+        state = self._state(f"{owner}/{repo}")
+        return 200, [issue for _, issue in sorted(state["issues"].items(), reverse=True)
+                     if issue.get("state") == "open"], {}
+
     def _list_comments(self, body, headers, owner, repo, number):
         state = self._state(f"{owner}/{repo}")
         return 200, [c for c in state["comments"].values() if c["issue_url"].endswith(f"/issues/{number}")], {}
@@ -1019,6 +1025,7 @@ def _routes(gh: FakeGitHub) -> list:
         ("GET", repo + r"/collaborators/(?P<user>[^/]+)/permission", gh._permission),
         ("GET", repo + r"/issues/(?P<number>\d+)", gh._issue),
         ("POST", repo + r"/issues", gh._create_issue),
+        ("GET", repo + r"/issues", gh._list_issues),
         ("GET", repo + r"/issues/(?P<number>\d+)/comments", gh._list_comments),
         ("POST", repo + r"/issues/(?P<number>\d+)/reactions", gh._react_issue),
         ("POST", repo + r"/issues/(?P<number>\d+)/comments", gh._create_comment),

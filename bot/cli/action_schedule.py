@@ -1,0 +1,92 @@
+"""`bot action` on a `schedule` event: the automations whose cron line the workflow's run carries
+(`github.event.schedule`: a line `bot action workflow` wrote from `.github/bot.yml`), each run in
+its own issue with its declared prompt, as the service runs a scheduled slot
+(bot/automations/scheduled_run.py).
+
+    line = cron_line(payload)                     # the run's cron line, allowlisted, or None
+    due = await due_automations(thread, line)     # the default branch's automations on that line
+    number = await issue_of(thread, "deps")       # the automation's open issue, opened when there is none
+
+The automations are read from the default branch as GitHub holds it now (a file changed since the
+workflow was written counts: an automation no longer on that line runs nothing; an invalid file runs
+nothing and says why in the step's log). The Action keeps no database between runs, so the
+automation's issue is found by its title among the repository's open issues the workflow's token
+opened (the first MAX_ISSUES_READ), and opened when there is none. The payload's only fields read are
+`schedule` (digits, spaces and `*,-/`: a line the bot's cron parser, bot/cron.py, accepts) and
+`repository.full_name` (an `owner/name` of GitHub's characters).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+from bot import cron
+from bot.automations import automation_issue, config_read
+from bot.github.client import Thread, is_own_comment
+from bot.intake.config_event import is_repo_name
+from bot.record import render
+from bot.workspace.repo_config import ConfigError, parse
+from bot.workspace.repo_config_model import Automation
+
+MAX_ISSUES_READ = 1_000
+_LINE = re.compile(r"[0-9*,/ -]{1,100}")
+
+
+def cron_line(payload: dict[str, Any]) -> str | None:
+    """The run's cron line, its spaces made single, when it is one the bot's grammar accepts."""
+    line = payload.get("schedule")
+    if not isinstance(line, str) or not _LINE.fullmatch(line):
+        return None
+    line = " ".join(line.split())
+    try:
+        cron.parse(line)
+    except ValueError:
+        return None
+    return line
+
+
+def repository(payload: dict[str, Any]) -> str | None:
+    """The run's repository (the payload's `repository.full_name`), when it is an `owner/name`."""
+    repository = payload.get("repository")
+    repo = repository.get("full_name") if isinstance(repository, dict) else None
+    return repo if isinstance(repo, str) and is_repo_name(repo) else None
+
+
+def due(automations: tuple[Automation, ...], line: str) -> list[Automation]:
+    """The automations one of whose cron lines is `line` (spaces made single, as the workflow has it)."""
+    return [automation for automation in automations
+            if line in {" ".join(each.split()) for each in automation.on.schedule or ()}]
+
+
+async def due_automations(thread: Thread, line: str) -> list[Automation]:
+    """Raises ConfigError when the default branch's `.github/bot.yml` is invalid."""
+    written = await config_read.written_at(thread, None)
+    if written is None:
+        return []
+    if written.error is not None:
+        raise written.error
+    return due(parse(written.text, source=written.source).automations, line)
+
+
+async def issue_of(thread: Thread, name: str) -> int:
+    """The automation's open issue that the bot opened, or a new one."""
+    title = str(automation_issue.title(name))
+    seen = 0
+    async for issue in thread.api.getiter(f"{thread.prefix}/issues?state=open&per_page=100"):
+        if issue.get("title") == title and "pull_request" not in issue and is_own_comment(issue, thread.own_logins):
+            return int(issue["number"])
+        seen += 1
+        if seen >= MAX_ISSUES_READ:
+            break
+    created = await thread._authed(lambda: thread.api.post(f"{thread.prefix}/issues", data={
+        "title": render.required(automation_issue.title(name)), "body": render.required(automation_issue.body(name))}))
+    return int(created["number"])
+
+
+def slot_now(now: dt.datetime | None = None) -> str:
+    """The slot a scheduled workflow run stands for: its minute, in UTC (GitHub may start it late)."""
+    return cron.utc(now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%MZ")
+
+
+__all__ = ["ConfigError", "cron_line", "due", "due_automations", "issue_of", "repository", "slot_now"]
