@@ -15,7 +15,6 @@ from bot.relay.budgets import AutomationSpend
 if TYPE_CHECKING:
     from adapters.base import Result
     from bot.record.provenance import Provenance
-    from bot.review.findings import Collector
     from bot.workspace.outcome import Outcome
     from bot.workspace.worktrees import Worktree
 
@@ -55,6 +54,16 @@ class Mode(Protocol):
         """The answer and its provenance as parts, for a surface that renders them itself."""
 
 
+@dataclass(frozen=True)
+class Queued:
+    """What the service's queue knows of a job beyond its spec."""
+
+    job_id: int
+    conversation: str  # the queue's thread key, which orders the thread's episodes
+    tracking_handle: int | None = None  # the comment an earlier attempt posted
+    on_tracking_created: Callable[[int], Awaitable[None] | None] | None = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class JobContext:
     conversation: str
@@ -75,14 +84,15 @@ class JobContext:
     installation_id: int | None = None
     automation_spend: AutomationSpend | None = None  # an automation's run: its calls count against its day
     target: dict[str, object] | None = None  # the triggering comment, for the 👀 reaction
-    tracking_handle: int | None = None
-    on_tracking_created: Callable[[int], Awaitable[None] | None] | None = None
-    job_id: int | None = None
+    queued: Queued | None = None  # the service's queued job; the Action and `bot run` have no queue
     progress_interval_s: float = 3.0
     secrets: Secrets = field(default_factory=Secrets)  # the job's one set: the recorder and the log masker hold it
     review: bool = False  # a pull-request review (bot/job/review_job.py)
     agents: tuple[str, ...] = ()  # the review's agents, in the order named
-    findings: Collector | None = None  # a review episode's collector: its bridge offers the review tools
+
+    @property
+    def job_id(self) -> int | None:
+        return self.queued.job_id if self.queued is not None else None
 
     @property
     def github(self) -> GitHubThread:

@@ -29,6 +29,7 @@ from bot.episode.turn import Attempt, Turn
 from bot.job import replies
 from bot.job.context import JobContext
 from bot.job.run import JobRun
+from bot.review.findings import Collector
 from bot.workspace.repo_config import RepoConfig
 
 EVENT = "fallback"  # the answering run's record of one earlier attempt
@@ -52,7 +53,7 @@ def skip_reason(agent: str, ctx: JobContext, cfg: RepoConfig, db: Database | Non
 
 
 async def run(job_run: JobRun, ctx: JobContext, cfg: RepoConfig, agent: str, tracking: Progress,
-              cancel: asyncio.Event, *, attempt: OneEpisode) -> Turn:
+              cancel: asyncio.Event, *, attempt: OneEpisode, findings: Collector | None = None) -> Turn:
     turn = await attempt(agent, None)
     waiting = chain(agent, cfg.fallback)
     tried: list[Attempt] = []
@@ -64,8 +65,8 @@ async def run(job_run: JobRun, ctx: JobContext, cfg: RepoConfig, agent: str, tra
         tried.append(Attempt(turn.agent or agent, turn.run_id, turn.unavailable))
         await tracking.note(f"{replies.unavailable_words(tried[-1].agent, turn.unavailable.kind)}; "
                             f"{name} answers instead")
-        if ctx.findings is not None:  # a review's findings are the answering agent's
-            ctx.findings.agent = name
+        if findings is not None:  # a review's findings are the answering agent's
+            findings.agent = name
         try:
             turn = await attempt(name, replies.unavailable_words(tried[-1].agent, turn.unavailable.kind))
         except Stop as stop:  # refused before it ran (its credential cannot be used here): the next one

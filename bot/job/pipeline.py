@@ -31,6 +31,7 @@ from bot.job.run import JobRun, end_because, stopped_by
 from bot.job.tracking import TrackingComment
 from bot.job.turns import run_turn
 from bot.record.redact import masked_in_logs
+from bot.review.findings import Collector
 from bot.workspace.outcome import Outcome
 from bot.workspace.repo_config import ConfigError, RepoConfig
 from bot.workspace.worktrees import Worktree
@@ -41,7 +42,7 @@ log = logging.getLogger("bot.job.pipeline")
 async def run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:
     """Run one episode job to a terminal comment. Returns the job's final status. `cancel` stops
     it; a `JobSignal` also names who stopped it and hears why it ended early."""
-    job_run = JobRun.begin(db, ctx.secrets)
+    job_run = JobRun.begin(db, ctx)
     with masked_in_logs(job_run.secrets):
         try:
             return await _run(job_run, ctx, cancel)
@@ -52,15 +53,14 @@ async def run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:
 async def _run(job_run: JobRun, ctx: JobContext, cancel: asyncio.Event) -> str:
     conversations.ensure(job_run.db, ctx.conversation)
     ctx.add_secret(ctx.token)  # a git error message must not leak it
-    tracking = TrackingComment(ctx.surface, lambda: job_run.secrets, handle=ctx.tracking_handle,
-                               on_created=ctx.on_tracking_created, interval_s=ctx.progress_interval_s)
+    tracking = job_run.tracking
     try:
         await ctx.mode.acknowledge(ctx)
         await tracking.start(_first_header(ctx))
     except Exception as exc:  # the acknowledgement failed: still try to answer below
         log.warning("acknowledgement failed: %s", exc)
     try:
-        text, status = await _execute(job_run, ctx, tracking, cancel)
+        text, status = await _execute(job_run, ctx, cancel)
     except Stop as stop:  # the job ends here: why, in a few words, for the worker's outcome line
         text, status = stop.text, stop.status
         if stop.because:
@@ -94,9 +94,8 @@ async def _finish_quietly(tracking: TrackingComment, text: str) -> None:
         await asyncio.shield(tracking.finish(text))
 
 
-async def _execute(job_run: JobRun, ctx: JobContext, tracking: TrackingComment,
-                   cancel: asyncio.Event) -> tuple[str, str]:
-    mode = ctx.mode
+async def _execute(job_run: JobRun, ctx: JobContext, cancel: asyncio.Event) -> tuple[str, str]:
+    mode, tracking = ctx.mode, job_run.tracking
     if cancel.is_set():
         raise Stop(replies.stopped(stopped_by(cancel), started=False), "cancelled")
     permission = await mode.permission(ctx)
@@ -109,7 +108,7 @@ async def _execute(job_run: JobRun, ctx: JobContext, tracking: TrackingComment,
                                                                         worktree.config)).allowed:
             raise Stop(replies.not_allowed(verdict.levels))
         if ctx.review:
-            return await review_job.run(job_run, ctx, worktree, tracking, cancel, choose=_choose_agent,
+            return await review_job.run(job_run, ctx, worktree, cancel, choose=_choose_agent,
                                         episode=_episode_or_the_next_agent)
         agent = _choose_agent(ctx, worktree.config)
         tracking.header = f"**{agent}** is on it for @{ctx.requester}."
@@ -139,38 +138,41 @@ def _choose_agent(ctx: JobContext, cfg: RepoConfig) -> str:
 
 
 async def _episode_or_the_next_agent(job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str,
-                                     tracking: Progress, cancel: asyncio.Event, follow: bool = False) -> Turn:
+                                     tracking: Progress, cancel: asyncio.Event, *, follow: bool = False,
+                                     findings: Collector | None = None) -> Turn:
     """The turn on `agent`; when the relay saw its provider unable to serve, on the repository's next
     `fallback` agent, fresh with the thread's recap (bot/job/fallback.py). `follow`: each agent's
-    CLI home is restored and stored around its episode (a review's agents share the job's)."""
+    CLI home is restored and stored around its episode (a review's agents share the job's).
+    `findings`: a review episode's collector, whose bridge offers the review tools."""
 
     async def attempt(name: str, fresh_reason: str | None) -> Turn:
         async def episode() -> Turn:
             if fresh_reason is None:
-                return await _episode_with_fallback(job_run, ctx, worktree, name, tracking, cancel)
+                return await _episode_with_fallback(job_run, ctx, worktree, name, tracking, cancel, findings)
             return await run_turn(job_run, ctx, worktree, name, tracking, cancel, resume_id=None,
-                                  fresh_reason=fresh_reason)
+                                  fresh_reason=fresh_reason, findings=findings)
         if not follow:
             return await episode()
         return await following(job_run.db, ctx.settings, ctx.conversation, name, tracking.note, episode,
                                limit=ctx.settings.whole("BOT_SESSION_MAX_BYTES"))
 
-    return await fallback.run(job_run, ctx, worktree.config, agent, tracking, cancel, attempt=attempt)
+    return await fallback.run(job_run, ctx, worktree.config, agent, tracking, cancel, attempt=attempt,
+                              findings=findings)
 
 
 async def _episode_with_fallback(job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str,
-                                 tracking: Progress, cancel: asyncio.Event) -> Turn:
+                                 tracking: Progress, cancel: asyncio.Event, findings: Collector | None) -> Turn:
     """Resume the thread's session; when the CLI no longer knows it, start fresh with a recap."""
     resume_id = None if ctx.new_session else conversations.resume_id(job_run.db, ctx.conversation, agent)
     reason = "`new` was asked" if ctx.new_session else conversations.collected_reason(job_run.db, ctx.conversation)
     turn = await run_turn(job_run, ctx, worktree, agent, tracking, cancel, resume_id=resume_id,
-                          fresh_reason=reason)
+                          fresh_reason=reason, findings=findings)
     if turn.resumed and not cancel.is_set() and _session_lost(turn.result):
         log.info("session %s unknown to %s; starting fresh", resume_id, agent)
         conversations.forget(job_run.db, ctx.conversation, agent)
         await tracking.note("previous session not found; starting fresh with a recap")
         turn = await run_turn(job_run, ctx, worktree, agent, tracking, cancel, resume_id=None,
-                              fresh_reason="the previous session was no longer known to the CLI")
+                              fresh_reason="the previous session was no longer known to the CLI", findings=findings)
     return turn
 
 

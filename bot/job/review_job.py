@@ -3,9 +3,9 @@ parallel episodes, each in its own worktree and sandbox with its own session and
 their findings are merged (bot/review/merge.py) and posted as ONE GitHub review; the tracking
 comment links it.
 
-    text, status = await run(job_run, ctx, worktree, tracking, cancel, choose=..., episode=...)
+    text, status = await run(job_run, ctx, worktree, cancel, choose=..., episode=...)
 
-`choose(ctx, repo_config) -> agent` and `episode(job_run, ctx, worktree, agent, tracking, cancel) -> Turn`
+`choose(ctx, repo_config) -> agent` and `episode(job_run, ctx, worktree, agent, tracking, cancel, findings=) -> Turn`
 are the pipeline's own (agent checks, resume with the lost-session fallback), passed in so the two
 modules do not import each other. An agent that fails (its provider answers 500, no credentials)
 does not sink the others: the review names it and why.
@@ -91,17 +91,17 @@ class Episode(Protocol):
     """How the review runs one agent's episode (bot/job/pipeline.py's, with its fallback)."""
 
     def __call__(self, job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str, tracking: Progress,
-                 cancel: asyncio.Event) -> Awaitable[Turn]: ...
+                 cancel: asyncio.Event, *, findings: Collector) -> Awaitable[Turn]: ...
 
 
-async def run(job_run: JobRun, ctx: JobContext, worktree: Worktree, tracking: TrackingComment, cancel: asyncio.Event, *,
+async def run(job_run: JobRun, ctx: JobContext, worktree: Worktree, cancel: asyncio.Event, *,
               choose: Callable[[JobContext, RepoConfig], str], episode: Episode) -> tuple[str, str]:
     if not ctx.is_pr or ctx.thread is None:
         raise Stop("A review needs a pull request: mention me with `review` on a pull request.")
     check = await checks.CheckRun.begin(ctx.thread, worktree.base_sha, enabled=worktree.config.reviews.check_run,
                                         secrets=job_run.secrets)
     try:
-        return await _review(job_run, ctx, worktree, tracking, cancel, choose, episode, check)
+        return await _review(job_run, ctx, worktree, cancel, choose, episode, check)
     except Stop as stop:
         await check.conclude(checks.errored(stop.text))
         raise
@@ -110,10 +110,10 @@ async def run(job_run: JobRun, ctx: JobContext, worktree: Worktree, tracking: Tr
         raise
 
 
-async def _review(job_run: JobRun, ctx: JobContext, worktree: Worktree, tracking: TrackingComment,
+async def _review(job_run: JobRun, ctx: JobContext, worktree: Worktree,
                   cancel: asyncio.Event, choose: Callable[[JobContext, RepoConfig], str], episode: Episode,
                   check: checks.CheckRun) -> tuple[str, str]:
-    agents = _agents(ctx, worktree.config, choose)
+    agents, tracking = _agents(ctx, worktree.config, choose), job_run.tracking
     tracking.header = f"**{', '.join(agents)}** reviewing for @{ctx.requester}."
     files = await post.pull_files(ctx.thread)
     past = await history.recall(job_run.db, ctx.thread, worktree, agents, start_over=ctx.new_session,
@@ -130,7 +130,7 @@ async def _review(job_run: JobRun, ctx: JobContext, worktree: Worktree, tracking
                                 cancel, episode, past, rules, first=i == 0) for i, review in enumerate(reviews)))
     if cancel.is_set():
         raise Stop(replies.stopped(stopped_by(cancel), started=True), "cancelled")
-    return await _publish(job_run, ctx, worktree, reviews, scope, check, past, rules, tracking)
+    return await _publish(job_run, ctx, worktree, reviews, scope, check, past, rules)
 
 
 def _scope(files: list[dict[str, Any]], past: History, budget: int) -> Scope:
@@ -165,10 +165,11 @@ async def _one(job_run: JobRun, ctx: JobContext, worktree: Worktree, review: Rev
                 raise Stop(f"the pull request moved to `{own.base_sha[:7]}` while the review started "
                            f"at `{worktree.base_sha[:7]}`")
         # an incremental review starts a fresh session: resuming would replay the whole first review
-        agent_ctx = dataclasses.replace(ctx, agent=review.agent, findings=review.collector,
+        agent_ctx = dataclasses.replace(ctx, agent=review.agent,
                                         new_session=ctx.new_session or past.change.incremental,
                                         request=review_request(ctx, scope, review.agent, past, rules))
-        turn = review.turn = await episode(job_run, agent_ctx, own, review.agent, tracking, cancel)
+        turn = review.turn = await episode(job_run, agent_ctx, own, review.agent, tracking, cancel,
+                                           findings=review.collector)
         review.agent = turn.agent or review.agent  # a `fallback` agent answered in its place
         conversations.record_turn(job_run.db, ctx.conversation, review.agent, turn.result.session_id,
                                   fresh=not turn.resumed)
@@ -225,7 +226,7 @@ def earlier_context(past: History) -> str:
 
 
 async def _publish(job_run: JobRun, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
-                   check: checks.CheckRun, past: History, rules: Applied, tracking: TrackingComment) -> tuple[str, str]:
+                   check: checks.CheckRun, past: History, rules: Applied) -> tuple[str, str]:
     outcomes = [AgentOutcome(r.agent, r.ok, r.turn.result.text or "" if r.ok and r.turn else "", r.failure,
                              r.collector.verdict, answer.fell_back(r.turn) if r.turn and r.turn.attempts else "")
                 for r in reviews]
@@ -245,8 +246,7 @@ async def _publish(job_run: JobRun, ctx: JobContext, worktree: Worktree, reviews
                              notes=[*followup.notes(past, sifted, fixed, head), *filter(None, [rules.note()])])
     chosen = select(sifted.new, settings.min_severity, settings.max_comments)
     if review_quiet.nothing_to_say(settings, chosen, all_finished=all(r.ok for r in reviews), event=payload["event"]):
-        return await _quiet(job_run, ctx, worktree, reviews, scope, check, past, sifted, fixed, chosen, tracking,
-                            blocks)
+        return await _quiet(job_run, ctx, worktree, reviews, scope, check, past, sifted, fixed, chosen, blocks)
     await ctx.refresh_token()
     marker = f"<!-- bot:review {ctx.job_id} -->" if ctx.job_id is not None else None
     try:
@@ -271,7 +271,7 @@ async def _publish(job_run: JobRun, ctx: JobContext, worktree: Worktree, reviews
 
 async def _quiet(job_run: JobRun, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
                  check: checks.CheckRun, past: History, sifted: history.Sifted, fixed: list[Earlier],
-                 chosen: Selection, tracking: TrackingComment, blocks: list[Provenance]) -> tuple[str, str]:
+                 chosen: Selection, blocks: list[Provenance]) -> tuple[str, str]:
     """Nothing to say (bot/job/review_quiet.py): no review. The fixed threads are answered, the commit
     remembered, the check run concluded and a 👍 put on the request; the tracking comment is taken
     back when the 👍 or the check run says it, else it is one line."""
@@ -287,7 +287,7 @@ async def _quiet(job_run: JobRun, ctx: JobContext, worktree: Worktree, reviews: 
     summary = check_summary(chosen, scope, settings.min_severity, f"none posted, {nothing} (reviews.quiet)")
     await check.conclude(checks.outcome(sifted.new + sifted.repeated, fail_on=settings.fail_on,
                                         minimum=settings.min_severity, summary=summary))
-    if (await review_quiet.thumbs_up(ctx) or check.concluded) and await tracking.withdraw():
+    if (await review_quiet.thumbs_up(ctx) or check.concluded) and await job_run.tracking.withdraw():
         return "", "done"
     line = review_quiet.one_line(agents, head, settings.min_severity, len(scope.reviewed))
     return line + "".join(f"\n{b.marker()}" for b in blocks), "done"

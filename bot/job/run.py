@@ -1,8 +1,9 @@
 """What one job holds while it runs, made once per job, and the signal between it and its worker.
 
-    run = JobRun.begin(db)                  # pipeline.run makes one per job
+    run = JobRun.begin(db, ctx)             # pipeline.run makes one per job
     run.recorder.record(...)                # the job's one recorder, holding the job's secrets
     run.secrets.add(token)                  # masked from now on in the record, logs and comments
+    await run.tracking.note("...")          # the job's one tracking comment
 
     signal = JobSignal()                    # the worker's, passed to pipeline.run as `cancel`
     signal.stop(by="alice")                 # `@bot stop`: the job ends, naming who stopped it
@@ -15,10 +16,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bot.db import Database
+from bot.job.tracking import TrackingComment
 from bot.record.recorder import Recorder
 from bot.record.secrets import Secrets
+
+if TYPE_CHECKING:
+    from bot.job.context import JobContext
 
 
 class JobSignal(asyncio.Event):
@@ -52,13 +58,18 @@ def end_because(cancel: asyncio.Event, why: str) -> None:
 
 @dataclass
 class JobRun:
-    """The job's database, its one set of secrets and its one recorder, which holds them."""
+    """The job's database, its one set of secrets, its one recorder (which holds them) and its one
+    tracking comment: where an earlier attempt's comment is (the queue's), edited in place."""
 
     db: Database
     secrets: Secrets
     recorder: Recorder
+    tracking: TrackingComment
 
     @classmethod
-    def begin(cls, db: Database, secrets: Secrets | None = None) -> JobRun:
-        secrets = secrets if secrets is not None else Secrets()
-        return cls(db, secrets, Recorder(db, secrets=secrets))
+    def begin(cls, db: Database, ctx: JobContext) -> JobRun:
+        secrets, queued = ctx.secrets, ctx.queued
+        tracking = TrackingComment(ctx.surface, lambda: secrets, interval_s=ctx.progress_interval_s,
+                                   handle=queued.tracking_handle if queued else None,
+                                   on_created=queued.on_tracking_created if queued else None)
+        return cls(db, secrets, Recorder(db, secrets=secrets), tracking)

@@ -6,26 +6,15 @@ comment, who stopped it) and an installation, the Action neither.
 """
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-
 from bot.config import Settings
 from bot.github.client import Thread
 from bot.intake.spec import JobSpec
-from bot.job.context import JobContext
+from bot.job.context import JobContext, Queued
 from bot.job.conversations import thread_key
 from bot.job.modes import GitHubMode
 from bot.job.tracking import Surface
 
-
-@dataclass(frozen=True)
-class Queued:
-    """What the service's queue knows of a job beyond its spec."""
-
-    job_id: int
-    conversation: str  # the queue's thread key, which orders the thread's episodes
-    tracking_handle: int | None = None  # the comment an earlier attempt posted
-    on_tracking_created: Callable[[int], Awaitable[None] | None] | None = None
+__all__ = ["Queued", "context_for"]
 
 
 def context_for(spec: JobSpec, thread: Thread, surface: Surface, *, settings: Settings,
@@ -39,5 +28,4 @@ def context_for(spec: JobSpec, thread: Thread, surface: Surface, *, settings: Se
         number=spec.number, title=spec.title or "", is_pr=spec.is_pr, target=dict(spec.target or {}),
         thread=thread, surface=surface, mode=GitHubMode(), installation_id=installation_id,
         progress_interval_s=settings.number("BOT_PROGRESS_INTERVAL"), settings=settings,
-        job_id=queued.job_id if queued else None, tracking_handle=queued.tracking_handle if queued else None,
-        on_tracking_created=queued.on_tracking_created if queued else None)
+        queued=queued)

@@ -28,6 +28,7 @@ from bot.job.context import JobContext
 from bot.record.defang import markers
 from bot.record.hidden import clean_markdown, clean_plain
 from bot.record.recorder import Recorder
+from bot.review.findings import Collector
 from bot.workspace.worktrees import conversation_slug as slug
 
 
@@ -58,10 +59,11 @@ def attachments_dir(data_dir: Path, conversation: str) -> Path:
 
 
 class ThreadContext:
-    """The job's thread, fetched and cleaned once (on first use) and rendered to a budget."""
+    """The job's thread, fetched and cleaned once (on first use) and rendered to a budget.
+    `findings`: a review episode's collector, whose scope says what an incremental review leaves out."""
 
-    def __init__(self, ctx: JobContext, attachments: Path | None = None) -> None:
-        self.ctx, self.folder = ctx, attachments
+    def __init__(self, ctx: JobContext, attachments: Path | None = None, findings: Collector | None = None) -> None:
+        self.ctx, self.folder, self.findings = ctx, attachments, findings
         self.removed: Counter[str] = Counter()
         self._data: ThreadData | None = None
         self._lock = asyncio.Lock()
@@ -83,7 +85,7 @@ class ThreadContext:
     async def render(self, budget: Budget) -> str:
         data = await self.data()
         return render(data, budget, current_job=getattr(self.ctx, "job_id", None),
-                      since=reviewed_since(self.ctx)) if data else ""
+                      since=reviewed_since(self.findings)) if data else ""
 
     def record(self, recorder: Recorder, run_id: str) -> None:
         """An enforced event: the bot built the agent's view of the thread; what it removed."""
@@ -325,9 +327,8 @@ class Since:
     unchanged: frozenset[str]
 
 
-def reviewed_since(ctx: JobContext) -> Since | None:
-    """An incremental review episode's (bot/job/review_job.py sets its collector); None for any other."""
-    findings = getattr(ctx, "findings", None)  # a context of the thread's own tests may hold no collector
+def reviewed_since(findings: Collector | None) -> Since | None:
+    """An incremental review episode's (bot/job/review_job.py hands its collector); None for any other."""
     scope = findings.scope if findings is not None else None
     if scope is None or not scope.since:
         return None

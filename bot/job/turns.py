@@ -15,6 +15,7 @@ from bot.job.context import JobContext
 from bot.job.run import JobRun
 from bot.job.thread_text import ThreadContext, attachments_dir
 from bot.record.recorder import Recorder
+from bot.review.findings import Collector
 from bot.workspace.worktrees import Worktree
 
 
@@ -47,10 +48,12 @@ class JobThread:
 
 
 async def run_turn(job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str, tracking: Progress,
-                   cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None) -> Turn:
-    """One episode of `agent` for this job."""
+                   cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None,
+                   findings: Collector | None = None) -> Turn:
+    """One episode of `agent` for this job; `findings`: a review episode's collector."""
     attachments = attachments_dir(ctx.settings.data_dir, ctx.conversation) if ctx.thread is not None else None
+    thread = JobThread(ctx, ThreadContext(ctx, attachments, findings))
     request = episode.EpisodeRequest(asker=ctx, repo=ctx.repo, job_id=ctx.job_id, agent=agent, worktree=worktree,
-                                     thread=JobThread(ctx, ThreadContext(ctx, attachments)), resume_id=resume_id,
-                                     fresh_reason=fresh_reason, findings=ctx.findings)
+                                     thread=thread, resume_id=resume_id,
+                                     fresh_reason=fresh_reason, findings=findings)
     return await episode.run_turn(request, job_run.recorder, tracking, cancel)

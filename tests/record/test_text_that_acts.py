@@ -32,7 +32,7 @@ def answered(text: str) -> str:
     result = Result(ok=True, text=text, session_id="s-1", usage=Usage(), events=[], agent="codex")
     ctx = JobContext(conversation="o/r#1", repo="o/r", request="look", requester="alice", surface=None,
                      mode=GitHubMode(), settings=current())
-    return answer_module.compose(JobRun.begin(db), ctx, "codex", Turn(result, run_id, False, None, "1.0"), None)
+    return answer_module.compose(JobRun.begin(db, ctx), ctx, "codex", Turn(result, run_id, False, None, "1.0"), None)
 
 
 def agent_part(body: str) -> str:

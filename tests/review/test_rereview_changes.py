@@ -21,8 +21,8 @@ def thread_for(scope: Scope | None) -> str:
     data = ThreadData(repo="o/r", number=2, is_pr=True, issue={"title": "T", "body": "B", "user": {"login": "a"}},
                       comments=[], files=[dict(f) for f in FILES])
     collector = Collector("codex", DiffLines.from_files(FILES), scope) if scope is not None else None
-    ctx = SimpleNamespace(thread=None, findings=collector, job_id=None)
-    context = thread_text.ThreadContext(ctx)  # type: ignore[arg-type]
+    ctx = SimpleNamespace(thread=None, job_id=None)
+    context = thread_text.ThreadContext(ctx, findings=collector)  # type: ignore[arg-type]
     context._data = data
     return asyncio.run(context.render(thread_text.PROMPT))
 

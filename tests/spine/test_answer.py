@@ -33,7 +33,7 @@ def answer(text: str, outcome: Outcome | None) -> str:
     result = Result(ok=True, text=text, session_id="s-1", usage=Usage(), events=[], agent="codex")
     ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,
                      mode=GitHubMode(), settings=current())
-    return answer_module.compose(JobRun.begin(db), ctx, "codex", Turn(result, run_id, False, None, "1.0"), outcome)
+    return answer_module.compose(JobRun.begin(db, ctx), ctx, "codex", Turn(result, run_id, False, None, "1.0"), outcome)
 
 
 async def posted(body: str) -> str:

@@ -55,7 +55,7 @@ def run_chain(cfg: RepoConfig, first: str, down: set[str]) -> tuple[Turn, list[t
         asked.append((name, fresh_reason))
         return turn(name, OVERLOADED if name in down else None)
 
-    final = asyncio.run(fallback.run(JobRun.begin(store.connect(settings=current())), context(), cfg, first, Notes(), asyncio.Event(),
+    final = asyncio.run(fallback.run(JobRun.begin(store.connect(settings=current()), context()), context(), cfg, first, Notes(), asyncio.Event(),
                                      attempt=attempt))
     return final, asked
 
@@ -103,7 +103,7 @@ def test_a_failure_the_relay_did_not_see_as_unavailability_does_not_fall_back(ke
         failed.result.ok = False
         return failed
 
-    final = asyncio.run(fallback.run(JobRun.begin(store.connect(settings=current())), context(), RepoConfig(fallback=("codex",)), "claude",
+    final = asyncio.run(fallback.run(JobRun.begin(store.connect(settings=current()), context()), context(), RepoConfig(fallback=("codex",)), "claude",
                                      Notes(), asyncio.Event(), attempt=attempt))
     assert final.agent == "claude" and final.attempts == ()
 
@@ -190,7 +190,7 @@ def test_an_answer_by_the_fallback_agent_starts_with_the_line():
     run_id = Recorder(db).start_run(agent="codex", conversation="o/r#1", limits={}, base_commit="a" * 40)
     answered = turn("codex")
     answered.run_id, answered.attempts = run_id, (Attempt("claude", "run-x", OVERLOADED),)
-    body = answer.compose(JobRun.begin(db), context(), "codex", answered, None)
+    body = answer.compose(JobRun.begin(db, context()), context(), "codex", answered, None)
     assert body.startswith("↪️ Claude was overloaded; answered by Codex.\n\nthe answer")
 
 
@@ -199,7 +199,7 @@ def test_an_answer_whose_provider_was_unavailable_names_the_failure_not_the_cli(
     run_id = Recorder(db).start_run(agent="claude", conversation="o/r#1", limits={}, base_commit="a" * 40)
     failed = turn("claude", OVERLOADED, text="API Error: 529 giving up")
     failed.run_id = run_id
-    body = answer.compose(JobRun.begin(db), context(), "claude", failed, None)
+    body = answer.compose(JobRun.begin(db, context()), context(), "claude", failed, None)
     assert body.startswith("❌ Claude was overloaded: Anthropic answered HTTP 529") and "API Error" not in body
 
 
@@ -209,7 +209,7 @@ def test_an_agent_whose_episode_cannot_start_is_skipped_with_the_reason(keys):
             raise Stop("the codex adapter declares no model relay channel for X: refusing\n\nmore")
         return turn(name, OVERLOADED if name == "claude" else None)
 
-    final = asyncio.run(fallback.run(JobRun.begin(store.connect(settings=current())), context(), RepoConfig(fallback=("codex", "gemini")), "claude",
+    final = asyncio.run(fallback.run(JobRun.begin(store.connect(settings=current()), context()), context(), RepoConfig(fallback=("codex", "gemini")), "claude",
                                      Notes(), asyncio.Event(), attempt=attempt))
     assert final.agent == "gemini" and [a.agent for a in final.attempts] == ["claude"]
     assert final.skipped == (("codex", "the codex adapter declares no model relay channel for X: refusing"),)

@@ -26,7 +26,7 @@ def compose(run: Result, record=lambda recorder, run_id: None, touched=None) -> 
     record(recorder, run_id)
     ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,
                      mode=GitHubMode(), settings=current())
-    return answer_module.compose(JobRun.begin(db), ctx, "codex", Turn(run, run_id, False, None, "1.0"), None, touched)
+    return answer_module.compose(JobRun.begin(db, ctx), ctx, "codex", Turn(run, run_id, False, None, "1.0"), None, touched)
 
 
 def head(body: str) -> str:

@@ -27,4 +27,4 @@ def test_the_actions_context_is_the_spec_in_its_thread():
 def test_the_services_context_carries_what_the_queue_knows():
     queued = Queued(41, "octo/repo#3", tracking_handle=12)
     ctx = context_for(SPEC, object(), object(), settings=Settings({}), installation_id=5, queued=queued)
-    assert (ctx.job_id, ctx.tracking_handle, ctx.installation_id) == (41, 12, 5)
+    assert (ctx.job_id, ctx.queued, ctx.installation_id) == (41, queued, 5)

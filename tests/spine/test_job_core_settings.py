@@ -158,5 +158,5 @@ def test_an_episode_picks_its_sandbox_tier_and_host_from_the_jobs_settings(tmp_p
 
 
 def await_turn(ctx: JobContext) -> None:
-    asyncio.run(turns.run_turn(JobRun.begin(store.connect(settings=current())), ctx, SimpleNamespace(), "codex", SimpleNamespace(),
+    asyncio.run(turns.run_turn(JobRun.begin(store.connect(settings=current()), ctx), ctx, SimpleNamespace(), "codex", SimpleNamespace(),
                                  asyncio.Event(), resume_id=None, fresh_reason=None))
