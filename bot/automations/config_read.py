@@ -9,13 +9,14 @@ runs and Run now read it there), and refuse it on the commit that changed it whe
 For a push, the file is read twice: at the pushed commit, which is what a refusal is about (its
 line is that version's line), and at the default branch as it is now, which is what is stored (a
 late or redelivered push never puts an older file back). A file gone from the default branch
-forgets the repository's automations. An invalid file found on install is logged, not replied to:
-no commit of this push changed it.
+forgets the repository's automations. An invalid file found on install is refused on the default
+branch's last commit that changed it (GitHub's commits list, by path).
 """
 from __future__ import annotations
 
 import base64
 import logging
+import re
 from dataclasses import dataclass
 
 from gidgethub import BadRequest
@@ -28,6 +29,7 @@ from bot.intake.spec import JobSpec
 from bot.workspace.repo_config import CONFIG_MAX_BYTES, CONFIG_PATH, ConfigError, parse
 
 log = logging.getLogger("bot.automations.config_read")
+_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,21 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread) -> str:
         await config_refusal.reply_once(db, thread, job_id, read.commit or read.after, pushed.error,
                                         schedule.stored_source(db, spec.repo))
     current = await written_at(thread, None)
+    if read.reason == "installation" and current is not None and current.error is not None \
+            and (changed := await last_change(thread)) is not None:
+        await config_refusal.reply_once(db, thread, job_id, changed, current.error,
+                                        schedule.stored_source(db, spec.repo))
     _store(db, spec, read, current)
     return "done"
+
+
+async def last_change(thread: Thread) -> str | None:
+    """The default branch's last commit that changed `.github/bot.yml` (the commit of the version
+    read there now), or None when GitHub names none."""
+    found = await thread._authed(lambda: thread.api.getitem(
+        f"{thread.prefix}/commits?path={CONFIG_PATH}&per_page=1"))
+    sha = found[0].get("sha") if isinstance(found, list) and found and isinstance(found[0], dict) else None
+    return sha if isinstance(sha, str) and _SHA.fullmatch(sha) else None
 
 
 def _store(db: Database, spec: JobSpec, read: ConfigRead, current: Written | None) -> None:

@@ -121,14 +121,29 @@ async def test_a_file_removed_forgets_the_automations(gh, backend):
     assert _stored(db) is None and tick(db, MONDAY_6) == []
 
 
-async def test_an_install_stores_a_valid_file_and_replies_nowhere_to_an_invalid_one(gh, backend):
+async def test_an_install_stores_a_valid_file(gh, backend):
+    db = database()
+    gh.add_content(REPO, CONFIG, WEEKLY)
+    await _read(db, config_payloads.repositories_added([(REPO, 11)]), "installation_repositories")
+    assert _stored(db) == WEEKLY.decode() and gh.commit_comments(REPO) == []
+
+
+async def test_an_install_refuses_an_invalid_file_on_the_last_commit_that_changed_it(gh, backend):
+    db = database()
+    gh.add_content(REPO, CONFIG, BAD)
+    gh.add_commit(REPO, A, [CONFIG])
+    gh.add_commit(REPO, B, ["README.md"])
+    await _read(db, config_payloads.installation_created([(REPO, 11)]), "installation")
+    await _read(db, config_payloads.installation_created([(REPO, 11)]), "installation", job_id=8)  # reinstalled
+    [comment] = gh.commit_comments(REPO)
+    assert comment["commit_id"] == A and comment["line"] == 7 and _stored(db) is None
+
+
+async def test_an_install_with_an_invalid_file_no_commit_names_replies_nowhere(gh, backend):
     db = database()
     gh.add_content(REPO, CONFIG, BAD)
     await _read(db, config_payloads.installation_created([(REPO, 11)]), "installation")
-    assert _stored(db) is None and gh.commit_comments(REPO) == []
-    gh.add_content(REPO, CONFIG, WEEKLY)
-    await _read(db, config_payloads.repositories_added([(REPO, 11)]), "installation_repositories")
-    assert _stored(db) == WEEKLY.decode()
+    assert gh.commit_comments(REPO) == [] and _stored(db) is None
 
 
 async def test_a_file_over_the_bound_is_refused_without_being_read(gh, backend):

@@ -65,7 +65,8 @@ a symlink its target's file), PUT /repos/{o}/{r}/contents/{path} (on `branch`, w
 `sha`), PATCH /repos/{o}/{r}/pulls/{n} (title, body, state), GET /repos/{o}/{r}/git/ref/heads/{branch},
 POST /repos/{o}/{r}/git/refs (a branch at a branch's head; 422 when it exists); GET|POST
 /repos/{o}/{r}/commits/{sha}/comments (POST: 422 for a `path` the commit did not change, when
-`gh.set_commit_files(repo, sha, paths)` said which it did; read back with `gh.commit_comments(repo, sha)`); GET /user-attachments/assets/{id} and /user-attachments/files/{id}/{name} (302
+`gh.set_commit_files(repo, sha, paths)` said which it did; read back with `gh.commit_comments(repo, sha)`),
+GET /repos/{o}/{r}/commits (`path`: the commits `gh.add_commit` says changed it, newest first); GET /user-attachments/assets/{id} and /user-attachments/files/{id}/{name} (302
 to a signed blob URL, as for a private repository); GET /_blobs/... (the log and image store: no
 token, as its signed URL is the credential);
 GET /rate_limit; POST /graphql (GitHub's GraphQL API, not in the REST description: the pull request's
@@ -375,6 +376,12 @@ class FakeGitHub:
         """The files commit `sha` changed: a commit comment on another path is refused (422)."""
         with self._lock:
             self._state(full_name).setdefault("commit_files", {})[sha] = list(paths)
+
+    def add_commit(self, full_name: str, sha: str, files: list[str], message: str = "Change") -> None:
+        """A commit on the default branch that changed `files` (GET .../commits lists it, newest first)."""
+        with self._lock:
+            self._state(full_name).setdefault("commits", []).insert(0, {"sha": sha, "files": list(files),
+                                                                        "message": message})
 
     def commit_comments(self, full_name: str, sha: str | None = None) -> list[dict]:
         """The comments on commit `sha` (every commit's, when None), in the order they were made."""
@@ -687,6 +694,20 @@ class FakeGitHub:
             "html_url": f"https://github.com/{full}/commit/{sha}#commitcomment-{cid}"})
         state.setdefault("commit_comments", []).append(comment)
         return 201, comment, {}
+
+    def _list_commits(self, body, headers, owner, repo, query=None):
+        """The default branch's commits (`add_commit`), newest first; `path` keeps those that changed it."""
+        full = f"{owner}/{repo}"
+        path = dict(parse_qsl(query or "")).get("path")
+        person = {"name": "Codertocat", "email": "c@example.com", "date": _now()}
+        return 200, [shaped("commit", {
+            "sha": c["sha"], "node_id": f"C_{c['sha'][:8]}", "url": f"{self._api(full)}/commits/{c['sha']}",
+            "html_url": f"https://github.com/{full}/commit/{c['sha']}", "parents": [],
+            "comments_url": f"{self._api(full)}/commits/{c['sha']}/comments", "author": None, "committer": None,
+            "commit": {"message": c["message"], "author": person, "committer": person, "comment_count": 0,
+                       "url": f"{self._api(full)}/git/commits/{c['sha']}",
+                       "tree": {"sha": "b" * 40, "url": f"{self._api(full)}/git/trees/{'b' * 40}"}}})
+            for c in self._state(full).get("commits", []) if path is None or path in c["files"]], {}
 
     def _list_commit_comments(self, body, headers, owner, repo, sha):
         return 200, [c for c in self._state(f"{owner}/{repo}").get("commit_comments", []) if c["commit_id"] == sha], {}
@@ -1053,6 +1074,7 @@ def _routes(gh: FakeGitHub) -> list:
         ("GET", repo + r"/commits/(?P<ref>[^/]+)/check-runs", gh._check_runs),
         ("POST", repo + r"/commits/(?P<sha>[0-9a-f]{40})/comments", gh._create_commit_comment),
         ("GET", repo + r"/commits/(?P<sha>[0-9a-f]{40})/comments", gh._list_commit_comments),
+        ("GET", repo + r"/commits(?:\?(?P<query>.*))?", gh._list_commits),
         ("GET", repo + r"/check-runs/(?P<cid>\d+)/annotations", gh._annotations),
         ("GET", repo + r"/actions/runs/(?P<run>\d+)/jobs", gh._run_jobs),
         ("GET", repo + r"/actions/jobs/(?P<job>\d+)/logs", gh._job_logs),
@@ -1095,7 +1117,7 @@ def _handler_for(gh: FakeGitHub):
             raw = self.rfile.read(length) if length else b""
             body = json.loads(raw) if raw else None
             headers = {k.lower(): v for k, v in self.headers.items()}
-            kept = "?" not in self.path or "/pulls?" in self.path or "/contents/" in self.path  # queries read
+            kept = "?" not in self.path or any(part in self.path for part in ("/pulls?", "/contents/", "/commits?"))
             path = self.path if kept else self.path.split("?")[0]
             status, payload, extra = gh._dispatch(self.command, path, body, headers)
             if status == 0:  # an injected network error: no answer at all
