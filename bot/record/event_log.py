@@ -81,7 +81,8 @@ class EventLog:
             self._last_ticket[run_id] = self._ticket
             self._bytes += size
             self._start_writer()
-            self._lock.notify_all()
+            if len(self._queue) == 1:  # the writer waits only on an empty queue (`take`): wake it
+                self._lock.notify_all()
         return seq
 
     def forget(self, run_id: str) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Final, Protocol
 
 from bot.db import Database
@@ -31,9 +32,10 @@ ROW_SQL = f"({', '.join('?' * len(COLUMNS))})"
 
 
 # A queued event is a plain tuple of plain values: (ticket, size, secrets, row), `row` in COLUMNS'
-# order with its texts not yet redacted. The garbage collector stops tracking such a tuple at its
-# first pass, so a long queue (a flood the writer has not caught up with) is never promoted to the
-# oldest generation, where each full collection walks the whole process (about 90 ms in `bot serve`).
+# order with its texts not yet redacted and its time (`ts`) a float of time.time(), made text here.
+# The garbage collector stops tracking such a tuple at its first pass, so a long queue (a flood
+# the writer has not caught up with) is never promoted to the oldest generation, where each full
+# collection walks the whole process (about 90 ms in `bot serve`).
 Queued = tuple[int, int, tuple[str, ...], tuple]
 TICKET: Final = 0
 SIZE: Final = 1
@@ -120,8 +122,19 @@ def _rows(batch: list[Queued], redacted: dict[int, tuple]) -> list[tuple]:
 def _redacted(row: tuple, secrets: tuple[str, ...]) -> tuple:
     raw = row[RAW].decode("utf-8", "replace") if isinstance(row[RAW], bytes) else row[RAW]
     tool, outcome = row[TOOL], row[OUTCOME]
-    return (*row[:TOOL], redact(tool, secrets) if tool else tool, row[DIGEST],
+    return (*_head(row), redact(tool, secrets) if tool else tool, row[DIGEST],
             redact(outcome, secrets) if outcome else outcome, row[DURATION], redact(raw, secrets))
+
+
+def _head(row: tuple) -> tuple:
+    """The row's columns before `tool`, its time as stored: ISO 8601 in UTC to the millisecond, as
+    bot/record/recorder.py's `now_iso` writes the runs' times (made here: a flood's every event would
+    otherwise format its time on the event loop)."""
+    return (row[RUN_ID], row[SEQ], iso_at(row[TS]), row[TIER], row[KIND])
+
+
+def iso_at(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
 
 
 def _write_one_by_one(db: Database, batch: list[Queued], redacted: dict[int, tuple]) -> None:
@@ -141,7 +154,7 @@ def _write_one_by_one(db: Database, batch: list[Queued], redacted: dict[int, tup
 
 def _write_stand_in(db: Database, row: tuple, error: Exception) -> None:
     why = f"this event could not be stored: the database refused it ({type(error).__name__})"
-    stand_in = (*row[:TOOL], None, None, "not stored", row[DURATION], why)
+    stand_in = (*_head(row), None, None, "not stored", row[DURATION], why)
     try:
         _insert(db, [stand_in])
     except Exception as exc:

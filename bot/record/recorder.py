@@ -132,7 +132,8 @@ class Recorder:
         (as `redact` does) and stored by the writer thread, in order: a long line's redaction,
         seconds per MiB of token-like text, never holds the event loop."""
         digest = args_digest(args) if args is not None else None
-        return self.log.append(self.db, run_id, (now_iso(), Tier(tier).value, kind, tool, digest, outcome,
+        # stamped with a float here, its text (as now_iso's) made by the writer: off the event loop
+        return self.log.append(self.db, run_id, (time.time(), Tier(tier).value, kind, tool, digest, outcome,
                                                  duration_ms, raw), self.secrets.snapshot(), len(raw))
 
     def enforced(self, run_id: str, tool: str, args: Any, *, outcome: str,

@@ -158,3 +158,27 @@ def test_the_process_wide_event_log_keeps_no_callers_connection_alive(tmp_path):
     del recorder
     gc.collect()
     assert first() is None
+
+
+def test_an_event_is_stamped_when_recorded_not_when_written_in_the_runs_time_format(tmp_path, monkeypatch):
+    """The writer makes the time's text (off the event loop); the time is still the recording's."""
+    import re
+    import time
+
+    from bot.record.recorder import now_iso
+
+    go = threading.Event()
+    redact = event_writer.redact
+    monkeypatch.setattr(event_writer, "redact", lambda text, secrets: go.wait(5) and redact(text, secrets))
+    recorder = recorder_at(tmp_path)
+    run_id = recorder.start_run(agent="codex")
+    before = now_iso()
+    recorder.declare_gap(run_id, "stamped now")
+    after = now_iso()
+    time.sleep(0.02)  # the writer is held meanwhile: a time made when it writes would be later than `after`
+    go.set()
+    recorder.flush(run_id)
+    with sqlite3.connect(tmp_path / "bot.db") as other:
+        (ts,) = other.execute("SELECT ts FROM run_events WHERE run_id = ?", [run_id]).fetchone()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", ts)
+    assert before <= ts <= after
