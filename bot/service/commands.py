@@ -79,10 +79,11 @@ async def _stop(db: Database, job: queue.Job, thread: Thread, verdict: Verdict, 
 async def _pause(db: Database, job: queue.Job, thread: Thread, verdict: Verdict, handle: str) -> str:
     spec = job.spec
     paused = pauses.pause(db, spec.repo, spec.number, verdict.login)
+    # what it holds back, under way; also when it was paused already (this command's retry after a crash)
+    ended = queue.stop_running(db, job.conversation, verdict.login, pauses.ends)
     await _acknowledge(job, thread)
     if not paused:
         return replies.already_paused(pauses.paused_by(db, spec.repo, spec.number) or verdict.login, handle)
-    ended = queue.stop_running(db, job.conversation, verdict.login, pauses.ends)  # what it holds back, under way
     log.info("job %s: @%s paused %s#%s%s", job.id, verdict.login, spec.repo, spec.number,
              f", stopping job(s) {ended}" if ended else "")
     return replies.paused(verdict.login, handle, ended=bool(ended))

@@ -92,3 +92,13 @@ async def test_a_readers_pause_ends_nothing(gh):  # noqa: F811
     ask(gh, db, "pause", author="reader")
     await drain(db, 1)
     assert _flag(db, automation) == (0, None)
+
+
+async def test_a_pause_of_a_paused_thread_still_ends_what_it_holds_back_under_way(gh):  # noqa: F811
+    db = store.connect(settings=current())
+    pauses.pause(db, REPO, 1, "alice")  # as when the pause's first attempt died before it ended anything
+    automation = _running(db, {"kind": "automation", "detail": "issues.opened"})
+    ask(gh, db, "pause")
+    await drain(db, 1)
+    assert _flag(db, automation) == (1, "Codertocat")
+    assert bot_comments(gh)[-1].startswith("Already paused by @alice")
