@@ -19,7 +19,7 @@ from typing import Any
 
 from bot.automations import alert_run, autofix, caps, matching, pauses, request, schedule
 from bot.automations.autofix import MakeContext, ThreadOf
-from bot.automations.mode import AutomationMode, marker, run_as
+from bot.automations.mode import AutomationMode, marker, reviews, run_as
 from bot.db import Database
 from bot.github.client import Thread
 from bot.intake.automation_event import ALERT_EVENTS, CHECK_EVENTS, EventFacts, read_detail
@@ -71,7 +71,8 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: 
             log.info("job %s: automation %s already ran for this event", job_id, automation.name)
             continue
         text = request.compose(automation, facts.name, spec.author, title, body)
-        ctx = make_context(_spec_for(spec, automation, text), marker(job_id, automation.name), None)
+        ctx = make_context(_spec_for(spec, automation, text, review=reviews(automation, facts.event)),
+                           marker(job_id, automation.name), None)
         ctx = run_as(ctx, AutomationMode(automation=automation))
         statuses.append(await pipeline.run(db, ctx, cancel))
     return "failed" if "failed" in statuses else "done"
@@ -106,6 +107,12 @@ async def _event_text(thread: Thread, spec: JobSpec, facts: EventFacts) -> tuple
     return title, cut(str(comment.get("body") or ""), MAX_COMMENT_CHARS)
 
 
-def _spec_for(spec: JobSpec, automation: Automation, text: str) -> JobSpec:
+def _spec_for(spec: JobSpec, automation: Automation, text: str, *, review: bool) -> JobSpec:
+    """The run's command: the agent asked `text`, or (`may: [review]` on a pull request) the review
+    `@bot <agent> review` makes, focused by the declared prompt (the maintainers' words: the review's
+    body quotes its focus, so never the event's text, which the agent reads with read_thread)."""
+    if review:
+        return dataclasses.replace(spec, command=Command(kind="run", agent=automation.agent, review=True,
+                                                         agents=(automation.agent,), request=automation.prompt))
     return dataclasses.replace(spec, command=Command(kind="run", agent=automation.agent, request=text))
 

@@ -16,8 +16,12 @@ permission against the configuration), and the bot's effects run only when `may:
   commits the agent's change on a new branch (`bot/<agent>/<issue>-<automation>-job-<id>`) off the
   default branch and opens a DRAFT pull request for it, never closing the issue it links.
 
-`label` and `review` are declared in the grammar and not built: nothing but the answer is published
-for them (docs/automations.md).
+- `label`: the run's episode is offered the bridge's add_labels tool (bot/bridge/label_tools.py), which
+  adds labels the repository already has to the run's own issue or pull request
+  (bot/automations/labels.py); without `label` the tool is not offered.
+- `review` on a `pull_request` event: the run is the review `@bot review` makes (bot/job/review_job.py:
+  findings, one review, the repository's `reviews:` settings), its focus the declared prompt. It never
+  approves or requests changes where `@bot review` would not.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bot.automations import labels
 from bot.job.context import Finished
 from bot.job.modes import GitHubMode
 from bot.relay.budgets import AutomationSpend
@@ -34,12 +39,15 @@ from bot.workspace import effects
 from bot.workspace.repo_config_model import Automation
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from bot.job.context import JobContext
     from bot.workspace.effects import Outcome
+    from bot.workspace.repo_config import RepoConfig
     from bot.workspace.worktrees import Worktree
 
 log = logging.getLogger("bot.automations.mode")
-BUILT_ACTS = frozenset({"comment", "push", "draft_pull_request"})  # what the bot carries out for an automation today
+BUILT_ACTS = frozenset({"comment", "label", "push", "draft_pull_request", "review"})  # what the bot carries out
 FORK = ("This pull request comes from a fork, and an automation never pushes to a fork's branch: "
         "here is the change as a diff to apply.")
 
@@ -52,6 +60,12 @@ class AutomationMode(GitHubMode):
 
     async def permission(self, ctx: JobContext) -> str | None:
         return None  # the automation's `may:` is the authority, not the event's author
+
+    def still_allowed(self, ctx: JobContext, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
+        """No one's permission to ask again before a review is posted: `may:` granted it."""
+        async def granted() -> str | None:
+            return None
+        return granted
 
     async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None:
         automation = self.automation
@@ -109,7 +123,13 @@ def run_as(ctx: JobContext, mode: AutomationMode) -> JobContext:
     against the automation's UTC day, capped by its `max_usd_per_day` at the relay."""
     automation = mode.automation
     spend = AutomationSpend(ctx.repo, automation.name, automation.max_usd_per_day) if automation else None
-    return dataclasses.replace(ctx, mode=mode, automation_spend=spend)
+    return dataclasses.replace(ctx, mode=mode, automation_spend=spend,
+                               labels=labels.for_run(automation, ctx.thread))  # `may: [label]`: add_labels
+
+
+def reviews(automation: Automation, event: str) -> bool:
+    """Whether the run is a review: `may:` has review and the event is a pull request's."""
+    return "review" in automation.may and event == "pull_request"
 
 
 def is_fork(pull: dict[str, Any], repo: str) -> bool:

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import sandbox
 from adapters import base
 from bot.bridge.server import BridgeServer
+from bot.bridge.tool import Labeler
 from bot.bridge.tools import sandbox_for_run
 from bot.config import MissingConfig, Settings
 from bot.credentials import resolve as credentials
@@ -72,6 +73,7 @@ class EpisodeRequest:
     resume_id: str | None = None
     fresh_reason: str | None = None
     findings: Collector | None = None  # a review episode's: its bridge offers the review tools
+    labels: Labeler | None = None  # a run that may label its issue: its bridge offers add_labels
 
 
 async def run_turn(request: EpisodeRequest, recorder: Recorder, tracking: Progress, cancel: asyncio.Event) -> Turn:
@@ -109,7 +111,8 @@ async def run_turn(request: EpisodeRequest, recorder: Recorder, tracking: Progre
                                                 sandbox_config.limits, host=asker.settings.sandbox_host),
                                 adapter, worktree.config.mode),
                             on_progress=tracking.plan, on_halt=lambda reason: kill.set(),
-                            stop=cancel, read_dirs=read_dirs, review=request.findings) as bridge, \
+                            stop=cancel, read_dirs=read_dirs, review=request.findings,
+                            labels=request.labels) as bridge, \
             model_channel(agent, adapter, creds, asker, recorder, run_id, sandbox_config,
                           on_retry=tracking.note, on_stop=lambda reason: kill.set(),
                           repo_budgets=worktree.config.budgets, web_access=worktree.config.web_access,

@@ -14,8 +14,10 @@ from bot.relay.budgets import AutomationSpend
 
 if TYPE_CHECKING:
     from adapters.base import Result
+    from bot.bridge.tool import Labeler
     from bot.record.provenance import Provenance
     from bot.workspace.outcome import Outcome
+    from bot.workspace.repo_config import RepoConfig
     from bot.workspace.worktrees import Worktree
 
 
@@ -49,6 +51,9 @@ class Mode(Protocol):
     async def changed_since(self, worktree: Worktree, before: set[str] | None) -> list[str] | None: ...
 
     async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None: ...
+
+    def still_allowed(self, ctx: JobContext, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
+        """What an effect site (a review posted) asks right before it publishes: None to go on, else why not."""
 
     def answered(self, ctx: JobContext, text: str, prov: Provenance) -> None:
         """The answer and its provenance as parts, for a surface that renders them itself."""
@@ -89,6 +94,7 @@ class JobContext:
     secrets: Secrets = field(default_factory=Secrets)  # the job's one set: the recorder and the log masker hold it
     review: bool = False  # a pull-request review (bot/job/review_job.py)
     agents: tuple[str, ...] = ()  # the review's agents, in the order named
+    labels: Labeler | None = None  # an automation's run that may label: its bridge offers add_labels
 
     @property
     def job_id(self) -> int | None:

@@ -9,7 +9,7 @@ so the pipeline reads straight through (claude-code-action's modes are the model
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from bot.job.context import JobContext
     from bot.record.provenance import Provenance
     from bot.workspace.effects import Outcome
+    from bot.workspace.repo_config import RepoConfig
     from bot.workspace.worktrees import Worktree
 
 
@@ -69,9 +70,12 @@ class GitHubMode:
         pull = await thread.pull() if ctx.is_pr else None
         request = effects.Request(agent=agent, text=ctx.request, requester_login=ctx.requester,
                                   requester_id=ctx.requester_id, number=ctx.number or 0,
-                                  title=ctx.title, pull=pull,
-                                  still_allowed=authority.before_effects(thread, ctx.requester, worktree.config))
+                                  title=ctx.title, pull=pull, still_allowed=self.still_allowed(ctx, worktree.config))
         return await effects.apply(worktree, request, thread.api, token=ctx.token)
+
+    def still_allowed(self, ctx: JobContext, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
+        """The requester's permission, asked of GitHub again right before an effect."""
+        return authority.before_effects(ctx.github, ctx.requester, cfg)
 
     def answered(self, ctx: JobContext, text: str, prov: Provenance) -> None:
         return None  # the answer is the comment the pipeline posts
@@ -111,5 +115,12 @@ class LocalMode:
     async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None:
         return None  # changes stay in the checkout for the user to review
 
+    def still_allowed(self, ctx: JobContext, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
+        return _allowed  # the person at the terminal owns the checkout
+
     def stopped(self, ctx: JobContext, *, started: bool) -> str:
         return replies.stopped(None, started=started)
+
+
+async def _allowed() -> str | None:
+    return None

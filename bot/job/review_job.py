@@ -251,8 +251,7 @@ async def _publish(job_run: JobRun, ctx: JobContext, worktree: Worktree, reviews
     marker = f"<!-- bot:review {ctx.job_id} -->" if ctx.job_id is not None else None
     try:
         posted = await post.post_review(ctx.thread, payload, job_run.secrets, marker=marker,
-                                        still_allowed=authority.before_effects(ctx.github, ctx.requester,
-                                                                               worktree.config))
+                                        still_allowed=ctx.mode.still_allowed(ctx, worktree.config))
     except post.NotPosted as refused:
         await check.conclude(checks.errored(f"No review was posted: {refused}"))
         return _tail(f"❌ No review was posted: {refused}", blocks), "failed"
@@ -277,7 +276,7 @@ async def _quiet(job_run: JobRun, ctx: JobContext, worktree: Worktree, reviews: 
     back when the 👍 or the check run says it, else it is one line."""
     settings, head, agents = worktree.config.reviews, worktree.base_sha, [r.agent for r in reviews]
     await ctx.refresh_token()
-    if refused := await authority.before_effects(ctx.github, ctx.requester, worktree.config)():
+    if refused := await ctx.mode.still_allowed(ctx, worktree.config)():
         await check.conclude(checks.errored(f"No review was posted: {refused}"))
         return _tail(f"❌ No review was posted: {refused}", blocks), "failed"
     nothing = review_quiet.said(settings.min_severity, len(scope.reviewed))

@@ -55,5 +55,5 @@ async def run_turn(job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: 
     thread = JobThread(ctx, ThreadContext(ctx, attachments, findings))
     request = episode.EpisodeRequest(asker=ctx, repo=ctx.repo, job_id=ctx.job_id, agent=agent, worktree=worktree,
                                      thread=thread, resume_id=resume_id,
-                                     fresh_reason=fresh_reason, findings=findings)
+                                     fresh_reason=fresh_reason, findings=findings, labels=ctx.labels)
     return await episode.run_turn(request, job_run.recorder, tracking, cancel)
