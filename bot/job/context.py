@@ -88,7 +88,7 @@ class JobContext:
     thread: GitHubThread | None = None  # None in local mode
     installation_id: int | None = None
     automation_spend: AutomationSpend | None = None  # an automation's run: its calls count against its day
-    target: dict[str, object] | None = None  # the triggering comment, for the 👀 reaction
+    target: dict[str, object] = field(default_factory=dict)  # the triggering comment, for the 👀 reaction
     queued: Queued | None = None  # the service's queued job; the Action and `bot run` have no queue
     progress_interval_s: float = 3.0
     secrets: Secrets = field(default_factory=Secrets)  # the job's one set: the recorder and the log masker hold it

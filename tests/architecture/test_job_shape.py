@@ -1,0 +1,55 @@
+"""The job's shape (issue 34): the job's context is frozen and carries no Optional fact beyond the
+few listed here, each with why it may be absent; the job's run state (database, secrets, recorder,
+tracking comment) lives in one `JobRun`, begun in one place. tests/spine/test_job_connections_e2e.py
+counts, in a whole job, that the run is begun once and that the job opens no connection of its own."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from bot.job.context import JobContext
+
+ROOT = Path(__file__).resolve().parents[2]
+NONE = re.compile(r"\|\s*None\b|\bNone\s*\||Optional\[")
+
+# each fact a job may lack, and why; a new Optional field joins this list with its reason, or is made required
+MAY_BE_ABSENT = {
+    "agent": "the command named none: .github/bot.yml or the operator's default picks it once the worktree is read",
+    "number": "`bot run` answers in no issue or pull request",
+    "thread": "`bot run` has no GitHub thread",
+    "installation_id": "the Action acts with the workflow's token, not an App installation",
+    "queued": "only the service queues a job; the Action and `bot run` have no queue",
+    "automation_spend": "only an automation's run counts against an automation's day",
+    "labels": "only an automation's run that may label its issue is offered add_labels",
+}
+
+
+def optional_fields() -> set[str]:
+    """Fields whose annotation (a string: the module postpones them) admits None."""
+    return {f.name for f in dataclasses.fields(JobContext) if NONE.search(str(f.type))}
+
+
+def test_the_job_context_is_frozen():
+    assert JobContext.__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+def test_every_optional_fact_of_a_job_says_why_it_may_be_absent():
+    assert optional_fields() - set(MAY_BE_ABSENT) == set()
+
+
+def test_the_jobs_settings_and_mode_are_required():
+    required = {f.name for f in dataclasses.fields(JobContext)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    assert {"settings", "mode", "surface"} <= required
+
+
+def test_the_jobs_run_state_is_not_in_its_context():
+    assert {"findings", "tracking_handle", "on_tracking_created", "job_id"} & {
+        f.name for f in dataclasses.fields(JobContext)} == set()
+
+
+def test_the_job_run_is_begun_only_by_the_pipeline():
+    begun = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "bot").rglob("*.py")
+                   if re.search(r"\bJobRun(\.begin)?\(", p.read_text()) and p.name != "run.py")
+    assert begun == ["bot/job/pipeline.py"]
