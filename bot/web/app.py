@@ -1,6 +1,7 @@
 """The Starlette app: every route composed here, workers started and stopped with it."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import logging
@@ -16,6 +17,7 @@ from starlette.routing import Route
 
 from bot.config import Settings
 from bot.service import retention, store
+from bot.service.checkpoint import Checkpoints
 from bot.service.wakeup import Presence
 from bot.service.worker import WorkerPool
 from bot.settings import first_run, manifest, setup_code
@@ -75,6 +77,7 @@ def create_app(start_workers: bool = True, address: str | None = None, settings:
         _hold_bridge_streams(True)
         app.state.start_workers = start_workers
         app.state.db = store.connect(settings=current)
+        checkpoints = Checkpoints.of(app.state.db)  # SQLite: copied back on a thread, not by the loop's commits
         app.state.missing_config = current.missing_app_config()
         app.state.pool = None
         for problem in app.state.missing_config if current.identity_source else ():  # first run: one line below
@@ -104,6 +107,8 @@ def create_app(start_workers: bool = True, address: str | None = None, settings:
             await app.state.pool.stop(current.number("BOT_SHUTDOWN_GRACE"))
         if app.state.presence is not None:
             await app.state.presence.stop()
+        if checkpoints is not None:
+            await asyncio.to_thread(checkpoints.stop)
         _hold_bridge_streams(False)
 
     routes = [Route("/", home), Route("/healthz", healthz), Route("/readyz", health.readyz),
