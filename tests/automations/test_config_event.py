@@ -3,16 +3,21 @@ that reads `.github/bot.yml` again, what the job carries, and that every payload
 through its allowlist (hypothesis properties)."""
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 
 import pytest
+from gidgethub import sansio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.intake.config_event import MAX_REPOSITORIES, ConfigRead, candidates, read_detail
 from bot.intake.spec import JobSpec
+from bot.web import intake
 from tests.automations import config_payloads as make
 from tests.automations.config_payloads import CONFIG, commit, push
+from tests.entry_settings import database
 from tests.fakes.webhook_check import webhook_problems
 
 A, B, C = "a" * 40, "b" * 40, "c" * 40
@@ -184,3 +189,36 @@ def test_property_a_detail_read_back_is_one_the_intake_could_write(detail):
     read = read_detail(detail)
     if read is not None:
         assert read.detail() == detail
+
+
+# ---- through the webhook's intake: one job per repository, a redelivery queues nothing
+
+def _accepted(db, event: str, data: dict, delivery: str) -> dict:
+    response = asyncio.run(intake.accept(db, sansio.Event(data, event=event, delivery_id=delivery),
+                                         outsider_window_s=3600, handle="bot"))
+    assert response.status_code == 202
+    return json.loads(response.body)
+
+
+def test_the_webhook_queues_one_config_job_for_a_push_and_none_for_its_redelivery(backend):
+    db = database()
+    assert _accepted(db, "push", push(), "d-1")["queued"] is True
+    assert _accepted(db, "push", push(), "d-2")["queued"] is False  # the same push under a new delivery id
+    [row] = db.query("SELECT kind, conversation, spec FROM jobs")
+    assert (row["kind"], row["conversation"]) == ("episode", "Codertocat/Hello-World config")
+    assert JobSpec.from_json(row["spec"]).automatic.kind == "config"
+
+
+def test_the_webhook_queues_one_config_job_per_installed_repository(backend):
+    db = database()
+    answer = _accepted(db, "installation", make.installation_created([("octo/one", 11), ("octo/two", 12)]), "d-3")
+    assert len(answer["jobs"]) == 2
+    assert _accepted(db, "installation", make.installation_created([("octo/one", 11)]), "d-3")["queued"] is False
+    assert sorted(row["conversation"] for row in db.query("SELECT conversation FROM jobs")) == [
+        "octo/one config", "octo/two config"]
+
+
+def test_the_webhook_ignores_a_push_to_another_branch(backend):
+    db = database()
+    assert _accepted(db, "push", push(branch="feature"), "d-4")["queued"] is False
+    assert db.query("SELECT 1 FROM jobs") == []
