@@ -1,7 +1,7 @@
 """`bot run` on a terminal: the job's steps as they happen, the answer once, a short provenance.
 
     term = Terminal(live=Terminal.wants_live(plain))    # a status line redrawn in place on a TTY
-    ctx = JobContext(..., surface=term, mode=LocalMode(repo, on_answer=term.answer))
+    ctx = Job(..., surface=term, mode=LocalMode(repo, on_answer=term.answer))
     ... pipeline.run(...) ...
     term.close(status)                                  # the answer and the summary, or --json
 

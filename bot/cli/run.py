@@ -34,7 +34,7 @@ from bot.cli.render import Terminal
 from bot.config import Settings
 from bot.credentials import resolve as credentials
 from bot.job import conversations, pipeline
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.job.modes import LocalMode
 from bot.record.recorder import Recorder
 from bot.record.redact import install_log_redaction, redact
@@ -103,8 +103,8 @@ def conversation_of(repo: Path) -> str:
     return f"local:{repo}"
 
 
-def context(request: str, repo: Path, agent: str | None, new: bool, term: Terminal, settings: Settings) -> JobContext:
-    return JobContext(conversation=conversation_of(repo), repo=local_repo_name(repo), request=request,
+def context(request: str, repo: Path, agent: str | None, new: bool, term: Terminal, settings: Settings) -> Job:
+    return Job(conversation=conversation_of(repo), repo=local_repo_name(repo), request=request,
                                requester=getpass.getuser(), surface=term, agent=agent, new_session=new,
                                mode=LocalMode(repo, on_answer=term.answer), progress_interval_s=0.5,
                                settings=settings)

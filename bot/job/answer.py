@@ -8,7 +8,7 @@ from collections.abc import Callable
 from bot.episode import honesty
 from bot.episode.turn import Turn
 from bot.job import replies
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.job.run import JobRun
 from bot.job.tracking import MAX_COMMENT_CHARS
 from bot.record import provenance, render
@@ -20,7 +20,7 @@ MIN_DIFF_CHARS = 500  # below this a cut diff is not worth showing
 FIT_MARGIN_CHARS = 1_000  # redaction may lengthen the text a little
 
 
-def compose(job_run: JobRun, ctx: JobContext, agent: str, turn: Turn, outcome: Outcome | None,
+def compose(job_run: JobRun, ctx: Job, agent: str, turn: Turn, outcome: Outcome | None,
             touched: list[str] | None = None) -> str:
     """The answer comment: the agent's text (inert), what happened to the change, the provenance."""
 

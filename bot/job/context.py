@@ -1,5 +1,7 @@
-"""What a job is while it runs: its context, the steps that differ by where it came from (`Mode`,
-implemented in bot/job/modes.py), and the way to end it early with a terminal text."""
+"""What a job is: `Job`, frozen (what was asked, by whom, where, with which settings and mode),
+and the steps that differ by where it came from (`Mode`, implemented in bot/job/modes.py). What
+changes while it runs (its database, secrets, recorder, tracking comment) is its `JobRun`
+(bot/job/run.py)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
@@ -36,13 +38,13 @@ class Mode(Protocol):
     @property
     def name(self) -> str: ...
 
-    async def acknowledge(self, ctx: JobContext) -> None:
+    async def acknowledge(self, ctx: Job) -> None:
         """Say the request was seen (the 👀 reaction), or nothing."""
 
-    async def permission(self, ctx: JobContext) -> str | None:
+    async def permission(self, ctx: Job) -> str | None:
         """The requester's permission, or None when nobody need be asked."""
 
-    async def worktree(self, ctx: JobContext) -> Worktree: ...
+    async def worktree(self, ctx: Job) -> Worktree: ...
 
     async def release(self, worktree: Worktree) -> None: ...
 
@@ -50,12 +52,12 @@ class Mode(Protocol):
 
     async def changed_since(self, worktree: Worktree, before: set[str] | None) -> list[str] | None: ...
 
-    async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None: ...
+    async def effects(self, ctx: Job, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None: ...
 
-    def still_allowed(self, ctx: JobContext, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
+    def still_allowed(self, ctx: Job, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
         """What an effect site (a review posted) asks right before it publishes: None to go on, else why not."""
 
-    def answered(self, ctx: JobContext, text: str, prov: Provenance) -> None:
+    def answered(self, ctx: Job, text: str, prov: Provenance) -> None:
         """The answer and its provenance as parts, for a surface that renders them itself."""
 
 
@@ -70,7 +72,7 @@ class Queued:
 
 
 @dataclass(frozen=True, kw_only=True)
-class JobContext:
+class Job:
     conversation: str
     repo: str
     request: str
@@ -104,7 +106,7 @@ class JobContext:
     def github(self) -> GitHubThread:
         """The job's GitHub thread: a job from GitHub has one (`bot run`'s has none)."""
         if self.thread is None:
-            raise TypeError("this job context has no GitHub thread")
+            raise TypeError("this job has no GitHub thread")
         return self.thread
 
     @property
@@ -123,3 +125,6 @@ class JobContext:
     def add_secret(self, value: str | None) -> None:
         """A value that must never leave: masked in logs, comments and the record from now on."""
         self.secrets.add(value)
+
+
+JobContext = Job  # the old name, for the automations' modules being written now (issue 35); new code names Job

@@ -17,7 +17,7 @@ from adapters import base
 from bot.db import Database
 from bot.github.client import is_own_comment
 from bot.job import thread_text
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.permissions import own_logins
 from bot.workspace.worktrees import conversation_slug
 
@@ -141,7 +141,7 @@ def _strip_provenance(body: str) -> str:
     return re.sub(r"<!--.*?-->", "", body.split("<details>", 1)[0], flags=re.S).strip()
 
 
-def standing_instruction(ctx: JobContext) -> str:
+def standing_instruction(ctx: Job) -> str:
     where = f"{ctx.repo}#{ctx.number}" if ctx.number else ctx.repo
     return (f"You are a coding agent answering a request from @{ctx.requester} on {where}. "
             f"The repository is checked out in your working directory; read it with the `bot` MCP "
@@ -150,7 +150,7 @@ def standing_instruction(ctx: JobContext) -> str:
             f"pushes them for you. Your final message is posted as the answer, so make it complete.")
 
 
-async def prompt(ctx: JobContext, resumed: bool, fresh_reason: str | None,
+async def prompt(ctx: Job, resumed: bool, fresh_reason: str | None,
                  context: thread_text.ThreadContext | None = None) -> str:
     """The request; a fresh session also gets the thread (bot.job.thread_text): the issue or pull
     request, its comments, reviews, diff, failing checks and attachments, hidden content removed."""
@@ -164,7 +164,7 @@ async def prompt(ctx: JobContext, resumed: bool, fresh_reason: str | None,
             f"---\n\nThe request to answer now, from @{ctx.requester}:\n{ctx.request}")
 
 
-def thread_reader(ctx: JobContext, context: thread_text.ThreadContext | None = None) -> Callable[[], Awaitable[str]]:
+def thread_reader(ctx: Job, context: thread_text.ThreadContext | None = None) -> Callable[[], Awaitable[str]]:
     """The bridge's read_thread tool: the whole thread with a larger budget than the prompt's."""
     async def read_thread() -> str:
         if ctx.thread is None:

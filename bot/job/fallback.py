@@ -27,7 +27,7 @@ from bot.episode.progress import Progress
 from bot.episode.stop import Stop
 from bot.episode.turn import Attempt, Turn
 from bot.job import replies
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.job.run import JobRun
 from bot.review.findings import Collector
 from bot.workspace.repo_config import RepoConfig
@@ -41,7 +41,7 @@ def chain(first: str, fallback: Sequence[str]) -> list[str]:
     return [name for name in dict.fromkeys(fallback) if name != first]
 
 
-def skip_reason(agent: str, ctx: JobContext, cfg: RepoConfig, db: Database | None = None) -> str | None:
+def skip_reason(agent: str, ctx: Job, cfg: RepoConfig, db: Database | None = None) -> str | None:
     """Why `agent` cannot take the turn here, or None when it can. `db`: the job's connection."""
     if agent not in base.names():
         return "not an agent of this bot"
@@ -52,7 +52,7 @@ def skip_reason(agent: str, ctx: JobContext, cfg: RepoConfig, db: Database | Non
     return "no credential configured" if origin is None else None
 
 
-async def run(job_run: JobRun, ctx: JobContext, cfg: RepoConfig, agent: str, tracking: Progress,
+async def run(job_run: JobRun, ctx: Job, cfg: RepoConfig, agent: str, tracking: Progress,
               cancel: asyncio.Event, *, attempt: OneEpisode, findings: Collector | None = None) -> Turn:
     turn = await attempt(agent, None)
     waiting = chain(agent, cfg.fallback)
@@ -77,7 +77,7 @@ async def run(job_run: JobRun, ctx: JobContext, cfg: RepoConfig, agent: str, tra
     return dataclasses.replace(turn, attempts=tuple(tried), skipped=tuple(skipped), fallback=tuple(cfg.fallback))
 
 
-def _next_agent(waiting: list[str], ctx: JobContext, cfg: RepoConfig, skipped: list[tuple[str, str]],
+def _next_agent(waiting: list[str], ctx: Job, cfg: RepoConfig, skipped: list[tuple[str, str]],
                 db: Database) -> str | None:
     while waiting:
         name = waiting.pop(0)
@@ -88,7 +88,7 @@ def _next_agent(waiting: list[str], ctx: JobContext, cfg: RepoConfig, skipped: l
     return None
 
 
-def _record(job_run: JobRun, ctx: JobContext, run_id: str, tried: list[Attempt]) -> None:
+def _record(job_run: JobRun, ctx: Job, run_id: str, tried: list[Attempt]) -> None:
     recorder = job_run.recorder
     for earlier in tried:
         recorder.record(run_id, Tier.ENFORCED, EVENT, tool=earlier.agent, outcome=earlier.unavailable.kind,

@@ -26,7 +26,7 @@ from bot.workspace import effects, worktrees
 from bot.workspace.local_checkout import dirty_paths, local_worktree
 
 if TYPE_CHECKING:
-    from bot.job.context import JobContext
+    from bot.job.context import Job
     from bot.record.provenance import Provenance
     from bot.workspace.effects import Outcome
     from bot.workspace.repo_config import RepoConfig
@@ -36,12 +36,12 @@ if TYPE_CHECKING:
 class GitHubMode:
     name = "github"
 
-    async def acknowledge(self, ctx: JobContext) -> None:
+    async def acknowledge(self, ctx: Job) -> None:
         thread, target = ctx.thread, ctx.target
         if thread is not None and target:
             await with_retries(lambda: thread.react(target, "eyes"))
 
-    async def permission(self, ctx: JobContext) -> str | None:
+    async def permission(self, ctx: Job) -> str | None:
         """GitHub's answer; a refusal or an outage ends the job with what to do (a bug in our own
         code is not caught here: it is reported as the failure it is)."""
         try:
@@ -49,7 +49,7 @@ class GitHubMode:
         except (httpx.TransportError, HTTPException) as exc:
             raise Stop(replies.permission_check_failed(ctx.requester, ctx.repo, exc, transient(exc))) from exc
 
-    async def worktree(self, ctx: JobContext) -> Worktree:
+    async def worktree(self, ctx: Job) -> Worktree:
         return await worktrees.prepare(ctx.repo, ctx.conversation, ctx.settings, token=ctx.token,
                                        pull_number=ctx.number if ctx.is_pr else None)
 
@@ -62,7 +62,7 @@ class GitHubMode:
     async def changed_since(self, worktree: Worktree, before: set[str] | None) -> list[str] | None:
         return None
 
-    async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None:
+    async def effects(self, ctx: Job, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None:
         if not turn.result.ok:
             return None
         await ctx.refresh_token()
@@ -73,11 +73,11 @@ class GitHubMode:
                                   title=ctx.title, pull=pull, still_allowed=self.still_allowed(ctx, worktree.config))
         return await effects.apply(worktree, request, thread.api, token=ctx.token)
 
-    def still_allowed(self, ctx: JobContext, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
+    def still_allowed(self, ctx: Job, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
         """The requester's permission, asked of GitHub again right before an effect."""
         return authority.before_effects(ctx.github, ctx.requester, cfg)
 
-    def answered(self, ctx: JobContext, text: str, prov: Provenance) -> None:
+    def answered(self, ctx: Job, text: str, prov: Provenance) -> None:
         return None  # the answer is the comment the pipeline posts
 
 
@@ -90,17 +90,17 @@ class LocalMode:
     on_answer: Callable[[str, Provenance], None] | None = None
     name = "local"
 
-    def answered(self, ctx: JobContext, text: str, prov: Provenance) -> None:
+    def answered(self, ctx: Job, text: str, prov: Provenance) -> None:
         if self.on_answer is not None:
             self.on_answer(redact(text, ctx.secrets), prov)
 
-    async def acknowledge(self, ctx: JobContext) -> None:
+    async def acknowledge(self, ctx: Job) -> None:
         return None
 
-    async def permission(self, ctx: JobContext) -> str | None:
+    async def permission(self, ctx: Job) -> str | None:
         return None  # the person at the terminal owns the checkout
 
-    async def worktree(self, ctx: JobContext) -> Worktree:
+    async def worktree(self, ctx: Job) -> Worktree:
         return await local_worktree(self.repo, ctx.conversation)
 
     async def release(self, worktree: Worktree) -> None:
@@ -112,13 +112,13 @@ class LocalMode:
     async def changed_since(self, worktree: Worktree, before: set[str] | None) -> list[str] | None:
         return sorted(await dirty_paths(worktree) - (before or set()))
 
-    async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None:
+    async def effects(self, ctx: Job, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None:
         return None  # changes stay in the checkout for the user to review
 
-    def still_allowed(self, ctx: JobContext, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
+    def still_allowed(self, ctx: Job, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
         return _allowed  # the person at the terminal owns the checkout
 
-    def stopped(self, ctx: JobContext, *, started: bool) -> str:
+    def stopped(self, ctx: Job, *, started: bool) -> str:
         return replies.stopped(None, started=started)
 
 

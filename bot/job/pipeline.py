@@ -1,7 +1,7 @@
 """Where the pieces meet: one job from 👀 to the answer and the session map (steps 9-19 of one
 comment's path in docs/architecture.md).
 
-    ctx = JobContext(..., mode=GitHubMode())   # built by the worker, the Action or `bot run` (LocalMode)
+    ctx = Job(..., mode=GitHubMode())   # built by the worker, the Action or `bot run` (LocalMode)
     status = await run(job_run, ctx, cancel)       # "done" | "failed" | "cancelled"; always a terminal text
 
 Steps: acknowledge → tracking comment → permission → worktree (bot.workspace) → agent, credentials
@@ -26,7 +26,7 @@ from bot.episode.stop import Stop
 from bot.episode.turn import Turn
 from bot.github.client import transient
 from bot.job import answer, authority, conversations, fallback, replies, review_job
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.job.run import JobRun, end_because, stopped_by
 from bot.job.tracking import TrackingComment
 from bot.job.turns import run_turn
@@ -39,7 +39,7 @@ from bot.workspace.worktrees import Worktree
 log = logging.getLogger("bot.job.pipeline")
 
 
-async def run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:
+async def run(db: Database, ctx: Job, cancel: asyncio.Event) -> str:
     """Run one episode job to a terminal comment. Returns the job's final status. `cancel` stops
     it; a `JobSignal` also names who stopped it and hears why it ended early."""
     job_run = JobRun.begin(db, ctx)
@@ -50,7 +50,7 @@ async def run(db: Database, ctx: JobContext, cancel: asyncio.Event) -> str:
             await job_run.recorder.flushed()
 
 
-async def _run(job_run: JobRun, ctx: JobContext, cancel: asyncio.Event) -> str:
+async def _run(job_run: JobRun, ctx: Job, cancel: asyncio.Event) -> str:
     conversations.ensure(job_run.db, ctx.conversation)
     ctx.add_secret(ctx.token)  # a git error message must not leak it
     tracking = job_run.tracking
@@ -76,7 +76,7 @@ async def _run(job_run: JobRun, ctx: JobContext, cancel: asyncio.Event) -> str:
     return status
 
 
-def _first_header(ctx: JobContext) -> str:
+def _first_header(ctx: Job) -> str:
     """Names the agent only when the command did: otherwise `.github/bot.yml`, read once the
     workspace is ready, may choose another than the operator's default (`_execute` names it then)."""
     return f"**{ctx.agent}** is on it for @{ctx.requester}." if ctx.agent else f"On it for @{ctx.requester}."
@@ -94,7 +94,7 @@ async def _finish_quietly(tracking: TrackingComment, text: str) -> None:
         await asyncio.shield(tracking.finish(text))
 
 
-async def _execute(job_run: JobRun, ctx: JobContext, cancel: asyncio.Event) -> tuple[str, str]:
+async def _execute(job_run: JobRun, ctx: Job, cancel: asyncio.Event) -> tuple[str, str]:
     mode, tracking = ctx.mode, job_run.tracking
     if cancel.is_set():
         raise Stop(replies.stopped(stopped_by(cancel), started=False), "cancelled")
@@ -128,7 +128,7 @@ async def _execute(job_run: JobRun, ctx: JobContext, cancel: asyncio.Event) -> t
         await mode.release(worktree)
 
 
-def _choose_agent(ctx: JobContext, cfg: RepoConfig) -> str:
+def _choose_agent(ctx: Job, cfg: RepoConfig) -> str:
     agent = ctx.agent or cfg.agent(ctx.settings.default_agent)
     if agent not in base.names():
         raise Stop(replies.agent_not_available(agent, base.names()))
@@ -137,7 +137,7 @@ def _choose_agent(ctx: JobContext, cfg: RepoConfig) -> str:
     return agent
 
 
-async def _episode_or_the_next_agent(job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str,
+async def _episode_or_the_next_agent(job_run: JobRun, ctx: Job, worktree: Worktree, agent: str,
                                      tracking: Progress, cancel: asyncio.Event, *, follow: bool = False,
                                      findings: Collector | None = None) -> Turn:
     """The turn on `agent`; when the relay saw its provider unable to serve, on the repository's next
@@ -160,7 +160,7 @@ async def _episode_or_the_next_agent(job_run: JobRun, ctx: JobContext, worktree:
                               findings=findings)
 
 
-async def _episode_with_fallback(job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str,
+async def _episode_with_fallback(job_run: JobRun, ctx: Job, worktree: Worktree, agent: str,
                                  tracking: Progress, cancel: asyncio.Event, findings: Collector | None) -> Turn:
     """Resume the thread's session; when the CLI no longer knows it, start fresh with a recap."""
     resume_id = None if ctx.new_session else conversations.resume_id(job_run.db, ctx.conversation, agent)
@@ -182,7 +182,7 @@ def _session_lost(result: Result) -> bool:
     return getattr(result, "failure", None) == "session_unknown"
 
 
-def _record_effects(job_run: JobRun, ctx: JobContext, run_id: str, outcome: Outcome | None) -> None:
+def _record_effects(job_run: JobRun, ctx: Job, run_id: str, outcome: Outcome | None) -> None:
     """The bot's own commit, push and pull request are enforced acts of this run."""
 
     if outcome is None or not outcome.commit_sha:

@@ -24,7 +24,7 @@ from bot.episode.progress import LIVE_LABEL, Progress
 from bot.episode.stop import Stop
 from bot.episode.turn import Turn
 from bot.job import answer, authority, conversations, replies, review_quiet, review_rules
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.job.run import JobRun, stopped_by
 from bot.job.thread_text import fence
 from bot.job.tracking import TrackingComment
@@ -90,12 +90,12 @@ class AgentTracking:
 class Episode(Protocol):
     """How the review runs one agent's episode (bot/job/pipeline.py's, with its fallback)."""
 
-    def __call__(self, job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str, tracking: Progress,
+    def __call__(self, job_run: JobRun, ctx: Job, worktree: Worktree, agent: str, tracking: Progress,
                  cancel: asyncio.Event, *, findings: Collector) -> Awaitable[Turn]: ...
 
 
-async def run(job_run: JobRun, ctx: JobContext, worktree: Worktree, cancel: asyncio.Event, *,
-              choose: Callable[[JobContext, RepoConfig], str], episode: Episode) -> tuple[str, str]:
+async def run(job_run: JobRun, ctx: Job, worktree: Worktree, cancel: asyncio.Event, *,
+              choose: Callable[[Job, RepoConfig], str], episode: Episode) -> tuple[str, str]:
     if not ctx.is_pr or ctx.thread is None:
         raise Stop("A review needs a pull request: mention me with `review` on a pull request.")
     check = await checks.CheckRun.begin(ctx.thread, worktree.base_sha, enabled=worktree.config.reviews.check_run,
@@ -110,8 +110,8 @@ async def run(job_run: JobRun, ctx: JobContext, worktree: Worktree, cancel: asyn
         raise
 
 
-async def _review(job_run: JobRun, ctx: JobContext, worktree: Worktree,
-                  cancel: asyncio.Event, choose: Callable[[JobContext, RepoConfig], str], episode: Episode,
+async def _review(job_run: JobRun, ctx: Job, worktree: Worktree,
+                  cancel: asyncio.Event, choose: Callable[[Job, RepoConfig], str], episode: Episode,
                   check: checks.CheckRun) -> tuple[str, str]:
     agents, tracking = _agents(ctx, worktree.config, choose), job_run.tracking
     tracking.header = f"**{', '.join(agents)}** reviewing for @{ctx.requester}."
@@ -144,14 +144,14 @@ def _scope(files: list[dict[str, Any]], past: History, budget: int) -> Scope:
     return scope
 
 
-def _agents(ctx: JobContext, cfg: RepoConfig, choose: Callable[[JobContext, RepoConfig], str]) -> list[str]:
+def _agents(ctx: Job, cfg: RepoConfig, choose: Callable[[Job, RepoConfig], str]) -> list[str]:
     named = list(dict.fromkeys(ctx.agents or ((ctx.agent,) if ctx.agent else cfg.reviews.agents)))[:MAX_AGENTS]
     if not named:
         return [choose(ctx, cfg)]
     return [choose(dataclasses.replace(ctx, agent=name), cfg) for name in named]
 
 
-async def _one(job_run: JobRun, ctx: JobContext, worktree: Worktree, review: Review, scope: Scope,
+async def _one(job_run: JobRun, ctx: Job, worktree: Worktree, review: Review, scope: Scope,
                tracking: AgentTracking, cancel: asyncio.Event, episode: Episode, past: History, rules: Applied, *,
                first: bool) -> None:
     """One agent's episode in its own worktree (the first agent uses the job's), recorded and
@@ -187,7 +187,7 @@ async def _one(job_run: JobRun, ctx: JobContext, worktree: Worktree, review: Rev
                         done=review.ok)
 
 
-def review_request(ctx: JobContext, scope: Scope, agent: str, past: History | None = None,
+def review_request(ctx: Job, scope: Scope, agent: str, past: History | None = None,
                    rules: Applied | None = None) -> str:
     skipped = "; ".join(f"{name} ({why})" for name, why in scope.skipped[:40])
     focus = ctx.request.strip() or "correctness, bugs, security, error handling, missing tests"
@@ -225,7 +225,7 @@ def earlier_context(past: History) -> str:
     return "".join(f"\n\n{part}" for part in parts)
 
 
-async def _publish(job_run: JobRun, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
+async def _publish(job_run: JobRun, ctx: Job, worktree: Worktree, reviews: list[Review], scope: Scope,
                    check: checks.CheckRun, past: History, rules: Applied) -> tuple[str, str]:
     outcomes = [AgentOutcome(r.agent, r.ok, r.turn.result.text or "" if r.ok and r.turn else "", r.failure,
                              r.collector.verdict, answer.fell_back(r.turn) if r.turn and r.turn.attempts else "")
@@ -268,7 +268,7 @@ async def _publish(job_run: JobRun, ctx: JobContext, worktree: Worktree, reviews
                  blocks), "done"
 
 
-async def _quiet(job_run: JobRun, ctx: JobContext, worktree: Worktree, reviews: list[Review], scope: Scope,
+async def _quiet(job_run: JobRun, ctx: Job, worktree: Worktree, reviews: list[Review], scope: Scope,
                  check: checks.CheckRun, past: History, sifted: history.Sifted, fixed: list[Earlier],
                  chosen: Selection, blocks: list[Provenance]) -> tuple[str, str]:
     """Nothing to say (bot/job/review_quiet.py): no review. The fixed threads are answered, the commit
@@ -312,7 +312,7 @@ def _counted(chosen: Selection, scope: Scope, minimum: str) -> str:
     return f"{posted} comment{'s' if posted != 1 else ''}" + (f" and {listed} more listed in it" if listed else "")
 
 
-def _provenance(job_run: JobRun, ctx: JobContext, review: Review, turn: Turn) -> Provenance:
+def _provenance(job_run: JobRun, ctx: Job, review: Review, turn: Turn) -> Provenance:
     result = turn.result
     return provenance.build(job_run.recorder, turn.run_id, agent=review.agent,
                             version=turn.version, resumed=turn.resumed, fresh_reason=turn.fresh_reason,
@@ -324,7 +324,7 @@ def _tail(text: str, blocks: list[Provenance]) -> str:
     return text + "".join(f"\n\n{b.details_block()}\n{b.marker()}" for b in blocks)
 
 
-def _record(job_run: JobRun, ctx: JobContext, reviews: list[Review], outcome: str, raw: str) -> None:
+def _record(job_run: JobRun, ctx: Job, reviews: list[Review], outcome: str, raw: str) -> None:
     """The bot's own act, in each agent's run: the review it posted (its id), or "quiet"."""
     recorder = job_run.recorder
     for review in reviews:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from bot.github.client import with_retries
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.review.render import EVENT, no_issues
 from bot.review.selection import Selection
 from bot.workspace.repo_config import ReviewsSection
@@ -28,7 +28,7 @@ def nothing_to_say(settings: ReviewsSection, chosen: Selection, *, all_finished:
             and event == EVENT)
 
 
-async def thumbs_up(ctx: JobContext) -> bool:
+async def thumbs_up(ctx: Job) -> bool:
     """👍 on the comment that asked for the review; False when there is none or GitHub refused."""
     target = ctx.target or {}
     if target.get("type") not in REACTABLE or ctx.thread is None:

@@ -24,7 +24,7 @@ from bot.record.recorder import Recorder
 from bot.record.secrets import Secrets
 
 if TYPE_CHECKING:
-    from bot.job.context import JobContext
+    from bot.job.context import Job
 
 
 class JobSignal(asyncio.Event):
@@ -67,7 +67,7 @@ class JobRun:
     tracking: TrackingComment
 
     @classmethod
-    def begin(cls, db: Database, ctx: JobContext) -> JobRun:
+    def begin(cls, db: Database, ctx: Job) -> JobRun:
         secrets, queued = ctx.secrets, ctx.queued
         tracking = TrackingComment(ctx.surface, lambda: secrets, interval_s=ctx.progress_interval_s,
                                    handle=queued.tracking_handle if queued else None,

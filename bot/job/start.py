@@ -9,7 +9,7 @@ from __future__ import annotations
 from bot.config import Settings
 from bot.github.client import Thread
 from bot.intake.spec import JobSpec
-from bot.job.context import JobContext, Queued
+from bot.job.context import Job, Queued
 from bot.job.conversations import thread_key
 from bot.job.modes import GitHubMode
 from bot.job.tracking import Surface
@@ -18,9 +18,9 @@ __all__ = ["Queued", "context_for"]
 
 
 def context_for(spec: JobSpec, thread: Thread, surface: Surface, *, settings: Settings,
-                installation_id: int | None = None, queued: Queued | None = None) -> JobContext:
+                installation_id: int | None = None, queued: Queued | None = None) -> Job:
     command = spec.command
-    return JobContext(
+    return Job(
         conversation=queued.conversation if queued else thread_key(spec.repo, spec.number),
         repo=spec.repo, request=command.request,
         requester=spec.author, requester_id=spec.author_id or 0, repo_id=spec.repo_id or 0,

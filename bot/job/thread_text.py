@@ -24,7 +24,7 @@ from adapters.base import Tier
 from bot.github import thread as github
 from bot.github.client import bot_logins, is_own_comment
 from bot.github.thread import Check, ReviewThread, ThreadData
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.record.defang import markers
 from bot.record.hidden import clean_markdown, clean_plain
 from bot.record.recorder import Recorder
@@ -62,7 +62,7 @@ class ThreadContext:
     """The job's thread, fetched and cleaned once (on first use) and rendered to a budget.
     `findings`: a review episode's collector, whose scope says what an incremental review leaves out."""
 
-    def __init__(self, ctx: JobContext, attachments: Path | None = None, findings: Collector | None = None) -> None:
+    def __init__(self, ctx: Job, attachments: Path | None = None, findings: Collector | None = None) -> None:
         self.ctx, self.folder, self.findings = ctx, attachments, findings
         self.removed: Counter[str] = Counter()
         self._data: ThreadData | None = None

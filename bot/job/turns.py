@@ -11,7 +11,7 @@ from bot.episode import turn as episode
 from bot.episode.progress import Progress
 from bot.episode.turn import Turn
 from bot.job import conversations
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.job.run import JobRun
 from bot.job.thread_text import ThreadContext, attachments_dir
 from bot.record.recorder import Recorder
@@ -23,7 +23,7 @@ from bot.workspace.worktrees import Worktree
 class JobThread:
     """The job's thread as the episode reads it (bot.episode.progress.Thread), fetched once."""
 
-    ctx: JobContext
+    ctx: Job
     context: ThreadContext
 
     @property
@@ -47,7 +47,7 @@ class JobThread:
         self.context.record(recorder, run_id)
 
 
-async def run_turn(job_run: JobRun, ctx: JobContext, worktree: Worktree, agent: str, tracking: Progress,
+async def run_turn(job_run: JobRun, ctx: Job, worktree: Worktree, agent: str, tracking: Progress,
                    cancel: asyncio.Event, *, resume_id: str | None, fresh_reason: str | None,
                    findings: Collector | None = None) -> Turn:
     """One episode of `agent` for this job; `findings`: a review episode's collector."""

@@ -27,7 +27,7 @@ from bot.github.client import Thread, TokenCache, bot_logins, installation_threa
 from bot.intake import automation_event, config_event
 from bot.intake.spec import JobSpec
 from bot.job import gate, pipeline
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.job.conversations import thread_key
 from bot.job.run import JobSignal
 from bot.job.start import Queued, context_for
@@ -265,7 +265,7 @@ class WorkerPool:
             return await installation_thread(self._client, self.tokens, job.spec.installation_id or 0, job.spec.repo,
                                              number, bot_logins(self.settings))
 
-        def make(each: JobSpec, marker: str, on: Thread | None) -> JobContext:
+        def make(each: JobSpec, marker: str, on: Thread | None) -> Job:
             return self._context(job, on or thread, each, marker,
                                  conversation=thread_key(each.repo, each.number) if on is not None else None)
         return await event_run.run(self.db, job.id, job.spec, thread, cancel, make, thread_of=thread_of, detail=detail,
@@ -290,7 +290,7 @@ class WorkerPool:
             raise
 
     def _context(self, job: queue.Job, thread: Thread, spec: JobSpec | None = None,
-                 marker: str | None = None, conversation: str | None = None) -> JobContext:
+                 marker: str | None = None, conversation: str | None = None) -> Job:
         """`spec` and `marker`: one automation's run of the job (bot/automations/event_run.py), with
         its own comment: the job's tracking comment id is not remembered for it. `conversation`: the
         thread that keys the session when it is not the queue's (a scheduled run's issue)."""

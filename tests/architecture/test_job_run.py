@@ -6,7 +6,7 @@ import asyncio
 import re
 from pathlib import Path
 
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.job.run import JobSignal, end_because, stopped_by
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ def test_the_job_builds_its_recorder_in_one_place():
 
 
 def test_the_job_context_holds_no_field_the_worker_writes_while_it_runs():
-    assert {"stopped_by", "ended_because"} & set(JobContext.__annotations__) == set()
+    assert {"stopped_by", "ended_because"} & set(Job.__annotations__) == set()
 
 
 def test_a_stop_through_the_signal_names_who_asked():
@@ -51,5 +51,5 @@ def test_why_a_job_ended_early_reaches_its_worker_through_the_signal():
 
 def test_the_episode_names_neither_the_jobs_context_nor_its_run():
     named = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "bot" / "episode").rglob("*.py")
-                   if re.search(r"\b(JobContext|JobRun|JobSignal)\b", p.read_text()))
+                   if re.search(r"\b(Job|JobRun|JobSignal)\b", p.read_text()))
     assert named == []

@@ -8,7 +8,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from bot.job.context import JobContext
+from bot.job.context import Job
 
 ROOT = Path(__file__).resolve().parents[2]
 NONE = re.compile(r"\|\s*None\b|\bNone\s*\||Optional\[")
@@ -27,11 +27,11 @@ MAY_BE_ABSENT = {
 
 def optional_fields() -> set[str]:
     """Fields whose annotation (a string: the module postpones them) admits None."""
-    return {f.name for f in dataclasses.fields(JobContext) if NONE.search(str(f.type))}
+    return {f.name for f in dataclasses.fields(Job) if NONE.search(str(f.type))}
 
 
 def test_the_job_context_is_frozen():
-    assert JobContext.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    assert Job.__dataclass_params__.frozen  # type: ignore[attr-defined]
 
 
 def test_every_optional_fact_of_a_job_says_why_it_may_be_absent():
@@ -39,14 +39,14 @@ def test_every_optional_fact_of_a_job_says_why_it_may_be_absent():
 
 
 def test_the_jobs_settings_and_mode_are_required():
-    required = {f.name for f in dataclasses.fields(JobContext)
+    required = {f.name for f in dataclasses.fields(Job)
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     assert {"settings", "mode", "surface"} <= required
 
 
 def test_the_jobs_run_state_is_not_in_its_context():
     assert {"findings", "tracking_handle", "on_tracking_created", "job_id"} & {
-        f.name for f in dataclasses.fields(JobContext)} == set()
+        f.name for f in dataclasses.fields(Job)} == set()
 
 
 def test_the_job_run_is_begun_only_by_the_pipeline():

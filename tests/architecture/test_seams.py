@@ -1,5 +1,5 @@
 """The seams of a job are typed: a mode, the thread and the surface are Protocols every
-implementation has all the members of, the JobContext holds no `Any`, and no code asks a mode or
+implementation has all the members of, the Job holds no `Any`, and no code asks a mode or
 a thread with getattr whether it has a member (a member the caller needs is on the Protocol)."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import httpx
 from bot.github import client
 from bot.github.thread import GitHubThread
 from bot.job import modes
-from bot.job.context import JobContext, Mode
+from bot.job.context import Job, Mode
 from bot.job.tracking import GitHubSurface, Surface
 from tests.architecture.imports import parsed, project_modules
 
@@ -21,7 +21,7 @@ SEAMS = ("mode", "thread")
 
 
 def test_the_job_context_declares_no_field_as_any():
-    assert {name: kind for name, kind in JobContext.__annotations__.items() if re.search(r"\bAny\b", kind)} == {}
+    assert {name: kind for name, kind in Job.__annotations__.items() if re.search(r"\bAny\b", kind)} == {}
 
 
 def test_the_github_mode_has_every_step_of_a_mode():

@@ -277,8 +277,8 @@ def test_standing_instruction_names_the_read_tools():
     from bot.config import Settings
     from bot.job.conversations import standing_instruction
     from bot.job.modes import GitHubMode
-    from bot.job.pipeline import JobContext
-    ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,
+    from bot.job.pipeline import Job
+    ctx = Job(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,
                      mode=GitHubMode(), settings=Settings({}))
     assert all(tool in standing_instruction(ctx) for tool in ("read_file", "list_files", "search"))
 

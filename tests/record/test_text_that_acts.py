@@ -9,7 +9,7 @@ from __future__ import annotations
 from adapters.base import Result, Usage
 from bot.job import answer as answer_module
 from bot.job.modes import GitHubMode
-from bot.job.pipeline import JobContext, Turn
+from bot.job.pipeline import Job, Turn
 from bot.job.run import JobRun
 from bot.record import render
 from bot.record.recorder import Recorder
@@ -30,7 +30,7 @@ def answered(text: str) -> str:
     db = store.connect(settings=current())
     run_id = Recorder(db).start_run(agent="codex", conversation="o/r#1", limits={}, base_commit="a" * 40)
     result = Result(ok=True, text=text, session_id="s-1", usage=Usage(), events=[], agent="codex")
-    ctx = JobContext(conversation="o/r#1", repo="o/r", request="look", requester="alice", surface=None,
+    ctx = Job(conversation="o/r#1", repo="o/r", request="look", requester="alice", surface=None,
                      mode=GitHubMode(), settings=current())
     return answer_module.compose(JobRun.begin(db, ctx), ctx, "codex", Turn(result, run_id, False, None, "1.0"), None)
 

@@ -13,7 +13,7 @@ from adapters.base import Result, Tier, Usage
 from bot.episode.stop import Stop
 from bot.episode.turn import Attempt, Turn
 from bot.job import answer, fallback, replies
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.job.modes import GitHubMode
 from bot.job.run import JobRun
 from bot.record import provenance
@@ -36,8 +36,8 @@ class Notes:
         self.lines.append(text)
 
 
-def context() -> JobContext:
-    return JobContext(conversation="o/r#1", repo="o/r", request="fix it", requester="alice", surface=None,
+def context() -> Job:
+    return Job(conversation="o/r#1", repo="o/r", request="fix it", requester="alice", surface=None,
                       mode=GitHubMode(), settings=current())
 
 

@@ -169,7 +169,7 @@ async def test_token_close_to_expiry_is_renewed_before_the_push(monkeypatch):
         configure_app(monkeypatch, api_url=fake.url)
         async with httpx.AsyncClient() as client:
             t = await thread(github.TokenCache.of(current()), client)
-            ctx = pipeline.JobContext(conversation=f"{REPO}#1", repo=REPO, request="fix", requester="alice",
+            ctx = pipeline.Job(conversation=f"{REPO}#1", repo=REPO, request="fix", requester="alice",
                                       surface=None, thread=t, mode=GitHubMode(),
                                       settings=current())
             first = ctx.token

@@ -7,7 +7,7 @@ from adapters.base import Event, EventKind, Result, Tier, Usage
 from bot.episode import honesty
 from bot.job import answer as answer_module
 from bot.job.modes import GitHubMode
-from bot.job.pipeline import JobContext, Turn
+from bot.job.pipeline import Job, Turn
 from bot.job.run import JobRun
 from bot.record.recorder import Recorder
 from bot.service import store
@@ -24,7 +24,7 @@ def compose(run: Result, record=lambda recorder, run_id: None, touched=None) -> 
     recorder = Recorder(db)
     run_id = recorder.start_run(agent="codex", conversation="o/r#1", limits={}, base_commit="a" * 40)
     record(recorder, run_id)
-    ctx = JobContext(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,
+    ctx = Job(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,
                      mode=GitHubMode(), settings=current())
     return answer_module.compose(JobRun.begin(db, ctx), ctx, "codex", Turn(run, run_id, False, None, "1.0"), None, touched)
 

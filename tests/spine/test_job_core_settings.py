@@ -16,7 +16,7 @@ from bot.episode import turn as episode
 from bot.episode.runner import run_episode
 from bot.episode.stop import Stop
 from bot.job import thread_text, turns
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.job.modes import GitHubMode
 from bot.job.run import JobRun
 from bot.service import retention, store
@@ -98,8 +98,8 @@ def test_the_operators_caps_come_from_the_settings_the_episode_is_handed(tmp_pat
     assert limits.home_bytes == 128 * MiB
 
 
-def _ctx(settings: Settings) -> JobContext:
-    return JobContext(conversation="o/r#1", repo="o/r", request="hi", requester="alice", surface=None,
+def _ctx(settings: Settings) -> Job:
+    return Job(conversation="o/r#1", repo="o/r", request="hi", requester="alice", surface=None,
                       mode=GitHubMode(), settings=settings)
 
 
@@ -157,6 +157,6 @@ def test_an_episode_picks_its_sandbox_tier_and_host_from_the_jobs_settings(tmp_p
     assert chosen == [(0, tmp_path)]
 
 
-def await_turn(ctx: JobContext) -> None:
+def await_turn(ctx: Job) -> None:
     asyncio.run(turns.run_turn(JobRun.begin(store.connect(settings=current()), ctx), ctx, SimpleNamespace(), "codex", SimpleNamespace(),
                                  asyncio.Event(), resume_id=None, fresh_reason=None))

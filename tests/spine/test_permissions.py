@@ -6,7 +6,7 @@ import pytest
 from bot import permissions
 from bot.config import Settings
 from bot.episode.stop import Stop
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.job.modes import GitHubMode
 
 
@@ -50,7 +50,7 @@ class BrokenThread:
 
 async def test_a_bug_in_the_permission_check_is_not_reported_as_a_missing_app_permission():
     """Only GitHub's refusal points at the App's Metadata permission; our own bug stays a bug."""
-    ctx = JobContext(conversation="o/r#1", repo="o/r", request="x", requester="alice", surface=None,
+    ctx = Job(conversation="o/r#1", repo="o/r", request="x", requester="alice", surface=None,
                      thread=BrokenThread(), mode=GitHubMode(), settings=Settings({}))
     with pytest.raises(TypeError):
         await GitHubMode().permission(ctx)
@@ -63,7 +63,7 @@ class RefusingThread:
 
 
 async def test_githubs_refusal_of_the_permission_check_names_what_to_grant():
-    ctx = JobContext(conversation="o/r#1", repo="o/r", request="x", requester="alice", surface=None,
+    ctx = Job(conversation="o/r#1", repo="o/r", request="x", requester="alice", surface=None,
                      thread=RefusingThread(), mode=GitHubMode(), settings=Settings({}))
     with pytest.raises(Stop) as stop:
         await GitHubMode().permission(ctx)
