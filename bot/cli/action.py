@@ -314,22 +314,26 @@ def _reply_text(spec: JobSpec, kind: str, settings: Settings,
 
 
 async def _scheduled(payload: dict, token: str, settings: Settings) -> StepOutcome:
-    """Each automation whose cron line this run carries, in its own issue, with its declared prompt."""
+    """Each automation whose cron line this run carries, in its own issue, with its declared prompt;
+    the step fails when one of them did."""
     async with httpx.AsyncClient(timeout=30) as client:
         found = await _due(client, payload, token, settings)
         if isinstance(found, str):
             return StepOutcome("ignored", reason=found)
         repo_thread, automations = found
         outcome = StepOutcome("ignored")
-        for automation in automations:
+        for index, automation in enumerate(automations):
             number = await action_schedule.issue_of(repo_thread, automation.name)
+            if index == 0:  # the thread whose session the step's cache holds (action.yml saves it by this)
+                set_output(settings, "thread", str(number))
             thread = ListedOnce(repo_thread.api, repo_thread.repo, number, own_logins=repo_thread.own_logins)
             asked = request.for_slot(automation, action_schedule.slot_now())
             spec = JobSpec(repo=thread.repo, number=number, author=min(thread.own_logins),
                            title=f"Automation: {automation.name}",
                            command=grammar.Command(kind="run", agent=automation.agent, request=asked))
-            outcome = await _run(spec, thread, RecordingSurface(GitHubSurface(thread, None)), settings,
-                                 AutomationMode(automation=automation))
+            ran = await _run(spec, thread, RecordingSurface(GitHubSurface(thread, None)), settings,
+                             AutomationMode(automation=automation), cached=index == 0)
+            outcome = ran if outcome.status != "failed" else dataclasses.replace(ran, status="failed")
     return outcome
 
 
@@ -349,19 +353,24 @@ async def _due(client: httpx.AsyncClient, payload: dict, token: str,
 
 
 async def plan_scheduled(payload: dict, token: str, settings: Settings) -> tuple[str, tuple[str, ...], str]:
-    """`plan` for a scheduled run: the agents of the automations on its cron line."""
+    """`plan` for a scheduled run: the agents of the automations on its cron line; the first one's
+    issue, once it has one, is the step output `thread` (it keys the session cache in action.yml)."""
     async with httpx.AsyncClient(timeout=30) as client:
         found = await _due(client, payload, token, settings)
-    if isinstance(found, str):
-        return "ignored", (), found
-    return "run", tuple(dict.fromkeys(automation.agent for automation in found[1])), ""
+        if isinstance(found, str):
+            return "ignored", (), found
+        thread, automations = found
+        number = await action_schedule.open_issue(thread, automations[0].name)
+    set_output(settings, "thread", "" if number is None else str(number))
+    return "run", tuple(dict.fromkeys(automation.agent for automation in automations)), ""
 
 
 async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface, settings: Settings,
-               mode: AutomationMode | None = None) -> StepOutcome:
+               mode: AutomationMode | None = None, cached: bool = True) -> StepOutcome:
+    """`cached`: the thread's session is the one the step's session cache holds (one per step)."""
     ctx = context_for(spec, thread, surface, settings=settings)
     ctx = dataclasses.replace(ctx, mode=mode) if mode is not None else ctx
-    db, folder = store.connect(settings=settings), session_folder(settings)
+    db, folder = store.connect(settings=settings), session_folder(settings) if cached else None
     floor = await spend_floor(thread, ctx.conversation)
     if folder is not None:
         restore_session(db, ctx.conversation, folder, settings, _requester(ctx.requester_id))

@@ -11,9 +11,12 @@ The automations are read from the default branch as GitHub holds it now (a file 
 workflow was written counts: an automation no longer on that line runs nothing; an invalid file runs
 nothing and says why in the step's log). The Action keeps no database between runs, so the
 automation's issue is found by its title among the repository's open issues the workflow's token
-opened (the first MAX_ISSUES_READ), and opened when there is none. The payload's only fields read are
-`schedule` (digits, spaces and `*,-/`: a line the bot's cron parser, bot/cron.py, accepts) and
-`repository.full_name` (an `owner/name` of GitHub's characters).
+opened (the first MAX_ISSUES_READ), and opened when there is none. The first automation's issue keys
+the session cache action.yml restores and saves (the step output `thread`: of the plan step for the
+restore, of the bot step for the save): that automation resumes its session from run to run;
+another on the same line starts fresh each run. The
+payload's only fields read are `schedule` (digits, spaces and `*,-/`: a line the bot's cron parser,
+bot/cron.py, accepts) and `repository.full_name` (an `owner/name` of GitHub's characters).
 """
 from __future__ import annotations
 
@@ -71,6 +74,16 @@ async def due_automations(thread: Thread, line: str) -> list[Automation]:
 
 async def issue_of(thread: Thread, name: str) -> int:
     """The automation's open issue that the bot opened, or a new one."""
+    found = await open_issue(thread, name)
+    if found is not None:
+        return found
+    created = await thread._authed(lambda: thread.api.post(f"{thread.prefix}/issues", data={
+        "title": render.required(automation_issue.title(name)), "body": render.required(automation_issue.body(name))}))
+    return int(created["number"])
+
+
+async def open_issue(thread: Thread, name: str) -> int | None:
+    """The automation's open issue that the bot opened, or None (the plan step names its session)."""
     title = str(automation_issue.title(name))
     seen = 0
     async for issue in thread.api.getiter(f"{thread.prefix}/issues?state=open&per_page=100"):
@@ -79,9 +92,7 @@ async def issue_of(thread: Thread, name: str) -> int:
         seen += 1
         if seen >= MAX_ISSUES_READ:
             break
-    created = await thread._authed(lambda: thread.api.post(f"{thread.prefix}/issues", data={
-        "title": render.required(automation_issue.title(name)), "body": render.required(automation_issue.body(name))}))
-    return int(created["number"])
+    return None
 
 
 def slot_now(now: dt.datetime | None = None) -> str:
@@ -89,4 +100,4 @@ def slot_now(now: dt.datetime | None = None) -> str:
     return cron.utc(now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%MZ")
 
 
-__all__ = ["ConfigError", "cron_line", "due", "due_automations", "issue_of", "repository", "slot_now"]
+__all__ = ["ConfigError", "cron_line", "due", "due_automations", "issue_of", "open_issue", "repository", "slot_now"]

@@ -48,7 +48,14 @@ def _plan(runner) -> dict[str, str]:
 def test_the_plan_installs_the_agents_of_the_automations_on_the_runs_cron_line(github, runner):
     github.add_content(REPO, CONFIG, DECLARED)
     runner.event("schedule", schedule_event())
-    assert _plan(runner) == {"kind": "run", "agents": "codex claude"}
+    assert _plan(runner) == {"kind": "run", "agents": "codex claude", "thread": ""}
+
+
+def test_the_plan_names_the_first_automations_issue_for_the_session_cache(github, runner):
+    github.add_content(REPO, CONFIG, DECLARED)
+    github.add_issue(REPO, 5, title="Automation: deps", user="bot[bot]")["user"]["type"] = "Bot"
+    runner.event("schedule", schedule_event())
+    assert _plan(runner)["thread"] == "5"
 
 
 def test_a_cron_line_no_automation_declares_plans_nothing(github, runner, capsys):

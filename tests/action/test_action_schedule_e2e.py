@@ -10,19 +10,37 @@ from tests.action.conftest import REPO
 from tests.action.test_action_e2e import provider as provider  # noqa: F401  (the fixture)
 from tests.action.test_action_e2e import run_step
 from tests.action.test_action_schedule import DECLARED, schedule_event
-from tests.fakes.provider import say
+from tests.action.test_session_cache_e2e import run_step as cached_step
+from tests.fakes.provider import FakeProvider, say
 from tests.spine.service import make_remote
 
 pytestmark = pytest.mark.e2e
+ONLY_DEPS = DECLARED.replace(b'"*/30 * * * *"}, {cron: "0  6 * * 1"', b'"1 1 1 1 1"')  # deps alone on 0 6 * * 1
 
 
 def automation_issues(github) -> list[int]:
     return [n for n, issue in github.issues(REPO).items() if issue["title"] == "Automation: deps"]
 
 
+def test_the_next_scheduled_run_resumes_the_automations_session_from_the_session_cache(github, runner, tmp_path):
+    github.add_content(REPO, ".github/bot.yml", ONLY_DEPS)
+    runner.event("schedule", schedule_event("0 6 * * 1"))
+    remotes, session = make_remote(tmp_path), tmp_path / "bot-session"
+    with FakeProvider() as fake:
+        for data_dir in (tmp_path / "run-1", tmp_path / "run-2"):  # two workflow runs: only the cache joins them
+            done = cached_step(runner, github, fake, remotes, data_dir, session)
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert runner.outputs()["session"] == "saved"
+    [number] = automation_issues(github)
+    assert runner.outputs()["thread"] == str(number)
+    answers = [c["body"] for c in github.comments(REPO, number) if "MOCK_ANSWER" in c["body"]]
+    assert "prior_assistant_turns=0" in answers[0]
+    assert "prior_assistant_turns=1" in answers[1] and "resumed session" in answers[1]
+
+
 def test_a_scheduled_run_answers_in_the_automations_issue_and_the_next_run_reuses_it(github, runner, provider,
                                                                                       tmp_path):
-    github.add_content(REPO, ".github/bot.yml", DECLARED.replace(b'"*/30 * * * *"}, {cron: "0  6 * * 1"', b'"1 1 1 1 1"'))
+    github.add_content(REPO, ".github/bot.yml", ONLY_DEPS)
     runner.event("schedule", schedule_event("0 6 * * 1"))
     remotes = make_remote(tmp_path)
     provider.script(say("Two dependencies are out of date."))
@@ -38,3 +56,16 @@ def test_a_scheduled_run_answers_in_the_automations_issue_and_the_next_run_reuse
     done = run_step(runner, github, provider, remotes)
     assert done.returncode == 0, done.stdout + done.stderr
     assert automation_issues(github) == [number] and len(github.comments(REPO, number)) == 2
+
+
+def test_two_automations_on_one_line_each_answer_in_their_issue_and_one_failing_fails_the_step(github, runner,
+                                                                                               provider, tmp_path):
+    github.add_content(REPO, ".github/bot.yml", DECLARED)  # deps (codex) and report (claude, no key here)
+    runner.event("schedule", schedule_event("0 6 * * 1"))
+    provider.script(say("Two dependencies are out of date."))
+    done = run_step(runner, github, provider, make_remote(tmp_path))
+    assert done.returncode == 1 and runner.outputs()["status"] == "failed"
+    [deps] = automation_issues(github)
+    [report] = [n for n, issue in github.issues(REPO).items() if issue["title"] == "Automation: report"]
+    assert "Two dependencies are out of date." in github.comments(REPO, deps)[0]["body"]
+    assert len(github.comments(REPO, report)) == 1
