@@ -4,12 +4,14 @@ and the last valid one stays in force; a file gone forgets the automations."""
 from __future__ import annotations
 
 import datetime as dt
+import threading
 
 import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot import db as bot_db
 from bot.automations import config_read, config_refusal
 from bot.github.client import TokenCache, installation_thread
 from bot.intake.config_event import candidates
@@ -171,3 +173,22 @@ def test_the_reply_quotes_a_hostile_key_and_reason_bounded_and_inert():
 def test_property_the_reply_is_bounded_and_carries_only_its_own_marker(key, reason, line, last):
     text = config_refusal.body(ConfigError(reason, key=key, line=line), last, MARKER)
     assert len(text) <= 1_500 and markers(text) == [MARKER]
+
+
+def test_jobs_racing_to_refuse_one_commit_claim_its_reply_once(backend):
+    database()  # migrated
+    claims: list[str | None] = []
+    barrier = threading.Barrier(4)
+
+    def claim(job_id: int) -> None:
+        db = bot_db.connect(settings=current())
+        barrier.wait()
+        claims.append(config_refusal._claim(db, REPO, B, ConfigError("bad", line=7), job_id))
+        db.close()
+
+    threads = [threading.Thread(target=claim, args=(job_id,)) for job_id in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert claims.count("new") == 1 and claims.count(None) == 3
