@@ -33,6 +33,7 @@ def for_run(automation: Automation | None, thread: GitHubThread | None) -> RepoL
 class RepoLabels:
     thread: GitHubThread
     _known: tuple[str, ...] | None = field(default=None, init=False)
+    _added: set[str] = field(default_factory=set, init=False)  # by this run, whichever episode
 
     async def known(self) -> tuple[str, ...]:
         if self._known is None:
@@ -51,6 +52,9 @@ class RepoLabels:
         log.info("%s has more than %d labels: the first %d are offered", thread.repo, len(names), len(names))
         return tuple(names)
 
+    def added(self) -> frozenset[str]:
+        return frozenset(self._added)
+
     async def _page(self, page: int) -> Any:
         thread = self.thread
         url = f"{thread.prefix}/labels?per_page={PER_PAGE}&page={page}"
@@ -61,4 +65,5 @@ class RepoLabels:
         thread = self.thread
         url = f"{thread.prefix}/issues/{thread.number}/labels"
         answer: Any = await with_retries(lambda: thread._authed(lambda: thread.api.post(url, data={"labels": names})))
+        self._added.update(names)
         return [str(label.get("name")) for label in answer or [] if isinstance(label, dict)]

@@ -71,9 +71,8 @@ async def _add_labels(ctx: CallContext, args: dict) -> Outcome:
     known = await labeler.known()
     if not args["labels"]:
         return listing(known), {"labels": [], "listed": min(len(known), SHOWN_LABELS)}
-    names = admit_names(args["labels"], known, already=ctx.labelled)
+    names = admit_names(args["labels"], known, already=labeler.added())
     now = await labeler.add(names)
-    ctx.labelled.update(names)
     return (f"added {', '.join(names)}; the labels on it now: {', '.join(now) or 'none'}.",
             {"labels": names})
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -34,6 +34,9 @@ class Labeler(Protocol):
     async def add(self, names: list[str]) -> list[str]:
         """Add the labels to the run's issue or pull request; the labels it carries now."""
 
+    def added(self) -> frozenset[str]:
+        """The labels this run added so far (its episodes share the labeler), against the run's cap."""
+
 
 @dataclass(frozen=True)
 class CallContext:
@@ -50,7 +53,6 @@ class CallContext:
     run_sandbox: RunSandbox | None = None
     review: Collector | None = None  # a review run's collector: its tools are offered
     labels: Labeler | None = None  # the run may label its issue (an automation's `may: [label]`)
-    labelled: set[str] = field(default_factory=set)  # the labels this episode added, against its cap
 
     def refuse_if_halted(self) -> None:
         reason = self.halted()

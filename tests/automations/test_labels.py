@@ -108,14 +108,17 @@ async def test_a_name_longer_than_a_label_is_refused_by_the_schema(label_bridge,
     assert is_error and gh.calls_to("POST", r"/issues/\d+/labels$") == []
 
 
-async def test_a_run_adds_at_most_its_cap_of_labels(worktree, recorder, run_id, tmp_path, gh, thread):  # noqa: F811
+async def test_a_run_adds_at_most_its_cap_of_labels_whichever_episode(worktree, recorder, run_id, tmp_path, gh,  # noqa: F811
+                                                                     thread):
     names = [f"area-{i}" for i in range(MAX_PER_RUN + 1)]
     for name in names:
         gh.add_label(REPO, name)
-    async with BridgeServer(worktree, Admission(worktree), recorder, run_id, scratch_root=tmp_path / "s",
-                            labels=labels.for_run(automation(), thread)) as bridge:
-        assert not (await call(bridge, "add_labels", labels=names[:MAX_PER_CALL]))[1]
-        text, is_error = await call(bridge, "add_labels", labels=names[MAX_PER_CALL:] + ["bug"])
+    labeler = labels.for_run(automation(), thread)
+    for episode in ("first", "fallback"):  # a fallback agent's episode shares the run's labeler
+        async with BridgeServer(worktree, Admission(worktree), recorder, run_id, scratch_root=tmp_path / episode,
+                                labels=labeler) as bridge:
+            text, is_error = await call(bridge, "add_labels", labels=names[:MAX_PER_CALL] if episode == "first"
+                                        else names[MAX_PER_CALL:])
     assert is_error and f"at most {MAX_PER_RUN} labels" in text
     assert len(gh.labels_on(REPO, 7)) == MAX_PER_CALL
 
