@@ -53,6 +53,11 @@ def read_payload(event: str, data: dict[str, Any]) -> Payload:
 Check = Callable[[object], None]
 _ABSENT = object()
 _NONE = type(None)
+_JSON_NAMES = {_NONE: "null", dict: "an object", list: "a list"}
+
+
+def _named(kind: type) -> str:
+    return _JSON_NAMES.get(kind, kind.__name__)
 
 
 def _reader(hint: object, where: str) -> Check:
@@ -79,7 +84,7 @@ def _object_reader(kind: object, where: str, nullable: bool) -> Check:
         if type(value) is not dict:
             if value is None and nullable:
                 return
-            raise Malformed(f"{where} is {type(value).__name__}, not an object")
+            raise Malformed(f"{where} is {_named(type(value))}, not an object")
         for name, inner in fields:
             if name in value:
                 inner(value[name])
@@ -91,7 +96,7 @@ def _list_reader(item: Check, where: str, nullable: bool) -> Check:
         if type(value) is not list:
             if value is None and nullable:
                 return
-            raise Malformed(f"{where} is {type(value).__name__}, not a list")
+            raise Malformed(f"{where} is {_named(type(value))}, not a list")
         for each in value:
             item(each)
     return check
@@ -100,7 +105,7 @@ def _list_reader(item: Check, where: str, nullable: bool) -> Check:
 def _scalar_reader(allowed: tuple[type, ...], where: str) -> Check:
     def check(value: object) -> None:
         if type(value) not in allowed:
-            raise Malformed(f"{where} is {type(value).__name__}, not {' or '.join(t.__name__ for t in allowed)}")
+            raise Malformed(f"{where} is {_named(type(value))}, not {' or '.join(map(_named, allowed))}")
     return check
 
 

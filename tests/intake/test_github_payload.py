@@ -78,7 +78,7 @@ def test_null_passes_only_where_github_sends_it():
     data["comment"]["body"] = None  # a comment's body may be null
     read_payload("issue_comment", data)
     data["comment"]["id"] = None
-    with pytest.raises(Malformed, match=r"comment\.id is NoneType"):
+    with pytest.raises(Malformed, match=r"comment\.id is null, not int"):
         read_payload("issue_comment", data)
 
 
