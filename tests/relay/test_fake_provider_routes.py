@@ -5,6 +5,7 @@ format, and every route of the fake is a path some record of the same API forwar
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 
 import pytest
@@ -56,3 +57,16 @@ def test_every_route_of_the_fake_is_a_path_its_apis_record_forwards(prefix, api)
     by_model = [p for p in record.paths if isinstance(p, ModelPath)
                 and any(p.pattern.match(f"{prefix}{MODEL}:{verb}".encode()) for verb in p.shown.split(":", 1)[1].split("|"))]
     assert exact or by_model, f"the fake answers {prefix}… as {api}, but no path of that record starts so"
+
+
+def _shape(body: dict) -> dict:
+    return {key: sorted(value) if isinstance(value, dict) else type(value).__name__ for key, value in body.items()}
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=[record.name for record in RECORDS])
+def test_the_fakes_error_of_an_api_has_the_shape_of_its_records_error(record):
+    """The relay answers its refusals in the record's error object and the fake answers provider
+    errors in its own: a CLI must read the two alike."""
+    for status in (400, 401, 403, 404, 429, 500, 529):
+        fake = json.loads(provider._error_body(record.name, status, "refused"))
+        assert _shape(fake) == _shape(record.error(status, "refused", "relay")), (record.name, status)
