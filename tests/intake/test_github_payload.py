@@ -40,9 +40,11 @@ BUILT = [("check_suite", built.check_suite()), ("workflow_run", built.workflow_r
 
 
 def test_the_recorded_payloads_are_there():
-    assert len(RECORDED) >= 12
-    assert {event for event, _, _ in RECORDED} >= {"issue_comment", "issues", "pull_request", "pull_request_review",
-                                                   "pull_request_review_comment", "workflow_run", "installation"}
+    events = {event for event, _, _ in RECORDED}
+    assert events >= {"issue_comment", "issues", "pull_request", "pull_request_review", "pull_request_review_comment",
+                      "workflow_run"}
+    if SHARED.is_dir():  # octokit's whole set, where this machine holds it (the suite's copies elsewhere)
+        assert len(RECORDED) >= 86 + 12 and "installation" in events
 
 
 @pytest.mark.parametrize(("event", "name", "data"), RECORDED, ids=[name for _, name, _ in RECORDED])
