@@ -21,7 +21,7 @@ import contextlib
 import uuid
 from pathlib import Path
 
-from bot.workspace import tree_scan
+from bot.workspace import settle, tree_scan
 from bot.workspace.git import GitError, pinned_env, run_git
 from sandbox.bounded_tree import remove_path
 
@@ -59,6 +59,7 @@ async def give_back(mirror: Path, path: Path, git_dir: Path | None, keep: int) -
         return False
     if not await _scrub(path, git_dir, "HEAD"):
         return False
+    await settle.settle(path, git_dir)  # here, after the job: the next one takes it settled
     slot = spare_root(mirror) / uuid.uuid4().hex[:12]
     slot.parent.mkdir(parents=True, exist_ok=True)
     code, _, _ = await run_git("worktree", "move", str(path), str(slot), cwd=mirror)

@@ -40,6 +40,12 @@ _ENTRY = re.compile(rb"([0-7]{6}) [0-9a-f]{40,64} ([0-3])\t([^\0]+)\0"
                     rb"  ctime: \d+:\d+\n  mtime: (\d+):\d+\n  dev: \d+\tino: \d+\n"
                     rb"  uid: \d+\tgid: \d+\n  size: \d+\tflags: [0-9a-f]+\n")
 _FILE_MODES = (b"100644", b"100755", b"120000")  # files and links: a gitlink (a folder) is never read
+_MTIME = re.compile(rb"\n  mtime: (\d+):")  # every entry's, after its ctime line; a name may add more
+_KEPT = 4096  # indexes remembered as settled, at most
+
+# index path -> its stat data when it last held no racily clean entry, in the bot's memory only: git
+# writes an index by renaming a new file over it, so the same stat data is the same index
+_settled: dict[str, tuple[int, ...]] = {}
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,12 @@ def racy_files(listing: bytes, index_s: int) -> Listing | None:
         else:
             dropped += 1
     return Listing(racy, dropped)
+
+
+def may_hold_racy(listing: bytes, index_s: int) -> bool:
+    """False only when no entry of the listing is racily clean (one regex over the whole listing,
+    where `racy_files` matches each entry): a name that looks like an mtime can only say True."""
+    return any(int(mtime_s) >= index_s for mtime_s in _MTIME.findall(listing))
 
 
 def plain_name(name: bytes) -> bool:
@@ -122,12 +134,16 @@ def _open_beneath(top: Path, folder: bytes) -> int | None:
 async def settle(path: Path, git_dir: Path) -> int:
     """Settle the index of the checkout at `path` (its admin dir `git_dir`); how many racily clean
     files it found. A checkout it cannot settle is left as it was: git is then slower, never wrong."""
-    try:
-        index_s = int(os.stat(git_dir / "index").st_mtime)
-    except OSError:
+    index = git_dir / "index"
+    before = _stamp(index)
+    if before is None or _settled.get(str(index)) == before:
         return 0
+    index_s = int(before[3] // 1_000_000_000)
     env = pinned_env(git_dir, path)
     code, out, _ = await run_git_bytes("ls-files", "-s", "-z", "--debug", cwd=path, env=env)
+    if code == 0 and not may_hold_racy(out, index_s):
+        _remember(index, before)
+        return 0
     listing = racy_files(out, index_s) if code == 0 else None
     if listing is None:
         log.warning("the index of %s was not settled: git's listing did not parse", path.name)
@@ -137,5 +153,22 @@ async def settle(path: Path, git_dir: Path) -> int:
     if not listing.racy:
         return 0
     await asyncio.to_thread(back_date, path, listing.racy, index_s - 1)
-    await run_git("update-index", "-q", "--refresh", cwd=path, env=env)
+    code, _, _ = await run_git("update-index", "-q", "--refresh", cwd=path, env=env)
+    after = _stamp(index)
+    if code == 0 and not listing.dropped and after is not None:
+        _remember(index, after)
     return len(listing.racy)
+
+
+def _stamp(index: Path) -> tuple[int, ...] | None:
+    try:
+        info = os.stat(index)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def _remember(index: Path, stamp: tuple[int, ...]) -> None:
+    if len(_settled) >= _KEPT:
+        _settled.clear()
+    _settled[str(index)] = stamp

@@ -128,6 +128,20 @@ def test_the_racy_files_are_the_plain_names_not_older_than_the_index(entries: li
     assert found.dropped == len(newer) - len(found.racy)
 
 
+MTIME_LIKE = st.sampled_from([b"", b"\n  mtime: 9:0\n", b"\n  mtime: 0:0", b"  mtime: 99:"])
+
+
+@given(st.lists(st.tuples(NAMES, MTIME_LIKE, st.integers(0, 10), st.sampled_from([b"100644", b"160000"])),
+                max_size=8), st.integers(0, 10))
+def test_the_quick_look_never_misses_a_racily_clean_entry(entries: list[tuple[bytes, bytes, int, bytes]],
+                                                          index_s: int) -> None:
+    listing = b"".join(_entry(mode, name + fake, mtime_s) for name, fake, mtime_s, mode in entries)
+    found = settle.racy_files(listing, index_s)
+    assert found is not None
+    if found.racy or found.dropped:
+        assert settle.may_hold_racy(listing, index_s)
+
+
 @given(st.binary(max_size=200))
 def test_a_listing_that_does_not_parse_whole_settles_nothing(tail: bytes) -> None:
     listing = _entry(b"100644", b"file", 5) + b"x" + tail
