@@ -10,6 +10,7 @@ from tests.automations import payloads
 from tests.automations.test_triage_e2e import answers, finished, opened
 from tests.fakes.provider import call, say
 from tests.review.world import BUG_LINE, PR
+from tests.spine.helpers import payload
 from tests.spine.service import REPO, scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sandbox]
@@ -85,3 +86,16 @@ def test_a_pull_request_automation_that_may_review_posts_one_review_with_its_fin
     assert "Review posted" in answer and review["html_url"] in answer
     asked = world.providers["codex"].main_requests()[0].last_user_text
     assert f"Review pull request #{PR}" in asked and "Do not change any file." in asked
+
+
+def test_a_bot_command_is_never_offered_add_labels_even_where_an_automation_may_label(world):
+    world.gh.add_content(REPO, ".github/bot.yml", TRIAGE)
+    labelled(world, "bug")
+    world.providers["codex"].script(call("add_labels", {"labels": ["bug"]}), say("Done."))
+    world.gh.add_comment(REPO, 1, "@bot codex label this bug", user="Codertocat", comment_id=7003)
+    data = payload("issue_comment.created", "@bot codex label this bug")
+    data["comment"]["id"] = 7003
+    assert world.service.deliver(data).status_code == 202
+    found = world.gh.wait_for(lambda: answers(world), timeout=180)
+    assert "NO_TOOL_OFFERED" in found[0]
+    assert world.gh.labels_on(REPO, 1) == [] and world.gh.calls_to("POST", r"/issues/\d+/labels$") == []
