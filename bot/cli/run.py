@@ -38,6 +38,7 @@ from bot.job.context import Job
 from bot.job.modes import LocalMode
 from bot.record.recorder import Recorder
 from bot.record.redact import install_log_redaction, redact
+from bot.record.secrets import Secrets
 from bot.service import store
 from bot.settings import manifest
 from bot.workspace import repo_config
@@ -114,11 +115,11 @@ async def run_local(request: str, repo: Path, agent: str | None, new: bool, term
                     settings: Settings) -> int:
     db = store.connect(settings=settings)
     local_runs.sweep(Recorder(db), data_dir)  # runs a killed `bot run` left "running"
-    ctx = context(request, repo, agent, new, term, settings)
+    ctx, secrets = context(request, repo, agent, new, term, settings), Secrets()
     conversations.ensure(db, ctx.conversation)
     ticker = asyncio.create_task(term.tick())
     try:
-        status = await pipeline.run(db, ctx, asyncio.Event())
+        status = await pipeline.run(db, ctx, asyncio.Event(), secrets=secrets)
     except asyncio.CancelledError:  # Ctrl-C: the sandbox is gone, the screen is left clean
         term.abandon()
         logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # tasks cancelled mid-shutdown are not news
@@ -127,7 +128,7 @@ async def run_local(request: str, repo: Path, agent: str | None, new: bool, term
         ticker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await ticker
-    remember_request(db, term, request, ctx.secrets)
+    remember_request(db, term, request, secrets)
     term.close(status)
     return 0 if status == "done" else 1
 

@@ -36,9 +36,9 @@ def compose(job_run: JobRun, ctx: Job, agent: str, turn: Turn, outcome: Outcome 
                             change=outcome.summary() if outcome and outcome.commit_sha else None,
                             status="ok" if result.ok else "failed", run_page=ctx.settings.run_url(turn.run_id))
     body = fit_answer(text, outcome, len(prov.render("")))
-    if ctx.mode is not None and ctx.mode.name == "local":  # a terminal: the parts, the agent's words as written
+    if ctx.mode.name == "local":  # a terminal: the parts, the agent's words as written
         plain = _text(job_run, agent, turn, outcome, touched, lambda words: words)
-        ctx.mode.answered(ctx, fit_answer(plain, outcome, len(prov.render(""))), prov)
+        ctx.mode.answered(ctx, job_run.secrets.mask(fit_answer(plain, outcome, len(prov.render("")))), prov)
     return prov.render(body)
 
 

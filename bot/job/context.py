@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from bot.config import Settings
 from bot.github.thread import GitHubThread
 from bot.job.tracking import Surface
-from bot.record.secrets import Secrets
 from bot.relay.budgets import AutomationSpend
 
 if TYPE_CHECKING:
@@ -93,7 +92,6 @@ class Job:
     target: dict[str, object] = field(default_factory=dict)  # the triggering comment, for the 👀 reaction
     queued: Queued | None = None  # the service's queued job; the Action and `bot run` have no queue
     progress_interval_s: float = 3.0
-    secrets: Secrets = field(default_factory=Secrets)  # the job's one set: the recorder and the log masker hold it
     review: bool = False  # a pull-request review (bot/job/review_job.py)
     agents: tuple[str, ...] = ()  # the review's agents, in the order named
     labels: Labeler | None = None  # an automation's run that may label: its bridge offers add_labels
@@ -117,14 +115,10 @@ class Job:
 
     async def refresh_token(self) -> None:
         """A long run can outlive the installation token it started with (one hour): renew it
-        before the push and the pull request, and redact the new one too."""
+        before the push and the pull request. The job's secrets follow the token (`JobRun.begin`),
+        so the new one is masked too."""
         if self.thread is not None:
             await self.thread.fresh_token()
-        self.add_secret(self.token)
-
-    def add_secret(self, value: str | None) -> None:
-        """A value that must never leave: masked in logs, comments and the record from now on."""
-        self.secrets.add(value)
 
 
 JobContext = Job  # the old name, for the automations' modules being written now (issue 35); new code names Job

@@ -21,7 +21,6 @@ from bot.episode.stop import Stop
 from bot.github.client import transient, with_retries
 from bot.job import authority, replies
 from bot.job.context import Finished
-from bot.record.redact import redact
 from bot.workspace import effects, worktrees
 from bot.workspace.local_checkout import dirty_paths, local_worktree
 
@@ -83,8 +82,8 @@ class GitHubMode:
 
 @dataclass(frozen=True)
 class LocalMode:
-    """`on_answer(text, provenance)` receives the answer and its provenance as parts (redacted), for
-    a terminal that renders them itself instead of the comment's Markdown."""
+    """`on_answer(text, provenance)` receives the answer (masked by the job's secrets) and its
+    provenance as parts, for a terminal that renders them itself instead of the comment's Markdown."""
 
     repo: Path
     on_answer: Callable[[str, Provenance], None] | None = None
@@ -92,7 +91,7 @@ class LocalMode:
 
     def answered(self, ctx: Job, text: str, prov: Provenance) -> None:
         if self.on_answer is not None:
-            self.on_answer(redact(text, ctx.secrets), prov)
+            self.on_answer(text, prov)
 
     async def acknowledge(self, ctx: Job) -> None:
         return None

@@ -31,6 +31,7 @@ from bot.job.run import JobRun, end_because, stopped_by
 from bot.job.tracking import TrackingComment
 from bot.job.turns import run_turn
 from bot.record.redact import masked_in_logs
+from bot.record.secrets import Secrets
 from bot.review.findings import Collector
 from bot.workspace.outcome import Outcome
 from bot.workspace.repo_config import ConfigError, RepoConfig
@@ -39,10 +40,11 @@ from bot.workspace.worktrees import Worktree
 log = logging.getLogger("bot.job.pipeline")
 
 
-async def run(db: Database, ctx: Job, cancel: asyncio.Event) -> str:
+async def run(db: Database, ctx: Job, cancel: asyncio.Event, *, secrets: Secrets | None = None) -> str:
     """Run one episode job to a terminal comment. Returns the job's final status. `cancel` stops
-    it; a `JobSignal` also names who stopped it and hears why it ended early."""
-    job_run = JobRun.begin(db, ctx)
+    it; a `JobSignal` also names who stopped it and hears why it ended early. `secrets`: the job's,
+    when the caller masks with them after the job."""
+    job_run = JobRun.begin(db, ctx, secrets)
     with masked_in_logs(job_run.secrets):
         try:
             return await _run(job_run, ctx, cancel)
@@ -52,7 +54,6 @@ async def run(db: Database, ctx: Job, cancel: asyncio.Event) -> str:
 
 async def _run(job_run: JobRun, ctx: Job, cancel: asyncio.Event) -> str:
     conversations.ensure(job_run.db, ctx.conversation)
-    ctx.add_secret(ctx.token)  # a git error message must not leak it
     tracking = job_run.tracking
     try:
         await ctx.mode.acknowledge(ctx)

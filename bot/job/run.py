@@ -67,8 +67,10 @@ class JobRun:
     tracking: TrackingComment
 
     @classmethod
-    def begin(cls, db: Database, ctx: Job) -> JobRun:
-        secrets, queued = ctx.secrets, ctx.queued
+    def begin(cls, db: Database, ctx: Job, secrets: Secrets | None = None) -> JobRun:
+        """`secrets`: the entry point's, when it masks with the job's after the job (`bot run`)."""
+        secrets, queued = secrets if secrets is not None else Secrets(), ctx.queued
+        secrets.follow(lambda: ctx.token)  # a git error message must not leak it, nor a renewed one
         tracking = TrackingComment(ctx.surface, lambda: secrets, interval_s=ctx.progress_interval_s,
                                    handle=queued.tracking_handle if queued else None,
                                    on_created=queued.on_tracking_created if queued else None)

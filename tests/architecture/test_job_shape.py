@@ -45,7 +45,7 @@ def test_the_jobs_settings_and_mode_are_required():
 
 
 def test_the_jobs_run_state_is_not_in_its_context():
-    assert {"findings", "tracking_handle", "on_tracking_created", "job_id"} & {
+    assert {"findings", "tracking_handle", "on_tracking_created", "job_id", "secrets"} & {
         f.name for f in dataclasses.fields(Job)} == set()
 
 

@@ -51,3 +51,40 @@ def test_secrets_keep_each_nonempty_value_once_and_drop_the_empty(values):
     kept = [v for v in values if v]
     assert sorted(set(kept)) == sorted(secrets)
     assert len(secrets) == len(set(kept))
+
+
+class Holder:
+    """A value that changes while the job runs (the thread's installation token, renewed)."""
+
+    def __init__(self, value: str | None) -> None:
+        self.value = value
+
+
+def test_a_followed_value_is_masked_as_it_is_now():
+    holder = Holder(None)
+    secrets = Secrets()
+    secrets.follow(lambda: holder.value)
+    holder.value = LATE
+    assert LATE in secrets and LATE not in secrets.mask(f"x {LATE} y") and LATE in secrets.snapshot()
+
+
+def test_a_followed_value_stays_masked_after_it_changed():
+    holder = Holder("ghs_" + "a" * 36)
+    secrets = Secrets()
+    secrets.follow(lambda: holder.value)
+    first = holder.value
+    assert first in secrets
+    holder.value = "ghs_" + "b" * 36
+    assert first not in secrets.mask(f"old {first}") and holder.value not in secrets.mask(f"new {holder.value}")
+
+
+@given(st.lists(st.one_of(st.none(), st.text(max_size=12)), max_size=12))
+def test_following_keeps_each_nonempty_value_seen_once(values):
+    holder = Holder(None)
+    secrets = Secrets()
+    secrets.follow(lambda: holder.value)
+    for value in values:
+        holder.value = value
+        list(secrets)
+    kept = [v for v in values if v]
+    assert sorted(set(kept)) == sorted(secrets)

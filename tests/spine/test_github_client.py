@@ -160,9 +160,12 @@ async def test_expired_installation_token_is_renewed_for_the_answer(gh):
 
 
 async def test_token_close_to_expiry_is_renewed_before_the_push(monkeypatch):
-    """Before the effects, the job's git token is renewed when it nears expiry, and redacted."""
+    """Before the effects, the job's git token is renewed when it nears expiry, and the job's
+    secrets mask the first one and the new one."""
     from bot.job import pipeline
     from bot.job.modes import GitHubMode
+    from bot.job.run import JobRun
+    from bot.service import store
     with FakeGitHub(app_id="4242", public_key=app_key()[1], token_ttl_s=600) as fake:
         fake.add_repo(REPO)
         fake.add_issue(REPO, 1)
@@ -170,12 +173,13 @@ async def test_token_close_to_expiry_is_renewed_before_the_push(monkeypatch):
         async with httpx.AsyncClient() as client:
             t = await thread(github.TokenCache.of(current()), client)
             ctx = pipeline.Job(conversation=f"{REPO}#1", repo=REPO, request="fix", requester="alice",
-                                      surface=None, thread=t, mode=GitHubMode(),
-                                      settings=current())
+                               surface=None, thread=t, mode=GitHubMode(), settings=current())
+            job_run = JobRun.begin(store.connect(settings=current()), ctx)
             first = ctx.token
             await ctx.refresh_token()
             await t.issue()  # the thread's own calls use the new token
-    assert ctx.token != first and ctx.token in ctx.secrets and ctx.token in fake.tokens
+    assert ctx.token != first and ctx.token in fake.tokens
+    assert first not in job_run.secrets.mask(f"{first}") and ctx.token not in job_run.secrets.mask(f"{ctx.token}")
     assert fake.calls[-1].headers["authorization"].endswith(ctx.token)
 
 
