@@ -24,7 +24,7 @@ from gidgethub import actions as workflow
 
 from adapters import base
 from bot.automations import request
-from bot.automations.mode import AutomationMode
+from bot.automations.mode import AutomationMode, run_as
 from bot.cli import (
     action_automations,
     action_reply_cap,
@@ -369,7 +369,7 @@ async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface, setting
                mode: AutomationMode | None = None, cached: bool = True) -> StepOutcome:
     """`cached`: the thread's session is the one the step's session cache holds (one per step)."""
     ctx = context_for(spec, thread, surface, settings=settings)
-    ctx = dataclasses.replace(ctx, mode=mode) if mode is not None else ctx
+    ctx = run_as(ctx, mode) if mode is not None else ctx  # its may:, its labels, its money cap
     db, folder = store.connect(settings=settings), session_folder(settings) if cached else None
     floor = await spend_floor(thread, ctx.conversation)
     if folder is not None:

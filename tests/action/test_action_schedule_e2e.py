@@ -11,7 +11,7 @@ from tests.action.test_action_e2e import provider as provider  # noqa: F401  (th
 from tests.action.test_action_e2e import run_step
 from tests.action.test_action_schedule import DECLARED, schedule_event
 from tests.action.test_session_cache_e2e import run_step as cached_step
-from tests.fakes.provider import FakeProvider, say
+from tests.fakes.provider import FakeProvider, call, say
 from tests.spine.service import make_remote
 
 pytestmark = pytest.mark.e2e
@@ -69,3 +69,18 @@ def test_two_automations_on_one_line_each_answer_in_their_issue_and_one_failing_
     [report] = [n for n, issue in github.issues(REPO).items() if issue["title"] == "Automation: report"]
     assert "Two dependencies are out of date." in github.comments(REPO, deps)[0]["body"]
     assert len(github.comments(REPO, report)) == 1
+
+
+LABELLING = (b"automations:\n  - name: deps\n    on:\n      schedule: [{cron: \"0 6 * * 1\"}]\n    agent: codex\n"
+             b"    prompt: Update the dependencies.\n    may: [comment, label]\n")
+
+
+def test_a_scheduled_run_in_the_action_that_may_label_labels_its_own_issue(github, runner, provider, tmp_path):
+    github.add_content(REPO, ".github/bot.yml", LABELLING)
+    github.add_label(REPO, "dependencies")
+    runner.event("schedule", schedule_event("0 6 * * 1"))
+    provider.script(call("add_labels", {"labels": ["dependencies"]}), say("Labelled."))
+    done = run_step(runner, github, provider, make_remote(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    [number] = automation_issues(github)
+    assert github.labels_on(REPO, number) == ["dependencies"]
