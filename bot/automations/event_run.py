@@ -83,9 +83,11 @@ async def _declared(db: Database, job_id: int, spec: JobSpec, thread: Thread, fa
     try:
         written = await gate.default_branch_text(thread)
         cfg = parse(*written) if written is not None else RepoConfig()
-    except ConfigError as exc:
-        log.info("job %s: %s is invalid, no automation runs: %s", job_id, CONFIG_PATH, exc)
-        return []
+    except ConfigError as exc:  # refused on its commit (bot/automations/config_read.py): the last valid one runs
+        kept = schedule.last_valid(db, spec.repo)
+        log.info("job %s: %s is invalid, the last valid one (%d automations) stays in force: %s", job_id,
+                 CONFIG_PATH, len(kept), exc)
+        return matching.for_event(kept, facts)
     if written is not None and cfg.automations:  # the schedules read it from here (bot/automations/schedule.py)
         schedule.remember(db, spec.repo, spec.repo_id, spec.installation_id, *written)
     found = matching.for_event(cfg.automations, facts)

@@ -61,6 +61,13 @@ def remember(db: Database, repo: str, repo_id: int | None, installation_id: int 
     return None
 
 
+def last_valid(db: Database, repo: str) -> tuple[Automation, ...]:
+    """The automations of the last valid `.github/bot.yml` stored for the repository (none stored: none)."""
+    rows = db.query("SELECT text, source FROM automation_configs WHERE repo = ?", [repo])
+    parsed = _parsed(rows[0]["text"], rows[0]["source"] or "") if rows else ()
+    return () if isinstance(parsed, str) else parsed
+
+
 def forget(db: Database, repo: str) -> None:
     """The default branch no longer has a `.github/bot.yml`: no automation of the repository runs."""
     db.execute("DELETE FROM automation_configs WHERE repo = ?", [repo])
