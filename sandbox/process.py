@@ -102,13 +102,20 @@ class Tier1Process:
                        "cgroup_version": self._groups.version, "cgroup_scope": self._groups.scope}
         if self._layers is not None:  # the launcher has applied and reported them when it exits
             self._stats.update(self._layers.outcome())
-            self._layers.remove()
         for server in self.servers:
             server.close()
-        # A v1 cgroup stays busy for a few ms after its last task exits: remove it off the
-        # caller's path (the run's outcome is already read).
-        self._cleanup = asyncio.get_running_loop().run_in_executor(None, self._groups.remove)
+        # A v1 cgroup stays busy for a few ms after its last task exits, and the layers' scratch
+        # folder held the launcher's mounts: both are removed off the caller's path (the run's
+        # outcome is already read).
+        self._cleanup = asyncio.get_running_loop().run_in_executor(None, self._remove_after)
         return rc
+
+    def _remove_after(self) -> None:
+        try:
+            if self._layers is not None:
+                self._layers.remove()
+        finally:
+            self._groups.remove()
 
     async def kill(self) -> None:
         """Kill everything the run started (daemons included) and reap it."""
