@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from bench import aims
 
-SECTIONS = ("intake", "adapters", "sandbox", "bridge", "relay", "workspace", "scale", "review", "soak", "noisy", "automations")
+SECTIONS = ("intake", "adapters", "sandbox", "bridge", "relay", "workspace", "scale", "review", "soak", "noisy", "automations", "automation_events")
 
 
 def main(argv: list[str]) -> int:
