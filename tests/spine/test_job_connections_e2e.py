@@ -1,7 +1,7 @@
-"""One job, one run, one database connection: a whole job (`bot run`'s, with a repository's and a
+"""One job, one run, one recorder, one database connection: a whole job (`bot run`'s, with a repository's and a
 requester's ids as a GitHub job has; real Codex in the sandbox, the fake provider behind it) is
-counted while `pipeline.run` runs. The job makes its `JobRun` once
-and opens no connection of its own: its recorder, its credential lookups, its session map and its
+counted while `pipeline.run` runs. The job makes its `JobRun` once,
+builds one `Recorder` (the run's), and opens no connection of its own: its recorder, its credential lookups, its session map and its
 session home all use the connection its entry point handed it.
 
 The one connection opened meanwhile that is not the job's is the process's event writer
@@ -24,6 +24,7 @@ from bot.cli.run import context
 from bot.config import Settings
 from bot.job import pipeline
 from bot.job.run import JobRun
+from bot.record.recorder import Recorder
 from bot.service import store
 from tests.spine.local_cli import local_cli
 
@@ -39,6 +40,7 @@ class Counted:
         self.connections: Counter[str] = Counter()  # opened by the job's own code
         self.writer = 0  # opened by the process's event writer thread
         self.runs = 0
+        self.recorders = 0
 
     def connection(self) -> None:
         if not self.in_job:
@@ -63,7 +65,7 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> Counted:
             counted.connection()
             return _opener(*args, **kwargs)
         monkeypatch.setattr(bot.db, name, wrapped)
-    run, begin = pipeline.run, JobRun.begin.__func__
+    run, begin, recorder = pipeline.run, JobRun.begin.__func__, Recorder.__init__
 
     async def job(*args, **kwargs):
         counted.in_job = True
@@ -75,6 +77,11 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> Counted:
     def begun(cls, *args, **kwargs):
         counted.runs += 1
         return begin(cls, *args, **kwargs)
+
+    def built(self, *args, **kwargs):
+        counted.recorders += counted.in_job
+        recorder(self, *args, **kwargs)
+    monkeypatch.setattr(Recorder, "__init__", built)
     monkeypatch.setattr(pipeline, "run", job)
     monkeypatch.setattr(JobRun, "begin", classmethod(begun))
     return counted
@@ -98,6 +105,10 @@ def one_job(tmp_path_factory) -> Iterator[Counted]:
 
 def test_a_job_begins_its_run_once(one_job):
     assert one_job.runs == 1
+
+
+def test_a_job_builds_one_recorder(one_job):
+    assert one_job.recorders == 1
 
 
 def test_a_job_opens_no_database_connection_of_its_own(one_job):
