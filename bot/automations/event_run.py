@@ -5,7 +5,7 @@ provenance, through the one pipeline. A repository that declares none: nothing, 
 completed check suite or workflow run goes to the autofix (bot/automations/autofix.py), a created
 alert to its automations' own issues (bot/automations/alert_run.py).
 
-    status = await run(db, job_id, spec, thread, cancel, make_context, thread_of=..., detail=...)
+    status = await run(db, job_id, spec, thread, cancel, make_context, thread_of=..., queue_job=..., detail=...)
 
 `detail`: the event's facts as the intake wrote them (the candidate's own, or `riding` for the job
 of an automatic trigger that took the event first).
@@ -18,7 +18,7 @@ import logging
 from typing import Any
 
 from bot.automations import alert_run, autofix, caps, matching, pauses, request, schedule
-from bot.automations.autofix import MakeContext, ThreadOf
+from bot.automations.autofix import MakeContext, QueueJob, ThreadOf
 from bot.automations.mode import AutomationMode, marker, reviews, run_as
 from bot.db import Database
 from bot.github.client import Thread
@@ -35,8 +35,10 @@ MAX_COMMENT_CHARS = 8_000
 
 
 async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: asyncio.Event,
-              make_context: MakeContext, *, thread_of: ThreadOf, account_cap: int, detail: str | None = None) -> str:
-    """`account_cap`: BOT_AUTOMATION_ACCOUNT_RUNS_PER_HOUR (bot/automations/caps.py)."""
+              make_context: MakeContext, *, thread_of: ThreadOf, queue_job: QueueJob, account_cap: int,
+              detail: str | None = None) -> str:
+    """`account_cap`: BOT_AUTOMATION_ACCOUNT_RUNS_PER_HOUR (bot/automations/caps.py). `queue_job`: how an
+    alert's runs and a fork's autofix queue in the thread they answer in (bot/service/schedules.py)."""
     facts = read_detail(detail if detail is not None else spec.automatic.detail if spec.automatic else "")
     if facts is None:
         log.warning("job %s: the event's detail is outside the allowlist: no automation runs", job_id)
@@ -45,11 +47,11 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: 
     if not found:
         return "done"
     if facts.event in ALERT_EVENTS:
-        return await alert_run.run(db, job_id, spec, thread, cancel, facts, found,
-                                   make_context=make_context, thread_of=thread_of, account_cap=account_cap)
+        return await alert_run.run(db, job_id, spec, thread, facts, found, thread_of=thread_of, queue_job=queue_job,
+                                   account_cap=account_cap)
     if facts.event in CHECK_EVENTS:
-        return await autofix.run(db, job_id, spec, thread, cancel, facts, found,
-                                 make_context=make_context, thread_of=thread_of, account_cap=account_cap)
+        return await autofix.run(db, job_id, spec, thread, cancel, facts, found, make_context=make_context,
+                                 queue_job=queue_job, account_cap=account_cap)
     if by := pauses.paused_by(db, spec.repo, spec.number):
         log.info("job %s: %s#%d was paused by @%s: no automation runs on %s", job_id, spec.repo, spec.number,
                  by, facts.name)

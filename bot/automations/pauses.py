@@ -15,7 +15,7 @@ toward nothing. A `@bot` mention still runs. One row per paused thread in `threa
 
 A pause also ends what it holds back that is already under way in the thread (bot/service/
 commands.py): an automation's run there, its push-triggered review, and in an automation's issue
-that automation's scheduled or fired run (queued in that issue's thread). Each is stopped as
+that automation's scheduled, fired or alert's run (queued in that issue's thread). Each is stopped as
 `@bot stop` stops it, its comment naming who paused. A queued one is skipped when a worker claims it.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from bot.automations import scheduled_job
+from bot.automations import runs, scheduled_job
 from bot.db import Database
 from bot.intake import automation_event
 from bot.intake.spec import JobSpec
@@ -77,14 +77,18 @@ def automation_paused_by(db: Database, repo: str, name: str) -> str | None:
 
 def holds(db: Database, spec: JobSpec) -> str | None:
     """Why the job waits out a pause and does not run (for the log), or None: only an automation's
-    run and a push-triggered review are held, never what a person asked (a mention, a label)."""
+    run and a push-triggered review are held, never what a person asked (a mention, a label). A
+    claimed slot held in an automation's issue (a scheduled, fired or alert's run) is recorded as
+    skipped, with why: it counts toward nothing."""
     automatic = spec.automatic
     if automatic is None or automatic.kind not in HELD:
         return None
     if automatic.kind == scheduled_job.KIND:
         name, slot = scheduled_job.slot_of(spec)
-        by = automation_paused_by(db, spec.repo, name)
-        return f"the issue of automation {name} was paused by @{by}: slot {slot} not run" if by else None
+        if not (by := automation_paused_by(db, spec.repo, name)):
+            return None
+        runs.outcome(db, spec.repo, name, slot, f"its issue was paused by @{by}")  # it counts toward nothing
+        return f"the issue of automation {name} was paused by @{by}: slot {slot} not run"
     by = paused_by(db, spec.repo, spec.number)
     return f"{spec.repo}#{spec.number} was paused by @{by}: the {automatic.kind} run is skipped" if by else None
 

@@ -2,10 +2,13 @@
 (bot/automations/schedule.py) in the claim's transaction, and run by the worker through
 bot/automations/scheduled_run.py. A fired run (bot/automations/fire.py) is the same job with a
 `fire:` slot, its caller's text as the command's request (untrusted: fenced when it is asked); a
-writer's Run now on the settings page is a fired run with a `now:` slot and no text.
+writer's Run now on the settings page is a fired run with a `now:` slot and no text. An alert's run
+(bot/automations/alert_run.py) is the same job with an `alert:` slot, the alert's allowlisted
+fields as the command's request (read through the allowlist again when it runs: `alert_facts`).
 
     spec = spec_for(repo, repo_id, installation_id, automation, slot)   # queued by bot/service/schedules.py
     spec = fired_spec_for(repo, repo_id, installation_id, automation, "fire:KEY", text)
+    spec = alert_spec_for(repo, repo_id, installation_id, automation, "alert:DELIVERY", facts)
     name, slot = slot_of(job.spec)
 
 The spec is an episode's, marked `automatic` of kind `schedule` with the automation and its slot as
@@ -22,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 
 from bot.db import Database
+from bot.intake.automation_event import EventFacts, read_detail
 from bot.intake.grammar import Command
 from bot.intake.spec import Automatic, JobSpec
 from bot.job.conversations import thread_key
@@ -30,6 +34,7 @@ from bot.workspace.repo_config_model import Automation
 KIND = "schedule"
 FIRED = "fire:"  # the slot of a fired run (bot/automations/fire.py)
 RUN_NOW = "now:"  # the slot of a writer's Run now on the settings page: a fired run without a caller's text
+ALERT = "alert:"  # the slot of an alert's run: `alert:` and the alert's delivery id
 
 
 def spec_for(repo: str, repo_id: int | None, installation_id: int, automation: Automation, slot: str) -> JobSpec:
@@ -42,6 +47,22 @@ def fired_spec_for(repo: str, repo_id: int | None, installation_id: int, automat
                    text: str) -> JobSpec:
     return dataclasses.replace(spec_for(repo, repo_id, installation_id, automation, slot),
                                command=Command(kind="run", agent=automation.agent, request=text))
+
+
+def alert_spec_for(repo: str, repo_id: int | None, installation_id: int, automation: Automation, slot: str,
+                   facts: EventFacts) -> JobSpec:
+    return dataclasses.replace(spec_for(repo, repo_id, installation_id, automation, slot), event=KIND,
+                               command=Command(kind="run", agent=automation.agent, request=facts.detail()))
+
+
+def alert_facts(spec: JobSpec) -> EventFacts | None:
+    """The alert an alert's run is for, read through the allowlist again, or None (not an alert's)."""
+    facts = read_detail(spec.command.request or "")
+    return facts if facts is not None and facts.alert else None
+
+
+def is_alert(slot: str) -> bool:
+    return slot.startswith(ALERT)
 
 
 def is_fired(slot: str) -> bool:

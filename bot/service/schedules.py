@@ -39,6 +39,14 @@ def queue(conn: Database, spec: JobSpec) -> int:
     return job_id
 
 
+def enqueue(conn: Database, delivery_id: str, conversation: str, spec: JobSpec) -> int | None:
+    """A run an automation's event job queues in another thread, inside the caller's transaction: an
+    alert's run in its automation's issue, a fork's autofix on its pull request. None when that
+    delivery id has its job already."""
+    return store.enqueue_delivery(conn, delivery_id=delivery_id, event=spec.event or "", action=spec.action,
+                                  kind="episode", conversation=conversation, spec=spec.to_dict())
+
+
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 

@@ -269,6 +269,7 @@ class WorkerPool:
             return self._context(job, on or thread, each, marker,
                                  conversation=thread_key(each.repo, each.number) if on is not None else None)
         return await event_run.run(self.db, job.id, job.spec, thread, cancel, make, thread_of=thread_of, detail=detail,
+                                   queue_job=schedules.enqueue,
                                    account_cap=int(self.settings.number("BOT_AUTOMATION_ACCOUNT_RUNS_PER_HOUR")))
 
     async def _scheduled(self, job: queue.Job, thread: Thread, cancel: asyncio.Event) -> str:
