@@ -42,6 +42,7 @@ from bot.workspace import worktrees
 
 if TYPE_CHECKING:
     from adapters.base import Event
+    from bot.github.thread import GitHubThread
     from bot.record.provenance import Provenance
     from bot.review.memory import Earlier
     from bot.workspace.repo_config import RepoConfig
@@ -96,12 +97,13 @@ class Episode(Protocol):
 
 async def run(job_run: JobRun, ctx: Job, worktree: Worktree, cancel: asyncio.Event, *,
               choose: Callable[[Job, RepoConfig], str], episode: Episode) -> tuple[str, str]:
-    if not ctx.is_pr or ctx.thread is None:
+    thread = ctx.thread  # the pull request's, asked once: every step below is given it
+    if not ctx.is_pr or thread is None:
         raise Stop("A review needs a pull request: mention me with `review` on a pull request.")
-    check = await checks.CheckRun.begin(ctx.thread, worktree.base_sha, enabled=worktree.config.reviews.check_run,
+    check = await checks.CheckRun.begin(thread, worktree.base_sha, enabled=worktree.config.reviews.check_run,
                                         secrets=job_run.secrets)
     try:
-        return await _review(job_run, ctx, worktree, cancel, choose, episode, check)
+        return await _review(job_run, ctx, thread, worktree, cancel, choose, episode, check)
     except Stop as stop:
         await check.conclude(checks.errored(stop.text))
         raise
@@ -110,14 +112,14 @@ async def run(job_run: JobRun, ctx: Job, worktree: Worktree, cancel: asyncio.Eve
         raise
 
 
-async def _review(job_run: JobRun, ctx: Job, worktree: Worktree,
+async def _review(job_run: JobRun, ctx: Job, thread: GitHubThread, worktree: Worktree,
                   cancel: asyncio.Event, choose: Callable[[Job, RepoConfig], str], episode: Episode,
                   check: checks.CheckRun) -> tuple[str, str]:
     agents, tracking = _agents(ctx, worktree.config, choose), job_run.tracking
     tracking.header = f"**{', '.join(agents)}** reviewing for @{ctx.requester}."
-    files = await post.pull_files(ctx.thread)
-    past = await history.recall(job_run.db, ctx.thread, worktree, agents, start_over=ctx.new_session,
-                                may=authority.may_signal(ctx.github, worktree.config))
+    files = await post.pull_files(thread)
+    past = await history.recall(job_run.db, thread, worktree, agents, start_over=ctx.new_session,
+                                may=authority.may_signal(thread, worktree.config))
     scope = _scope(files, past, worktree.config.reviews.budget or DEFAULT_BUDGET_CHARS)
     diff = DiffLines.from_files(files)  # the whole pull request's: GitHub places comments against it
     since = f" since `{scope.since[:7]}`" if scope.since else ""
@@ -130,7 +132,7 @@ async def _review(job_run: JobRun, ctx: Job, worktree: Worktree,
                                 cancel, episode, past, rules, first=i == 0) for i, review in enumerate(reviews)))
     if cancel.is_set():
         raise Stop(replies.stopped(stopped_by(cancel), started=True), "cancelled")
-    return await _publish(job_run, ctx, worktree, reviews, scope, check, past, rules)
+    return await _publish(job_run, ctx, thread, worktree, reviews, scope, check, past, rules)
 
 
 def _scope(files: list[dict[str, Any]], past: History, budget: int) -> Scope:
@@ -225,8 +227,8 @@ def earlier_context(past: History) -> str:
     return "".join(f"\n\n{part}" for part in parts)
 
 
-async def _publish(job_run: JobRun, ctx: Job, worktree: Worktree, reviews: list[Review], scope: Scope,
-                   check: checks.CheckRun, past: History, rules: Applied) -> tuple[str, str]:
+async def _publish(job_run: JobRun, ctx: Job, thread: GitHubThread, worktree: Worktree, reviews: list[Review],
+                   scope: Scope, check: checks.CheckRun, past: History, rules: Applied) -> tuple[str, str]:
     outcomes = [AgentOutcome(r.agent, r.ok, r.turn.result.text or "" if r.ok and r.turn else "", r.failure,
                              r.collector.verdict, answer.fell_back(r.turn) if r.turn and r.turn.attempts else "")
                 for r in reviews]
@@ -246,19 +248,20 @@ async def _publish(job_run: JobRun, ctx: Job, worktree: Worktree, reviews: list[
                              notes=[*followup.notes(past, sifted, fixed, head), *filter(None, [rules.note()])])
     chosen = select(sifted.new, settings.min_severity, settings.max_comments)
     if review_quiet.nothing_to_say(settings, chosen, all_finished=all(r.ok for r in reviews), event=payload["event"]):
-        return await _quiet(job_run, ctx, worktree, reviews, scope, check, past, sifted, fixed, chosen, blocks)
+        return await _quiet(job_run, ctx, thread, worktree, reviews, scope, check, past, sifted, fixed, chosen,
+                            blocks)
     await ctx.refresh_token()
     marker = f"<!-- bot:review {ctx.job_id} -->" if ctx.job_id is not None else None
     try:
-        posted = await post.post_review(ctx.thread, payload, job_run.secrets, marker=marker,
+        posted = await post.post_review(thread, payload, job_run.secrets, marker=marker,
                                         still_allowed=ctx.mode.still_allowed(ctx, worktree.config))
     except post.NotPosted as refused:
         await check.conclude(checks.errored(f"No review was posted: {refused}"))
         return _tail(f"❌ No review was posted: {refused}", blocks), "failed"
     _record(job_run, ctx, reviews, str(posted.get("id") or ""),
             f"{posted.get('html_url') or ''} ({len(payload['comments'])} comments)")
-    await followup.close_fixed(job_run.db, ctx.thread, past, fixed, head)
-    await followup.remember(job_run.db, ctx.thread, posted, chosen, [r.agent for r in reviews if r.ok], head,
+    await followup.close_fixed(job_run.db, thread, past, fixed, head)
+    await followup.remember(job_run.db, thread, posted, chosen, [r.agent for r in reviews if r.ok], head,
                             job_run.secrets)
     where = posted.get("html_url") or "on this pull request"
     result = checks.outcome(sifted.new + sifted.repeated, fail_on=settings.fail_on, minimum=settings.min_severity,
@@ -268,9 +271,9 @@ async def _publish(job_run: JobRun, ctx: Job, worktree: Worktree, reviews: list[
                  blocks), "done"
 
 
-async def _quiet(job_run: JobRun, ctx: Job, worktree: Worktree, reviews: list[Review], scope: Scope,
-                 check: checks.CheckRun, past: History, sifted: history.Sifted, fixed: list[Earlier],
-                 chosen: Selection, blocks: list[Provenance]) -> tuple[str, str]:
+async def _quiet(job_run: JobRun, ctx: Job, thread: GitHubThread, worktree: Worktree, reviews: list[Review],
+                 scope: Scope, check: checks.CheckRun, past: History, sifted: history.Sifted,
+                 fixed: list[Earlier], chosen: Selection, blocks: list[Provenance]) -> tuple[str, str]:
     """Nothing to say (bot/job/review_quiet.py): no review. The fixed threads are answered, the commit
     remembered, the check run concluded and a 👍 put on the request; the tracking comment is taken
     back when the 👍 or the check run says it, else it is one line."""
@@ -281,8 +284,8 @@ async def _quiet(job_run: JobRun, ctx: Job, worktree: Worktree, reviews: list[Re
         return _tail(f"❌ No review was posted: {refused}", blocks), "failed"
     nothing = review_quiet.said(settings.min_severity, len(scope.reviewed))
     _record(job_run, ctx, reviews, "quiet", f"no review posted: {nothing} (reviews.quiet)")
-    await followup.close_fixed(job_run.db, ctx.thread, past, fixed, head)
-    await followup.remember(job_run.db, ctx.thread, {}, chosen, agents, head, job_run.secrets)
+    await followup.close_fixed(job_run.db, thread, past, fixed, head)
+    await followup.remember(job_run.db, thread, {}, chosen, agents, head, job_run.secrets)
     summary = check_summary(chosen, scope, settings.min_severity, f"none posted, {nothing} (reviews.quiet)")
     await check.conclude(checks.outcome(sifted.new + sifted.repeated, fail_on=settings.fail_on,
                                         minimum=settings.min_severity, summary=summary))
