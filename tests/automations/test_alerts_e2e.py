@@ -52,4 +52,5 @@ def test_a_dependabot_alert_opens_a_draft_pull_request_from_the_automations_issu
     assert pull["draft"] is True and pull["head"]["ref"].startswith("bot/codex/")
     assert f"Refs #{automation_issues(world)[0]}" in pull["body"] and "Fixes" not in pull["body"]
     assert world.service.deliver(data, event="dependabot_alert").json()["queued"] is False
-    assert [row["status"] for row in finished(world)] == ["done"]
+    world.gh.wait_for(lambda: [row["status"] for row in finished(world)] == ["done", "done"],  # the alert's job,
+                      timeout=60)                                                        # and its automation's run
