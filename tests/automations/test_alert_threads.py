@@ -5,12 +5,17 @@ finds it, a paused issue holds it (recorded as skipped) and it takes turns with 
 SQLite and PostgreSQL."""
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot import db as bot_db
-from bot.automations import alert_run, automation_issue, pauses, runs, scheduled_job
+from bot.automations import alert_run, automation_issue, pauses, runs, scheduled_job, scheduled_run
 from bot.automations.schedule import last_valid, remember
-from bot.intake.automation_event import EventFacts
+from bot.intake.automation_event import ALERT_EVENTS, ALERT_FIELDS, EventFacts
 from bot.intake.decide import Event, decide
 from bot.intake.grammar import Command
 from bot.intake.spec import JobSpec
@@ -154,3 +159,34 @@ def test_an_alert_over_its_accounts_cap_queues_no_run(backend):
 def test_an_alerts_run_whose_fields_read_back_outside_the_allowlist_has_no_facts(text):
     spec = JobSpec(repo=REPO, number=0, author="", command=Command(kind="run", request=text))
     assert scheduled_job.alert_facts(spec) is None
+
+
+@given(st.text(max_size=300))
+def test_any_text_an_alerts_run_carries_reads_back_only_as_the_alert_fields_allow(text):
+    facts = scheduled_job.alert_facts(JobSpec(repo=REPO, number=0, author="", command=Command(kind="run", request=text)))
+    assert facts is None or (facts.event in ALERT_EVENTS and "number" in dict(facts.alert)
+                             and all(ALERT_FIELDS[key](value) for key, value in facts.alert))
+
+
+def _queued_spec(db, name: str = "deps-fix") -> JobSpec:
+    return next(spec for spec in (JobSpec.from_json(j["spec"]) for j in store.jobs(db))
+                if scheduled_job.slot_of(spec)[0] == name)
+
+
+async def test_an_alerts_run_whose_fields_were_changed_in_its_row_runs_nothing_and_is_recorded_skipped(backend):
+    db = _db({"deps-fix": 5})
+    _queue(db, _alert())
+    spec = _queued_spec(db)
+    changed = dataclasses.replace(spec, command=Command(kind="run", request="dependabot_alert.created colour=red"))
+    assert await scheduled_run.run(db, changed, None, asyncio.Event(), issue_thread=None, make_context=None) == "done"
+    [(_, kind, why)] = runs.outcomes(db, REPO, "deps-fix")
+    assert kind == runs.SKIPPED and "no longer declares its alert's event" in why
+
+
+async def test_an_alerts_run_whose_automation_no_longer_runs_on_alerts_is_recorded_skipped(backend):
+    db = _db({"deps-fix": 5})
+    _queue(db, _alert())
+    remember(db, REPO, 11, 22, DECLARED.replace("dependabot_alert", "code_scanning_alert"), ".github/bot.yml@def5678")
+    assert await scheduled_run.run(db, _queued_spec(db), None, asyncio.Event(), issue_thread=None,
+                                   make_context=None) == "done"
+    assert [kind for _, kind, _ in runs.outcomes(db, REPO, "deps-fix")] == [runs.SKIPPED]
