@@ -63,7 +63,7 @@ def _asked(automation: Automation, slot: str, spec: JobSpec) -> str:
         return request.for_run_now(automation)
     if scheduled_job.is_fired(slot):
         return request.for_fire(automation, spec.command.request or "")
-    if (facts := scheduled_job.alert_facts(spec)) is not None:
+    if scheduled_job.is_alert(slot) and (facts := scheduled_job.alert_facts(spec)) is not None:
         return request.for_alert(automation, facts.event, facts.alert)
     return request.for_slot(automation, slot)
 
@@ -80,8 +80,9 @@ def _still_runs(automation: Automation, slot: str, spec: JobSpec) -> bool:
 
 
 def _how(slot: str) -> str:
-    return "fired" if scheduled_job.is_fired(slot) else "run on its alert" if scheduled_job.is_alert(slot) \
-        else "scheduled"
+    if scheduled_job.is_alert(slot):
+        return "run on its alert"
+    return "fired" if scheduled_job.is_fired(slot) else "scheduled"
 
 
 def _what(slot: str) -> str:
