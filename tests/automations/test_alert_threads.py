@@ -190,3 +190,17 @@ async def test_an_alerts_run_whose_automation_no_longer_runs_on_alerts_is_record
     assert await scheduled_run.run(db, _queued_spec(db), None, asyncio.Event(), issue_thread=None,
                                    make_context=None) == "done"
     assert [kind for _, kind, _ in runs.outcomes(db, REPO, "deps-fix")] == [runs.SKIPPED]
+
+
+def test_a_crash_while_queuing_an_alerts_run_leaves_its_slot_unclaimed_and_the_retry_queues_it(backend):
+    db = _db({"deps-fix": 5, "deps-note": 6})
+
+    def crash(conn, delivery_id, conversation, spec):
+        schedules.enqueue(conn, delivery_id, conversation, spec)
+        raise ConnectionError("the process died here")
+
+    with pytest.raises(ConnectionError):
+        alert_run.queue(db, 1, _alert(), FACTS, _automations(db)[0], crash, 0)
+    assert store.jobs(db) == [] and runs.outcomes(db, REPO, "deps-fix") == []
+    _queue(db, _alert(), job_id=1)
+    assert _threads(db) == {"deps-fix": f"{REPO}#5", "deps-note": f"{REPO}#6"}
