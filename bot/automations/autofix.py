@@ -31,12 +31,12 @@ from bot.intake.automation_event import EventFacts
 from bot.intake.grammar import Command
 from bot.intake.spec import JobSpec
 from bot.job import pipeline
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.job.conversations import thread_key
 from bot.workspace.repo_config_model import Automation
 
 # (the spec to run, the marker of its comment, the thread when not the job's) -> the pipeline's context
-MakeContext = Callable[[JobSpec, str, Thread | None], JobContext]
+MakeContext = Callable[[JobSpec, str, Thread | None], Job]
 ThreadOf = Callable[[int], Awaitable[Thread]]  # a pull request or issue number of the job's repository
 # (the caller's transaction, a delivery id, the thread to queue in, the spec) -> the job queued, or None
 # when that delivery id has its job already (bot/service/schedules.py `enqueue`)

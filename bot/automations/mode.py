@@ -41,7 +41,7 @@ from bot.workspace.repo_config_model import Automation
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from bot.job.context import JobContext
+    from bot.job.context import Job
     from bot.workspace.effects import Outcome
     from bot.workspace.repo_config import RepoConfig
     from bot.workspace.worktrees import Worktree
@@ -58,16 +58,16 @@ class AutomationMode(GitHubMode):
     head_sha: str | None = None  # the pull request's head the run is for; a push needs it unchanged
     on_pushed: Callable[[str], None] | None = None
 
-    async def permission(self, ctx: JobContext) -> str | None:
+    async def permission(self, ctx: Job) -> str | None:
         return None  # the automation's `may:` is the authority, not the event's author
 
-    def still_allowed(self, ctx: JobContext, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
+    def still_allowed(self, ctx: Job, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
         """No one's permission to ask again before a review is posted: `may:` granted it."""
         async def granted() -> str | None:
             return None
         return granted
 
-    async def effects(self, ctx: JobContext, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None:
+    async def effects(self, ctx: Job, worktree: Worktree, agent: str, turn: Finished) -> Outcome | None:
         automation = self.automation
         may = set(automation.may if automation else ())
         if may - BUILT_ACTS:
@@ -95,7 +95,7 @@ class AutomationMode(GitHubMode):
             self.on_pushed(outcome.commit_sha)
         return outcome
 
-    async def _draft(self, ctx: JobContext, worktree: Worktree, agent: str, automation: Automation) -> Outcome:
+    async def _draft(self, ctx: Job, worktree: Worktree, agent: str, automation: Automation) -> Outcome:
         """The change on a new branch off the default branch, in a draft pull request. The title and
         body quote the declared prompt (the maintainers' words), never the event's text."""
         await ctx.refresh_token()
@@ -105,7 +105,7 @@ class AutomationMode(GitHubMode):
                                   title=f"{automation.name} job {ctx.job_id or 0}", draft=True)
         return await effects.apply(own, request, ctx.github.api, token=ctx.token)
 
-    def _head_unmoved(self, ctx: JobContext) -> Callable[[], Any]:
+    def _head_unmoved(self, ctx: Job) -> Callable[[], Any]:
         async def recheck() -> str | None:
             if self.head_sha is None:
                 return None
@@ -118,7 +118,7 @@ class AutomationMode(GitHubMode):
         return recheck
 
 
-def run_as(ctx: JobContext, mode: AutomationMode) -> JobContext:
+def run_as(ctx: Job, mode: AutomationMode) -> Job:
     """The context of an automation's run: its `may:` the authority, and its model calls counted
     against the automation's UTC day, capped by its `max_usd_per_day` at the relay."""
     automation = mode.automation

@@ -23,13 +23,13 @@ from bot.github.client import Thread
 from bot.intake.grammar import Command
 from bot.intake.spec import JobSpec
 from bot.job import gate, pipeline
-from bot.job.context import JobContext
+from bot.job.context import Job
 from bot.workspace.repo_config import ConfigError, parse
 from bot.workspace.repo_config_model import Automation
 
 log = logging.getLogger("bot.automations.scheduled_run")
 IssueThread = Callable[[int], Awaitable[Thread]]  # an issue number of the job's repository -> its thread
-MakeContext = Callable[[JobSpec, Thread], JobContext]  # the worker's context of the run in that thread
+MakeContext = Callable[[JobSpec, Thread], Job]  # the worker's context of the run in that thread
 
 
 async def run(db: Database, spec: JobSpec, repo_thread: Thread, cancel: asyncio.Event, *,

@@ -120,5 +120,3 @@ class Job:
         if self.thread is not None:
             await self.thread.fresh_token()
 
-
-JobContext = Job  # the old name, for the automations' modules being written now (issue 35); new code names Job
