@@ -26,6 +26,9 @@ Usage by the pipeline:
   `run` sandbox is killed, `on_halt(reason)` is called (the runner kills the CLI),
   and a `halt` event is recorded. `wall_clock_s` halts by itself when it expires; so does
   setting the `stop` event (pass the job's cancel event: `@bot stop`, shutdown).
+- Leaving the `async with`, however the episode ended (Ctrl-C in `bot run`, a worker's shutdown
+  cancelling the job), first kills and reaps a running `run` sandbox: none outlives its bridge.
+  A cancelled `run` call kills its own sandbox too.
 - `.connected` is set once a client listed the tools: the runner's strict-mode check;
   `.tools_listed` counts those tools/list requests (bot/episode/honesty.py).
 - `run` calls are served one at a time: a client sending many in parallel would otherwise hold
@@ -96,6 +99,7 @@ class BridgeServer:
         self._progress = ProgressThrottle(on_progress, progress_interval_s)
         self._wall_clock_s = wall_clock_s
         self._running: set[Any] = set()
+        self._closed = False
         self._tools = CallContext(
             policy=policy, scratch_root=scratch_root,
             progress=self._progress, track_run=self._track_run, run_turn=asyncio.Lock(),
@@ -140,9 +144,18 @@ class BridgeServer:
             self._timer.cancel()
         if self._stop_watch:
             self._stop_watch.cancel()
+        self._closed = True
+        await self._end_running()  # before the server's stop, which gives open calls only a moment
         await self._progress.flush()
         if self._server:
             await self._server.stop()
+
+    async def _end_running(self) -> None:
+        """Kill and reap every `run` sandbox still running: however the episode ends (Ctrl-C in
+        `bot run`, a worker's shutdown cancelling the job), none outlives its bridge."""
+        for process in list(self._running):
+            with contextlib.suppress(Exception):
+                await process.kill()
 
     # the brake ---------------------------------------------------------------
 
@@ -159,9 +172,7 @@ class BridgeServer:
         return loop.create_task(self._stop_everything(reason))
 
     async def _stop_everything(self, reason: str) -> None:
-        for process in list(self._running):
-            with contextlib.suppress(Exception):
-                await process.kill()
+        await self._end_running()
         if self._on_halt is not None:
             result = self._on_halt(reason)
             if inspect.isawaitable(result):
@@ -237,7 +248,7 @@ class BridgeServer:
             self._running.clear()
         else:
             self._running.add(process)
-            if self.halted is not None:  # halted while it started
+            if self.halted is not None or self._closed:  # halted or ended while it started
                 asyncio.get_running_loop().create_task(process.kill())
 
 

@@ -273,6 +273,9 @@ async def run_command(policy: Admission, args: dict, run_sandbox: RunSandbox | N
         track(process)
         try:
             code, output = await _collect(process, timeout, policy.max_output_bytes)
+        except BaseException:  # the call was cancelled (the episode ended): its sandbox ends with it
+            await asyncio.shield(process.kill())
+            raise
         finally:
             track(None)
             restored = _restore_git_pointer(policy.worktree, pointer)
