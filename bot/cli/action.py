@@ -368,7 +368,8 @@ async def plan_scheduled(payload: dict, token: str, settings: Settings) -> tuple
 async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface, settings: Settings,
                mode: AutomationMode | None = None, cached: bool = True) -> StepOutcome:
     """`cached`: the thread's session is the one the step's session cache holds (one per step)."""
-    ctx = context_for(spec, thread, surface, settings=settings)
+    acting = dataclasses.replace(spec, installation_id=None)  # the workflow's token acts, never an App's
+    ctx = context_for(acting, thread, surface, settings=settings)
     ctx = run_as(ctx, mode) if mode is not None else ctx  # its may:, its labels, its money cap
     db, folder = store.connect(settings=settings), session_folder(settings) if cached else None
     floor = await spend_floor(thread, ctx.conversation)

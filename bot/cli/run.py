@@ -33,6 +33,8 @@ from bot.cli.local_folder import RunRefused, checkout
 from bot.cli.render import Terminal
 from bot.config import Settings
 from bot.credentials import resolve as credentials
+from bot.intake.grammar import Command
+from bot.intake.spec import JobSpec
 from bot.job import conversations, pipeline
 from bot.job.context import Job
 from bot.job.modes import LocalMode
@@ -105,10 +107,10 @@ def conversation_of(repo: Path) -> str:
 
 
 def context(request: str, repo: Path, agent: str | None, new: bool, term: Terminal, settings: Settings) -> Job:
-    return Job(conversation=conversation_of(repo), repo=local_repo_name(repo), request=request,
-                               requester=getpass.getuser(), surface=term, agent=agent, new_session=new,
-                               mode=LocalMode(repo, on_answer=term.answer), progress_interval_s=0.5,
-                               settings=settings)
+    asked = JobSpec(repo=local_repo_name(repo), number=0, author=getpass.getuser(),  # 0: no issue answered in
+                    command=Command(kind="run", agent=agent, new_session=new, request=request))
+    return Job(spec=asked, conversation=conversation_of(repo), surface=term, settings=settings,
+               mode=LocalMode(repo, on_answer=term.answer), progress_interval_s=0.5)
 
 
 async def run_local(request: str, repo: Path, agent: str | None, new: bool, term: Terminal, data_dir: Path,

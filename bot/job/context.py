@@ -4,12 +4,15 @@ changes while it runs (its database, secrets, recorder, tracking comment) is its
 (bot/job/run.py)."""
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from bot.config import Settings
 from bot.github.thread import GitHubThread
+from bot.intake.grammar import Command
+from bot.intake.spec import JobSpec
 from bot.job.tracking import Surface
 from bot.relay.budgets import AutomationSpend
 
@@ -72,29 +75,81 @@ class Queued:
 
 @dataclass(frozen=True, kw_only=True)
 class Job:
-    conversation: str
-    repo: str
-    request: str
-    requester: str
+    spec: JobSpec  # what was asked, by whom, where: the intake's (`bot run` makes its own), never copied
+    conversation: str  # the thread key that orders the thread's episodes and keys its sessions
     surface: Surface
-    agent: str | None = None
-    new_session: bool = False
-    number: int | None = None
-    requester_id: int = 0
-    repo_id: int = 0  # GitHub's id of the repository: repository keys are bound to it, not its name
-    title: str = ""
-    is_pr: bool = False
     mode: Mode  # bot.job.modes.GitHubMode or LocalMode (an automation's AutomationMode)
     settings: Settings  # the entry point's, read once: a module below it reads these, never the environment
     thread: GitHubThread | None = None  # None in local mode
-    installation_id: int | None = None
     automation_spend: AutomationSpend | None = None  # an automation's run: its calls count against its day
-    target: dict[str, object] = field(default_factory=dict)  # the triggering comment, for the 👀 reaction
     queued: Queued | None = None  # the service's queued job; the Action and `bot run` have no queue
     progress_interval_s: float = 3.0
-    review: bool = False  # a pull-request review (bot/job/review_job.py)
-    agents: tuple[str, ...] = ()  # the review's agents, in the order named
     labels: Labeler | None = None  # an automation's run that may label: its bridge offers add_labels
+
+    @property
+    def repo(self) -> str:
+        return self.spec.repo
+
+    @property
+    def number(self) -> int:
+        """The issue or pull request answered in; 0 for `bot run`, which answers in none."""
+        return self.spec.number
+
+    @property
+    def request(self) -> str:
+        return self.spec.command.request
+
+    @property
+    def requester(self) -> str:
+        return self.spec.author
+
+    @property
+    def requester_id(self) -> int:
+        return self.spec.author_id or 0
+
+    @property
+    def repo_id(self) -> int:
+        """GitHub's id of the repository: repository keys are bound to it, not its name."""
+        return self.spec.repo_id or 0
+
+    @property
+    def installation_id(self) -> int | None:
+        return self.spec.installation_id
+
+    @property
+    def agent(self) -> str | None:
+        return self.spec.command.agent
+
+    @property
+    def new_session(self) -> bool:
+        return self.spec.command.new_session
+
+    @property
+    def review(self) -> bool:
+        """A pull-request review (bot/job/review_job.py)."""
+        return self.spec.command.review
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        """The review's agents, in the order named."""
+        return self.spec.command.agents
+
+    @property
+    def title(self) -> str:
+        return self.spec.title or ""
+
+    @property
+    def is_pr(self) -> bool:
+        return self.spec.is_pr
+
+    @property
+    def target(self) -> dict[str, object]:
+        """The triggering comment, for the 👀 reaction; empty when there is none."""
+        return dict(self.spec.target or {})
+
+    def asking(self, command: Command) -> Job:
+        """The same job with another command: a review agent's own request, agent and session."""
+        return dataclasses.replace(self, spec=dataclasses.replace(self.spec, command=command))
 
     @property
     def job_id(self) -> int | None:

@@ -150,7 +150,7 @@ def _agents(ctx: Job, cfg: RepoConfig, choose: Callable[[Job, RepoConfig], str])
     named = list(dict.fromkeys(ctx.agents or ((ctx.agent,) if ctx.agent else cfg.reviews.agents)))[:MAX_AGENTS]
     if not named:
         return [choose(ctx, cfg)]
-    return [choose(dataclasses.replace(ctx, agent=name), cfg) for name in named]
+    return [choose(ctx.asking(dataclasses.replace(ctx.spec.command, agent=name)), cfg) for name in named]
 
 
 async def _one(job_run: JobRun, ctx: Job, worktree: Worktree, review: Review, scope: Scope,
@@ -167,9 +167,9 @@ async def _one(job_run: JobRun, ctx: Job, worktree: Worktree, review: Review, sc
                 raise Stop(f"the pull request moved to `{own.base_sha[:7]}` while the review started "
                            f"at `{worktree.base_sha[:7]}`")
         # an incremental review starts a fresh session: resuming would replay the whole first review
-        agent_ctx = dataclasses.replace(ctx, agent=review.agent,
-                                        new_session=ctx.new_session or past.change.incremental,
-                                        request=review_request(ctx, scope, review.agent, past, rules))
+        agent_ctx = ctx.asking(dataclasses.replace(ctx.spec.command, agent=review.agent,
+                                                   new_session=ctx.new_session or past.change.incremental,
+                                                   request=review_request(ctx, scope, review.agent, past, rules)))
         turn = review.turn = await episode(job_run, agent_ctx, own, review.agent, tracking, cancel,
                                            findings=review.collector)
         review.agent = turn.agent or review.agent  # a `fallback` agent answered in its place

@@ -305,9 +305,7 @@ class WorkerPool:
         queued = Queued(job.id, conversation or job.conversation,
                         tracking_handle=None if marker else job.tracking_comment_id,
                         on_tracking_created=None if marker else remember)
-        ctx = context_for(
-            spec, thread, surface, installation_id=spec.installation_id, queued=queued, settings=self.settings)
-        return ctx
+        return context_for(spec, thread, surface, queued=queued, settings=self.settings)
 
     async def _reply(self, job: queue.Job, thread: Thread) -> None:
         spec = job.spec

@@ -8,6 +8,8 @@ import dataclasses
 import re
 from pathlib import Path
 
+from bot.intake.grammar import Command
+from bot.intake.spec import JobSpec
 from bot.job.context import Job
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -15,10 +17,7 @@ NONE = re.compile(r"\|\s*None\b|\bNone\s*\||Optional\[")
 
 # each fact a job may lack, and why; a new Optional field joins this list with its reason, or is made required
 MAY_BE_ABSENT = {
-    "agent": "the command named none: .github/bot.yml or the operator's default picks it once the worktree is read",
-    "number": "`bot run` answers in no issue or pull request",
     "thread": "`bot run` has no GitHub thread",
-    "installation_id": "the Action acts with the workflow's token, not an App installation",
     "queued": "only the service queues a job; the Action and `bot run` have no queue",
     "automation_spend": "only an automation's run counts against an automation's day",
     "labels": "only an automation's run that may label its issue is offered add_labels",
@@ -35,13 +34,21 @@ def test_the_job_context_is_frozen():
 
 
 def test_every_optional_fact_of_a_job_says_why_it_may_be_absent():
-    assert optional_fields() - set(MAY_BE_ABSENT) == set()
+    assert optional_fields() == set(MAY_BE_ABSENT)
 
 
 def test_the_jobs_settings_and_mode_are_required():
     required = {f.name for f in dataclasses.fields(Job)
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
-    assert {"settings", "mode", "surface"} <= required
+    assert {"spec", "settings", "mode", "surface"} <= required
+
+
+def test_the_job_holds_its_spec_and_copies_none_of_its_fields():
+    """What was asked, by whom and where is read from the spec itself: no fact is written twice."""
+    fields = {f.name for f in dataclasses.fields(Job)}
+    assert "spec" in fields
+    copied = {f.name for f in dataclasses.fields(JobSpec)} | {f.name for f in dataclasses.fields(Command)}
+    assert fields & copied == set()
 
 
 def test_the_jobs_run_state_is_not_in_its_context():

@@ -12,6 +12,8 @@ from bot.bridge import reads
 from bot.bridge.admission import Admission, Refusal
 from bot.bridge.server import BridgeServer
 from bot.bridge.tools import ToolFailure
+from bot.intake.grammar import Command
+from bot.intake.spec import JobSpec
 
 from .conftest import call
 
@@ -278,8 +280,9 @@ def test_standing_instruction_names_the_read_tools():
     from bot.job.conversations import standing_instruction
     from bot.job.modes import GitHubMode
     from bot.job.pipeline import Job
-    ctx = Job(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,
-                     mode=GitHubMode(), settings=Settings({}))
+    ctx = Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="fix")),
+              conversation="o/r#1", surface=None,
+              mode=GitHubMode(), settings=Settings({}))
     assert all(tool in standing_instruction(ctx) for tool in ("read_file", "list_files", "search"))
 
 

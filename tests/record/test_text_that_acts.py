@@ -7,6 +7,8 @@ reads each as GitHub would)."""
 from __future__ import annotations
 
 from adapters.base import Result, Usage
+from bot.intake.grammar import Command
+from bot.intake.spec import JobSpec
 from bot.job import answer as answer_module
 from bot.job.modes import GitHubMode
 from bot.job.pipeline import Job, Turn
@@ -30,8 +32,9 @@ def answered(text: str) -> str:
     db = store.connect(settings=current())
     run_id = Recorder(db).start_run(agent="codex", conversation="o/r#1", limits={}, base_commit="a" * 40)
     result = Result(ok=True, text=text, session_id="s-1", usage=Usage(), events=[], agent="codex")
-    ctx = Job(conversation="o/r#1", repo="o/r", request="look", requester="alice", surface=None,
-                     mode=GitHubMode(), settings=current())
+    ctx = Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="look")),
+              conversation="o/r#1", surface=None,
+              mode=GitHubMode(), settings=current())
     return answer_module.compose(JobRun.begin(db, ctx), ctx, "codex", Turn(result, run_id, False, None, "1.0"), None)
 
 

@@ -12,6 +12,8 @@ import pytest
 from adapters.base import Result, Tier, Usage
 from bot.episode.stop import Stop
 from bot.episode.turn import Attempt, Turn
+from bot.intake.grammar import Command
+from bot.intake.spec import JobSpec
 from bot.job import answer, fallback, replies
 from bot.job.context import Job
 from bot.job.modes import GitHubMode
@@ -37,8 +39,9 @@ class Notes:
 
 
 def context() -> Job:
-    return Job(conversation="o/r#1", repo="o/r", request="fix it", requester="alice", surface=None,
-                      mode=GitHubMode(), settings=current())
+    return Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="fix it")),
+               conversation="o/r#1", surface=None,
+               mode=GitHubMode(), settings=current())
 
 
 def turn(agent: str, unavailable: ProviderUnavailable | None = None, text: str = "the answer") -> Turn:

@@ -6,6 +6,8 @@ import httpx
 import pytest
 
 from bot.github import client as github
+from bot.intake.grammar import Command
+from bot.intake.spec import JobSpec
 from bot.workspace.repo_config import RepoConfig
 from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
@@ -172,7 +174,8 @@ async def test_token_close_to_expiry_is_renewed_before_the_push(monkeypatch):
         configure_app(monkeypatch, api_url=fake.url)
         async with httpx.AsyncClient() as client:
             t = await thread(github.TokenCache.of(current()), client)
-            ctx = pipeline.Job(conversation=f"{REPO}#1", repo=REPO, request="fix", requester="alice",
+            ctx = pipeline.Job(spec=JobSpec(repo=REPO, number=1, author="alice", command=Command(kind="run", request="fix")),
+                               conversation=f"{REPO}#1",
                                surface=None, thread=t, mode=GitHubMode(), settings=current())
             job_run = JobRun.begin(store.connect(settings=current()), ctx)
             first = ctx.token

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from adapters.base import Event, EventKind, Result, Tier, Usage
 from bot.episode import honesty
+from bot.intake.grammar import Command
+from bot.intake.spec import JobSpec
 from bot.job import answer as answer_module
 from bot.job.modes import GitHubMode
 from bot.job.pipeline import Job, Turn
@@ -24,8 +26,9 @@ def compose(run: Result, record=lambda recorder, run_id: None, touched=None) -> 
     recorder = Recorder(db)
     run_id = recorder.start_run(agent="codex", conversation="o/r#1", limits={}, base_commit="a" * 40)
     record(recorder, run_id)
-    ctx = Job(conversation="o/r#1", repo="o/r", request="fix", requester="alice", surface=None,
-                     mode=GitHubMode(), settings=current())
+    ctx = Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="fix")),
+              conversation="o/r#1", surface=None,
+              mode=GitHubMode(), settings=current())
     return answer_module.compose(JobRun.begin(db, ctx), ctx, "codex", Turn(run, run_id, False, None, "1.0"), None, touched)
 
 

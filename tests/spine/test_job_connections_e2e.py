@@ -93,8 +93,8 @@ def one_job(tmp_path_factory) -> Iterator[Counted]:
         counted = counting(monkeypatch)
         settings, term = Settings(cli.env), Terminal(live=False, as_json=True)
         # a repository's and a requester's ids, as a GitHub job has: its keys are looked up in the vault
-        ctx = dataclasses.replace(context("Say hello", cli.repo, "codex", False, term, settings),
-                                  repo_id=9, requester_id=7, installation_id=5)
+        local = context("Say hello", cli.repo, "codex", False, term, settings)
+        ctx = dataclasses.replace(local, spec=dataclasses.replace(local.spec, repo_id=9, author_id=7, installation_id=5))
         db = store.connect(settings=settings)
         try:
             assert asyncio.run(pipeline.run(db, ctx, asyncio.Event())) == "done"

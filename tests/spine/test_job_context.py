@@ -2,6 +2,8 @@
 the Action: they differ only in what the queue adds."""
 from __future__ import annotations
 
+import dataclasses
+
 from bot.config import Settings
 from bot.intake.grammar import Command
 from bot.intake.spec import JobSpec
@@ -26,5 +28,10 @@ def test_the_actions_context_is_the_spec_in_its_thread():
 
 def test_the_services_context_carries_what_the_queue_knows():
     queued = Queued(41, "octo/repo#3", tracking_handle=12)
-    ctx = context_for(SPEC, object(), object(), settings=Settings({}), installation_id=5, queued=queued)
+    ctx = context_for(dataclasses.replace(SPEC, installation_id=5), object(), object(), settings=Settings({}),
+                      queued=queued)
     assert (ctx.job_id, ctx.queued, ctx.installation_id) == (41, queued, 5)
+
+
+def test_the_job_holds_its_spec_itself_not_a_copy_of_its_fields():
+    assert context_for(SPEC, object(), object(), settings=Settings({})).spec is SPEC

@@ -15,6 +15,8 @@ from bot.episode import session_home
 from bot.episode import turn as episode
 from bot.episode.runner import run_episode
 from bot.episode.stop import Stop
+from bot.intake.grammar import Command
+from bot.intake.spec import JobSpec
 from bot.job import thread_text, turns
 from bot.job.context import Job
 from bot.job.modes import GitHubMode
@@ -99,8 +101,9 @@ def test_the_operators_caps_come_from_the_settings_the_episode_is_handed(tmp_pat
 
 
 def _ctx(settings: Settings) -> Job:
-    return Job(conversation="o/r#1", repo="o/r", request="hi", requester="alice", surface=None,
-                      mode=GitHubMode(), settings=settings)
+    return Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="hi")),
+               conversation="o/r#1", surface=None,
+               mode=GitHubMode(), settings=settings)
 
 
 def _sandbox_config_of(tmp_path, settings: Settings) -> SandboxConfig:

@@ -6,6 +6,8 @@ import pytest
 from bot import permissions
 from bot.config import Settings
 from bot.episode.stop import Stop
+from bot.intake.grammar import Command
+from bot.intake.spec import JobSpec
 from bot.job.context import Job
 from bot.job.modes import GitHubMode
 
@@ -50,8 +52,9 @@ class BrokenThread:
 
 async def test_a_bug_in_the_permission_check_is_not_reported_as_a_missing_app_permission():
     """Only GitHub's refusal points at the App's Metadata permission; our own bug stays a bug."""
-    ctx = Job(conversation="o/r#1", repo="o/r", request="x", requester="alice", surface=None,
-                     thread=BrokenThread(), mode=GitHubMode(), settings=Settings({}))
+    ctx = Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="x")),
+              conversation="o/r#1", surface=None,
+              thread=BrokenThread(), mode=GitHubMode(), settings=Settings({}))
     with pytest.raises(TypeError):
         await GitHubMode().permission(ctx)
 
@@ -63,8 +66,9 @@ class RefusingThread:
 
 
 async def test_githubs_refusal_of_the_permission_check_names_what_to_grant():
-    ctx = Job(conversation="o/r#1", repo="o/r", request="x", requester="alice", surface=None,
-                     thread=RefusingThread(), mode=GitHubMode(), settings=Settings({}))
+    ctx = Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="x")),
+              conversation="o/r#1", surface=None,
+              thread=RefusingThread(), mode=GitHubMode(), settings=Settings({}))
     with pytest.raises(Stop) as stop:
         await GitHubMode().permission(ctx)
     assert "Metadata: read" in stop.value.text
