@@ -29,6 +29,9 @@ SENDERS = {
     ("review/learned_pull.py", "_put"): "render.required message; the file as read plus or minus learned_pr.line",
     ("review/learned_pull.py", "_retitled"): "render.required (learned_pr.title, learned_pr.body)",
     ("review/learned_pull.py", "_create_pull"): "render.required",
+    ("automations/config_refusal.py", "_post"): "render.required (body: render.outgoing)",
+    ("cli/action_schedule.py", "issue_of"): "render.required (automation_issue.title, automation_issue.body)",
+    ("automations/labels.py", "RepoLabels.add"): "names of labels the repository has (the allowlist), no text to show",
 }
 
 
