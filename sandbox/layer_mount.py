@@ -12,7 +12,7 @@ it saw it), writes the report and exits as bubblewrap did (wait STATUS).
 
 It runs outside the sandbox's cgroups (COMMAND joins them, then execs bubblewrap), so killing
 the sandbox (SIGTERM to this launcher, or every task of the cgroups) still leaves it to apply
-what the sandbox wrote.
+what the sandbox wrote. The death of the bot that started it is a SIGTERM too (PR_SET_PDEATHSIG).
 
 In a private mount namespace (and, for a bot that is not root, a user namespace mapping only its
 own uid), each writable folder of the sandbox gets an overlay whose upper layer is a tmpfs of the
@@ -41,6 +41,7 @@ import layer_apply  # noqa: E402  (run by path, not as part of the package)
 FAILED_EXIT = 72  # no capped layer could be made: nothing ran
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_PRIVATE, MS_REC, MNT_DETACH = 1 << 18, 1 << 14, 2
+PR_SET_PDEATHSIG = 1
 POLL_S = 0.25
 FULL_LOOKS = 2  # a layer seen full this many looks in a row stops the sandbox
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -206,6 +207,8 @@ def main(argv: list[str]) -> int:
         return apply_unmounted(argv)
     scratch, wanted, command = parse(argv)
     try:
+        # the bot's death is its kill too: the sandbox never outlives the bot that started it
+        _check(_libc.prctl(PR_SET_PDEATHSIG, _signal.SIGTERM, 0, 0, 0), "prctl PR_SET_PDEATHSIG")
         held = hold(scratch)
         enter_namespace()
         layers = [mount_layer(layer, os.path.join(scratch, str(index))) for index, layer in enumerate(wanted)]

@@ -28,6 +28,8 @@
  *   hostile tree stays sandbox/layer_apply.py's. PYTHON is opened before this enters its user
  *   namespace (from there the bot's /proc/PID/exe, which PYTHON may be, cannot be opened).
  * - It then exits as bubblewrap did (the same signal, or the same status).
+ * - The death of the bot that started it is a SIGTERM (PR_SET_PDEATHSIG): `bot run` or the service
+ *   killed, the sandbox ends all the same, its writes applied.
  * - From its start to its end (the write-back included) it holds a shared flock on SCRATCH, as the
  *   bot does while it waits for it: a sweep of stale scratch folders (sandbox/layers.py) removes
  *   only a folder it can lock exclusively, so never a live sandbox's, even once its bot is gone.
@@ -52,6 +54,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -533,6 +536,10 @@ int main(int argc, char **argv) {
     sigprocmask(SIG_BLOCK, &term, NULL);  /* read from a signalfd below: no handler runs mid-step */
     int sigterm = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sigterm < 0) return failed("signalfd", ""), LAYERS_FAILED_EXIT;
+    /* The bot's death is its kill too (SIGTERM, read from the signalfd): a sandbox never outlives
+     * the bot that started it. A bot gone before this line leaves bubblewrap's info pipe without a
+     * reader, and bubblewrap dies writing to it. */
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM)) return failed("prctl", "PR_SET_PDEATHSIG"), LAYERS_FAILED_EXIT;
     int python = open(plan.python, O_PATH | O_CLOEXEC);  /* nothing runs that could not be written back */
     if (python < 0) return failed("open the write-back's interpreter", plan.python), LAYERS_FAILED_EXIT;
     int held = hold_scratch(&plan);
