@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.automations import attempts, caps, pauses, request, runs
-from bot.automations.mode import AutomationMode, marker, run_as
+from bot.automations.mode import marker, run_as
 from bot.db import Database
 from bot.github.client import Thread
 from bot.intake.automation_event import EventFacts
@@ -74,9 +74,8 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: 
                                    target={"type": "issue", "id": number},
                                    command=Command(kind="run", agent=automation.agent, request=text))
         ctx = make_context(each, marker(job_id, automation.name), on)
-        mode = AutomationMode(automation=automation, head_sha=facts.head,
-                              on_pushed=_pushed(db, spec.repo, automation.name, attempt.root))
-        ctx = run_as(ctx, mode)
+        ctx = run_as(ctx, automation, head_sha=facts.head,
+                     on_pushed=_pushed(db, spec.repo, automation.name, attempt.root))
         statuses.append(await pipeline.run(db, ctx, cancel))
     return "failed" if "failed" in statuses else "done"
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from bot.automations import alert_run, autofix, caps, matching, pauses, request, schedule
 from bot.automations.autofix import MakeContext, QueueJob, ThreadOf
-from bot.automations.mode import AutomationMode, marker, reviews, run_as
+from bot.automations.mode import marker, reviews, run_as
 from bot.db import Database
 from bot.github.client import Thread
 from bot.intake.automation_event import ALERT_EVENTS, CHECK_EVENTS, EventFacts, read_detail
@@ -75,7 +75,7 @@ async def run(db: Database, job_id: int, spec: JobSpec, thread: Thread, cancel: 
         text = request.compose(automation, facts.name, spec.author, title, body)
         ctx = make_context(_spec_for(spec, automation, text, review=reviews(automation, facts.event)),
                            marker(job_id, automation.name), None)
-        ctx = run_as(ctx, AutomationMode(automation=automation))
+        ctx = run_as(ctx, automation)
         statuses.append(await pipeline.run(db, ctx, cancel))
     return "failed" if "failed" in statuses else "done"
 

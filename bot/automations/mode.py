@@ -80,15 +80,15 @@ class AutomationMode(GitHubMode):
         if "push" not in may or not ctx.is_pr:
             return None  # the answer is the only thing published; changes in the worktree are dropped
         await ctx.refresh_token()
-        pull = await ctx.github.pull()
+        pull = await self.thread.pull()
         fork = is_fork(pull, ctx.repo)
         # never a fork's branch and never a new pull request, whatever .github/bot.yml allows a person
         own = dataclasses.replace(worktree, config=dataclasses.replace(
             worktree.config, allow_fork_push=False, open_pull_requests=False))
         request = effects.Request(agent=agent, text=ctx.request, requester_login=ctx.requester,
-                                  requester_id=ctx.requester_id, number=ctx.number or 0, title=ctx.title,
+                                  requester_id=ctx.requester_id, number=ctx.number, title=ctx.title,
                                   pull=pull, still_allowed=self._head_unmoved(ctx))
-        outcome = await effects.apply(own, request, ctx.github.api, token=ctx.token)
+        outcome = await effects.apply(own, request, self.thread.api, token=ctx.token)
         if fork and outcome.kind == "diff":
             outcome.message = FORK
         if outcome.kind == "pushed" and outcome.commit_sha and self.on_pushed is not None:
@@ -101,15 +101,15 @@ class AutomationMode(GitHubMode):
         await ctx.refresh_token()
         own = dataclasses.replace(worktree, config=dataclasses.replace(worktree.config, close_issue=False))
         request = effects.Request(agent=agent, text=automation.prompt, requester_login=ctx.requester,
-                                  requester_id=ctx.requester_id, number=ctx.number or 0,
+                                  requester_id=ctx.requester_id, number=ctx.number,
                                   title=f"{automation.name} job {ctx.job_id or 0}", draft=True)
-        return await effects.apply(own, request, ctx.github.api, token=ctx.token)
+        return await effects.apply(own, request, self.thread.api, token=ctx.token)
 
     def _head_unmoved(self, ctx: Job) -> Callable[[], Any]:
         async def recheck() -> str | None:
             if self.head_sha is None:
                 return None
-            head: Any = (await ctx.github.pull()).get("head") or {}
+            head: Any = (await self.thread.pull()).get("head") or {}
             now = str(head.get("sha") or "")
             if now == self.head_sha:
                 return None
@@ -118,13 +118,16 @@ class AutomationMode(GitHubMode):
         return recheck
 
 
-def run_as(ctx: Job, mode: AutomationMode) -> Job:
-    """The context of an automation's run: its `may:` the authority, and its model calls counted
-    against the automation's UTC day, capped by its `max_usd_per_day` at the relay."""
-    automation = mode.automation
-    spend = AutomationSpend(ctx.repo, automation.name, automation.max_usd_per_day) if automation else None
+def run_as(ctx: Job, automation: Automation, *, head_sha: str | None = None,
+           on_pushed: Callable[[str], None] | None = None) -> Job:
+    """The context of an automation's run in the job's GitHub thread: its `may:` the authority, and
+    its model calls counted against the automation's UTC day, capped by its `max_usd_per_day` at the
+    relay. `head_sha`, `on_pushed`: an autofix's (AutomationMode)."""
+    thread = ctx.github  # an automation runs only on GitHub
+    mode = AutomationMode(thread, automation=automation, head_sha=head_sha, on_pushed=on_pushed)
+    spend = AutomationSpend(ctx.repo, automation.name, automation.max_usd_per_day)
     return dataclasses.replace(ctx, mode=mode, automation_spend=spend,
-                               labels=labels.for_run(automation, ctx.thread))  # `may: [label]`: add_labels
+                               labels=labels.for_run(automation, thread))  # `may: [label]`: add_labels
 
 
 def reviews(automation: Automation, event: str) -> bool:

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from bot.automations import automation_issue, caps, matching, request, runs, schedule, scheduled_job
-from bot.automations.mode import AutomationMode, run_as
+from bot.automations.mode import run_as
 from bot.db import Database
 from bot.github.client import Thread
 from bot.intake.grammar import Command
@@ -54,7 +54,7 @@ async def run(db: Database, spec: JobSpec, repo_thread: Thread, cancel: asyncio.
     each = dataclasses.replace(spec, number=number, author=_bot_login(thread), title=automation_issue.title(name),
                                command=Command(kind="run", agent=automation.agent, request=asked))
     ctx = make_context(each, thread)
-    ctx = run_as(ctx, AutomationMode(automation=automation))
+    ctx = run_as(ctx, automation)
     return await pipeline.run(db, ctx, cancel)
 
 

@@ -24,7 +24,7 @@ from gidgethub import actions as workflow
 
 from adapters import base
 from bot.automations import request
-from bot.automations.mode import AutomationMode, run_as
+from bot.automations.mode import run_as
 from bot.cli import (
     action_automations,
     action_reply_cap,
@@ -332,7 +332,7 @@ async def _scheduled(payload: dict, token: str, settings: Settings) -> StepOutco
                            title=f"Automation: {automation.name}",
                            command=grammar.Command(kind="run", agent=automation.agent, request=asked))
             ran = await _run(spec, thread, RecordingSurface(GitHubSurface(thread, None)), settings,
-                             AutomationMode(automation=automation), cached=index == 0)
+                             automation, cached=index == 0)
             outcome = ran if outcome.status != "failed" else dataclasses.replace(ran, status="failed")
     return outcome
 
@@ -366,11 +366,11 @@ async def plan_scheduled(payload: dict, token: str, settings: Settings) -> tuple
 
 
 async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface, settings: Settings,
-               mode: AutomationMode | None = None, cached: bool = True) -> StepOutcome:
+               automation: Automation | None = None, cached: bool = True) -> StepOutcome:
     """`cached`: the thread's session is the one the step's session cache holds (one per step)."""
     acting = dataclasses.replace(spec, installation_id=None)  # the workflow's token acts, never an App's
     ctx = context_for(acting, thread, surface, settings=settings)
-    ctx = run_as(ctx, mode) if mode is not None else ctx  # its may:, its labels, its money cap
+    ctx = run_as(ctx, automation) if automation is not None else ctx  # its may:, its labels, its money cap
     db, folder = store.connect(settings=settings), session_folder(settings) if cached else None
     floor = await spend_floor(thread, ctx.conversation)
     if folder is not None:

@@ -40,6 +40,10 @@ class Mode(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def thread(self) -> GitHubThread | None:
+        """The GitHub thread the job answers in (GitHubMode's); None for the terminal's."""
+
     async def acknowledge(self, ctx: Job) -> None:
         """Say the request was seen (the 👀 reaction), or nothing."""
 
@@ -80,7 +84,6 @@ class Job:
     surface: Surface
     mode: Mode  # bot.job.modes.GitHubMode or LocalMode (an automation's AutomationMode)
     settings: Settings  # the entry point's, read once: a module below it reads these, never the environment
-    thread: GitHubThread | None = None  # None in local mode
     automation_spend: AutomationSpend | None = None  # an automation's run: its calls count against its day
     queued: Queued | None = None  # the service's queued job; the Action and `bot run` have no queue
     progress_interval_s: float = 3.0
@@ -156,11 +159,16 @@ class Job:
         return self.queued.job_id if self.queued is not None else None
 
     @property
+    def thread(self) -> GitHubThread | None:
+        """The GitHub thread the job answers in: its mode's (None for the terminal's)."""
+        return self.mode.thread
+
+    @property
     def github(self) -> GitHubThread:
-        """The job's GitHub thread: a job from GitHub has one (`bot run`'s has none)."""
-        if self.thread is None:
+        """The GitHub thread of a job that can only come from GitHub (an automation's run)."""
+        if (thread := self.mode.thread) is None:
             raise TypeError("this job has no GitHub thread")
-        return self.thread
+        return thread
 
     @property
     def token(self) -> str | None:

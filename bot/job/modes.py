@@ -25,6 +25,7 @@ from bot.workspace import effects, worktrees
 from bot.workspace.local_checkout import dirty_paths, local_worktree
 
 if TYPE_CHECKING:
+    from bot.github.thread import GitHubThread
     from bot.job.context import Job
     from bot.record.provenance import Provenance
     from bot.workspace.effects import Outcome
@@ -32,19 +33,24 @@ if TYPE_CHECKING:
     from bot.workspace.worktrees import Worktree
 
 
+@dataclass(frozen=True)
 class GitHubMode:
+    """The job answers in `thread`, an issue's or a pull request's: the mode holds it, so a job from
+    GitHub always has its thread and one from the terminal never has one."""
+
+    thread: GitHubThread
     name = "github"
 
     async def acknowledge(self, ctx: Job) -> None:
-        thread, target = ctx.thread, ctx.target
-        if thread is not None and target:
+        thread, target = self.thread, ctx.target
+        if target:
             await with_retries(lambda: thread.react(target, "eyes"))
 
     async def permission(self, ctx: Job) -> str | None:
         """GitHub's answer; a refusal or an outage ends the job with what to do (a bug in our own
         code is not caught here: it is reported as the failure it is)."""
         try:
-            return await ctx.github.permission(ctx.requester)
+            return await self.thread.permission(ctx.requester)
         except (httpx.TransportError, HTTPException) as exc:
             raise Stop(replies.permission_check_failed(ctx.requester, ctx.repo, exc, transient(exc))) from exc
 
@@ -65,16 +71,16 @@ class GitHubMode:
         if not turn.result.ok:
             return None
         await ctx.refresh_token()
-        thread = ctx.github
+        thread = self.thread
         pull = await thread.pull() if ctx.is_pr else None
         request = effects.Request(agent=agent, text=ctx.request, requester_login=ctx.requester,
-                                  requester_id=ctx.requester_id, number=ctx.number or 0,
+                                  requester_id=ctx.requester_id, number=ctx.number,
                                   title=ctx.title, pull=pull, still_allowed=self.still_allowed(ctx, worktree.config))
         return await effects.apply(worktree, request, thread.api, token=ctx.token)
 
     def still_allowed(self, ctx: Job, cfg: RepoConfig) -> Callable[[], Awaitable[str | None]]:
         """The requester's permission, asked of GitHub again right before an effect."""
-        return authority.before_effects(ctx.github, ctx.requester, cfg)
+        return authority.before_effects(self.thread, ctx.requester, cfg)
 
     def answered(self, ctx: Job, text: str, prov: Provenance) -> None:
         return None  # the answer is the comment the pipeline posts
@@ -88,6 +94,10 @@ class LocalMode:
     repo: Path
     on_answer: Callable[[str, Provenance], None] | None = None
     name = "local"
+
+    @property
+    def thread(self) -> None:
+        return None  # the terminal is no GitHub thread
 
     def answered(self, ctx: Job, text: str, prov: Provenance) -> None:
         if self.on_answer is not None:

@@ -1,7 +1,7 @@
 """Where the pieces meet: one job from 👀 to the answer and the session map (steps 9-19 of one
 comment's path in docs/architecture.md).
 
-    ctx = Job(..., mode=GitHubMode())   # built by the worker, the Action or `bot run` (LocalMode)
+    ctx = Job(spec=spec, ..., mode=GitHubMode(thread))   # built by the worker, the Action or `bot run` (LocalMode)
     status = await run(job_run, ctx, cancel)       # "done" | "failed" | "cancelled"; always a terminal text
 
 Steps: acknowledge → tracking comment → permission → worktree (bot.workspace) → agent, credentials

@@ -21,5 +21,5 @@ __all__ = ["Queued", "context_for"]
 def context_for(spec: JobSpec, thread: Thread, surface: Surface, *, settings: Settings,
                 queued: Queued | None = None) -> Job:
     return Job(spec=spec, conversation=queued.conversation if queued else thread_key(spec.repo, spec.number),
-               thread=thread, surface=surface, mode=GitHubMode(), settings=settings,
+               surface=surface, mode=GitHubMode(thread), settings=settings,
                progress_interval_s=settings.number("BOT_PROGRESS_INTERVAL"), queued=queued)

@@ -11,13 +11,13 @@ from pathlib import Path
 from bot.intake.grammar import Command
 from bot.intake.spec import JobSpec
 from bot.job.context import Job
+from bot.job.modes import GitHubMode
 
 ROOT = Path(__file__).resolve().parents[2]
 NONE = re.compile(r"\|\s*None\b|\bNone\s*\||Optional\[")
 
 # each fact a job may lack, and why; a new Optional field joins this list with its reason, or is made required
 MAY_BE_ABSENT = {
-    "thread": "`bot run` has no GitHub thread",
     "queued": "only the service queues a job; the Action and `bot run` have no queue",
     "automation_spend": "only an automation's run counts against an automation's day",
     "labels": "only an automation's run that may label its issue is offered add_labels",
@@ -49,6 +49,14 @@ def test_the_job_holds_its_spec_and_copies_none_of_its_fields():
     assert "spec" in fields
     copied = {f.name for f in dataclasses.fields(JobSpec)} | {f.name for f in dataclasses.fields(Command)}
     assert fields & copied == set()
+
+
+def test_a_jobs_github_thread_is_held_by_its_mode_which_cannot_lack_it():
+    """A job from GitHub always has its thread and one from the terminal never has one: no job
+    field for it that a step must ask about."""
+    assert "thread" not in {f.name for f in dataclasses.fields(Job)}
+    thread = next(f for f in dataclasses.fields(GitHubMode) if f.name == "thread")
+    assert thread.default is dataclasses.MISSING and not NONE.search(str(thread.type))
 
 
 def test_the_jobs_run_state_is_not_in_its_context():

@@ -15,6 +15,7 @@ from bot.job import modes
 from bot.job.context import Job, Mode
 from bot.job.tracking import GitHubSurface, Surface
 from tests.architecture.imports import parsed, project_modules
+from tests.fakes.thread import quiet_thread
 
 PROBES = ("getattr", "hasattr")
 SEAMS = ("mode", "thread")
@@ -25,7 +26,7 @@ def test_the_job_context_declares_no_field_as_any():
 
 
 def test_the_github_mode_has_every_step_of_a_mode():
-    assert isinstance(modes.GitHubMode(), Mode)
+    assert isinstance(modes.GitHubMode(quiet_thread()), Mode)
 
 
 def test_the_local_mode_has_every_step_of_a_mode():

@@ -12,6 +12,7 @@ from bot.automations.mode import AutomationMode
 from bot.intake.automation_event import KIND, EventFacts
 from bot.intake.decide import Episode, Event, Ignore, decide
 from bot.workspace.repo_config import parse
+from tests.fakes.thread import quiet_thread
 from tests.spine.helpers import payload
 
 
@@ -77,6 +78,6 @@ def test_the_event_text_reaches_the_agent_fenced_whatever_it_holds(body):
 
 
 def test_an_automation_allowed_to_comment_publishes_nothing_else():
-    mode = AutomationMode(automation=AUTOMATIONS[0])
+    mode = AutomationMode(quiet_thread(), automation=AUTOMATIONS[0])
     assert asyncio.run(mode.effects(None, None, "codex", None)) is None  # type: ignore[arg-type]
     assert asyncio.run(mode.permission(None)) is None  # type: ignore[arg-type]

@@ -64,14 +64,14 @@ def test_an_automation_without_review_is_no_review_on_a_pull_request():
 
 
 async def test_a_commands_review_asks_the_requesters_permission_again_before_it_is_posted(thread):
-    ctx = SimpleNamespace(github=thread, requester="outsider")
-    refused = await GitHubMode().still_allowed(ctx, RepoConfig())()
+    ctx = SimpleNamespace(requester="outsider")
+    refused = await GitHubMode(thread).still_allowed(ctx, RepoConfig())()
     assert refused is not None and "@outsider no longer has" in refused
 
 
 async def test_an_automations_review_is_posted_on_its_may_without_asking_the_events_author(thread, gh):
-    ctx = SimpleNamespace(github=thread, requester="outsider")
-    assert await AutomationMode(automation=automation()).still_allowed(ctx, RepoConfig())() is None
+    ctx = SimpleNamespace(requester="outsider")
+    assert await AutomationMode(thread, automation=automation()).still_allowed(ctx, RepoConfig())() is None
     assert gh.calls_to("GET", r"/collaborators/") == []
 
 
@@ -80,10 +80,10 @@ def _context(thread):
 
 
 async def test_a_run_whose_automation_may_label_gets_a_labeler_bound_to_its_thread(thread):
-    ctx = run_as(_context(thread), AutomationMode(automation=automation(may="[comment, label]")))
+    ctx = run_as(_context(thread), automation(may="[comment, label]"))
     assert isinstance(ctx.labels, RepoLabels) and ctx.labels.thread is thread
 
 
 async def test_a_run_whose_automation_may_not_label_gets_no_labeler(thread):
-    ctx = run_as(_context(thread), AutomationMode(automation=automation(may="[comment, review]")))
+    ctx = run_as(_context(thread), automation(may="[comment, review]"))
     assert ctx.labels is None and _context(thread).labels is None

@@ -14,6 +14,7 @@ from bot.bridge.server import BridgeServer
 from bot.bridge.tools import ToolFailure
 from bot.intake.grammar import Command
 from bot.intake.spec import JobSpec
+from tests.fakes.thread import quiet_thread
 
 from .conftest import call
 
@@ -282,7 +283,7 @@ def test_standing_instruction_names_the_read_tools():
     from bot.job.pipeline import Job
     ctx = Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="fix")),
               conversation="o/r#1", surface=None,
-              mode=GitHubMode(), settings=Settings({}))
+              mode=GitHubMode(quiet_thread()), settings=Settings({}))
     assert all(tool in standing_instruction(ctx) for tool in ("read_file", "list_files", "search"))
 
 

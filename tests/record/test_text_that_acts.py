@@ -21,6 +21,7 @@ from bot.review.merge import merge
 from bot.review.render import AgentOutcome, review_payload
 from bot.service import store
 from tests.entry_settings import current
+from tests.fakes.thread import quiet_thread
 from tests.record.github_view import acts
 
 PHISH = ("Your session expired: [re-authenticate here](https://github.com.evil.example/login) "
@@ -34,7 +35,7 @@ def answered(text: str) -> str:
     result = Result(ok=True, text=text, session_id="s-1", usage=Usage(), events=[], agent="codex")
     ctx = Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="look")),
               conversation="o/r#1", surface=None,
-              mode=GitHubMode(), settings=current())
+              mode=GitHubMode(quiet_thread()), settings=current())
     return answer_module.compose(JobRun.begin(db, ctx), ctx, "codex", Turn(result, run_id, False, None, "1.0"), None)
 
 

@@ -13,6 +13,7 @@ from bot.record.recorder import Recorder
 from bot.service import store
 from bot.workspace.effects import Outcome
 from tests.entry_settings import current
+from tests.fakes.thread import quiet_thread
 
 GITHUB_LIMIT = 65_536
 
@@ -35,7 +36,7 @@ def answer(text: str, outcome: Outcome | None) -> str:
     result = Result(ok=True, text=text, session_id="s-1", usage=Usage(), events=[], agent="codex")
     ctx = Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="fix")),
               conversation="o/r#1", surface=None,
-              mode=GitHubMode(), settings=current())
+              mode=GitHubMode(quiet_thread()), settings=current())
     return answer_module.compose(JobRun.begin(db, ctx), ctx, "codex", Turn(result, run_id, False, None, "1.0"), outcome)
 
 

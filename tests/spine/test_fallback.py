@@ -25,6 +25,7 @@ from bot.relay.unavailable import ProviderUnavailable
 from bot.service import store
 from bot.workspace.repo_config import ConfigError, RepoConfig, parse
 from tests.entry_settings import current
+from tests.fakes.thread import quiet_thread
 
 OVERLOADED = ProviderUnavailable("overloaded", 529, 30.0, "Overloaded", "anthropic")
 KEYS = {"claude": "ANTHROPIC_API_KEY", "codex": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
@@ -41,7 +42,7 @@ class Notes:
 def context() -> Job:
     return Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="fix it")),
                conversation="o/r#1", surface=None,
-               mode=GitHubMode(), settings=current())
+               mode=GitHubMode(quiet_thread()), settings=current())
 
 
 def turn(agent: str, unavailable: ProviderUnavailable | None = None, text: str = "the answer") -> Turn:

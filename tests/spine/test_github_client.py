@@ -176,7 +176,7 @@ async def test_token_close_to_expiry_is_renewed_before_the_push(monkeypatch):
             t = await thread(github.TokenCache.of(current()), client)
             ctx = pipeline.Job(spec=JobSpec(repo=REPO, number=1, author="alice", command=Command(kind="run", request="fix")),
                                conversation=f"{REPO}#1",
-                               surface=None, thread=t, mode=GitHubMode(), settings=current())
+                               surface=None, mode=GitHubMode(t), settings=current())
             job_run = JobRun.begin(store.connect(settings=current()), ctx)
             first = ctx.token
             await ctx.refresh_token()

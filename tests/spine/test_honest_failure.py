@@ -14,6 +14,7 @@ from bot.job.run import JobRun
 from bot.record.recorder import Recorder
 from bot.service import store
 from tests.entry_settings import current
+from tests.fakes.thread import quiet_thread
 
 
 def result(ok: bool = True, text: str = "", failure: str | None = None, error: str | None = None) -> Result:
@@ -28,7 +29,7 @@ def compose(run: Result, record=lambda recorder, run_id: None, touched=None) -> 
     record(recorder, run_id)
     ctx = Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="fix")),
               conversation="o/r#1", surface=None,
-              mode=GitHubMode(), settings=current())
+              mode=GitHubMode(quiet_thread()), settings=current())
     return answer_module.compose(JobRun.begin(db, ctx), ctx, "codex", Turn(run, run_id, False, None, "1.0"), None, touched)
 
 

@@ -30,6 +30,7 @@ from sandbox.base import Host, SandboxConfig
 from sandbox.tier0 import Tier0Spawner
 from tests.adapters.test_runner import ScriptAdapter, _printer, _setup
 from tests.entry_settings import current
+from tests.fakes.thread import quiet_thread
 
 
 def _elsewhere(tmp_path):
@@ -103,7 +104,7 @@ def test_the_operators_caps_come_from_the_settings_the_episode_is_handed(tmp_pat
 def _ctx(settings: Settings) -> Job:
     return Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="hi")),
                conversation="o/r#1", surface=None,
-               mode=GitHubMode(), settings=settings)
+               mode=GitHubMode(quiet_thread()), settings=settings)
 
 
 def _sandbox_config_of(tmp_path, settings: Settings) -> SandboxConfig:

@@ -54,9 +54,9 @@ async def test_a_bug_in_the_permission_check_is_not_reported_as_a_missing_app_pe
     """Only GitHub's refusal points at the App's Metadata permission; our own bug stays a bug."""
     ctx = Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="x")),
               conversation="o/r#1", surface=None,
-              thread=BrokenThread(), mode=GitHubMode(), settings=Settings({}))
+              mode=GitHubMode(BrokenThread()), settings=Settings({}))
     with pytest.raises(TypeError):
-        await GitHubMode().permission(ctx)
+        await ctx.mode.permission(ctx)
 
 
 class RefusingThread:
@@ -68,9 +68,9 @@ class RefusingThread:
 async def test_githubs_refusal_of_the_permission_check_names_what_to_grant():
     ctx = Job(spec=JobSpec(repo="o/r", number=1, author="alice", command=Command(kind="run", request="x")),
               conversation="o/r#1", surface=None,
-              thread=RefusingThread(), mode=GitHubMode(), settings=Settings({}))
+              mode=GitHubMode(RefusingThread()), settings=Settings({}))
     with pytest.raises(Stop) as stop:
-        await GitHubMode().permission(ctx)
+        await ctx.mode.permission(ctx)
     assert "Metadata: read" in stop.value.text
 
 
