@@ -54,13 +54,17 @@ def _bwrap_only(config: SandboxConfig, argv: list[str]) -> list[str]:
     return full[:at] + full[at + 6:]
 
 
-async def _measure(factory, runs: int) -> list[float]:
-    await factory()  # warm-up
-    samples = []
+async def _measure(factories: list, runs: int) -> list[list[float]]:
+    """Samples of each factory, taken in turn round by round: on this shared 2-core machine the load
+    moves by the second, and a ratio of two figures taken minutes apart measures the load."""
+    for factory in factories:
+        await factory()  # warm-up
+    samples: list[list[float]] = [[] for _ in factories]
     for _ in range(runs):
-        started = time.perf_counter()
-        await factory()
-        samples.append(time.perf_counter() - started)
+        for factory, taken in zip(factories, samples, strict=True):
+            started = time.perf_counter()
+            await factory()
+            taken.append(time.perf_counter() - started)
     return samples
 
 
@@ -96,10 +100,10 @@ async def _run_async(runs: int, srt_runs: int) -> list[str]:
         spawner = Tier1Spawner(host=current().sandbox_host)
         for label, argv in COMMANDS.items():
             env = inside_env(config, {})  # same scrubbed env both ways (host NODE_* vars slow node)
-            bare = _summary(await _measure(lambda argv=argv, env=env: _bare(argv, env), runs))
-            tier1 = _summary(await _measure(lambda argv=argv: _tier1(spawner, config, argv), runs))
-            plain_bwrap = _summary(await _measure(lambda argv=argv, env=env: _bare(_bwrap_only(config, argv), env),
-                                                  runs))
+            bare, tier1, plain_bwrap = map(_summary, await _measure([
+                lambda argv=argv, env=env: _bare(argv, env),
+                lambda argv=argv: _tier1(spawner, config, argv),
+                lambda argv=argv, env=env: _bare(_bwrap_only(config, argv), env)], runs))
             srt = await asyncio.to_thread(_srt_samples, argv, work, srt_runs)
             if label == "/bin/true":
                 aims.record("tier-1 start ÷ the same bwrap mounts alone", tier1[1] / plain_bwrap[1], at_most=2.0,

@@ -9,6 +9,7 @@ import asyncio
 import os
 import signal
 import time
+from collections.abc import Callable
 
 from sandbox.base import EgressDecision, Limits
 from sandbox.layers import Layers
@@ -29,9 +30,10 @@ class Tier1Process:
     tier = 1
 
     def __init__(self, proc: asyncio.subprocess.Process, groups: CgroupSet, limits: Limits,
-                 layers: Layers | None = None):
+                 layers: Layers | None = None, after_cleanup: Callable[[], None] | None = None):
         self._proc = proc
         self._layers = layers
+        self._after_cleanup = after_cleanup  # more host-side work for the clean-up thread (cgroups made ahead)
         self._groups = groups
         self._limits = limits
         self.pid = proc.pid
@@ -116,12 +118,20 @@ class Tier1Process:
                 self._layers.remove()
         finally:
             self._groups.remove()
+        if self._after_cleanup is not None:
+            self._after_cleanup()
 
     async def kill(self) -> None:
         """Kill everything the run started (daemons included) and reap it."""
         self._killed = True
         self._kill_now()
         await self.wait()
+
+    async def cleaned_up(self) -> None:
+        """Wait for the clean-up of a reaped run (its layers' scratch folder and lock, its cgroups):
+        a caller that removes them too must not race it (the lock's descriptor closed twice)."""
+        if self._cleanup is not None:
+            await self._cleanup
 
     def outcome(self) -> dict:
         stats = self._stats or {"oom_killed": False, "pids_max_hit": False}
