@@ -41,6 +41,7 @@ from bot.workspace.repo_config_model import Automation
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
+    from bot.bridge.tool import Labeler
     from bot.job.context import Job
     from bot.workspace.effects import Outcome
     from bot.workspace.repo_config import RepoConfig
@@ -57,6 +58,16 @@ class AutomationMode(GitHubMode):
     automation: Automation | None = None
     head_sha: str | None = None  # the pull request's head the run is for; a push needs it unchanged
     on_pushed: Callable[[str], None] | None = None
+    spend: AutomationSpend | None = None  # its calls count against the automation's UTC day
+    labeler: Labeler | None = None  # `may: [label]`: the bridge offers add_labels
+
+    @property
+    def automation_spend(self) -> AutomationSpend | None:
+        return self.spend
+
+    @property
+    def labels(self) -> Labeler | None:
+        return self.labeler
 
     async def permission(self, ctx: Job) -> str | None:
         return None  # the automation's `may:` is the authority, not the event's author
@@ -124,10 +135,10 @@ def run_as(ctx: Job, automation: Automation, *, head_sha: str | None = None,
     its model calls counted against the automation's UTC day, capped by its `max_usd_per_day` at the
     relay. `head_sha`, `on_pushed`: an autofix's (AutomationMode)."""
     thread = ctx.github  # an automation runs only on GitHub
-    mode = AutomationMode(thread, automation=automation, head_sha=head_sha, on_pushed=on_pushed)
-    spend = AutomationSpend(ctx.repo, automation.name, automation.max_usd_per_day)
-    return dataclasses.replace(ctx, mode=mode, automation_spend=spend,
-                               labels=labels.for_run(automation, thread))  # `may: [label]`: add_labels
+    mode = AutomationMode(thread, automation=automation, head_sha=head_sha, on_pushed=on_pushed,
+                          spend=AutomationSpend(ctx.repo, automation.name, automation.max_usd_per_day),
+                          labeler=labels.for_run(automation, thread))  # `may: [label]`: add_labels
+    return dataclasses.replace(ctx, mode=mode)
 
 
 def reviews(automation: Automation, event: str) -> bool:

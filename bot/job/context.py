@@ -44,6 +44,14 @@ class Mode(Protocol):
     def thread(self) -> GitHubThread | None:
         """The GitHub thread the job answers in (GitHubMode's); None for the terminal's."""
 
+    @property
+    def automation_spend(self) -> AutomationSpend | None:
+        """An automation's run (AutomationMode): its calls count against the automation's UTC day."""
+
+    @property
+    def labels(self) -> Labeler | None:
+        """An automation's run that may label its issue (AutomationMode): its bridge offers add_labels."""
+
     async def acknowledge(self, ctx: Job) -> None:
         """Say the request was seen (the 👀 reaction), or nothing."""
 
@@ -84,10 +92,18 @@ class Job:
     surface: Surface
     mode: Mode  # bot.job.modes.GitHubMode or LocalMode (an automation's AutomationMode)
     settings: Settings  # the entry point's, read once: a module below it reads these, never the environment
-    automation_spend: AutomationSpend | None = None  # an automation's run: its calls count against its day
     queued: Queued | None = None  # the service's queued job; the Action and `bot run` have no queue
     progress_interval_s: float = 3.0
-    labels: Labeler | None = None  # an automation's run that may label: its bridge offers add_labels
+
+    @property
+    def automation_spend(self) -> AutomationSpend | None:
+        """An automation's run: its calls count against the automation's day (its mode's)."""
+        return self.mode.automation_spend
+
+    @property
+    def labels(self) -> Labeler | None:
+        """An automation's run that may label its issue: its bridge offers add_labels (its mode's)."""
+        return self.mode.labels
 
     @property
     def repo(self) -> str:

@@ -25,9 +25,11 @@ from bot.workspace import effects, worktrees
 from bot.workspace.local_checkout import dirty_paths, local_worktree
 
 if TYPE_CHECKING:
+    from bot.bridge.tool import Labeler
     from bot.github.thread import GitHubThread
     from bot.job.context import Job
     from bot.record.provenance import Provenance
+    from bot.relay.budgets import AutomationSpend
     from bot.workspace.effects import Outcome
     from bot.workspace.repo_config import RepoConfig
     from bot.workspace.worktrees import Worktree
@@ -40,6 +42,14 @@ class GitHubMode:
 
     thread: GitHubThread
     name = "github"
+
+    @property
+    def automation_spend(self) -> AutomationSpend | None:
+        return None  # a person's request: no automation's day to count against
+
+    @property
+    def labels(self) -> Labeler | None:
+        return None  # add_labels is an automation's only (bot/automations/mode.py)
 
     async def acknowledge(self, ctx: Job) -> None:
         thread, target = self.thread, ctx.target
@@ -98,6 +108,14 @@ class LocalMode:
     @property
     def thread(self) -> None:
         return None  # the terminal is no GitHub thread
+
+    @property
+    def automation_spend(self) -> None:
+        return None
+
+    @property
+    def labels(self) -> None:
+        return None
 
     def answered(self, ctx: Job, text: str, prov: Provenance) -> None:
         if self.on_answer is not None:

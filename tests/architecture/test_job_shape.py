@@ -19,8 +19,6 @@ NONE = re.compile(r"\|\s*None\b|\bNone\s*\||Optional\[")
 # each fact a job may lack, and why; a new Optional field joins this list with its reason, or is made required
 MAY_BE_ABSENT = {
     "queued": "only the service queues a job; the Action and `bot run` have no queue",
-    "automation_spend": "only an automation's run counts against an automation's day",
-    "labels": "only an automation's run that may label its issue is offered add_labels",
 }
 
 
@@ -68,3 +66,10 @@ def test_the_job_run_is_begun_only_by_the_pipeline():
     begun = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "bot").rglob("*.py")
                    if re.search(r"\bJobRun(\.begin)?\(", p.read_text()) and p.name != "run.py")
     assert begun == ["bot/job/pipeline.py"]
+
+
+def test_an_automations_own_facts_are_its_modes_not_the_jobs():
+    """The spend counted against an automation's day and its labeler come with its mode
+    (AutomationMode), so a person's job cannot carry either."""
+    fields = {f.name for f in dataclasses.fields(Job)}
+    assert {"automation_spend", "labels"} & fields == set()

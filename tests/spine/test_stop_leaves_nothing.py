@@ -7,7 +7,7 @@ import pytest
 
 from tests.fakes.provider import call
 from tests.leftovers import EXIT_DEADLINE_S, left_running
-from tests.spine.service import REPO, Service
+from tests.spine.service import REPO, Service, scenario
 from tests.spine.test_crash_and_stop import in_the_run_tool, mention, world  # noqa: F401
 
 pytestmark = pytest.mark.e2e
@@ -23,6 +23,7 @@ def mid_run(world, tmp_path, **env: str) -> Service:  # noqa: F811
     return services[0]
 
 
+@scenario
 def test_a_stop_mid_run_leaves_no_process_of_the_run(world, tmp_path):  # noqa: F811
     gh = world[0]
     service = mid_run(world, tmp_path)
