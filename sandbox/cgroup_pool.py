@@ -85,6 +85,7 @@ class CgroupPool:
         self._ready: dict[Key, deque[tuple[float, CgroupSet]]] = {}
         self._rejected: list[CgroupSet] = []  # failed the check at a take: the refill removes them
         self._lock = threading.Lock()
+        self._swept_at = -limits.STALE_AFTER_S  # the first refill sweeps
         self.handed_out = 0  # sets given to runs from the pool (tests and the bench read it)
 
     def take(self, memory_bytes: int, pids_max: int, host: Host) -> CgroupSet:
@@ -130,6 +131,17 @@ class CgroupPool:
                 return  # no subtree here: every start makes its own (and refuses, or uses the container's)
             with self._lock:
                 ready.append((time.monotonic(), groups))
+            self._sweep(groups)
+
+    def _sweep(self, groups: CgroupSet) -> None:
+        """At most once a sweep period: remove the stale run cgroups next to a set just made. A bot
+        killed without its exit hook leaves its ready sets; this bounds them to the last minute's."""
+        now = time.monotonic()
+        if now - self._swept_at < limits.STALE_AFTER_S:
+            return
+        self._swept_at = now
+        for folder in groups.dirs:
+            limits.sweep_now(folder.parent)
 
     def _take_old(self, ready: deque[tuple[float, CgroupSet]]) -> list[CgroupSet]:
         """The sets too old to hand out, out of the pool (called with the lock held)."""

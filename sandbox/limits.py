@@ -131,6 +131,12 @@ def _sweep_stale(group: Path) -> None:
     if group in _swept:
         return
     _swept.add(group)
+    sweep_now(group)
+
+
+def sweep_now(group: Path) -> None:
+    """Remove the empty run cgroups in `group` older than STALE_AFTER_S (a cgroup with a task
+    refuses rmdir): those of runs, and sets made ahead, of bots that were killed."""
     cutoff = time.time() - STALE_AFTER_S
     for child in group.iterdir():
         try:

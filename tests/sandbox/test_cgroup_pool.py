@@ -3,9 +3,12 @@ and limited as asked, and a run started from one capped like any other."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -196,3 +199,25 @@ async def test_a_run_from_the_pool_is_oom_killed_past_its_memory_cap(config):
     out, _ = await asyncio.gather(proc.stdout.read(), proc.stderr.read())
     await proc.wait()
     assert handed == 1 and b"survived" not in out and proc.outcome()["oom_killed"] is True
+
+
+def _fake_v1(root: Path) -> Host:
+    """A directory laid out like a v1 cgroup mount (no v2 controllers), as tests/sandbox/test_limits.py does."""
+    for controller in ("memory", "pids"):
+        (root / controller).mkdir(parents=True)
+        (root / controller / "cgroup.procs").write_text("")
+    return Host(cgroup_root=root)
+
+
+def test_a_refill_removes_sets_a_killed_bot_left_but_not_young_ones(tmp_path):
+    host = _fake_v1(tmp_path)
+    left = [tmp_path / "pids" / limits.GROUP_NAME / name for name in ("old-one", "young-one")]
+    for folder in left:
+        folder.mkdir(parents=True)
+    old = time.time() - limits.STALE_AFTER_S - 5
+    os.utime(left[0], (old, old))
+    limits._swept.add(left[0].parent)  # this process's one-time sweep has run already
+    limits._swept.add(tmp_path / "memory" / limits.GROUP_NAME)
+    pool = CgroupPool()
+    pool.refill(MEMORY, PIDS, host)
+    assert not left[0].exists() and left[1].exists()
