@@ -13,6 +13,7 @@ bot/db/dialect.py and nowhere else.
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -84,10 +85,25 @@ def _sqlite(target: str) -> Database:
         path = str(Path(path).resolve())
     conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
     conn.row_factory = _dict_row
-    conn.execute("PRAGMA journal_mode=WAL")
+    _wal(conn)
     conn.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a crash loses at most the last commits
     conn.execute("PRAGMA busy_timeout=30000")
     return Database(conn, SQLITE, f"sqlite:///{path}")
+
+
+def _wal(conn: sqlite3.Connection, deadline_s: float = 30.0) -> None:
+    """Switch a new database to WAL. SQLite answers "database is locked" at once, without waiting
+    out the busy timeout, when another process is switching the same new file at that moment: try
+    again, as long as the busy timeout would have waited."""
+    give_up = time.monotonic() + deadline_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > give_up:
+                raise
+            time.sleep(0.01)
 
 
 def _shared_key(settings: Settings | None) -> bool:
