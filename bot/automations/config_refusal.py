@@ -24,6 +24,7 @@ import time
 from gidgethub import BadRequest
 
 from bot.db import Database
+from bot.github import paged
 from bot.github.client import Thread, is_own_comment
 from bot.record import render
 from bot.record.defang import markers
@@ -80,15 +81,8 @@ def _claim(db: Database, repo: str, sha: str, error: ConfigError, job_id: int) -
 async def _found(thread: Thread, sha: str, marker: str) -> int | None:
     """The bot's own comment on the commit that carries `marker`, posted by a run cut short."""
     url = f"{thread.prefix}/commits/{sha}/comments"
-
-    async def collect() -> list[dict]:
-        found = []
-        async for item in thread.api.getiter(url):
-            found.append(item)
-            if len(found) >= MAX_COMMENTS_READ:
-                break
-        return found
-    for comment in await thread._authed(collect):
+    listed = await thread._authed(lambda: paged.read_list(thread.api, url, most=MAX_COMMENTS_READ))
+    for comment in listed.items:
         if is_own_comment(comment, thread.own_logins) and marker in markers(comment.get("body") or ""):
             return int(comment["id"])
     return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 import httpx
 
 from bot.github.client import RetryingAPI, Thread
+from bot.review import post
 from bot.review.post import inline_in_body, post_review
 from tests.entry_settings import current
 from tests.fakes.github import FakeGitHub
@@ -97,3 +98,19 @@ async def posted_with_marker(gh: FakeGitHub) -> dict:
     async with httpx.AsyncClient() as client:
         return await post_review(Thread(RetryingAPI(client, oauth_token="t", base_url=current().github_api_url), REPO, 2), review(2),
                                  marker="<!-- bot:review 7 -->")
+
+
+async def test_a_pull_request_with_more_files_than_the_cap_is_read_up_to_the_cap_and_the_log_says_so(
+        monkeypatch, caplog):
+    gh = fake(monkeypatch)
+    try:
+        for n in range(12):
+            gh.add_pull_file(REPO, 2, f"f{n}.py", PATCH)
+        monkeypatch.setattr(post, "MAX_FILES", 5)
+        async with httpx.AsyncClient() as client:
+            files = await post.pull_files(Thread(RetryingAPI(client, oauth_token="t", base_url=gh.url), REPO, 2))
+        assert [f["filename"] for f in files] == ["app.py", "f0.py", "f1.py", "f2.py", "f3.py"]
+        assert len(gh.calls_to("GET", r"/pulls/2/files$")) == 1
+        assert "read stopped at 5 items" in caplog.text
+    finally:
+        gh.stop()
