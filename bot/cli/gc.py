@@ -29,5 +29,6 @@ def main(argv: list[str]) -> int:
         return 0
     swept = asyncio.run(retention.apply(db, planned))
     print(f"removed: {swept.events} event(s) of {swept.runs} run(s), {swept.threads} CLI home(s), "
-          f"{swept.spares} spare worktree(s), {len(swept.mirrors)} mirror(s)")
+          f"{swept.spares} spare worktree(s), {len(swept.mirrors)} mirror(s), "
+          f"{swept.refusals} config refusal record(s)")
     return 0

@@ -13,6 +13,9 @@ What goes, in this order (`plan` decides, `apply` acts; `bot gc --dry-run` print
 3. when the data dir is still over BOT_DISK_BUDGET: spare worktrees, then mirrors, least recently
    used first (a mirror in use by a job is kept; bot.workspace.worktrees decides that under its
    lock). Mirrors and spares are caches: the next job clones or checks out again.
+4. the records of refused `.github/bot.yml` commits (`automation_config_refusals`) older than
+   REFUSALS_KEPT_DAYS, unless their job is still queued or running: each one is what keeps a
+   redelivered push from being replied to twice, so it is kept as long as GitHub redelivers.
 
 On a shared database (PostgreSQL, many machines) a CLI home also lives in the database
 (bot.episode.session_home), so a machine's homes are copies. Whether a thread's session is collected
@@ -50,6 +53,10 @@ from bot.workspace import pool, worktrees
 
 log = logging.getLogger("bot.service.retention")
 DAY = 86_400.0
+# GitHub redelivers a delivery up to 30 days after it occurred (shared/reference/github.md, 1.4);
+# a record is written when the delivery's job runs, after that; 5 days more for a redelivered job
+# that waits in the queue.
+REFUSALS_KEPT_DAYS = 35.0
 
 
 CLOSED = "closed"  # a notices row: the thread's issue or pull request was closed at created_at
@@ -79,6 +86,8 @@ class Plan:
     spares: list[Path] = field(default_factory=list)
     mirrors_over_bytes: int = 0  # how much the mirrors must shrink after the spares went
     disk_bytes: int = 0
+    refusals_before: float = 0.0  # records of refused config commits written before this go
+    refusals: int = 0  # how many there were when the plan was made
 
     def lines(self) -> list[str]:
         out = [f"run events of {len(self.runs)} run(s) past the window"]
@@ -90,6 +99,8 @@ class Plan:
         out += [f"spare worktree {path.parent.parent.name}/{path.parent.name}/{path.name}" for path in self.spares]
         if self.mirrors_over_bytes > 0:
             out.append(f"mirrors, least recently used first, until {self.mirrors_over_bytes} bytes are freed")
+        if self.refusals:
+            out.append(f"{self.refusals} record(s) of refused config commits past GitHub's redelivery window")
         return out
 
 
@@ -101,6 +112,7 @@ class Swept:
     local_homes: int = 0
     spares: int = 0
     mirrors: list[str] = field(default_factory=list)
+    refusals: int = 0
 
 
 def plan(db: Database, policy: Policy, data_dir: Path, now: float | None = None) -> Plan:
@@ -132,6 +144,8 @@ def plan(db: Database, policy: Policy, data_dir: Path, now: float | None = None)
             result.local_homes.append(key)
             over -= tree_bytes(root / "homes" / conversations.slug(key))
     result.mirrors_over_bytes = max(over, 0)
+    result.refusals_before = now - REFUSALS_KEPT_DAYS * DAY
+    result.refusals = int(db.query(f"SELECT COUNT(*) AS n {_OLD_REFUSALS}", [result.refusals_before])[0]["n"])
     return result
 
 
@@ -158,14 +172,16 @@ async def apply(db: Database, planned: Plan) -> Swept:
     if planned.mirrors_over_bytes > 0:
         total = worktrees.mirrors_bytes(planned.data_dir)
         swept.mirrors = await worktrees.collect_garbage(planned.data_dir, max(total - planned.mirrors_over_bytes, 0))
+    if planned.refusals:
+        swept.refusals = db.execute(f"DELETE {_OLD_REFUSALS}", [planned.refusals_before]).rowcount
     return swept
 
 
 async def sweep(db: Database, policy: Policy, data_dir: Path) -> Swept:
     swept = await apply(db, plan(db, policy, data_dir))
     log.info("retention: %d event(s) of %d run(s), %d CLI home(s), %d local copy(ies) of CLI homes, %d spare(s), "
-             "%d mirror(s) removed", swept.events, swept.runs, swept.threads, swept.local_homes, swept.spares,
-             len(swept.mirrors))
+             "%d mirror(s), %d config refusal record(s) removed", swept.events, swept.runs, swept.threads,
+             swept.local_homes, swept.spares, len(swept.mirrors), swept.refusals)
     return swept
 
 
@@ -223,6 +239,11 @@ def tree_bytes(path: Path) -> int:
         with contextlib.suppress(OSError):
             total += item.lstat().st_blocks * 512
     return total
+
+
+# a refusal whose job is still queued or running may yet be claimed "again" by that job
+_OLD_REFUSALS = ("FROM automation_config_refusals WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM jobs j "
+                 "WHERE j.id = automation_config_refusals.job_id AND j.status IN ('queued', 'running'))")
 
 
 def _old_runs(db: Database, before: float) -> list[str]:
