@@ -110,7 +110,68 @@ def _run_tool_by_size() -> list[str]:
         lines.append(f"run 'git status --porcelain' ({racy:,} racily clean entries settled after the checkout): "
                      f"{inside:.1f} ms · start ('true') {start:.1f} ms + host git status {host:.1f} ms = "
                      f"{start + host:.1f} ms · ratio {inside / (start + host):.2f}×")
+        lines.append(_overlay_cost(big, Path(scratch) / "probe"))
     return lines
+
+
+# Where a run's `git status` spends what the host's does not: the same git on the host, then through
+# a fresh overlay made by the launcher's own code (sandbox/layer_mount.py, the options the compiled
+# launcher uses), then through it again (warm), then its unmount (what a run's exit pays), in turn.
+OVERLAY_ROUNDS = pick(9, 2)
+OVERLAY_PROBE = r"""
+import json, os, resource, subprocess, sys, time
+sys.path.append(sys.argv[1])
+import layer_mount
+worktree, scratch, rounds = sys.argv[2], sys.argv[3], int(sys.argv[4])
+argv = ["git", "-c", "core.checkStat=minimal", "-c", "core.trustctime=false", "status", "--porcelain"]
+env = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_OPTIONAL_LOCKS": "0"}
+
+def git():
+    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    subprocess.run(argv, cwd=worktree, env=env, stdout=subprocess.DEVNULL, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return [(time.perf_counter() - started) * 1000, cpu * 1000]
+
+def unmount(layer):
+    started, cpu = time.perf_counter(), time.process_time()
+    layer_mount._check(layer_mount._libc.umount2(worktree.encode(), 0), "umount")
+    took = [(time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000]
+    layer_mount._check(layer_mount._libc.umount2(layer["scratch"].encode(), 0), "umount")
+    return took
+
+layer_mount.enter_namespace()
+os.mkdir(scratch, 0o700)
+samples = {"host": [], "fresh": [], "warm": [], "unmount": []}
+for n in range(rounds):
+    samples["host"].append(git())
+    layer = layer_mount.mount_layer({"name": "worktree", "path": worktree, "size": 1 << 26}, f"{scratch}/{n}")
+    samples["fresh"].append(git())
+    samples["warm"].append(git())
+    samples["unmount"].append(unmount(layer))
+print(json.dumps(samples))
+"""
+
+
+def _overlay_cost(worktree: Path, scratch: Path) -> str:
+    """The host's `git status`, through a fresh overlay, through a warm one, and the unmount: wall
+    and CPU medians. The launcher's code needs a mount namespace: a line saying why when refused."""
+    import sys
+
+    import sandbox.layer_mount
+
+    folder = str(Path(sandbox.layer_mount.__file__).parent)
+    done = subprocess.run([sys.executable, "-I", "-c", OVERLAY_PROBE, folder, str(worktree), str(scratch),
+                           str(OVERLAY_ROUNDS)], capture_output=True, text=True)
+    if done.returncode != 0:
+        return f"git status through the run's overlay, outside a sandbox: not measured ({done.stderr.strip()[-300:]})"
+    samples = json.loads(done.stdout)
+    wall = {kind: statistics.median(s[0] for s in values) for kind, values in samples.items()}
+    cpu = {kind: statistics.median(s[1] for s in values) for kind, values in samples.items()}
+    return (f"git status outside a sandbox, wall (CPU) medians of {OVERLAY_ROUNDS}: host {wall['host']:.1f} "
+            f"({cpu['host']:.1f}) ms · through a fresh overlay (as each run mounts) {wall['fresh']:.1f} "
+            f"({cpu['fresh']:.1f}) ms · through it again {wall['warm']:.1f} ({cpu['warm']:.1f}) ms · "
+            f"its unmount (paid at the run's exit) {wall['unmount']:.1f} ({cpu['unmount']:.1f}) ms")
 
 
 def _host_ms(worktree: Path, argv: list[str]) -> list[float]:
