@@ -53,7 +53,8 @@ from bot.workspace import pool, worktrees
 
 log = logging.getLogger("bot.service.retention")
 DAY = 86_400.0
-# GitHub redelivers a delivery up to 30 days after it occurred (shared/reference/github.md, 1.4);
+# GitHub redelivers a delivery up to 30 days after it occurred ("You can redeliver webhook deliveries
+# that occurred in the past 30 days": docs.github.com, webhooks, redelivering webhooks);
 # a record is written when the delivery's job runs, after that; 5 days more for a redelivered job
 # that waits in the queue.
 REFUSALS_KEPT_DAYS = 35.0

@@ -48,8 +48,8 @@ def test_a_refusal_past_the_redelivery_window_is_removed_and_a_recent_one_stays(
 
 
 def test_every_refusal_github_may_still_redeliver_is_kept(backend):
-    """GitHub redelivers for 30 days (shared/reference/github.md, 1.4): a record of day 30 still
-    holds the reply to once."""
+    """GitHub redelivers a delivery for 30 days (its docs, "Redelivering webhooks"): a record of
+    day 30 still holds the reply to once."""
     db = database()
     _refused(db, "a" * 40, days_ago=30)
     assert retention.REFUSALS_KEPT_DAYS >= 30 and _sweep(db).refusals == 0
