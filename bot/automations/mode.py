@@ -87,7 +87,7 @@ class AutomationMode(GitHubMode):
         if not may & {"push", "draft_pull_request"} or not turn.result.ok:
             return None  # the answer is the only thing published; changes in the worktree are dropped
         if "draft_pull_request" in may and not ctx.is_pr and automation is not None:
-            return await self._draft(ctx, worktree, agent, automation)
+            return await self._draft(ctx, worktree, agent, automation, turn.run_id)
         if "push" not in may or not ctx.is_pr:
             return None  # the answer is the only thing published; changes in the worktree are dropped
         await ctx.refresh_token()
@@ -106,14 +106,15 @@ class AutomationMode(GitHubMode):
             self.on_pushed(outcome.commit_sha)
         return outcome
 
-    async def _draft(self, ctx: Job, worktree: Worktree, agent: str, automation: Automation) -> Outcome:
+    async def _draft(self, ctx: Job, worktree: Worktree, agent: str, automation: Automation,
+                     run_id: str) -> Outcome:
         """The change on a new branch off the default branch, in a draft pull request. The title and
         body quote the declared prompt (the maintainers' words), never the event's text."""
         await ctx.refresh_token()
         own = dataclasses.replace(worktree, config=dataclasses.replace(worktree.config, close_issue=False))
         request = effects.Request(agent=agent, text=automation.prompt, requester_login=ctx.requester,
                                   requester_id=ctx.requester_id, number=ctx.number,
-                                  title=f"{automation.name} job {ctx.job_id or 0}", draft=True)
+                                  title=draft_title(automation.name, ctx.job_id, run_id), draft=True)
         return await effects.apply(own, request, self.thread.api, token=ctx.token)
 
     def _head_unmoved(self, ctx: Job) -> Callable[[], Any]:
@@ -127,6 +128,12 @@ class AutomationMode(GitHubMode):
             return (f"The pull request's head moved to {now[:7]} while I worked (from {self.head_sha[:7]}), "
                     "so nothing was pushed: the newer push wins.")
         return recheck
+
+
+def draft_title(name: str, job_id: int | None, run_id: str) -> str:
+    """The words a draft's title and branch name carry after the automation's name: its queued job,
+    or, where nothing queued it (the Action), its run's own id, the one its answer's footer shows."""
+    return f"{name} job {job_id}" if job_id is not None else f"{name} run {run_id[:8]}"
 
 
 def run_as(ctx: Job, automation: Automation, *, head_sha: str | None = None,

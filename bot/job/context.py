@@ -30,6 +30,8 @@ class Finished(Protocol):
 
     @property
     def result(self) -> Result: ...
+    @property
+    def run_id(self) -> str: ...
 
 
 @runtime_checkable

@@ -10,7 +10,7 @@ import pytest
 
 from bot.automations import event_run
 from bot.automations.labels import RepoLabels
-from bot.automations.mode import AutomationMode, reviews, run_as
+from bot.automations.mode import AutomationMode, draft_title, reviews, run_as
 from bot.config import Settings
 from bot.github.client import RetryingAPI, Thread
 from bot.intake.grammar import Command
@@ -87,3 +87,13 @@ async def test_a_run_whose_automation_may_label_gets_a_labeler_bound_to_its_thre
 async def test_a_run_whose_automation_may_not_label_gets_no_labeler(thread):
     ctx = run_as(_context(thread), automation(may="[comment, review]"))
     assert ctx.labels is None and _context(thread).labels is None
+
+
+def test_a_queued_runs_draft_is_named_for_its_job():
+    assert draft_title("deps", 12, "9bd808baba8346488ce57e94ce7b19b6") == "deps job 12"
+
+
+def test_a_draft_nothing_queued_is_named_for_its_own_run_not_job_0():
+    """The Action (`bot action`) runs an automation without a queued job: its draft's title and
+    branch name carry the run's id, which its answer's footer shows, never a job 0 that does not exist."""
+    assert draft_title("deps", None, "9bd808baba8346488ce57e94ce7b19b6") == "deps run 9bd808ba"
