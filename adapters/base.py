@@ -510,22 +510,44 @@ def register(name: str, factory: Callable[[Operator | None], Adapter]) -> None:
 
 def names() -> list[str]:
     """Every registered agent: the built-ins in their order, then the others as registered."""
+    return list(_tables()[0])
+
+
+def canonical(word: str) -> str:
+    """The agent a name people write stands for (one of its adapter's `aliases`), else the word."""
+    return _tables()[1].get(word, word)
+
+
+_Tables = tuple[tuple[str, ...], dict[str, str]]
+_made: list[tuple[tuple[tuple[str, object], ...], _Tables]] = []  # the last registry's, at most one
+
+
+def _tables() -> _Tables:
+    """The agents in order and every name each answers to (its own, then its adapter's `aliases`;
+    the first agent in order wins a shared one), made again whenever the registry differs from
+    the last time (a registration, a test's substitution): the intake reads both several times
+    per webhook delivery, and each reading sorted the registry and built every adapter."""
     _load_builtins()
+    key = tuple(_REGISTRY.items())
+    if _made and _made[0][0] == key:
+        return _made[0][1]
+    ordered = _ordered()
+    aliases: dict[str, str] = {}
+    for name in ordered:
+        for word in (name, *get(name).aliases):
+            aliases.setdefault(word, name)
+    _made[:] = [(key, (ordered, aliases))]
+    return ordered, aliases
+
+
+def _ordered() -> tuple[str, ...]:
     modules = [f"adapters.{module}" for module in _BUILTINS]
     position = {name: i for i, name in enumerate(_REGISTRY)}
 
     def order(name: str) -> tuple[int, int]:
         module = getattr(_REGISTRY[name], "__module__", "")
         return (modules.index(module) if module in modules else len(modules), position[name])
-    return sorted(_REGISTRY, key=order)
-
-
-def canonical(word: str) -> str:
-    """The agent a name people write stands for (one of its adapter's `aliases`), else the word."""
-    for name in names():
-        if word == name or word in get(name).aliases:
-            return name
-    return word
+    return tuple(sorted(_REGISTRY, key=order))
 
 
 def get(name: str, operator: Operator | None = None) -> Adapter:
