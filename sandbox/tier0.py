@@ -24,6 +24,7 @@ import signal
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from sandbox import priority
 from sandbox.base import EgressDecision, Refused, SandboxConfig, base_env
 
 
@@ -99,6 +100,7 @@ class Tier0Spawner:
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             start_new_session=True, preexec_fn=_backstops(config), limit=1 << 24)
+        priority.lower(proc.pid)  # it leads a session of its own
         if stdin is not None:
             assert proc.stdin is not None  # piped when there is stdin
             proc.stdin.write(stdin)

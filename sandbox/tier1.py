@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from sandbox import cgroup_pool, egress, identity, inject, launcher, layers, limits, seccomp
+from sandbox import cgroup_pool, egress, identity, inject, launcher, layers, limits, priority, seccomp
 from sandbox.base import INSIDE_BRIDGE_PORT, INSIDE_PROXY_PORT, Host, Limits, Refused, SandboxConfig, base_env
 from sandbox.bounded import read_capped
 from sandbox.process import Tier1Process
@@ -377,6 +377,8 @@ class Tier1Spawner:
                 # runtime refuses (a masked /proc) ends the child while it is being wired up,
                 # and bwrap's own words are the reason, not the vanished /proc/PID
                 raise (await _died_during_setup(proc) or exc) from None
+            # the sandbox's first process waits for the unblock: what it starts inherits this
+            priority.lower(child_pid, autogroup=False)  # (bwrap gives it a session of its own after)
             await _unblock(proc, block_w)
         except BaseException:
             await process.kill()
