@@ -35,7 +35,7 @@ Usage by the pipeline:
   (bot/relay/downstream.py).
 - Every call is recorded as one `enforced` event "model_call": provider, api, model, status,
   latency, time to first byte, tokens, cost, retries, reply headers dropped; outcome `interrupted` when
-  the relay stopped before the call ended. `.calls` holds the same.
+  the relay stopped, or the CLI went away, before the call ended. `.calls` holds the same.
 - Budgets (bot/relay/budgets.py): each call holds its maximum while in flight; a call once a cap is
   reached is refused in the API's own error format, and `on_stop(reason)` is called once: the
   runner ends the episode (a call refused only for the holds of calls in flight gets a 429 to
@@ -59,18 +59,25 @@ import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 import httpx
-import uvicorn
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from adapters.base import Tier
 from bot import retry
-from bot.loopback import LoopbackServer
 from bot.record.recorder import Recorder
-from bot.relay import apis, body_policy, downstream, reply_guard, reply_headers, reservation, unavailable, wire
+from bot.relay import (
+    apis,
+    body_policy,
+    downstream,
+    http_server,
+    reply_guard,
+    reply_headers,
+    reservation,
+    unavailable,
+    wire,
+)
 from bot.relay.body_policy import Checked
 from bot.relay.budgets import Budget, Hold, Ledger, Scope
 from bot.relay.chatgpt import Login, LoginRefused, Session
@@ -81,16 +88,13 @@ from bot.relay.retry import RetryPolicy, busy_note, retryable, unreachable_reaso
 from bot.relay.usage import CallUsage, UsageTap
 from bot.relay.wire_api import WireApi
 
-if TYPE_CHECKING:
-    from starlette.types import Receive, Send
-    from starlette.types import Scope as AsgiScope
-
 log = logging.getLogger(__name__)
 TOKEN_ENV = "BOT_RELAY_TOKEN"
 REQUEST_CAP = 64 << 20
-HEAD_CAP = 64 << 10  # a request line and headers: a CLI's are a few kB
+HEAD_CAP = 64 << 10  # a request line and headers: a CLI's are a few kB (431 past it)
 OFF_LOOP_BODY = 1 << 20  # a larger body is parsed and judged on a thread (64 MiB take ~0.2 s)
 WRITE_BUFFER = 4 << 20  # bytes buffered towards the CLI before the relay waits for it to read
+STOP_GRACE_S = 1.0  # calls in flight when the relay stops get this long to end, then are ended
 TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=30.0)
 _TIMEOUTS = TIMEOUT.as_dict()
 UNUSABLE_ADDRESS = ("the model provider's address is not an http or https URL (check BOT_<AGENT>_BASE_URL "
@@ -105,51 +109,6 @@ _DROP_UP = {b"host", b"connection", b"keep-alive", b"proxy-authorization", b"pro
 _NO_COOKIES = http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=()))
 # every name in apis.QUERY_KEY_CARRIERS holds one of these: a query holding none (nor a percent escape) carries no key
 _CARRIER_WORDS = (b"key", b"token", b"authorization")
-
-
-class _RelayProtocol(HttpToolsProtocol):
-    """uvicorn's protocol on llhttp (httptools, the parser of Node.js, strict: a request that both
-    sizes and chunks its body, or has a malformed head, gets a 400) with what the relay needs:
-
-    - A request head is capped at HEAD_CAP bytes (431 past it): the sandbox is hostile, and the
-      parser would otherwise gather a header of any size in the bot's memory.
-    - A larger write buffer towards the CLI. At the default 64 KiB the relay pauses after every
-      upstream chunk until the client has read it, so a streamed answer crosses the relay one chunk
-      at a time behind the client; with room for a whole answer the relay keeps reading the
-      provider while the client reads (memory stays bounded per connection).
-    - Its writes of one event-loop turn leave together (downstream.Joined), a finished reply's at once.
-    """
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        transport.set_write_buffer_limits(high=WRITE_BUFFER)
-        self._joined = downstream.Joined(transport)
-        self._head_open, self._head_bytes = True, 0
-        super().connection_made(self._joined)  # type: ignore[arg-type]
-
-    def data_received(self, data: bytes) -> None:
-        if self._head_open:
-            self._head_bytes += len(data)
-        super().data_received(data)
-        if self._head_open and self._head_bytes > HEAD_CAP and not self.transport.is_closing():
-            self._refuse_head()
-
-    def on_headers_complete(self) -> None:
-        self._head_open, self._head_bytes = False, 0
-        super().on_headers_complete()
-
-    def on_message_complete(self) -> None:
-        self._head_open = True  # the next request's head, if the connection carries one
-        super().on_message_complete()
-
-    def on_response_complete(self) -> None:
-        self._joined.flush()  # the reply's last bytes leave now, before the relay records the call
-        super().on_response_complete()
-
-    def _refuse_head(self) -> None:
-        text = b"request head too large"
-        self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain\r\n"
-                             b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(text), text))
-        self.transport.close()
 
 
 @dataclass(frozen=True)
@@ -180,7 +139,7 @@ class Upstream:
 class ModelCall:
     provider: str
     api: str
-    outcome: str  # ok | http:<status> | refused:<why> | error:unreachable | interrupted (the relay stopped)
+    outcome: str  # ok | http:<status> | refused:<why> | error:unreachable | interrupted (stopped, or the CLI left)
     status: int
     model: str | None = None
     latency_ms: float = 0.0
@@ -246,7 +205,7 @@ class ModelRelay:
         self._origin = _origin_of(upstream.root)  # None: the address cannot be used, each call is refused
         self._own_transport = transport is None
         self._client: httpx.AsyncClient | None = None  # the ChatGPT login's refreshes only
-        self._server: LoopbackServer | None = None
+        self._server: http_server.Server | None = None
         self._background: set[asyncio.Future[Any]] = set()
         self._on_login_refresh = on_login_refresh
         self.session: Session | None = None  # the live ChatGPT login, when the upstream is one
@@ -275,16 +234,14 @@ class ModelRelay:
                                              transport=self._transport)
             self.session = Session(self.upstream.login, self._client, on_refresh=self._on_login_refresh,
                                    on_secret=self._new_secrets)
-        config = uvicorn.Config(self, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
-                                timeout_graceful_shutdown=1, access_log=False, http=_RelayProtocol, ws="none",
-                                proxy_headers=False, server_header=False, date_header=False, log_config=None)
-        self._server = LoopbackServer(config, "model relay")
-        self.port = await self._server.start()
+        self._server = http_server.Server(self._serve, head_cap=HEAD_CAP, body_cap=REQUEST_CAP,
+                                          write_buffer=WRITE_BUFFER)
+        self.port = await self._server.start("127.0.0.1")
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         if self._server:
-            await self._server.stop()
+            await self._server.stop(STOP_GRACE_S)
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         if self._own_transport and self._transport is not None:
@@ -316,15 +273,13 @@ class ModelRelay:
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 
-    # ASGI --------------------------------------------------------------------
+    # one call (bot/relay/http_server.py parsed it) ---------------------------
 
-    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            return
+    async def _serve(self, request: http_server.Request, reply: http_server.Reply) -> None:
         started = time.perf_counter()
-        method, raw_path = scope["method"], scope.get("raw_path") or scope["path"].encode()
+        method, raw_path = request.method, request.raw_path
         if method == "HEAD" and raw_path == b"/":
-            await _respond(send, 200, b"", b"text/plain")
+            _respond(reply, 200, b"", b"text/plain")
             return
         route = apis.route(method, raw_path)
         errors = route.wire if route else apis.api_of_path(raw_path)  # the API whose error format answers
@@ -332,12 +287,12 @@ class ModelRelay:
         call = ModelCall(self.upstream.provider, api, "ok", 0, model=route.model if route else None,
                          record=route.record if route else None)
         try:
-            self._admit(scope, route, api)
+            self._admit(request, route, api)
             assert route is not None  # _admit refuses a request without one
-            checked = await self._checked(scope, route, receive, call)
+            checked = await self._checked(request, route, call)
             await self._reserve(route, checked, call)
             self._hold(call, checked)
-            await self._forward(scope, route, checked, send, call, started)
+            await self._forward(request, route, checked, reply, call, started)
         except (_Refused, body_policy.BodyRefused) as refused:
             call.outcome, call.status = refused.outcome, refused.status
             if refused.outcome == "refused:path":
@@ -345,22 +300,24 @@ class ModelRelay:
             if isinstance(refused, body_policy.BodyRefused):
                 self._record_policy(call, "refused", refused.message)
             retry_after = getattr(refused, "retry_after", None)
-            await _respond(send, refused.status, apis.error_body(errors, refused.status, refused.message),
-                           extra=[(b"retry-after", retry_after.encode())] if retry_after else ())
-        except asyncio.CancelledError:  # the relay stops (the episode ended) before the call did
+            _respond(reply, refused.status, apis.error_body(errors, refused.status, refused.message),
+                     extra=[(b"retry-after", retry_after.encode())] if retry_after else ())
+        except asyncio.CancelledError:  # the relay stops (the episode ended), or the client left, before the call ended
             call.outcome = "interrupted"
+            if request.gone:
+                call.notes.append("the client went away before the call ended")
             raise
         except Exception as exc:  # still a recorded call, never a dropped one
             log.exception("model relay call failed")
             call.outcome = f"error:{type(exc).__name__}"
             if not call.answering:
-                await _respond(send, 502, apis.error_body(errors, 502, "the model relay failed on this call"))
+                _respond(reply, 502, apis.error_body(errors, 502, "the model relay failed on this call"))
         finally:
             call.latency_ms = _ms(started)
             self._finish(call)
 
-    def _admit(self, scope: AsgiScope, route: apis.Route | None, api: str) -> None:
-        if not self._authorized(scope["headers"], scope.get("query_string", b"")):
+    def _admit(self, request: http_server.Request, route: apis.Route | None, api: str) -> None:
+        if not self._authorized(request.headers, request.query):
             raise _Refused(401, "unauthorized", "the model relay refused the request: it needs this "
                            "episode's token where the API key goes")
         if route is None or not apis.serves(self.upstream.provider, route):
@@ -369,12 +326,12 @@ class ModelRelay:
         if self.stopped is not None:
             raise _Refused(400, "stopped", f"the episode is stopped: {self.stopped}. Stop now.")
 
-    async def _checked(self, scope: AsgiScope, route: apis.Route, receive: Receive, call: ModelCall) -> Checked:
+    async def _checked(self, request: http_server.Request, route: apis.Route, call: ModelCall) -> Checked:
         """The request as the body policy lets it go upstream (a GET carries no body to judge)."""
-        headers = scope["headers"]
-        if scope["method"] != "POST":
+        headers = request.headers
+        if request.method != "POST":
             return Checked(b"", list(headers))
-        body = await _read_body(receive)
+        body = await _read_body(request)
         judge = functools.partial(body_policy.check, route.wire, body, headers, web_access=self.web_access,
                                   model=route.model)
         checked = judge() if len(body) <= OFF_LOOP_BODY else await asyncio.to_thread(judge)
@@ -430,7 +387,7 @@ class ModelRelay:
 
     # forwarding --------------------------------------------------------------
 
-    def _request(self, scope: AsgiScope, checked: Checked, origin: wire.Origin) -> bytes:
+    def _request(self, request: http_server.Request, checked: Checked, origin: wire.Origin) -> bytes:
         """The request as it leaves for the provider, head and body. Built here, not by an httpx
         client: a client would add headers the CLI did not send, run auth, redirect and cookie steps the
         relay never wants, and parse back the URL the relay has just put together."""
@@ -438,17 +395,17 @@ class ModelRelay:
         headers += self.session.headers() if self.session else [self.upstream.key_header()]
         headers += [(name.encode(), value.encode()) for name, value in self.upstream.billing]
         headers.append((b"accept-encoding", b"identity"))
-        query = _query_keys(scope.get("query_string", b""))[1]
-        target = scope["raw_path"] + (b"?" + query if query else b"")
+        query = _query_keys(request.query)[1]
+        target = request.raw_path + (b"?" + query if query else b"")
         try:
-            head = wire.head(scope["method"].encode("ascii"), origin, target, headers, checked.body)
+            head = wire.head(request.method.encode("ascii"), origin, target, headers, checked.body)
         except httpx.LocalProtocolError as refused:
             raise _Refused(400, "request", f"the model relay cannot pass this request on: {refused}") from None
         return head + checked.body
 
-    async def _forward(self, scope: AsgiScope, route: apis.Route, checked: Checked, send: Send, call: ModelCall,
-                       started: float) -> None:
-        response = await self._send_with_retries(scope, checked, call)
+    async def _forward(self, request: http_server.Request, route: apis.Route, checked: Checked,
+                       reply: http_server.Reply, call: ModelCall, started: float) -> None:
+        response = await self._send_with_retries(request, checked, call)
         call.status = response.status_code
         try:
             if response.status_code in (401, 403):
@@ -463,7 +420,7 @@ class ModelRelay:
             mask = self.key_guard.stream()
             if isinstance(response.stream, wire.Body):  # then the head leaves with the body's first piece
                 await response.stream.arrived_within(downstream.HEAD_WAIT_S)
-            await send({"type": "http.response.start", "status": response.status_code, "headers": down.headers})
+            reply.start(response.status_code, down.headers)
             call.answering = True
             try:
                 async for chunk in response.aiter_raw():  # each piece as it arrives (a size would hold them)
@@ -471,7 +428,7 @@ class ModelRelay:
                         call.ttfb_ms = _ms(started)
                     out = mask.feed(unasked.feed(chunk) if unasked is not None else chunk)
                     if out:
-                        await send({"type": "http.response.body", "body": out, "more_body": True})
+                        await reply.send(out)
                     if tap is not None:
                         tap.feed(chunk)
             except httpx.HTTPError as exc:  # the provider cut the stream: the client sees it end early
@@ -479,7 +436,7 @@ class ModelRelay:
                 if down.sized:  # a short sized body cannot be ended cleanly: the connection is closed
                     return
             rest = mask.feed(unasked.close() if unasked is not None else b"") + mask.close()
-            await send({"type": "http.response.body", "body": rest, "more_body": False})
+            reply.end(rest)
             if mask.found:
                 self._record_policy(call, "withheld", f"the operator's credential in the reply's body, blanked "
                                     f"in {mask.found} piece(s)")
@@ -510,7 +467,8 @@ class ModelRelay:
             return None
         return UsageTap(route.wire, response.headers.get("content-type", ""))
 
-    async def _send_with_retries(self, scope: AsgiScope, checked: Checked, call: ModelCall) -> httpx.Response:
+    async def _send_with_retries(self, request: http_server.Request, checked: Checked,
+                                 call: ModelCall) -> httpx.Response:
         attempt, renewed = 0, False
         response: httpx.Response | None
         headers: Mapping[str, str]
@@ -522,7 +480,7 @@ class ModelRelay:
         while True:
             try:
                 call.may_bill = True
-                response = await self._upstream.exchange(origin.key, self._request(scope, checked, origin), _TIMEOUTS)
+                response = await self._upstream.exchange(origin.key, self._request(request, checked, origin), _TIMEOUTS)
             except httpx.ConnectError as exc:  # refused, unresolvable, unroutable: retries cannot help
                 call.may_bill = False  # nothing was sent
                 reason = unreachable_reason(self.upstream.root, exc)
@@ -632,7 +590,7 @@ class ModelRelay:
 
 def _unmetered_why(outcome: str) -> str:
     if outcome == "interrupted":
-        return "the relay stopped before the call ended"
+        return "the call was ended (the relay stopped, or the client left) before its answer"
     if outcome.startswith("error:cut"):
         return "the reply was cut"
     if outcome.startswith("error:"):
@@ -647,27 +605,21 @@ def _origin_of(root: str) -> wire.Origin | None:
         return None
 
 
-async def _read_body(receive: Receive) -> bytes:
-    parts: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise _Refused(400, "disconnected", "the client went away")
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > REQUEST_CAP:
-            raise _Refused(413, "too_large", f"the request is over {REQUEST_CAP >> 20} MiB")
-        parts.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(parts)
+async def _read_body(request: http_server.Request) -> bytes:
+    try:
+        return await request.body()
+    except http_server.TooLarge:
+        raise _Refused(413, "too_large", f"the request is over {REQUEST_CAP >> 20} MiB") from None
+    except http_server.Malformed as malformed:
+        raise _Refused(400, "framing", f"the model relay refused the request: {malformed}") from None
+    except http_server.Gone:
+        raise _Refused(400, "disconnected", "the client went away") from None
 
 
-async def _respond(send: Send, status: int, body: bytes, content_type: bytes = b"application/json",
-                   extra: Iterable[tuple[bytes, bytes]] = ()) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", content_type), (b"content-length", str(len(body)).encode()), *extra]})
-    await send({"type": "http.response.body", "body": body})
+def _respond(reply: http_server.Reply, status: int, body: bytes, content_type: bytes = b"application/json",
+             extra: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    reply.start(status, [(b"content-type", content_type), (b"content-length", b"%d" % len(body)), *extra])
+    reply.end(body)
 
 
 def _query_keys(query: bytes) -> tuple[list[str], bytes]:
