@@ -20,7 +20,9 @@ reversed, hex, base64 at each alignment), and a needle counts when a long enough
 in the view. Runs are found by sampling the view every few characters and looking the piece up in
 a table of the needles' pieces, so the cost is a few C-speed passes over the text and one lookup
 per few characters, whatever the number of secrets. base64, hex and base32 are also decoded (at
-every alignment) to find token shapes whose value nobody told us.
+every alignment) to find token shapes whose value nobody told us. A short text is first tried on
+a pre-filter (`_Scanner.clean`) that proves, from conditions each way needs, that none of them can
+report anything: a flooding CLI's progress lines are then passed in a few microseconds.
 
 The views are in views.py, the needles in needles.py, the token shapes in shapes.py. It lives at the
 lowest floor so that the adapters (a CLI's stderr) and the bot (bot/record/leaks.py re-exports it) mask
@@ -37,12 +39,25 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from adapters.masking.needles import MIN_FRAGMENT, Needle, exact_variants, fragment_needles, secret_units
-from adapters.masking.shapes import Finding, base32_runs, decoded_shapes, shape_name, shapes, shapes_in_bytes
-from adapters.masking.views import COMPACT, VIEW_KINDS, View
+from adapters.masking.shapes import (
+    SHORTEST_SHAPE,
+    Finding,
+    base32_runs,
+    decoded_shapes,
+    has_base32_run,
+    has_token_prefix,
+    shape_name,
+    shapes,
+    shapes_in_bytes,
+)
+from adapters.masking.views import COMPACT, VIEW_KINDS, View, ViewKind
 
 MASK = "[redacted]"
 BLOCK_MASK = "[redacted: this text carried a secret in an encoded form]"
 PIECE = 8  # characters per sampled piece
+SHORT = 1024  # texts up to this long are tried on the pre-filter first (`_Scanner.clean`)
+# The fewest characters of a view whose decoding (at its best alignment) holds SHORTEST_SHAPE bytes
+_DECODED_ENOUGH = {"base64": -(-SHORTEST_SHAPE // 3) * 4, "hex": 2 * SHORTEST_SHAPE}
 
 
 @dataclass(frozen=True)
@@ -60,6 +75,18 @@ def mask(text: str, secrets: Iterable[str]) -> str:
     if not text:
         return text
     scanner = _scanner(tuple(secrets))
+    if len(text) <= SHORT and scanner.clean(text):
+        return text
+    return _masked_everywhere(text, scanner)
+
+
+def mask_every_view(text: str, secrets: Iterable[str]) -> str:
+    """`mask` without the pre-filter: every view looked through, whatever the text (the property
+    test's oracle for the pre-filter, tests/credentials/test_leak_prefilter.py)."""
+    return _masked_everywhere(text, _scanner(tuple(secrets))) if text else text
+
+
+def _masked_everywhere(text: str, scanner: _Scanner) -> str:
     text = _masked(text, scanner.find(text))
     hidden = [(first, last) for first, last, decoded in _escaped_blocks(text) if scanner.find(decoded)]
     if not hidden:
@@ -124,6 +151,14 @@ class _Grams:
             for offset in range(len(needle.text) - self.width + 1):
                 self.pieces.setdefault(needle.text[offset:offset + self.width], []).append((needle, offset))
 
+    def sampled(self, value: str) -> bool:
+        """Whether any piece sampled from `value` is a needle's: without one, `runs` finds none."""
+        width, pieces = self.width, self.pieces
+        for at in range(0, len(value) - width + 1, self.step):
+            if value[at:at + width] in pieces:
+                return True
+        return False
+
     def runs(self, value: str) -> list[tuple[int, int, str]]:
         """(start, end, how) of each long enough run of a needle in `value`."""
         width, pieces = self.width, self.pieces
@@ -166,6 +201,32 @@ class _Scanner:
             found += decoded_shapes(view)
         return found + self._base32(compact)
 
+    def clean(self, text: str) -> bool:
+        """True only when `mask` would leave `text` as it is, proven with a few passes at C speed:
+        a short line (a CLI's progress, a log line) skips the views' decoding at every alignment.
+        Each test below is a condition without which one of `find`'s ways (or the decoding of
+        escapes) cannot report anything; when any holds, the text goes through all of them."""
+        if not text.isascii() or "%" in text or "&" in text or "\\" in text:
+            return False  # escapes or compatibility characters: decoded and looked at again
+        for variant, _ in self.exact:
+            if variant in text:
+                return False
+        if len(text) < MIN_FRAGMENT:
+            return True  # `find` looks for nothing but the exact forms in so short a text
+        compact = View(text, COMPACT).value
+        if has_token_prefix(text) or has_token_prefix(compact) or has_token_prefix(compact[::-1]):
+            return False  # a token shape may start there (as written, compact or reversed)
+        if has_base32_run(compact):
+            return False  # decoded at every alignment
+        data = text.encode("ascii")
+        for name, kind in VIEW_KINDS.items():
+            value = _ascii_view(text, data, kind)
+            if name in self.grams and self.grams[name].sampled(value):
+                return False  # a piece of a secret's needle: its run is measured
+            if len(value) >= _DECODED_ENOUGH.get(name, len(value) + 1):
+                return False  # long enough to decode into a token shape
+        return True
+
     def _base32(self, compact: View) -> list[Finding]:
         """Token shapes and secrets in the base32-looking runs of the text."""
         found = []
@@ -181,6 +242,13 @@ class _Scanner:
             runs = self.grams["raw"].runs(data.decode("latin-1"))
             found += [(s, e, "a secret of this run", how) for s, e, _ in runs]
         return found
+
+
+def _ascii_view(text: str, data: bytes, kind: ViewKind) -> str:
+    """`View(text, kind).value` for an ASCII `text` (`data`, its bytes), without the object."""
+    if kind.table is None or (kind.unless and any(marker in data for marker in kind.unless)):
+        return View(text, kind).value
+    return data.translate(*kind.table).decode("ascii")
 
 
 @functools.lru_cache(maxsize=64)

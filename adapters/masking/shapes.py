@@ -19,6 +19,7 @@ SHAPES = {
     "a Google API key": r"AIza[0-9A-Za-z_-]{35}",
     "a Google OAuth token": r"ya29\.[0-9A-Za-z_-]{20,}|1//0[0-9A-Za-z_-]{30,}",
 }
+SHORTEST_SHAPE = 24  # characters of the shortest token any of SHAPES matches (a ghp_ token); tested
 _ALTERNATIVES = "|".join(f"(?P<s{i}>{pattern})" for i, pattern in enumerate(SHAPES.values()))
 _SHAPE_NAMES = {f"s{i}": name for i, name in enumerate(SHAPES)}
 TOKEN_SHAPES = re.compile(rf"\b(?:{_ALTERNATIVES})")
@@ -95,7 +96,7 @@ _BASE32_RUN = re.compile(r"[A-Za-z2-7]{24,}")
 def base32_runs(value: str) -> Iterator[tuple[int, int, bytes]]:
     """(start, end of the run, decoded bytes) for each alignment of each run of the base32 alphabet long enough to
     hold a token; the runs are rare, so they are located only when one exists."""
-    if max(map(len, value.encode("ascii", "replace").translate(_NOT_BASE32).split()), default=0) < 24:
+    if not has_base32_run(value):
         return
     for run in _BASE32_RUN.finditer(value):
         letters = run.group().upper()
@@ -105,6 +106,16 @@ def base32_runs(value: str) -> Iterator[tuple[int, int, bytes]]:
                 yield run.start() + offset, run.end(), base64.b32decode(letters[offset:offset + usable])
             except binascii.Error:
                 continue
+
+
+def has_base32_run(value: str) -> bool:
+    """Whether `value` holds a run of the base32 alphabet long enough to hold a token."""
+    return max(map(len, value.encode("ascii", "replace").translate(_NOT_BASE32).split()), default=0) >= 24
+
+
+def has_token_prefix(value: str) -> bool:
+    """Whether a token shape could start somewhere in `value` (`shapes` finds none without)."""
+    return _PREFIX.search(value) is not None
 
 
 def shape_name(match: re.Match) -> str:
