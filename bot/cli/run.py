@@ -17,13 +17,13 @@ import argparse
 import asyncio
 import contextlib
 import getpass
+import json
 import logging
 import os
 import sys
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from adapters import base as adapters
 from adapters.base import Tier
@@ -33,11 +33,14 @@ from bot.cli.local_folder import RunRefused, checkout
 from bot.cli.render import Terminal
 from bot.config import Settings
 from bot.credentials import resolve as credentials
+from bot.db import Database
 from bot.intake.grammar import Command
 from bot.intake.spec import JobSpec
 from bot.job import conversations, pipeline
 from bot.job.context import Job
 from bot.job.modes import LocalMode
+from bot.record import provenance
+from bot.record.provenance import Provenance
 from bot.record.recorder import Recorder
 from bot.record.redact import install_log_redaction, redact
 from bot.record.secrets import Secrets
@@ -106,18 +109,21 @@ def conversation_of(repo: Path) -> str:
     return f"local:{repo}"
 
 
-def context(request: str, repo: Path, agent: str | None, new: bool, term: Terminal, settings: Settings) -> Job:
+def context(request: str, repo: Path, agent: str | None, new: bool, term: Terminal, settings: Settings,
+            on_answer: Callable[[str, Provenance], None] | None = None) -> Job:
+    """`on_answer`: what receives the answer and its provenance (default: the terminal)."""
     asked = JobSpec(repo=local_repo_name(repo), number=0, author=getpass.getuser(),  # 0: no issue answered in
                     command=Command(kind="run", agent=agent, new_session=new, request=request))
     return Job(spec=asked, conversation=conversation_of(repo), surface=term, settings=settings,
-               mode=LocalMode(repo, on_answer=term.answer), progress_interval_s=0.5)
+               mode=LocalMode(repo, on_answer=on_answer or term.answer), progress_interval_s=0.5)
 
 
 async def run_local(request: str, repo: Path, agent: str | None, new: bool, term: Terminal, data_dir: Path,
                     settings: Settings) -> int:
     db = store.connect(settings=settings)
     local_runs.sweep(Recorder(db), data_dir)  # runs a killed `bot run` left "running"
-    ctx, secrets = context(request, repo, agent, new, term, settings), Secrets()
+    secrets = Secrets()
+    ctx = context(request, repo, agent, new, term, settings, on_answer=request_first(db, term, request, secrets))
     conversations.ensure(db, ctx.conversation)
     ticker = asyncio.create_task(term.tick())
     try:
@@ -130,17 +136,20 @@ async def run_local(request: str, repo: Path, agent: str | None, new: bool, term
         ticker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await ticker
-    remember_request(db, term, request, secrets)
     term.close(status)
     return 0 if status == "done" else 1
 
 
-def remember_request(db: Any, term: Terminal, request: str, secrets: Iterable[str]) -> None:
-    """The request joins the run's record (after the answer was composed, so the provenance's
-    counts are the episode's), for `bot runs`."""
-    prov = term.result.provenance
-    if prov is not None:
-        Recorder(db, secrets=secrets).record(prov.run_id, Tier.ENFORCED, "request", raw=request)
+def request_first(db: Database, term: Terminal, request: str, secrets: Secrets) -> Callable[[str, Provenance], None]:
+    """The terminal's answer, with the request recorded before it is shown (for `bot runs`): the
+    provenance's counts are then read again from the record, so they are `bot runs show`'s."""
+    def answered(text: str, prov: Provenance) -> None:
+        recorder = Recorder(db, secrets=secrets)
+        recorder.record(prov.run_id, Tier.ENFORCED, "request", raw=request)
+        counted = provenance.tier_summary(recorder.events(prov.run_id), prov.egress)
+        prov.tiers = json.loads(recorder.redact(json.dumps(counted)))  # masked as the rest of it was
+        term.answer(text, prov)
+    return answered
 
 
 def main(argv: list[str]) -> int:

@@ -14,8 +14,6 @@ IN_WORDS = re.compile(r"^  record\s+(\d+) actions? checked by the bot · (\d+) s
 RUNS_SHOW = re.compile(r"^record\s+(\d+) enforced · (\d+) attested", re.M)
 
 
-@pytest.mark.xfail(strict=True, reason="bot/cli/run.py records the request (one enforced event) after the "
-                   "provenance was built, so `bot runs show` counts one more; the owner of run.py decides")
 def test_bot_runs_record_line_counts_equal_bot_runs_show(tmp_path):
     with local_cli(tmp_path) as cli:
         cli.provider.script(call("save_file", {"path": "calc.py", "content": "X = 1\n"}), say("Wrote calc.py."))
