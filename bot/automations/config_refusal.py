@@ -7,9 +7,10 @@ is wrong and that the last valid file stays in force.
 Once per (repository, commit), whatever the number of deliveries, jobs and workers: the
 `automation_config_refusals` row (migration 18) is claimed before the comment is posted, and only
 the job that claimed it posts; the same job run again after its worker died looks for its comment
-(its marker, on the bot's own comments) before posting. The reply is on the commit even when it
-came from a merged pull request: the commit is what changed the file, and GitHub shows its comments
-on the pull request's commit too.
+(its marker, on the bot's own comments) before posting. The row is kept for as long as GitHub
+can redeliver the push (bot/service/retention.py: REFUSALS_KEPT_DAYS). The reply is on the commit
+even when it came from a merged pull request: the commit is what changed the file, and GitHub
+shows its comments on the pull request's commit too.
 
 The file is someone else's text, maybe hostile: the reply quotes none of it but the key's dotted
 name (a code span of at most MAX_KEY_CHARS) and the parser's reason (inert words, at most
