@@ -279,7 +279,7 @@ async def _answer(client: httpx.AsyncClient, decision: Reply | Episode, token: s
     if spec.automatic:  # runs only when bot.yml turns this trigger on and its author may trigger; else silence
         if why := await gate.refused(thread, spec.automatic, spec.author):
             return StepOutcome("ignored", reason=why)
-        return await _run(spec, thread, surface, settings)
+        return await _run(spec, thread, surface, settings, session_folder(settings))
     if not association_may_trigger(spec.association):  # answered at most once per window
         window = settings.number("BOT_OUTSIDER_REPLY_WINDOW")
         if await action_reply_cap.answered_recently(thread, spec.review_thread, window):
@@ -288,7 +288,7 @@ async def _answer(client: httpx.AsyncClient, decision: Reply | Episode, token: s
         text = _reply_text(spec, spec.reply or "help", settings)
         return await _reply(surface, action_reply_cap.marked(text), status)
     if isinstance(decision, Episode) and decision.kind == "episode":
-        return await _run(spec, thread, surface, settings)
+        return await _run(spec, thread, surface, settings, session_folder(settings))
     kind = spec.reply or decision.kind
     floor = await spend_floor(thread, thread_key(spec.repo, spec.number)) if kind == "status" else None
     return await _reply(surface, _reply_text(spec, kind, settings, floor), "replied")
@@ -314,27 +314,38 @@ def _reply_text(spec: JobSpec, kind: str, settings: Settings,
 
 
 async def _scheduled(payload: dict, token: str, settings: Settings) -> StepOutcome:
-    """Each automation whose cron line this run carries, in its own issue, with its declared prompt;
-    the step fails when one of them did."""
+    """Each automation whose cron line this run carries, in its own issue, with its declared prompt,
+    resuming its own session from the line's session cache entry (a part per issue); the step
+    fails when one of them did."""
     async with httpx.AsyncClient(timeout=30) as client:
         found = await _due(client, payload, token, settings)
         if isinstance(found, str):
             return StepOutcome("ignored", reason=found)
         repo_thread, automations = found
-        outcome = StepOutcome("ignored")
-        for index, automation in enumerate(automations):
+        entry = session_folder(settings)
+        if entry is not None and action_session.threads_folder(entry):
+            workflow.command("warning", "bot: the scheduled runs' session cache was not a folder and was removed; "
+                                        "each automation starts a fresh session")
+        outcome, numbers = StepOutcome("ignored"), set()
+        for automation in automations:
             number = await action_schedule.issue_of(repo_thread, automation.name)
-            if index == 0:  # the thread whose session the step's cache holds (action.yml saves it by this)
-                set_output(settings, "thread", str(number))
-            thread = ListedOnce(repo_thread.api, repo_thread.repo, number, own_logins=repo_thread.own_logins)
-            asked = request.for_slot(automation, action_schedule.slot_now())
-            spec = JobSpec(repo=thread.repo, number=number, author=min(thread.own_logins),
-                           title=f"Automation: {automation.name}",
-                           command=grammar.Command(kind="run", agent=automation.agent, request=asked))
-            ran = await _run(spec, thread, RecordingSurface(GitHubSurface(thread, None)), settings,
-                             automation, cached=index == 0)
+            numbers.add(number)
+            ran = await _run_automation(repo_thread, automation, number, settings,
+                                        None if entry is None else action_session.thread_part(entry, number))
             outcome = ran if outcome.status != "failed" else dataclasses.replace(ran, status="failed")
+    if entry is not None:  # what the entry holds besides these threads' parts is not saved again
+        action_session.keep_only(entry, numbers)
     return outcome
+
+
+async def _run_automation(repo_thread: Thread, automation: Automation, number: int, settings: Settings,
+                          folder: Path | None) -> StepOutcome:
+    thread = ListedOnce(repo_thread.api, repo_thread.repo, number, own_logins=repo_thread.own_logins)
+    asked = request.for_slot(automation, action_schedule.slot_now())
+    spec = JobSpec(repo=thread.repo, number=number, author=min(thread.own_logins),
+                   title=f"Automation: {automation.name}",
+                   command=grammar.Command(kind="run", agent=automation.agent, request=asked))
+    return await _run(spec, thread, RecordingSurface(GitHubSurface(thread, None)), settings, folder, automation)
 
 
 async def _due(client: httpx.AsyncClient, payload: dict, token: str,
@@ -353,25 +364,25 @@ async def _due(client: httpx.AsyncClient, payload: dict, token: str,
 
 
 async def plan_scheduled(payload: dict, token: str, settings: Settings) -> tuple[str, tuple[str, ...], str]:
-    """`plan` for a scheduled run: the agents of the automations on its cron line; the first one's
-    issue, once it has one, is the step output `thread` (it keys the session cache in action.yml)."""
+    """`plan` for a scheduled run: the agents of the automations on its cron line, and the step
+    output `session-key` naming the line's session cache entry (action.yml restores and saves it)."""
     async with httpx.AsyncClient(timeout=30) as client:
         found = await _due(client, payload, token, settings)
-        if isinstance(found, str):
-            return "ignored", (), found
-        thread, automations = found
-        number = await action_schedule.open_issue(thread, automations[0].name)
-    set_output(settings, "thread", "" if number is None else str(number))
-    return "run", tuple(dict.fromkeys(automation.agent for automation in automations)), ""
+    if isinstance(found, str):
+        return "ignored", (), found
+    line = action_schedule.cron_line(payload)
+    set_output(settings, "session-key", action_schedule.session_key(line or ""))
+    return "run", tuple(dict.fromkeys(automation.agent for automation in found[1])), ""
 
 
 async def _run(spec: JobSpec, thread: Thread, surface: RecordingSurface, settings: Settings,
-               automation: Automation | None = None, cached: bool = True) -> StepOutcome:
-    """`cached`: the thread's session is the one the step's session cache holds (one per step)."""
+               folder: Path | None, automation: Automation | None = None) -> StepOutcome:
+    """`folder`: where the thread's session cache entry is restored from and exported to (None: the
+    step has no session cache)."""
     acting = dataclasses.replace(spec, installation_id=None)  # the workflow's token acts, never an App's
     ctx = context_for(acting, thread, surface, settings=settings)
     ctx = run_as(ctx, automation) if automation is not None else ctx  # its may:, its labels, its money cap
-    db, folder = store.connect(settings=settings), session_folder(settings) if cached else None
+    db = store.connect(settings=settings)
     floor = await spend_floor(thread, ctx.conversation)
     if folder is not None:
         restore_session(db, ctx.conversation, folder, settings, _requester(ctx.requester_id))

@@ -6,21 +6,23 @@ its own issue with its declared prompt, as the service runs a scheduled slot
     line = cron_line(payload)                     # the run's cron line, allowlisted, or None
     due = await due_automations(thread, line)     # the default branch's automations on that line
     number = await issue_of(thread, "deps")       # the automation's open issue, opened when there is none
+    session_key(line)                             # "schedule-<digest>": the line's session cache entry
 
 The automations are read from the default branch as GitHub holds it now (a file changed since the
 workflow was written counts: an automation no longer on that line runs nothing; an invalid file runs
 nothing and says why in the step's log). The Action keeps no database between runs, so the
 automation's issue is found by its title among the repository's open issues the workflow's token
-opened (the first MAX_ISSUES_READ), and opened when there is none. The first automation's issue keys
-the session cache action.yml restores and saves (the step output `thread`: of the plan step for the
-restore, of the bot step for the save): that automation resumes its session from run to run;
-another on the same line starts fresh each run. The
+opened (the first MAX_ISSUES_READ), and opened when there is none. The cron line keys one session
+cache entry (the plan step's output `session-key`, which action.yml restores and saves): it holds a
+folder per automation's issue, each that thread's own entry (bot/cli/action_session.py), so every
+automation on the line resumes its own session from run to run. The
 payload's only fields read are `schedule` (digits, spaces and `*,-/`: a line the bot's cron parser,
 bot/cron.py, accepts) and `repository.full_name` (an `owner/name` of GitHub's characters).
 """
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 from typing import Any
 
@@ -47,6 +49,12 @@ def cron_line(payload: dict[str, Any]) -> str | None:
     except ValueError:
         return None
     return line
+
+
+def session_key(line: str) -> str:
+    """The name of the line's session cache entry: GitHub's cache keys take no comma, which a cron
+    line may hold, so the line is named by a digest of its spaces-made-single form."""
+    return "schedule-" + hashlib.sha256(" ".join(line.split()).encode()).hexdigest()[:16]
 
 
 def repository(payload: dict[str, Any]) -> str | None:
@@ -100,4 +108,5 @@ def slot_now(now: dt.datetime | None = None) -> str:
     return cron.utc(now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%MZ")
 
 
-__all__ = ["ConfigError", "cron_line", "due", "due_automations", "issue_of", "open_issue", "repository", "slot_now"]
+__all__ = ["ConfigError", "cron_line", "due", "due_automations", "issue_of", "open_issue", "repository", "session_key",
+           "slot_now"]

@@ -10,6 +10,11 @@ turn. `restore` brings it back into the fresh data dir; the cache is written by 
 the repository (a fork's included), so it is read as an allowlist (bot/cli/action_cache_entry.py):
 regular files of bounded size, each value of its declared type and range, only this thread's
 part; spend is merged add-only into the ledger. An entry that cannot be read is discarded.
+
+A scheduled run keeps several threads in one entry (one per cron line: each automation on it runs
+in its own issue): `threads_folder` makes the entry's folder a real one, each thread's part is a
+subfolder named by its issue number, restored and exported as above (so each is checked as its own
+thread's), and `keep_only` removes every other name from the entry before it is saved.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ from bot.job import conversations
 SESSIONS_FILE = cache_entry.SESSIONS_FILE
 _FIELDS = ("agent", "session_id", "created_at", "last_used_at", "turns")
 _SPEND = ("run_id", "ts", "requester", "installation", "tokens", "usd")
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 log = logging.getLogger("bot.cli.action_session")
 
 
@@ -90,6 +96,57 @@ def discard(folder: Path) -> None:
     elif info is not None:
         empty(folder)
     folder.mkdir(parents=True, exist_ok=True)
+
+
+def threads_folder(folder: Path) -> bool:
+    """Make `folder` a real folder (created when absent) to hold one subfolder per thread; a link or
+    a file found there is removed, never followed, so no thread's part is read or written through
+    it. Returns whether something was removed."""
+    try:
+        info = folder.lstat()
+    except FileNotFoundError:
+        folder.mkdir(parents=True)
+        return False
+    if stat.S_ISDIR(info.st_mode):
+        return False
+    log.warning("the session cache entry %s is not a real folder: removed", folder)
+    discard(folder)
+    return True
+
+
+def thread_part(folder: Path, number: int) -> Path:
+    """Where thread `number`'s part of a several-thread entry lives (see `keep_only`)."""
+    return folder / str(int(number))
+
+
+def keep_only(folder: Path, numbers: set[int]) -> list[str]:
+    """Remove from `folder` every name but the parts of `numbers` (whatever a cache brought: files,
+    links, other threads' folders), never following a link; returns the names removed. A name that
+    cannot be removed is left and recorded: each thread's part is checked again on its restore."""
+    kept, removed = {thread_part(folder, n).name for n in numbers}, list[str]()
+    try:
+        fd = os.open(folder, _FOLDER)
+    except OSError as exc:
+        log.warning("the session cache entry %s was not pruned: %s", folder, exc.strerror)
+        return removed
+    try:
+        for name in sorted(set(os.listdir(fd)) - kept):
+            try:
+                _remove_name(fd, folder, name)
+                removed.append(name)
+            except OSError as exc:
+                log.warning("%s in the session cache entry was not removed: %s", name[:64], exc)
+    finally:
+        os.close(fd)
+    return removed
+
+
+def _remove_name(fd: int, folder: Path, name: str) -> None:
+    if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+        empty(folder / name)  # a real folder (just checked) under a real folder: emptied without following links
+        os.rmdir(name, dir_fd=fd)
+    else:
+        os.unlink(name, dir_fd=fd)
 
 
 def _restore(db: Database, key: str, folder: Path, data_dir: Path, requester: str | None) -> Restored:

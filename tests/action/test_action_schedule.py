@@ -3,6 +3,8 @@ its allowlist, matched to the automations the default branch declares, the agent
 installs, and the automation's issue found by its title or opened once."""
 from __future__ import annotations
 
+import re
+
 import httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -48,14 +50,28 @@ def _plan(runner) -> dict[str, str]:
 def test_the_plan_installs_the_agents_of_the_automations_on_the_runs_cron_line(github, runner):
     github.add_content(REPO, CONFIG, DECLARED)
     runner.event("schedule", schedule_event())
-    assert _plan(runner) == {"kind": "run", "agents": "codex claude", "thread": ""}
+    assert _plan(runner) == {"kind": "run", "agents": "codex claude",
+                             "session-key": action_schedule.session_key("0 6 * * 1")}
 
 
-def test_the_plan_names_the_first_automations_issue_for_the_session_cache(github, runner):
+def test_the_plan_names_the_cron_lines_session_cache_entry_whatever_issues_exist(github, runner):
+    """One entry per (repository, cron line) holds every automation's session (a part per issue)."""
     github.add_content(REPO, CONFIG, DECLARED)
     github.add_issue(REPO, 5, title="Automation: deps", user="bot[bot]")["user"]["type"] = "Bot"
-    runner.event("schedule", schedule_event())
-    assert _plan(runner)["thread"] == "5"
+    runner.event("schedule", schedule_event("0  6 * * 1"))
+    assert _plan(runner)["session-key"] == action_schedule.session_key("0 6 * * 1")
+
+
+@given(st.lists(st.sampled_from(["0", "6", "*", "*/5", "1-5", "1,3", "59"]), min_size=5, max_size=5),
+       st.lists(st.sampled_from(["0", "7", "*", "*/10", "2-4", "2,4"]), min_size=5, max_size=5))
+def test_a_cron_lines_session_key_is_a_cache_key_of_its_own(one, other):
+    """A key GitHub's cache takes (no comma, bounded, of the key's characters), the same for the
+    line however spaced, another for another line."""
+    line, second = " ".join(one), " ".join(other)
+    key = action_schedule.session_key(line)
+    assert key == action_schedule.session_key("  " + line.replace(" ", "   ") + " ")
+    assert re.fullmatch(r"schedule-[0-9a-f]{16}", key)
+    assert (key == action_schedule.session_key(second)) == (line == second)
 
 
 def test_a_cron_line_no_automation_declares_plans_nothing(github, runner, capsys):

@@ -4,6 +4,9 @@ the fake provider: the automation on the run's cron line answers in its own issu
 first run and reused by the next, asked its declared prompt."""
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 
 from tests.action.conftest import REPO
@@ -18,8 +21,36 @@ pytestmark = pytest.mark.e2e
 ONLY_DEPS = DECLARED.replace(b'"*/30 * * * *"}, {cron: "0  6 * * 1"', b'"1 1 1 1 1"')  # deps alone on 0 6 * * 1
 
 
-def automation_issues(github) -> list[int]:
-    return [n for n, issue in github.issues(REPO).items() if issue["title"] == "Automation: deps"]
+TWO_ON_ONE_LINE = (b"automations:\n"
+                   b"  - name: deps\n    on:\n      schedule: [{cron: \"0 6 * * 1\"}]\n    agent: codex\n"
+                   b"    prompt: Update the dependencies.\n"
+                   b"  - name: audit\n    on:\n      schedule: [{cron: \"0 6 * * 1\"}]\n    agent: codex\n"
+                   b"    prompt: Audit the licences.\n")
+
+
+def automation_issues(github, name: str = "deps") -> list[int]:
+    return [n for n, issue in github.issues(REPO).items() if issue["title"] == f"Automation: {name}"]
+
+
+def answers(github, number: int) -> list[str]:
+    return [c["body"] for c in github.comments(REPO, number) if "MOCK_ANSWER" in c["body"]]
+
+
+def two_runs(github, runner, tmp_path, between=lambda session: None) -> tuple[int, int]:
+    """Two scheduled runs of the line both automations are on, each from an empty data dir, joined
+    only by the line's session cache entry; `between` does what it likes to the entry in between."""
+    github.add_content(REPO, ".github/bot.yml", TWO_ON_ONE_LINE)
+    runner.event("schedule", schedule_event("0 6 * * 1"))
+    remotes, session = make_remote(tmp_path), tmp_path / "bot-session"
+    with FakeProvider() as fake:
+        for index, data_dir in enumerate((tmp_path / "run-1", tmp_path / "run-2")):
+            if index:
+                between(session)
+            done = cached_step(runner, github, fake, remotes, data_dir, session)
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert runner.outputs()["session"] == "saved"
+    [deps], [audit] = automation_issues(github), automation_issues(github, "audit")
+    return deps, audit
 
 
 def test_the_next_scheduled_run_resumes_the_automations_session_from_the_session_cache(github, runner, tmp_path):
@@ -32,10 +63,45 @@ def test_the_next_scheduled_run_resumes_the_automations_session_from_the_session
             assert done.returncode == 0, done.stdout + done.stderr
             assert runner.outputs()["session"] == "saved"
     [number] = automation_issues(github)
-    assert runner.outputs()["thread"] == str(number)
-    answers = [c["body"] for c in github.comments(REPO, number) if "MOCK_ANSWER" in c["body"]]
-    assert "prior_assistant_turns=0" in answers[0]
-    assert "prior_assistant_turns=1" in answers[1] and "resumed session" in answers[1]
+    assert os.listdir(session) == [str(number)]  # the line's entry: a part for the automation's issue
+    first, second = answers(github, number)
+    assert "prior_assistant_turns=0" in first
+    assert "prior_assistant_turns=1" in second and "resumed session" in second
+
+
+def test_two_automations_on_one_line_each_resume_their_own_session_from_the_lines_cache_entry(github, runner,
+                                                                                             tmp_path):
+    deps, audit = two_runs(github, runner, tmp_path)
+    for number in (deps, audit):
+        first, second = answers(github, number)
+        assert "prior_assistant_turns=0" in first
+        assert "prior_assistant_turns=1" in second and "resumed session" in second
+    assert sorted(os.listdir(tmp_path / "bot-session")) == sorted([str(deps), str(audit)])
+
+
+def _poison(session) -> None:
+    """Each part swapped for the other's, a stray entry at the top, a link out beside them."""
+    deps, audit = sorted(os.listdir(session))
+    os.rename(session / deps, session / "swap")
+    os.rename(session / audit, session / deps)
+    os.rename(session / "swap", session / audit)
+    (session / "sessions.json").write_text(json.dumps({"conversation": f"{REPO}#{deps}", "sessions": []}))
+    (session / "99").symlink_to(session.parent / "outside")
+
+
+def test_a_poisoned_lines_entry_neither_silences_nor_redirects_an_automation(github, runner, tmp_path):
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "keep.txt").write_text("not the cache's")
+    deps, audit = two_runs(github, runner, tmp_path, between=_poison)
+    for number in (deps, audit):  # each answered in its own issue, neither resuming the other's session
+        first, second = answers(github, number)
+        assert "prior_assistant_turns=0" in first and "prior_assistant_turns=0" in second
+        assert "resumed session" not in second
+    session = tmp_path / "bot-session"
+    assert sorted(os.listdir(session)) == sorted([str(deps), str(audit)])
+    for number in (deps, audit):  # what is saved again is each thread's own part
+        assert json.loads((session / str(number) / "sessions.json").read_text())["conversation"] == f"{REPO}#{number}"
+    assert os.listdir(tmp_path / "outside") == ["keep.txt"]
 
 
 def test_a_scheduled_run_answers_in_the_automations_issue_and_the_next_run_reuses_it(github, runner, provider,
