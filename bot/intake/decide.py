@@ -124,7 +124,7 @@ def _spec(event: Event, data: Payload, trigger: dict[str, Any], command: grammar
                    automatic=Automatic(**automatic) if automatic else None)
     stored = spec.to_dict()
     try:  # what the queue will store is what the worker can read back, or the payload is refused now
-        JobSpec.from_dict(stored)
+        JobSpec.check_readable(stored)
     except SpecError as exc:
         raise Malformed(str(exc)) from None
     return spec, stored

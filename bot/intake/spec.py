@@ -99,20 +99,36 @@ class JobSpec:
 
     @classmethod
     def from_dict(cls, data: object) -> JobSpec:
-        top = _checked(data, _TOP, "")
-        for name in _REQUIRED:
-            if name not in top:
-                raise SpecError(f"job spec lacks {name!r}")
-        command = _checked(top["command"], _COMMAND, "command.")
-        if "kind" not in command:
-            raise SpecError("job spec lacks 'command.kind'")
-        agents = command.get("agents", [])
-        if not all(isinstance(agent, str) for agent in agents):
-            raise SpecError("job spec's 'command.agents' holds a value that is not text")
-        target = _checked(top["target"], _TARGET, "target.") if top.get("target") is not None else None
-        automatic = top.get("automatic")
-        return cls(**{**top, "command": Command(**{**command, "agents": tuple(agents)}), "target": target,
-                      "automatic": Automatic(**_checked(automatic, _AUTOMATIC, "automatic.")) if automatic else None})
+        top, command, automatic = _read(data)
+        return cls(**{**top, "command": Command(**{**command, "agents": tuple(command.get("agents", []))}),
+                      "automatic": Automatic(**automatic) if automatic else None})
+
+    @staticmethod
+    def check_readable(data: object) -> None:
+        """SpecError unless `from_dict(data)` reads it: every check it makes, without building the
+        spec (the intake asks this of each spec it stores, once per delivery)."""
+        _read(data)
+
+
+def _read(data: object) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]:
+    """`data`'s top level, command and automatic trigger (None when absent), each checked."""
+    top = _checked(data, _TOP, "")
+    for name in _REQUIRED:
+        if name not in top:
+            raise SpecError(f"job spec lacks {name!r}")
+    command = _checked(top["command"], _COMMAND, "command.")
+    if "kind" not in command:
+        raise SpecError("job spec lacks 'command.kind'")
+    if not all(isinstance(agent, str) for agent in command.get("agents", [])):
+        raise SpecError("job spec's 'command.agents' holds a value that is not text")
+    if top.get("target") is not None:
+        _checked(top["target"], _TARGET, "target.")
+    automatic = top.get("automatic")
+    if not automatic:
+        return top, command, None
+    if "kind" not in _checked(automatic, _AUTOMATIC, "automatic."):
+        raise SpecError("job spec lacks 'automatic.kind'")
+    return top, command, automatic
 
 
 _SCALARS: dict[object, type] = {str: str, int: int, bool: bool, tuple: list, Literal: str}
