@@ -26,3 +26,13 @@ async def test_a_stopped_service_hands_its_objects_back_to_the_collector(monkeyp
     async with app.router.lifespan_context(app):
         pass
     assert gc.get_freeze_count() == 0 and _collectable(app)
+
+
+async def test_a_running_service_collects_the_young_generation_less_often_and_restores_it_at_stop(monkeypatch):
+    from bot.web.app import YOUNG_COLLECTION_AFTER
+    configure_app(monkeypatch)
+    app = create_app(start_workers=False)
+    before = gc.get_threshold()
+    async with app.router.lifespan_context(app):
+        assert gc.get_threshold() == (YOUNG_COLLECTION_AFTER, *before[1:])
+    assert gc.get_threshold() == before
