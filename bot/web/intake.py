@@ -43,6 +43,7 @@ log = logging.getLogger("bot.web.intake")
 _REQUIRED_HEADERS = ("x-github-event", "x-github-delivery")
 _READ_HEADERS = frozenset({b"x-github-event", b"x-github-delivery", b"x-hub-signature-256",
                            b"content-type", b"content-length"})
+_COUNT = {outcome: metrics.DELIVERIES.labels(outcome) for outcome in ("ping", "ignored", "duplicate", "queued")}
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ async def webhook(request: Request) -> JSONResponse:
     if isinstance(event, JSONResponse):
         return event
     if event.event == "ping":
-        metrics.DELIVERIES.labels("ping").inc()
+        _COUNT["ping"].inc()
         return _JSON({"ok": True, "pong": True})
     try:
         response = await accept(request.app.state.db, event, settings.outsider_window_s, handle=settings.handle)
@@ -157,7 +158,7 @@ def _refuse(status: int, delivery: str, reason: str, headers: dict[str, str] | N
 
 def _ignored(delivery: str, reason: str) -> JSONResponse:
     log.info("webhook ignored: delivery=%s reason=%s", delivery, reason)
-    metrics.DELIVERIES.labels("ignored").inc()
+    _COUNT["ignored"].inc()
     return _JSON({"ok": True, "queued": False, "reason": reason}, status_code=202)
 
 
@@ -211,9 +212,9 @@ async def _enqueue(db: Database, event: sansio.Event, decision: Reply | Episode,
         kind=decision.kind, conversation=conversation, spec=stored, notice=notice)))
     if job_id is None:
         log.info("delivery %s: duplicate, or the thread was already told", event.delivery_id)
-        metrics.DELIVERIES.labels("duplicate").inc()
+        _COUNT["duplicate"].inc()
         return _JSON({"ok": True, "queued": False, "reason": "duplicate delivery or notice already sent"})
     what = f"automatic {spec.automatic.kind}" if spec.automatic else decision.kind
     log.info("queued job %s (%s) for %s from delivery %s", job_id, what, conversation, event.delivery_id)
-    metrics.DELIVERIES.labels("queued").inc()
+    _COUNT["queued"].inc()
     return _JSON({"ok": True, "queued": True, "job": job_id, "kind": decision.kind}, status_code=202)
