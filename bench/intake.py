@@ -83,9 +83,14 @@ async def _floor(request: Request) -> Response:
             "installation_id": data["installation"]["id"], "association": comment["author_association"]}
     conn = request.app.state.db.conn
     conn.execute("BEGIN IMMEDIATE")
-    conn.execute("INSERT INTO jobs (delivery_id, trigger_key, kind, conversation, spec, created_at) "
-                 "VALUES (?, ?, 'floor', ?, ?, ?)", [request.headers["x-github-delivery"], f"floor:{comment['id']}",
-                                                    f"{repo}#{number}", orjson.dumps(spec).decode(), time.time()])
+    try:
+        conn.execute("INSERT INTO jobs (delivery_id, trigger_key, kind, conversation, spec, created_at) "
+                     "VALUES (?, ?, 'floor', ?, ?, ?)", [request.headers["x-github-delivery"],
+                                                        f"floor:{comment['id']}", f"{repo}#{number}",
+                                                        orjson.dumps(spec).decode(), time.time()])
+    except BaseException:  # left open, every later write of the process (/webhook's too) would sit inside it
+        conn.execute("ROLLBACK")
+        raise
     conn.execute("COMMIT")
     return Response(status_code=202)
 
