@@ -30,8 +30,12 @@ import contextlib
 import http
 import logging
 import re
+import sys
+import time
+import types
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from typing import Any
 
 import httptools
 
@@ -42,7 +46,7 @@ KEEP_ALIVE_S = 5.0  # as uvicorn's: an idle kept connection is closed after this
 _STOPPED_BODY = b"this server is stopping: the episode is over\n"
 _STATUS_LINE: dict[int, bytes] = {int(status): b"HTTP/1.1 %d %s\r\n" % (status, status.phrase.encode())
                 for status in http.HTTPStatus}
-_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_TOKENS = re.compile(rb"(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+\n)*[!#$%&'*+\-.^_`|~0-9A-Za-z]+|")  # names, one a line
 _FIELD_VALUE = re.compile(rb"[^\x00-\x08\x0a-\x1f\x7f]*")
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
@@ -138,10 +142,12 @@ class Reply:
         if self.started:
             raise RuntimeError("the answer has already started")
         self.started = True
+        # one look at all names and one at all values (a tab may be in a value, never a line break)
+        if not _TOKENS.fullmatch(b"\n".join([name for name, _ in headers])) \
+                or not _FIELD_VALUE.fullmatch(b"\t".join([value for _, value in headers])):
+            raise ValueError("a header of the answer is not a valid HTTP field")
         head = [_STATUS_LINE.get(status) or b"HTTP/1.1 %d \r\n" % status]
         for name, value in headers:
-            if not _TOKEN.fullmatch(name) or not _FIELD_VALUE.fullmatch(value):
-                raise ValueError(f"header {name[:40]!r} is not a valid HTTP field")
             if name.lower() == b"content-length":
                 self._left = int(value)
             head.append(b"%s: %s\r\n" % (name, value))
@@ -216,11 +222,12 @@ class _Connection(asyncio.Protocol):
         self._stopping = False  # the stop cancelled this task (it answers, then the connection closes)
         self._lost = False
         self._eof = False  # the client half-closed: answer what came whole, then close
+        self._starting = False  # a handler is being started (and may answer before it returns)
         self._broken = False  # the parser refused what came: nothing more is read
         self._head_open, self._head_bytes = True, 0
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
-        self._idle: asyncio.TimerHandle | None = None
+        self.idle_since: float | None = None  # when its last answer left (None: a request is under way)
 
     # asyncio.Protocol ----------------------------------------------------------------------------
 
@@ -230,7 +237,7 @@ class _Connection(asyncio.Protocol):
         self._transport.set_write_buffer_limits(high=self._server.write_buffer)
         self.out = downstream.Joined(self._transport)
         self._server.connections.add(self)
-        self._arm_idle()
+        self.idle_since = time.monotonic()
 
     def data_received(self, data: bytes) -> None:
         if self._broken or self._lost or self._transport is None or self._transport.is_closing():
@@ -263,8 +270,6 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._gone()
         self._server.connections.discard(self)
-        if self._idle is not None:
-            self._idle.cancel()
         self._resume()
 
     def pause_writing(self) -> None:
@@ -305,9 +310,7 @@ class _Connection(asyncio.Protocol):
                 request._fail(TooLarge(f"the request is over {self._server.body_cap >> 20} MiB"))
         self._parsing = request
         self._waiting.append(request)
-        if self._idle is not None:
-            self._idle.cancel()
-            self._idle = None
+        self.idle_since = None
 
     def on_body(self, body: bytes) -> None:
         if self._parsing is not None:
@@ -322,17 +325,34 @@ class _Connection(asyncio.Protocol):
     # answering ---------------------------------------------------------------------------------
 
     def _next(self) -> None:
-        """Start the next waiting request's handler if none runs; pause reading while one waits."""
-        if self.task is None and self._waiting:
-            request = self._waiting.popleft()
-            self._running = request
-            self.task = self._server.run(self._answer(request))
-        if self._transport is None or self._eof:
+        """Start the next waiting request's handler if none runs (it runs at once, up to its first
+        wait, and may answer there); pause reading while one waits; close once a half-closed client
+        has all its answers."""
+        if self._starting:
+            return  # an answer that ended while its handler started: the loop below goes on
+        self._starting = True
+        try:
+            while self.task is None and self._waiting and not self._closing():
+                request = self._waiting.popleft()
+                self._running = request
+                self.task = self._server.run(self._answer(request))
+        finally:
+            self._starting = False
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            return
+        if self.task is None and not self._waiting:
+            if self._eof:
+                self.out.close()
+                return
+            if self.idle_since is None and self._parsing is None:
+                self.idle_since = time.monotonic()
+        if self._eof:
             return
         if self._waiting:
-            self._transport.pause_reading()  # a pipelined request waits: read no more for now
+            transport.pause_reading()  # a pipelined request waits: read no more for now
         else:
-            self._transport.resume_reading()  # the running request's body may still be to come
+            transport.resume_reading()  # the running request's body may still be to come
 
     async def _answer(self, request: Request) -> None:
         reply = Reply(self, request)
@@ -359,10 +379,9 @@ class _Connection(asyncio.Protocol):
             self.out.close()  # the client cannot read a next answer apart from this one
             return
         self._next()
-        if self.task is None and self._eof:
-            self.out.close()
-        elif self.task is None:
-            self._arm_idle()
+
+    def _closing(self) -> bool:
+        return self._transport is None or self._transport.is_closing()
 
     def _refuse(self, status: int, text: bytes) -> None:
         """Answer a request the parser refused (nothing of it reaches the handler) and close; with a
@@ -406,14 +425,9 @@ class _Connection(asyncio.Protocol):
             request.gone = True
             task.cancel()
 
-    def _arm_idle(self) -> None:
-        if self._idle is not None:
-            self._idle.cancel()
-        self._idle = asyncio.get_running_loop().call_later(KEEP_ALIVE_S, self._close_idle)
-
-    def _close_idle(self) -> None:
-        self._idle = None
-        if self.task is None and self._transport is not None:
+    def close_if_idle(self, now: float) -> None:
+        if self.idle_since is not None and now - self.idle_since >= KEEP_ALIVE_S and self.task is None \
+                and self._transport is not None:
             self._transport.close()
 
     def _resume(self) -> None:
@@ -455,16 +469,30 @@ class Server:
         self.connections: set[_Connection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._listener: asyncio.Server | None = None
+        self._sweep: asyncio.TimerHandle | None = None
 
     async def start(self, host: str = "127.0.0.1") -> int:
         """Listen on `host` (a loopback address) at a port the kernel chooses; that port."""
         loop = asyncio.get_running_loop()
         self._listener = await loop.create_server(lambda: _Connection(self), host, 0)
+        self._sweep = loop.call_later(KEEP_ALIVE_S / 2, self._close_idle)
         port: int = self._listener.sockets[0].getsockname()[1]
         return port
 
-    def run(self, answer: Coroutine[None, None, None]) -> asyncio.Task[None]:
-        task = asyncio.get_running_loop().create_task(answer)
+    def _close_idle(self) -> None:
+        """Every half KEEP_ALIVE_S: close the connections idle that long (one timer, not one per call)."""
+        now = time.monotonic()
+        for connection in list(self.connections):
+            connection.close_if_idle(now)
+        self._sweep = asyncio.get_running_loop().call_later(KEEP_ALIVE_S / 2, self._close_idle)
+
+    def run(self, answer: Coroutine[None, None, None]) -> asyncio.Task[None] | None:
+        """Run `answer` at once up to its first wait (a refusal ends there; a call has then already
+        left for the provider), the rest in a task; None when it ended without waiting. A task of its
+        own from the start would cost a turn of the event loop before the request goes on."""
+        task = _eager(answer)
+        if task is None:
+            return None
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
@@ -478,6 +506,8 @@ class Server:
         if self._listener is None:
             return
         self._listener.close()
+        if self._sweep is not None:
+            self._sweep.cancel()
         for connection in list(self.connections):
             connection.shut()
         running = self.tasks()
@@ -494,3 +524,36 @@ class Server:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._listener.wait_closed(), grace)
         self._listener = None
+
+
+def _eager(coroutine: Coroutine[None, None, None]) -> asyncio.Task[None] | None:
+    """asyncio's eager task start (Python 3.12's `eager_start`), on 3.11 by stepping the coroutine
+    here once and handing what it waits on to a task that goes on with it."""
+    loop = asyncio.get_running_loop()
+    if sys.version_info >= (3, 12):
+        task = asyncio.Task(coroutine, loop=loop, eager_start=True)  # type: ignore[call-arg,unused-ignore]
+        return None if task.done() else task
+    try:
+        waits_on = coroutine.send(None)
+    except StopIteration:
+        return None
+    return loop.create_task(_resumed(coroutine, waits_on))
+
+
+@types.coroutine
+def _resumed(coroutine: Coroutine[None, None, None], waits_on: Any) -> Generator[Any, Any, None]:
+    """The coroutine from where `_eager` left it: the task waits on what it waited on, then every
+    value and exception (a cancellation) passes through to it."""
+    while True:
+        try:
+            sent = yield waits_on
+        except BaseException as exc:  # noqa: BLE001  # thrown in by the task: the coroutine's to handle
+            try:
+                waits_on = coroutine.throw(exc)
+            except StopIteration:
+                return
+        else:
+            try:
+                waits_on = coroutine.send(sent)
+            except StopIteration:
+                return

@@ -213,6 +213,10 @@ class ModelRelay:
         # what of the operator's must not reach the sandbox: the credential, the login, the billing ids
         self.key_guard = KeyGuard([upstream.credential, *(upstream.login.secrets() if upstream.login else ()),
                                    *(value for _, value in upstream.billing)])
+        # what every call adds to its request upstream (a ChatGPT login's own headers come first, fresh)
+        self._billing = [(name.encode(), value.encode()) for name, value in upstream.billing] + \
+            [(b"accept-encoding", b"identity")]
+        self._operator_headers = [upstream.key_header(), *self._billing]
 
     @property
     def url(self) -> str:
@@ -392,9 +396,7 @@ class ModelRelay:
         client: a client would add headers the CLI did not send, run auth, redirect and cookie steps the
         relay never wants, and parse back the URL the relay has just put together."""
         headers = [(k, v) for k, v in checked.headers if k not in _DROP_UP]
-        headers += self.session.headers() if self.session else [self.upstream.key_header()]
-        headers += [(name.encode(), value.encode()) for name, value in self.upstream.billing]
-        headers.append((b"accept-encoding", b"identity"))
+        headers += [*self.session.headers(), *self._billing] if self.session else self._operator_headers
         query = _query_keys(request.query)[1]
         target = request.raw_path + (b"?" + query if query else b"")
         try:
@@ -423,7 +425,9 @@ class ModelRelay:
             reply.start(response.status_code, down.headers)
             call.answering = True
             try:
-                async for chunk in response.aiter_raw():  # each piece as it arrives (a size would hold them)
+                # each piece as it arrives (a size would hold them), from the stream itself: httpx's
+                # aiter_raw would pass each through two more generators
+                async for chunk in response.stream:  # type: ignore[union-attr]  # an async one (wire.Body)
                     if call.ttfb_ms is None:
                         call.ttfb_ms = _ms(started)
                     out = mask.feed(unasked.feed(chunk) if unasked is not None else chunk)
