@@ -14,8 +14,11 @@ shows its comments on the pull request's commit too.
 
 The file is someone else's text, maybe hostile: the reply quotes none of it but the key's dotted
 name (a code span of at most MAX_KEY_CHARS) and the parser's reason (inert words, at most
-MAX_REASON_CHARS). GitHub refuses (422) a line outside the commit's diff: the reply is then posted
-on the commit without a line, and still names it.
+MAX_REASON_CHARS). The comment is placed on the line by its `position` in the commit's diff of the
+file (bot/automations/commit_position.py: the commit's patch read bounded and checked; GitHub's
+`line` parameter is closing down). When the line is not in the diff, the patch is missing, too
+large or not read, or GitHub refuses the position (422), the reply is posted on the commit itself,
+and still names the line.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import time
 
 from gidgethub import BadRequest
 
+from bot.automations.commit_position import patch_of, position
 from bot.db import Database
 from bot.github import paged
 from bot.github.client import Thread, is_own_comment
@@ -91,7 +95,7 @@ async def _found(thread: Thread, sha: str, marker: str) -> int | None:
 
 async def _post(thread: Thread, sha: str, text: str, line: int | None) -> int:
     url = f"{thread.prefix}/commits/{sha}/comments"
-    placed = {"path": CONFIG_PATH, "line": int(line)} if line else {}
+    placed = await _placed(thread, sha, int(line)) if line else {}
     try:
         posted = await thread._authed(lambda: thread.api.post(url, data={"body": text, **placed}))
     except BadRequest as exc:
@@ -101,3 +105,14 @@ async def _post(thread: Thread, sha: str, text: str, line: int | None) -> int:
                  CONFIG_PATH, line, sha[:7])
         posted = await thread._authed(lambda: thread.api.post(url, data={"body": text}))
     return int(posted["id"])
+
+
+async def _placed(thread: Thread, sha: str, line: int) -> dict[str, str | int]:
+    """The comment's place on the line (its position in the commit's diff of the file), or nowhere."""
+    patch = await patch_of(thread, sha, CONFIG_PATH)
+    at = position(patch, line) if patch is not None else None
+    if at is None:
+        log.info("%s: line %s of %s is not in the diff of %s as read: the reply goes on the commit", thread.repo,
+                 line, CONFIG_PATH, sha[:7])
+        return {}
+    return {"path": CONFIG_PATH, "position": at}

@@ -8,10 +8,18 @@
 """
 from __future__ import annotations
 
+import difflib
+
 from tests.automations.payloads import INSTALLATION
 from tests.spine.helpers import payload
 
 CONFIG = ".github/bot.yml"
+
+
+def patch(old: bytes, new: bytes, context: int = 3) -> str:
+    """A file's `patch` as GitHub's commit API gives it: the unified diff from its first `@@`."""
+    lines = list(difflib.unified_diff(old.decode().splitlines(), new.decode().splitlines(), lineterm="", n=context))
+    return "\n".join(lines[2:])
 
 
 def commit(sha: str, added: tuple[str, ...] = (), modified: tuple[str, ...] = (), removed: tuple[str, ...] = (),

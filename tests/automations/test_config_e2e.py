@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.automations.config_payloads import CONFIG, commit, push
+from tests.automations.config_payloads import CONFIG, commit, patch, push
 from tests.automations.test_schedule_e2e import WEEKLY, answers, tick
 from tests.automations.test_schedule_e2e import world as world  # noqa: F401  (the fixture: the tick is the test's)
 from tests.fakes.provider import say
@@ -41,6 +41,7 @@ def test_a_push_with_a_bad_bot_yml_gets_a_comment_naming_the_line_and_the_old_sc
     assert tick(world, "2030-01-07T05:00Z") == "0 slot(s) due"  # the schedule is known: first seen before its slot
 
     world.gh.add_content(REPO, CONFIG, BAD)
+    world.gh.set_commit_files(REPO, B, [CONFIG], {CONFIG: patch(WEEKLY, BAD)})
     assert pushed(world, B)["queued"] is True
     [comment] = world.gh.commit_comments(REPO, B)
     assert (comment["path"], comment["line"]) == (CONFIG, 7)

@@ -19,7 +19,7 @@ from bot.record.defang import markers
 from bot.service.schedules import tick
 from bot.workspace.repo_config import ConfigError
 from tests.automations import config_payloads
-from tests.automations.config_payloads import CONFIG, commit
+from tests.automations.config_payloads import CONFIG, commit, patch
 from tests.entry_settings import current, database
 from tests.spine.helpers import configure_app
 from tests.spine.service import REPO, seeded_github
@@ -70,6 +70,7 @@ async def test_an_invalid_file_pushed_gets_one_comment_on_its_line_and_the_last_
     gh.add_content(REPO, CONFIG, WEEKLY)
     await _read(db, _push(A))
     gh.add_content(REPO, CONFIG, BAD)
+    gh.set_commit_files(REPO, B, [CONFIG], {CONFIG: patch(WEEKLY, BAD)})
     await _read(db, _push(B), job_id=8)
     [comment] = gh.commit_comments(REPO, B)
     assert (comment["path"], comment["line"]) == (CONFIG, 7)
@@ -134,6 +135,7 @@ async def test_an_install_refuses_an_invalid_file_on_the_last_commit_that_change
     db = database()
     gh.add_content(REPO, CONFIG, BAD)
     gh.add_commit(REPO, A, [CONFIG])
+    gh.set_commit_files(REPO, A, [CONFIG], {CONFIG: patch(b"", BAD)})  # the commit that added it
     gh.add_commit(REPO, B, ["README.md"])
     await _read(db, config_payloads.installation_created([(REPO, 11)]), "installation")
     await _read(db, config_payloads.installation_created([(REPO, 11)]), "installation", job_id=8)  # reinstalled

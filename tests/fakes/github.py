@@ -65,7 +65,11 @@ a symlink its target's file), PUT /repos/{o}/{r}/contents/{path} (on `branch`, w
 `sha`), PATCH /repos/{o}/{r}/pulls/{n} (title, body, state), GET /repos/{o}/{r}/git/ref/heads/{branch},
 POST /repos/{o}/{r}/git/refs (a branch at a branch's head; 422 when it exists); GET|POST
 /repos/{o}/{r}/commits/{sha}/comments (POST: 422 for a `path` the commit did not change, when
-`gh.set_commit_files(repo, sha, paths)` said which it did; read back with `gh.commit_comments(repo, sha)`),
+`gh.set_commit_files(repo, sha, paths, patches)` said which it did, and for a `position` outside the
+path's patch; a comment placed by `position` gets the file's `line` GitHub derives; read back with
+`gh.commit_comments(repo, sha)`), GET /repos/{o}/{r}/commits/{sha} (the commit with its `files` as
+diff entries, each with its `patch` when `set_commit_files` gave one, `per_page`/`page` paging the
+files as GitHub does; 422 for a commit the fake does not know),
 GET /repos/{o}/{r}/commits (`path`: the commits `gh.add_commit` says changed it, newest first); GET /user-attachments/assets/{id} and /user-attachments/files/{id}/{name} (302
 to a signed blob URL, as for a private repository); GET /_blobs/... (the log and image store: no
 token, as its signed URL is the credential);
@@ -285,6 +289,13 @@ class FakeGitHub:
     def add_pull_file(self, full_name: str, number: int, filename: str, patch: str | None,
                       status: str = "modified", additions: int | None = None, deletions: int | None = None) -> dict:
         """One entry of GET /pulls/{n}/files (the diff-entry shape); patch None as for a binary file."""
+        entry = self._diff_entry(full_name, filename, patch, status, additions, deletions)
+        self._state(full_name)["files"].setdefault(number, []).append(entry)
+        return entry
+
+    def _diff_entry(self, full_name: str, filename: str, patch: str | None, status: str = "modified",
+                    additions: int | None = None, deletions: int | None = None) -> dict:
+        """A file of a diff as GitHub lists it (the diff-entry shape); no `patch` when None."""
         lines = (patch or "").split("\n")
         adds = sum(1 for x in lines if x.startswith("+")) if additions is None else additions
         dels = sum(1 for x in lines if x.startswith("-")) if deletions is None else deletions
@@ -296,7 +307,6 @@ class FakeGitHub:
         entry = shaped("diff-entry", entry)
         if patch is not None:
             entry["patch"] = patch
-        self._state(full_name)["files"].setdefault(number, []).append(entry)
         return entry
 
     def add_review(self, full_name: str, number: int, body: str | None, user: str = "octocat",
@@ -372,10 +382,14 @@ class FakeGitHub:
         with self._lock:
             return [label["name"] for label in self._state(full_name)["issues"][number].get("labels", [])]
 
-    def set_commit_files(self, full_name: str, sha: str, paths: list[str]) -> None:
-        """The files commit `sha` changed: a commit comment on another path is refused (422)."""
+    def set_commit_files(self, full_name: str, sha: str, paths: list[str],
+                         patches: dict[str, str | None] | None = None) -> None:
+        """The files commit `sha` changed, and the patch of each `patches` names (GitHub's `patch`: the
+        unified diff from the first `@@`; None or absent as for a binary or too large file): a commit
+        comment on another path, or at a position outside the patch, is refused (422)."""
         with self._lock:
             self._state(full_name).setdefault("commit_files", {})[sha] = list(paths)
+            self._state(full_name).setdefault("commit_patches", {})[sha] = dict(patches or {})
 
     def add_commit(self, full_name: str, sha: str, files: list[str], message: str = "Change") -> None:
         """A commit on the default branch that changed `files` (GET .../commits lists it, newest first)."""
@@ -685,10 +699,17 @@ class FakeGitHub:
         known = state.get("commit_files", {}).get(sha)
         if body.get("path") is not None and known is not None and body["path"] not in known:
             return 422, _unprocessable("Validation Failed"), {}
+        line = body.get("line")
+        if body.get("path") is not None and body.get("position") is not None:
+            patch = state.get("commit_patches", {}).get(sha, {}).get(body["path"])
+            shown = _position_lines(patch) if patch else {}
+            if patch is not None and body["position"] not in shown:
+                return 422, _unprocessable("Validation Failed"), {}
+            line = shown.get(body["position"], line)
         cid = next(self._ids)
         comment = shaped("commit-comment", {
             "id": cid, "node_id": f"CC_{cid}", "body": body["body"], "path": body.get("path"),
-            "line": body.get("line"), "position": body.get("position"), "commit_id": sha,
+            "line": line, "position": body.get("position"), "commit_id": sha,
             "user": {**_user("bot[bot]", "Bot")}, "author_association": "NONE", "created_at": _now(),
             "updated_at": _now(), "url": f"{self._api(full)}/comments/{cid}",
             "html_url": f"https://github.com/{full}/commit/{sha}#commitcomment-{cid}"})
@@ -708,6 +729,31 @@ class FakeGitHub:
                        "url": f"{self._api(full)}/git/commits/{c['sha']}",
                        "tree": {"sha": "b" * 40, "url": f"{self._api(full)}/git/trees/{'b' * 40}"}}})
             for c in self._state(full).get("commits", []) if path is None or path in c["files"]], {}
+
+    def _get_commit(self, body, headers, owner, repo, sha, query=None):
+        """One commit with a page of its files (GitHub's default 300 a page, `per_page` at most 300)."""
+        full = f"{owner}/{repo}"
+        state = self._state(full)
+        paths = state.get("commit_files", {}).get(sha)
+        if paths is None:
+            paths = next((c["files"] for c in state.get("commits", []) if c["sha"] == sha), None)
+        if paths is None:
+            return 422, _unprocessable(f"No commit found for SHA: {sha}"), {}
+        asked = dict(parse_qsl(query or ""))
+        per_page, page = min(int(asked.get("per_page", 300)), 300), int(asked.get("page", 1))
+        patches = state.get("commit_patches", {}).get(sha, {})
+        files = [self._diff_entry(full, path, patches.get(path)) for path in paths]
+        shown = files[(page - 1) * per_page: page * per_page]
+        person = {"name": "Codertocat", "email": "c@example.com", "date": _now()}
+        adds, dels = sum(f["additions"] for f in files), sum(f["deletions"] for f in files)
+        return 200, shaped("commit", {
+            "sha": sha, "node_id": f"C_{sha[:8]}", "url": f"{self._api(full)}/commits/{sha}",
+            "html_url": f"https://github.com/{full}/commit/{sha}", "parents": [],
+            "comments_url": f"{self._api(full)}/commits/{sha}/comments", "author": None, "committer": None,
+            "commit": {"message": "Change", "author": person, "committer": person, "comment_count": 0,
+                       "url": f"{self._api(full)}/git/commits/{sha}",
+                       "tree": {"sha": "b" * 40, "url": f"{self._api(full)}/git/trees/{'b' * 40}"}},
+            "stats": {"additions": adds, "deletions": dels, "total": adds + dels}, "files": shown}), {}
 
     def _list_commit_comments(self, body, headers, owner, repo, sha):
         return 200, [c for c in self._state(f"{owner}/{repo}").get("commit_comments", []) if c["commit_id"] == sha], {}
@@ -1074,6 +1120,7 @@ def _routes(gh: FakeGitHub) -> list:
         ("GET", repo + r"/commits/(?P<ref>[^/]+)/check-runs", gh._check_runs),
         ("POST", repo + r"/commits/(?P<sha>[0-9a-f]{40})/comments", gh._create_commit_comment),
         ("GET", repo + r"/commits/(?P<sha>[0-9a-f]{40})/comments", gh._list_commit_comments),
+        ("GET", repo + r"/commits/(?P<sha>[0-9a-f]{40})(?:\?(?P<query>.*))?", gh._get_commit),
         ("GET", repo + r"/commits(?:\?(?P<query>.*))?", gh._list_commits),
         ("GET", repo + r"/check-runs/(?P<cid>\d+)/annotations", gh._annotations),
         ("GET", repo + r"/actions/runs/(?P<run>\d+)/jobs", gh._run_jobs),
@@ -1117,7 +1164,8 @@ def _handler_for(gh: FakeGitHub):
             raw = self.rfile.read(length) if length else b""
             body = json.loads(raw) if raw else None
             headers = {k.lower(): v for k, v in self.headers.items()}
-            kept = "?" not in self.path or any(part in self.path for part in ("/pulls?", "/contents/", "/commits?"))
+            kept = "?" not in self.path or any(part in self.path for part in ("/pulls?", "/contents/", "/commits?")) \
+                or re.search(r"/commits/[0-9a-f]{40}\?", self.path) is not None
             path = self.path if kept else self.path.split("?")[0]
             status, payload, extra = gh._dispatch(self.command, path, body, headers)
             if status == 0:  # an injected network error: no answer at all
@@ -1174,6 +1222,22 @@ def _review_comment_problem(comment: dict, patches: dict) -> str | None:
     if not any(line in hunk and start in hunk for hunk in hunks):
         return "Line could not be resolved"
     return None
+
+
+def _position_lines(patch: str) -> dict[int, int | None]:
+    """GitHub's positions in a file's patch (the first `@@` is 0, every later line one more, later
+    headers included), each with the commit's line it shows (None for a removed line)."""
+    found: dict[int, int | None] = {}
+    new = 0
+    for index, raw in enumerate(patch.split("\n")):
+        header = re.match(r"@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@", raw)
+        if header:
+            new = int(header.group(1))
+        elif index and raw[:1] in (" ", "+"):
+            found[index], new = new, new + 1
+        elif index and raw[:1] in ("-", "\\"):
+            found[index] = None
+    return found
 
 
 def _shown_lines(patch: str, side: str) -> list[set]:
