@@ -326,15 +326,18 @@ async def _scheduled(payload: dict, token: str, settings: Settings) -> StepOutco
         if entry is not None and action_session.threads_folder(entry):
             workflow.command("warning", "bot: the scheduled runs' session cache was not a folder and was removed; "
                                         "each automation starts a fresh session")
-        outcome, numbers = StepOutcome("ignored"), set()
-        for automation in automations:
-            number = await action_schedule.issue_of(repo_thread, automation.name)
-            numbers.add(number)
-            ran = await _run_automation(repo_thread, automation, number, settings,
-                                        None if entry is None else action_session.thread_part(entry, number))
-            outcome = ran if outcome.status != "failed" else dataclasses.replace(ran, status="failed")
-    if entry is not None:  # what the entry holds besides these threads' parts is not saved again
-        action_session.keep_only(entry, numbers)
+        outcome, numbers, finished = StepOutcome("ignored"), set(), False
+        try:
+            for automation in automations:
+                number = await action_schedule.issue_of(repo_thread, automation.name)
+                numbers.add(number)
+                ran = await _run_automation(repo_thread, automation, number, settings,
+                                            None if entry is None else action_session.thread_part(entry, number))
+                outcome = ran if outcome.status != "failed" else dataclasses.replace(ran, status="failed")
+            finished = True
+        finally:
+            if entry is not None:  # nothing else the entry holds is saved again (cut short: other parts stay)
+                action_session.keep_only(entry, numbers, any_part=not finished)
     return outcome
 
 

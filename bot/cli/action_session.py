@@ -119,11 +119,14 @@ def thread_part(folder: Path, number: int) -> Path:
     return folder / str(int(number))
 
 
-def keep_only(folder: Path, numbers: set[int]) -> list[str]:
+def keep_only(folder: Path, numbers: set[int], any_part: bool = False) -> list[str]:
     """Remove from `folder` every name but the parts of `numbers` (whatever a cache brought: files,
-    links, other threads' folders), never following a link; returns the names removed. A name that
+    links, other threads' folders), never following a link; returns the names removed. `any_part`:
+    keep every name a part could have (the run stopped before it knew all its threads). A name that
     cannot be removed is left and recorded: each thread's part is checked again on its restore."""
     kept, removed = {thread_part(folder, n).name for n in numbers}, list[str]()
+    if any_part:
+        kept |= {name for name in _names(folder) if name.isascii() and name.isdigit() and name == str(int(name))}
     try:
         fd = os.open(folder, _FOLDER)
     except OSError as exc:
@@ -139,6 +142,13 @@ def keep_only(folder: Path, numbers: set[int]) -> list[str]:
     finally:
         os.close(fd)
     return removed
+
+
+def _names(folder: Path) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
 
 
 def _remove_name(fd: int, folder: Path, name: str) -> None:
