@@ -42,24 +42,24 @@ def position(patch: str, line: int) -> int | None:
     lines = patch.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # a patch ending in a newline
-    found, old, new, at = None, 0, 0, None
+    found, old, new, at = None, 0, 0, None  # old, new: the hunk's lines still to come; at: the commit's line
     for index, raw in enumerate(lines):
-        header = _HUNK.fullmatch(raw)
+        header, kind = _HUNK.fullmatch(raw), raw[:1]
         if header:
-            if index and (old or new):
+            if old or new:
                 return None  # the hunk before holds fewer lines than its header counted
             old, new, at = _count(header.group(2)), _count(header.group(4)), int(header.group(3))
-            continue
-        if at is None or raw[:1] not in (" ", "+", "-", "\\"):
+        elif at is None or kind not in (" ", "+", "-", "\\"):
             return None
-        if raw[:1] == "\\":
+        elif kind == "\\":
             continue  # "\ No newline at end of file": counted as a position, not as a line
-        if raw[:1] != "+" and not old or raw[:1] != "-" and not new:
+        elif (kind != "+" and not old) or (kind != "-" and not new):
             return None  # more lines than the header counted
-        if raw[:1] != "-":
-            found = index if at == line and found is None else found
-            at, new = at + 1, new - 1
-        old -= raw[:1] != "+"
+        else:
+            if kind != "-":
+                found = index if at == line and found is None else found
+                at, new = at + 1, new - 1
+            old -= kind != "+"
     return found if at is not None and not old and not new else None
 
 
