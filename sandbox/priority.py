@@ -11,38 +11,80 @@ Two knobs, because which one the kernel honours depends on the host:
   setting it covers every process of the session, those started before too.
 
 Each is set STEP above the bot's own (at most 19). Lowering a priority needs no privilege; a
-process already gone, or a kernel without autogroups, leaves nothing to do.
+process already gone, or a kernel without autogroups, leaves nothing to do. Tier 0 sets both on
+the CLI as it starts (it leads a session of its own). Tier 1 sets the nice value on the sandbox's
+first process while it waits to be unblocked (the CLI is started from it, after), and the
+session's once bubblewrap has made it (--new-session, after the unblock).
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
+from collections.abc import Callable
 
 STEP = 10  # CFS weight 1024 → 110: a CPU-bound CLI gets about a tenth of a core the bot wants
 LOWEST = 19
+SESSION_WAIT_S = 1.0  # the longest wait between checks for a sandbox's new session (about 2 s in all)
 _AUTOGROUP_NICE = re.compile(rb"nice (-?\d+)")
 
 
-def lower(pid: int, autogroup: bool = True) -> None:
-    """Put `pid` STEP below the bot's CPU priority: its nice value and, with `autogroup`, its
-    session's (the caller knows `pid` leads a session of its own)."""
+def lower_nice(pid: int) -> None:
+    """Set `pid`'s nice value STEP above the bot's: inherited by what it starts from now on."""
     with contextlib.suppress(ProcessLookupError):
         os.setpriority(os.PRIO_PROCESS, pid, lowered(os.getpriority(os.PRIO_PROCESS, 0)))
-    if autogroup:
-        lower_autogroup(pid)
 
 
-def lower_autogroup(pid: int) -> None:
+def lower_autogroup(pid: int) -> bool:
+    """Set the autogroup of `pid`'s session STEP below the bot's; False when the kernel asks to
+    be asked again (without CAP_SYS_ADMIN it takes one such change per 100 ms, machine-wide)."""
     own = autogroup_nice("self")
     if own is None:
-        return  # no autogroups on this kernel
-    with contextlib.suppress(OSError):  # gone, or not ours to set: its nice value still holds
+        return True  # no autogroups on this kernel
+    try:
         fd = os.open(f"/proc/{pid}/autogroup", os.O_WRONLY | os.O_CLOEXEC)
         try:
             os.write(fd, str(lowered(own)).encode())
         finally:
             os.close(fd)
+    except BlockingIOError:
+        return False
+    except OSError:
+        pass  # gone, or not ours to set: its nice value still holds
+    return True
+
+
+def lower_session(pid: int, running: Callable[[], bool]) -> None:
+    """Lower the autogroup of the session `pid` leads, now if it does, else once it does (bubblewrap
+    gives the sandbox's first process a new session once unblocked, and a new session starts at the
+    default weight whatever its nice values). Checked again on the event loop's timers, from 1 ms
+    on, each wait twice the last, for about 2 s, and only while `running` (the sandbox has not
+    ended: its pid is no one else's); again too when the kernel asked to be asked later."""
+    loop = asyncio.get_running_loop()
+
+    def check(wait: float) -> None:
+        if not running() or (session_of(pid) == pid and lower_autogroup(pid)):
+            return
+        if wait < SESSION_WAIT_S:
+            loop.call_later(wait, check, wait * 2)
+
+    check(0.001)
+
+
+def session_of(pid: int) -> int | None:
+    """The session `pid` is in (/proc/PID/stat, field 6), None when it is gone."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        stat = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return int(stat.rsplit(b")", 1)[1].split()[3])
 
 
 def lowered(nice: int) -> int:

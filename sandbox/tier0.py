@@ -100,7 +100,8 @@ class Tier0Spawner:
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             start_new_session=True, preexec_fn=_backstops(config), limit=1 << 24)
-        priority.lower(proc.pid)  # it leads a session of its own
+        priority.lower_nice(proc.pid)
+        priority.lower_session(proc.pid, lambda: proc.returncode is None)  # it leads a session of its own
         if stdin is not None:
             assert proc.stdin is not None  # piped when there is stdin
             proc.stdin.write(stdin)

@@ -377,9 +377,9 @@ class Tier1Spawner:
                 # runtime refuses (a masked /proc) ends the child while it is being wired up,
                 # and bwrap's own words are the reason, not the vanished /proc/PID
                 raise (await _died_during_setup(proc) or exc) from None
-            # the sandbox's first process waits for the unblock: what it starts inherits this
-            priority.lower(child_pid, autogroup=False)  # (bwrap gives it a session of its own after)
+            priority.lower_nice(child_pid)  # it waits for the unblock: what it starts inherits this
             await _unblock(proc, block_w)
+            priority.lower_session(child_pid, lambda: proc.returncode is None)
         except BaseException:
             await process.kill()
             await process.cleaned_up()  # the caller removes the layers and cgroups after it

@@ -2,6 +2,7 @@
 without end or compiles must not take the CPU from the event loop answering other threads."""
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import replace
 
@@ -42,9 +43,25 @@ async def test_a_tier0_clis_session_is_weighed_below_the_bots(config):
         pytest.skip("this kernel has no autogroups")
     proc = await _running_tier0(config)
     try:
-        assert priority.autogroup_nice(proc.pid) == min(priority.autogroup_nice("self") + priority.STEP, 19)
+        assert await _autogroup_nice_once_set(proc.pid) == _lowered_autogroup()
     finally:
         await proc.kill()
+
+
+def _lowered_autogroup() -> int:
+    own = priority.autogroup_nice("self")
+    assert own is not None
+    return min(own + priority.STEP, 19)
+
+
+async def _autogroup_nice_once_set(pid: int) -> int | None:
+    """`pid`'s session's nice value once it is the lowered one, or as it is after 3 s (the kernel
+    may ask an unprivileged bot to set it again 100 ms later)."""
+    for _ in range(300):
+        if priority.autogroup_nice(pid) == _lowered_autogroup():
+            break
+        await asyncio.sleep(0.01)
+    return priority.autogroup_nice(pid)
 
 
 @pytest.mark.sandbox
@@ -54,3 +71,17 @@ async def test_a_tier1_cli_runs_at_a_lower_nice_value_than_the_bot(run):
     ran = await run('read -r stat < /proc/self/stat; echo "$stat"')
     assert ran.rc == 0, ran.text
     assert _nice_in(ran.out) == min(_bots_nice() + priority.STEP, 19)
+
+
+@pytest.mark.sandbox
+async def test_a_tier1_clis_session_is_weighed_below_the_bots(run):
+    """bubblewrap gives the sandbox a session of its own, which starts at the default weight: the
+    command inside reads its session's nice value from its /proc until it is the lowered one
+    (it is set once the session is made), for at most 3 s."""
+    if priority.autogroup_nice("self") is None:
+        pytest.skip("this kernel has no autogroups")
+    lowered = _lowered_autogroup()
+    ran = await run(f'for i in $(seq 300); do read -r ag < /proc/self/autogroup; '
+                    f'case "$ag" in *" nice {lowered}") break;; esac; sleep 0.01; done; echo "$ag"')
+    assert ran.rc == 0, ran.text
+    assert ran.out.strip().endswith(f" nice {lowered}"), ran.text
