@@ -529,8 +529,9 @@ def _tables() -> _Tables:
     per webhook delivery, and each reading sorted the registry and built every adapter."""
     _load_builtins()
     key = tuple(_REGISTRY.items())
-    if _made and _made[0][0] == key:
-        return _made[0][1]
+    last = _made[0] if _made else None  # read once: another thread may replace it meanwhile
+    if last is not None and last[0] == key:
+        return last[1]
     ordered = _ordered()
     aliases: dict[str, str] = {}
     for name in ordered:
