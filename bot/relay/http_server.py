@@ -70,13 +70,14 @@ class Gone(BodyError):
 class Request:
     """One parsed request: its head at once, its body when `body()` is awaited."""
 
-    __slots__ = ("method", "raw_path", "query", "headers", "keep_alive", "gone", "_continue", "_parts",
+    __slots__ = ("method", "raw_path", "query", "headers", "keep_alive", "http10", "gone", "_continue", "_parts",
                  "_size", "_complete", "_error", "_waiter", "_connection")
 
     def __init__(self, connection: _Connection, method: str, raw_path: bytes, query: bytes,
-                 headers: list[tuple[bytes, bytes]], keep_alive: bool, expect_continue: bool):
+                 headers: list[tuple[bytes, bytes]], http10: bool, keep_alive: bool, expect_continue: bool):
         self.method, self.raw_path, self.query, self.headers = method, raw_path, query, headers
-        self.keep_alive = keep_alive
+        self.http10 = http10  # its answer cannot be chunked: an unsized one ends when the connection does
+        self.keep_alive = keep_alive and not http10
         self.gone = False  # the client went away while its request ran (the handler was cancelled)
         self._continue = expect_continue
         self._parts: list[bytes] = []
@@ -152,8 +153,11 @@ class Reply:
                 self._left = int(value)
             head.append(b"%s: %s\r\n" % (name, value))
         if self._left is None and not self._bodiless and status not in (204, 304):
-            self._chunked = True
-            head.append(b"transfer-encoding: chunked\r\n")
+            if self._request.http10:  # no chunks in HTTP/1.0: the body ends when the connection does
+                self._request.keep_alive = False
+            else:
+                self._chunked = True
+                head.append(b"transfer-encoding: chunked\r\n")
         if not self._request.keep_alive:
             head.append(b"connection: close\r\n")
         head.append(b"\r\n")
@@ -182,8 +186,10 @@ class Reply:
                 self._request.keep_alive = False
             self._left -= len(data)
             self._connection.out.write(data)
-        else:
+        elif self._chunked:
             self._connection.out.write(b"%x\r\n%s\r\n" % (len(data), data))
+        else:
+            self._connection.out.write(data)  # HTTP/1.0, unsized: until the connection closes
 
     def stopped(self) -> None:
         """The server stops with this answer unfinished: a 503 when nothing was sent, else its end."""
@@ -299,8 +305,8 @@ class _Connection(asyncio.Protocol):
         parser = self._parser
         headers = self._headers
         request = Request(self, parser.get_method().decode("ascii"), url.path if url else b"",
-                          (url.query or b"") if url else b"", headers,
-                          parser.get_http_version() != "1.0" and parser.should_keep_alive(),
+                          (url.query or b"") if url else b"", headers, parser.get_http_version() == "1.0",
+                          parser.should_keep_alive(),
                           any(n == b"expect" and v.lower() == b"100-continue" for n, v in headers))
         if url is None:
             request._fail(Malformed("the request's target is not a URL"))

@@ -155,3 +155,22 @@ async def test_an_idle_kept_connection_is_closed(relay, fake, monkeypatch):
         closed = await asyncio.wait_for(reader.read(), 30)
         writer.close()
     assert closed == b""
+
+
+async def test_an_http_1_0_client_gets_a_stream_unchunked_ended_by_the_close(relay):
+    event = b'event: ping\ndata: {"type": "ping"}\n\n'
+
+    async def chunked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                     b"%x\r\n%s\r\n0\r\n\r\n" % (len(event), event))
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(chunked, "127.0.0.1", 0)
+    async with server, relay("anthropic", base_url=f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}") as live:
+        request = messages_request(live.token).replace(b"HTTP/1.1", b"HTTP/1.0", 1)
+        answer = await exchange(live.port, request)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ") and b"transfer-encoding" not in head.lower()
+    assert b"connection: close" in head.lower() and body == event
