@@ -174,3 +174,32 @@ async def test_an_http_1_0_client_gets_a_stream_unchunked_ended_by_the_close(rel
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200 ") and b"transfer-encoding" not in head.lower()
     assert b"connection: close" in head.lower() and body == event
+
+
+async def test_a_client_reading_slowly_gets_the_whole_answer_after_the_relay_waited_for_it(relay):
+    body = b'{"type": "message", "content": "' + b"x" * (12 << 20) + b'"}'
+
+    async def large(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(body))
+        writer.write(body)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(large, "127.0.0.1", 0)
+    async with server, relay("anthropic", base_url=f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}") as live:
+        reader, writer = await asyncio.open_connection("127.0.0.1", live.port, limit=1 << 16)
+        writer.transport.pause_reading()  # the CLI reads nothing for now
+        writer.write(messages_request(live.token))
+        await asyncio.wait_for(_paused(live), 30)  # the relay waits for the CLI to read
+        writer.transport.resume_reading()
+        head = await reader.readuntil(b"\r\n\r\n")
+        received = await asyncio.wait_for(reader.readexactly(len(body)), 60)
+        writer.close()
+    assert head.startswith(b"HTTP/1.1 200 ") and received == body
+
+
+async def _paused(live) -> None:
+    assert live._server is not None
+    while not any(connection.paused for connection in live._server.connections):
+        await asyncio.sleep(0.01)
