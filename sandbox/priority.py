@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 STEP = 10  # CFS weight 1024 → 110: a CPU-bound CLI gets about a tenth of a core the bot wants
 LOWEST = 19
-SESSION_WAIT_S = 1.0  # the longest wait between checks for a sandbox's new session (about 2 s in all)
+SESSION_WAIT_S = 2.0  # a sandbox's new session is looked for until the next wait would reach this (2 s in all)
 _AUTOGROUP_NICE = re.compile(rb"nice (-?\d+)")
 
 
@@ -59,8 +59,8 @@ def lower_session(pid: int, running: Callable[[], bool]) -> None:
     """Lower the autogroup of the session `pid` leads, now if it does, else once it does (bubblewrap
     gives the sandbox's first process a new session once unblocked, and a new session starts at the
     default weight whatever its nice values). Checked again on the event loop's timers, from 1 ms
-    on, each wait twice the last, for about 2 s, and only while `running` (the sandbox has not
-    ended: its pid is no one else's); again too when the kernel asked to be asked later."""
+    on, each wait twice the last, for about 2 s, and only while `running` (the sandbox's launcher
+    has not been reaped); again too when the kernel asked to be asked later."""
     loop = asyncio.get_running_loop()
 
     def check(wait: float) -> None:
