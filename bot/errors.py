@@ -32,6 +32,10 @@ The tree below, with each class's module, is checked against the classes
     ├── LoginRefused             bot.relay.chatgpt       the ChatGPT login was not renewed
     ├── BodyRefused              bot.relay.body_policy   a request the relay answers itself
     ├── PriceTableError          bot.relay.pricing       the operator's price table is invalid
+    ├── RelayBodyError           bot.relay.http_server   a relayed request's body cannot be had
+    │   ├── RelayBodyTooLarge    bot.relay.http_server   the body is over the relay's cap (413)
+    │   ├── RelayBodyMalformed   bot.relay.http_server   the request's framing or target is malformed (400)
+    │   └── RelayClientGone      bot.relay.http_server   the CLI went away before the body's end
     ├── Unreadable               bot.relay.reservation   a request's output limit or count is not a number
     ├── SpecError                bot.intake.spec         a stored job spec this version cannot read
     ├── Stop                     bot.episode.stop        end the job now with a terminal text

@@ -13,7 +13,7 @@ The sandbox is hostile, so every byte a connection carries is read as an attack:
   value: the connection gets a 400 and is closed, and the request never reaches the handler.
 - A request head over `head_cap` bytes gets a 431 and the connection is closed.
 - A body over `body_cap` (declared or sent) is refused by the handler (`Request.body` raises
-  `TooLarge`), and the connection is closed after the answer: the rest is never read into memory.
+  `RelayBodyTooLarge`), and the connection is closed after the answer: the rest is never read into memory.
 - One request at a time per connection: a pipelined one waits, and reading pauses, until the answer
   before it has left. A connection with no request for KEEP_ALIVE_S is closed.
 - A client that goes away while its request runs (the connection is reset, or a write to it fails)
@@ -39,6 +39,7 @@ from typing import Any
 
 import httptools
 
+from bot.errors import BotError
 from bot.relay import downstream
 
 log = logging.getLogger(__name__)
@@ -51,19 +52,19 @@ _FIELD_VALUE = re.compile(rb"[^\x00-\x08\x0a-\x1f\x7f]*")
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 
-class BodyError(Exception):
+class RelayBodyError(BotError):
     """The request's body cannot be had: `Request.body` raises one of these."""
 
 
-class TooLarge(BodyError):
+class RelayBodyTooLarge(RelayBodyError):
     pass
 
 
-class Malformed(BodyError):
+class RelayBodyMalformed(RelayBodyError):
     pass
 
 
-class Gone(BodyError):
+class RelayClientGone(RelayBodyError):
     pass
 
 
@@ -83,12 +84,13 @@ class Request:
         self._parts: list[bytes] = []
         self._size = 0
         self._complete = False
-        self._error: BodyError | None = None
+        self._error: RelayBodyError | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._connection = connection
 
     async def body(self) -> bytes:
-        """The whole body; raises TooLarge past the cap, Malformed, or Gone if the client left first."""
+        """The whole body; raises RelayBodyTooLarge past the cap, RelayBodyMalformed, or
+        RelayClientGone if the client left first."""
         while not self._complete and self._error is None:
             if self._continue:
                 self._continue = False
@@ -107,7 +109,7 @@ class Request:
             return  # past the cap: the rest is dropped, and the connection closed after the answer
         self._size += len(piece)
         if self._size > cap:
-            self._fail(TooLarge(f"the request is over {cap >> 20} MiB"))
+            self._fail(RelayBodyTooLarge(f"the request is over {cap >> 20} MiB"))
             return
         self._parts.append(piece)
 
@@ -115,7 +117,7 @@ class Request:
         self._complete = True
         self._wake()
 
-    def _fail(self, error: BodyError) -> None:
+    def _fail(self, error: RelayBodyError) -> None:
         self._error = self._error or error
         self._parts.clear()
         self.keep_alive = False
@@ -268,7 +270,7 @@ class _Connection(asyncio.Protocol):
         self._eof = True
         unfinished = self._parsing
         if unfinished is not None and not unfinished._complete:
-            unfinished._fail(Gone("the client stopped sending before the request's end"))
+            unfinished._fail(RelayClientGone("the client stopped sending before the request's end"))
             if unfinished is not self._running:
                 self._waiting.remove(unfinished)
         return self.task is not None or bool(self._waiting)  # True: open for the answers still owed
@@ -309,11 +311,11 @@ class _Connection(asyncio.Protocol):
                           parser.should_keep_alive(),
                           any(n == b"expect" and v.lower() == b"100-continue" for n, v in headers))
         if url is None:
-            request._fail(Malformed("the request's target is not a URL"))
+            request._fail(RelayBodyMalformed("the request's target is not a URL"))
         else:
             declared = next((v for n, v in headers if n == b"content-length"), b"0")
             if int(declared) > self._server.body_cap:  # llhttp has checked it is digits, and only one
-                request._fail(TooLarge(f"the request is over {self._server.body_cap >> 20} MiB"))
+                request._fail(RelayBodyTooLarge(f"the request is over {self._server.body_cap >> 20} MiB"))
         self._parsing = request
         self._waiting.append(request)
         self.idle_since = None
@@ -399,7 +401,7 @@ class _Connection(asyncio.Protocol):
         if running is not None:
             running.keep_alive = False
             if not running._complete:
-                running._fail(Malformed("the request's framing is malformed"))
+                running._fail(RelayBodyMalformed("the request's framing is malformed"))
             if self._transport is not None:
                 self._transport.pause_reading()
             return
@@ -426,7 +428,7 @@ class _Connection(asyncio.Protocol):
         if request is None or task is None or task.done():
             return
         if not request._complete:
-            request._fail(Gone("the client went away"))
+            request._fail(RelayClientGone("the client went away"))
         else:
             request.gone = True
             task.cancel()

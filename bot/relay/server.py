@@ -612,11 +612,11 @@ def _origin_of(root: str) -> wire.Origin | None:
 async def _read_body(request: http_server.Request) -> bytes:
     try:
         return await request.body()
-    except http_server.TooLarge:
+    except http_server.RelayBodyTooLarge:
         raise _Refused(413, "too_large", f"the request is over {REQUEST_CAP >> 20} MiB") from None
-    except http_server.Malformed as malformed:
+    except http_server.RelayBodyMalformed as malformed:
         raise _Refused(400, "framing", f"the model relay refused the request: {malformed}") from None
-    except http_server.Gone:
+    except http_server.RelayClientGone:
         raise _Refused(400, "disconnected", "the client went away") from None
 
 
