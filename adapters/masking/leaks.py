@@ -40,6 +40,7 @@ from urllib.parse import unquote
 
 from adapters.masking.needles import MIN_FRAGMENT, Needle, exact_variants, fragment_needles, secret_units
 from adapters.masking.shapes import (
+    BASE32_TOKEN_RUN,
     SHORTEST_SHAPE,
     Finding,
     base32_runs,
@@ -185,6 +186,8 @@ class _Scanner:
             for view, found in fragment_needles(unit).items():
                 needles.setdefault(view, []).extend(found)
         self.grams = {view: _Grams(found) for view, found in needles.items() if found}
+        # base32 runs are decoded from the shortest that can hold a secret's least run (5 bits a letter)
+        self.base32_least = min([BASE32_TOKEN_RUN, *(-(-needle.least * 8 // 5) for needle in needles.get("raw", []))])
 
     def find(self, text: str) -> list[Finding]:
         found = [Finding(i, i + len(variant), "a secret of this run", how)
@@ -216,7 +219,7 @@ class _Scanner:
         compact = View(text, COMPACT).value
         if has_token_prefix(text) or has_token_prefix(compact) or has_token_prefix(compact[::-1]):
             return False  # a token shape may start there (as written, compact or reversed)
-        if has_base32_run(compact):
+        if has_base32_run(compact, self.base32_least):
             return False  # decoded at every alignment
         data = text.encode("ascii")
         for name, kind in VIEW_KINDS.items():
@@ -230,9 +233,9 @@ class _Scanner:
     def _base32(self, compact: View) -> list[Finding]:
         """Token shapes and secrets in the base32-looking runs of the text."""
         found = []
-        for start, run_end, decoded in base32_runs(compact.value):
+        for start, run_end, decoded in base32_runs(compact.value, self.base32_least):
             for s, e, what, how in self._in_bytes(decoded, "base32-encoded"):
-                end = run_end if e == len(decoded) else start + -(-e // 5) * 8  # with the partial tail
+                end = run_end if e == len(decoded) else min(run_end, start + -(-e // 5) * 8)
                 found.append(Finding(*compact.original(start + s // 5 * 8, end), what, how))
         return found
 

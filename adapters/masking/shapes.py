@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -67,50 +68,68 @@ def shapes(text: str, compact: View) -> list[Finding]:
 
 def decoded_shapes(view: View) -> list[Finding]:
     """Token shapes whose value we were not told, in the hex or base64 the view keeps, decoded at
-    every alignment."""
+    every alignment, each to its last whole byte (a partial last block is decoded too)."""
     if view.kind is BASE64:
         block, chars, how = 3, 4, "base64-encoded"
-        decode: Callable[[str], bytes] = binascii.a2b_base64
+        decode: Callable[[str], bytes] = _base64_to_last_byte
     elif view.kind is HEX:
         block, chars, how = 1, 2, "hex-encoded"
-        decode = bytes.fromhex
+        decode = _hex_to_last_byte
     else:
         return []
-    found = []
+    found, length = [], len(view.value)
     for offset in range(chars):
-        usable = (len(view.value) - offset) // chars * chars
-        if usable < 20:
+        if length - offset < 20:
             break
-        decoded = decode(view.value[offset:offset + usable])
+        decoded = decode(view.value[offset:])
         found += [Finding(*view.original(offset + m.start() // block * chars,
-                                         offset + -(-m.end() // block) * chars), shape_name(m), how)
+                                         min(length, offset + -(-m.end() // block) * chars)), shape_name(m), how)
                   for m in shapes_in_bytes(decoded)]
     return found
 
 
+def _base64_to_last_byte(value: str) -> bytes:
+    """`value` (base64 letters, no padding) decoded to its last whole byte: 6 bits a letter."""
+    return binascii.a2b_base64(value + "A" * (-len(value) % 4))[:len(value) * 6 // 8]
+
+
+def _hex_to_last_byte(value: str) -> bytes:
+    return bytes.fromhex(value[:len(value) // 2 * 2])
+
+
 _NOT_BASE32 = bytes.maketrans(bytes(b for b in range(256) if b not in UPPER + LOWER + b"234567"),
                               b" " * (256 - 58))
-_BASE32_RUN = re.compile(r"[A-Za-z2-7]{24,}")
+BASE32_TOKEN_RUN = 24  # letters: a run this long is decoded whatever the secrets (a token needs more)
 
 
-def base32_runs(value: str) -> Iterator[tuple[int, int, bytes]]:
-    """(start, end of the run, decoded bytes) for each alignment of each run of the base32 alphabet long enough to
-    hold a token; the runs are rare, so they are located only when one exists."""
-    if not has_base32_run(value):
+@functools.lru_cache(maxsize=8)
+def _base32_run(least: int) -> re.Pattern[str]:
+    return re.compile(rf"[A-Za-z2-7]{{{least},}}")
+
+
+def base32_runs(value: str, least: int = BASE32_TOKEN_RUN) -> Iterator[tuple[int, int, bytes]]:
+    """(start, end of the run, decoded bytes) for each alignment of each run of the base32 alphabet
+    of at least `least` letters, decoded to its last whole byte; the runs are rare, so they are
+    located only when one exists."""
+    if not has_base32_run(value, least):
         return
-    for run in _BASE32_RUN.finditer(value):
+    for run in _base32_run(least).finditer(value):
         letters = run.group().upper()
         for offset in range(8):
-            usable = (len(letters) - offset) // 8 * 8
-            try:
-                yield run.start() + offset, run.end(), base64.b32decode(letters[offset:offset + usable])
-            except binascii.Error:
-                continue
+            tail = letters[offset:]
+            if len(tail) < least:
+                break
+            yield run.start() + offset, run.end(), _base32_to_last_byte(tail)
 
 
-def has_base32_run(value: str) -> bool:
-    """Whether `value` holds a run of the base32 alphabet long enough to hold a token."""
-    return max(map(len, value.encode("ascii", "replace").translate(_NOT_BASE32).split()), default=0) >= 24
+def _base32_to_last_byte(letters: str) -> bytes:
+    """Upper-case base32 `letters` (no padding) decoded to its last whole byte: 5 bits a letter."""
+    return base64.b32decode(letters + "A" * (-len(letters) % 8))[:len(letters) * 5 // 8]
+
+
+def has_base32_run(value: str, least: int = BASE32_TOKEN_RUN) -> bool:
+    """Whether `value` holds a run of the base32 alphabet of at least `least` letters."""
+    return max(map(len, value.encode("ascii", "replace").translate(_NOT_BASE32).split()), default=0) >= least
 
 
 def has_token_prefix(value: str) -> bool:
