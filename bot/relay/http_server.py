@@ -233,6 +233,7 @@ class _Connection(asyncio.Protocol):
         self._starting = False  # a handler is being started (and may answer before it returns)
         self._broken = False  # the parser refused what came: nothing more is read
         self._head_open, self._head_bytes = True, 0
+        self._head_size, self._head_over = 0, False  # the head's parsed bytes: exact whatever the reads
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
         self.idle_since: float | None = None  # when its last answer left (None: a request is under way)
@@ -259,7 +260,7 @@ class _Connection(asyncio.Protocol):
         except httptools.HttpParserError:
             self._refuse(400, b"malformed request")
             return
-        if self._head_open and self._head_bytes > self._server.head_cap:
+        if self._head_over or (self._head_open and self._head_bytes > self._server.head_cap):
             self._refuse(431, b"request head too large")
             return
         self._next()
@@ -289,17 +290,22 @@ class _Connection(asyncio.Protocol):
     # llhttp's callbacks ----------------------------------------------------------------------------
 
     def on_message_begin(self) -> None:
-        self._url, self._headers = b"", []
+        self._url, self._headers, self._head_size = b"", [], 0
 
     def on_url(self, url: bytes) -> None:
         self._url += url
+        self._head_size += len(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        self._head_size += len(name) + len(value) + 4  # with its ": " and line end
         # llhttp keeps a value's trailing whitespace, which is not part of it (RFC 9110 5.5)
         self._headers.append((name.lower(), value.rstrip(b" \t")))
 
     def on_headers_complete(self) -> None:
         self._head_open, self._head_bytes = False, 0
+        if self._head_size > self._server.head_cap:  # the whole head came within one read
+            self._head_over, self._parsing = True, None  # refused once the parser returns
+            return
         try:
             url = httptools.parse_url(self._url)
         except httptools.HttpParserInvalidURLError:

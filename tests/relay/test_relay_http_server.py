@@ -203,3 +203,25 @@ async def _paused(live) -> None:
     assert live._server is not None
     while not any(connection.paused for connection in live._server.connections):
         await asyncio.sleep(0.01)
+
+
+async def test_a_head_over_the_cap_that_arrives_in_one_read_is_refused_with_431():
+    """The cap counts the head's parsed bytes, not only those of reads that end inside it: a head a
+    little over the cap, well within one read, is refused and never reaches the handler."""
+    reached = []
+
+    async def handler(request: http_server.Request, reply: http_server.Reply) -> None:
+        reached.append(request)
+        reply.start(200, [(b"content-length", b"0")])
+        reply.end()
+
+    server = http_server.Server(handler, head_cap=1024, body_cap=1 << 20, write_buffer=1 << 16)
+    port = await server.start()
+    try:
+        head = b"GET /v1/models HTTP/1.1\r\nhost: relay\r\nx-padding: " + b"a" * 1100 + b"\r\n\r\n"
+        answer = await exchange(port, head)
+        fits = await exchange(port, b"GET /v1/models HTTP/1.1\r\nhost: relay\r\nconnection: close\r\n\r\n")
+    finally:
+        await server.stop(1.0)
+    assert answer.startswith(b"HTTP/1.1 431 ")
+    assert fits.startswith(b"HTTP/1.1 200 ") and len(reached) == 1
