@@ -1,10 +1,10 @@
 """The relay's own HTTP/1.1 server towards the CLI: an asyncio protocol on llhttp (httptools), in place
 of uvicorn, as bot/relay/wire.py is on the provider's side.
 
-Why: an ASGI app that did nothing but forward, under the same uvicorn, already cost 1.64 times a bare
-forwarder (a scope dict, a task, a cycle and its events per request, a message dict per write). Here a
-request is parsed into a `Request`, its handler runs in one task, and its answer is written through a
-`Reply` straight onto the connection (downstream.Joined: the writes of one loop turn leave together).
+Why: no ASGI cycle per request (a scope dict, its events, a message dict per write), and a client
+that goes away mid-answer ends its call. Here a request is parsed into a `Request`, its handler runs
+in one task, and its answer is written through a `Reply` straight onto the connection
+(downstream.Joined: the writes of one loop turn leave together).
 
 The sandbox is hostile, so every byte a connection carries is read as an attack:
 
@@ -30,12 +30,9 @@ import contextlib
 import http
 import logging
 import re
-import sys
 import time
-import types
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine
 
 import httptools
 
@@ -230,7 +227,6 @@ class _Connection(asyncio.Protocol):
         self._stopping = False  # the stop cancelled this task (it answers, then the connection closes)
         self._lost = False
         self._eof = False  # the client half-closed: answer what came whole, then close
-        self._starting = False  # a handler is being started (and may answer before it returns)
         self._broken = False  # the parser refused what came: nothing more is read
         self._head_open, self._head_bytes = True, 0
         self._head_size, self._head_over = 0, False  # the head's parsed bytes: exact whatever the reads
@@ -339,19 +335,12 @@ class _Connection(asyncio.Protocol):
     # answering ---------------------------------------------------------------------------------
 
     def _next(self) -> None:
-        """Start the next waiting request's handler if none runs (it runs at once, up to its first
-        wait, and may answer there); pause reading while one waits; close once a half-closed client
-        has all its answers."""
-        if self._starting:
-            return  # an answer that ended while its handler started: the loop below goes on
-        self._starting = True
-        try:
-            while self.task is None and self._waiting and not self._closing():
-                request = self._waiting.popleft()
-                self._running = request
-                self.task = self._server.run(self._answer(request))
-        finally:
-            self._starting = False
+        """Start the next waiting request's handler if none runs; pause reading while one waits;
+        close once a half-closed client has all its answers."""
+        if self.task is None and self._waiting and not self._closing():
+            request = self._waiting.popleft()
+            self._running = request
+            self.task = self._server.run(self._answer(request))
         transport = self._transport
         if transport is None or transport.is_closing():
             return
@@ -500,13 +489,9 @@ class Server:
             connection.close_if_idle(now)
         self._sweep = asyncio.get_running_loop().call_later(KEEP_ALIVE_S / 2, self._close_idle)
 
-    def run(self, answer: Coroutine[None, None, None]) -> asyncio.Task[None] | None:
-        """Run `answer` at once up to its first wait (a refusal ends there; a call has then already
-        left for the provider), the rest in a task; None when it ended without waiting. A task of its
-        own from the start would cost a turn of the event loop before the request goes on."""
-        task = _eager(answer)
-        if task is None:
-            return None
+    def run(self, answer: Coroutine[None, None, None]) -> asyncio.Task[None]:
+        """`answer` in a task of its own, counted until it ends (the stop waits for it)."""
+        task = asyncio.get_running_loop().create_task(answer)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
@@ -538,36 +523,3 @@ class Server:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._listener.wait_closed(), grace)
         self._listener = None
-
-
-def _eager(coroutine: Coroutine[None, None, None]) -> asyncio.Task[None] | None:
-    """asyncio's eager task start (Python 3.12's `eager_start`), on 3.11 by stepping the coroutine
-    here once and handing what it waits on to a task that goes on with it."""
-    loop = asyncio.get_running_loop()
-    if sys.version_info >= (3, 12):
-        task = asyncio.Task(coroutine, loop=loop, eager_start=True)  # type: ignore[call-arg,unused-ignore]
-        return None if task.done() else task
-    try:
-        waits_on = coroutine.send(None)
-    except StopIteration:
-        return None
-    return loop.create_task(_resumed(coroutine, waits_on))
-
-
-@types.coroutine
-def _resumed(coroutine: Coroutine[None, None, None], waits_on: Any) -> Generator[Any, Any, None]:
-    """The coroutine from where `_eager` left it: the task waits on what it waited on, then every
-    value and exception (a cancellation) passes through to it."""
-    while True:
-        try:
-            sent = yield waits_on
-        except BaseException as exc:  # noqa: BLE001  # thrown in by the task: the coroutine's to handle
-            try:
-                waits_on = coroutine.throw(exc)
-            except StopIteration:
-                return
-        else:
-            try:
-                waits_on = coroutine.send(sent)
-            except StopIteration:
-                return
