@@ -74,17 +74,8 @@ def lower_session(pid: int, running: Callable[[], bool]) -> None:
 
 def session_of(pid: int) -> int | None:
     """The session `pid` is in (/proc/PID/stat, field 6), None when it is gone."""
-    try:
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        stat = os.read(fd, 4096)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return int(stat.rsplit(b")", 1)[1].split()[3])
+    stat = _read_proc(pid, "stat", 4096)
+    return None if stat is None else int(stat.rsplit(b")", 1)[1].split()[3])
 
 
 def lowered(nice: int) -> int:
@@ -93,16 +84,20 @@ def lowered(nice: int) -> int:
 
 def autogroup_nice(pid: int | str) -> int | None:
     """The nice value of `pid`'s session group ("self": the bot's), None without autogroups."""
+    text = _read_proc(pid, "autogroup", 128)
+    found = _AUTOGROUP_NICE.search(text) if text is not None else None
+    return int(found.group(1)) if found else None
+
+
+def _read_proc(pid: int | str, name: str, most: int) -> bytes | None:
+    """At most `most` bytes of /proc/PID/NAME (one read), None when it cannot be read."""
     try:
-        fd = os.open(f"/proc/{pid}/autogroup", os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
     try:
-        text = os.read(fd, 128)
+        return os.read(fd, most)
     except OSError:
         return None
     finally:
         os.close(fd)
-    found = _AUTOGROUP_NICE.search(text)
-    return int(found.group(1)) if found else None
-

@@ -335,12 +335,11 @@ class Tier1Spawner:
             capped.remove()
             raise
         try:
-            process = await self._launch(bwrap, config, argv, env, stdin, cwd, filter_fd, groups, who, capped)
+            return await self._launch(bwrap, config, argv, env, stdin, cwd, filter_fd, groups, who, capped)
         except BaseException:
             groups.remove()
             capped.remove()
             raise
-        return process
 
     async def _launch(self, bwrap: str, config: SandboxConfig, argv: Sequence[str], env: dict[str, str],
                       stdin: bytes | None, cwd: str | None, filter_fd: int, groups: limits.CgroupSet,
