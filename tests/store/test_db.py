@@ -34,12 +34,17 @@ def test_six_processes_opening_one_new_sqlite_file_at_once_all_open_it(tmp_path)
             except sqlite3.OperationalError as exc:  # reported below
                 errors.append(exc)
 
-        threads = [threading.Thread(target=start) for _ in range(6)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        _six_at_once(start)
         assert errors == [], f"round {round_}: {errors}"
+
+
+def _six_at_once(start) -> None:
+    """`start` in six threads at once, each joined."""
+    threads = [threading.Thread(target=start) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def test_processes_starting_together_apply_each_migration_once(backend):
@@ -51,11 +56,7 @@ def test_processes_starting_together_apply_each_migration_once(backend):
         except BaseException as exc:  # reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=start) for _ in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    _six_at_once(start)
     versions = [row["version"] for row in bot_db.connect(settings=current()).query("SELECT version FROM schema_migrations ORDER BY 1")]
     assert errors == [] and versions == [number for number, _, _ in migrations.MIGRATIONS]
 
