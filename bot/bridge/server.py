@@ -33,6 +33,9 @@ Usage by the pipeline:
   `.tools_listed` counts those tools/list requests (bot/episode/honesty.py).
 - `run` calls are served one at a time: a client sending many in parallel would otherwise hold
   that many sandboxes, each with the full memory and process caps, at once.
+- `.stdout` (bot/bridge/stdout_mark.py) is how far the runner has read the CLI's stdout: a call is
+  recorded (and answered) only once every line the CLI wrote before it arrived is in the record,
+  or after `catch_up_s`, its event then saying how many bytes were still unread.
 """
 from __future__ import annotations
 
@@ -57,6 +60,7 @@ from adapters.base import Bridge, Tier
 from bot import metrics
 from bot.bridge import catalog
 from bot.bridge.admission import Admission, Refusal
+from bot.bridge.stdout_mark import CATCH_UP_S, StdoutMark
 from bot.bridge.tool import CallContext, Labeler, Tool, halted_refusal
 from bot.bridge.tools import ProgressThrottle, RunSandbox, ToolFailure
 from bot.loopback import LoopbackServer
@@ -78,7 +82,7 @@ class BridgeServer:
                  progress_interval_s: float = 2.0, wall_clock_s: float | None = None,
                  stop: asyncio.Event | None = None, scratch_root: Path,
                  read_dirs: tuple[str, ...] = (), review: Collector | None = None,
-                 labels: Labeler | None = None):
+                 labels: Labeler | None = None, catch_up_s: float = CATCH_UP_S):
         self.worktree = Path(worktree)
         self.read_dirs = read_dirs  # absolute folders read_file may also read (the attachments)
         self.policy = policy
@@ -95,6 +99,8 @@ class BridgeServer:
         self.halted: str | None = None
         self.rejected_requests = 0
         self.port: int | None = None
+        self.stdout = StdoutMark()  # the runner reads the CLI's stdout into it
+        self._catch_up_s = catch_up_s
         self._on_halt = on_halt
         self._progress = ProgressThrottle(on_progress, progress_interval_s)
         self._wall_clock_s = wall_clock_s
@@ -201,7 +207,7 @@ class BridgeServer:
 
     async def call_tool(self, name: str, args: dict) -> tuple[str, bool]:
         """Admit, execute and record one call; returns (text for the model, is_error)."""
-        started = time.perf_counter()
+        started, printed = time.perf_counter(), self.stdout.written()
         detail: dict = {}
         try:
             tool = self._admitted(name, args)
@@ -222,6 +228,9 @@ class BridgeServer:
                                     metrics.bridge_outcome(outcome)).inc()
         if "path" not in detail and isinstance(args.get("path"), str):
             detail["path"] = args["path"]
+        if unread := await self.stdout.reached(printed, self._catch_up_s):
+            log.warning("bridged %s recorded with %d bytes of the CLI's earlier stdout unread", name, unread)
+            detail["stdout_unread_bytes"] = unread  # the lines before the call may follow its event
         seq = self.recorder.enforced(self.run_id, name, args, outcome=outcome,
                                      duration_ms=duration, detail=detail)
         await self.recorder.flushed(self.run_id)  # the call is answered once its record is durable

@@ -1,7 +1,7 @@
 """Run one episode of an agent CLI: command → sandbox → parse every stdout line → Result.
 
     result = await run_episode(adapter, episode, spawner, config, on_event=record, cancel=stop,
-                               bridge_connected=bridge.connected)
+                               bridge_connected=bridge.connected, pace=LinePace(), mark=bridge.stdout)
 
 Every stdout line (kept up to LINE_CAP, its rest counted in a cut event) becomes events (raw line
 kept) delivered to `on_event` as they arrive; memory keeps a bounded few for `finish()` (kept_events);
@@ -9,6 +9,8 @@ kept) delivered to `on_event` as they arrive; memory keeps a bounded few for `fi
 never reached in strict mode, a non-zero exit with nothing parsed, exit codes with meaning,
 a timeout, the memory or process cap, a disk quota (sandbox/disk.py: the worktree's growth and
 the CLI home's size are watched while the CLI runs and checked once more when it has ended).
+With a `pace` (bot/episode/pace.py) the lines are taken at most so fast, and lifted once the run
+is cancelled; `mark` (bot/bridge/stdout_mark.py) tells the bridge how far stdout has been read.
 """
 from __future__ import annotations
 
@@ -21,13 +23,16 @@ import os
 import stat
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from adapters.base import Adapter, Episode, Event, EventKind, Invocation, Result, Usage
 from bot import metrics
+from bot.bridge.stdout_mark import StdoutMark
 from bot.config.table import variable
 from bot.episode.disk_caps import stop_for_full_layer
 from bot.episode.kept_events import KeptEvents
+from bot.episode.pace import LinePace
 from bot.episode.resume_state import empty
 from bot.episode.session_home import strip_loaders
 from bot.episode.stdout_lines import Line, LineSplitter
@@ -48,7 +53,8 @@ DISK_WATCH_S = float(str(variable("BOT_DISK_WATCH_INTERVAL").default))
 
 async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, config: SandboxConfig, *,
                       on_event: OnEvent | None = None, cancel: asyncio.Event | None = None,
-                      bridge_connected: asyncio.Event | None = None, disk_watch_s: float = DISK_WATCH_S) -> Result:
+                      bridge_connected: asyncio.Event | None = None, disk_watch_s: float = DISK_WATCH_S,
+                      pace: LinePace | None = None, mark: StdoutMark | None = None) -> Result:
     """Run the episode's CLI in the sandbox to its end; its disk is looked at every `disk_watch_s`."""
     invocation = adapter.command(episode)
     strip_loaders(episode.home, adapter.loaders.home)  # before the adapter's own files are written
@@ -68,10 +74,11 @@ async def run_episode(adapter: Adapter, episode: Episode, spawner: Spawner, conf
         remove_ephemeral(episode.home, invocation)
         return _not_started(adapter, f"{adapter.name} could not be started: {exc.strerror or exc} "
                             f"({invocation.argv[0]})", "missing")
-    events = KeptEvents()
+    events, reading = KeptEvents(), _Reading(pace, mark or StdoutMark())
+    reading.mark.attach(proc.stdout)
     watcher = asyncio.create_task(_stop_when_over(proc, quotas, disk_watch_s))
     try:
-        cancelled = await _drive(proc, adapter, events, on_event, cancel)
+        cancelled = await _drive(proc, adapter, events, on_event, cancel, reading)
         stderr = await _collect_stderr(proc)
         exit_code = await proc.wait()
         over = await _final_disk_check(watcher, quotas)
@@ -232,10 +239,17 @@ def _replace_special(dir_fd: int, name: str) -> None:
         os.unlink(name, dir_fd=dir_fd)
 
 
+@dataclass(frozen=True)
+class _Reading:
+    pace: LinePace | None  # None: as fast as the CLI prints
+    mark: StdoutMark
+
+
 async def _drive(proc: SandboxProcess, adapter: Adapter, events: KeptEvents, on_event: OnEvent | None,
-                 cancel: asyncio.Event | None) -> bool:
-    """Pump stdout until EOF; True when `cancel` fired first (the process is then killed)."""
-    pump = asyncio.create_task(_pump(proc.stdout, adapter, events, on_event))
+                 cancel: asyncio.Event | None, reading: _Reading) -> bool:
+    """Pump stdout until EOF; True when `cancel` fired first (the process is then killed, and
+    what it printed is read at full speed)."""
+    pump = asyncio.create_task(_pump(proc.stdout, adapter, events, on_event, reading))
     if cancel is None:
         await pump
         return False
@@ -246,23 +260,36 @@ async def _drive(proc: SandboxProcess, adapter: Adapter, events: KeptEvents, on_
         waiter.cancel()
     cancelled = not pump.done()
     if cancelled:
+        if reading.pace is not None:
+            reading.pace.lifted = True
         await proc.kill()
     await pump
     return cancelled
 
 
 async def _pump(stream: asyncio.StreamReader, adapter: Adapter, events: KeptEvents,
-                on_event: OnEvent | None) -> None:
+                on_event: OnEvent | None, reading: _Reading) -> None:
     """Split stdout into lines, each kept up to LINE_CAP (the rest is counted in a cut event),
-    and parse each one, yielding the loop often enough that one flood cannot stall the service."""
-    lines, fair = LineSplitter(), _FairShare()
-    while chunk := await stream.read(CHUNK):
-        for line in lines.split(chunk):
-            await _deliver(await _parsed(adapter, line, lines.cap), events, on_event)
+    and parse each one, yielding the loop often enough that one flood cannot stall the service,
+    at the pace's rate; the mark follows each line delivered."""
+    lines, fair, mark = LineSplitter(), _FairShare(), reading.mark
+    line_end = 0
+    try:
+        while chunk := await stream.read(CHUNK):
+            mark.took(len(chunk))
+            for line in lines.split(chunk):
+                await _deliver(await _parsed(adapter, line, lines.cap), events, on_event)
+                line_end += len(line.data) + line.cut + 1
+                mark.advance(line_end)
+                if reading.pace is not None:
+                    await reading.pace.take()
+                await fair.turn()
+            mark.advance(mark.read)  # what is left of the chunk is an unfinished line
             await fair.turn()
-        await fair.turn()
-    for line in lines.close():
-        await _deliver(await _parsed(adapter, line, lines.cap), events, on_event)
+        for line in lines.close():
+            await _deliver(await _parsed(adapter, line, lines.cap), events, on_event)
+    finally:
+        mark.end()
 
 
 async def _parsed(adapter: Adapter, line: Line, cap: int) -> list[Event]:

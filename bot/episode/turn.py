@@ -21,6 +21,7 @@ from bot.credentials import usage as credential_use
 from bot.episode import cli_version, honesty, loader_guard, runner, session_home
 from bot.episode.asker import Asker
 from bot.episode.model_channel import model_channel
+from bot.episode.pace import LinePace
 from bot.episode.progress import Progress, Thread
 from bot.episode.stop import Stop
 from bot.record.provenance import web_access_gap
@@ -129,7 +130,7 @@ async def run_turn(request: EpisodeRequest, recorder: Recorder, tracking: Progre
                                base_url=channel.base_url, web_access=worktree.config.web_access,
                                read_dirs=read_dirs)
         result = await _run_with_cancel(adapter, episode, spawner, sandbox_config, recorder, run_id,
-                                        tracking, cancel, kill, bridge.connected,
+                                        tracking, cancel, kill, bridge,
                                         disk_watch_s=asker.settings.number("BOT_DISK_WATCH_INTERVAL"))
         channel.explain_stop(result)
         honesty.require_tools(result, bridge.tools_listed, strict=episode.mode == "strict", bridged=True)
@@ -154,7 +155,7 @@ async def _finish_run(recorder: Recorder, run_id: str, adapter: base.Adapter, re
 async def _run_with_cancel(adapter: base.Adapter, episode: base.Episode, spawner: Spawner,
                            sandbox_config: SandboxConfig, recorder: Recorder, run_id: str,
                            tracking: Progress, cancel: asyncio.Event, kill: asyncio.Event,
-                           connected: asyncio.Event, *, disk_watch_s: float) -> base.Result:
+                           bridge: BridgeServer, *, disk_watch_s: float) -> base.Result:
 
     async def forward_cancel() -> None:
         await cancel.wait()
@@ -167,8 +168,8 @@ async def _run_with_cancel(adapter: base.Adapter, episode: base.Episode, spawner
     watcher = asyncio.create_task(forward_cancel())
     try:
         return await runner.run_episode(adapter, episode, spawner, sandbox_config,
-                                        on_event=on_event, cancel=kill, bridge_connected=connected,
-                                        disk_watch_s=disk_watch_s)
+                                        on_event=on_event, cancel=kill, bridge_connected=bridge.connected,
+                                        disk_watch_s=disk_watch_s, pace=LinePace(), mark=bridge.stdout)
     finally:
         watcher.cancel()
 
