@@ -206,6 +206,10 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             client TEXT PRIMARY KEY, failures INTEGER NOT NULL, since DOUBLE PRECISION NOT NULL)""",
         "CREATE INDEX IF NOT EXISTS fire_failures_by_time ON fire_failures(since)",
     )),
+    (20, "jobs_by_trigger goes: the partial unique jobs_one_live_per_trigger serves every lookup of a live job "
+         "by its trigger on both backends, and each index on jobs costs every delivery's insert a page written", (
+        "DROP INDEX IF EXISTS jobs_by_trigger",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]
