@@ -65,15 +65,17 @@ class Layers:
         fcntl.flock(fd, fcntl.LOCK_SH)
         self.held = fd
 
-    def prefix(self, groups: CgroupSet, open_files: int) -> list[str]:
+    def prefix(self, groups: CgroupSet, open_files: int, done_fd: int | None = None) -> list[str]:
         """argv that makes the layers, then runs the rest (bubblewrap) over them in `groups`, with
-        at most `open_files` descriptors and no core dumps."""
+        at most `open_files` descriptors and no core dumps. `done_fd` (the compiled launcher only):
+        where it writes bubblewrap's wait status once nothing is left to apply, before its own exit."""
         fields = [str(value) for layer in self.spec for value in (layer["name"], layer["size"], layer["path"])]
         if self.compiled is None:
             return [_interpreter(), "-I", "-S", str(LAUNCHER), str(self.scratch), *fields, "--",
                     *join_prefix(groups.join_paths(), open_files)]
+        done = ["--done-fd", str(done_fd)] if done_fd is not None else []
         return [str(self.compiled), "--write-back", _interpreter(), str(LAUNCHER), "--nofile", str(open_files),
-                *groups.launcher_args(), str(self.scratch), *fields, "--"]
+                *groups.launcher_args(), *done, str(self.scratch), *fields, "--"]
 
     def report(self) -> list[dict]:
         """What each layer did: name, size, full (it, or its write-back, reached its cap), applied

@@ -2,11 +2,18 @@
 
 Its first process (the layer launcher) is signalled through a pidfd opened as it starts, never
 by its pid: once reaped, a pid may name someone else.
+
+The compiled launcher says the run's wait status on a pipe of its own once bubblewrap is reaped and
+nothing is left to apply, before its exit, which tears the overlays down (about 9 ms for a
+`git status` over 5,200 files): the run is over for the caller then. Anything else on that pipe,
+or nothing, and the run is over at the launcher's exit, as without it. The scratch folder and the
+cgroups are removed after that exit either way.
 """
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import time
 from collections.abc import Callable
@@ -16,6 +23,8 @@ from sandbox.layers import Layers
 from sandbox.limits import CgroupSet
 
 WRITE_BACK_GRACE_S = 60.0  # how long a killed sandbox's layer launcher may take to apply its writes
+DONE_MOST = 16  # the launcher's word: a wait status (at most 65535) and a newline
+DONE = re.compile(rb"(0|[1-9][0-9]{0,4})\n")
 
 
 def _pidfd_of(pid: int) -> int | None:
@@ -30,8 +39,11 @@ class Tier1Process:
     tier = 1
 
     def __init__(self, proc: asyncio.subprocess.Process, groups: CgroupSet, limits: Limits,
-                 layers: Layers | None = None, after_cleanup: Callable[[], None] | None = None):
+                 layers: Layers | None = None, after_cleanup: Callable[[], None] | None = None,
+                 done: int | None = None):
         self._proc = proc
+        self._done = done  # the read end of the launcher's word (this object closes it)
+        self._returncode: int | None = None
         self._layers = layers
         self._after_cleanup = after_cleanup  # more host-side work for the clean-up thread (cgroups made ahead)
         self._groups = groups
@@ -76,7 +88,7 @@ class Tier1Process:
 
     def _signal(self, number: int) -> bool:
         """Send `number` through the pidfd; False when the process has ended."""
-        if self._pidfd is None or self._proc.returncode is not None:
+        if self._pidfd is None or self._proc.returncode is not None or self._returncode is not None:
             return False
         try:
             signal.pidfd_send_signal(self._pidfd, number)
@@ -90,10 +102,7 @@ class Tier1Process:
         return await asyncio.shield(self._finished)
 
     async def _reap(self) -> int:
-        rc = await self._proc.wait()
-        if self._pidfd is not None:
-            os.close(self._pidfd)
-            self._pidfd = None
+        rc = self._returncode = await self._over()
         for timer in (self._watchdog, self._escalation):
             if timer is not None:
                 timer.cancel()
@@ -108,9 +117,25 @@ class Tier1Process:
             server.close()
         # A v1 cgroup stays busy for a few ms after its last task exits, and the layers' scratch
         # folder held the launcher's mounts: both are removed off the caller's path (the run's
-        # outcome is already read).
-        self._cleanup = asyncio.get_running_loop().run_in_executor(None, self._remove_after)
+        # outcome is already read), once the launcher has exited.
+        self._cleanup = asyncio.ensure_future(self._remove_after_exit())
         return rc
+
+    async def _over(self) -> int:
+        """The run's exit code: the launcher's word when it gives one, else its own exit."""
+        if self._done is not None:
+            done, self._done = self._done, None
+            status = await _word(done)
+            if status is not None:
+                return status
+        return await self._proc.wait()
+
+    async def _remove_after_exit(self) -> None:
+        await self._proc.wait()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+        await asyncio.get_running_loop().run_in_executor(None, self._remove_after)
 
     def _remove_after(self) -> None:
         try:
@@ -135,7 +160,7 @@ class Tier1Process:
 
     def outcome(self) -> dict:
         stats = self._stats or {"oom_killed": False, "pids_max_hit": False}
-        return {"tier": 1, "exit_code": self._proc.returncode, "timed_out": self._timed_out,
+        return {"tier": 1, "exit_code": self._returncode, "timed_out": self._timed_out,
                 "killed": self._killed, **stats,
                 "duration_s": round(time.monotonic() - self._started, 3),
                 "limits": {"memory_bytes": self._limits.memory_bytes, "pids": self._limits.pids,
@@ -144,3 +169,41 @@ class Tier1Process:
                            "open_files": self._limits.open_files},
                 "egress": {"allowed": sum(d.allowed for d in self.egress),
                            "denied": sum(not d.allowed for d in self.egress)}}
+
+
+async def _word(fd: int) -> int | None:
+    """The launcher's word on `fd` (closed here): a wait status, as an exit code (a signal's is
+    negative, as asyncio gives it); None for an end without one, or anything else (bounded)."""
+    loop = asyncio.get_running_loop()
+    heard = bytearray()
+    ended: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, DONE_MOST + 1)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        heard.extend(data)
+        if (not data or len(heard) > DONE_MOST) and not ended.done():
+            ended.set_result(None)
+
+    os.set_blocking(fd, False)
+    loop.add_reader(fd, readable)
+    try:
+        await ended
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+    return exit_code(bytes(heard))
+
+
+def exit_code(word: bytes) -> int | None:
+    """A wait status in the launcher's words (`DONE`) as an exit code; None for anything else."""
+    if DONE.fullmatch(word) is None or int(word) > 0xFFFF:
+        return None
+    try:
+        return os.waitstatus_to_exitcode(int(word))
+    except ValueError:  # a stopped child's status, or bits no exit leaves
+        return None

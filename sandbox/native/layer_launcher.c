@@ -2,7 +2,7 @@
  * with the host's C compiler: `make install`, or the first start after a change to this file).
  *
  *   layer_launcher --write-back PYTHON SCRIPT --nofile N
- *                  [--cgroup-v1 DIR]... [--cgroup-v2 DIR] [--track-v2 DIR] [--oom-first]
+ *                  [--cgroup-v1 DIR]... [--cgroup-v2 DIR] [--track-v2 DIR] [--oom-first] [--done-fd FD]
  *                  SCRATCH [NAME SIZE PATH]... -- COMMAND...
  *   layer_launcher --check ...the same...   (parse only: "ok", or the refusal; nothing is done)
  *
@@ -27,7 +27,13 @@
  *   (NAME SIZE PATH FULL UNMOUNT_ERRNO)...` in this same mount namespace: the write-back of a
  *   hostile tree stays sandbox/layer_apply.py's. PYTHON is opened before this enters its user
  *   namespace (from there the bot's /proc/PID/exe, which PYTHON may be, cannot be opened).
- * - It then exits as bubblewrap did (the same signal, or the same status).
+ * - It then exits as bubblewrap did (the same signal, or the same status). With --done-fd, once
+ *   SCRATCH/report is written by this launcher itself (nothing to apply), it first writes
+ *   bubblewrap's wait status to FD in decimal and a newline, and closes it and its own standard
+ *   streams (the bot reads the run's output to their end): the bot then has the
+ *   run's outcome without waiting for this exit, which tears the overlays down (a few ms per
+ *   thousand names the sandbox looked up). FD is close-on-exec from the start: neither bubblewrap
+ *   nor the write-back ever holds it, and after a write-back the bot waits for the exit as before.
  * - The death of the bot that started it is a SIGTERM (PR_SET_PDEATHSIG): `bot run` or the service
  *   killed, the sandbox ends all the same, its writes applied.
  * - From its start to its end (the write-back included) it holds a shared flock on SCRATCH, as the
@@ -72,6 +78,7 @@
 #define MAX_PATH 4095
 #define MAX_SIZE (1ULL << 50)
 #define MAX_NOFILE (1ULL << 30)
+#define MAX_FD 65535ULL
 #define POLL_MS 250
 #define FULL_LOOKS 2
 
@@ -98,7 +105,7 @@ struct plan {
     int check_only;
     const char *python, *script, *scratch, *cgroup_v2, *track_v2;
     const char *cgroup_v1[MAX_V1];
-    int v1_count, oom_first, layer_count;
+    int v1_count, oom_first, layer_count, done_fd;
     unsigned long long nofile;
     struct layer layers[MAX_LAYERS];
     char **command;
@@ -185,6 +192,11 @@ static int take_option(struct plan *plan, char **argv, int *at, int argc) {
     } else if (strcmp(option, "--oom-first") == 0) {
         if (plan->oom_first) return refuse("given twice", option);
         plan->oom_first = 1;
+    } else if (strcmp(option, "--done-fd") == 0) {
+        unsigned long long fd;
+        if (plan->done_fd >= 0) return refuse("given twice", option);
+        if (!read_number(value, MAX_FD, &fd) || fd < 3) return refuse("not a descriptor past stderr", value);
+        plan->done_fd = (int)fd;
     } else {
         return refuse("unknown option", option);
     }
@@ -214,6 +226,7 @@ static int take_layer(struct plan *plan, char **argv, int at) {
 static int parse(struct plan *plan, int argc, char **argv) {
     int at = 1;
     memset(plan, 0, sizeof *plan);
+    plan->done_fd = -1;
     if (at < argc && strcmp(argv[at], "--check") == 0) plan->check_only = 1, at++;
     while (at < argc && strncmp(argv[at], "--", 2) == 0 && argv[at][2] != 0)
         if (take_option(plan, argv, &at, argc)) return -1;
@@ -413,7 +426,7 @@ static void stop(int pidfd) {
     syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);  /* ESRCH once gone: nobody else */
 }
 
-#define KEPT 4
+#define KEPT 5
 static void close_all_but(const int kept[KEPT]) {
     int keep[KEPT], from = 3;
     memcpy(keep, kept, sizeof keep);
@@ -513,6 +526,16 @@ static void write_back(const struct plan *plan, int python, int held, int status
     snprintf(reason, MAX_NAME + 64, "the write-back could not start: %s", strerror(errno));
 }
 
+/* The run's outcome to the bot before this exits (and tears the overlays down): the wait status. */
+static void tell_done(int fd, int status) {
+    char line[16];
+    for (int stream = 0; stream < 3; stream++) close(stream);  /* the bot reads the run's output to its end */
+    int length = snprintf(line, sizeof line, "%d\n", status);
+    ssize_t ignored = write(fd, line, (size_t)length);  /* a short or failed write: the bot waits for the exit */
+    (void)ignored;
+    close(fd);
+}
+
 /* Die as bubblewrap died, so the bot sees the same status. */
 static int exit_as(int status) {
     if (!WIFSIGNALED(status)) return WEXITSTATUS(status);
@@ -531,6 +554,8 @@ int main(int argc, char **argv) {
     sigset_t term;
     if (parse(&plan, argc, argv)) return USAGE_EXIT;
     if (plan.check_only) return puts("ok") == EOF;
+    if (plan.done_fd >= 0 && fcntl(plan.done_fd, F_SETFD, FD_CLOEXEC))  /* never bubblewrap's */
+        return failed("keep the done descriptor", "--done-fd"), LAYERS_FAILED_EXIT;
     sigemptyset(&term);
     sigaddset(&term, SIGTERM);
     sigprocmask(SIG_BLOCK, &term, NULL);  /* read from a signalfd below: no handler runs mid-step */
@@ -554,7 +579,7 @@ int main(int argc, char **argv) {
         if (pid > 0) kill(pid, SIGKILL), waitpid(pid, NULL, 0);  /* never seen: it cannot be another's */
         return LAYERS_FAILED_EXIT;
     }
-    close_all_but((int[KEPT]){pidfd, sigterm, python, held});  /* the sandbox's pipes are bubblewrap's alone */
+    close_all_but((int[KEPT]){pidfd, sigterm, python, held, plan.done_fd});  /* the sandbox's pipes are bubblewrap's alone */
     int status = watch(&plan, pid, pidfd, sigterm);
     int changed = 0;
     char reason[MAX_NAME + 64] = "";
@@ -562,5 +587,6 @@ int main(int argc, char **argv) {
         changed |= plan.layers[index].changed = holds_changes(&plan.layers[index]);
     if (changed) write_back(&plan, python, held, status, reason);
     if (write_report(&plan, changed ? reason : NULL)) say("bot-sandbox: cannot write the layers' report: %s", strerror(errno));
+    else if (plan.done_fd >= 0) tell_done(plan.done_fd, status);
     return exit_as(status);
 }

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sandbox import launcher, limits
+from sandbox import process as process_module
 from sandbox.base import Limits
 from sandbox.cgroup_set import v2_mount
 from sandbox.layers import LAUNCHER as LAYER_MOUNT
@@ -83,7 +84,8 @@ def valid_argv(draw) -> list[str]:
     names = draw(st.lists(NAME, max_size=3, unique=True))
     layers = [value for name in names
               for value in (name, str(draw(st.integers(0, 1 << 50))), draw(PATH))]
-    return [*WRITE_BACK, "--nofile", str(draw(st.integers(1, 1 << 30))), *draw(CAPS), draw(PATH), *layers,
+    done = draw(st.sampled_from([[], ["--done-fd", str(draw(st.integers(3, 65535)))]]))
+    return [*WRITE_BACK, "--nofile", str(draw(st.integers(1, 1 << 30))), *draw(CAPS), *done, draw(PATH), *layers,
             "--", draw(PATH), *draw(st.lists(st.text(max_size=8).filter(lambda s: "\0" not in s), max_size=3))]
 
 
@@ -131,6 +133,11 @@ MUTATIONS = {
     "v2 cgroup and v2 tracking": lambda a, at: ["--cgroup-v2", "/a", "--track-v2", "/b", *a[:5], *a[at:]],
     "five v1 cgroups": lambda a, at: [v for i in range(5) for v in ("--cgroup-v1", f"/c{i}")] + a,
     "relative cgroup": lambda a, at: ["--cgroup-v1", "memory/x", *a],
+    "done-fd twice": lambda a, at: ["--done-fd", "7", "--done-fd", "8", *a],
+    "done-fd on stdout": lambda a, at: ["--done-fd", "1", *a],
+    "done-fd a word": lambda a, at: ["--done-fd", "pipe", *a],
+    "done-fd negative": lambda a, at: ["--done-fd", "-4", *a],
+    "done-fd past the bound": lambda a, at: ["--done-fd", "65536", *a],
 }
 
 
@@ -366,6 +373,61 @@ def test_the_launcher_dies_of_the_signal_its_command_died_of(compiled, folders):
     assert _direct(compiled, scratch, layer, "kill -USR1 $$").returncode == -signal.SIGUSR1
 
 
+# ---- the done word: the outcome before the launcher's exit ----
+
+def _with_done_word(compiled: Path, scratch: Path, layer: Path, script: str) -> tuple[bytes, bool, int]:
+    """The launcher over one layer with --done-fd: its word, whether the report was there when the
+    word came, and its exit status."""
+    read_end, write_end = os.pipe()
+    launched = subprocess.Popen([str(compiled), *WRITE_BACK, "--nofile", "256", "--oom-first", "--done-fd",
+                                 str(write_end), str(scratch), "work", str(4 * MIB), str(layer), "--",
+                                 "/bin/sh", "-c", script], pass_fds=[write_end], stdout=subprocess.DEVNULL)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as done:
+        word = done.read()
+    reported = (scratch / "report").exists()
+    return word, reported, launched.wait(timeout=60)
+
+
+def test_a_command_that_wrote_nothing_is_over_for_the_bot_at_the_launchers_word(compiled, folders):
+    scratch, layer = folders
+    word, reported, status = _with_done_word(compiled, scratch, layer, "exit 3")
+    assert (word, reported, status) == (b"768\n", True, 3)  # 768: the wait status of an exit 3
+
+
+def test_the_done_word_of_a_command_killed_by_a_signal_is_its_wait_status(compiled, folders):
+    scratch, layer = folders
+    word, _, status = _with_done_word(compiled, scratch, layer, "kill -USR1 $$")
+    assert (word, status) == (f"{signal.SIGUSR1.value}\n".encode(), -signal.SIGUSR1)
+
+
+def test_after_a_write_back_there_is_no_done_word_and_the_exit_is_the_outcome(compiled, folders):
+    scratch, layer = folders
+    word, _, status = _with_done_word(compiled, scratch, layer, f"echo made > {layer}/f")
+    assert (word, status) == (b"", 0)
+    assert (layer / "f").read_text() == "made\n"
+
+
+def test_the_command_never_holds_the_done_descriptor(compiled, folders):
+    scratch, layer = folders
+    read_end, write_end = os.pipe()
+    done = subprocess.run([str(compiled), *WRITE_BACK, "--nofile", "256", "--oom-first", "--done-fd", str(write_end),
+                           str(scratch), "work", str(4 * MIB), str(layer), "--", "/bin/sh", "-c", "ls /proc/self/fd"],
+                          pass_fds=[write_end], capture_output=True, text=True, timeout=60)
+    os.close(write_end)
+    os.close(read_end)
+    assert sorted(int(fd) for fd in done.stdout.split()) == [0, 1, 2, 3], done.stdout
+
+
+def test_a_done_descriptor_that_is_not_open_refuses_the_start_before_anything_runs(compiled, folders, tmp_path):
+    scratch, layer = folders
+    done = _run(compiled, [*WRITE_BACK, "--nofile", "256", "--oom-first", "--done-fd", "999", str(scratch), "work",
+                           str(4 * MIB), str(layer), "--", "/bin/sh", "-c", f"touch {tmp_path}/ran"])
+    assert done.returncode == 72, done.stderr
+    assert "keep the done descriptor" in done.stderr
+    assert not (tmp_path / "ran").exists()
+
+
 # ---- under tier 1 ----
 
 async def test_a_tier1_sandbox_runs_under_the_compiled_launcher(compiled, config):
@@ -381,6 +443,25 @@ async def test_under_the_compiled_launcher_the_command_is_the_sandbox_user_under
     ran = await run("id -u; echo made > f; unshare -U true; echo unshare=$?", writable=True)
     assert ran.out.splitlines()[0] == "65533" and "unshare=1" in ran.out, ran.text
     assert (config.workdir / "f").stat().st_uid == 65533
+
+
+# bubblewrap exits 128 + N for a command killed by signal N
+@pytest.mark.parametrize("script, code", [("exit 3", 3), ("exit 0", 0), ("kill -USR1 $$", 128 + signal.SIGUSR1)])
+async def test_a_tier1_run_that_wrote_nothing_takes_its_exit_code_from_the_launchers_word(compiled, config,
+                                                                                        monkeypatch, script, code):
+    heard: list[int | None] = []
+    word = process_module._word
+
+    async def spied(fd: int) -> int | None:
+        heard.append(await word(fd))
+        return heard[-1]
+
+    monkeypatch.setattr(process_module, "_word", spied)
+    proc = await Tier1Spawner(host=current().sandbox_host).start(replace(config, writable=True), ["sh", "-c", script],
+                                                                 {})
+    assert await proc.wait() == code
+    await proc.cleaned_up()
+    assert heard == [code] and proc.outcome()["exit_code"] == code
 
 
 async def test_a_tier1_sandbox_killed_under_the_compiled_launcher_keeps_its_writes(compiled, config):
