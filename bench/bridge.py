@@ -135,9 +135,9 @@ def git():
 
 def unmount(layer):
     started, cpu = time.perf_counter(), time.process_time()
-    layer_mount._check(layer_mount._libc.umount2(worktree.encode(), 0), "umount")
+    layer_mount._check(layer_mount._libc().umount2(worktree.encode(), 0), "umount")
     took = [(time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000]
-    layer_mount._check(layer_mount._libc.umount2(layer["scratch"].encode(), 0), "umount")
+    layer_mount._check(layer_mount._libc().umount2(layer["scratch"].encode(), 0), "umount")
     return took
 
 layer_mount.enter_namespace()

@@ -29,7 +29,6 @@ once it has been reaped (the bot's time limit during the write-back) reaches no 
 from __future__ import annotations
 
 import _signal  # `signal` would import enum, which costs more than the rest of the start-up
-import ctypes
 import fcntl
 import os
 import select
@@ -44,17 +43,31 @@ MS_PRIVATE, MS_REC, MNT_DETACH = 1 << 18, 1 << 14, 2
 PR_SET_PDEATHSIG = 1
 POLL_S = 0.25
 FULL_LOOKS = 2  # a layer seen full this many looks in a row stops the sandbox
-_libc = ctypes.CDLL(None, use_errno=True)
+TYPE_CHECKING = False  # typing's own, without importing typing at every start
+if TYPE_CHECKING:
+    import ctypes
+
+_loaded: list[ctypes.CDLL] = []  # libc through ctypes, once loaded
+
+
+def _libc() -> ctypes.CDLL:
+    """libc, loaded on first use: the compiled launcher's write-back (`--apply`) never mounts, and
+    importing ctypes was about a third of its start (6 ms of 20), paid by every run that wrote."""
+    if not _loaded:
+        import ctypes
+        _loaded.append(ctypes.CDLL(None, use_errno=True))
+    return _loaded[0]
 
 
 def _check(result: int, what: str) -> None:
     if result != 0:
+        import ctypes  # loaded with libc already
         code = ctypes.get_errno()
         raise OSError(code, f"{what}: {os.strerror(code)}")
 
 
 def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
-    _check(_libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+    _check(_libc().mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
                        data.encode() if data else None), f"mount {fstype or 'propagation'} on {target}")
 
 
@@ -62,9 +75,9 @@ def enter_namespace() -> None:
     """A mount namespace of our own whose mounts never propagate back to the host."""
     uid, gid = os.geteuid(), os.getegid()
     if uid == 0:
-        _check(_libc.unshare(CLONE_NEWNS), "unshare")
+        _check(_libc().unshare(CLONE_NEWNS), "unshare")
     else:
-        _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+        _check(_libc().unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
         for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
             with open(f"/proc/self/{name}", "w") as handle:
                 handle.write(text)
@@ -146,7 +159,7 @@ def apply_layers(layers: list[dict], full: list[str]) -> list[str]:
 
 def apply_layer(layer: dict, full: bool) -> str:
     try:
-        _check(_libc.umount2(layer["path"].encode(), MNT_DETACH), "umount")
+        _check(_libc().umount2(layer["path"].encode(), MNT_DETACH), "umount")
     except OSError as exc:
         return report_line(layer, full, 0, os.strerror(exc.errno) if exc.errno else "failed")
     return write_back(layer, full)
@@ -208,7 +221,7 @@ def main(argv: list[str]) -> int:
     scratch, wanted, command = parse(argv)
     try:
         # the bot's death is its kill too: the sandbox never outlives the bot that started it
-        _check(_libc.prctl(PR_SET_PDEATHSIG, _signal.SIGTERM, 0, 0, 0), "prctl PR_SET_PDEATHSIG")
+        _check(_libc().prctl(PR_SET_PDEATHSIG, _signal.SIGTERM, 0, 0, 0), "prctl PR_SET_PDEATHSIG")
         held = hold(scratch)
         enter_namespace()
         layers = [mount_layer(layer, os.path.join(scratch, str(index))) for index, layer in enumerate(wanted)]

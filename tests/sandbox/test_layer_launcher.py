@@ -517,3 +517,12 @@ def test_a_build_replaces_only_earlier_builds_a_day_old(monkeypatch, tmp_path):
     built = launcher.find()
     assert built is not None
     assert sorted(path.name for path in build.iterdir()) == sorted([built.name, recent.name])
+
+
+def test_the_write_back_starts_without_loading_ctypes():
+    """The compiled launcher execs sandbox/layer_mount.py for every run that wrote: ctypes, which
+    only the Python launcher's mounts need, was about a third of that start."""
+    loaded = subprocess.run([sys.executable, "-I", "-S", "-c",
+                             f"import sys; sys.path.insert(0, {str(LAYER_MOUNT.parent)!r}); import layer_mount; "
+                             "print('ctypes' in sys.modules)"], capture_output=True, text=True, timeout=60)
+    assert loaded.stdout == "False\n", loaded.stderr
