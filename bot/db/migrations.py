@@ -210,6 +210,12 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
          "by its trigger on both backends, and each index on jobs costs every delivery's insert a page written", (
         "DROP INDEX IF EXISTS jobs_by_trigger",
     )),
+    (21, "the delivery id is indexed for jobs without a trigger only (a schedule's slot, an automation's run): "
+         "a job about an object is found by its trigger, which one delivery id's signed body always names; "
+         "the random id cost every delivery's insert a page of its own, half the pages it wrote", (
+        "CREATE INDEX IF NOT EXISTS jobs_untriggered_by_delivery ON jobs(delivery_id) WHERE trigger_key IS NULL",
+        "DROP INDEX IF EXISTS jobs_by_delivery",
+    )),
 )
 
 LATEST = MIGRATIONS[-1][0]

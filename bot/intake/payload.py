@@ -134,7 +134,9 @@ def _check(item: dict[str, Any], shape: dict[str, tuple[type, ...]], prefix: str
 
 
 def trigger_key(event: str, data: Payload) -> str:
-    """The object the delivery is about, the same for every delivery of the same signed body."""
+    """The object the delivery is about, the same for every delivery of the same signed body. A
+    redelivery's job is found by it alone (bot/service/store.py:enqueue_delivery), so a change to
+    what it names lets through the redelivery of a delivery queued before the change."""
     action = data.get("action")
     for name in ("comment", "review", "check_suite", "workflow_run"):
         found = data.get(name)

@@ -137,12 +137,15 @@ async def commit(db: Database, statements: Callable[[Database], T]) -> T:
 def enqueue_delivery(conn: Database, *, delivery_id: str, event: str, action: str | None, kind: str,
                      conversation: str, spec: dict[str, Any], notice: str | None = None,
                      coalesce_key: str | None = None) -> int | None:
-    """Insert the job unless the delivery, or the object it is about (`spec["trigger_key"]`: a
-    replay of a signed body under a new delivery id), already has a live one (a failed job may be
-    retried), claiming the once-per-thread notice if any. Returns the job id, or None when nothing may be
-    stored (run it in `write`, which then rolls back). `coalesce_key`: a push review's thread and
-    requester (bot/web/review_push.py); the database holds one waiting job per key, so a racing
-    replica's insert of the same key does nothing (None) too.
+    """Insert the job unless the object it is about (`spec["trigger_key"]`: a redelivery, or a
+    replay of a signed body under a new delivery id), or for a job about none (a schedule's slot, an
+    automation's run) its delivery id, already has a live one (a failed job may be retried),
+    claiming the once-per-thread notice if any. One delivery id names one signed body, so one
+    trigger: its job is found by that (the delivery id is indexed for jobs without a trigger only:
+    a random id in an index cost each insert a page written of its own). Returns the job id, or
+    None when nothing may be stored (run it in `write`, which then rolls back). `coalesce_key`: a
+    push review's thread and requester (bot/web/review_push.py); the database holds one waiting
+    job per key, so a racing replica's insert of the same key does nothing (None) too.
 
     The job row is the delivery's record (delivery_id, created_at, kind; event and action in the
     spec): a second row keyed by the random delivery id cost a page written per delivery and
@@ -156,7 +159,7 @@ def enqueue_delivery(conn: Database, *, delivery_id: str, event: str, action: st
     row = conn.execute(
         "INSERT INTO jobs (delivery_id, trigger_key, kind, conversation, spec, coalesce_key, created_at) "
         "SELECT ?, ?, ?, ?, ?, ?, ? "
-        "WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE delivery_id = ? AND status != 'failed') "
+        "WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE delivery_id = ? AND trigger_key IS NULL AND status != 'failed') "
         "AND NOT EXISTS (SELECT 1 FROM jobs WHERE trigger_key = ? AND status != 'failed') "
         "ON CONFLICT DO NOTHING RETURNING id",  # a racing replica's insert of the same trigger (or key) won
         [delivery_id, trigger_key, kind, conversation,

@@ -8,8 +8,9 @@ malformed JSON, missing headers or a signed payload without the fields its event
 does not redeliver it); events we do not act on 202 with nothing stored. Every refusal is logged
 with the delivery id, never the body.
 
-A delivery is deduplicated by its delivery id and by the object it is about (`trigger_key`: the
-comment, review or item), so a signed body replayed under a new delivery id is a duplicate.
+A delivery is deduplicated by the object it is about (`trigger_key`: the comment, review or item),
+so its redelivery (one delivery id names one signed body) and a signed body replayed under a new
+delivery id are duplicates (bot/service/store.py:enqueue_delivery).
 `@bot stop` is a job like any other command: the worker checks the stopper's permission before
 anything is cancelled (bot/service/commands.py); the intake makes no GitHub call.
 """

@@ -64,9 +64,9 @@ def coalesce_key(conversation: str, requester: str) -> str:
 def _seen(conn: Database, delivery_id: str, trigger: object) -> bool:
     """The push queued a live job, or was merged into one (a failed job's pushes may come again).
     The jobs' two lookups are apart, not one OR: SQLite reads an OR term through a full index only,
-    never the partial `jobs_one_live_per_trigger`, and would scan the table."""
+    never a partial one (by trigger, and by delivery id for jobs without one), and would scan the table."""
     return bool(conn.query(
-        "SELECT 1 FROM jobs WHERE delivery_id = ? AND status != 'failed' "
+        "SELECT 1 FROM jobs WHERE delivery_id = ? AND trigger_key IS NULL AND status != 'failed' "
         "UNION ALL SELECT 1 FROM jobs WHERE trigger_key = ? AND status != 'failed' "
         "UNION ALL SELECT 1 FROM merged_pushes m JOIN jobs j ON j.id = m.job_id "
         "WHERE (m.delivery_id = ? OR m.trigger_key = ?) AND j.status != 'failed' LIMIT 1",

@@ -1,7 +1,9 @@
 """Every lookup of `jobs` by the object a delivery is about (`trigger_key`) or by its delivery id is
-served by an index on each backend, and the schema holds no index those lookups do without
-(migration 20 dropped `jobs_by_trigger`: the partial unique `jobs_one_live_per_trigger` serves
-them, and each index on `jobs` costs every delivery's insert a page written)."""
+served by an index on each backend, and the schema holds no index those lookups do without: each
+index on `jobs` costs every delivery's insert a page written, and one keyed by the random delivery
+id a page of its own. Migration 20 dropped `jobs_by_trigger` (the partial unique
+`jobs_one_live_per_trigger` serves those lookups); migration 21 indexes the delivery id of jobs
+without a trigger only (tests/store/test_delivery_dedupe.py says why that is enough)."""
 from __future__ import annotations
 
 import re
@@ -30,12 +32,19 @@ def _enqueue(conn: Database) -> object:
                                   kind="episode", conversation=CONVERSATION, spec=spec)
 
 
+def _enqueue_without_a_trigger(conn: Database) -> object:
+    spec = {"repo": "octo/repo", "number": 3, "author": "alice"}
+    return store.enqueue_delivery(conn, delivery_id="schedule octo/repo nightly 2026-12-08T00:00", event="schedule",
+                                  action=None, kind="episode", conversation=CONVERSATION, spec=spec)
+
+
 def _seen(conn: Database) -> object:
     return review_push._seen(conn, "d-lookup", TRIGGER)
 
 
-LOOKUPS: dict[str, Callable[[Database], object]] = {"store.enqueue_delivery": _enqueue,
-                                                     "review_push._seen": _seen}
+LOOKUPS: dict[str, Callable[[Database], object]] = {
+    "store.enqueue_delivery": _enqueue, "store.enqueue_delivery without a trigger": _enqueue_without_a_trigger,
+    "review_push._seen": _seen}
 
 
 def _statements(work: Callable[[Database], object]) -> list[str]:
@@ -94,16 +103,38 @@ def test_a_migrated_database_has_no_separate_index_on_trigger_key_and_keeps_the_
     assert "jobs_by_trigger" not in _jobs_indexes(db) and "jobs_one_live_per_trigger" in _jobs_indexes(db)
 
 
-def test_migration_20_drops_the_trigger_index_of_a_database_at_19_and_keeps_its_jobs(tmp_path):
-    path = tmp_path / "at19.db"
+def test_a_migrated_database_indexes_the_delivery_id_of_jobs_without_a_trigger_only(backend):
+    db = store.connect(settings=current())
+    assert "jobs_by_delivery" not in _jobs_indexes(db) and "jobs_untriggered_by_delivery" in _jobs_indexes(db)
+
+
+def _at_version(path: Path, last: int) -> sqlite3.Connection:
+    """A SQLite database migrated up to `last`, as an older bot left it."""
     conn = sqlite3.connect(path)
-    older = [m for m in migrations.MIGRATIONS if m[0] <= 19]
     conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, description TEXT, "
                  "applied_at DOUBLE PRECISION)")
-    for number, description, statements in older:
+    for number, description, statements in (m for m in migrations.MIGRATIONS if m[0] <= last):
         for statement in statements:
             conn.execute(SQLITE.ddl(statement))
         conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", [number, description, time.time()])
+    return conn
+
+
+def test_migration_21_keeps_a_job_without_a_trigger_found_by_its_delivery_id(tmp_path):
+    conn = _at_version(tmp_path / "at20.db", 20)
+    conn.execute("INSERT INTO jobs (delivery_id, kind, conversation, spec, created_at) "
+                 "VALUES ('schedule octo/repo nightly 2026-12-08T00:00', 'episode', ?, '{}', ?)",
+                 [CONVERSATION, time.time()])
+    conn.commit()
+    conn.close()
+    db = bot_db.connect(path=tmp_path / "at20.db")
+    assert migrations.version(db) == migrations.LATEST and "jobs_by_delivery" not in _jobs_indexes(db)
+    assert _enqueue_without_a_trigger(db) is None and len(store.jobs(db)) == 1
+
+
+def test_migration_20_drops_the_trigger_index_of_a_database_at_19_and_keeps_its_jobs(tmp_path):
+    path = tmp_path / "at19.db"
+    conn = _at_version(path, 19)
     conn.execute("INSERT INTO jobs (delivery_id, trigger_key, kind, conversation, spec, created_at) "
                  "VALUES ('d-old', ?, 'episode', ?, '{}', ?)", [TRIGGER, CONVERSATION, time.time()])
     conn.commit()
