@@ -8,8 +8,8 @@ otherwise take the loop from every other thread's webhook for as long as it prin
         await pace.take()          # sleeps out the window once its lines are spent
     pace.lifted = True             # a stopped run's backlog is drained at full speed
 
-A CLI above the pace is slowed, never cut: its reader waits, the pipe fills and the CLI's writes
-block. Nothing it printed is dropped or reordered.
+A CLI above the pace is slowed, never cut: its reader waits, the stream's buffer and the pipe fill
+and the CLI's writes block. Nothing it printed is dropped or reordered.
 
 The figure: a model streams at most a few hundred tokens a second, and a CLI prints at most a line
 per streamed delta (Claude's stream-json with partial messages); the CLIs' recorded transcripts

@@ -15,8 +15,11 @@ from bot.bridge.server import BridgeServer
 from bot.bridge.stdout_mark import StdoutMark
 from bot.episode.pace import LinePace
 from bot.episode.runner import run_episode
+from sandbox.base import Limits, SandboxConfig
 from sandbox.tier0 import Tier0Spawner
+from sandbox.tier1 import Tier1Spawner
 from tests.adapters.test_runner import ScriptAdapter, _setup
+from tests.entry_settings import current
 
 LINES = 3000  # printed before each call: far more than the paced reader takes before the call comes
 
@@ -167,3 +170,31 @@ async def test_a_stopped_reader_releases_every_waiting_call():
     await asyncio.sleep(0)
     mark.end()
     assert await asyncio.gather(*waiting) == [0, 0]
+
+
+async def test_written_counts_what_a_tier1_sandbox_printed_and_nobody_read(tmp_path):
+    """Tier 1's CLI writes into the very pipe the runner reads (bubblewrap and the layer launcher
+    pass it through). It prints more than the stream's buffer and the pipe hold, nothing reading,
+    until its writes block; what the mark then counts is what the stream yields to its end."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    config = SandboxConfig(workdir=work, home=home, limits=Limits(timeout_s=60, memory_bytes=256 << 20, pids=64))
+    printed = 40 << 20  # past the stream's buffer (it stops taking at twice the sandbox's stream limit)
+    proc = await Tier1Spawner(host=current().sandbox_host).start(
+        config, ["sh", "-c", f"head -c {printed} /dev/zero; sleep 60"], {})
+    mark = StdoutMark()
+    mark.attach(proc.stdout)
+    try:
+        seen, same = -1, 0
+        for _ in range(600):  # until its writes block: the count holds still for a second
+            same = same + 1 if mark.written() == seen else 0
+            if same == 10:
+                break
+            seen = mark.written()
+            await asyncio.sleep(0.1)
+        await proc.kill()
+        assert len(await proc.stdout.read()) == seen < printed
+    finally:
+        await proc.kill()
+        await proc.wait()
