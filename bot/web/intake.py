@@ -17,6 +17,8 @@ anything is cancelled (bot/service/commands.py); the intake makes no GitHub call
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import http
 import logging
 from collections.abc import Callable
@@ -53,7 +55,7 @@ class IntakeSettings:
     are frozen; the settings pages put a new object in `app.state.settings`, which is read anew)."""
 
     settings: Settings
-    secret: str = field(repr=False)
+    signer: hmac.HMAC = field(repr=False)  # keyed with the webhook secret (`signer`)
     handle: str
     outsider_window_s: float
     body_timeout_s: float
@@ -64,7 +66,7 @@ class IntakeSettings:
         known = getattr(state, "intake_settings", None)
         if known is None or known.settings is not current:
             known = state.intake_settings = cls(
-                current, current.webhook_secret(), current.handle, current.number("BOT_OUTSIDER_REPLY_WINDOW"),
+                current, signer(current.webhook_secret()), current.handle, current.number("BOT_OUTSIDER_REPLY_WINDOW"),
                 current.number("BOT_WEBHOOK_BODY_TIMEOUT"))
         return known
 
@@ -121,21 +123,37 @@ async def _admitted(request: Request, headers: dict[str, str], delivery: str,
         except Gone:
             return _refuse(400, delivery, "the sender hung up before the body was complete")
         try:
-            return _verified_event(headers, body, settings.secret)
+            return _verified_event(headers, body, settings.signer)
         except ValidationFailure as exc:
             return _refuse(401, delivery, f"signature rejected: {exc}")
         except (BadRequest, KeyError, ValueError, orjson.JSONDecodeError) as exc:
             return _refuse(400, delivery, f"malformed delivery: {type(exc).__name__}")
 
 
-def _verified_event(headers: dict[str, str], body: bytes, secret: str) -> sansio.Event:
-    """HMAC over the raw bytes first (gidgethub's constant-time check), then headers and JSON."""
+def signer(secret: str) -> hmac.HMAC:
+    """An HMAC-SHA256 keyed with the webhook secret, copied for each delivery: keying it (the
+    digest's set-up and the key's two blocks) cost each delivery about a third of the check."""
+    return hmac.new(secret.encode(), digestmod=hashlib.sha256)
+
+
+def verify_signature(keyed: hmac.HMAC, body: bytes, signature: str) -> None:
+    """ValidationFailure unless `signature` is `sha256=` and the hex HMAC-SHA256 of `body` under
+    the key of `keyed` (left as it was); compared in constant time, as bytes, so a header value
+    outside ASCII is a mismatch too."""
+    mac = keyed.copy()
+    mac.update(body)
+    if not hmac.compare_digest(signature.encode("utf-8", "surrogatepass"), b"sha256=" + mac.hexdigest().encode()):
+        raise ValidationFailure("payload's signature does not align with the secret")
+
+
+def _verified_event(headers: dict[str, str], body: bytes, keyed: hmac.HMAC) -> sansio.Event:
+    """HMAC over the raw bytes first, then headers and JSON."""
     signature = headers.get("x-hub-signature-256")
     if not signature:
         raise ValidationFailure("signature is missing")
-    if not signature.startswith("sha256="):  # gidgethub would also verify a `sha1=` value
+    if not signature.startswith("sha256="):  # gidgethub's check would also verify a `sha1=` value
         raise ValidationFailure("X-Hub-Signature-256 must hold a sha256= value")
-    sansio.validate_event(body, signature=signature, secret=secret)
+    verify_signature(keyed, body, signature)
     for name in _REQUIRED_HEADERS:
         if not headers.get(name):
             raise KeyError(name)
