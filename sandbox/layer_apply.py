@@ -37,6 +37,7 @@ else:  # run by path by the layer launcher (sandbox/layer_mount.py), beside this
     import bounded_tree  # type: ignore[no-redef]
 
 MAX_DEPTH = bounded_tree.MAX_DEPTH
+MIN_LAYER_BYTES = 4096  # a layer's tmpfs is at least this (tmpfs reads size=0 as unlimited)
 OPAQUE = "user.overlay.opaque"
 TEMP_PREFIX = ".bot-layer-"
 CHUNK = 8 << 20  # the most copied between two looks at what the host allocated
@@ -163,6 +164,37 @@ class _Links:
             return False
         finally:
             os.close(parent)
+
+
+def layer_inodes(size: int) -> int:
+    return max(1024, size // 4096)  # empty files cost no blocks: bound them too (and the write-back)
+
+
+def report_line(name: str, size: int, full: bool, applied: int, error: str, dropped: str = "") -> str:
+    """A layer's line of SCRATCH/report (sandbox/layers.py reads it)."""
+    return f"{name}\t{size}\t{int(full)}\t{applied}\t{error}\t{dropped}\n"
+
+
+def write_back(name: str, size: int, upper: str, path: str, full: bool) -> str:
+    """Apply a layer's upper layer to its folder `path`, within its cap `size`; its report line.
+    No sandbox process is left to change `upper`, and nothing reads the folder through the overlay."""
+    applied, error, dropped = 1, "", ""
+    try:
+        done = apply(upper, path, Budget(size, layer_inodes(size)))
+    except OSError as exc:
+        applied, error = 0, os.strerror(exc.errno) if exc.errno else "failed"
+    else:
+        full = full or done.cap_reached
+        dropped = ",".join(f"{kind}={count}" for kind, count in sorted(done.dropped.items()))
+        deep = done.dropped.get("too_deep", 0)
+        if deep and not full:  # the cap, when reached, is the reason the episode ends
+            applied, error = 0, too_deep_error(deep)
+    return report_line(name, size, full, applied, error, dropped)
+
+
+def too_deep_error(count: int) -> str:
+    folders = "1 folder" if count == 1 else f"{count} folders"
+    return f"{folders} nested deeper than {MAX_DEPTH} levels left out"
 
 
 def apply(upper: str, lower: str, budget: Budget) -> WriteBack:

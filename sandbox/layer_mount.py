@@ -43,6 +43,7 @@ MS_PRIVATE, MS_REC, MNT_DETACH = 1 << 18, 1 << 14, 2
 PR_SET_PDEATHSIG = 1
 POLL_S = 0.25
 FULL_LOOKS = 2  # a layer seen full this many looks in a row stops the sandbox
+layer_inodes = layer_apply.layer_inodes
 TYPE_CHECKING = False  # typing's own, without importing typing at every start
 if TYPE_CHECKING:
     import ctypes
@@ -101,10 +102,6 @@ def mount_layer(layer: dict, scratch: str) -> dict:
            f"lowerdir={layer['path']},upperdir={upper},workdir={work},userxattr")
     return {"name": layer["name"], "path": layer["path"], "size": size, "inodes": inodes, "scratch": scratch,
             "upper": upper}
-
-
-def layer_inodes(size: int) -> int:
-    return max(1024, size // 4096)  # empty files cost no blocks: bound them too (and the write-back)
 
 
 def is_full(layer: dict) -> bool:
@@ -166,28 +163,12 @@ def apply_layer(layer: dict, full: bool) -> str:
 
 
 def report_line(layer: dict, full: bool, applied: int, error: str, dropped: str = "") -> str:
-    return f"{layer['name']}\t{layer['size']}\t{int(full)}\t{applied}\t{error}\t{dropped}\n"
+    return layer_apply.report_line(layer["name"], layer["size"], full, applied, error, dropped)
 
 
 def write_back(layer: dict, full: bool) -> str:
     """Apply an unmounted layer's upper layer to its folder, within its cap; its report line."""
-    applied, error, dropped = 1, "", ""
-    try:
-        done = layer_apply.apply(layer["upper"], layer["path"], layer_apply.Budget(layer["size"], layer["inodes"]))
-    except OSError as exc:
-        applied, error = 0, os.strerror(exc.errno) if exc.errno else "failed"
-    else:
-        full = full or done.cap_reached
-        dropped = ",".join(f"{kind}={count}" for kind, count in sorted(done.dropped.items()))
-        deep = done.dropped.get("too_deep", 0)
-        if deep and not full:  # the cap, when reached, is the reason the episode ends
-            applied, error = 0, too_deep_error(deep)
-    return report_line(layer, full, applied, error, dropped)
-
-
-def too_deep_error(count: int) -> str:
-    folders = "1 folder" if count == 1 else f"{count} folders"
-    return f"{folders} nested deeper than {layer_apply.MAX_DEPTH} levels left out"
+    return layer_apply.write_back(layer["name"], layer["size"], layer["upper"], layer["path"], full)
 
 
 def parse(argv: list[str]) -> tuple[str, list[dict], list[str]]:

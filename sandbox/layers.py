@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandbox import launcher
+from sandbox import launcher, layer_apply
 from sandbox.base import SandboxConfig
 from sandbox.bounded_tree import DIR_FLAGS, remove_path
 from sandbox.cgroup_set import CgroupSet
@@ -65,17 +65,31 @@ class Layers:
         fcntl.flock(fd, fcntl.LOCK_SH)
         self.held = fd
 
-    def prefix(self, groups: CgroupSet, open_files: int, done_fd: int | None = None) -> list[str]:
+    def prefix(self, groups: CgroupSet, open_files: int, words: tuple[int, int] | None = None) -> list[str]:
         """argv that makes the layers, then runs the rest (bubblewrap) over them in `groups`, with
-        at most `open_files` descriptors and no core dumps. `done_fd` (the compiled launcher only):
-        where it writes bubblewrap's wait status once nothing is left to apply, before its own exit."""
+        at most `open_files` descriptors and no core dumps. `words` (the compiled launcher only):
+        the pipe ends it says the run's end on and hears back on (sandbox/process.py)."""
         fields = [str(value) for layer in self.spec for value in (layer["name"], layer["size"], layer["path"])]
         if self.compiled is None:
             return [_interpreter(), "-I", "-S", str(LAUNCHER), str(self.scratch), *fields, "--",
                     *join_prefix(groups.join_paths(), open_files)]
-        done = ["--done-fd", str(done_fd)] if done_fd is not None else []
+        told = ["--done-fd", str(words[0]), "--apply-fd", str(words[1])] if words is not None else []
         return [str(self.compiled), "--write-back", _interpreter(), str(LAUNCHER), "--nofile", str(open_files),
-                *groups.launcher_args(), *done, str(self.scratch), *fields, "--"]
+                *groups.launcher_args(), *told, str(self.scratch), *fields, "--"]
+
+    def apply_from(self, launcher_pid: int, full: str) -> None:
+        """Apply what the sandbox wrote, as the launcher's write-back would, from its upper layers
+        read through /proc/PID/root of the launcher (alive and waiting: its pid is ours until it is
+        reaped), and write the report. `full`: the launcher's 0/1 per layer, in order. Blocking."""
+        lines = []
+        for index, (layer, seen_full) in enumerate(zip(self.spec, full, strict=True)):
+            size = max(int(layer["size"]), layer_apply.MIN_LAYER_BYTES)
+            upper = f"/proc/{launcher_pid}/root{self.scratch}/{index}/upper"
+            lines.append(layer_apply.write_back(layer["name"], size, upper, layer["path"], seen_full == "1"))
+        report = self.scratch / "report"
+        fd = os.open(report, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.writelines(lines)
 
     def report(self) -> list[dict]:
         """What each layer did: name, size, full (it, or its write-back, reached its cap), applied

@@ -3,28 +3,51 @@
 Its first process (the layer launcher) is signalled through a pidfd opened as it starts, never
 by its pid: once reaped, a pid may name someone else.
 
-The compiled launcher says the run's wait status on a pipe of its own once bubblewrap is reaped and
-nothing is left to apply, before its exit, which tears the overlays down (about 9 ms for a
-`git status` over 5,200 files): the run is over for the caller then. Anything else on that pipe,
-or nothing, and the run is over at the launcher's exit, as without it. The scratch folder and the
-cgroups are removed after that exit either way.
+The compiled launcher has its word once bubblewrap is reaped, on a pipe of its own (`heard`):
+
+- "done": nothing was left to apply and the report is written. The run is over for the caller
+  then, before the launcher's exit, which tears the overlays down (about 9 ms for a `git status`
+  over 5,200 files).
+- "apply": the sandbox changed something. The bot applies it (`Layers.apply_from`, the write-back's
+  own code, off the loop) while the launcher waits, and answers "applied" on a second pipe: no
+  interpreter starts for it and no overlay is unmounted on the run's path. If the bot cannot, it
+  closes that pipe and the launcher's own write-back runs (as when the bot is gone).
+
+Anything else on that pipe, or nothing, and the run is over at the launcher's exit, as without it.
+The scratch folder and the cgroups are removed after that exit either way.
 """
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
+import select
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from sandbox.base import EgressDecision, Limits
 from sandbox.layers import Layers
 from sandbox.limits import CgroupSet
 
 WRITE_BACK_GRACE_S = 60.0  # how long a killed sandbox's layer launcher may take to apply its writes
-DONE_MOST = 16  # the launcher's word: a wait status (at most 65535) and a newline
+EXIT_WAIT_S = 60.0  # how long the clean-up waits for a launcher that has had its word to be gone
+WORD_MOST = 32  # the launcher's word is at most "apply 65535 01234567\n"
 DONE = re.compile(rb"(0|[1-9][0-9]{0,4})\n")
+OFFER = re.compile(rb"apply (0|[1-9][0-9]{0,4}) ([01]{1,8})\n")
+APPLIED = b"applied\n"
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Word:
+    """What the launcher said: the run's exit code, and for an offer to apply, 0/1 per layer (full)."""
+
+    code: int
+    full: str | None = None
 
 
 def _pidfd_of(pid: int) -> int | None:
@@ -40,9 +63,11 @@ class Tier1Process:
 
     def __init__(self, proc: asyncio.subprocess.Process, groups: CgroupSet, limits: Limits,
                  layers: Layers | None = None, after_cleanup: Callable[[], None] | None = None,
-                 done: int | None = None):
+                 words: tuple[int, int] | None = None):
         self._proc = proc
-        self._done = done  # the read end of the launcher's word (this object closes it)
+        # the read end of the launcher's word and the write end of the bot's answer (closed here)
+        self._done: int | None = words[0] if words is not None else None
+        self._answer: int | None = words[1] if words is not None else None
         self._returncode: int | None = None
         self._layers = layers
         self._after_cleanup = after_cleanup  # more host-side work for the clean-up thread (cgroups made ahead)
@@ -117,25 +142,52 @@ class Tier1Process:
             server.close()
         # A v1 cgroup stays busy for a few ms after its last task exits, and the layers' scratch
         # folder held the launcher's mounts: both are removed off the caller's path (the run's
-        # outcome is already read), once the launcher has exited.
-        self._cleanup = asyncio.ensure_future(self._remove_after_exit())
+        # outcome is already read), once the launcher has exited. In the default executor: a
+        # one-shot command's asyncio.run waits for it before the process ends.
+        self._cleanup = asyncio.get_running_loop().run_in_executor(None, self._remove_after_exit)
         return rc
 
     async def _over(self) -> int:
         """The run's exit code: the launcher's word when it gives one, else its own exit."""
         if self._done is not None:
             done, self._done = self._done, None
-            status = await _word(done)
-            if status is not None:
-                return status
+            word = heard(await _read_word(done))
+            if word is not None and (word.full is None or await self._applied(word.full)):
+                self._close_answer()
+                return word.code
+        self._close_answer()
         return await self._proc.wait()
 
-    async def _remove_after_exit(self) -> None:
-        await self._proc.wait()
+    async def _applied(self, full: str) -> bool:
+        """Apply what the sandbox wrote for the waiting launcher; whether it was (else the
+        launcher's own write-back does it)."""
+        if self._layers is None or self._answer is None or len(full) != len(self._layers.spec):
+            return False
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, self._layers.apply_from, self.pid, full)
+        except Exception:  # the launcher applies them itself once the answer's pipe closes
+            log.warning("the bot could not apply a sandbox's writes; its launcher applies them", exc_info=True)
+            return False
+        try:
+            os.write(self._answer, APPLIED)
+        except OSError:  # the launcher is gone (killed past the grace): the writes are applied all the same
+            pass
+        return True
+
+    def _close_answer(self) -> None:
+        if self._answer is not None:
+            os.close(self._answer)
+            self._answer = None
+
+    def _remove_after_exit(self) -> None:
+        """(a thread) Wait for the launcher's exit on its pidfd (after its word it only tears its
+        namespace down), then remove what the run left on the host. Nothing signals through the
+        pidfd any more: the run's exit code is known."""
         if self._pidfd is not None:
+            select.select([self._pidfd], [], [], EXIT_WAIT_S)
             os.close(self._pidfd)
             self._pidfd = None
-        await asyncio.get_running_loop().run_in_executor(None, self._remove_after)
+        self._remove_after()
 
     def _remove_after(self) -> None:
         try:
@@ -171,22 +223,21 @@ class Tier1Process:
                            "denied": sum(not d.allowed for d in self.egress)}}
 
 
-async def _word(fd: int) -> int | None:
-    """The launcher's word on `fd` (closed here): a wait status, as an exit code (a signal's is
-    negative, as asyncio gives it); None for an end without one, or anything else (bounded)."""
+async def _read_word(fd: int) -> bytes:
+    """What the launcher wrote on `fd` (closed here) until it closed it: at most WORD_MOST + 1 bytes."""
     loop = asyncio.get_running_loop()
     heard = bytearray()
     ended: asyncio.Future[None] = loop.create_future()
 
     def readable() -> None:
         try:
-            data = os.read(fd, DONE_MOST + 1)
+            data = os.read(fd, WORD_MOST + 1)
         except BlockingIOError:
             return
         except OSError:
             data = b""
         heard.extend(data)
-        if (not data or len(heard) > DONE_MOST) and not ended.done():
+        if (not data or len(heard) > WORD_MOST) and not ended.done():
             ended.set_result(None)
 
     os.set_blocking(fd, False)
@@ -196,14 +247,25 @@ async def _word(fd: int) -> int | None:
     finally:
         loop.remove_reader(fd)
         os.close(fd)
-    return exit_code(bytes(heard))
+    return bytes(heard)
 
 
-def exit_code(word: bytes) -> int | None:
-    """A wait status in the launcher's words (`DONE`) as an exit code; None for anything else."""
-    if DONE.fullmatch(word) is None or int(word) > 0xFFFF:
+def heard(word: bytes) -> Word | None:
+    """The launcher's word read through its allowlist (`DONE`, `OFFER`); None for anything else."""
+    done, offer = DONE.fullmatch(word), OFFER.fullmatch(word)
+    status = done[1] if done else offer[1] if offer else None
+    code = exit_code(int(status)) if status is not None else None
+    if code is None:
+        return None
+    return Word(code, offer[2].decode() if offer else None)
+
+
+def exit_code(status: int) -> int | None:
+    """A wait status as the exit code asyncio gives (a signal's negative); None for a status no
+    exit leaves (a stopped child's, or past 16 bits)."""
+    if status > 0xFFFF:
         return None
     try:
-        return os.waitstatus_to_exitcode(int(word))
-    except ValueError:  # a stopped child's status, or bits no exit leaves
+        return os.waitstatus_to_exitcode(status)
+    except ValueError:
         return None

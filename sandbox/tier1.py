@@ -346,28 +346,28 @@ class Tier1Spawner:
                       who: identity.Identity, capped: layers.Layers) -> Tier1Process:
         info_r, info_w = os.pipe()
         block_r, block_w = os.pipe()
-        done_r, done_w = os.pipe() if capped.compiled is not None else (None, None)
+        told, kept = _word_pipes(capped)
         fds = (filter_fd, info_w, block_r)
         switch, userns_w = _switch_for(who)
         data_fds = {path: _data_fd(data) for path, data in _placed_files(config, who).items()}
         passed = (fds + ((switch.userns_block_fd,) if switch else ()) + tuple(data_fds.values())
-                  + ((done_w,) if done_w is not None else ()))
+                  + (told or ()))
         try:
             proc = await asyncio.create_subprocess_exec(
-                *capped.prefix(groups, config.limits.open_files, done_w),
+                *capped.prefix(groups, config.limits.open_files, told),
                 *bwrap_argv(bwrap, config, argv, cwd, fds, switch, data_fds),
                 env=inside_env(config, env, trust_repositories=who.switched),
                 stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, pass_fds=passed,
                 start_new_session=True, limit=STREAM_LIMIT)
         except BaseException:
-            if done_r is not None:
-                os.close(done_r)
+            for fd in kept or ():
+                os.close(fd)
             raise
         finally:
             for fd in passed:
                 os.close(fd)
-        process = Tier1Process(proc, groups, config.limits, capped, _refill_after(config, self.host), done_r)
+        process = Tier1Process(proc, groups, config.limits, capped, _refill_after(config, self.host), kept)
         try:
             child_pid = await _read_child_pid(info_r)
             if child_pid is None:
@@ -418,6 +418,16 @@ class Tier1Spawner:
             else:
                 server = await inject.serve(listener, proxy.relay(*upstream))
             process.servers.append(server)
+
+
+def _word_pipes(capped: layers.Layers) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """The compiled launcher's word to the bot and the bot's answer (sandbox/process.py): the
+    launcher's ends, then the bot's; none for the Python launcher."""
+    if capped.compiled is None:
+        return None, None
+    word_r, word_w = os.pipe()
+    answer_r, answer_w = os.pipe()
+    return (word_w, answer_r), (word_r, answer_w)
 
 
 async def _launch_failure(proc: asyncio.subprocess.Process) -> Refused:

@@ -2,7 +2,8 @@
  * with the host's C compiler: `make install`, or the first start after a change to this file).
  *
  *   layer_launcher --write-back PYTHON SCRIPT --nofile N
- *                  [--cgroup-v1 DIR]... [--cgroup-v2 DIR] [--track-v2 DIR] [--oom-first] [--done-fd FD]
+ *                  [--cgroup-v1 DIR]... [--cgroup-v2 DIR] [--track-v2 DIR] [--oom-first]
+ *                  [--done-fd FD [--apply-fd FD]]
  *                  SCRATCH [NAME SIZE PATH]... -- COMMAND...
  *   layer_launcher --check ...the same...   (parse only: "ok", or the refusal; nothing is done)
  *
@@ -34,6 +35,13 @@
  *   run's outcome without waiting for this exit, which tears the overlays down (a few ms per
  *   thousand names the sandbox looked up). FD is close-on-exec from the start: neither bubblewrap
  *   nor the write-back ever holds it, and after a write-back the bot waits for the exit as before.
+ * - With --apply-fd as well (the read end of a pipe the bot holds the other end of), a sandbox that
+ *   changed something is offered to the bot first: "apply STATUS FULL...\n" on the done FD (FULL:
+ *   0/1 per layer, in order), its standard streams closed. The bot applies the upper layers itself
+ *   (sandbox/layer_apply.py, read through /proc/PID/root of this process, which waits), writes
+ *   SCRATCH/report, and answers "applied\n": no interpreter starts and no overlay is unmounted on
+ *   the run's path (about 10-20 ms). Any other answer, or none (the bot gone: its end closed), and
+ *   this launcher's own write-back runs as without it, so a killed bot still has the writes applied.
  * - The death of the bot that started it is a SIGTERM (PR_SET_PDEATHSIG): `bot run` or the service
  *   killed, the sandbox ends all the same, its writes applied.
  * - From its start to its end (the write-back included) it holds a shared flock on SCRATCH, as the
@@ -105,7 +113,7 @@ struct plan {
     int check_only;
     const char *python, *script, *scratch, *cgroup_v2, *track_v2;
     const char *cgroup_v1[MAX_V1];
-    int v1_count, oom_first, layer_count, done_fd;
+    int v1_count, oom_first, layer_count, done_fd, apply_fd;
     unsigned long long nofile;
     struct layer layers[MAX_LAYERS];
     char **command;
@@ -192,11 +200,12 @@ static int take_option(struct plan *plan, char **argv, int *at, int argc) {
     } else if (strcmp(option, "--oom-first") == 0) {
         if (plan->oom_first) return refuse("given twice", option);
         plan->oom_first = 1;
-    } else if (strcmp(option, "--done-fd") == 0) {
+    } else if (strcmp(option, "--done-fd") == 0 || strcmp(option, "--apply-fd") == 0) {
+        int *slot = option[2] == 'd' ? &plan->done_fd : &plan->apply_fd;
         unsigned long long fd;
-        if (plan->done_fd >= 0) return refuse("given twice", option);
+        if (*slot >= 0) return refuse("given twice", option);
         if (!read_number(value, MAX_FD, &fd) || fd < 3) return refuse("not a descriptor past stderr", value);
-        plan->done_fd = (int)fd;
+        *slot = (int)fd;
     } else {
         return refuse("unknown option", option);
     }
@@ -226,7 +235,7 @@ static int take_layer(struct plan *plan, char **argv, int at) {
 static int parse(struct plan *plan, int argc, char **argv) {
     int at = 1;
     memset(plan, 0, sizeof *plan);
-    plan->done_fd = -1;
+    plan->done_fd = plan->apply_fd = -1;
     if (at < argc && strcmp(argv[at], "--check") == 0) plan->check_only = 1, at++;
     while (at < argc && strncmp(argv[at], "--", 2) == 0 && argv[at][2] != 0)
         if (take_option(plan, argv, &at, argc)) return -1;
@@ -235,6 +244,8 @@ static int parse(struct plan *plan, int argc, char **argv) {
     if (!plan->v1_count && !plan->cgroup_v2 && !plan->oom_first)
         return refuse("no cap to join: --cgroup-v1, --cgroup-v2 or --oom-first is required", NULL);
     if (plan->cgroup_v2 && plan->track_v2) return refuse("--cgroup-v2 and --track-v2 together", NULL);
+    if (plan->apply_fd >= 0 && plan->done_fd < 0) return refuse("--apply-fd without --done-fd", NULL);
+    if (plan->apply_fd >= 0 && plan->apply_fd == plan->done_fd) return refuse("--apply-fd is --done-fd", NULL);
     if (at >= argc || !is_mount_path(argv[at])) return refuse("SCRATCH is not a plain absolute path", argv[at]);
     plan->scratch = argv[at++];
     while (at < argc && strcmp(argv[at], "--") != 0) {
@@ -426,7 +437,7 @@ static void stop(int pidfd) {
     syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);  /* ESRCH once gone: nobody else */
 }
 
-#define KEPT 5
+#define KEPT 6
 static void close_all_but(const int kept[KEPT]) {
     int keep[KEPT], from = 3;
     memcpy(keep, kept, sizeof keep);
@@ -526,10 +537,41 @@ static void write_back(const struct plan *plan, int python, int held, int status
     snprintf(reason, MAX_NAME + 64, "the write-back could not start: %s", strerror(errno));
 }
 
+/* The bot reads the run's output to its end: this process lets go of it (onto /dev/null, so that a
+ * write-back started after never has a file it opens take a standard stream's number). */
+static void close_streams(void) {
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int stream = 0; stream < 3; stream++)
+        if (null < 0 || dup2(null, stream) < 0) close(stream);
+    if (null > 2) close(null);
+}
+
+/* Offer the sandbox's changes to the bot, which applies them while this waits (no signal is read
+ * here: a kill now falls during the write-back); whether it answered that it did. */
+static int bot_applied(struct plan *plan, int status) {
+    char offer[64 + MAX_LAYERS * 2], answer[16];
+    int length = snprintf(offer, sizeof offer, "apply %d ", status);
+    for (int index = 0; index < plan->layer_count; index++) offer[length++] = plan->layers[index].full ? '1' : '0';
+    offer[length++] = '\n';
+    close_streams();
+    int offered = write(plan->done_fd, offer, (size_t)length) == length;
+    close(plan->done_fd);
+    plan->done_fd = -1;
+    size_t heard = 0;
+    while (offered && heard < sizeof answer) {
+        ssize_t got = read(plan->apply_fd, answer + heard, sizeof answer - heard);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        heard += (size_t)got;
+    }
+    close(plan->apply_fd);
+    return offered && heard == 8 && memcmp(answer, "applied\n", 8) == 0;
+}
+
 /* The run's outcome to the bot before this exits (and tears the overlays down): the wait status. */
 static void tell_done(int fd, int status) {
     char line[16];
-    for (int stream = 0; stream < 3; stream++) close(stream);  /* the bot reads the run's output to its end */
+    close_streams();
     int length = snprintf(line, sizeof line, "%d\n", status);
     ssize_t ignored = write(fd, line, (size_t)length);  /* a short or failed write: the bot waits for the exit */
     (void)ignored;
@@ -556,6 +598,8 @@ int main(int argc, char **argv) {
     if (plan.check_only) return puts("ok") == EOF;
     if (plan.done_fd >= 0 && fcntl(plan.done_fd, F_SETFD, FD_CLOEXEC))  /* never bubblewrap's */
         return failed("keep the done descriptor", "--done-fd"), LAYERS_FAILED_EXIT;
+    if (plan.apply_fd >= 0 && fcntl(plan.apply_fd, F_SETFD, FD_CLOEXEC))
+        return failed("keep the apply descriptor", "--apply-fd"), LAYERS_FAILED_EXIT;
     sigemptyset(&term);
     sigaddset(&term, SIGTERM);
     sigprocmask(SIG_BLOCK, &term, NULL);  /* read from a signalfd below: no handler runs mid-step */
@@ -579,12 +623,13 @@ int main(int argc, char **argv) {
         if (pid > 0) kill(pid, SIGKILL), waitpid(pid, NULL, 0);  /* never seen: it cannot be another's */
         return LAYERS_FAILED_EXIT;
     }
-    close_all_but((int[KEPT]){pidfd, sigterm, python, held, plan.done_fd});  /* the sandbox's pipes are bubblewrap's alone */
+    close_all_but((int[KEPT]){pidfd, sigterm, python, held, plan.done_fd, plan.apply_fd});  /* the sandbox's pipes are bubblewrap's alone */
     int status = watch(&plan, pid, pidfd, sigterm);
     int changed = 0;
     char reason[MAX_NAME + 64] = "";
     for (int index = 0; index < plan.layer_count; index++)
         changed |= plan.layers[index].changed = holds_changes(&plan.layers[index]);
+    if (changed && plan.apply_fd >= 0 && bot_applied(&plan, status)) return exit_as(status);
     if (changed) write_back(&plan, python, held, status, reason);
     if (write_report(&plan, changed ? reason : NULL)) say("bot-sandbox: cannot write the layers' report: %s", strerror(errno));
     else if (plan.done_fd >= 0) tell_done(plan.done_fd, status);

@@ -74,3 +74,17 @@ def test_check_verifies_the_sandboxed_command_is_not_host_root():
     done = bot("sandbox", "check")
     line = next(line for line in done.stdout.splitlines() if "sandboxed command is not host root" in line)
     assert line.startswith("ok ") and "host uid 0;" not in line and "core_pattern refused" in line
+
+
+@pytest.mark.parametrize("script", ["true", "echo made > a"], ids=["wrote nothing", "wrote"])
+def test_a_one_shot_exec_leaves_no_scratch_folder_when_it_ends(tmp_path, script):
+    """The run is over for the bot at its launcher's word, before the launcher's exit: a command
+    that ends right after still removes the run's scratch folder (and cgroups) once the launcher
+    is gone, before the process ends."""
+    work, temporary = tmp_path / "work", tmp_path / "tmp"
+    work.mkdir()
+    temporary.mkdir()
+    done = bot("sandbox", "exec", "--workdir", str(work), "--writable", "--", "sh", "-c", script,
+               env={"TMPDIR": str(temporary)})
+    assert done.returncode == 0, done.stderr
+    assert [p.name for p in temporary.iterdir() if p.name.startswith("bot-layers-")] == []

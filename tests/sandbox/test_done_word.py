@@ -1,40 +1,63 @@
-"""The layer launcher's word (sandbox/process.py `exit_code`): what the bot takes from its done
-pipe as a run's exit code is a wait status of an exit or a signal in decimal and a newline; anything
-else is no word at all, and the bot waits for the launcher's exit instead."""
+"""The layer launcher's word (sandbox/process.py `heard`): what the bot takes from its pipe is a
+wait status of an exit or a signal in decimal and a newline ("done"), or "apply", that status and
+0/1 per layer, and a newline (an offer to apply the sandbox's writes); anything else is no word at
+all, and the bot waits for the launcher's exit instead."""
 from __future__ import annotations
 
 import os
+import re
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sandbox.process import DONE_MOST, exit_code
+from sandbox.process import WORD_MOST, Word, heard
 
 EXITED = st.integers(0, 255).map(lambda code: code << 8)
 SIGNALLED = st.builds(lambda number, core: number | (0x80 if core else 0), st.integers(1, 64), st.booleans())
+STATUS = st.one_of(EXITED, SIGNALLED)
+FULL = st.text(alphabet="01", min_size=1, max_size=8)
 
 
-@given(st.one_of(EXITED, SIGNALLED))
-def test_a_wait_status_of_an_exit_or_a_signal_is_the_exit_code_asyncio_would_give(status):
-    assert exit_code(f"{status}\n".encode()) == os.waitstatus_to_exitcode(status)
+@given(STATUS)
+def test_a_done_word_is_the_exit_code_asyncio_would_give(status):
+    assert heard(f"{status}\n".encode()) == Word(os.waitstatus_to_exitcode(status))
 
 
-DIGITS = st.text(alphabet="0123456789", min_size=1, max_size=7).map(lambda text: f"{text}\n".encode())
+@given(STATUS, FULL)
+def test_an_offer_carries_the_exit_code_and_each_layers_full_mark(status, full):
+    assert heard(f"apply {status} {full}\n".encode()) == Word(os.waitstatus_to_exitcode(status), full)
 
 
-@given(st.one_of(st.binary(max_size=2 * DONE_MOST), DIGITS))
+def _expected(data: bytes) -> Word | None:
+    """The allowlist, said another way."""
+    form = re.fullmatch(rb"(?:apply ([0-9]+) ([01]{1,8})|([0-9]+))\n", data)
+    if form is None:
+        return None
+    digits = form[1] or form[3]
+    if digits != str(int(digits)).encode() or int(digits) > 0xFFFF:
+        return None
+    status = int(digits)
+    if not (os.WIFEXITED(status) or os.WIFSIGNALED(status)):
+        return None
+    return Word(os.waitstatus_to_exitcode(status), form[2].decode() if form[2] else None)
+
+
+DIGITS = st.text(alphabet="0123456789", min_size=1, max_size=7)
+NEAR = st.one_of(DIGITS.map(lambda text: f"{text}\n".encode()),
+                 st.tuples(DIGITS, st.text(alphabet="012", min_size=0, max_size=10)).map(
+                     lambda parts: f"apply {parts[0]} {parts[1]}\n".encode()))
+
+
+@given(st.one_of(st.binary(max_size=2 * WORD_MOST), NEAR))
 def test_any_other_bytes_are_no_word(data):
-    expected = None
-    if data.endswith(b"\n") and data[:-1].isdigit() and data[:-1] == str(int(data[:-1])).encode():
-        status = int(data[:-1])
-        if status <= 0xFFFF and (os.WIFEXITED(status) or os.WIFSIGNALED(status)):
-            expected = os.waitstatus_to_exitcode(status)
-    assert exit_code(data) == expected
+    assert heard(data) == _expected(data)
 
 
 def test_a_stopped_childs_status_is_no_word():
-    assert exit_code(b"4991\n") is None  # 0x137f: stopped by SIGSTOP
+    assert heard(b"4991\n") is None  # 0x137f: stopped by SIGSTOP
 
 
 def test_a_word_without_its_newline_or_with_a_sign_is_no_word():
-    assert [exit_code(word) for word in (b"768", b"+768\n", b"0768\n", b" 768\n", b"768\r\n")] == [None] * 5
+    words = (b"768", b"+768\n", b"0768\n", b" 768\n", b"768\r\n", b"apply 0 01", b"apply 0 012\n", b"apply 0\n",
+             b"apply  0 1\n", b"APPLY 0 1\n", b"apply 0 1 \n", b"apply 0 111111111\n")
+    assert [heard(word) for word in words] == [None] * len(words)

@@ -84,7 +84,8 @@ def valid_argv(draw) -> list[str]:
     names = draw(st.lists(NAME, max_size=3, unique=True))
     layers = [value for name in names
               for value in (name, str(draw(st.integers(0, 1 << 50))), draw(PATH))]
-    done = draw(st.sampled_from([[], ["--done-fd", str(draw(st.integers(3, 65535)))]]))
+    fds = draw(st.lists(st.integers(3, 65535), min_size=2, max_size=2, unique=True))
+    done = draw(st.sampled_from([[], ["--done-fd", str(fds[0])], ["--done-fd", str(fds[0]), "--apply-fd", str(fds[1])]]))
     return [*WRITE_BACK, "--nofile", str(draw(st.integers(1, 1 << 30))), *draw(CAPS), *done, draw(PATH), *layers,
             "--", draw(PATH), *draw(st.lists(st.text(max_size=8).filter(lambda s: "\0" not in s), max_size=3))]
 
@@ -138,6 +139,10 @@ MUTATIONS = {
     "done-fd a word": lambda a, at: ["--done-fd", "pipe", *a],
     "done-fd negative": lambda a, at: ["--done-fd", "-4", *a],
     "done-fd past the bound": lambda a, at: ["--done-fd", "65536", *a],
+    "apply-fd alone or twice": lambda a, at: ["--apply-fd", "9", *[v for v in a if v != "--done-fd"]]
+    if "--done-fd" not in a else ["--apply-fd", "9", "--apply-fd", "10", *a],
+    "apply-fd is done-fd": lambda a, at: ["--done-fd", "9", "--apply-fd", "9", *a] if "--done-fd" not in a
+    else ["--apply-fd", a[a.index("--done-fd") + 1], *a],
 }
 
 
@@ -419,6 +424,47 @@ def test_the_command_never_holds_the_done_descriptor(compiled, folders):
     assert sorted(int(fd) for fd in done.stdout.split()) == [0, 1, 2, 3], done.stdout
 
 
+def _offering(compiled: Path, scratch: Path, layer: Path, script: str, answer: bytes | None) -> tuple[bytes, int]:
+    """The launcher with --done-fd and --apply-fd over one layer: its word, then `answer` from the
+    bot (None: the bot's end closed unanswered, as when the bot is gone); its exit status."""
+    word_r, word_w = os.pipe()
+    answer_r, answer_w = os.pipe()
+    launched = subprocess.Popen([str(compiled), *WRITE_BACK, "--nofile", "256", "--oom-first", "--done-fd",
+                                 str(word_w), "--apply-fd", str(answer_r), str(scratch), "work", str(4 * MIB),
+                                 str(layer), "--", "/bin/sh", "-c", script], pass_fds=[word_w, answer_r],
+                                stdout=subprocess.DEVNULL)
+    os.close(word_w)
+    os.close(answer_r)
+    with os.fdopen(word_r, "rb") as word_end:
+        word = word_end.read()
+    with os.fdopen(answer_w, "wb") as answer_end:
+        if answer is not None:
+            answer_end.write(answer)
+    return word, launched.wait(timeout=60)
+
+
+def test_a_command_that_wrote_is_offered_to_the_bot_which_answers_that_it_applied_it(compiled, folders):
+    scratch, layer = folders
+    word, status = _offering(compiled, scratch, layer, f"echo made > {layer}/f; exit 3", b"applied\n")
+    assert (word, status) == (b"apply 768 0\n", 3)
+    assert not (layer / "f").exists() and not (scratch / "report").exists()  # the bot's to do, not the launcher's
+
+
+@pytest.mark.parametrize("answer", [None, b"", b"nope\n", b"applied", b"applied\napplied\n"])
+def test_a_bot_that_does_not_answer_applied_leaves_the_launchers_own_write_back_to_run(compiled, folders, answer):
+    scratch, layer = folders
+    word, status = _offering(compiled, scratch, layer, f"echo made > {layer}/f; exit 3", answer)
+    assert (word, status) == (b"apply 768 0\n", 3)
+    assert (layer / "f").read_text() == "made\n"
+    assert _report(scratch) == f"work\t{4 * MIB}\t0\t1\t\t\n"
+
+
+def test_a_command_that_wrote_nothing_is_not_offered_with_the_apply_descriptor_given(compiled, folders):
+    scratch, layer = folders
+    word, status = _offering(compiled, scratch, layer, "exit 3", None)
+    assert (word, status) == (b"768\n", 3)
+
+
 def test_a_done_descriptor_that_is_not_open_refuses_the_start_before_anything_runs(compiled, folders, tmp_path):
     scratch, layer = folders
     done = _run(compiled, [*WRITE_BACK, "--nofile", "256", "--oom-first", "--done-fd", "999", str(scratch), "work",
@@ -449,19 +495,53 @@ async def test_under_the_compiled_launcher_the_command_is_the_sandbox_user_under
 @pytest.mark.parametrize("script, code", [("exit 3", 3), ("exit 0", 0), ("kill -USR1 $$", 128 + signal.SIGUSR1)])
 async def test_a_tier1_run_that_wrote_nothing_takes_its_exit_code_from_the_launchers_word(compiled, config,
                                                                                         monkeypatch, script, code):
-    heard: list[int | None] = []
-    word = process_module._word
+    words: list[process_module.Word | None] = []
+    heard = process_module.heard
 
-    async def spied(fd: int) -> int | None:
-        heard.append(await word(fd))
-        return heard[-1]
+    def spied(data: bytes) -> process_module.Word | None:
+        words.append(heard(data))
+        return words[-1]
 
-    monkeypatch.setattr(process_module, "_word", spied)
+    monkeypatch.setattr(process_module, "heard", spied)
     proc = await Tier1Spawner(host=current().sandbox_host).start(replace(config, writable=True), ["sh", "-c", script],
                                                                  {})
     assert await proc.wait() == code
     await proc.cleaned_up()
-    assert heard == [code] and proc.outcome()["exit_code"] == code
+    assert words == [process_module.Word(code)] and proc.outcome()["exit_code"] == code
+
+
+async def test_a_tier1_run_that_wrote_has_its_writes_applied_by_the_bot_for_the_waiting_launcher(compiled, config,
+                                                                                                monkeypatch):
+    applied: list[str] = []
+    apply_from = Layers.apply_from
+
+    def spied(layers: Layers, launcher_pid: int, full: str) -> None:
+        applied.append(full)
+        apply_from(layers, launcher_pid, full)
+
+    monkeypatch.setattr(Layers, "apply_from", spied)
+    proc = await Tier1Spawner(host=current().sandbox_host).start(
+        replace(config, writable=True), ["sh", "-c", "echo made > kept.txt; mkfifo pipe; exit 3"], {})
+    assert await proc.wait() == 3
+    await proc.cleaned_up()
+    assert applied == ["00"]  # the home and the worktree, neither full
+    assert (config.workdir / "kept.txt").read_text() == "made\n" and not (config.workdir / "pipe").exists()
+    outcome = proc.outcome()
+    assert outcome["exit_code"] == 3 and outcome["disk_unkept"] == []
+    assert outcome["write_back_dropped"] == [{"layer": "worktree", "dropped": {"fifo": 1}}]
+
+
+async def test_when_the_bot_cannot_apply_the_writes_the_launchers_own_write_back_does(compiled, config, monkeypatch):
+    def broken(layers: Layers, launcher_pid: int, full: str) -> None:
+        raise RuntimeError("the bot's apply broke")
+
+    monkeypatch.setattr(Layers, "apply_from", broken)
+    proc = await Tier1Spawner(host=current().sandbox_host).start(
+        replace(config, writable=True), ["sh", "-c", "echo made > kept.txt; exit 3"], {})
+    assert await proc.wait() == 3
+    await proc.cleaned_up()
+    assert (config.workdir / "kept.txt").read_text() == "made\n"
+    assert proc.outcome()["disk_unkept"] == []
 
 
 async def test_a_tier1_sandbox_killed_under_the_compiled_launcher_keeps_its_writes(compiled, config):
