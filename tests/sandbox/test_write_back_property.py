@@ -10,6 +10,7 @@ to spare, every file lands whole, sparse files stay sparse, and one file's names
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
 from dataclasses import dataclass, field
@@ -245,3 +246,44 @@ def _same_data(source: Path, landed: Path, info: os.stat_result) -> bool:
 def _inode(path: Path) -> tuple[int, int]:
     info = path.stat(follow_symlinks=False)
     return info.st_dev, info.st_ino
+
+
+def _tree(root: Path) -> list[tuple]:
+    """What a folder holds, as a write-back's result is judged: each entry's path, kind, permission
+    bits, and a file's data (holes read as zeros) or a link's target; links between names left out."""
+    seen = []
+    for folder, folders, files in os.walk(root):
+        for name in sorted(folders + files):
+            path = Path(folder) / name
+            info = path.lstat()
+            kind = stat.S_IFMT(info.st_mode)
+            what = (path.read_bytes() if stat.S_ISREG(info.st_mode) else os.readlink(path)
+                    if stat.S_ISLNK(info.st_mode) else None)
+            seen.append((str(path.relative_to(root)), kind, stat.S_IMODE(info.st_mode), what))
+    return sorted(seen, key=lambda entry: entry[0])
+
+
+SMALL_UPPERS = st.dictionaries(NAMES, st.recursive(
+    SMALL_FILES | st.builds(Symlink, st.sampled_from(["a", "../x", "/etc/passwd"])) | st.builds(Odd, st.sampled_from(ODD_KINDS)),
+    lambda children: st.builds(Folder, st.dictionaries(NAMES, children, max_size=4), st.booleans()), max_leaves=12),
+    max_size=6)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(upper_tree=SMALL_UPPERS, lower_tree=LOWERS, cut_bytes=st.integers(0, 64 << 10), cut_inodes=st.integers(0, 12))
+def test_a_write_back_after_one_cut_short_lands_the_tree_one_write_back_lands(scratch, upper_tree, lower_tree,
+                                                                              cut_bytes, cut_inodes):
+    """The bot applies a run's writes for its launcher, and the launcher's own write-back runs if the
+    bot could not finish (sandbox/process.py): what a second apply lands over a first one stopped
+    partway (here by a small budget) is what one apply lands."""
+    case, upper, once = _layers(scratch, upper_tree, lower_tree)
+    twice = case / "twice"
+    shutil.copytree(once, twice, symlinks=True)  # the same lower, its random data included
+    room = layer_apply.Budget(1 << 30, 1 << 20)
+    try:
+        layer_apply.apply(str(upper), str(once), room)
+        layer_apply.apply(str(upper), str(twice), layer_apply.Budget(cut_bytes, cut_inodes))
+        layer_apply.apply(str(upper), str(twice), layer_apply.Budget(1 << 30, 1 << 20))
+        assert _tree(twice) == _tree(once)
+    finally:
+        remove_path(case)
