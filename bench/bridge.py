@@ -111,7 +111,16 @@ def _run_tool_by_size() -> list[str]:
                      f"{inside:.1f} ms · start ('true') {start:.1f} ms + host git status {host:.1f} ms = "
                      f"{start + host:.1f} ms · ratio {inside / (start + host):.2f}×")
         lines.append(_overlay_cost(big, Path(scratch) / "probe"))
+        lines.append(_writing_run(empty, Path(scratch) / "s2", medians["true", empty]))
     return lines
+
+
+def _writing_run(worktree: Path, scratch: Path, true_ms: float) -> str:
+    """A run that writes one file (its layer applied at its end, by the bot for the waiting
+    launcher) against `true` on the same worktree: what the write-back adds to a run."""
+    wrote = statistics.median(asyncio.run(_run_tool_ms(worktree, "echo made > written.txt", scratch)))
+    return (f"run 'echo made > written.txt' (one file written back): median {wrote:.1f} ms · 'true' {true_ms:.1f} ms · "
+            f"the write-back adds {wrote - true_ms:+.1f} ms")
 
 
 # Where a run's `git status` spends what the host's does not: the same git on the host, then through
