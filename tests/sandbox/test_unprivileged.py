@@ -75,3 +75,4 @@ def test_unprivileged_bot_runs_tier1_with_caps(delegated_cgroup, world_readable_
     assert "alloc-exit=137" in done.stdout
     assert '"oom_killed": true' in done.stderr
     assert (tree / "work" / "out.txt").stat().st_uid == NOBODY
+    assert "could not apply" not in done.stderr  # the bot applied the writes, not its launcher's fallback
