@@ -12,7 +12,8 @@ The automations are read from the default branch as GitHub holds it now (a file 
 workflow was written counts: an automation no longer on that line runs nothing; an invalid file runs
 nothing and says why in the step's log). The Action keeps no database between runs, so the
 automation's issue is found by its title among the repository's open issues the workflow's token
-opened (the first MAX_ISSUES_READ), and opened when there is none. The cron line keys one session
+opened (the newest MAX_ISSUES_READ open issues: past those, a second one is opened, and the step's
+log says so), and opened when there is none. The cron line keys one session
 cache entry (the plan step's output `session-key`, which action.yml restores and saves): it holds a
 folder per automation's issue, each that thread's own entry (bot/cli/action_session.py), so every
 automation on the line resumes its own session from run to run. The
@@ -23,18 +24,21 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import re
 from typing import Any
 
 from bot import cron
 from bot.automations import automation_issue, config_read
+from bot.github import paged
 from bot.github.client import Thread, is_own_comment
 from bot.intake.config_event import is_repo_name
 from bot.record import render
 from bot.workspace.repo_config import ConfigError, parse
 from bot.workspace.repo_config_model import Automation
 
-MAX_ISSUES_READ = 1_000
+log = logging.getLogger("bot.cli.action_schedule")
+MAX_ISSUES_READ = 1_000  # GitHub lists the open issues newest first
 _LINE = re.compile(r"[0-9*,/ -]{1,100}")
 
 
@@ -93,13 +97,14 @@ async def issue_of(thread: Thread, name: str) -> int:
 async def open_issue(thread: Thread, name: str) -> int | None:
     """The automation's open issue that the bot opened, or None (the plan step names its session)."""
     title = str(automation_issue.title(name))
-    seen = 0
-    async for issue in thread.api.getiter(f"{thread.prefix}/issues?state=open&per_page=100"):
+    url = f"{thread.prefix}/issues?state=open"
+    listed = await thread._authed(lambda: paged.read_list(thread.api, url, most=MAX_ISSUES_READ))
+    for issue in listed.items:
         if issue.get("title") == title and "pull_request" not in issue and is_own_comment(issue, thread.own_logins):
             return int(issue["number"])
-        seen += 1
-        if seen >= MAX_ISSUES_READ:
-            break
+    if listed.cut:
+        log.warning("the issue of automation %r was looked for among the newest %d open issues only; not found "
+                    "there, a new one is opened", name, len(listed.items))
     return None
 
 

@@ -24,11 +24,12 @@ from typing import Any, TypeVar, cast
 
 import httpx
 from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded, apps
-from gidgethub.httpx import GitHubAPI
 
 from bot import metrics, retry
 from bot.config import Settings
 from bot.config.table import variable
+from bot.github import paged
+from bot.github.links import LinkKeepingAPI
 from bot.permissions import own_logins
 from bot.record import render
 from bot.record.defang import markers
@@ -45,6 +46,7 @@ MEDIA_TYPE = "application/vnd.github+json"
 _GIDGETHUB_DEFAULT_ACCEPT = "application/vnd.github.v3+json"
 TOKEN_REFRESH_MARGIN_S = 1200  # a job must still hold a valid token when it pushes at its end
 PERMISSION_TTL_S = 300
+COMMENTS_READ = 1_000  # of a thread's comments, the newest read (GitHub lists them oldest first)
 RATE_LIMIT_ATTEMPTS = 5  # gidgethub's own loop asks handle_rate_limit_error after each
 LEVELS = ("admin", "maintain", "write", "triage", "read", "none")
 _COMMENT_POST = re.compile(r"/issues/\d+/comments$|/pulls/\d+/comments/\d+/replies$")
@@ -60,15 +62,16 @@ RESOLVE_THREAD = """mutation($thread: ID!) {
   resolveReviewThread(input: {threadId: $thread}) { thread { id isResolved } } }"""
 
 
-class RetryingAPI(GitHubAPI):
-    """gidgethub over httpx that honours Retry-After, primary and secondary limits, and 5xx."""
+class RetryingAPI(LinkKeepingAPI):
+    """gidgethub over httpx that honours Retry-After, primary and secondary limits, and 5xx, and
+    keeps each answer's Link header for bot.github.paged."""
 
     max_wait_s = 300.0
 
     def __init__(self, client: httpx.AsyncClient, oauth_token: str | None = None, *,
-                 base_url: str, **kwargs: Any) -> None:
+                 base_url: str, requester: str = USER_AGENT, **kwargs: Any) -> None:
         # gidgethub types its client as httpx2's (the same API)
-        super().__init__(client, USER_AGENT, oauth_token=oauth_token,  # type: ignore[arg-type]
+        super().__init__(client, requester, oauth_token=oauth_token,  # type: ignore[arg-type]
                          base_url=base_url.rstrip("/"), **kwargs)
 
     async def _request(self, method: str, url: str, headers: Any, body: bytes = b"") -> Any:
@@ -239,18 +242,17 @@ class Thread:
         """The id of the newest comment of this thread that the bot wrote (`is_own_comment`) and
         that carries `marker` as an HTML comment outside code, or None. Anyone can paste a marker
         into their own comment, and the bot's answers quote agent text (code included); only the
-        marker the bot itself appended counts."""
+        marker the bot itself appended counts. Only the newest COMMENTS_READ comments are looked
+        at: a marked comment older than those is not found (and the log says the list was cut)."""
         url = f"{self.prefix}/{'pulls' if review_thread else 'issues'}/{self.number}/comments"
-        found = None
-        for comment in await self._all(url):
+        for comment in reversed(await self._newest(url)):
             if is_own_comment(comment, self.own_logins) and marker in markers(comment.get("body") or ""):
-                found = comment["id"]
-        return found
+                return cast(int, comment["id"])
+        return None
 
-    async def _all(self, url: str) -> list[dict]:
-        async def collect() -> list[dict]:
-            return [item async for item in self.api.getiter(url)]
-        return await self._authed(collect)
+    async def _newest(self, url: str) -> list[dict]:
+        listed = await self._authed(lambda: paged.read_newest(self.api, url, most=COMMENTS_READ))
+        return listed.items
 
     async def review_comment_reactions(self, comment_id: int) -> list[dict]:
         """The first page (100) of a review comment's reactions: enough to count a team's 👍 and 👎."""
@@ -273,7 +275,9 @@ class Thread:
                 raise
 
     async def comments(self) -> list[dict]:
-        return await self._all(f"{self.prefix}/issues/{self.number}/comments")
+        """The thread's newest COMMENTS_READ comments, oldest first (the thread context says when
+        there may be older ones: bot.github.thread)."""
+        return await self._newest(f"{self.prefix}/issues/{self.number}/comments")
 
     async def issue(self) -> dict:
         return await self._authed(lambda: self.api.getitem(f"{self.prefix}/issues/{self.number}"))

@@ -6,7 +6,7 @@
 
     saved = await download(attachment_urls(texts, repo, hosts), repo, folder, token, hosts)
 
-The issue or pull request, all its comments (paginated), for a pull request its reviews, its
+The issue or pull request, its comments (the newest COMMENTS_READ), for a pull request its reviews, its
 review comments grouped by review thread and its files with their patches, the review comment a
 request was written on, the failing check runs of the head commit with the tail of the failing
 Actions jobs' logs (Checks and Actions APIs), or the failing jobs of a run an issue names.
@@ -35,7 +35,8 @@ from gidgethub import BadRequest
 
 from bot.config import Settings
 from bot.errors import BotError
-from bot.github.client import API_VERSION, MEDIA_TYPE, USER_AGENT, RetryingAPI, transient
+from bot.github import paged
+from bot.github.client import API_VERSION, COMMENTS_READ, MEDIA_TYPE, USER_AGENT, RetryingAPI, transient
 
 T = TypeVar("T")
 log = logging.getLogger("bot.github.thread")
@@ -50,6 +51,13 @@ ATTACHMENTS_MAX = 10
 ATTACHMENT_BYTES = 10 << 20
 ATTACHMENTS_TOTAL_BYTES = 40 << 20
 MAX_REDIRECTS = 5
+# Lists read up to a bound (bot.github.paged); a cut one is named in `problems`
+FILES_READ = 3_000  # GitHub lists at most 3000 files of a pull request
+REVIEWS_READ = 300  # the newest
+REVIEW_COMMENTS_READ = 1_000  # the newest
+CHECK_RUNS_READ = 500
+ANNOTATIONS_READ = 500
+JOBS_READ = 500
 IMAGE_EXTENSIONS = ("png", "jpg", "jpeg", "gif", "webp")
 TEXT_EXTENSIONS = ("txt", "log", "md", "json", "csv", "yaml", "yml", "diff", "patch", "xml", "toml")
 
@@ -169,6 +177,8 @@ async def fetch(thread: GitHubThread, *, is_pr: bool, target: dict | None = None
     """The whole thread; a part GitHub refuses is named in `problems` instead."""
     data = ThreadData(repo=thread.repo, number=thread.number, is_pr=is_pr,
                       issue=await thread.issue(), comments=await thread.comments())
+    if len(data.comments) >= COMMENTS_READ:
+        data.problems.append(f"the thread's comments: the newest {COMMENTS_READ} were read, any older ones were not")
     if is_pr:
         await _pull_parts(thread, data, target or {})
     await _part(data, "failing checks (the App needs Checks: read and Actions: read)",
@@ -200,13 +210,14 @@ async def _pull_parts(thread: GitHubThread, data: ThreadData, target: dict) -> N
     data.pull = await thread.pull()
 
     async def files() -> None:
-        data.files = await _list(thread, f"{base}/files?per_page=100")
+        data.files = await _list(thread, data, f"{base}/files", "the pull request's files", most=FILES_READ)
 
     async def reviews() -> None:
-        data.reviews = await _list(thread, f"{base}/reviews?per_page=100")
+        data.reviews = await _list(thread, data, f"{base}/reviews", "the reviews", most=REVIEWS_READ, newest=True)
 
     async def threads() -> None:
-        comments = await _list(thread, f"{base}/comments?per_page=100")
+        comments = await _list(thread, data, f"{base}/comments", "the review comments", most=REVIEW_COMMENTS_READ,
+                               newest=True)
         data.review_threads = group_review_threads(comments)
         if target.get("type") == "review_comment":
             data.trigger = next((c for c in comments if c.get("id") == target.get("id")), None) or \
@@ -217,12 +228,18 @@ async def _pull_parts(thread: GitHubThread, data: ThreadData, target: dict) -> N
     await _part(data, "the review comments", threads())
 
 
-async def _list(thread: GitHubThread, url: str, key: str | None = None) -> list[dict]:
-    async def collect() -> list[dict]:
-        if key is None:
-            return [item async for item in thread.api.getiter(url)]
-        return [item async for item in thread.api.getiter(url, iterable_key=key)]
-    return await thread._authed(collect)
+async def _list(thread: GitHubThread, data: ThreadData, url: str, what: str, *, most: int, newest: bool = False,
+                key: str | None = None, per_page: int = paged.PER_PAGE) -> list[dict]:
+    """The list's first (or `newest`) `most` items; a cut list is named in `data.problems`."""
+    read = paged.read_newest if newest else paged.read_list
+    listed = await thread._authed(lambda: read(thread.api, url, most=most, per_page=per_page, key=key))
+    if listed.refused:
+        data.problems.append(f"{what}: only {len(listed.items)} read (the page links of GitHub's answer were "
+                             "refused: not on GitHub's API)")
+    elif listed.cut:
+        data.problems.append(f"{what}: GitHub lists more; only the {'newest' if newest else 'first'} "
+                             f"{len(listed.items)} were read")
+    return listed.items
 
 
 async def _get(thread: GitHubThread, url: str) -> dict:
@@ -259,8 +276,8 @@ async def _failing_checks(thread: GitHubThread, data: ThreadData, hosts: Hosts) 
 
 
 async def _check_runs(thread: GitHubThread, data: ThreadData, sha: str, hosts: Hosts) -> None:
-    runs = await _list(thread, f"{thread.prefix}/commits/{sha}/check-runs?filter=latest&per_page=100",
-                       key="check_runs")
+    runs = await _list(thread, data, f"{thread.prefix}/commits/{sha}/check-runs?filter=latest", "the check runs",
+                       most=CHECK_RUNS_READ, key="check_runs")
     async with _client() as client:
         for run in [r for r in runs if r.get("conclusion") in FAILING][:MAX_FAILING]:
             output = run.get("output") or {}
@@ -268,7 +285,7 @@ async def _check_runs(thread: GitHubThread, data: ThreadData, sha: str, hosts: H
                           url=run.get("html_url") or run.get("details_url") or "",
                           title=output.get("title") or "", summary=output.get("summary") or "")
             if output.get("annotations_count"):
-                check.annotations = await _annotations(thread, run["id"])
+                check.annotations = await _annotations(thread, data, run["id"])
             job_id = actions_job_id(run)
             if job_id is None:
                 check.log_note = "not a GitHub Actions job: no log to fetch"
@@ -277,14 +294,16 @@ async def _check_runs(thread: GitHubThread, data: ThreadData, sha: str, hosts: H
             data.checks.append(check)
 
 
-async def _annotations(thread: GitHubThread, run_id: int) -> list[dict]:
-    found = await _list(thread, f"{thread.prefix}/check-runs/{run_id}/annotations?per_page=50")
+async def _annotations(thread: GitHubThread, data: ThreadData, run_id: int) -> list[dict]:
+    found = await _list(thread, data, f"{thread.prefix}/check-runs/{run_id}/annotations",
+                        f"the annotations of check run {run_id}", most=ANNOTATIONS_READ, per_page=50)
     failures = [a for a in found if a.get("annotation_level") == "failure"] or found
     return failures[:MAX_ANNOTATIONS]
 
 
 async def _run_jobs(thread: GitHubThread, data: ThreadData, run_id: int, job_id: int | None, hosts: Hosts) -> None:
-    jobs = await _list(thread, f"{thread.prefix}/actions/runs/{run_id}/jobs?per_page=100", key="jobs")
+    jobs = await _list(thread, data, f"{thread.prefix}/actions/runs/{run_id}/jobs", f"the jobs of run {run_id}",
+                       most=JOBS_READ, key="jobs")
     chosen = [j for j in jobs if (j.get("id") == job_id if job_id else j.get("conclusion") in FAILING)]
     async with _client() as client:
         for job in chosen[:MAX_FAILING]:

@@ -28,6 +28,8 @@ from bot.record.redact import redact, running_secrets
 
 log = logging.getLogger("bot.review.post")
 MAX_FILES = 3000  # GitHub lists at most 3000 files of a pull request
+REVIEWS_READ = 300  # the newest reviews searched for the bot's own (GitHub lists them oldest first)
+REVIEW_COMMENTS_READ = 1_000  # the newest review comments searched for one review's
 
 
 async def pull_files(thread: Any) -> list[dict]:
@@ -64,21 +66,24 @@ async def post_review(thread: Any, payload: dict, secrets: Iterable[str] = (),
 
 
 async def find_review(thread: Any, marker: str) -> dict | None:
-    """The bot's own review of this pull request carrying `marker` outside code, or None."""
-    async def collect() -> list[dict]:
-        return [r async for r in thread.api.getiter(f"{thread.prefix}/pulls/{thread.number}/reviews?per_page=100")]
-    for review in await thread._authed(collect):
+    """The bot's own review of this pull request carrying `marker` outside code, or None. Only the
+    newest REVIEWS_READ reviews are looked at (the run cut short posted it lately): one older than
+    those is not found, and the review is posted again (the log says the list was cut)."""
+    url = f"{thread.prefix}/pulls/{thread.number}/reviews"
+    listed = await thread._authed(lambda: paged.read_newest(thread.api, url, most=REVIEWS_READ))
+    for review in reversed(listed.items):
         if is_own_comment(review, thread.own_logins) and marker in markers(review.get("body") or ""):
             return review
     return None
 
 
 async def review_comments(thread: Any, review_id: int) -> list[dict]:
-    """The inline comments of one review (GET /pulls/{n}/comments, those carrying its id), oldest first."""
-    async def collect() -> list[dict]:
-        url = f"{thread.prefix}/pulls/{thread.number}/comments?per_page=100"
-        return [c async for c in thread.api.getiter(url) if c.get("pull_request_review_id") == review_id]
-    return await thread._authed(collect)
+    """The inline comments of one review (GET /pulls/{n}/comments, those carrying its id), oldest
+    first, among the pull request's newest REVIEW_COMMENTS_READ (the review was just posted: an
+    older comment of it is not found, and its finding's thread cannot be closed later; logged)."""
+    url = f"{thread.prefix}/pulls/{thread.number}/comments"
+    listed = await thread._authed(lambda: paged.read_newest(thread.api, url, most=REVIEW_COMMENTS_READ))
+    return [c for c in listed.items if c.get("pull_request_review_id") == review_id]
 
 
 def masked(payload: dict, secrets: Iterable[str] = ()) -> dict:

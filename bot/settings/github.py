@@ -11,10 +11,11 @@ import ssl
 from typing import Any
 
 import gidgethub
-import gidgethub.httpx
 import httpx
 
 from bot.errors import BotError
+from bot.github import paged
+from bot.github.client import RetryingAPI
 from bot.settings import unreachable
 
 API_HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
@@ -23,7 +24,6 @@ PER_PAGE = 100  # GitHub's largest page
 MAX_ITEMS = 100 * PER_PAGE  # a Link chain that never ends is an error, not a hung page
 ADMIN_ROLES = ("admin", "maintain")
 WRITER_ROLES = ("admin", "maintain", "write")
-_VERSION = {"X-GitHub-Api-Version": API_HEADERS["X-GitHub-Api-Version"]}
 
 
 @functools.lru_cache(maxsize=1)
@@ -137,25 +137,34 @@ async def repository_id(api: str, token: str, repo: str) -> int:
 
 
 async def _pages(api: str, token: str, path: str, key: str) -> list[dict]:
-    """Every item of a paginated list: gidgethub's getiter follows GitHub's `Link: rel="next"`
-    header to the end (no guessing from page sizes, no fixed page limit that drops the rest)."""
-    items: list[dict] = []
+    """Every item of a paginated list, along GitHub's `Link: rel="next"` (no guessing from page
+    sizes), up to MAX_ITEMS over at most MAX_ITEMS / PER_PAGE pages: a longer list, a Link chain
+    that never ends, or a link off GitHub's API (refused, never followed with the user's token)
+    is an error the page shows, not a hung page or a part of the list passed off as all of it."""
     async with _client() as client:
-        # gidgethub types its client as httpx2's (the same API)
-        github = gidgethub.httpx.GitHubAPI(client, API_HEADERS["User-Agent"],  # type: ignore[arg-type]
-                                           oauth_token=token, base_url=api)
+        github = _UserAPI(client, oauth_token=token, base_url=api, requester=API_HEADERS["User-Agent"])
         try:
-            async for item in github.getiter(f"{path}?per_page={PER_PAGE}", iterable_key=key,
-                                          accept=API_HEADERS["Accept"], extra_headers=_VERSION):
-                items.append(item)
-                if len(items) > MAX_ITEMS:
-                    raise GitHubRefused(502, f"GitHub listed more than {MAX_ITEMS} items at {path}.")
+            listed = await paged.read_list(github, path, most=MAX_ITEMS, per_page=PER_PAGE, key=key)
         except gidgethub.HTTPException as exc:
             status = int(exc.status_code)
             raise GitHubRefused(status, f"GitHub answered {status} for {path}.") from None
         except httpx.HTTPError as exc:
             raise GitHubRefused(502, f"GitHub could not be reached: {unreachable.reason(exc)}.") from None
-    return items
+        except ValueError:
+            raise GitHubRefused(502, f"GitHub answered no list at {path}.") from None
+    if listed.refused:
+        raise GitHubRefused(502, f"GitHub's list at {path} linked its next page off GitHub's API: not followed.")
+    if listed.cut:
+        raise GitHubRefused(502, f"GitHub listed more than {MAX_ITEMS} items at {path}.")
+    return listed.items
+
+
+class _UserAPI(RetryingAPI):
+    """The signed-in user's calls: never waited on (a person is waiting for the page; they reload)."""
+
+    async def handle_rate_limit_error(self, *, method: str, url: str, exception: gidgethub.HTTPException,
+                                      attempt: int) -> bool:
+        return False
 
 
 async def _get(api: str, token: str, path: str, params: dict | None = None) -> dict:

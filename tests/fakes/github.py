@@ -79,7 +79,9 @@ GET /rate_limit; POST /graphql (GitHub's GraphQL API, not in the REST descriptio
 `gh.thread_resolved(repo, comment_id)` says by whom). Every route but access_tokens, rate_limit and the blobs needs an installation
 token this server issued (`token X` or `Bearer X`), unless `require_auth=False`.
 A GET answered with a list is paginated as GitHub does (`per_page`, default 30, `page`, a
-`Link: <…>; rel="next"` header).
+`Link: <…>; rel="prev", <…>; rel="next", <…>; rel="last", <…>; rel="first"` header naming those
+that exist); `gh.links_instead(r"/issues/1/comments$", lambda url, page: ...)` answers a hostile
+Link header in place of GitHub's (a `next` that never ends, a link to another host).
 """
 from __future__ import annotations
 
@@ -93,6 +95,7 @@ import threading
 import time
 import uuid
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -138,6 +141,7 @@ class FakeGitHub:
         self.injected = {"502": 0, "rate_limit": 0}
         self._kills: list[dict] = []  # kill_on(): kill the service at a chosen call
         self._blobs: dict[str, tuple[bytes, str]] = {}  # key -> (body, content type)
+        self._links_instead: list[tuple[re.Pattern, Callable[[str, int], str]]] = []  # links_instead()
         self._attachments: dict[str, str] = {}  # attachment path -> blob key
         self._server: ThreadingHTTPServer | None = None
         self._routes = _routes(self)
@@ -443,6 +447,19 @@ class FakeGitHub:
         """A person closes pull request `number` without merging it (its branch stays)."""
         with self._lock:
             self._state(full_name)["pulls"][number].update(state="closed", merged=False, closed_at=_now())
+
+    def links_instead(self, path_pattern: str, link: Callable[[str, int], str]) -> None:
+        """A hostile GitHub: each page of a list whose path matches answers `link(url, page)` as
+        its Link header in place of GitHub's (`url`: the list's own URL without its query)."""
+        self._links_instead.append((re.compile(path_pattern), link))
+
+    def _link_for(self, raw_path: str, extra: dict) -> dict:
+        parts = urlsplit(raw_path)
+        for pattern, link in self._links_instead:
+            if pattern.search(parts.path):
+                page = int(dict(parse_qsl(parts.query)).get("page", 1))
+                return {**extra, "link": link(f"{self.url}{parts.path}", page)}
+        return extra
 
     def fail_next(self, method: str, path_pattern: str, status: int, headers: dict | None = None,
                   body: dict | None = None, times: int = 1, after: bool = False) -> None:
@@ -1173,6 +1190,7 @@ def _handler_for(gh: FakeGitHub):
                 return
             if self.command == "GET" and status == 200 and isinstance(payload, list):
                 payload, extra = _paginate(gh.url, self.path, payload, extra)
+                extra = gh._link_for(self.path, extra)
             # checked before answering, so a test that got its answer sees the check's findings;
             # GraphQL is not in the REST description (its answers keep GraphQL's documented shapes)
             if path != "/graphql":
@@ -1193,15 +1211,20 @@ def _handler_for(gh: FakeGitHub):
 
 
 def _paginate(base: str, raw_path: str, items: list, extra: dict) -> tuple[list, dict]:
-    """One page of a list, and GitHub's Link header to the next."""
+    """One page of a list, and GitHub's Link header: `prev`, `next`, `last`, `first` as GitHub
+    names them (the first page names no prev or first, the last no next or last)."""
     parts = urlsplit(raw_path)
     query = dict(parse_qsl(parts.query))
     per_page = max(1, min(int(query.get("per_page", 30)), 100))
     page = max(1, int(query.get("page", 1)))
     chunk = items[(page - 1) * per_page: page * per_page]
-    if page * per_page < len(items):
-        following = urlencode({**query, "per_page": per_page, "page": page + 1})
-        extra = {**extra, "link": f'<{base}{parts.path}?{following}>; rel="next"'}
+    last = max(1, -(-len(items) // per_page))
+    rels = ([(page - 1, "prev")] if page > 1 else []) + ([(page + 1, "next"), (last, "last")] if page < last else []) \
+        + ([(1, "first")] if page > 1 else [])
+    if rels:
+        link = ", ".join(f'<{base}{parts.path}?{urlencode({**query, "per_page": per_page, "page": n})}>; rel="{rel}"'
+                         for n, rel in rels)
+        extra = {**extra, "link": link}
     return chunk, extra
 
 

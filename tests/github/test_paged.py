@@ -96,3 +96,99 @@ def test_the_page_size_is_named_once_whatever_the_url_named(query, per_page):
     asked = paged.with_per_page(url, per_page)
     named = [part for part in asked.split("?", 1)[1].split("&") if part.startswith("per_page=")]
     assert named == [f"per_page={per_page}"]
+
+
+# ---------------------------------------------------------------- from the end
+
+async def newest(gh: FakeGitHub, url: str = LIST, **bounds) -> paged.Listed:
+    async with httpx.AsyncClient() as client:
+        return await paged.read_newest(RetryingAPI(client, base_url=gh.url), url, **bounds)
+
+
+async def test_the_newest_of_a_long_list_are_read_from_its_last_page_back(gh):
+    ids = comments(gh, 23)
+    listed = await newest(gh, most=7, per_page=5)
+    assert [c["id"] for c in listed.items] == ids[-7:] and listed.cut
+    assert pages_asked(gh) == 3  # the first (it names the last), the last (3 items), the one before
+
+
+async def test_a_list_within_the_bound_is_read_whole_from_the_end_without_reading_a_page_twice(gh):
+    ids = comments(gh, 12)
+    listed = await newest(gh, most=100, per_page=5)
+    assert [c["id"] for c in listed.items] == ids and not listed.cut
+    assert pages_asked(gh) == 3
+
+
+async def test_a_list_of_one_page_is_read_in_one_request(gh):
+    ids = comments(gh, 4)
+    listed = await newest(gh, most=3, per_page=5)
+    assert [c["id"] for c in listed.items] == ids[-3:] and listed.cut and pages_asked(gh) == 1
+
+
+async def test_reading_back_to_the_first_page_is_not_cut_when_the_list_fits(gh):
+    ids = comments(gh, 10)
+    listed = await newest(gh, most=10, per_page=5)
+    assert [c["id"] for c in listed.items] == ids and not listed.cut and pages_asked(gh) == 2
+
+
+async def test_the_newest_read_is_bounded_in_pages_too(gh):
+    comments(gh, 40)
+    listed = await newest(gh, most=1000, per_page=5, pages=3)
+    assert len(listed.items) == 10 and listed.cut and pages_asked(gh) == 3
+
+
+# ---------------------------------------------------------------- a hostile GitHub
+
+def endless(url: str, page: int) -> str:
+    return f'<{url}?per_page=5&page={page + 1}>; rel="next"'
+
+
+async def test_a_next_link_that_never_ends_is_followed_only_up_to_the_bound(gh):
+    comments(gh, 3)  # every page after the first is empty, and names a next
+    gh.links_instead(r"/issues/1/comments$", endless)
+    listed = await read(gh, most=20, per_page=5)
+    assert len(listed.items) == 3 and listed.cut and pages_asked(gh) == 4
+
+
+async def test_pages_shorter_than_asked_with_a_next_link_stop_at_the_page_bound(gh):
+    comments(gh, 12)
+    gh.links_instead(r"/issues/1/comments$", endless)
+    listed = await read(gh, url=f"{LIST}?per_page=5", most=1000, per_page=5, pages=6)
+    assert len(listed.items) == 12 and listed.cut and pages_asked(gh) == 6
+
+
+async def test_a_newest_read_whose_list_names_no_last_reads_on_within_its_bound(gh):
+    ids = comments(gh, 12)
+    gh.links_instead(r"/issues/1/comments$", endless)
+    listed = await newest(gh, most=5, per_page=5)
+    assert [c["id"] for c in listed.items] == ids[-5:] and listed.cut and pages_asked(gh) == 3
+
+
+async def test_a_prev_chain_that_never_reaches_the_first_page_stops_at_the_bound(gh):
+    comments(gh, 3)
+
+    def backwards(url: str, page: int) -> str:
+        return f'<{url}?per_page=5&page={page + 1}>; rel="next", <{url}?per_page=5&page=9>; rel="last", ' \
+               f'<{url}?per_page=5&page={page + 10}>; rel="prev", <{url}?per_page=5&page=1>; rel="first"'
+    gh.links_instead(r"/issues/1/comments$", backwards)
+    listed = await newest(gh, most=10, per_page=5)
+    assert listed.cut and listed.items == [] and pages_asked(gh) == 4
+
+
+@pytest.mark.parametrize("elsewhere", ["http://127.0.0.2:{port}", "http://evil.example", "https://127.0.0.1:{port}",
+                                       "http://user@127.0.0.1:{port}"])
+async def test_a_next_link_to_another_host_is_refused_never_followed(gh, elsewhere, caplog):
+    comments(gh, 8)
+    other = elsewhere.format(port=gh.url.rsplit(":", 1)[1])
+    gh.links_instead(r"/issues/1/comments$", lambda url, page: f'<{other}{LIST}?page=2>; rel="next"')
+    listed = await read(gh, most=20, per_page=5)
+    assert len(listed.items) == 5 and listed.cut and listed.refused and pages_asked(gh) == 1
+    assert "refused" in caplog.text
+
+
+async def test_a_last_link_to_another_host_is_refused_and_the_newest_read_stops(gh):
+    comments(gh, 8)
+    gh.links_instead(r"/issues/1/comments$", lambda url, page: f'<{url}?page=2>; rel="next", '
+                                                               f'<http://evil.example{LIST}?page=2>; rel="last"')
+    listed = await newest(gh, most=20, per_page=5)
+    assert len(listed.items) == 5 and listed.cut and listed.refused and pages_asked(gh) == 1

@@ -265,12 +265,13 @@ async def fetched(gh, number: int, is_pr: bool, target: dict | None = None) -> g
 
 
 async def test_all_comments_are_fetched_across_pages(gh):
-    """A thread longer than one page of GitHub's API is read whole, in order."""
+    """A thread longer than one page of GitHub's API (100 comments, the largest page) is read
+    whole, in order."""
     gh.add_issue(REPO, 1)
-    for i in range(45):
+    for i in range(145):
         gh.add_comment(REPO, 1, f"comment {i}")
     data = await fetched(gh, 1, is_pr=False)
-    assert [c["body"] for c in data.comments] == [f"comment {i}" for i in range(45)]
+    assert [c["body"] for c in data.comments] == [f"comment {i}" for i in range(145)]
     assert len(gh.calls_to("GET", r"/issues/1/comments")) == 2
 
 
