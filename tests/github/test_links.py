@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import logging
 
+import httpx
 from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.github import links
+from tests.fakes.github import FakeGitHub
 
 API = "https://api.github.com"
 GHES = "https://ghe.example.com/api/v3"
@@ -86,3 +88,26 @@ def test_a_refused_link_is_logged(caplog):
 
 def test_no_header_is_no_links():
     assert links.read(None, API) == links.Links() and links.read("", API) == links.Links()
+
+
+def test_the_published_example_is_read_whole():
+    """GitHub's REST description's example Link header (pulls/list-review-comments, 200)."""
+    found = links.read('<https://api.github.com/resource?page=2>; rel="next", '
+                       '<https://api.github.com/resource?page=5>; rel="last"', API)
+    assert found == links.Links({"next": f"{API}/resource?page=2", "last": f"{API}/resource?page=5"})
+
+
+def test_the_fake_githubs_link_header_names_what_github_names_and_is_read_whole():
+    with FakeGitHub(require_auth=False) as gh:
+        gh.add_repo("o/r")
+        gh.add_issue("o/r", 1)
+        for n in range(7):
+            gh.add_comment("o/r", 1, f"c{n}")
+        first, middle, last = (httpx.get(f"{gh.url}/repos/o/r/issues/1/comments?per_page=3&page={page}")
+                               for page in (1, 2, 3))
+        read = {name: links.read(answer.headers.get("link"), gh.url) for name, answer in
+                (("first", first), ("middle", middle), ("last", last))}
+    assert {name: sorted(found.rels) for name, found in read.items()} == {
+        "first": ["last", "next"], "middle": ["first", "last", "next", "prev"], "last": ["first", "prev"]}
+    assert not any(found.refused for found in read.values())
+    assert read["middle"].rels["prev"] == read["middle"].rels["first"] and read["first"].rels["last"].endswith("page=3")
