@@ -91,6 +91,15 @@ async def test_the_thread_context_names_a_refused_link_in_its_problems(gh, evil)
     assert evil.calls == []
 
 
+async def test_a_file_list_that_never_ends_is_read_up_to_its_bound_and_named_in_the_problems(gh):
+    gh.add_pull_file(REPO, 2, "a.py", patch="@@ -1 +1 @@\n-x\n+y")
+    gh.links_instead(r"/pulls/2/files$", lambda url, page: f'<{url}?per_page=100&page={page + 1}>; rel="next"')
+    data = await on_thread(gh, 2, lambda t: thread.fetch(t, is_pr=True, hosts=thread.Hosts(gh.url, gh.url)))
+    assert [f["filename"] for f in data.files] == ["a.py"]
+    assert "the pull request's files: GitHub lists more; only the first 1 were read" in data.problems
+    assert len(gh.calls_to("GET", r"/pulls/2/files$")) == thread.FILES_READ // 100
+
+
 async def test_the_bots_review_is_found_among_more_reviews_than_the_bound(gh):
     for n in range(post.REVIEWS_READ + 5):
         gh.add_review(REPO, 2, f"review {n}", user="carol")
@@ -114,10 +123,26 @@ async def test_the_comments_of_a_just_posted_review_are_found_after_a_long_list(
     assert [c["id"] for c in found] == ours
 
 
-async def test_the_automations_issue_search_stops_at_its_bound_on_a_list_that_never_ends(gh):
+async def test_the_comments_of_a_review_are_not_looked_for_off_githubs_api(gh, evil):
+    gh.add_review_comment(REPO, 2, "finding", review_id=77)
+    gh.links_instead(r"/pulls/2/comments$", lambda url, page: f'<{url}?page=2>; rel="next", '
+                                                              f'<{evil.url}{urlsplit(url).path}?page=9>; rel="last"')
+    assert await on_thread(gh, 2, lambda t: post.review_comments(t, 77)) != [] and evil.calls == []
+
+
+async def test_the_automations_issue_search_stops_at_its_bound_on_a_list_that_never_ends(gh, caplog):
     gh.links_instead(r"/repos/octo/repo/issues$", lambda url, page: f'<{url}?state=open&page={page + 1}>; rel="next"')
     assert await on_thread(gh, 0, lambda t: action_schedule.open_issue(t, "deps")) is None
     assert len(gh.calls_to("GET", r"/repos/octo/repo/issues$")) == action_schedule.MAX_ISSUES_READ // 100
+    assert "a new one is opened" in caplog.text
+
+
+async def test_the_automations_issue_is_found_among_more_open_issues_than_the_bound(gh):
+    for number in range(3, action_schedule.MAX_ISSUES_READ + 4):
+        gh.add_issue(REPO, number, title=f"issue {number}", user="carol")
+    mine = gh.add_issue(REPO, 5000, title="Automation: deps", user=BOT)
+    mine["user"]["type"] = "Bot"
+    assert await on_thread(gh, 0, lambda t: action_schedule.open_issue(t, "deps")) == 5000
 
 
 async def test_the_settings_pages_refuse_a_list_that_never_ends(gh):
