@@ -15,6 +15,10 @@ from typing import Protocol
 INSIDE_PROXY_PORT = 3128
 INSIDE_BRIDGE_PORT = 8765
 REFUSED_EXIT_CODE = 70  # `bot sandbox exec` exit status when the floor refused
+# What a sandbox's output stream holds before it stops reading the pipe (asyncio pauses the pipe at
+# twice this): a CLI printing faster than the bot takes its lines (a paced run, bot/episode/pace.py)
+# is then held by its own pipe, not by the bot's memory. The readers take chunks, never whole lines.
+STREAM_LIMIT = 64 << 10
 
 
 class Refused(RuntimeError):

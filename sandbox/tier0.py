@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sandbox import priority
-from sandbox.base import EgressDecision, Refused, SandboxConfig, base_env
+from sandbox.base import STREAM_LIMIT, EgressDecision, Refused, SandboxConfig, base_env
 
 
 class Tier0Process:
@@ -99,7 +99,7 @@ class Tier0Spawner:
             *argv, cwd=start_folder(config, cwd), env=full_env,
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True, preexec_fn=_backstops(config), limit=1 << 24)
+            start_new_session=True, preexec_fn=_backstops(config), limit=STREAM_LIMIT)
         priority.lower_nice(proc.pid)
         priority.lower_session(proc.pid, lambda: proc.returncode is None)  # it leads a session of its own
         if stdin is not None:

@@ -16,11 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from sandbox import cgroup_pool, egress, identity, inject, launcher, layers, limits, priority, seccomp
-from sandbox.base import INSIDE_BRIDGE_PORT, INSIDE_PROXY_PORT, Host, Limits, Refused, SandboxConfig, base_env
+from sandbox.base import (
+    INSIDE_BRIDGE_PORT,
+    INSIDE_PROXY_PORT,
+    STREAM_LIMIT,
+    Host,
+    Limits,
+    Refused,
+    SandboxConfig,
+    base_env,
+)
 from sandbox.bounded import read_capped
 from sandbox.process import Tier1Process
 
-STREAM_LIMIT = 1 << 24  # CLIs emit long JSON lines
 SANDBOX_TMP = "/tmp"
 GIT_POINTER_CAP = 4096  # the worktree's `.git` file: one `gitdir: <path>` line
 PROXY_URL = f"http://127.0.0.1:{INSIDE_PROXY_PORT}"

@@ -4,10 +4,13 @@ the call arrived (bot/bridge/stdout_mark.py), for a bounded time, and says so in
 when it gave up."""
 from __future__ import annotations
 
+import array
 import asyncio
+import fcntl
 import json
 import os
 import sys
+import termios
 
 from adapters.base import Episode, Invocation
 from bot.bridge.admission import Admission
@@ -172,6 +175,17 @@ async def test_a_stopped_reader_releases_every_waiting_call():
     assert await asyncio.gather(*waiting) == [0, 0]
 
 
+def _blocked(stream: asyncio.StreamReader) -> bool:
+    """The stream stopped reading its pipe and the pipe is full: the writer waits, nothing moves.
+    (A count that held still for a while was not enough: a CLI at the lower priority may get no
+    CPU for a second on a loaded machine.)"""
+    transport = stream._transport  # type: ignore[attr-defined]  # asyncio names it no other way
+    pipe = transport.get_extra_info("pipe")
+    waiting = array.array("i", [0])
+    fcntl.ioctl(pipe.fileno(), termios.FIONREAD, waiting, True)
+    return transport.is_reading() is False and waiting[0] == fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ)
+
+
 async def test_written_counts_what_a_tier1_sandbox_printed_and_nobody_read(tmp_path):
     """Tier 1's CLI writes into the very pipe the runner reads (bubblewrap and the layer launcher
     pass it through). It prints more than the stream's buffer and the pipe hold, nothing reading,
@@ -186,14 +200,14 @@ async def test_written_counts_what_a_tier1_sandbox_printed_and_nobody_read(tmp_p
     mark = StdoutMark()
     mark.attach(proc.stdout)
     try:
-        seen, same = -1, 0
-        for _ in range(600):  # until its writes block: the count holds still for a second
-            same = same + 1 if mark.written() == seen else 0
-            if same == 10:
-                break
-            seen = mark.written()
-            await asyncio.sleep(0.1)
+        async with asyncio.timeout(60):  # until its writes block: the stream paused, its pipe full
+            while not _blocked(proc.stdout):
+                await asyncio.sleep(0.05)
+        seen = mark.written()
         await proc.kill()
+        # every process of the sandbox gone (its cgroups removed): a writer killed while blocked on the
+        # full pipe, woken by the read below before it died, would otherwise put one more page in
+        await proc.cleaned_up()
         assert len(await proc.stdout.read()) == seen < printed
     finally:
         await proc.kill()
