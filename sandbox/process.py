@@ -136,7 +136,7 @@ class Tier1Process:
                        "pids_max_hit": self._groups.pids_max_hits() > 0,
                        "memory_peak_bytes": self._groups.peak_memory(),
                        "cgroup_version": self._groups.version, "cgroup_scope": self._groups.scope}
-        if self._layers is not None:  # the launcher has applied and reported them when it exits
+        if self._layers is not None:  # reported before the launcher's word (by it or by the bot), or its exit
             self._stats.update(self._layers.outcome())
         for server in self.servers:
             server.close()
@@ -184,7 +184,9 @@ class Tier1Process:
         namespace down), then remove what the run left on the host. Nothing signals through the
         pidfd any more: the run's exit code is known."""
         if self._pidfd is not None:
-            select.select([self._pidfd], [], [], EXIT_WAIT_S)
+            exited = select.poll()  # not select(): a busy service's descriptors pass FD_SETSIZE
+            exited.register(self._pidfd, select.POLLIN)
+            exited.poll(EXIT_WAIT_S * 1000)
             os.close(self._pidfd)
             self._pidfd = None
         self._remove_after()

@@ -606,3 +606,21 @@ def test_the_write_back_starts_without_loading_ctypes():
                              f"import sys; sys.path.insert(0, {str(LAYER_MOUNT.parent)!r}); import layer_mount; "
                              "print('ctypes' in sys.modules)"], capture_output=True, text=True, timeout=60)
     assert loaded.stdout == "False\n", loaded.stderr
+
+
+async def test_a_run_is_cleaned_up_when_the_bot_holds_more_descriptors_than_select_takes(compiled, config):
+    """A busy service holds thousands of descriptors: the clean-up waits for the launcher's exit on
+    its pidfd, whatever its number (select() refuses one past FD_SETSIZE, 1024)."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 4096), max(hard, 4096)))
+    held = [os.open("/dev/null", os.O_RDONLY) for _ in range(1100)]
+    try:
+        proc = await Tier1Spawner(host=current().sandbox_host).start(replace(config, writable=True), ["true"], {})
+        assert proc._pidfd is not None and proc._pidfd > 1024  # noqa: SLF001  (the case under test)
+        assert await proc.wait() == 0
+        await proc.cleaned_up()
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
