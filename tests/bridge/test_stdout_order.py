@@ -4,13 +4,10 @@ the call arrived (bot/bridge/stdout_mark.py), for a bounded time, and says so in
 when it gave up."""
 from __future__ import annotations
 
-import array
 import asyncio
-import fcntl
 import json
 import os
 import sys
-import termios
 
 from adapters.base import Episode, Invocation
 from bot.bridge.admission import Admission
@@ -23,6 +20,7 @@ from sandbox.tier0 import Tier0Spawner
 from sandbox.tier1 import Tier1Spawner
 from tests.adapters.test_runner import ScriptAdapter, _setup
 from tests.entry_settings import current
+from tests.stream_blocked import until_writer_held
 
 LINES = 3000  # printed before each call: far more than the paced reader takes before the call comes
 
@@ -175,17 +173,6 @@ async def test_a_stopped_reader_releases_every_waiting_call():
     assert await asyncio.gather(*waiting) == [0, 0]
 
 
-def _blocked(stream: asyncio.StreamReader) -> bool:
-    """The stream stopped reading its pipe and the pipe is full: the writer waits, nothing moves.
-    (A count that held still for a while was not enough: a CLI at the lower priority may get no
-    CPU for a second on a loaded machine.)"""
-    transport = stream._transport  # type: ignore[attr-defined]  # asyncio names it no other way
-    pipe = transport.get_extra_info("pipe")
-    waiting = array.array("i", [0])
-    fcntl.ioctl(pipe.fileno(), termios.FIONREAD, waiting, True)
-    return transport.is_reading() is False and waiting[0] == fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ)
-
-
 async def test_written_counts_what_a_tier1_sandbox_printed_and_nobody_read(tmp_path):
     """Tier 1's CLI writes into the very pipe the runner reads (bubblewrap and the layer launcher
     pass it through). It prints more than the stream's buffer and the pipe hold, nothing reading,
@@ -200,9 +187,7 @@ async def test_written_counts_what_a_tier1_sandbox_printed_and_nobody_read(tmp_p
     mark = StdoutMark()
     mark.attach(proc.stdout)
     try:
-        async with asyncio.timeout(60):  # until its writes block: the stream paused, its pipe full
-            while not _blocked(proc.stdout):
-                await asyncio.sleep(0.05)
+        await until_writer_held(proc.stdout)  # its writes block: the stream paused, its pipe full
         seen = mark.written()
         await proc.kill()
         # every process of the sandbox gone (its cgroups removed): a writer killed while blocked on the

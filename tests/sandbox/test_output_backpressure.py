@@ -4,7 +4,6 @@ paced (bot/episode/pace.py) waits on its writes instead of filling the bot's mem
 printed is lost: all of it is read once the bot reads."""
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 
 import pytest
@@ -13,19 +12,11 @@ from sandbox.base import STREAM_LIMIT
 from sandbox.tier0 import Tier0Spawner
 from sandbox.tier1 import Tier1Spawner
 from tests.entry_settings import current
+from tests.stream_blocked import until_writer_held
 
 pytestmark = pytest.mark.sandbox
 PRINTED = 8 << 20
 PIPE_MOST = 1 << 20  # the most a Linux pipe holds (fs.pipe-max-size's default)
-
-
-async def _held_while_unread(proc: asyncio.subprocess.Process) -> int:
-    """What the stream holds once it stops growing with nobody reading (three looks alike)."""
-    sizes: list[int] = []
-    while len(sizes) < 3 or len(set(sizes[-3:])) > 1:
-        await asyncio.sleep(0.05)
-        sizes.append(len(proc.stdout._buffer))  # type: ignore[attr-defined]  # asyncio names it no other way
-    return sizes[-1]
 
 
 @pytest.mark.parametrize("tier", [0, 1])
@@ -33,7 +24,8 @@ async def test_a_sandbox_printing_with_nobody_reading_is_held_by_its_pipe_and_lo
     spawner = Tier0Spawner() if tier == 0 else Tier1Spawner(host=current().sandbox_host)
     proc = await spawner.start(replace(config, min_tier=tier), ["sh", "-c", f"head -c {PRINTED} /dev/zero"], {})
     try:
-        held = await asyncio.wait_for(_held_while_unread(proc), 60)
+        await until_writer_held(proc.stdout)
+        held = len(proc.stdout._buffer)  # type: ignore[attr-defined]  # asyncio names it no other way
         assert held <= 2 * STREAM_LIMIT + PIPE_MOST, held
         assert held < PRINTED
         read = 0
